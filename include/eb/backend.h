@@ -1,0 +1,167 @@
+/*
+ * The backend contract: how the harness drives an inference runtime (ONNX Runtime today, the
+ * native engine later). One backend instance per slot, never shared across threads.
+ *
+ *     struct eb_backend *be = NULL;
+ *     st = eb_backend_create(eb_backend_find("ort"), &cfg, &be, &diag);
+ *     st = eb_backend_load(be, &spec, &info, &diag);
+ *     st = eb_backend_infer(be, &in, 1, out, info.n_outputs, &timing, &diag);   (per frame)
+ *     eb_backend_destroy(be);
+ */
+#ifndef EB_BACKEND_H
+#define EB_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eb/diag.h"
+#include "eb/log.h"
+#include "eb/tensor.h"
+
+#define EB_BACKEND_ABI 1u
+#define EB_BACKEND_MAX_IO 8
+#define EB_BACKEND_NAME_MAX 128
+
+enum eb_backend_cap { /* bits in eb_backend_ops.caps: what this build can do */
+    EB_BACKEND_CAP_CUDA = 1u << 0,
+    EB_BACKEND_CAP_FP16 = 1u << 1,
+    EB_BACKEND_CAP_INT8 = 1u << 2,
+    EB_BACKEND_CAP_OP_PROFILE = 1u << 3,
+    EB_BACKEND_CAP_MEM_LIMIT = 1u << 4,
+};
+
+enum eb_device {
+    EB_DEVICE_CPU = 0,
+    EB_DEVICE_CUDA,
+    EB_DEVICE_TENSORRT,
+};
+
+/** How firmly the memory limit is enforced (design.md §2). */
+enum eb_limit_type {
+    EB_LIMIT_UNAVAILABLE = 0, /* nothing can be enforced; monitoring only */
+    EB_LIMIT_SOFT,            /* requested; the backend may ignore it */
+    EB_LIMIT_HARD,            /* the backend's allocator obeys a cap */
+};
+
+/** "cpu", "cuda", "tensorrt". */
+const char *eb_device_name(enum eb_device d);
+/** "unavailable", "soft", "hard". */
+const char *eb_limit_type_name(enum eb_limit_type t);
+
+struct eb_backend_config {
+    enum eb_device device;
+    int threads;              /* intra-op threads; 0 = backend default */
+    double gpu_mem_limit_gb;  /* the memory limit (already validated, 0 < x <= 8) */
+    const char *ort_lib;      /* explicit ONNX Runtime library path or NULL; borrowed */
+    const struct eb_log *log; /* may be NULL; borrowed, must outlive the instance */
+};
+
+struct eb_backend_probe {
+    int available;    /* 1 when the runtime can be used on this machine */
+    char version[64]; /* runtime version, e.g. "1.30.0" */
+    char library[512];/* where the runtime was loaded from, if any */
+};
+
+struct eb_model_spec {
+    const char *path;  /* borrowed; names the model in messages and reports */
+    const void *bytes; /* when non-NULL, the model is read from these bytes instead of path
+                          (the embedded default); borrowed for the duration of load */
+    size_t n_bytes;
+    int imgsz;        /* requested square input size for dynamic models; 0 = from the model */
+};
+
+struct eb_io_desc {
+    char name[EB_BACKEND_NAME_MAX];
+    enum eb_dtype dtype;
+    int rank;
+    int64_t shape[EB_MAX_RANK]; /* -1 where dynamic (after resolving imgsz when possible) */
+};
+
+struct eb_model_info {
+    size_t n_inputs;
+    struct eb_io_desc inputs[EB_BACKEND_MAX_IO];
+    size_t n_outputs;
+    struct eb_io_desc outputs[EB_BACKEND_MAX_IO];
+    /* Class names from the model metadata "names"; NULL/0 when absent. Owned by the backend
+     * instance, valid until it is destroyed. Index = class id. */
+    const char *const *class_names;
+    size_t n_class_names;
+    /* What the backend did about the memory limit. */
+    enum eb_limit_type limit_type;
+    char limit_methods[256]; /* e.g. "ort cuda gpu_mem_limit=8.00GB"; empty when none */
+    char provider[64];       /* execution provider / device that actually runs, e.g. "CPUExecutionProvider" */
+};
+
+/** Optional per-frame split of the inference time; zero where not measured. */
+struct eb_infer_timing {
+    uint64_t h2d_ns;
+    uint64_t compute_ns;
+    uint64_t d2h_ns;
+};
+
+struct eb_mem_usage {
+    uint64_t host_bytes;        /* bytes held in host memory by the backend */
+    uint64_t device_bytes;      /* bytes held in device memory now */
+    uint64_t device_peak_bytes; /* high-water mark of device memory */
+};
+
+struct eb_backend_ops {
+    uint32_t abi;            /* = EB_BACKEND_ABI; eb_backend_create rejects others */
+    const char *name;        /* "ort", "native": CLI value and report key */
+    const char *description;
+    uint32_t caps;           /* enum eb_backend_cap bits */
+    size_t priv_size;        /* zeroed private state allocated by eb_backend_create */
+
+    /** Required. Says whether the runtime can be used here, without loading a model. */
+    enum eb_status (*probe)(const struct eb_backend_config *cfg,
+                            struct eb_backend_probe *probe_out, struct eb_diag *diag);
+    /** Required. Opens the runtime into `priv` (zeroed). */
+    enum eb_status (*open)(void *priv, const struct eb_backend_config *cfg, struct eb_diag *diag);
+    /** Required. Releases everything; must accept a partially opened or zeroed priv. */
+    void (*close)(void *priv);
+    /** Required. Loads one model; at most once per instance. */
+    enum eb_status (*load)(void *priv, const struct eb_model_spec *spec,
+                           struct eb_model_info *info_out, struct eb_diag *diag);
+    /**
+     * Required. Runs one inference. `in` are caller-owned tensors matching info.inputs.
+     * On success `out[i]` (i < n_out) describes output i with its resolved shape; its data is
+     * owned by the backend and valid until the next infer or close. Must not allocate after
+     * the first call (warm-up) where the runtime allows it.
+     */
+    enum eb_status (*infer)(void *priv, const struct eb_tensor *in, size_t n_in,
+                            struct eb_tensor *out, size_t n_out,
+                            struct eb_infer_timing *timing_out, struct eb_diag *diag);
+    /** Optional; NULL means not measured (the wrapper reports zeros). */
+    enum eb_status (*mem_usage)(void *priv, struct eb_mem_usage *usage_out);
+};
+
+/** A backend instance: ops + private state. Opaque. */
+struct eb_backend;
+
+/** Backends compiled into this build, NULL-terminated. Static storage. */
+const struct eb_backend_ops *const *eb_backend_list(void);
+/** The backend called `name`, or NULL. */
+const struct eb_backend_ops *eb_backend_find(const char *name);
+
+/**
+ * Creates and opens an instance of `ops` with `cfg` (copied; pointers inside stay borrowed).
+ * Returns EB_ERR_UNSUPPORTED on an ABI mismatch. Caller owns `*be_out` and frees it with
+ * eb_backend_destroy.
+ */
+EB_NODISCARD enum eb_status eb_backend_create(const struct eb_backend_ops *ops,
+                                              const struct eb_backend_config *cfg,
+                                              struct eb_backend **be_out, struct eb_diag *diag);
+/** Closes and frees; accepts NULL. */
+void eb_backend_destroy(struct eb_backend *be);
+/** The ops of an instance. */
+const struct eb_backend_ops *eb_backend_ops_of(const struct eb_backend *be);
+EB_NODISCARD enum eb_status eb_backend_load(struct eb_backend *be, const struct eb_model_spec *spec,
+                                            struct eb_model_info *info_out, struct eb_diag *diag);
+EB_NODISCARD enum eb_status eb_backend_infer(struct eb_backend *be, const struct eb_tensor *in,
+                                             size_t n_in, struct eb_tensor *out, size_t n_out,
+                                             struct eb_infer_timing *timing_out,
+                                             struct eb_diag *diag);
+/** Memory used by the backend; zeros when the backend does not say. Never fails. */
+void eb_backend_mem_usage(struct eb_backend *be, struct eb_mem_usage *usage_out);
+
+#endif

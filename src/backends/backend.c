@@ -1,0 +1,92 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "eb/backend.h"
+
+struct eb_backend {
+    const struct eb_backend_ops *ops;
+    void *priv;
+};
+
+const char *eb_device_name(enum eb_device d)
+{
+    switch (d) {
+    case EB_DEVICE_CPU: return "cpu";
+    case EB_DEVICE_CUDA: return "cuda";
+    case EB_DEVICE_TENSORRT: return "tensorrt";
+    }
+    return "unknown";
+}
+
+const char *eb_limit_type_name(enum eb_limit_type t)
+{
+    switch (t) {
+    case EB_LIMIT_UNAVAILABLE: return "unavailable";
+    case EB_LIMIT_SOFT: return "soft";
+    case EB_LIMIT_HARD: return "hard";
+    }
+    return "unknown";
+}
+
+enum eb_status eb_backend_create(const struct eb_backend_ops *ops,
+                                 const struct eb_backend_config *cfg, struct eb_backend **be_out,
+                                 struct eb_diag *diag)
+{
+    if (ops == NULL)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "no such backend");
+    if (ops->abi != EB_BACKEND_ABI)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "backend %s has ABI %u, this build expects %u; rebuild it",
+                            ops->name, ops->abi, EB_BACKEND_ABI);
+    struct eb_backend *be = calloc(1, sizeof(*be));
+    if (be == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory creating backend %s", ops->name);
+    be->ops = ops;
+    be->priv = calloc(1, ops->priv_size ? ops->priv_size : 1);
+    if (be->priv == NULL) {
+        free(be);
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory creating backend %s", ops->name);
+    }
+    enum eb_status st = ops->open(be->priv, cfg, diag);
+    if (st != EB_OK) {
+        eb_backend_destroy(be);
+        return st;
+    }
+    *be_out = be;
+    return EB_OK;
+}
+
+void eb_backend_destroy(struct eb_backend *be)
+{
+    if (be == NULL)
+        return;
+    if (be->priv != NULL)
+        be->ops->close(be->priv);
+    free(be->priv);
+    free(be);
+}
+
+const struct eb_backend_ops *eb_backend_ops_of(const struct eb_backend *be)
+{
+    return be->ops;
+}
+
+enum eb_status eb_backend_load(struct eb_backend *be, const struct eb_model_spec *spec,
+                               struct eb_model_info *info_out, struct eb_diag *diag)
+{
+    return be->ops->load(be->priv, spec, info_out, diag);
+}
+
+enum eb_status eb_backend_infer(struct eb_backend *be, const struct eb_tensor *in, size_t n_in,
+                                struct eb_tensor *out, size_t n_out,
+                                struct eb_infer_timing *timing_out, struct eb_diag *diag)
+{
+    return be->ops->infer(be->priv, in, n_in, out, n_out, timing_out, diag);
+}
+
+void eb_backend_mem_usage(struct eb_backend *be, struct eb_mem_usage *usage_out)
+{
+    memset(usage_out, 0, sizeof(*usage_out));
+    if (be->ops->mem_usage != NULL && be->ops->mem_usage(be->priv, usage_out) != EB_OK)
+        memset(usage_out, 0, sizeof(*usage_out));
+}

@@ -1,0 +1,58 @@
+/*
+ * The configuration of `edgebench run`, parsed from argv through cli_opts.def.
+ */
+#ifndef EB_CONFIG_H
+#define EB_CONFIG_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "eb/diag.h"
+#include "eb/json.h"
+#include "eb/log.h"
+
+enum eb_mode { EB_MODE_RGB = 0, EB_MODE_THERMAL = 1, EB_MODE_DUAL = 2 };
+
+struct eb_config {
+    int mode;                  /* enum eb_mode (index into the choices) */
+    const char *source;        /* strings are borrowed from argv (or static defaults) */
+    const char *rgb_source;
+    const char *thermal_source;
+    const char *model0;
+    const char *model1;
+    double gpu_mem_limit_gb;
+    int64_t frames;
+    int64_t warmup;
+    int64_t imgsz;
+    double conf;
+    double iou;
+    int device;                /* enum eb_device */
+    int64_t threads;
+    const char *output;
+    int64_t interval_ms;
+    int solo_baseline;
+    const char *ort_lib;
+    int verbose;
+    int quiet;
+};
+
+/** Fills every field with its default from cli_opts.def. */
+void eb_config_defaults(struct eb_config *cfg);
+
+/**
+ * Parses `run` options (argv[0] is the first option). Unknown options and out-of-range values
+ * are EB_ERR_INVALID_ARG with one line naming the option and the accepted range. Warnings
+ * (clamping) go to `log`. Checks cross-option rules (mode vs sources and models).
+ * `--help` sets *help_out = 1 and returns EB_OK without checking the rest.
+ */
+EB_NODISCARD enum eb_status eb_config_parse(int argc, char **argv, struct eb_config *cfg,
+                                            int *help_out, const struct eb_log *log,
+                                            struct eb_diag *diag);
+
+/** Prints `edgebench run --help` (every option with default and range). */
+void eb_config_print_help(FILE *fp);
+
+/** Writes the configuration as a JSON object (one member per option). */
+void eb_config_write_json(const struct eb_config *cfg, struct eb_json_writer *w);
+
+#endif

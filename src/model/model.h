@@ -1,0 +1,64 @@
+/*
+ * ONNX model files without a runtime: the YOLO architecture synthesizer (the embedded default
+ * model) and `edgebench model info`.
+ */
+#ifndef EB_MODEL_H
+#define EB_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "eb/diag.h"
+
+enum eb_synth_arch { EB_SYNTH_YOLOV8 = 0, EB_SYNTH_YOLO11 };
+
+struct eb_synth_options {
+    enum eb_synth_arch arch;
+    char scale;        /* 'n','s','m','l','x' */
+    int imgsz;         /* multiple of 32, 32..4096 */
+    int num_classes;   /* 80 */
+    uint32_t seed;
+};
+
+/**
+ * Builds the ONNX bytes of the architecture (Ultralytics export equivalent: same op types,
+ * shapes, parameter count and FLOPs; BatchNorm folded; seeded weights; class-score bias so that
+ * few boxes pass 0.25). Caller owns `*bytes_out` (free()).
+ */
+EB_NODISCARD enum eb_status eb_model_synth(const struct eb_synth_options *opts,
+                                           uint8_t **bytes_out, size_t *len_out,
+                                           struct eb_diag *diag);
+/** eb_model_synth + write to `path`. */
+EB_NODISCARD enum eb_status eb_model_synth_file(const struct eb_synth_options *opts,
+                                                const char *path, struct eb_diag *diag);
+
+#define EB_MODEL_MAX_OPS 128
+
+struct eb_model_summary {
+    int64_t ir_version, opset;
+    char producer[64];
+    size_t n_nodes;
+    size_t n_op_types;
+    struct { char name[48]; size_t count; } ops[EB_MODEL_MAX_OPS];
+    uint64_t n_params;      /* elements of initializers consumed as weights (see model.c) */
+    double flops;           /* Conv and MatMul: 2 x MACs, at the model's input size */
+    int n_inputs, n_outputs;
+    struct { char name[128]; int elem_type; int rank; int64_t shape[8]; } inputs[8], outputs[8];
+    size_t n_meta;
+    struct { char key[64]; char value[2048]; } meta[16];
+};
+
+/** Reads an ONNX file and summarises it. EB_ERR_FORMAT for files that are not ONNX. */
+EB_NODISCARD enum eb_status eb_model_summarize_file(const char *path,
+                                                    struct eb_model_summary *out,
+                                                    struct eb_diag *diag);
+/** Same from bytes (borrowed). */
+EB_NODISCARD enum eb_status eb_model_summarize(const uint8_t *bytes, size_t len,
+                                               struct eb_model_summary *out,
+                                               struct eb_diag *diag);
+
+/** `edgebench model synth|info ...`: returns the process exit code. */
+int eb_model_main(int argc, char **argv, FILE *out, FILE *err);
+
+#endif

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# run_case.sh SCRIPT CASE: sources an e2e test script and runs one case function in a fresh
+# temporary directory. Helpers available to cases: fail, skip, need_shared, need_ort, jq_get.
+set -u
+script=$1
+case_name=$2
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ebe2e.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+need_shared() { [ -d "${EB_SHARED_DATA:-}" ] || skip "../shared/data is absent"; DATA=$EB_SHARED_DATA; }
+need_ort() {
+  "$EB_BIN" backends >/dev/null 2>&1 || skip "ONNX Runtime library not found (run scripts/setup.sh)"
+}
+# jq_get FILE PATH: value at PATH in FILE (fails the case when absent).
+jq_get() { "$EB_JSONQ" "$1" "$2" || fail "no $2 in $1"; }
+# run_dir DIR: the single run folder under DIR.
+run_dir() { local d; d=$(ls -d "$1"/*/ 2>/dev/null | head -1); [ -n "$d" ] || fail "no run folder under $1"; echo "${d%/}"; }
+cd "$TMP" || exit 1
+# shellcheck source=/dev/null
+source "$script"
+"case_$case_name"
