@@ -15,7 +15,7 @@
 
 #include "eb/status.h"
 
-#define EB_DIAG_MSG_MAX 256
+#define EB_DIAG_MSG_MAX 512
 
 struct eb_diag {
     enum eb_status status; /* EB_OK until the first failure */

@@ -1,1 +1,152 @@
-int main(void) { return 0; }
+/*
+ * edgebench: argv → subcommand → exit code. The only file allowed process globals (the signal
+ * flag).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <libavutil/log.h>
+
+#include "eb/backend.h"
+#include "eb/log.h"
+#include "harness/config.h"
+#include "harness/run.h"
+#include "harness/tegrastats.h"
+#include "model/model.h"
+
+#ifndef EB_VERSION
+#define EB_VERSION "0.0.0"
+#endif
+
+/* Set to the signal number by SIGINT/SIGTERM; the pipeline threads poll it and stop after the
+ * current frame. */
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    g_stop = sig; /* non-zero; the report names the signal */
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    /* A second Ctrl-C kills at once: the handler is reset after the first. */
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+static void print_help(FILE *fp)
+{
+    fprintf(fp,
+            "edgebench %s: benchmarks YOLO object detectors on one or two camera streams\n\n"
+            "usage:\n"
+            "  edgebench run [options]            benchmark (see edgebench run --help)\n"
+            "  edgebench model synth [options]    write a synthesized yolov8/yolo11 ONNX model\n"
+            "  edgebench model info FILE          inputs, outputs, ops, parameters, FLOPs\n"
+            "  edgebench tegrastats [--summary] FILE|-   parse a tegrastats log to JSON lines\n"
+            "  edgebench backends                 list inference backends and their status\n"
+            "  edgebench --version | --help\n\n"
+            "`edgebench --mode ...` (without `run`) is accepted as `edgebench run --mode ...`.\n"
+            "Run with no model and no source for the embedded default (dual mode, synthesized\n"
+            "models on synthetic streams).\n",
+            EB_VERSION);
+}
+
+static void join_args(int argc, char **argv, char *buf, size_t size)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < argc && off + 1 < size; i++) {
+        int quote = strpbrk(argv[i], " \t\"'$") != NULL || argv[i][0] == '\0';
+        off += (size_t)snprintf(buf + off, size - off, "%s%s%s%s", i ? " " : "",
+                                quote ? "'" : "", argv[i], quote ? "'" : "");
+    }
+}
+
+static void console_log(void *ctx, enum eb_log_level level, const char *msg)
+{
+    FILE *fp = ctx;
+    fprintf(fp, "edgebench: %s: %s\n", level >= EB_LOG_ERROR ? "error" : "warning", msg);
+}
+
+static int cmd_run(int argc, char **argv, const char *command_line)
+{
+    struct eb_config cfg;
+    eb_config_defaults(&cfg);
+    struct eb_log log = {.fn = console_log, .ctx = stderr, .level = EB_LOG_WARN};
+    struct eb_diag diag = {0};
+    int help = 0;
+    if (eb_config_parse(argc, argv, &cfg, &help, &log, &diag) != EB_OK) {
+        fprintf(stderr, "edgebench: error: %s\n", diag.msg);
+        return EB_EXIT_USAGE;
+    }
+    if (help) {
+        eb_config_print_help(stdout);
+        return EB_EXIT_OK;
+    }
+    install_signals();
+    /* FFmpeg prints its own diagnostics to stderr; edgebench reports failures itself in one
+     * line, so FFmpeg speaks only with --verbose. The level is process-wide state, set here. */
+    av_log_set_level(cfg.verbose ? AV_LOG_WARNING : AV_LOG_FATAL);
+    struct eb_run_env env = {.stop = &g_stop,
+                             .command_line = command_line,
+                             .version = EB_VERSION,
+                             .console = stderr,
+                             .tegrastats_cmd = "tegrastats"};
+    return eb_run_main(&cfg, &env);
+}
+
+static int cmd_backends(void)
+{
+    int any = 0;
+    const struct eb_backend_ops *const *list = eb_backend_list();
+    for (size_t i = 0; list[i] != NULL; i++) {
+        struct eb_backend_config cfg = {.device = EB_DEVICE_CPU, .gpu_mem_limit_gb = 8.0};
+        struct eb_backend_probe probe;
+        memset(&probe, 0, sizeof(probe));
+        struct eb_diag diag = {0};
+        if (list[i]->probe(&cfg, &probe, &diag) == EB_OK && probe.available) {
+            printf("%-8s available  %s (%s)\n", list[i]->name, probe.version, probe.library);
+            any = 1;
+        } else {
+            printf("%-8s missing    %s\n", list[i]->name, diag.msg);
+        }
+    }
+    return any ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    char command_line[4096];
+    join_args(argc, argv, command_line, sizeof(command_line));
+    if (argc < 2) {
+        print_help(stderr);
+        return EB_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        print_help(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("edgebench %s\n", EB_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc - 2, argv + 2, command_line);
+    if (strncmp(cmd, "--", 2) == 0)
+        return cmd_run(argc - 1, argv + 1, command_line);
+    if (strcmp(cmd, "model") == 0)
+        return eb_model_main(argc - 2, argv + 2, stdout, stderr);
+    if (strcmp(cmd, "tegrastats") == 0)
+        return eb_tegrastats_main(argc - 2, argv + 2, stdout, stderr);
+    if (strcmp(cmd, "backends") == 0)
+        return cmd_backends();
+    fprintf(stderr, "edgebench: error: unknown command '%s'; see edgebench --help\n", cmd);
+    return EB_EXIT_USAGE;
+}

@@ -10,6 +10,14 @@
 #include "eb/json.h"
 #include "harness/result.h"
 
+/*
+ * Memory figures in the reports are in GB of 10^9 bytes, the unit the run's monitor compares
+ * with --gpu_mem_limit_gb (limit bytes = limit_gb * 1e9, run.c) and prints in violation lines,
+ * so a reported peak above the limit is exactly a counted violation.
+ * "% of limit" is peak bytes / (limit_gb * EB_REPORT_BYTES_PER_GB).
+ */
+#define EB_REPORT_BYTES_PER_GB 1e9
+
 /** Writes the whole report.json document. */
 void eb_report_write_json(const struct eb_run_result *r, struct eb_json_writer *w);
 /** Writes report.md: Memory Safety Summary, one section per slot, system metrics. */
@@ -24,9 +32,29 @@ struct eb_env_extra {
     const char *command_line;
     const char *ort_version;   /* may be NULL */
     const char *ort_library;   /* may be NULL */
+    const char *version;       /* edgebench version; may be NULL */
 };
 /** Writes env.json into `dir`: versions, OS/kernel, CPU, GPU/driver, Jetson facts, command. */
 EB_NODISCARD enum eb_status eb_report_write_env(const char *dir, const struct eb_env_extra *extra,
                                                 struct eb_diag *diag);
+
+/*
+ * Internal to report*.c: writes `dir`/`name` through a temporary file in the same folder that
+ * is renamed into place, so a crash never leaves a half-written file. `body` writes the
+ * content and returns non-zero on failure. EB_ERR_IO naming the file on failure.
+ */
+typedef int (*eb_report_body_fn)(FILE *fp, const void *ctx);
+EB_NODISCARD enum eb_status eb_report__write_atomic(const char *dir, const char *name,
+                                                   eb_report_body_fn body, const void *ctx,
+                                                   struct eb_diag *diag);
+/* Internal to report*.c: slot indices ordered by peak memory, closest to the limit first. */
+void eb_report__slots_by_closeness(const struct eb_run_result *r, int order_out[EB_NUM_SLOTS]);
+/*
+ * Internal to report*.c: a copy of the slot's class counts sorted by count (descending), then
+ * class id. Caller frees; NULL when there are none or memory ran out.
+ */
+struct eb_class_count *eb_report__sorted_classes(const struct eb_slot_result *s);
+/* Internal to report*.c: "SIGINT", "SIGTERM", ... or NULL for 0 and unknown signals. */
+const char *eb_report__signal_name(int sig);
 
 #endif

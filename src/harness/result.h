@@ -54,7 +54,7 @@ struct eb_slot_result {
     const char *name;           /* "rgb" or "thermal" (static) */
     enum eb_slot_status status;
     enum eb_status error;       /* EB_OK unless failed */
-    char message[256];          /* failure or skip reason */
+    char message[EB_DIAG_MSG_MAX]; /* failure or skip reason */
 
     char model_path[4096];
     char source[4096];          /* canonical SPEC */
@@ -128,6 +128,7 @@ struct eb_run_result {
     char started_at[32];        /* ISO 8601 UTC */
     double duration_s;
     int interrupted;            /* SIGINT/SIGTERM arrived; results hold what ran */
+    int interrupt_signal;       /* the signal that interrupted the run (SIGINT...), 0 unknown */
     int exit_code;
     char command_line[4096];
     const struct eb_config *config; /* borrowed, for the config echo */

@@ -7,9 +7,11 @@
 #define EB_SAMPLER_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "eb/diag.h"
 #include "eb/log.h"
+#include "harness/tegrastats.h"
 
 /** System memory from /proc/meminfo, in bytes. */
 struct eb_sysmem {
@@ -17,12 +19,54 @@ struct eb_sysmem {
     uint64_t swap_total, swap_used;
 };
 
-/** Reads /proc/meminfo. EB_ERR_IO when unreadable. Cheap enough to call once per frame. */
+/**
+ * Reads /proc/meminfo (MemTotal, MemAvailable, SwapTotal, SwapFree). EB_ERR_IO when unreadable,
+ * EB_ERR_FORMAT when MemTotal or MemAvailable is missing; `*out` is written only on EB_OK.
+ * Cheap enough to call once per frame. Thread-safe.
+ */
 EB_NODISCARD enum eb_status eb_procfs_sysmem(struct eb_sysmem *out, struct eb_diag *diag);
+/** As eb_procfs_sysmem, reading `<root>/proc/meminfo` (root "" or NULL = "/"; for tests). */
+EB_NODISCARD enum eb_status eb_procfs_sysmem_at(const char *root, struct eb_sysmem *out,
+                                                struct eb_diag *diag);
 /** Resident set size of this process in bytes (/proc/self/statm); 0 when unreadable. */
 uint64_t eb_procfs_rss_bytes(void);
 
-/** Platform facts used by memory accounting and env.json. */
+/** Cumulative CPU time of one core (or of all cores) from /proc/stat, in clock ticks. */
+struct eb_cpu_times {
+    int present;    /* 0 when the core has no line (offline) */
+    uint64_t busy;  /* user + nice + system + irq + softirq + steal */
+    uint64_t total; /* busy + idle + iowait */
+};
+
+/**
+ * Reads `<root>/proc/stat` (root "" or NULL = "/"): the "cpu" line into `*all_out` and each
+ * "cpuN" line into `cores[N]` for N < max_cores (entries for cores without a line get present =
+ * 0). `*n_cores_out` = 1 + the highest N seen (capped at max_cores). `cores` is caller-owned
+ * (max_cores entries). EB_ERR_IO when unreadable, EB_ERR_FORMAT without a "cpu" line.
+ */
+EB_NODISCARD enum eb_status eb_procfs_cpu_times(const char *root, struct eb_cpu_times *cores,
+                                                int max_cores, int *n_cores_out,
+                                                struct eb_cpu_times *all_out,
+                                                struct eb_diag *diag);
+/** Load in percent between two readings of the same core (NaN when no time passed/absent). */
+double eb_procfs_cpu_load_pct(const struct eb_cpu_times *prev, const struct eb_cpu_times *cur);
+
+/** One thermal zone: `<root>/sys/class/thermal/thermal_zoneN`. */
+struct eb_thermal_zone {
+    int index;       /* N */
+    char type[32];   /* contents of `type` (e.g. "cpu-thermal"), or "zoneN" when unreadable */
+};
+
+/**
+ * Lists the thermal zones under `<root>/sys/class/thermal` (root "" or NULL = "/") into
+ * caller-owned `zones` (at most max_zones, sorted by index). Returns the number found (0 when
+ * there are none or the folder is unreadable; never fails).
+ */
+int eb_procfs_thermal_zones(const char *root, struct eb_thermal_zone *zones, int max_zones);
+/** Temperature of zone `index` in degC (`temp` holds millidegrees), NaN when unreadable. */
+double eb_procfs_thermal_read_c(const char *root, int index);
+
+/** Platform facts used by memory accounting and env.json (caller-owned plain data). */
 struct eb_platform {
     int is_jetson;         /* /etc/nv_tegra_release, or device-tree model with jetson/tegra */
     char model[128];       /* device-tree model or CPU model name */
@@ -30,7 +74,13 @@ struct eb_platform {
     int n_cpus;
 };
 
-/** Detects the platform (reads files under `root`, "" or NULL for "/", so tests can fake it). */
+/**
+ * Detects the platform (reads files under `root`, "" or NULL for "/", so tests can fake it).
+ * Jetson when <root>/etc/nv_tegra_release exists or <root>/proc/device-tree/model contains
+ * "jetson" or "tegra" (any case). model: the device-tree model, else "model name" (or "Model",
+ * "Hardware") from <root>/proc/cpuinfo, else "unknown". n_cpus: online CPUs (sysconf). Never
+ * fails; `*out` is overwritten.
+ */
 void eb_platform_detect(const char *root, struct eb_platform *out);
 
 #define EB_SAMPLER_MAX_ZONES 16
@@ -52,6 +102,8 @@ struct eb_system_summary {
     double power_avg_mw, power_max_mw;      /* NaN when no power rail was seen */
     double energy_mj;                       /* integrated power over the run; NaN when none */
     char warning[256];                      /* e.g. "tegrastats not found: ..."; "" when none */
+    /* Appended: samples where MemAvailable < 20% of MemTotal (one WARN log on the first). */
+    uint64_t pressure_samples;
 };
 
 struct eb_sampler_config {
@@ -60,14 +112,75 @@ struct eb_sampler_config {
     const char *tegrastats_cmd; /* "tegrastats" normally; tests point it elsewhere; NULL = off */
     int is_jetson;              /* run tegrastats only on a Jetson */
     const struct eb_log *log;   /* may be NULL; borrowed */
+    /* Appended: where procfs/sysfs are read ("" or NULL = "/"; tests point it at a fake tree).
+     * The process RSS always comes from the real /proc/self/statm. Borrowed, copied at start. */
+    const char *root;
 };
 
 struct eb_sampler;
 
-/** Starts the sampler thread (and tegrastats on a Jetson). Caller owns `*s_out`. */
+/**
+ * Starts the sampler thread (and tegrastats on a Jetson). Caller owns `*s_out` and releases it
+ * with eb_sampler_stop. `cfg` is read during the call only, except `cfg->log`, which must
+ * outlive the sampler. metrics_path (NULL = no file) is opened for appending; every
+ * interval_ns (0 = 1 s) one compact JSON object and a newline are appended and flushed:
+ * {"t_s", "wall", "cpu_pct": [per core, null when offline], "cpu_avg_pct", "ram_used_mb",
+ * "ram_total_mb", "ram_available_mb", "swap_used_mb", "rss_mb", "temps_c": {zone type: degC},
+ * and, once tegrastats has printed a line, "tegrastats": the latest parsed line (see
+ * eb_tegrastats_write_json)}. Duplicate zone types get a "_N" suffix (N = zone index).
+ * tegrastats runs as `<tegrastats_cmd> --interval <ms>` when cfg->is_jetson and tegrastats_cmd
+ * != NULL; failing to start it is not an error (summary.warning, WARN log). Neither is running
+ * on a non-Jetson (warning "not a Jetson: ..."). Returns EB_ERR_INVALID_ARG for a NULL cfg,
+ * EB_ERR_IO when metrics_path cannot be opened, EB_ERR_NOMEM when a thread cannot start.
+ */
 EB_NODISCARD enum eb_status eb_sampler_start(const struct eb_sampler_config *cfg,
                                              struct eb_sampler **s_out, struct eb_diag *diag);
-/** Stops and joins the thread (and tegrastats), fills the summary, frees the sampler. NULL ok. */
+/**
+ * Stops and joins the thread promptly (condition variable, not a sleep), stops tegrastats
+ * (SIGTERM to its process group, SIGKILL after 500 ms) and reaps it, fills `*summary_out` (may
+ * be NULL), closes the metrics file and frees the sampler. `s` NULL fills an empty summary
+ * (n_samples 0, power/energy/GPU NaN) when summary_out != NULL. Call from one thread.
+ * Summary: cpu_avg_pct/cpu_max_pct are the mean/max over samples of the all-core load;
+ * gpu/power figures are over tegrastats lines; energy_mj integrates power_total_mw over the
+ * arrival times of the lines (trapezoid).
+ */
 void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out);
+
+/** pid of the running tegrastats child, or -1 (for tests: check it is gone after stop). */
+pid_t eb_sampler_tegrastats_pid(const struct eb_sampler *s);
+
+/* ---- internal to the sampler module (sampler.c <-> sampler_tegrastats.c) ---- */
+
+/** What the tegrastats reader accumulated; read after eb_sampler__tegra_stop. */
+struct eb_sampler__tegra_stats {
+    uint64_t lines, bad_lines;        /* non-blank lines read; MALFORMED ones */
+    uint64_t gpu_n, power_n;
+    double gpu_sum, gpu_max;
+    double power_sum, power_max;
+    double energy_mj;                 /* NaN when fewer than one power reading */
+    char warning[256];                /* set when the command died before printing a line */
+};
+
+struct eb_sampler__tegra;
+
+/**
+ * Spawns `<cmd> --interval <interval_ms>` (posix_spawnp, own process group, stdout to a pipe)
+ * and a reader thread that parses each line. Caller owns `*t_out` (eb_sampler__tegra_stop).
+ * `log` is borrowed and must outlive it. EB_ERR_UNSUPPORTED with the reason (e.g. "tegrastats:
+ * No such file or directory") when the command cannot be started.
+ */
+EB_NODISCARD enum eb_status eb_sampler__tegra_start(const char *cmd, uint64_t interval_ms,
+                                                    const struct eb_log *log,
+                                                    struct eb_sampler__tegra **t_out,
+                                                    struct eb_diag *diag);
+/**
+ * Copies the latest parsed line into `*out` when there is one; returns 1 then, else 0.
+ * Thread-safe against the reader thread.
+ */
+int eb_sampler__tegra_latest(struct eb_sampler__tegra *t, struct eb_tegra_sample *out);
+/** pid of the child, or -1. */
+pid_t eb_sampler__tegra_pid(const struct eb_sampler__tegra *t);
+/** Kills and reaps the child, joins the reader, fills `*stats_out` (may be NULL), frees. NULL ok. */
+void eb_sampler__tegra_stop(struct eb_sampler__tegra *t, struct eb_sampler__tegra_stats *stats_out);
 
 #endif

@@ -41,13 +41,19 @@ struct eb_source_spec {
 const char *eb_source_kind_name(enum eb_source_kind k);
 
 /**
- * Parses `image_dir=PATH`, `video=PATH`, `camera=N`, `synthetic=WxH[@FPS]`, or a bare path
- * (a directory → image_dir, a file → video, /dev/videoN → camera). Checks syntax and ranges
- * only (a synthetic size of 16..8192 per side, FPS 0..1000); existence is checked by open.
+ * Parses `image_dir=PATH`, `video=PATH`, `camera=N` (0..63 → /dev/videoN; `camera=/dev/...` is
+ * also accepted), `synthetic=WxH[@FPS]`, or a bare path (a directory → image_dir, a
+ * .jpg/.jpeg/.png/.bmp file → a one-image image_dir, another regular file → video, a name
+ * /dev/videoN or any character device → camera). Keyed forms are checked for syntax and ranges
+ * only (a synthetic size of 16..8192 per side, FPS 0..1000, 0 = unpaced); their existence is
+ * checked by open. A bare path must exist (EB_ERR_IO otherwise) because its kind depends on
+ * what it is. An unknown key is EB_ERR_INVALID_ARG naming it and the accepted forms.
+ * Writes `*spec_out` only on EB_OK. Thread-safe.
  */
 EB_NODISCARD enum eb_status eb_source_spec_parse(const char *text, struct eb_source_spec *spec_out,
                                                  struct eb_diag *diag);
-/** Writes the canonical SPEC text ("synthetic=640x480@30") into buf. */
+/** Writes the canonical SPEC text ("synthetic=640x480@30") into buf (truncated to buf_size,
+ *  always NUL-terminated when buf_size > 0). It parses back to the same spec. */
 void eb_source_spec_format(const struct eb_source_spec *spec, char *buf, size_t buf_size);
 
 enum eb_synth_style {
@@ -57,7 +63,7 @@ enum eb_synth_style {
 
 struct eb_source_options {
     int64_t max_frames;            /* stop after this many frames; 0 = whole source
-                                      (synthetic and camera: required > 0) */
+                                      (synthetic and camera are endless: 0 means 300) */
     enum eb_synth_style synth_style;
     uint32_t seed;                 /* synthetic scenes */
     const struct eb_log *log;      /* may be NULL; borrowed */
@@ -70,15 +76,20 @@ struct eb_frame {
     int64_t index;        /* 0-based index of the delivered frame */
     int source_bits;      /* 8 or 16: bit depth before conversion */
     int source_channels;  /* 1 or 3 */
-    const char *name;     /* file name for image_dir, NULL otherwise; owned by the source */
+    const char *name;     /* file name (no folder) for image_dir, NULL otherwise; owned by the
+                             source, valid until eb_source_destroy */
 };
 
 struct eb_source;
 
 /**
- * Opens a source. Fails with one line naming the thing and what to do: a missing path, a
- * directory without images, a video FFmpeg cannot open, a camera that is absent.
- * Caller owns `*src_out` (eb_source_destroy).
+ * Opens a source. Fails with one line naming the thing and what to do: a missing path
+ * (EB_ERR_IO), a directory without images (EB_ERR_INVALID_ARG), a video FFmpeg cannot open or
+ * without a video stream (EB_ERR_FORMAT), a camera that is absent (EB_ERR_IO, no waiting).
+ * `spec` is copied; `opts` is copied and may be NULL (all defaults); `opts->log` is borrowed
+ * and must outlive the source. Caller owns `*src_out` (eb_source_destroy).
+ * Thread-safety: a source is used by one thread at a time; different sources share no mutable
+ * state and may run in different threads.
  */
 EB_NODISCARD enum eb_status eb_source_open(const struct eb_source_spec *spec,
                                            const struct eb_source_options *opts,
@@ -86,27 +97,37 @@ EB_NODISCARD enum eb_status eb_source_open(const struct eb_source_spec *spec,
 
 /**
  * Delivers the next frame. A frame that cannot be decoded is skipped and counted (warning in
- * the log) and the next one is tried. EB_ERR_END when the source (or max_frames) is exhausted.
- * Reuses its buffers; grows them only for a frame larger than any before.
+ * the log) and the next one is tried. EB_ERR_END when the source (or max_frames) is exhausted,
+ * also when every remaining frame was undecodable (check eb_source_skipped). Other statuses
+ * (EB_ERR_NOMEM, EB_ERR_IO for a failing read, EB_ERR_FORMAT for a hopeless stream) are fatal
+ * for this source. `frame_out->rgb` is owned by the source and valid until the next call.
+ * Reuses its buffers; grows them only for a frame larger than any before. Synthetic sources
+ * with FPS > 0 sleep until the frame's due time (monotonic clock, started at the first frame).
  */
 EB_NODISCARD enum eb_status eb_source_next(struct eb_source *src, struct eb_frame *frame_out,
                                            struct eb_diag *diag);
 
-/** Restarts from the first frame (for the solo baseline). EB_ERR_UNSUPPORTED for cameras. */
+/** Restarts from the first frame (for the solo baseline) and resets the delivered and skipped
+ *  counters. EB_ERR_UNSUPPORTED for cameras. */
 EB_NODISCARD enum eb_status eb_source_rewind(struct eb_source *src, struct eb_diag *diag);
 
-/** Frames skipped because they could not be decoded. */
+/** Frames skipped because they could not be decoded (since open or the last rewind). */
 int64_t eb_source_skipped(const struct eb_source *src);
 
-/** Number of frames the source will deliver, or -1 when unknown (camera, some videos). */
+/** Number of frames the source will deliver, or -1 when unknown (camera, some videos), capped
+ *  by max_frames. For image_dir it counts the image files, so undecodable ones make the
+ *  delivered number smaller. */
 int64_t eb_source_count(const struct eb_source *src);
 
+/** Frees the source and everything it owns. Accepts NULL. */
 void eb_source_destroy(struct eb_source *src);
 
 /**
  * Automatic gain control: maps 16-bit samples to 8 bit by a linear stretch between the
- * `lo_pct` and `hi_pct` percentiles (1 and 99 by default), clamped. `hist` is caller scratch of
- * 65536 uint32 entries.
+ * `lo_pct` and `hi_pct` percentiles (1 and 99 by default), clamped. When both percentiles fall
+ * on the same value (a flat image) that value maps to 128, lower ones to 0 and higher to 255.
+ * `hist` is caller scratch of 65536 uint32 entries (overwritten). `src` (n samples) and `dst`
+ * (n bytes) are caller-owned; nothing is kept. Does nothing when a pointer is NULL or n is 0.
  */
 void eb_agc_u16_to_u8(const uint16_t *src, size_t n, double lo_pct, double hi_pct, uint32_t *hist,
                       uint8_t *dst);

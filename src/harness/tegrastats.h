@@ -46,15 +46,53 @@ struct eb_tegra_sample {
     double power_total_mw; /* VDD_IN, POM_5V_IN or VIN_SYS_5V0 (current) */
 };
 
-/** Parses one line (no allocation; never fails: the status field says how it went). */
+/**
+ * Parses one line (no allocation; never fails: the status field says how it went).
+ *
+ * `line` (borrowed, NUL-terminated, may be NULL = malformed) may end with a newline. `*out` is
+ * overwritten entirely. Rules:
+ * - keywords (RAM, SWAP, IRAM, CPU, EMC_FREQ, GR3D_FREQ) match in any case; temperature names
+ *   are lower-cased ("CV0@42.7C" -> "cv0"); rail names are kept as printed;
+ * - a `cur/max` temperature keeps the current value; a rail keeps cur, avg and (when printed) peak;
+ * - GR3D_FREQ `l%@[f,f]` keeps the first frequency; GR3D2_FREQ and engines (NVDEC, NVENC, VIC,
+ *   APE, NVJPG, OFA, MSENC, NVDLA...) are skipped, as is every unknown word;
+ * - status OK: RAM and CPU parsed and no recognised token was malformed; PARTIAL: at least one
+ *   recognised token (RAM, SWAP, IRAM, CPU, EMC, GR3D, a temperature, a rail, or a VDD_/POM_/VIN_
+ *   name without a value) but something malformed or RAM/CPU missing; MALFORMED: none (engines
+ *   and a timestamp alone do not count);
+ * - a malformed CPU entry inside well-formed brackets is kept as an online core with NaN load;
+ *   an unclosed CPU list (truncated line) leaves n_cpus = 0;
+ * - at most EB_TEGRA_MAX_* cpus/temps/rails are kept (extra ones are ignored); a repeated
+ *   temperature or rail name overwrites the earlier value.
+ * Thread-safe (no shared state).
+ */
 void eb_tegrastats_parse_line(const char *line, struct eb_tegra_sample *out);
 
-/** Writes the sample as one JSON object with the keys documented in the README. */
+/** "ok", "partial" or "malformed" (static string). */
+const char *eb_tegrastats_status_name(enum eb_tegra_status st);
+
+/**
+ * Writes the sample as one JSON object to `w` (borrowed; errors are sticky in `w`). Keys, in
+ * order: status, time (null when absent), ram_used_mb, ram_total_mb, swap_used_mb,
+ * swap_total_mb, cpu (array of {load_pct, freq_mhz} or null for an off core; null when no CPU
+ * field), cpu_avg_load_pct, emc_load_pct, emc_freq_mhz, gpu_load_pct, gpu_freq_mhz, temps_c
+ * (object name -> degC), rails_mw (object name -> {cur, avg[, peak]}), power_total_mw. NaN and
+ * absent fields are written as null.
+ */
 void eb_tegrastats_write_json(const struct eb_tegra_sample *s, struct eb_json_writer *w);
 
 /**
- * `edgebench tegrastats [--summary] FILE|-`: one JSON object per input line on `out`, or with
- * --summary mean/min/max per numeric field. Returns the process exit code (0, 1 I/O, 2 usage).
+ * `edgebench tegrastats [--summary] FILE|-`: one compact JSON object per non-blank input line on
+ * `out` (JSONL; blank or whitespace-only lines are skipped and not counted), or with --summary
+ * one object: {"lines","ok","partial","malformed", then for ram_used_mb, ram_total_mb,
+ * swap_used_mb, cpu_avg_load_pct, emc_load_pct, emc_freq_mhz, gpu_load_pct, gpu_freq_mhz,
+ * power_total_mw an object {"mean","min","max","n"}, "temps_c": {name: {...}}, "rails_mw":
+ * {name: {"cur": {...}}}} (at most 64 temperature and 64 rail names). `argv` holds the
+ * arguments after the subcommand (argv[0] is the first option or FILE, as src/app/main.c passes
+ * `argv + 2`). Memory does not grow with the input length (one line buffer,
+ * running aggregates). `out` and `err` are borrowed.
+ * Returns the process exit code: 0 success, 1 unreadable input or failed output (one line on
+ * `err` naming the file), 2 bad usage (usage on `err`).
  */
 int eb_tegrastats_main(int argc, char **argv, FILE *out, FILE *err);
 

@@ -27,7 +27,9 @@ struct eb_letterbox {
 };
 
 /** Ultralytics LetterBox (auto=False, center=True): r = min(dst_h/src_h, dst_w/src_w),
- *  new = round(src * r), pad_left = round(dw/2 - 0.1), pad_top = round(dh/2 - 0.1). */
+ *  new = round(src * r), pad_left = round(dw/2 - 0.1), pad_top = round(dh/2 - 0.1).
+ *  round() is Python's (half to even): src_w 1001 at r = 0.5 gives new_w 500, not 501.
+ *  All sizes must be > 0 (a broken invariant otherwise). Writes `*lb_out` (caller memory). */
 void eb_letterbox_compute(int src_w, int src_h, int dst_w, int dst_h, struct eb_letterbox *lb_out);
 
 /**
@@ -39,7 +41,25 @@ void eb_letterbox_compute(int src_w, int src_h, int dst_w, int dst_h, struct eb_
 void eb_letterbox_rgb_to_nchw_f32(const uint8_t *src, int src_w, int src_h, size_t src_stride,
                                   const struct eb_letterbox *lb, int channels, float *dst);
 
-/** Maps a box from model-input pixels back to the original frame, clipped to it. */
+/**
+ * Scalar reference for eb_letterbox_rgb_to_nchw_f32 (same parameters, same ownership): float
+ * bilinear weights exactly as OpenCV computes them, no fixed point. It is the specification the
+ * fast path is tested against. The fast path quantises the vertical weight to 1/256 (OpenCV
+ * itself quantises both weights to 1/2048 and rounds to uint8), so the two differ by at most
+ * 0.5/256 of full scale plus float rounding; tests allow EB_LETTERBOX_FAST_TOL.
+ * The fast path handles src_w and new_w up to EB_LETTERBOX_FAST_MAX_W with stack buffers and
+ * falls back to this function for wider images (still no allocation).
+ */
+void eb_letterbox_rgb_to_nchw_f32__ref(const uint8_t *src, int src_w, int src_h,
+                                       size_t src_stride, const struct eb_letterbox *lb,
+                                       int channels, float *dst);
+
+#define EB_LETTERBOX_FAST_MAX_W 4096
+#define EB_LETTERBOX_FAST_TOL (1.0f / 255.0f + 1e-6f)
+
+/** Maps a box from model-input pixels back to the original frame, clipped to it:
+ *  x = (x - pad_left) / scale, y = (y - pad_top) / scale, clipped to [0,src_w] x [0,src_h]
+ *  (Ultralytics scale_boxes + clip_boxes). */
 void eb_letterbox_unmap(const struct eb_letterbox *lb, struct eb_detection *det);
 
 enum eb_yolo_layout {
@@ -59,8 +79,16 @@ struct eb_yolo_layout_info {
 const char *eb_yolo_layout_name(enum eb_yolo_layout l);
 
 /**
- * Recognises the layout of an output shape. `n_class_names` (0 when unknown) breaks ties.
- * EB_ERR_UNSUPPORTED with a message naming the shape when it is not YOLO-shaped.
+ * Recognises the layout of an output shape (`shape` borrowed, `rank` entries; rank 3 with batch
+ * 1, or rank 2 read as batchless). `n_class_names` (0 when unknown) breaks ties. Rules, in order:
+ *  1. names known (nc = n_class_names): [1,4+nc,N] -> CHANNELS, [1,N,5+nc] -> ROWS_OBJ (when
+ *     both match, the larger dimension is N). nc == 1 makes [1,K,6] ambiguous with END2END:
+ *     K > 1000 -> ROWS_OBJ, else END2END (end-to-end heads keep <= 300..1000 boxes, YOLOv5
+ *     heads have thousands of anchors).
+ *  2. otherwise [1,K,6] with K <= 1000 -> END2END; [1,A,N] with 5 <= A < N -> CHANNELS
+ *     (nc = A-4); [1,N,B] with N > B >= 6 -> ROWS_OBJ (nc = B-5).
+ * EB_ERR_UNSUPPORTED with a message naming the shape when it is not YOLO-shaped; `info_out`
+ * is written only on EB_OK.
  */
 EB_NODISCARD enum eb_status eb_yolo_layout_detect(const int64_t *shape, int rank,
                                                   size_t n_class_names,
@@ -74,23 +102,42 @@ struct eb_yolo_params {
     int class_agnostic; /* 0 = class-aware NMS (the default) */
 };
 
-/** Scratch space for post-processing, sized once for a layout before timing starts. */
+/** Ultralytics max_nms: only the best this many candidates (by score) enter NMS. */
+#define EB_YOLO_MAX_NMS 30000
+
+/**
+ * Scratch space for post-processing, sized once for a layout before timing starts. All arrays
+ * hold `capacity` (= the layout's num_boxes) entries and are owned by the scratch.
+ */
 struct eb_yolo_scratch {
     struct eb_detection *cand; /* candidate boxes */
     int32_t *order;            /* sort indices */
     uint8_t *suppressed;
     size_t capacity;
+    /* Extensions (edgebench yolo): */
+    uint64_t *keys;     /* sort keys (score, index), 2 * capacity (second half: merge buffer) */
+    float *best_score;  /* CHANNELS decode: per-anchor max class score (argmax is found
+                           afterwards, only for the few anchors that pass `conf`) */
+    float *area;        /* NMS: area of each sorted candidate */
 };
 
-/** Allocates scratch for `info` (malloc). Free with eb_yolo_scratch_fini. */
+/**
+ * Allocates scratch for `info` (malloc; `s` is caller memory, its arrays are owned by it). Free
+ * with eb_yolo_scratch_fini. EB_ERR_INVALID_ARG for a layout with no boxes, EB_ERR_NOMEM.
+ * On failure `s` is left zeroed (safe to fini).
+ */
 EB_NODISCARD enum eb_status eb_yolo_scratch_init(struct eb_yolo_scratch *s,
                                                  const struct eb_yolo_layout_info *info,
                                                  struct eb_diag *diag);
 void eb_yolo_scratch_fini(struct eb_yolo_scratch *s);
 
 /**
- * Decodes candidates above `conf` from `data` (float32, the output tensor) into
- * s->cand (model-input pixels, corner form); returns their count. Does not allocate.
+ * Decodes candidates with score >= `conf` from `data` (float32, the output tensor, borrowed)
+ * into s->cand (model-input pixels, corner form, in anchor order); returns their count.
+ * CHANNELS: score = max class score, cls = first argmax. ROWS_OBJ: score = obj * max class
+ * score (rows with obj < conf are skipped). END2END: rows with score >= conf, as they are.
+ * `s` must have been initialised for a layout with at least info->num_boxes boxes.
+ * Does not allocate.
  */
 size_t eb_yolo_decode(const struct eb_yolo_layout_info *info, const float *data,
                       const struct eb_yolo_params *p, struct eb_yolo_scratch *s);
@@ -98,6 +145,10 @@ size_t eb_yolo_decode(const struct eb_yolo_layout_info *info, const float *data,
 /**
  * Class-aware NMS over s->cand[0..n) (sorted by score, descending, ties by index), keeping at
  * most min(p->max_det, out->capacity) boxes in out (count set). Does not allocate.
+ * The sort is done here (s->cand need not be sorted): only the best EB_YOLO_MAX_NMS enter,
+ * a box is suppressed by a kept box of the same class (any class when p->class_agnostic) with
+ * IoU > p->iou, and the result is in descending score order — the same set and order as
+ * per-class greedy NMS (torchvision batched_nms) truncated to max_det.
  */
 void eb_yolo_nms(struct eb_yolo_scratch *s, size_t n, const struct eb_yolo_params *p,
                  struct eb_detections *out);
@@ -105,7 +156,11 @@ void eb_yolo_nms(struct eb_yolo_scratch *s, size_t n, const struct eb_yolo_param
 /** IoU of two corner boxes (0 when either is empty). */
 float eb_yolo_iou(const struct eb_detection *a, const struct eb_detection *b);
 
-/** decode + NMS (skipped for END2END, which only thresholds) + unmap to the original frame. */
+/**
+ * decode + NMS (skipped for END2END, which only thresholds and keeps the first
+ * min(max_det, capacity) rows in output order) + unmap to the original frame.
+ * `out->items` is caller-owned; `out->count` is set. Does not allocate.
+ */
 void eb_yolo_postprocess(const struct eb_yolo_layout_info *info, const float *data,
                          const struct eb_letterbox *lb, const struct eb_yolo_params *p,
                          struct eb_yolo_scratch *s, struct eb_detections *out);

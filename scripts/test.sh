@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds and runs every test suite: the normal build (all tests), an ASan+UBSan build (all
+# tests) and a TSan build (the threaded tests: label "dual" and the sampler). Prints one closing
+# line "tests: N passed, N failed, N skipped" over all three. Exit status 0 only when nothing
+# failed.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+jobs=$(nproc 2>/dev/null || echo 2)
+passed=0 failed=0 skipped=0 broken=0
+
+# run_suite NAME BUILD_DIR CMAKE_ARGS CTEST_ARGS
+run_suite() {
+  local name=$1 dir=$2 cargs=$3 targs=$4 log
+  echo "== $name: configure and build in $dir"
+  # shellcheck disable=SC2086
+  if ! cmake -S . -B "$dir" -DEB_BUILD_BENCH=ON $cargs >"$dir.configure.log" 2>&1; then
+    cat "$dir.configure.log"; broken=$((broken + 1)); return
+  fi
+  if ! cmake --build "$dir" -j "$jobs" >"$dir.build.log" 2>&1; then
+    grep -E 'error|Error' "$dir.build.log" | head -40; broken=$((broken + 1)); return
+  fi
+  log="$dir/ctest.log"
+  # shellcheck disable=SC2086
+  (cd "$dir" && ctest --output-on-failure -j "$jobs" $targs) 2>&1 | tee "$log" | \
+    grep -E '^ *[0-9]+/[0-9]+ Test|tests passed|Failed|\*\*\*|FAIL|Error' | \
+    grep -vE 'Passed|Not Run' | head -200
+  local total fail skip
+  total=$(grep -Eo 'tests failed out of [0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -1)
+  fail=$(grep -Eo '[0-9]+ tests failed out of' "$log" | grep -Eo '^[0-9]+' | tail -1)
+  skip=$(grep -cE '\*\*\*Skipped|Not Run \(Disabled\)' "$log")
+  total=${total:-0} fail=${fail:-0}
+  [ "$total" -gt 0 ] || { echo "$name: no test ran"; broken=$((broken + 1)); return; }
+  echo "$name: $((total - fail - skip)) passed, $fail failed, $skip skipped"
+  passed=$((passed + total - fail - skip)); failed=$((failed + fail)); skipped=$((skipped + skip))
+}
+
+run_suite "normal" build "-DCMAKE_BUILD_TYPE=RelWithDebInfo" ""
+run_suite "asan+ubsan" build-asan \
+  "-DCMAKE_BUILD_TYPE=Debug -DEB_SANITIZE=address,undefined -DEB_TEST_TIMEOUT_MULTIPLIER=3" ""
+run_suite "tsan" build-tsan \
+  "-DCMAKE_BUILD_TYPE=Debug -DEB_SANITIZE=thread -DEB_TEST_TIMEOUT_MULTIPLIER=5" \
+  "-L dual|thread"
+
+failed=$((failed + broken))
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

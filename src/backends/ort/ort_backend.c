@@ -1,0 +1,1166 @@
+/*
+ * The ONNX Runtime backend: the eb_backend_ops vtable over ORT's C API, with the library loaded
+ * at run time (ort_load.c). One instance per slot; everything an instance uses (library handle,
+ * OrtEnv reference, session, cached OrtValues, class names) hangs off its private state, so two
+ * instances can run in two threads at once.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <onnxruntime_c_api.h>
+
+#include "backends/ort/ort_backend.h"
+#include "backends/ort/ort_load.h"
+#include "eb/clock.h"
+
+#define DEFAULT_IMGSZ 640
+#define WHAT_MAX 512 /* "<verb> <what>" part of a message, before it is fitted to the diag */
+#define MAX_CLASS_ID 100000 /* larger ids in "names" are treated as garbage, not allocated */
+#define EXPORT_HINT "export ONNX with `yolo export model=best.pt format=onnx`"
+
+/* The caller's input memory wrapped in an OrtValue, re-created only when the memory changes. */
+struct ort_input {
+    OrtValue *value; /* owned; wraps `data` without copying */
+    const void *data;
+    enum eb_dtype dtype;
+    int rank;
+    int64_t shape[EB_MAX_RANK];
+};
+
+struct ort_priv {
+    struct eb_ort_lib lib; /* owned */
+    const OrtApi *api;     /* = lib.api */
+    const struct eb_log *log;
+    enum eb_device device;
+    OrtEnv *env;                /* owned reference (ORT shares one env per process) */
+    OrtSessionOptions *opts;    /* owned */
+    OrtSession *session;        /* owned; NULL until load */
+    OrtMemoryInfo *cpu_info;    /* owned */
+    char provider[64];
+    enum eb_limit_type limit_type;
+    char limit_methods[256];
+    char model[256]; /* the model's name for messages */
+
+    size_t n_in, n_out;
+    char *in_names[EB_BACKEND_MAX_IO];  /* owned, full length (eb_io_desc names may be cut) */
+    char *out_names[EB_BACKEND_MAX_IO]; /* owned */
+    struct ort_input in[EB_BACKEND_MAX_IO];
+    /* Outputs of the last Run (owned), handed back to Run as preallocated outputs so that the
+     * steady state allocates nothing; `out_view` describes them. */
+    OrtValue *out[EB_BACKEND_MAX_IO];
+    struct eb_tensor out_view[EB_BACKEND_MAX_IO];
+
+    char **class_names; /* owned, n_class_names strings, each owned */
+    size_t n_class_names;
+};
+
+/* ---- messages ------------------------------------------------------------------------------ */
+
+/*
+ * ORT messages often start with the source location and C++ signature that raised them, then
+ * "[ONNXRuntimeError] : 1 : FAIL : " and the text that matters. Only that text fits a diag line.
+ */
+static const char *strip_ort_prefix(const char *msg)
+{
+    const char *mark = strstr(msg, "[ONNXRuntimeError]");
+    if (mark == NULL)
+        return msg;
+    const char *rest = mark + strlen("[ONNXRuntimeError]");
+    for (int colons = 0; colons < 3; colons++) {
+        const char *c = strstr(rest, " : ");
+        if (c == NULL)
+            return msg;
+        rest = c + 3;
+    }
+    return rest;
+}
+
+/*
+ * Records "<head><piece><tail>" in diag, shortening `piece` (an ORT message or a path, the part
+ * that can be long) so that the whole line fits EB_DIAG_MSG_MAX and the advice in `tail` is
+ * never cut off. Line breaks in `piece` become spaces: a diag is one line.
+ */
+static enum eb_status fail_fit(struct eb_diag *diag, enum eb_status st, const char *head,
+                               const char *piece, const char *tail, int keep_end)
+{
+    char clean[EB_DIAG_MSG_MAX];
+    piece = strip_ort_prefix(piece != NULL ? piece : "");
+    snprintf(clean, sizeof(clean), "%s", piece);
+    for (char *c = clean; *c != '\0'; c++)
+        if (*c == '\n' || *c == '\r' || *c == '\t')
+            *c = ' ';
+    size_t len = strlen(clean);
+    while (len > 0 && clean[len - 1] == ' ')
+        clean[--len] = '\0';
+    size_t fixed = strlen(head) + strlen(tail);
+    size_t room = fixed < EB_DIAG_MSG_MAX - 1 ? EB_DIAG_MSG_MAX - 1 - fixed : 0;
+    if (len > room && keep_end && room >= 3) {
+        /* A path: its end (the file name) says more than its start. */
+        memmove(clean + 3, clean + len - (room - 3), room - 3 + 1);
+        memcpy(clean, "...", 3);
+    } else if (len > room) {
+        if (room >= 3) {
+            clean[room - 3] = '\0';
+            memcpy(clean + room - 3, "...", 4);
+        } else {
+            clean[room] = '\0';
+        }
+    }
+    return eb_diag_fail(diag, st, "%s%s%s", head, clean, tail);
+}
+
+/*
+ * Every ORT call goes through here: NULL status = success. Otherwise the ORT message goes into
+ * diag as "failed to <what>: <ORT message>; <todo>" and the status is always released.
+ */
+static enum eb_status ort_check(const struct ort_priv *p, OrtStatus *s, enum eb_status st,
+                                const char *what, const char *todo, struct eb_diag *diag)
+{
+    if (s == NULL)
+        return EB_OK;
+    char head[EB_DIAG_MSG_MAX], tail[EB_DIAG_MSG_MAX];
+    snprintf(head, sizeof(head), "failed to %s: ", what);
+    snprintf(tail, sizeof(tail), "; %s", todo);
+    st = fail_fit(diag, st, head, p->api->GetErrorMessage(s), tail, 0);
+    p->api->ReleaseStatus(s);
+    return st;
+}
+
+/* ---- small helpers ------------------------------------------------------------------------- */
+
+static enum eb_dtype dtype_from_ort(ONNXTensorElementDataType t)
+{
+    switch (t) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: return EB_DTYPE_F32;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: return EB_DTYPE_F16;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE: return EB_DTYPE_F64;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8: return EB_DTYPE_U8;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8: return EB_DTYPE_I8;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32: return EB_DTYPE_I32;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64: return EB_DTYPE_I64;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: return EB_DTYPE_BOOL;
+    default: return EB_DTYPE_UNKNOWN;
+    }
+}
+
+static ONNXTensorElementDataType dtype_to_ort(enum eb_dtype t)
+{
+    switch (t) {
+    case EB_DTYPE_F32: return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+    case EB_DTYPE_F16: return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16;
+    case EB_DTYPE_F64: return ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE;
+    case EB_DTYPE_U8: return ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8;
+    case EB_DTYPE_I8: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8;
+    case EB_DTYPE_I32: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32;
+    case EB_DTYPE_I64: return ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64;
+    case EB_DTYPE_BOOL: return ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
+    case EB_DTYPE_UNKNOWN: break;
+    }
+    return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+}
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d != NULL)
+        memcpy(d, s, n);
+    return d;
+}
+
+static int ends_with_ci(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+/* ---- class names from the "names" metadata --------------------------------------------------- */
+
+struct names_acc {
+    char **by_id; /* index = class id; NULL = gap */
+    size_t n;     /* max id + 1 */
+    size_t cap;
+};
+
+static void names_acc_free(struct names_acc *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        free(a->by_id[i]);
+    free(a->by_id);
+    memset(a, 0, sizeof(*a));
+}
+
+/* Stores `name` (ownership taken) under `id`; the last of duplicate ids wins. 0 on success. */
+static int names_acc_put(struct names_acc *a, long id, char *name)
+{
+    if (id < 0 || id > MAX_CLASS_ID) {
+        free(name);
+        return -1;
+    }
+    size_t need = (size_t)id + 1;
+    if (need > a->cap) {
+        size_t cap = a->cap ? a->cap : 128;
+        while (cap < need)
+            cap *= 2;
+        char **nb = realloc(a->by_id, cap * sizeof(*nb));
+        if (nb == NULL) {
+            free(name);
+            return -1;
+        }
+        memset(nb + a->cap, 0, (cap - a->cap) * sizeof(*nb));
+        a->by_id = nb;
+        a->cap = cap;
+    }
+    free(a->by_id[id]);
+    a->by_id[id] = name;
+    if (need > a->n)
+        a->n = need;
+    return 0;
+}
+
+static const char *skip_ws(const char *s)
+{
+    while (*s != '\0' && isspace((unsigned char)*s))
+        s++;
+    return s;
+}
+
+static int hex_value(const char *s, int digits, unsigned long *out)
+{
+    unsigned long v = 0;
+    for (int i = 0; i < digits; i++) {
+        char c = s[i];
+        int d = c >= '0' && c <= '9' ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + (unsigned long)d;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Appends code point `cp` as UTF-8; `b` has room (callers reserve 4 bytes). */
+static size_t put_utf8(char *b, unsigned long cp)
+{
+    if (cp < 0x80) {
+        b[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        b[0] = (char)(0xC0 | (cp >> 6));
+        b[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        b[0] = (char)(0xE0 | (cp >> 12));
+        b[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        b[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    if (cp > 0x10FFFF)
+        cp = 0xFFFD;
+    b[0] = (char)(0xF0 | (cp >> 18));
+    b[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    b[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    b[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/*
+ * Parses a Python or JSON string literal at *sp ('...' or "..." with backslash escapes, \xNN,
+ * \uNNNN, \UNNNNNNNN). On success *out is a malloc'd string and *sp points past the closing quote.
+ */
+static int parse_quoted(const char **sp, char **out)
+{
+    const char *s = *sp;
+    char q = *s;
+    if (q != '\'' && q != '"')
+        return -1;
+    s++;
+    const char *end = strchr(s, q);
+    size_t cap = (end != NULL ? (size_t)(end - s) : strlen(s)) + 8, n = 0;
+    char *b = malloc(cap);
+    if (b == NULL)
+        return -1;
+    while (*s != '\0' && *s != q) {
+        if (n + 5 > cap) {
+            cap = cap * 2 + 8;
+            char *nb = realloc(b, cap);
+            if (nb == NULL)
+                break;
+            b = nb;
+        }
+        if (*s != '\\') { /* bytes outside escapes are copied: the metadata is UTF-8 already */
+            b[n++] = *s++;
+            continue;
+        }
+        s++;
+        if (*s == '\0')
+            break;
+        int digits = *s == 'x' ? 2 : *s == 'u' ? 4 : *s == 'U' ? 8 : 0;
+        if (digits > 0) {
+            unsigned long cp = 0;
+            if (hex_value(s + 1, digits, &cp) != 0)
+                break;
+            n += put_utf8(b + n, cp);
+            s += digits + 1;
+        } else {
+            b[n++] = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s;
+            s++;
+        }
+    }
+    if (*s != q) {
+        free(b);
+        return -1;
+    }
+    b[n] = '\0';
+    *sp = s + 1;
+    *out = b;
+    return 0;
+}
+
+/* A class id: 12 or '12' or "12". */
+static int parse_key(const char **sp, long *id)
+{
+    const char *s = *sp;
+    char *quoted = NULL;
+    const char *digits = s;
+    if (*s == '\'' || *s == '"') {
+        if (parse_quoted(&s, &quoted) != 0)
+            return -1;
+        digits = quoted;
+    }
+    if (!isdigit((unsigned char)*digits)) {
+        free(quoted);
+        return -1;
+    }
+    char *endp = NULL;
+    errno = 0;
+    long v = strtol(digits, &endp, 10);
+    int bad = errno != 0 || endp == digits || (quoted != NULL && *endp != '\0');
+    if (quoted == NULL)
+        s = endp;
+    free(quoted);
+    if (bad)
+        return -1;
+    *id = v;
+    *sp = s;
+    return 0;
+}
+
+/*
+ * Parses the "names" metadata: a Python dict literal as Ultralytics writes it
+ * ({0: 'person', 1: 'bicycle'}), the same with double quotes or JSON string keys, or a JSON list
+ * (["person", "bicycle"]). 0 on success, with every gap filled with "class<N>".
+ */
+static int parse_names(const char *text, struct names_acc *a)
+{
+    const char *s = skip_ws(text);
+    int is_dict = *s == '{';
+    char close = is_dict ? '}' : ']';
+    if (*s != '{' && *s != '[')
+        return -1;
+    s = skip_ws(s + 1);
+    long next_id = 0;
+    while (*s != close) {
+        long id = next_id;
+        if (is_dict) {
+            if (parse_key(&s, &id) != 0)
+                return -1;
+            s = skip_ws(s);
+            if (*s != ':')
+                return -1;
+            s = skip_ws(s + 1);
+        }
+        char *name = NULL;
+        if (parse_quoted(&s, &name) != 0 || names_acc_put(a, id, name) != 0)
+            return -1;
+        next_id = id + 1;
+        s = skip_ws(s);
+        if (*s == ',')
+            s = skip_ws(s + 1);
+        else if (*s != close)
+            return -1;
+    }
+    if (*skip_ws(s + 1) != '\0' || a->n == 0)
+        return -1;
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->by_id[i] == NULL) {
+            char gap[32];
+            snprintf(gap, sizeof(gap), "class%zu", i);
+            if ((a->by_id[i] = dup_str(gap)) == NULL)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* Reads the class names of the loaded model; a missing or unreadable entry is only a warning. */
+static void load_class_names(struct ort_priv *p)
+{
+    const OrtApi *api = p->api;
+    OrtAllocator *alloc = NULL;
+    OrtModelMetadata *md = NULL;
+    char *value = NULL;
+    struct names_acc acc = {0};
+    struct eb_diag d = {0};
+
+    if (ort_check(p, api->GetAllocatorWithDefaultOptions(&alloc), EB_ERR_BACKEND,
+                  "get the default allocator", "", &d) != EB_OK ||
+        ort_check(p, api->SessionGetModelMetadata(p->session, &md), EB_ERR_BACKEND,
+                  "read the model metadata", "", &d) != EB_OK ||
+        ort_check(p, api->ModelMetadataLookupCustomMetadataMap(md, alloc, "names", &value),
+                  EB_ERR_BACKEND, "read the class names", "", &d) != EB_OK) {
+        eb_log_msg(p->log, EB_LOG_WARN, "model %s: %s; detections are labelled by class id",
+                   p->model, d.msg);
+        goto done;
+    }
+    if (value == NULL) /* no "names": not an Ultralytics export; ids only */
+        goto done;
+    if (parse_names(value, &acc) != 0) {
+        eb_log_msg(p->log, EB_LOG_WARN,
+                   "model %s: cannot parse the class names in its metadata (\"%.60s...\"); "
+                   "detections are labelled by class id",
+                   p->model, value);
+        names_acc_free(&acc);
+        goto done;
+    }
+    p->class_names = acc.by_id;
+    p->n_class_names = acc.n;
+done:
+    if (value != NULL && alloc != NULL)
+        (void)ort_check(p, api->AllocatorFree(alloc, value), EB_OK, "", "", NULL);
+    if (md != NULL)
+        api->ReleaseModelMetadata(md);
+}
+
+/* ---- probe / open / close -------------------------------------------------------------------- */
+
+static enum eb_status ort_probe(const struct eb_backend_config *cfg,
+                                struct eb_backend_probe *probe_out, struct eb_diag *diag)
+{
+    struct eb_ort_lib lib = {0};
+    enum eb_status st = eb_ort__lib_open(cfg != NULL ? cfg->ort_lib : NULL,
+                                         cfg != NULL ? cfg->log : NULL, &lib, diag);
+    if (st != EB_OK)
+        return st;
+    memset(probe_out, 0, sizeof(*probe_out));
+    probe_out->available = 1;
+    snprintf(probe_out->version, sizeof(probe_out->version), "%s", lib.version);
+    snprintf(probe_out->library, sizeof(probe_out->library), "%s", lib.path);
+    eb_ort__lib_close(&lib);
+    return EB_OK;
+}
+
+/* Whether this ONNX Runtime build has execution provider `name` (e.g. "CUDAExecutionProvider"). */
+static enum eb_status has_provider(struct ort_priv *p, const char *name, int *yes,
+                                   struct eb_diag *diag)
+{
+    char **list = NULL;
+    int n = 0;
+    enum eb_status st = ort_check(p, p->api->GetAvailableProviders(&list, &n), EB_ERR_BACKEND,
+                                  "list the execution providers of ONNX Runtime",
+                                  "check the library passed with --ort_lib", diag);
+    if (st != EB_OK)
+        return st;
+    *yes = 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(list[i], name) == 0)
+            *yes = 1;
+    (void)ort_check(p, p->api->ReleaseAvailableProviders(list, n), EB_OK, "", "", NULL);
+    return EB_OK;
+}
+
+static enum eb_status no_provider(const struct ort_priv *p, const char *what, const char *ep,
+                                  struct eb_diag *diag)
+{
+    char head[EB_DIAG_MSG_MAX], tail[EB_DIAG_MSG_MAX];
+    snprintf(head, sizeof(head), "failed to enable the %s execution provider: this ONNX Runtime (",
+             what);
+    snprintf(tail, sizeof(tail),
+             ", %s) has no %s; use a build with CUDA/TensorRT (on a Jetson, the JetPack "
+             "onnxruntime-gpu) via --ort_lib PATH, or --device cpu",
+             p->lib.version, ep);
+    return fail_fit(diag, EB_ERR_UNSUPPORTED, head, p->lib.path, tail, 1);
+}
+
+/*
+ * Whether an ORT message says that a provider library of ONNX Runtime itself
+ * (libonnxruntime_providers_shared.so, ..._cuda.so, ..._tensorrt.so) is absent. Builds such as
+ * the npm one list CUDA and TensorRT among their providers but do not ship those libraries.
+ * A library the provider needs (libcudnn, libcublas, libnvinfer) missing is another matter: the
+ * provider is there, the machine's CUDA installation is not.
+ */
+static int provider_lib_missing(const char *msg)
+{
+    const char *e = strstr(msg, ": cannot open shared object file");
+    if (e == NULL)
+        return 0;
+    const char *start = e;
+    while (start > msg && start[-1] != '/' && start[-1] != ' ')
+        start--;
+    return strncmp(start, "libonnxruntime_providers_", strlen("libonnxruntime_providers_")) == 0;
+}
+
+/* ort_check for the calls that enable execution provider `ep` (`what`: "CUDA", "TensorRT"). */
+static enum eb_status ep_check(struct ort_priv *p, OrtStatus *s, const char *what, const char *ep,
+                               const char *todo, struct eb_diag *diag)
+{
+    if (s == NULL)
+        return EB_OK;
+    if (provider_lib_missing(p->api->GetErrorMessage(s))) {
+        eb_log_msg(p->log, EB_LOG_DEBUG, "ONNX Runtime: %s", p->api->GetErrorMessage(s));
+        p->api->ReleaseStatus(s);
+        return no_provider(p, what, ep, diag);
+    }
+    char w[WHAT_MAX];
+    snprintf(w, sizeof(w), "enable the %s execution provider", what);
+    return ort_check(p, s, EB_ERR_DEVICE, w, todo, diag);
+}
+
+static enum eb_status append_cuda(struct ort_priv *p, uint64_t limit_bytes, struct eb_diag *diag)
+{
+    const OrtApi *api = p->api;
+    OrtCUDAProviderOptionsV2 *o = NULL;
+    char limit[32];
+    snprintf(limit, sizeof(limit), "%llu", (unsigned long long)limit_bytes);
+    /* kSameAsRequested: the arena grows by what is asked, so it does not overshoot the cap by
+     * doubling near the limit. */
+    const char *keys[] = {"device_id", "gpu_mem_limit", "arena_extend_strategy"};
+    const char *vals[] = {"0", limit, "kSameAsRequested"};
+    const char *todo = "check the CUDA/cuDNN installation (LD_LIBRARY_PATH) or use --device cpu";
+    const char *ep = "CUDAExecutionProvider";
+    enum eb_status st = ep_check(p, api->CreateCUDAProviderOptions(&o), "CUDA", ep, todo, diag);
+    if (st == EB_OK)
+        st = ep_check(p, api->UpdateCUDAProviderOptions(o, keys, vals, EB_ARRAY_LEN(keys)), "CUDA",
+                      ep, todo, diag);
+    if (st == EB_OK)
+        st = ep_check(p, api->SessionOptionsAppendExecutionProvider_CUDA_V2(p->opts, o), "CUDA",
+                      ep, todo, diag);
+    if (o != NULL)
+        api->ReleaseCUDAProviderOptions(o);
+    return st;
+}
+
+static enum eb_status append_tensorrt(struct ort_priv *p, uint64_t workspace_bytes,
+                                      struct eb_diag *diag)
+{
+    const OrtApi *api = p->api;
+    OrtTensorRTProviderOptionsV2 *o = NULL;
+    char ws[32];
+    snprintf(ws, sizeof(ws), "%llu", (unsigned long long)workspace_bytes);
+    const char *keys[] = {"device_id", "trt_max_workspace_size"};
+    const char *vals[] = {"0", ws};
+    const char *todo =
+        "check the TensorRT/CUDA installation (LD_LIBRARY_PATH) or use --device cuda or cpu";
+    const char *ep = "TensorrtExecutionProvider";
+    enum eb_status st =
+        ep_check(p, api->CreateTensorRTProviderOptions(&o), "TensorRT", ep, todo, diag);
+    if (st == EB_OK)
+        st = ep_check(p, api->UpdateTensorRTProviderOptions(o, keys, vals, EB_ARRAY_LEN(keys)),
+                      "TensorRT", ep, todo, diag);
+    if (st == EB_OK)
+        st = ep_check(p, api->SessionOptionsAppendExecutionProvider_TensorRT_V2(p->opts, o),
+                      "TensorRT", ep, todo, diag);
+    if (o != NULL)
+        api->ReleaseTensorRTProviderOptions(o);
+    return st;
+}
+
+static enum eb_status ort_open(void *priv, const struct eb_backend_config *cfg,
+                               struct eb_diag *diag)
+{
+    struct ort_priv *p = priv;
+    enum eb_status st = EB_ERR_INVALID_ARG;
+    /* On failure everything made so far stays in `p`; ort_close releases it (the caller
+     * always closes a partially opened instance). */
+    if (cfg == NULL) {
+        st = eb_diag_fail(diag, EB_ERR_INVALID_ARG, "failed to open ONNX Runtime: no config");
+        goto fail;
+    }
+    p->log = cfg->log;
+    p->device = cfg->device;
+    st = eb_ort__lib_open(cfg->ort_lib, cfg->log, &p->lib, diag);
+    if (st != EB_OK)
+        goto fail;
+    p->api = p->lib.api;
+    const OrtApi *api = p->api;
+    const char *todo = "the ONNX Runtime library may be broken; try another with --ort_lib PATH";
+
+    if ((st = ort_check(p, api->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "edgebench", &p->env),
+                        EB_ERR_BACKEND, "create the ONNX Runtime environment", todo, diag)) !=
+            EB_OK ||
+        (st = ort_check(p, api->CreateSessionOptions(&p->opts), EB_ERR_BACKEND,
+                        "create ONNX Runtime session options", todo, diag)) != EB_OK ||
+        (st = ort_check(p, api->SetIntraOpNumThreads(p->opts, cfg->threads > 0 ? cfg->threads : 0),
+                        EB_ERR_INVALID_ARG, "set the ONNX Runtime thread count",
+                        "pass a smaller --threads", diag)) != EB_OK ||
+        (st = ort_check(p, api->SetInterOpNumThreads(p->opts, 1), EB_ERR_BACKEND,
+                        "set the ONNX Runtime inter-op threads", todo, diag)) != EB_OK ||
+        (st = ort_check(p, api->SetSessionGraphOptimizationLevel(p->opts, ORT_ENABLE_ALL),
+                        EB_ERR_BACKEND, "set the ONNX Runtime optimisation level", todo, diag)) !=
+            EB_OK)
+        goto fail;
+    /*
+     * No spinning: ORT's pool threads normally busy-wait between ops to shave latency. In dual
+     * mode two slots share the CPU, and a spinning pool would burn the other slot's cores; the
+     * interference ratio (dual vs solo) would then measure our spinning, not the models.
+     */
+    if ((st = ort_check(p,
+                        api->AddSessionConfigEntry(p->opts, "session.intra_op.allow_spinning", "0"),
+                        EB_ERR_BACKEND, "disable ONNX Runtime spinning", todo, diag)) != EB_OK ||
+        (st = ort_check(p,
+                        api->AddSessionConfigEntry(p->opts, "session.inter_op.allow_spinning", "0"),
+                        EB_ERR_BACKEND, "disable ONNX Runtime spinning", todo, diag)) != EB_OK ||
+        (st = ort_check(p, api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault,
+                                                    &p->cpu_info),
+                        EB_ERR_BACKEND, "describe host memory to ONNX Runtime", todo, diag)) !=
+            EB_OK)
+        goto fail;
+
+    double gb = cfg->gpu_mem_limit_gb;
+    /* GB = 10^9 bytes throughout edgebench (limit, monitoring, reports). */
+    uint64_t limit = (uint64_t)(gb * 1e9);
+    int yes = 0;
+    switch (cfg->device) {
+    case EB_DEVICE_CPU:
+        snprintf(p->provider, sizeof(p->provider), "CPUExecutionProvider");
+        p->limit_type = EB_LIMIT_UNAVAILABLE;
+        break;
+    case EB_DEVICE_CUDA:
+        if ((st = has_provider(p, "CUDAExecutionProvider", &yes, diag)) != EB_OK)
+            goto fail;
+        if (!yes) {
+            st = no_provider(p, "CUDA", "CUDAExecutionProvider", diag);
+            goto fail;
+        }
+        if ((st = append_cuda(p, limit, diag)) != EB_OK)
+            goto fail;
+        snprintf(p->provider, sizeof(p->provider), "CUDAExecutionProvider");
+        p->limit_type = EB_LIMIT_HARD;
+        snprintf(p->limit_methods, sizeof(p->limit_methods), "ort cuda gpu_mem_limit=%.2fGB", gb);
+        break;
+    case EB_DEVICE_TENSORRT:
+        if ((st = has_provider(p, "TensorrtExecutionProvider", &yes, diag)) != EB_OK)
+            goto fail;
+        if (!yes) {
+            st = no_provider(p, "TensorRT", "TensorrtExecutionProvider", diag);
+            goto fail;
+        }
+        if ((st = has_provider(p, "CUDAExecutionProvider", &yes, diag)) != EB_OK)
+            goto fail;
+        if (!yes) {
+            st = no_provider(p, "CUDA", "CUDAExecutionProvider", diag);
+            goto fail;
+        }
+        /* TensorRT gets half the budget for its workspace (design.md §2); nodes it cannot take
+         * fall back to the CUDA provider, whose arena is capped at the whole limit. */
+        if ((st = append_tensorrt(p, limit / 2, diag)) != EB_OK ||
+            (st = append_cuda(p, limit, diag)) != EB_OK)
+            goto fail;
+        snprintf(p->provider, sizeof(p->provider), "TensorrtExecutionProvider");
+        p->limit_type = EB_LIMIT_HARD;
+        snprintf(p->limit_methods, sizeof(p->limit_methods),
+                 "ort tensorrt trt_max_workspace_size=%.2fGB, ort cuda gpu_mem_limit=%.2fGB "
+                 "(fallback)",
+                 gb / 2, gb);
+        break;
+    default:
+        st = eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                          "failed to open ONNX Runtime: unknown device %d; use cpu, cuda or "
+                          "tensorrt",
+                          (int)cfg->device);
+        goto fail;
+    }
+    return EB_OK;
+
+fail:
+    return st;
+}
+
+static void ort_close(void *priv)
+{
+    struct ort_priv *p = priv;
+    if (p == NULL)
+        return;
+    const OrtApi *api = p->api;
+    if (api != NULL) {
+        for (size_t i = 0; i < EB_BACKEND_MAX_IO; i++) {
+            if (p->out[i] != NULL)
+                api->ReleaseValue(p->out[i]);
+            if (p->in[i].value != NULL)
+                api->ReleaseValue(p->in[i].value);
+        }
+        if (p->session != NULL)
+            api->ReleaseSession(p->session);
+        if (p->cpu_info != NULL)
+            api->ReleaseMemoryInfo(p->cpu_info);
+        if (p->opts != NULL)
+            api->ReleaseSessionOptions(p->opts);
+        if (p->env != NULL)
+            api->ReleaseEnv(p->env);
+    }
+    for (size_t i = 0; i < EB_BACKEND_MAX_IO; i++) {
+        free(p->in_names[i]);
+        free(p->out_names[i]);
+    }
+    for (size_t i = 0; i < p->n_class_names; i++)
+        free(p->class_names[i]);
+    free(p->class_names);
+    eb_ort__lib_close(&p->lib);
+    memset(p, 0, sizeof(*p));
+}
+
+/* ---- load ---------------------------------------------------------------------------------- */
+
+/* Checks that can be made before ONNX Runtime sees the file, with better advice than ORT's. */
+static enum eb_status check_model_path(const char *path, struct eb_diag *diag)
+{
+    if (ends_with_ci(path, ".engine") || ends_with_ci(path, ".plan") || ends_with_ci(path, ".trt"))
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "failed to load model %s: TensorRT engines are tied to the GPU and "
+                            "TensorRT version that built them; " EXPORT_HINT
+                            " and use --device tensorrt",
+                            path);
+    if (ends_with_ci(path, ".pt") || ends_with_ci(path, ".pth"))
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "failed to load model %s: PyTorch checkpoints cannot be run "
+                            "directly; " EXPORT_HINT,
+                            path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to open model %s: %s; check the path", path,
+                            strerror(errno));
+    struct stat sb;
+    int bad = fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode);
+    close(fd);
+    if (bad)
+        return eb_diag_fail(diag, EB_ERR_IO,
+                            "failed to open model %s: not a regular file; pass an .onnx file",
+                            path);
+    return EB_OK;
+}
+
+/* Maps ORT's session-creation failure to a status and advice. */
+static enum eb_status session_failed(struct ort_priv *p, OrtStatus *s, struct eb_diag *diag)
+{
+    enum eb_status st = EB_ERR_FORMAT;
+    const char *todo = "is it a valid ONNX file?";
+    switch (p->api->GetErrorCode(s)) {
+    case ORT_NO_SUCHFILE:
+        st = EB_ERR_IO;
+        todo = "check the path";
+        break;
+    case ORT_NOT_IMPLEMENTED:
+        st = EB_ERR_UNSUPPORTED;
+        todo = "this ONNX Runtime lacks an operator the model uses; re-export with a lower opset "
+               "or pass a newer ONNX Runtime with --ort_lib";
+        break;
+    case ORT_EP_FAIL:
+    case ORT_ENGINE_ERROR:
+        st = EB_ERR_DEVICE;
+        todo = "the execution provider failed; try --device cpu to check the model";
+        break;
+    default:
+        break;
+    }
+    char what[WHAT_MAX];
+    snprintf(what, sizeof(what), "load model %s", p->model);
+    return ort_check(p, s, st, what, todo, diag);
+}
+
+/* Reads name, dtype and shape of input (is_input) or output `i`; the name is kept in p. */
+static enum eb_status read_io(struct ort_priv *p, int is_input, size_t i, OrtAllocator *alloc,
+                              struct eb_io_desc *d, struct eb_diag *diag)
+{
+    const OrtApi *api = p->api;
+    char *name = NULL;
+    OrtTypeInfo *ti = NULL;
+    const OrtTensorTypeAndShapeInfo *tsi = NULL;
+    ONNXTensorElementDataType et = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    size_t rank = 0;
+    int64_t dims[EB_MAX_RANK];
+    char what[WHAT_MAX];
+    const char *todo = "is it a valid ONNX file?";
+    enum eb_status st;
+
+    snprintf(what, sizeof(what), "read the %s of model %s", is_input ? "inputs" : "outputs",
+             p->model);
+    st = ort_check(p,
+                   is_input ? api->SessionGetInputName(p->session, i, alloc, &name)
+                            : api->SessionGetOutputName(p->session, i, alloc, &name),
+                   EB_ERR_FORMAT, what, todo, diag);
+    if (st != EB_OK)
+        goto fail;
+    st = ort_check(p,
+                   is_input ? api->SessionGetInputTypeInfo(p->session, i, &ti)
+                            : api->SessionGetOutputTypeInfo(p->session, i, &ti),
+                   EB_ERR_FORMAT, what, todo, diag);
+    if (st == EB_OK)
+        st = ort_check(p, api->CastTypeInfoToTensorInfo(ti, &tsi), EB_ERR_FORMAT, what, todo,
+                       diag);
+    if (st != EB_OK)
+        goto fail;
+    if (tsi == NULL) {
+        st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                          "failed to load model %s: %s '%s' is not a tensor; edgebench runs "
+                          "detectors with tensor inputs and outputs",
+                          p->model, is_input ? "input" : "output", name);
+        goto fail;
+    }
+    if ((st = ort_check(p, api->GetTensorElementType(tsi, &et), EB_ERR_FORMAT, what, todo,
+                        diag)) != EB_OK ||
+        (st = ort_check(p, api->GetDimensionsCount(tsi, &rank), EB_ERR_FORMAT, what, todo,
+                        diag)) != EB_OK)
+        goto fail;
+    if (rank > EB_MAX_RANK) {
+        st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                          "failed to load model %s: %s '%s' has rank %zu, at most %d is "
+                          "supported; re-export the model",
+                          p->model, is_input ? "input" : "output", name, rank, EB_MAX_RANK);
+        goto fail;
+    }
+    if ((st = ort_check(p, api->GetDimensions(tsi, dims, rank), EB_ERR_FORMAT, what, todo,
+                        diag)) != EB_OK)
+        goto fail;
+
+    char **store = is_input ? &p->in_names[i] : &p->out_names[i];
+    if ((*store = dup_str(name)) == NULL) {
+        st = eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", p->model);
+        goto fail;
+    }
+    memset(d, 0, sizeof(*d));
+    snprintf(d->name, sizeof(d->name), "%s", name);
+    d->dtype = dtype_from_ort(et);
+    d->rank = (int)rank;
+    for (size_t k = 0; k < rank; k++)
+        d->shape[k] = dims[k] > 0 ? dims[k] : -1; /* symbolic dims come back as -1 (or 0) */
+    st = EB_OK;
+
+fail:
+    if (name != NULL)
+        (void)ort_check(p, api->AllocatorFree(alloc, name), EB_OK, "", "", NULL);
+    if (ti != NULL)
+        api->ReleaseTypeInfo(ti);
+    return st;
+}
+
+/* Batch 1 and the image size for an input; see the rules in the load contract. */
+static enum eb_status resolve_input(const struct ort_priv *p, struct eb_io_desc *d, int imgsz,
+                                    struct eb_diag *diag)
+{
+    if (d->rank >= 1) {
+        if (d->shape[0] < 0)
+            d->shape[0] = 1;
+        else if (d->shape[0] != 1)
+            return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                                "failed to load model %s: input '%s' has a fixed batch of %lld, "
+                                "edgebench runs batch 1; re-export with batch=1",
+                                p->model, d->name, (long long)d->shape[0]);
+    }
+    if (d->rank != 4)
+        return EB_OK;
+    int64_t *h = &d->shape[2], *w = &d->shape[3];
+    if (imgsz != 0 && ((*h > 0 && *h != imgsz) || (*w > 0 && *w != imgsz)))
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "model %s has a fixed input of %lldx%lld; --imgsz %d cannot be used "
+                            "with it; omit --imgsz or re-export",
+                            p->model, (long long)*h, (long long)*w, imgsz);
+    int64_t want = imgsz != 0 ? imgsz : DEFAULT_IMGSZ;
+    if (*h < 0)
+        *h = want;
+    if (*w < 0)
+        *w = want;
+    return EB_OK;
+}
+
+static enum eb_status ort_load(void *priv, const struct eb_model_spec *spec,
+                               struct eb_model_info *info_out, struct eb_diag *diag)
+{
+    struct ort_priv *p = priv;
+    const OrtApi *api = p->api;
+    OrtAllocator *alloc = NULL;
+    OrtStatus *s = NULL;
+    size_t n_in = 0, n_out = 0;
+    struct eb_model_info info;
+    enum eb_status st = EB_ERR_INVALID_ARG;
+
+    memset(&info, 0, sizeof(info));
+    if (api == NULL || p->session != NULL || spec == NULL || spec->imgsz < 0) {
+        st = eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                          "failed to load model %s: %s", spec && spec->path ? spec->path : "",
+                          api == NULL        ? "the backend is not open; create it first"
+                          : p->session != NULL ? "a model is already loaded; use one instance "
+                                                 "per model"
+                          : spec == NULL       ? "no model given; pass --model0/--model1"
+                                               : "negative --imgsz; pass a positive size");
+        goto fail;
+    }
+    snprintf(p->model, sizeof(p->model), "%s",
+             spec->path != NULL ? spec->path : "(in-memory model)");
+    if (spec->bytes != NULL) {
+        s = api->CreateSessionFromArray(p->env, spec->bytes, spec->n_bytes, p->opts, &p->session);
+    } else {
+        if (spec->path == NULL || spec->path[0] == '\0') {
+            st = eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                              "failed to load a model: no path given; pass --model0/--model1");
+            goto fail;
+        }
+        if ((st = check_model_path(spec->path, diag)) != EB_OK)
+            goto fail;
+        s = api->CreateSession(p->env, spec->path, p->opts, &p->session);
+    }
+    if (s != NULL) {
+        p->session = NULL;
+        st = session_failed(p, s, diag);
+        goto fail;
+    }
+
+    if ((st = ort_check(p, api->GetAllocatorWithDefaultOptions(&alloc), EB_ERR_BACKEND,
+                        "get the ONNX Runtime allocator", "the library may be broken",
+                        diag)) != EB_OK ||
+        (st = ort_check(p, api->SessionGetInputCount(p->session, &n_in), EB_ERR_FORMAT,
+                        "count the model inputs", "is it a valid ONNX file?", diag)) != EB_OK ||
+        (st = ort_check(p, api->SessionGetOutputCount(p->session, &n_out), EB_ERR_FORMAT,
+                        "count the model outputs", "is it a valid ONNX file?", diag)) != EB_OK)
+        goto fail;
+    if (n_in == 0 || n_out == 0 || n_in > EB_BACKEND_MAX_IO || n_out > EB_BACKEND_MAX_IO) {
+        st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                          "failed to load model %s: it has %zu inputs and %zu outputs, edgebench "
+                          "supports 1 to %d of each; export a detector with one image input",
+                          p->model, n_in, n_out, EB_BACKEND_MAX_IO);
+        goto fail;
+    }
+    for (size_t i = 0; i < n_in; i++) {
+        if ((st = read_io(p, 1, i, alloc, &info.inputs[i], diag)) != EB_OK ||
+            (st = resolve_input(p, &info.inputs[i], spec->imgsz, diag)) != EB_OK)
+            goto fail;
+    }
+    for (size_t i = 0; i < n_out; i++)
+        if ((st = read_io(p, 0, i, alloc, &info.outputs[i], diag)) != EB_OK)
+            goto fail;
+    p->n_in = n_in;
+    p->n_out = n_out;
+    info.n_inputs = n_in;
+    info.n_outputs = n_out;
+
+    load_class_names(p);
+    info.class_names = (const char *const *)p->class_names;
+    info.n_class_names = p->n_class_names;
+    info.limit_type = p->limit_type;
+    snprintf(info.limit_methods, sizeof(info.limit_methods), "%s", p->limit_methods);
+    snprintf(info.provider, sizeof(info.provider), "%s", p->provider);
+    *info_out = info;
+    return EB_OK;
+
+fail:
+    /* Leave the instance as before the call, so the error is the only effect. */
+    for (size_t i = 0; i < EB_BACKEND_MAX_IO; i++) {
+        free(p->in_names[i]);
+        free(p->out_names[i]);
+        p->in_names[i] = p->out_names[i] = NULL;
+    }
+    p->n_in = p->n_out = 0;
+    if (p->session != NULL) {
+        api->ReleaseSession(p->session);
+        p->session = NULL;
+    }
+    return st;
+}
+
+/* ---- infer --------------------------------------------------------------------------------- */
+
+/* Wraps the caller's input i in an OrtValue, unless the one from the last call still fits. */
+static enum eb_status bind_input(struct ort_priv *p, size_t i, const struct eb_tensor *t,
+                                 struct eb_diag *diag)
+{
+    struct ort_input *c = &p->in[i];
+    if (c->value != NULL && c->data == t->data && c->dtype == t->dtype && c->rank == t->rank &&
+        memcmp(c->shape, t->shape, (size_t)t->rank * sizeof(t->shape[0])) == 0)
+        return EB_OK;
+
+    ONNXTensorElementDataType et = dtype_to_ort(t->dtype);
+    int64_t numel = eb_tensor_numel(t);
+    if (t->data == NULL || t->rank < 0 || t->rank > EB_MAX_RANK || numel <= 0 ||
+        et == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to run model %s: input %zu (%s) has no data, an unknown "
+                            "dtype or a non-positive shape; pass a filled tensor",
+                            p->model, i, p->in_names[i]);
+    if (c->value != NULL) {
+        p->api->ReleaseValue(c->value);
+        c->value = NULL;
+    }
+    char what[WHAT_MAX];
+    snprintf(what, sizeof(what), "bind input %s of model %s", p->in_names[i], p->model);
+    enum eb_status st = ort_check(
+        p,
+        p->api->CreateTensorWithDataAsOrtValue(p->cpu_info, t->data,
+                                               (size_t)numel * eb_dtype_size(t->dtype), t->shape,
+                                               (size_t)t->rank, et, &c->value),
+        EB_ERR_INVALID_ARG, what, "check the input tensor", diag);
+    if (st != EB_OK) {
+        c->value = NULL;
+        return st;
+    }
+    c->data = t->data;
+    c->dtype = t->dtype;
+    c->rank = t->rank;
+    memset(c->shape, 0, sizeof(c->shape));
+    memcpy(c->shape, t->shape, (size_t)t->rank * sizeof(t->shape[0]));
+    return EB_OK;
+}
+
+static void drop_outputs(struct ort_priv *p)
+{
+    for (size_t i = 0; i < p->n_out; i++) {
+        if (p->out[i] != NULL)
+            p->api->ReleaseValue(p->out[i]);
+        p->out[i] = NULL;
+    }
+}
+
+/* Describes the outputs ORT has just allocated (only after a Run without preallocated ones). */
+static enum eb_status describe_outputs(struct ort_priv *p, struct eb_diag *diag)
+{
+    const OrtApi *api = p->api;
+    char what[WHAT_MAX];
+    snprintf(what, sizeof(what), "read the outputs of model %s", p->model);
+    for (size_t i = 0; i < p->n_out; i++) {
+        OrtTensorTypeAndShapeInfo *tsi = NULL;
+        struct eb_tensor *v = &p->out_view[i];
+        ONNXTensorElementDataType et = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+        size_t rank = 0;
+        int is_tensor = 0;
+        enum eb_status st =
+            ort_check(p, api->IsTensor(p->out[i], &is_tensor), EB_ERR_BACKEND, what, "", diag);
+        if (st != EB_OK)
+            return st;
+        if (!is_tensor)
+            return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                                "failed to run model %s: output %s is not a tensor; export a "
+                                "detector with tensor outputs",
+                                p->model, p->out_names[i]);
+        st = ort_check(p, api->GetTensorTypeAndShape(p->out[i], &tsi), EB_ERR_BACKEND, what,
+                       "report this", diag);
+        if (st == EB_OK)
+            st = ort_check(p, api->GetTensorElementType(tsi, &et), EB_ERR_BACKEND, what,
+                           "report this", diag);
+        if (st == EB_OK)
+            st = ort_check(p, api->GetDimensionsCount(tsi, &rank), EB_ERR_BACKEND, what,
+                           "report this", diag);
+        if (st == EB_OK && rank > EB_MAX_RANK)
+            st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                              "failed to run model %s: output %s has rank %zu, at most %d is "
+                              "supported",
+                              p->model, p->out_names[i], rank, EB_MAX_RANK);
+        memset(v, 0, sizeof(*v));
+        if (st == EB_OK)
+            st = ort_check(p, api->GetDimensions(tsi, v->shape, rank), EB_ERR_BACKEND, what,
+                           "report this", diag);
+        if (st == EB_OK)
+            st = ort_check(p, api->GetTensorMutableData(p->out[i], &v->data), EB_ERR_BACKEND,
+                           what, "report this", diag);
+        if (tsi != NULL)
+            api->ReleaseTensorTypeAndShapeInfo(tsi);
+        if (st != EB_OK)
+            return st;
+        v->dtype = dtype_from_ort(et);
+        v->rank = (int)rank;
+    }
+    return EB_OK;
+}
+
+static enum eb_status ort_infer(void *priv, const struct eb_tensor *in, size_t n_in,
+                                struct eb_tensor *out, size_t n_out,
+                                struct eb_infer_timing *timing_out, struct eb_diag *diag)
+{
+    struct ort_priv *p = priv;
+    const OrtApi *api = p->api;
+    const OrtValue *in_vals[EB_BACKEND_MAX_IO];
+    enum eb_status st = EB_ERR_INVALID_ARG;
+
+    if (p->session == NULL || n_in != p->n_in || n_out > p->n_out || in == NULL ||
+        (n_out > 0 && out == NULL)) {
+        st = eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                          "failed to run model %s: %s", p->model,
+                          p->session == NULL ? "no model is loaded; load one first"
+                                             : "wrong number of inputs or outputs; pass "
+                                               "info.n_inputs inputs and at most "
+                                               "info.n_outputs outputs");
+        goto fail;
+    }
+    for (size_t i = 0; i < n_in; i++) {
+        if ((st = bind_input(p, i, &in[i], diag)) != EB_OK)
+            goto fail;
+        in_vals[i] = p->in[i].value;
+    }
+
+    int reuse = p->out[0] != NULL;
+    const char *const *in_names = (const char *const *)p->in_names;
+    const char *const *out_names = (const char *const *)p->out_names;
+    uint64_t t0 = eb_clock_ns();
+    OrtStatus *s = api->Run(p->session, NULL, in_names, in_vals, p->n_in, out_names, p->n_out,
+                            p->out);
+    uint64_t t1 = eb_clock_ns();
+    if (s != NULL && reuse) {
+        /* A dynamic output may have changed shape: let ORT allocate fresh outputs once. */
+        eb_log_msg(p->log, EB_LOG_DEBUG, "model %s: run with kept outputs failed (%s); retrying",
+                   p->model, api->GetErrorMessage(s));
+        api->ReleaseStatus(s);
+        drop_outputs(p);
+        reuse = 0;
+        t0 = eb_clock_ns();
+        s = api->Run(p->session, NULL, in_names, in_vals, p->n_in, out_names, p->n_out, p->out);
+        t1 = eb_clock_ns();
+    }
+    if (s != NULL) {
+        char what[WHAT_MAX];
+        snprintf(what, sizeof(what), "run model %s", p->model);
+        drop_outputs(p);
+        st = ort_check(p, s, EB_ERR_BACKEND, what,
+                       "check that the input shape and dtype match the model", diag);
+        goto fail;
+    }
+    if (!reuse && (st = describe_outputs(p, diag)) != EB_OK) {
+        drop_outputs(p);
+        goto fail;
+    }
+    for (size_t i = 0; i < n_out; i++)
+        out[i] = p->out_view[i];
+    if (timing_out != NULL) {
+        timing_out->h2d_ns = 0;
+        timing_out->compute_ns = t1 - t0;
+        timing_out->d2h_ns = 0;
+    }
+    return EB_OK;
+
+fail:
+    return st;
+}
+
+const struct eb_backend_ops eb_backend_ort_ops = {
+    .abi = EB_BACKEND_ABI,
+    .name = "ort",
+    .description = "ONNX Runtime (C API, loaded at run time)",
+    .caps = EB_BACKEND_CAP_CUDA | EB_BACKEND_CAP_FP16 | EB_BACKEND_CAP_INT8 |
+            EB_BACKEND_CAP_MEM_LIMIT,
+    .priv_size = sizeof(struct ort_priv),
+    .probe = ort_probe,
+    .open = ort_open,
+    .close = ort_close,
+    .load = ort_load,
+    .infer = ort_infer,
+    .mem_usage = NULL,
+};

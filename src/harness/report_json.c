@@ -1,0 +1,397 @@
+/*
+ * report.json: the machine-readable report (schema in docs/report-schema.md). Every key is
+ * always present; what did not run is null (measurements) or zero (counts), so a consumer
+ * never special-cases a skipped or failed slot.
+ */
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/config.h"
+#include "harness/report.h"
+
+static double bytes_gb(uint64_t b)
+{
+    return (double)b / EB_REPORT_BYTES_PER_GB;
+}
+
+/* Empty strings are "not known" and become null. */
+static void kstr_or_null(struct eb_json_writer *w, const char *key, const char *s)
+{
+    eb_json_kstr(w, key, (s != NULL && s[0] != '\0') ? s : NULL);
+}
+
+/* Positive integers, or null when not known (0 or less). */
+static void kpos_or_null(struct eb_json_writer *w, const char *key, int64_t v)
+{
+    eb_json_key(w, key);
+    if (v > 0)
+        eb_json_int(w, v);
+    else
+        eb_json_null(w);
+}
+
+static void kuint(struct eb_json_writer *w, const char *key, uint64_t v)
+{
+    eb_json_key(w, key);
+    eb_json_uint(w, v);
+}
+
+/* A measured value that is null when nothing ran. */
+static void kmeas(struct eb_json_writer *w, const char *key, double v, int ran)
+{
+    eb_json_knum(w, key, ran ? v : NAN);
+}
+
+/* Latency statistics object; with count 0 every value but count is null. */
+static void write_stats(struct eb_json_writer *w, const char *key, const struct eb_stat_summary *s)
+{
+    int ran = s->count > 0;
+    eb_json_key(w, key);
+    eb_json_obj_begin(w);
+    kuint(w, "count", s->count);
+    kmeas(w, "mean", s->mean, ran);
+    kmeas(w, "std", s->std, ran);
+    kmeas(w, "cov", s->cov, ran);
+    kmeas(w, "min", s->min, ran);
+    kmeas(w, "p50", s->p50, ran);
+    kmeas(w, "p90", s->p90, ran);
+    kmeas(w, "p95", s->p95, ran);
+    kmeas(w, "p99", s->p99, ran);
+    kmeas(w, "max", s->max, ran);
+    kmeas(w, "fps", s->fps, ran);
+    eb_json_obj_end(w);
+}
+
+/* Nanoseconds as milliseconds rounded to the microsecond (keeps raw samples compact). */
+static double ns_to_ms_us(uint64_t ns)
+{
+    return (double)((ns + 500u) / 1000u) / 1000.0;
+}
+
+/* One raw-sample array, written on a single line even in a pretty document. */
+static void write_samples(struct eb_json_writer *w, const char *key, const struct eb_slot_result *s,
+                          enum eb_stage stage)
+{
+    eb_json_key(w, key);
+    int pretty = w->pretty;
+    w->pretty = 0;
+    eb_json_arr_begin(w);
+    if (s->status == EB_SLOT_OK && s->records != NULL) {
+        for (size_t i = 0; i < s->n_records; i++)
+            eb_json_num(w, ns_to_ms_us(s->records[i].stage_ns[stage]));
+    }
+    eb_json_arr_end(w);
+    w->pretty = pretty;
+}
+
+static int cmp_class_count_desc(const void *a, const void *b)
+{
+    const struct eb_class_count *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count < y->count ? 1 : -1;
+    return (x->cls > y->cls) - (x->cls < y->cls);
+}
+
+struct eb_class_count *eb_report__sorted_classes(const struct eb_slot_result *s)
+{
+    if (s->classes == NULL || s->n_classes == 0)
+        return NULL;
+    struct eb_class_count *c = malloc(s->n_classes * sizeof(*c));
+    if (c == NULL)
+        return NULL;
+    memcpy(c, s->classes, s->n_classes * sizeof(*c));
+    qsort(c, s->n_classes, sizeof(*c), cmp_class_count_desc);
+    return c;
+}
+
+static void write_class_entry(struct eb_json_writer *w, const struct eb_class_count *c)
+{
+    eb_json_obj_begin(w);
+    eb_json_kint(w, "class", c->cls);
+    eb_json_kstr(w, "name", c->name);
+    kuint(w, "count", c->count);
+    eb_json_obj_end(w);
+}
+
+static void write_detections(struct eb_json_writer *w, const struct eb_slot_result *s, int ran)
+{
+    eb_json_key(w, "detections");
+    eb_json_obj_begin(w);
+    kuint(w, "total", s->dets_total);
+    kmeas(w, "per_frame_mean", s->dets_per_frame_mean, ran);
+    eb_json_key(w, "per_frame_max");
+    if (ran)
+        eb_json_uint(w, s->dets_per_frame_max);
+    else
+        eb_json_null(w);
+    eb_json_key(w, "per_class");
+    eb_json_arr_begin(w);
+    if (s->classes != NULL) {
+        struct eb_class_count *sorted = eb_report__sorted_classes(s);
+        /* Without memory to sort, the counts still go out in their stored order. */
+        const struct eb_class_count *list = sorted != NULL ? sorted : s->classes;
+        for (size_t i = 0; i < s->n_classes; i++)
+            write_class_entry(w, &list[i]);
+        free(sorted);
+    }
+    eb_json_arr_end(w);
+    eb_json_obj_end(w);
+}
+
+static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
+{
+    int ran = s->status == EB_SLOT_OK;
+    eb_json_obj_begin(w);
+    eb_json_kint(w, "index", s->index);
+    eb_json_kstr(w, "name", s->name);
+    eb_json_kstr(w, "status", eb_slot_status_name(s->status));
+    eb_json_kstr(w, "error", s->error != EB_OK ? eb_status_name(s->error) : NULL);
+    kstr_or_null(w, "message", s->message);
+    kstr_or_null(w, "model", s->model_path);
+    kstr_or_null(w, "source", s->source);
+    kstr_or_null(w, "backend", s->backend);
+    kstr_or_null(w, "backend_version", s->backend_version);
+    kstr_or_null(w, "device", s->device);
+    kstr_or_null(w, "provider", s->provider);
+
+    eb_json_key(w, "input");
+    eb_json_obj_begin(w);
+    kstr_or_null(w, "dtype", s->input_dtype);
+    kpos_or_null(w, "width", s->input_w);
+    kpos_or_null(w, "height", s->input_h);
+    kpos_or_null(w, "channels", s->input_c);
+    eb_json_obj_end(w);
+    kstr_or_null(w, "layout", s->layout);
+    kpos_or_null(w, "num_classes", s->num_classes);
+    eb_json_kint(w, "threads", s->threads);
+
+    eb_json_key(w, "frames");
+    eb_json_obj_begin(w);
+    kuint(w, "measured", s->frames_measured);
+    kuint(w, "warmup", s->frames_warmup);
+    eb_json_kint(w, "skipped", s->frames_skipped);
+    eb_json_obj_end(w);
+    kmeas(w, "wall_s", s->wall_s, ran);
+    kmeas(w, "throughput_fps", s->throughput_fps, ran);
+
+    eb_json_key(w, "latency_ms");
+    eb_json_obj_begin(w);
+    for (int st = 0; st < EB_STAGE_COUNT; st++)
+        write_stats(w, eb_stage_name((enum eb_stage)st), &s->stages[st]);
+    eb_json_obj_end(w);
+
+    write_detections(w, s, ran);
+
+    eb_json_key(w, "solo_baseline");
+    if (s->has_solo) {
+        eb_json_obj_begin(w);
+        write_stats(w, "end_to_end", &s->solo_e2e);
+        write_stats(w, "inference", &s->solo_infer);
+        eb_json_knum(w, "interference_ratio", s->interference_ratio);
+        eb_json_knum(w, "interference_ratio_inference", s->interference_ratio_infer);
+        eb_json_obj_end(w);
+    } else {
+        eb_json_null(w);
+    }
+
+    eb_json_key(w, "memory");
+    eb_json_obj_begin(w);
+    eb_json_knum(w, "peak_gb", bytes_gb(s->mem_peak_bytes));
+    kuint(w, "violations", s->violations);
+    kuint(w, "backend_host_bytes", s->backend_host_bytes);
+    kuint(w, "backend_device_peak_bytes", s->backend_device_peak_bytes);
+    eb_json_obj_end(w);
+
+    eb_json_key(w, "samples");
+    eb_json_obj_begin(w);
+    write_samples(w, "end_to_end_ms", s, EB_STAGE_E2E);
+    write_samples(w, "inference_ms", s, EB_STAGE_INFER);
+    eb_json_obj_end(w);
+    eb_json_obj_end(w);
+}
+
+/* The "; "-separated methods as an array of strings (empty parts dropped). */
+static void write_methods(struct eb_json_writer *w, const char *methods)
+{
+    eb_json_key(w, "methods");
+    eb_json_arr_begin(w);
+    const char *p = methods;
+    while (p != NULL && *p != '\0') {
+        const char *sep = strstr(p, "; ");
+        size_t n = sep != NULL ? (size_t)(sep - p) : strlen(p);
+        char part[sizeof(((struct eb_mem_summary *)0)->methods)];
+        if (n >= sizeof(part))
+            n = sizeof(part) - 1;
+        memcpy(part, p, n);
+        part[n] = '\0';
+        if (part[0] != '\0')
+            eb_json_str(w, part);
+        p = sep != NULL ? sep + 2 : NULL;
+    }
+    eb_json_arr_end(w);
+}
+
+void eb_report__slots_by_closeness(const struct eb_run_result *r, int order_out[EB_NUM_SLOTS])
+{
+    for (int i = 0; i < EB_NUM_SLOTS; i++)
+        order_out[i] = i;
+    /* Insertion sort, descending by peak; the index breaks ties so the order is stable. */
+    for (int i = 1; i < EB_NUM_SLOTS; i++) {
+        int v = order_out[i];
+        int j = i - 1;
+        while (j >= 0 && r->slots[order_out[j]].mem_peak_bytes < r->slots[v].mem_peak_bytes) {
+            order_out[j + 1] = order_out[j];
+            j--;
+        }
+        order_out[j + 1] = v;
+    }
+}
+
+static void write_memory(struct eb_json_writer *w, const struct eb_run_result *r)
+{
+    const struct eb_mem_summary *m = &r->mem;
+    eb_json_key(w, "memory");
+    eb_json_obj_begin(w);
+    eb_json_knum(w, "limit_gb", m->limit_gb);
+    eb_json_kstr(w, "limit_type", eb_limit_type_name(m->limit_type));
+    write_methods(w, m->methods);
+    eb_json_kbool(w, "unified", m->unified);
+    kstr_or_null(w, "monitored", m->monitored);
+    eb_json_kstr(w, "overall", eb_mem_overall(m));
+    kuint(w, "violations", m->violations);
+    eb_json_knum(w, "peak_gb", bytes_gb(m->peak_bytes));
+    eb_json_knum(w, "system_total_gb", bytes_gb(m->system_total_bytes));
+    eb_json_knum(w, "peak_system_used_gb", bytes_gb(m->peak_system_used_bytes));
+    eb_json_knum(w, "peak_rss_gb", bytes_gb(m->peak_rss_bytes));
+    eb_json_knum(w, "peak_gpu_gb", bytes_gb(m->peak_gpu_bytes));
+    kuint(w, "pressure_warnings", m->pressure_warnings);
+
+    int order[EB_NUM_SLOTS];
+    eb_report__slots_by_closeness(r, order);
+    eb_json_key(w, "slots_by_closeness");
+    eb_json_arr_begin(w);
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        const struct eb_slot_result *s = &r->slots[order[i]];
+        double peak = bytes_gb(s->mem_peak_bytes);
+        eb_json_obj_begin(w);
+        eb_json_kstr(w, "slot", s->name);
+        eb_json_kint(w, "index", s->index);
+        eb_json_kstr(w, "status", eb_slot_status_name(s->status));
+        eb_json_knum(w, "peak_gb", peak);
+        /* A zero limit cannot come from the CLI; null instead of a division by zero. */
+        eb_json_knum(w, "fraction_of_limit", m->limit_gb > 0 ? peak / m->limit_gb : NAN);
+        eb_json_obj_end(w);
+    }
+    eb_json_arr_end(w);
+    eb_json_obj_end(w);
+}
+
+static void write_pair(struct eb_json_writer *w, const struct eb_pair_result *p)
+{
+    eb_json_key(w, "pair");
+    if (!p->valid) {
+        eb_json_null(w);
+        return;
+    }
+    eb_json_obj_begin(w);
+    kuint(w, "pairs", p->pairs);
+    write_stats(w, "latency_ms", &p->latency);
+    eb_json_knum(w, "pair_fps", p->pair_fps);
+    eb_json_obj_end(w);
+}
+
+static void write_system(struct eb_json_writer *w, const struct eb_system_summary *s)
+{
+    eb_json_key(w, "system");
+    eb_json_obj_begin(w);
+    kuint(w, "n_samples", s->n_samples);
+    int ran = s->n_samples > 0;
+    kmeas(w, "duration_s", s->duration_s, ran);
+    kmeas(w, "cpu_avg_pct", s->cpu_avg_pct, ran);
+    kmeas(w, "cpu_max_pct", s->cpu_max_pct, ran);
+    kmeas(w, "ram_used_max_mb", s->ram_used_max_mb, ran);
+    kmeas(w, "ram_used_avg_mb", s->ram_used_avg_mb, ran);
+    kmeas(w, "ram_total_mb", s->ram_total_mb, ran);
+    kmeas(w, "swap_used_max_mb", s->swap_used_max_mb, ran);
+    kmeas(w, "rss_max_mb", s->rss_max_mb, ran);
+    eb_json_key(w, "thermal_zones");
+    eb_json_arr_begin(w);
+    int nz = s->n_zones < 0 ? 0 : s->n_zones > EB_SAMPLER_MAX_ZONES ? EB_SAMPLER_MAX_ZONES : s->n_zones;
+    for (int i = 0; i < nz; i++) {
+        eb_json_obj_begin(w);
+        eb_json_kstr(w, "name", s->zones[i].name);
+        eb_json_knum(w, "max_c", s->zones[i].max_c);
+        eb_json_knum(w, "avg_c", s->zones[i].avg_c);
+        eb_json_obj_end(w);
+    }
+    eb_json_arr_end(w);
+
+    int tg = s->tegrastats_used;
+    eb_json_key(w, "tegrastats");
+    eb_json_obj_begin(w);
+    eb_json_kbool(w, "used", tg);
+    kuint(w, "lines", s->tegrastats_lines);
+    kuint(w, "bad_lines", s->tegrastats_bad_lines);
+    kmeas(w, "gpu_load_avg_pct", s->gpu_load_avg_pct, tg);
+    kmeas(w, "gpu_load_max_pct", s->gpu_load_max_pct, tg);
+    kmeas(w, "power_avg_mw", s->power_avg_mw, tg);
+    kmeas(w, "power_max_mw", s->power_max_mw, tg);
+    kmeas(w, "energy_mj", s->energy_mj, tg);
+    eb_json_obj_end(w);
+    kstr_or_null(w, "warning", s->warning);
+    eb_json_obj_end(w);
+}
+
+const char *eb_report__signal_name(int sig)
+{
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    default: return NULL;
+    }
+}
+
+void eb_report_write_json(const struct eb_run_result *r, struct eb_json_writer *w)
+{
+    eb_json_obj_begin(w);
+    eb_json_kint(w, "schema_version", EB_REPORT_SCHEMA_VERSION);
+    eb_json_kstr(w, "edgebench_version", r->version);
+    kstr_or_null(w, "mode", r->mode);
+    kstr_or_null(w, "started_at", r->started_at);
+    eb_json_knum(w, "duration_s", r->duration_s);
+    eb_json_kbool(w, "interrupted", r->interrupted);
+    eb_json_kstr(w, "interrupt_signal",
+                 r->interrupted ? eb_report__signal_name(r->interrupt_signal) : NULL);
+    eb_json_kint(w, "exit_code", r->exit_code);
+    kstr_or_null(w, "command_line", r->command_line);
+    eb_json_key(w, "config");
+    if (r->config != NULL)
+        eb_config_write_json(r->config, w);
+    else
+        eb_json_null(w);
+
+    write_memory(w, r);
+
+    eb_json_key(w, "slots");
+    eb_json_arr_begin(w);
+    for (int i = 0; i < EB_NUM_SLOTS; i++)
+        write_slot(w, &r->slots[i]);
+    eb_json_arr_end(w);
+
+    write_pair(w, &r->pair);
+    write_system(w, &r->sys);
+
+    eb_json_key(w, "warnings");
+    eb_json_arr_begin(w);
+    int nw = r->n_warnings < 0 ? 0 : r->n_warnings;
+    int cap = (int)(sizeof(r->warnings) / sizeof(r->warnings[0]));
+    for (int i = 0; i < nw && i < cap; i++)
+        eb_json_str(w, r->warnings[i]);
+    eb_json_arr_end(w);
+    kstr_or_null(w, "output_dir", r->output_dir);
+    eb_json_obj_end(w);
+}

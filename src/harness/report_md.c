@@ -1,0 +1,358 @@
+/*
+ * report.md: the report for people. Rendered from the same struct eb_run_result as report.json
+ * (and with the same unit conversions), so the two never disagree. Section order is part of
+ * the contract (docs/report-schema.md): the Memory Safety Summary always comes first.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/report.h"
+
+#define MAX_CLASS_ROWS 15
+
+static double bytes_gb(uint64_t b)
+{
+    return (double)b / EB_REPORT_BYTES_PER_GB;
+}
+
+/* Formats `v` with `prec` decimals, or "n/a" when it is not a finite number. */
+static const char *fmtd(char *buf, size_t n, double v, int prec)
+{
+    if (!isfinite(v))
+        snprintf(buf, n, "n/a");
+    else
+        snprintf(buf, n, "%.*f", prec, v);
+    return buf;
+}
+
+/*
+ * Writes a user-supplied string inside a table cell or a line: '|' is escaped so it cannot
+ * split the cell, line breaks become spaces; empty or NULL strings become an em dash.
+ */
+static void put_text(FILE *fp, const char *s)
+{
+    if (s == NULL || s[0] == '\0') {
+        fputs("—", fp);
+        return;
+    }
+    for (const char *p = s; *p != '\0'; p++) {
+        if (*p == '|')
+            fputs("\\|", fp);
+        else if (*p == '\n' || *p == '\r' || *p == '\t')
+            fputc(' ', fp);
+        else
+            fputc(*p, fp);
+    }
+}
+
+static void row_text(FILE *fp, const char *label, const char *value)
+{
+    fprintf(fp, "| %s | ", label);
+    put_text(fp, value);
+    fputs(" |\n", fp);
+}
+
+static void write_title(const struct eb_run_result *r, FILE *fp)
+{
+    fputs("# edgebench report: ", fp);
+    put_text(fp, r->mode[0] != '\0' ? r->mode : "unknown");
+    fputs(" mode, ", fp);
+    put_text(fp, r->started_at[0] != '\0' ? r->started_at : "unknown date");
+    fputs("\n\n", fp);
+    if (r->interrupted) {
+        const char *sig = eb_report__signal_name(r->interrupt_signal);
+        if (sig != NULL)
+            fprintf(fp, "> **Interrupted** (%s): results cover what ran.\n\n", sig);
+        else
+            fputs("> **Interrupted**: results cover what ran.\n\n", fp);
+    }
+    char b[32];
+    fputs("edgebench ", fp);
+    put_text(fp, r->version);
+    fprintf(fp, " · schema %d · duration %s s · exit code %d\n\n", EB_REPORT_SCHEMA_VERSION,
+            fmtd(b, sizeof(b), r->duration_s, 1), r->exit_code);
+}
+
+static void write_memory(const struct eb_run_result *r, FILE *fp)
+{
+    const struct eb_mem_summary *m = &r->mem;
+    char b1[32], b2[32], b3[32];
+    const char *overall = eb_mem_overall(m);
+
+    fputs("## Memory Safety Summary\n\n", fp);
+    fprintf(fp, "**%s**: %llu violation%s of the %s GB limit.\n\n", overall,
+            (unsigned long long)m->violations, m->violations == 1 ? "" : "s",
+            fmtd(b1, sizeof(b1), m->limit_gb, 2));
+    fputs("| Item | Value |\n|---|---|\n", fp);
+    fprintf(fp, "| Overall status | **%s** |\n", overall);
+    fprintf(fp, "| Limit | %s GB |\n", fmtd(b1, sizeof(b1), m->limit_gb, 2));
+    fprintf(fp, "| Limit type | %s |\n", eb_limit_type_name(m->limit_type));
+    row_text(fp, "Methods applied", m->methods[0] != '\0' ? m->methods : "none");
+    row_text(fp, "Monitored figure", m->monitored);
+
+    double peak = bytes_gb(m->peak_bytes);
+    fprintf(fp, "| Peak of the monitored figure | %s GB (%s%% of limit) |\n",
+            fmtd(b1, sizeof(b1), peak, 2),
+            fmtd(b2, sizeof(b2), m->limit_gb > 0 ? 100.0 * peak / m->limit_gb : NAN, 1));
+    if (m->unified) {
+        /* One DRAM: the allocator's figure is inside the system figure, never added to it. */
+        fprintf(fp, "| System memory (unified; CUDA allocator is a subset) | peak %s GB used of %s GB |\n",
+                fmtd(b1, sizeof(b1), bytes_gb(m->peak_system_used_bytes), 2),
+                fmtd(b2, sizeof(b2), bytes_gb(m->system_total_bytes), 2));
+        fprintf(fp, "| CUDA allocator peak (part of system memory) | %s GB |\n",
+                fmtd(b3, sizeof(b3), bytes_gb(m->peak_gpu_bytes), 2));
+    } else {
+        fprintf(fp, "| System RAM | peak %s GB used of %s GB |\n",
+                fmtd(b1, sizeof(b1), bytes_gb(m->peak_system_used_bytes), 2),
+                fmtd(b2, sizeof(b2), bytes_gb(m->system_total_bytes), 2));
+        fprintf(fp, "| GPU VRAM | peak %s GB |\n",
+                fmtd(b3, sizeof(b3), bytes_gb(m->peak_gpu_bytes), 2));
+    }
+    fprintf(fp, "| Process RSS peak | %s GB |\n",
+            fmtd(b1, sizeof(b1), bytes_gb(m->peak_rss_bytes), 2));
+    fprintf(fp, "| Total violations | %llu |\n", (unsigned long long)m->violations);
+    fprintf(fp, "| Memory-pressure warnings (available < 20%%) | %llu |\n\n",
+            (unsigned long long)m->pressure_warnings);
+
+    int order[EB_NUM_SLOTS];
+    eb_report__slots_by_closeness(r, order);
+    fputs("Slots ranked by closeness to the limit:\n\n", fp);
+    fputs("| Rank | Slot | Status | Peak GB | % of limit | Violations |\n", fp);
+    fputs("|---:|---|---|---:|---:|---:|\n", fp);
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        const struct eb_slot_result *s = &r->slots[order[i]];
+        double p = bytes_gb(s->mem_peak_bytes);
+        fprintf(fp, "| %d | %d: %s | %s | %s | %s | %llu |\n", i + 1, s->index, s->name,
+                eb_slot_status_name(s->status), fmtd(b1, sizeof(b1), p, 2),
+                fmtd(b2, sizeof(b2), m->limit_gb > 0 ? 100.0 * p / m->limit_gb : NAN, 1),
+                (unsigned long long)s->violations);
+    }
+    fputs("\n", fp);
+}
+
+static void latency_header(FILE *fp, const char *first)
+{
+    fprintf(fp, "| %s | Mean | Std | CoV | Min | p50 | p90 | p95 | p99 | Max | FPS |\n", first);
+    fputs("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", fp);
+}
+
+static void latency_row(FILE *fp, const char *label, const struct eb_stat_summary *s)
+{
+    char b[10][32];
+    fprintf(fp, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label,
+            fmtd(b[0], sizeof(b[0]), s->mean, 3), fmtd(b[1], sizeof(b[1]), s->std, 3),
+            fmtd(b[2], sizeof(b[2]), s->cov, 3), fmtd(b[3], sizeof(b[3]), s->min, 3),
+            fmtd(b[4], sizeof(b[4]), s->p50, 3), fmtd(b[5], sizeof(b[5]), s->p90, 3),
+            fmtd(b[6], sizeof(b[6]), s->p95, 3), fmtd(b[7], sizeof(b[7]), s->p99, 3),
+            fmtd(b[8], sizeof(b[8]), s->max, 3), fmtd(b[9], sizeof(b[9]), s->fps, 1));
+}
+
+static void write_slot_facts(const struct eb_slot_result *s, FILE *fp)
+{
+    char b1[32], b2[32];
+    fputs("| Item | Value |\n|---|---|\n", fp);
+    fputs("| Backend | ", fp);
+    put_text(fp, s->backend);
+    if (s->backend_version[0] != '\0') {
+        fputc(' ', fp);
+        put_text(fp, s->backend_version);
+    }
+    fputs(" |\n| Device / provider | ", fp);
+    put_text(fp, s->device);
+    fputs(" / ", fp);
+    put_text(fp, s->provider);
+    fputs(" |\n", fp);
+    row_text(fp, "Precision (input dtype)", s->input_dtype);
+    row_text(fp, "Model", s->model_path);
+    row_text(fp, "Source", s->source);
+    if (s->input_w > 0 && s->input_h > 0)
+        fprintf(fp, "| Input size | %d×%d×%d |\n", s->input_w, s->input_h, s->input_c);
+    else
+        fputs("| Input size | — |\n", fp);
+    fputs("| Layout | ", fp);
+    put_text(fp, s->layout);
+    if (s->num_classes > 0)
+        fprintf(fp, " (%d classes)", s->num_classes);
+    fputs(" |\n", fp);
+    if (s->threads > 0)
+        fprintf(fp, "| Threads | %d |\n", s->threads);
+    else
+        fputs("| Threads | backend default |\n", fp);
+    fprintf(fp, "| Frames | %llu measured, %llu warm-up, %lld skipped |\n",
+            (unsigned long long)s->frames_measured, (unsigned long long)s->frames_warmup,
+            (long long)s->frames_skipped);
+    if (s->status == EB_SLOT_OK)
+        fprintf(fp, "| Wall time | %s s (%s FPS) |\n", fmtd(b1, sizeof(b1), s->wall_s, 2),
+                fmtd(b2, sizeof(b2), s->throughput_fps, 1));
+    fputs("\n", fp);
+}
+
+static void write_detections(const struct eb_slot_result *s, FILE *fp)
+{
+    char b[32];
+    fputs("### Detections\n\n", fp);
+    fprintf(fp, "%llu in total; %s per frame on average, at most %u in one frame.\n\n",
+            (unsigned long long)s->dets_total, fmtd(b, sizeof(b), s->dets_per_frame_mean, 2),
+            s->dets_per_frame_max);
+    if (s->classes == NULL || s->n_classes == 0)
+        return;
+    struct eb_class_count *sorted = eb_report__sorted_classes(s);
+    const struct eb_class_count *list = sorted != NULL ? sorted : s->classes;
+    size_t n = s->n_classes < MAX_CLASS_ROWS ? s->n_classes : MAX_CLASS_ROWS;
+    if (s->n_classes > MAX_CLASS_ROWS)
+        fprintf(fp, "Top %d classes of %zu:\n\n", MAX_CLASS_ROWS, s->n_classes);
+    fputs("| Class | Name | Count |\n|---:|---|---:|\n", fp);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(fp, "| %d | ", list[i].cls);
+        put_text(fp, list[i].name);
+        fprintf(fp, " | %llu |\n", (unsigned long long)list[i].count);
+    }
+    fputs("\n", fp);
+    free(sorted);
+}
+
+static void write_slot(const struct eb_run_result *r, const struct eb_slot_result *s, FILE *fp)
+{
+    char b1[32], b2[32];
+    fprintf(fp, "## Slot %d: %s\n\n", s->index, s->name);
+    fprintf(fp, "**Status: %s**", eb_slot_status_name(s->status));
+    if (s->status != EB_SLOT_OK) {
+        fputs(" — reason: ", fp);
+        put_text(fp, s->message[0] != '\0' ? s->message
+                     : s->status == EB_SLOT_SKIPPED ? "no model given for this slot"
+                                                    : "unknown");
+        if (s->status == EB_SLOT_FAILED && s->error != EB_OK)
+            fprintf(fp, " (error: %s)", eb_status_name(s->error));
+    }
+    fputs("\n\n", fp);
+    if (s->status == EB_SLOT_SKIPPED && s->model_path[0] == '\0')
+        return;
+
+    write_slot_facts(s, fp);
+    if (s->status != EB_SLOT_OK)
+        return;
+
+    fputs("### Latency (ms)\n\n", fp);
+    latency_header(fp, "Stage");
+    for (int st = 0; st < EB_STAGE_COUNT; st++)
+        latency_row(fp, eb_stage_name((enum eb_stage)st), &s->stages[st]);
+    fputs("\n", fp);
+
+    write_detections(s, fp);
+
+    fputs("### Memory\n\n", fp);
+    double p = bytes_gb(s->mem_peak_bytes);
+    fprintf(fp, "Peak %s GB (%s%% of the limit), %llu violation%s; backend host %.1f MB, "
+                "device peak %.1f MB.\n\n",
+            fmtd(b1, sizeof(b1), p, 2),
+            fmtd(b2, sizeof(b2), r->mem.limit_gb > 0 ? 100.0 * p / r->mem.limit_gb : NAN, 1),
+            (unsigned long long)s->violations, s->violations == 1 ? "" : "s",
+            (double)s->backend_host_bytes / (1024.0 * 1024.0),
+            (double)s->backend_device_peak_bytes / (1024.0 * 1024.0));
+
+    if (s->has_solo) {
+        fputs("### Solo baseline\n\n", fp);
+        fprintf(fp, "Interference ratio (dual p50 / solo p50): end-to-end %s, inference %s.\n\n",
+                fmtd(b1, sizeof(b1), s->interference_ratio, 3),
+                fmtd(b2, sizeof(b2), s->interference_ratio_infer, 3));
+        latency_header(fp, "Solo stage");
+        latency_row(fp, "end_to_end", &s->solo_e2e);
+        latency_row(fp, "inference", &s->solo_infer);
+        fputs("\n", fp);
+    }
+}
+
+static void write_pair(const struct eb_pair_result *p, FILE *fp)
+{
+    char b[4][32];
+    if (!p->valid)
+        return;
+    fputs("## Dual-stream pair\n\n", fp);
+    fprintf(fp, "%llu pairs; pair latency (max of the two end-to-end times) p50 %s ms, p90 %s ms, "
+                "p99 %s ms; %s pairs/s.\n\n",
+            (unsigned long long)p->pairs, fmtd(b[0], sizeof(b[0]), p->latency.p50, 3),
+            fmtd(b[1], sizeof(b[1]), p->latency.p90, 3), fmtd(b[2], sizeof(b[2]), p->latency.p99, 3),
+            fmtd(b[3], sizeof(b[3]), p->pair_fps, 1));
+    latency_header(fp, "Pair");
+    latency_row(fp, "latency", &p->latency);
+    fputs("\n", fp);
+}
+
+static void write_system(const struct eb_system_summary *s, FILE *fp)
+{
+    char b1[32], b2[32], b3[32];
+    fputs("## System metrics\n\n", fp);
+    if (s->warning[0] != '\0') {
+        fputs("> **Sampler warning:** ", fp);
+        put_text(fp, s->warning);
+        fputs("\n\n", fp);
+    }
+    if (s->n_samples == 0) {
+        fputs("No system samples were taken.\n\n", fp);
+        return;
+    }
+    fputs("| Metric | Value |\n|---|---|\n", fp);
+    fprintf(fp, "| Samples | %llu over %s s |\n", (unsigned long long)s->n_samples,
+            fmtd(b1, sizeof(b1), s->duration_s, 1));
+    fprintf(fp, "| CPU (all cores) | avg %s%%, max %s%% |\n", fmtd(b1, sizeof(b1), s->cpu_avg_pct, 1),
+            fmtd(b2, sizeof(b2), s->cpu_max_pct, 1));
+    fprintf(fp, "| RAM used | avg %s MB, max %s MB of %s MB |\n",
+            fmtd(b1, sizeof(b1), s->ram_used_avg_mb, 0), fmtd(b2, sizeof(b2), s->ram_used_max_mb, 0),
+            fmtd(b3, sizeof(b3), s->ram_total_mb, 0));
+    fprintf(fp, "| Swap used (max) | %s MB |\n", fmtd(b1, sizeof(b1), s->swap_used_max_mb, 0));
+    fprintf(fp, "| Process RSS (max) | %s MB |\n", fmtd(b1, sizeof(b1), s->rss_max_mb, 0));
+    if (s->tegrastats_used) {
+        fprintf(fp, "| tegrastats lines | %llu (%llu unparsed) |\n",
+                (unsigned long long)s->tegrastats_lines, (unsigned long long)s->tegrastats_bad_lines);
+        fprintf(fp, "| GPU load | avg %s%%, max %s%% |\n",
+                fmtd(b1, sizeof(b1), s->gpu_load_avg_pct, 1),
+                fmtd(b2, sizeof(b2), s->gpu_load_max_pct, 1));
+        fprintf(fp, "| Power | avg %s mW, max %s mW |\n", fmtd(b1, sizeof(b1), s->power_avg_mw, 0),
+                fmtd(b2, sizeof(b2), s->power_max_mw, 0));
+        fprintf(fp, "| Energy | %s mJ |\n", fmtd(b1, sizeof(b1), s->energy_mj, 0));
+    }
+    fputs("\n", fp);
+    int nz = s->n_zones < 0 ? 0 : s->n_zones > EB_SAMPLER_MAX_ZONES ? EB_SAMPLER_MAX_ZONES : s->n_zones;
+    if (nz > 0) {
+        fputs("| Thermal zone | Max °C | Avg °C |\n|---|---:|---:|\n", fp);
+        for (int i = 0; i < nz; i++) {
+            fputs("| ", fp);
+            put_text(fp, s->zones[i].name);
+            fprintf(fp, " | %s | %s |\n", fmtd(b1, sizeof(b1), s->zones[i].max_c, 1),
+                    fmtd(b2, sizeof(b2), s->zones[i].avg_c, 1));
+        }
+        fputs("\n", fp);
+    }
+}
+
+static void write_warnings(const struct eb_run_result *r, FILE *fp)
+{
+    int cap = (int)(sizeof(r->warnings) / sizeof(r->warnings[0]));
+    int n = r->n_warnings < 0 ? 0 : r->n_warnings > cap ? cap : r->n_warnings;
+    if (n == 0)
+        return;
+    fputs("## Warnings\n\n", fp);
+    for (int i = 0; i < n; i++) {
+        fputs("- ", fp);
+        put_text(fp, r->warnings[i]);
+        fputs("\n", fp);
+    }
+    fputs("\n", fp);
+}
+
+void eb_report_write_md(const struct eb_run_result *r, FILE *fp)
+{
+    write_title(r, fp);
+    write_memory(r, fp);
+    for (int i = 0; i < EB_NUM_SLOTS; i++)
+        write_slot(r, &r->slots[i], fp);
+    write_pair(&r->pair, fp);
+    write_system(&r->sys, fp);
+    write_warnings(r, fp);
+    if (r->output_dir[0] != '\0') {
+        fputs("Output folder: `", fp);
+        put_text(fp, r->output_dir);
+        fputs("`\n", fp);
+    }
+}

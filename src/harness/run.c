@@ -1,0 +1,549 @@
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "eb/clock.h"
+#include "eb/thread.h"
+#include "harness/report.h"
+#include "harness/run.h"
+#include "harness/runlog.h"
+#include "harness/sampler.h"
+#include "harness/slot.h"
+#include "model/model.h"
+
+/* The embedded default: what `edgebench run` uses when no model is given. */
+#define EB_DEFAULT_RGB_SOURCE "synthetic=1280x720"
+#define EB_DEFAULT_THERMAL_SOURCE "synthetic=640x512"
+
+struct run_ctx {
+    const struct eb_config *cfg;
+    const struct eb_run_env *env;
+    struct eb_runlog rl;
+    struct eb_log log;
+    struct eb_platform platform;
+    char dir[4096];
+    struct eb_slot slots[EB_NUM_SLOTS];
+    int active[EB_NUM_SLOTS];          /* the mode uses this slot and it has a model */
+    uint8_t *model_bytes[EB_NUM_SLOTS];/* embedded default models, owned */
+    size_t model_len[EB_NUM_SLOTS];
+    char model_label[EB_NUM_SLOTS][64];
+    struct eb_run_result result;
+};
+
+static enum eb_status mkdir_p(const char *path, struct eb_diag *diag)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof(buf))
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "--output: bad folder name");
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return eb_diag_fail(diag, EB_ERR_IO,
+                                "failed to create output folder %s: %s; choose another with "
+                                "--output DIR",
+                                buf, strerror(errno));
+        buf[i] = c;
+    }
+    return EB_OK;
+}
+
+/* Creates <output>/<YYYYmmdd-HHMMSS>-<mode>[-N]. */
+static enum eb_status make_run_dir(struct run_ctx *rc, struct eb_diag *diag)
+{
+    static const char *const modes[] = {"rgb", "thermal", "dual"};
+    enum eb_status st = mkdir_p(rc->cfg->output, diag);
+    if (st != EB_OK)
+        return st;
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+    for (int k = 1; k < 1000; k++) {
+        if (k == 1)
+            snprintf(rc->dir, sizeof(rc->dir), "%s/%s-%s", rc->cfg->output, stamp,
+                     modes[rc->cfg->mode]);
+        else
+            snprintf(rc->dir, sizeof(rc->dir), "%s/%s-%s-%d", rc->cfg->output, stamp,
+                     modes[rc->cfg->mode], k);
+        if (mkdir(rc->dir, 0755) == 0)
+            return EB_OK;
+        if (errno != EEXIST)
+            return eb_diag_fail(diag, EB_ERR_IO,
+                                "failed to create run folder %s: %s; choose another --output",
+                                rc->dir, strerror(errno));
+    }
+    return eb_diag_fail(diag, EB_ERR_IO, "failed to create a run folder under %s: too many runs "
+                        "this second", rc->cfg->output);
+}
+
+static int uses_slot(int mode, int slot)
+{
+    return mode == EB_MODE_DUAL || (mode == EB_MODE_RGB && slot == 0) ||
+           (mode == EB_MODE_THERMAL && slot == 1);
+}
+
+/* Builds each slot's setup from the configuration; synthesizes the embedded default models. */
+static void setup_slots(struct run_ctx *rc)
+{
+    const struct eb_config *cfg = rc->cfg;
+    int embedded = cfg->model0 == NULL && cfg->model1 == NULL;
+    const struct eb_backend_ops *ort = eb_backend_find("ort");
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        struct eb_slot_setup su;
+        memset(&su, 0, sizeof(su));
+        su.model_path = i == 0 ? cfg->model0 : cfg->model1;
+        su.model_label = su.model_path;
+        if (cfg->mode == EB_MODE_DUAL)
+            su.source_text = i == 0 ? cfg->rgb_source : cfg->thermal_source;
+        else
+            su.source_text = cfg->source ? cfg->source
+                                         : (i == 0 ? cfg->rgb_source : cfg->thermal_source);
+        if (embedded && su.source_text == NULL)
+            su.source_text = i == 0 ? EB_DEFAULT_RGB_SOURCE : EB_DEFAULT_THERMAL_SOURCE;
+        su.synth_style = i == 0 ? EB_SYNTH_RGB : EB_SYNTH_THERMAL;
+        su.backend = ort;
+        su.backend_cfg.device = (enum eb_device)cfg->device;
+        su.backend_cfg.threads = (int)cfg->threads;
+        su.backend_cfg.gpu_mem_limit_gb = cfg->gpu_mem_limit_gb;
+        su.backend_cfg.ort_lib = cfg->ort_lib;
+        su.backend_cfg.log = &rc->log;
+        su.imgsz = (int)cfg->imgsz;
+        su.conf = (float)cfg->conf;
+        su.iou = (float)cfg->iou;
+        su.frames = cfg->frames;
+        su.warmup = cfg->warmup;
+        su.limit_bytes = (uint64_t)(cfg->gpu_mem_limit_gb * 1e9);
+        su.unified = rc->platform.is_jetson;
+        su.log = &rc->log;
+        su.stop = rc->env->stop;
+        rc->active[i] = uses_slot(cfg->mode, i) && (su.model_path != NULL || embedded);
+        if (rc->active[i] && embedded) {
+            struct eb_synth_options so = {.arch = i == 0 ? EB_SYNTH_YOLOV8 : EB_SYNTH_YOLO11,
+                                          .scale = 'n',
+                                          .imgsz = cfg->imgsz ? (int)cfg->imgsz : 640,
+                                          .num_classes = 80,
+                                          .seed = (uint32_t)i};
+            snprintf(rc->model_label[i], sizeof(rc->model_label[i]), "embedded:%s%c-%d",
+                     i == 0 ? "yolov8" : "yolo11", so.scale, so.imgsz);
+            su.model_label = rc->model_label[i];
+            struct eb_diag d = {0};
+            if (eb_model_synth(&so, &rc->model_bytes[i], &rc->model_len[i], &d) == EB_OK) {
+                su.model_bytes = rc->model_bytes[i];
+                su.model_len = rc->model_len[i];
+            } else {
+                /* The slot fails at prepare with this reason. */
+                su.model_path = NULL;
+                eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s: %s", i == 0 ? "rgb" : "thermal",
+                           d.msg);
+            }
+        }
+        eb_slot_init(&rc->slots[i], i, &su);
+        if (!rc->active[i]) {
+            struct eb_slot *s = &rc->slots[i];
+            if (!uses_slot(cfg->mode, i))
+                snprintf(s->diag.msg, sizeof(s->diag.msg), "not used in --mode %s",
+                         cfg->mode == EB_MODE_RGB ? "rgb" : "thermal");
+            else
+                snprintf(s->diag.msg, sizeof(s->diag.msg), "no weights given (--model%d)", i);
+        }
+    }
+}
+
+static void progress_line(struct run_ctx *rc, uint64_t t0, const int *which)
+{
+    char line[256];
+    size_t off = 0;
+    double el = (double)(eb_clock_ns() - t0) / 1e9;
+    uint64_t mem = 0;
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        struct eb_slot *s = &rc->slots[i];
+        if (!which[i])
+            continue;
+        size_t n = atomic_load_explicit(&s->n_done, memory_order_acquire);
+        /* Median of the last (up to) 31 published frames. */
+        double w[31];
+        size_t k = 0;
+        for (size_t j = n > 31 ? n - 31 : 0; j < n; j++)
+            w[k++] = (double)s->records[j].stage_ns[EB_STAGE_E2E] / 1e6;
+        for (size_t a = 1; a < k; a++)
+            for (size_t b = a; b > 0 && w[b - 1] > w[b]; b--) {
+                double t = w[b];
+                w[b] = w[b - 1];
+                w[b - 1] = t;
+            }
+        uint64_t m = atomic_load_explicit(&s->last_mem, memory_order_relaxed);
+        if (m > mem)
+            mem = m;
+        off += (size_t)snprintf(line + off, sizeof(line) - off,
+                                "%s%s %zu/%zu %.1f FPS p50 %.1f ms", off ? " | " : "", s->name, n,
+                                s->cap_records, el > 0 ? (double)n / el : 0.0,
+                                k ? w[k / 2] : 0.0);
+        if (off >= sizeof(line))
+            break;
+    }
+    if (off < sizeof(line))
+        snprintf(line + off, sizeof(line) - off, " | mem %.2f/%.2f GB", (double)mem / 1e9,
+                 rc->cfg->gpu_mem_limit_gb);
+    eb_runlog_progress(&rc->rl, line);
+}
+
+/* Runs the given slots in parallel threads (one per slot) until all finish. */
+static void run_parallel(struct run_ctx *rc, const int *which, int show_progress)
+{
+    struct eb_thread th[EB_NUM_SLOTS];
+    int started[EB_NUM_SLOTS] = {0};
+    uint64_t t0 = eb_clock_ns();
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        if (!which[i])
+            continue;
+        struct eb_diag d = {0};
+        atomic_store(&rc->slots[i].finished, 0);
+        if (eb_thread_create(&th[i], eb_slot_thread_main, &rc->slots[i], &d) == EB_OK) {
+            started[i] = 1;
+        } else {
+            rc->slots[i].status = EB_SLOT_FAILED;
+            rc->slots[i].diag = d;
+        }
+    }
+    while (show_progress && !*rc->env->stop) {
+        int running = 0;
+        for (int i = 0; i < EB_NUM_SLOTS; i++)
+            if (started[i] && !atomic_load_explicit(&rc->slots[i].finished, memory_order_acquire))
+                running = 1;
+        if (!running)
+            break;
+        progress_line(rc, t0, which);
+        eb_clock_sleep_ns(200000000ull);
+    }
+    for (int i = 0; i < EB_NUM_SLOTS; i++)
+        if (started[i])
+            eb_thread_join(&th[i]);
+    if (show_progress)
+        eb_runlog_progress(&rc->rl, "");
+}
+
+static void summarize_pair(struct run_ctx *rc)
+{
+    struct eb_pair_result *p = &rc->result.pair;
+    struct eb_slot *a = &rc->slots[0], *b = &rc->slots[1];
+    if (rc->cfg->mode != EB_MODE_DUAL || a->status != EB_SLOT_OK || b->status != EB_SLOT_OK)
+        return;
+    size_t na = atomic_load(&a->n_done), nb = atomic_load(&b->n_done);
+    size_t n = na < nb ? na : nb;
+    if (n == 0)
+        return;
+    double *v = malloc(n * sizeof(double));
+    if (v == NULL)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = a->records[i].stage_ns[EB_STAGE_E2E], y = b->records[i].stage_ns[EB_STAGE_E2E];
+        v[i] = (double)(x > y ? x : y) / 1e6;
+    }
+    eb_stat_summarize_ms(v, n, &p->latency);
+    free(v);
+    uint64_t start = a->phase_start_ns < b->phase_start_ns ? a->phase_start_ns : b->phase_start_ns;
+    uint64_t end = a->phase_end_ns > b->phase_end_ns ? a->phase_end_ns : b->phase_end_ns;
+    p->valid = 1;
+    p->pairs = n;
+    p->pair_fps = end > start ? (double)n / ((double)(end - start) / 1e9) : 0;
+}
+
+static void summarize_memory(struct run_ctx *rc)
+{
+    struct eb_mem_summary *m = &rc->result.mem;
+    const struct eb_config *cfg = rc->cfg;
+    m->limit_gb = cfg->gpu_mem_limit_gb;
+    m->unified = rc->platform.is_jetson;
+    snprintf(m->monitored, sizeof(m->monitored), "%s",
+             m->unified ? "system memory used (unified; CUDA allocator is a subset)"
+                        : "process RSS");
+    int any = 0;
+    enum eb_limit_type type = EB_LIMIT_HARD;
+    size_t off = 0;
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        struct eb_slot *s = &rc->slots[i];
+        if (!rc->active[i] || s->be == NULL)
+            continue;
+        any = 1;
+        if (s->info.limit_type < type)
+            type = s->info.limit_type;
+        if (s->info.limit_methods[0] != '\0' && off < sizeof(m->methods))
+            off += (size_t)snprintf(m->methods + off, sizeof(m->methods) - off, "%sslot %s: %s",
+                                    off ? "; " : "", s->name, s->info.limit_methods);
+        m->violations += s->violations;
+        if (s->mem_peak > m->peak_bytes)
+            m->peak_bytes = s->mem_peak;
+    }
+    m->limit_type = any ? type : EB_LIMIT_UNAVAILABLE;
+    if (off < sizeof(m->methods))
+        snprintf(m->methods + off, sizeof(m->methods) - off,
+                 "%sper-frame monitoring of %s", off ? "; " : "", m->monitored);
+    struct eb_sysmem sm;
+    if (eb_procfs_sysmem(&sm, NULL) == EB_OK)
+        m->system_total_bytes = sm.total;
+    const struct eb_system_summary *sys = &rc->result.sys;
+    m->peak_system_used_bytes = (uint64_t)(sys->ram_used_max_mb * 1048576.0);
+    m->peak_rss_bytes = (uint64_t)(sys->rss_max_mb * 1048576.0);
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        if (!m->unified && rc->slots[i].mem_peak > m->peak_rss_bytes)
+            m->peak_rss_bytes = rc->slots[i].mem_peak;
+        struct eb_slot_result *r = &rc->result.slots[i];
+        if (r->backend_device_peak_bytes > m->peak_gpu_bytes)
+            m->peak_gpu_bytes = r->backend_device_peak_bytes;
+    }
+    m->pressure_warnings = sys->pressure_samples;
+}
+
+static void banner(struct run_ctx *rc)
+{
+    enum eb_limit_type type = EB_LIMIT_HARD;
+    int any = 0;
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        struct eb_slot *s = &rc->slots[i];
+        if (rc->active[i] && s->status == EB_SLOT_OK) {
+            any = 1;
+            if (s->info.limit_type < type)
+                type = s->info.limit_type;
+        }
+    }
+    if (!any)
+        type = EB_LIMIT_UNAVAILABLE;
+    eb_log_msg(&rc->log, EB_LOG_INFO, "memory limit %.2f GB, limit type %s; methods: %s%s",
+               rc->cfg->gpu_mem_limit_gb, eb_limit_type_name(type),
+               type == EB_LIMIT_UNAVAILABLE ? "none enforceable on this device, " : "",
+               rc->platform.is_jetson
+                   ? "per-frame monitoring of system memory (unified memory)"
+                   : "per-frame monitoring of process RSS");
+}
+
+static int exit_code_of(const struct run_ctx *rc)
+{
+    if (rc->result.interrupted)
+        return EB_EXIT_INTERRUPTED;
+    int attempted = 0, failed = 0;
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        if (!rc->active[i])
+            continue;
+        attempted++;
+        if (rc->slots[i].status == EB_SLOT_FAILED)
+            failed++;
+    }
+    if (attempted == 0 || failed == attempted)
+        return EB_EXIT_NOTHING_RAN;
+    return failed > 0 ? EB_EXIT_SLOT_FAILED : EB_EXIT_OK;
+}
+
+int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
+{
+    struct run_ctx *rc = calloc(1, sizeof(*rc));
+    if (rc == NULL) {
+        fprintf(env->console, "edgebench: error: out of memory\n");
+        return EB_EXIT_NOTHING_RAN;
+    }
+    rc->cfg = cfg;
+    rc->env = env;
+    enum eb_log_level lvl = cfg->verbose ? EB_LOG_DEBUG : cfg->quiet ? EB_LOG_WARN : EB_LOG_INFO;
+    eb_runlog_init(&rc->rl, env->console, lvl);
+    rc->log = eb_runlog_iface(&rc->rl);
+    struct eb_run_result *res = &rc->result;
+    eb_run_result_init(res);
+    res->version = env->version;
+    res->config = cfg;
+    snprintf(res->mode, sizeof(res->mode), "%s",
+             cfg->mode == EB_MODE_RGB ? "rgb" : cfg->mode == EB_MODE_THERMAL ? "thermal" : "dual");
+    snprintf(res->command_line, sizeof(res->command_line), "%s", env->command_line);
+    uint64_t wall0 = eb_clock_wall_ns(), t0 = eb_clock_ns();
+    eb_clock_iso8601(wall0, res->started_at, sizeof(res->started_at));
+
+    struct eb_diag diag = {0};
+    if (make_run_dir(rc, &diag) != EB_OK) {
+        fprintf(env->console, "edgebench: error: %s\n", diag.msg);
+        eb_runlog_fini(&rc->rl);
+        free(rc);
+        return EB_EXIT_NOTHING_RAN;
+    }
+    snprintf(res->output_dir, sizeof(res->output_dir), "%s", rc->dir);
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/run.log", rc->dir);
+    if (eb_runlog_open_file(&rc->rl, path, &diag) != EB_OK)
+        eb_log_msg(&rc->log, EB_LOG_WARN, "%s", diag.msg);
+    eb_log_msg(&rc->log, EB_LOG_DEBUG, "command line: %s", env->command_line);
+    eb_platform_detect(NULL, &rc->platform);
+
+    setup_slots(rc);
+    for (int i = 0; i < EB_NUM_SLOTS && !*env->stop; i++) {
+        if (!rc->active[i])
+            continue;
+        struct eb_slot *s = &rc->slots[i];
+        eb_log_msg(&rc->log, EB_LOG_INFO, "slot %s: loading %s on %s", s->name,
+                   s->setup.model_label ? s->setup.model_label : "(no model)",
+                   s->setup.source_text ? s->setup.source_text : "(no source)");
+        if (s->setup.model_path == NULL && s->setup.model_bytes == NULL) {
+            s->status = EB_SLOT_FAILED;
+            if (s->diag.status == EB_OK)
+                eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
+                             "the embedded default model could not be built");
+        } else if (eb_slot_prepare(s) == EB_OK) {
+            eb_log_msg(&rc->log, EB_LOG_INFO,
+                       "slot %s: %s %s input %dx%dx%d %s, output %s with %d classes", s->name,
+                       s->probe.version[0] ? "onnxruntime" : s->setup.backend->name,
+                       s->probe.version, s->in_c, s->in_h, s->in_w, eb_dtype_name(s->in_dtype),
+                       eb_yolo_layout_name(s->layout.layout), s->num_classes);
+        }
+        if (s->status == EB_SLOT_FAILED)
+            eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", s->name, s->diag.msg);
+    }
+    banner(rc);
+
+    struct eb_sampler *sampler = NULL;
+    snprintf(path, sizeof(path), "%s/metrics.jsonl", rc->dir);
+    struct eb_sampler_config sc = {.interval_ns = (uint64_t)cfg->interval_ms * 1000000ull,
+                                   .metrics_path = path,
+                                   .tegrastats_cmd = env->tegrastats_cmd,
+                                   .is_jetson = rc->platform.is_jetson,
+                                   .log = &rc->log};
+    struct eb_diag sd = {0};
+    if (eb_sampler_start(&sc, &sampler, &sd) != EB_OK) {
+        eb_log_msg(&rc->log, EB_LOG_WARN, "system metrics unavailable: %s", sd.msg);
+        eb_run_result_warn(res, "system metrics unavailable: %s", sd.msg);
+        sampler = NULL;
+    }
+
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        struct eb_slot *s = &rc->slots[i];
+        if (rc->active[i] && s->status == EB_SLOT_OK && !*env->stop &&
+            eb_slot_warmup(s) != EB_OK)
+            eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed during warm-up: %s", s->name,
+                       s->diag.msg);
+    }
+
+    int show = !cfg->quiet && isatty(fileno(env->console));
+    int ok[EB_NUM_SLOTS];
+    for (int i = 0; i < EB_NUM_SLOTS; i++)
+        ok[i] = rc->active[i] && rc->slots[i].status == EB_SLOT_OK;
+
+    if (cfg->solo_baseline && cfg->mode == EB_MODE_DUAL && ok[0] && ok[1]) {
+        for (int i = 0; i < EB_NUM_SLOTS && !*env->stop; i++) {
+            struct eb_slot *s = &rc->slots[i];
+            if (!s->rewindable) {
+                eb_run_result_warn(res, "slot %s: the source cannot be replayed (camera); no "
+                                   "solo baseline", s->name);
+                continue;
+            }
+            eb_log_msg(&rc->log, EB_LOG_INFO, "solo baseline: slot %s alone", s->name);
+            int which[EB_NUM_SLOTS] = {0};
+            which[i] = 1;
+            run_parallel(rc, which, show);
+            struct eb_slot_result tmp;
+            memset(&tmp, 0, sizeof(tmp));
+            eb_slot_summarize(s, &tmp);
+            struct eb_slot_result *r = &res->slots[i];
+            r->has_solo = s->status == EB_SLOT_OK && tmp.frames_measured > 0;
+            r->solo_e2e = tmp.stages[EB_STAGE_E2E];
+            r->solo_infer = tmp.stages[EB_STAGE_INFER];
+            free(tmp.classes);
+            free(tmp.records);
+            if (s->status == EB_SLOT_OK && eb_slot_rewind(s) != EB_OK)
+                eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s: %s", s->name, s->diag.msg);
+            s->violations = 0;
+            s->mem_peak = 0;
+        }
+        for (int i = 0; i < EB_NUM_SLOTS; i++)
+            ok[i] = rc->active[i] && rc->slots[i].status == EB_SLOT_OK;
+    }
+
+    if (!*env->stop && (ok[0] || ok[1])) {
+        eb_log_msg(&rc->log, EB_LOG_INFO, "measuring %s", res->mode);
+        run_parallel(rc, ok, show);
+    }
+    for (int i = 0; i < EB_NUM_SLOTS; i++)
+        if (rc->slots[i].status == EB_SLOT_FAILED && ok[i])
+            eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", rc->slots[i].name,
+                       rc->slots[i].diag.msg);
+
+    eb_sampler_stop(sampler, &res->sys);
+    if (res->sys.warning[0] != '\0')
+        eb_run_result_warn(res, "%s", res->sys.warning);
+    res->interrupted = *env->stop != 0;
+    res->interrupt_signal = (int)*env->stop;
+    if (res->interrupted)
+        eb_log_msg(&rc->log, EB_LOG_WARN, "interrupted: writing the report of what ran");
+
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        struct eb_slot_result *r = &res->slots[i];
+        int has_solo = r->has_solo;
+        struct eb_stat_summary se = r->solo_e2e, si = r->solo_infer;
+        eb_slot_summarize(&rc->slots[i], r);
+        r->has_solo = has_solo;
+        r->solo_e2e = se;
+        r->solo_infer = si;
+        if (has_solo) {
+            r->interference_ratio = se.p50 > 0 ? r->stages[EB_STAGE_E2E].p50 / se.p50 : NAN;
+            r->interference_ratio_infer =
+                si.p50 > 0 ? r->stages[EB_STAGE_INFER].p50 / si.p50 : NAN;
+        }
+    }
+    summarize_pair(rc);
+    summarize_memory(rc);
+    res->duration_s = (double)(eb_clock_ns() - t0) / 1e9;
+    res->exit_code = exit_code_of(rc);
+    if (res->mem.violations > 0)
+        eb_log_msg(&rc->log, EB_LOG_WARN, "%llu memory limit violations (limit %.2f GB)",
+                   (unsigned long long)res->mem.violations, res->mem.limit_gb);
+
+    struct eb_diag rd = {0};
+    if (eb_report_write_files(res, rc->dir, &rd) != EB_OK)
+        eb_log_msg(&rc->log, EB_LOG_ERROR, "%s", rd.msg);
+    const char *ort_version = NULL, *ort_library = NULL;
+    for (int i = 0; i < EB_NUM_SLOTS; i++)
+        if (rc->slots[i].probe.version[0] != '\0') {
+            ort_version = rc->slots[i].probe.version;
+            ort_library = rc->slots[i].probe.library;
+        }
+    struct eb_env_extra extra = {.version = env->version,
+                                 .command_line = env->command_line,
+                                 .ort_version = ort_version,
+                                 .ort_library = ort_library};
+    struct eb_diag ed = {0};
+    if (eb_report_write_env(rc->dir, &extra, &ed) != EB_OK)
+        eb_log_msg(&rc->log, EB_LOG_ERROR, "%s", ed.msg);
+
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        const struct eb_slot_result *r = &res->slots[i];
+        if (r->status == EB_SLOT_OK && r->frames_measured > 0)
+            eb_log_msg(&rc->log, EB_LOG_INFO,
+                       "slot %s: %llu frames, end-to-end p50 %.2f ms p99 %.2f ms, inference "
+                       "p50 %.2f ms, %.1f FPS, %.2f detections/frame",
+                       r->name, (unsigned long long)r->frames_measured,
+                       r->stages[EB_STAGE_E2E].p50, r->stages[EB_STAGE_E2E].p99,
+                       r->stages[EB_STAGE_INFER].p50, r->throughput_fps, r->dets_per_frame_mean);
+        else
+            eb_log_msg(&rc->log, EB_LOG_INFO, "slot %s: %s%s%s", r->name,
+                       eb_slot_status_name(r->status), r->message[0] ? ": " : "", r->message);
+    }
+    if (res->pair.valid)
+        eb_log_msg(&rc->log, EB_LOG_INFO, "pair: %llu pairs, pair latency p50 %.2f ms, %.1f pair FPS",
+                   (unsigned long long)res->pair.pairs, res->pair.latency.p50, res->pair.pair_fps);
+    fprintf(stdout, "report: %s/report.md\n", rc->dir);
+    fflush(stdout);
+
+    int code = res->exit_code;
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        eb_slot_fini(&rc->slots[i]);
+        free(rc->model_bytes[i]);
+    }
+    eb_run_result_fini(res);
+    eb_runlog_fini(&rc->rl);
+    free(rc);
+    return code;
+}

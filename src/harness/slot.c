@@ -1,0 +1,514 @@
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eb/clock.h"
+#include "harness/sampler.h"
+#include "harness/slot.h"
+
+/* Records are preallocated; a source of unknown length measures at most this many frames. */
+#define EB_SLOT_MAX_RECORDS 1000000
+#define EB_SLOT_DEFAULT_LIVE_FRAMES 300
+#define EB_SLOT_MAX_DET 300
+
+void eb_slot_init(struct eb_slot *s, int index, const struct eb_slot_setup *setup)
+{
+    memset(s, 0, sizeof(*s));
+    s->index = index;
+    s->name = index == 0 ? "rgb" : "thermal";
+    s->setup = *setup;
+    s->status = EB_SLOT_SKIPPED;
+    atomic_init(&s->n_done, 0);
+    atomic_init(&s->last_mem, 0);
+    atomic_init(&s->finished, 0);
+}
+
+static enum eb_status slot_fail(struct eb_slot *s, enum eb_status st)
+{
+    s->status = EB_SLOT_FAILED;
+    if (s->diag.status == EB_OK)
+        eb_diag_fail(&s->diag, st, "%s", eb_status_message(st));
+    return st;
+}
+
+/* IEEE half from float (round to nearest even), for float16 model inputs. */
+static uint16_t f32_to_f16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof(x));
+    uint32_t sign = (x >> 16) & 0x8000u;
+    int32_t exp = (int32_t)((x >> 23) & 0xFF) - 127 + 15;
+    uint32_t mant = x & 0x7FFFFFu;
+    if (((x >> 23) & 0xFF) == 0xFF)
+        return (uint16_t)(sign | 0x7C00u | (mant ? 0x200u : 0));
+    if (exp >= 31)
+        return (uint16_t)(sign | 0x7C00u);
+    if (exp <= 0) {
+        if (exp < -10)
+            return (uint16_t)sign;
+        mant |= 0x800000u;
+        uint32_t shift = (uint32_t)(14 - exp);
+        uint32_t half = mant >> shift;
+        uint32_t rem = mant & ((1u << shift) - 1);
+        uint32_t mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half & 1u)))
+            half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t half = sign | ((uint32_t)exp << 10) | (mant >> 13);
+    uint32_t rem = mant & 0x1FFFu;
+    if (rem > 0x1000u || (rem == 0x1000u && (half & 1u)))
+        half++;
+    return (uint16_t)half;
+}
+
+static float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1Fu;
+    uint32_t mant = h & 0x3FFu;
+    uint32_t x;
+    if (exp == 0) {
+        if (mant == 0) {
+            x = sign;
+        } else {
+            exp = 127 - 15 + 1;
+            while ((mant & 0x400u) == 0) {
+                mant <<= 1;
+                exp--;
+            }
+            mant &= 0x3FFu;
+            x = sign | (exp << 23) | (mant << 13);
+        }
+    } else if (exp == 31) {
+        x = sign | 0x7F800000u | (mant << 13);
+    } else {
+        x = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+    }
+    float f;
+    memcpy(&f, &x, sizeof(f));
+    return f;
+}
+
+static uint64_t monitored_bytes(const struct eb_slot *s)
+{
+    if (s->setup.unified) {
+        struct eb_sysmem m;
+        if (eb_procfs_sysmem(&m, NULL) == EB_OK)
+            return m.used;
+        return 0;
+    }
+    return eb_procfs_rss_bytes();
+}
+
+/* Runs preprocess and infer; leaves output 0's descriptor in s->out0. */
+static enum eb_status run_model(struct eb_slot *s, const struct eb_frame *fr, uint64_t *t_pre_end,
+                                uint64_t *t_inf_end)
+{
+    eb_letterbox_compute(fr->width, fr->height, s->in_w, s->in_h, &s->lb);
+    eb_letterbox_rgb_to_nchw_f32(fr->rgb, fr->width, fr->height, fr->stride, &s->lb, s->in_c,
+                                 s->input_f32);
+    if (s->in_dtype == EB_DTYPE_F16) {
+        size_t n = (size_t)s->in_c * (size_t)s->in_h * (size_t)s->in_w;
+        uint16_t *h = s->input;
+        for (size_t i = 0; i < n; i++)
+            h[i] = f32_to_f16(s->input_f32[i]);
+    }
+    *t_pre_end = eb_clock_ns();
+    struct eb_tensor in = {.dtype = s->in_dtype, .rank = 4, .data = s->input};
+    in.shape[0] = 1;
+    in.shape[1] = s->in_c;
+    in.shape[2] = s->in_h;
+    in.shape[3] = s->in_w;
+    struct eb_tensor outs[EB_BACKEND_MAX_IO];
+    memset(outs, 0, sizeof(outs));
+    struct eb_infer_timing timing;
+    enum eb_status st = eb_backend_infer(s->be, &in, 1, outs, s->info.n_outputs, &timing, &s->diag);
+    *t_inf_end = eb_clock_ns();
+    if (st == EB_OK)
+        s->out0 = outs[0];
+    return st;
+}
+
+/* Output 0 as float32 (float16 outputs are converted into the buffer sized at prepare). */
+static enum eb_status output_f32(struct eb_slot *s, const float **out)
+{
+    const struct eb_tensor *o = &s->out0;
+    if (o->dtype == EB_DTYPE_F32) {
+        *out = o->data;
+        return EB_OK;
+    }
+    int64_t n = eb_tensor_numel(o);
+    if (o->dtype == EB_DTYPE_F16 && s->out_f32 != NULL && (size_t)n <= s->out_f32_cap) {
+        const uint16_t *h = o->data;
+        for (int64_t i = 0; i < n; i++)
+            s->out_f32[i] = f16_to_f32(h[i]);
+        *out = s->out_f32;
+        return EB_OK;
+    }
+    return eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
+                        "model output 0 has type %s and %lld elements; edgebench reads float32 or "
+                        "float16 detection outputs of a fixed size",
+                        eb_dtype_name(o->dtype), (long long)n);
+}
+
+/* Reads a frame for warm-up/probing, wrapping around once at the end of a rewindable source. */
+static enum eb_status next_frame_wrapping(struct eb_slot *s, struct eb_frame *fr)
+{
+    enum eb_status st = eb_source_next(s->src, fr, &s->diag);
+    if (st == EB_ERR_END && s->rewindable) {
+        eb_diag_clear(&s->diag);
+        st = eb_source_rewind(s->src, &s->diag);
+        if (st == EB_OK)
+            st = eb_source_next(s->src, fr, &s->diag);
+    }
+    if (st == EB_ERR_END) {
+        eb_diag_clear(&s->diag);
+        return eb_diag_fail(&s->diag, EB_ERR_END,
+                            "source %s delivered no frame that could be decoded (%lld skipped); "
+                            "check the files",
+                            s->setup.source_text, (long long)eb_source_skipped(s->src));
+    }
+    return st;
+}
+
+enum eb_status eb_slot_prepare(struct eb_slot *s)
+{
+    enum eb_status st;
+    const struct eb_slot_setup *su = &s->setup;
+    s->status = EB_SLOT_OK;
+
+    st = eb_source_spec_parse(su->source_text, &s->spec, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    struct eb_source_options so = {.max_frames = 0, .synth_style = su->synth_style,
+                                   .seed = (uint32_t)(s->index + 1), .log = su->log};
+    int live = s->spec.kind == EB_SOURCE_CAMERA || s->spec.kind == EB_SOURCE_SYNTHETIC;
+    int64_t target = su->frames > 0 ? su->frames : (live ? EB_SLOT_DEFAULT_LIVE_FRAMES : 0);
+    s->rewindable = s->spec.kind != EB_SOURCE_CAMERA;
+    /* A camera cannot rewind: it delivers the warm-up frames and then the measured ones. */
+    if (s->spec.kind == EB_SOURCE_CAMERA)
+        so.max_frames = target + su->warmup;
+    else if (s->spec.kind == EB_SOURCE_SYNTHETIC)
+        so.max_frames = target;
+    else
+        so.max_frames = su->frames;
+    st = eb_source_open(&s->spec, &so, &s->src, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    if (target == 0) {
+        int64_t n = eb_source_count(s->src);
+        target = n > 0 ? n : EB_SLOT_MAX_RECORDS;
+    }
+    if (target > EB_SLOT_MAX_RECORDS)
+        target = EB_SLOT_MAX_RECORDS;
+
+    st = su->backend->probe(&su->backend_cfg, &s->probe, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    st = eb_backend_create(su->backend, &su->backend_cfg, &s->be, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    struct eb_model_spec ms = {.path = su->model_label, .bytes = su->model_bytes,
+                               .n_bytes = su->model_len, .imgsz = su->imgsz};
+    if (su->model_bytes == NULL)
+        ms.path = su->model_path;
+    st = eb_backend_load(s->be, &ms, &s->info, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+
+    /* Input: [1, C, H, W] float32/float16. */
+    const struct eb_io_desc *in = &s->info.inputs[0];
+    if (s->info.n_inputs != 1 || in->rank != 4 || in->shape[2] <= 0 || in->shape[3] <= 0 ||
+        (in->shape[1] != 3 && in->shape[1] != 1) ||
+        (in->dtype != EB_DTYPE_F32 && in->dtype != EB_DTYPE_F16)) {
+        char shp[96];
+        eb_shape_format(in->shape, in->rank, shp, sizeof(shp));
+        return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
+                                         "model %s takes %zu input(s), the first %s %s; edgebench "
+                                         "needs one image input [1,3,H,W] or [1,1,H,W] of float32 "
+                                         "or float16",
+                                         su->model_label, s->info.n_inputs,
+                                         eb_dtype_name(in->dtype), shp));
+    }
+    s->in_c = (int)in->shape[1];
+    s->in_h = (int)in->shape[2];
+    s->in_w = (int)in->shape[3];
+    s->in_dtype = in->dtype;
+    size_t n_in = (size_t)s->in_c * (size_t)s->in_h * (size_t)s->in_w;
+    s->input_f32 = malloc(n_in * sizeof(float));
+    if (s->input_f32 == NULL)
+        return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_NOMEM, "out of memory for the input"));
+    if (s->in_dtype == EB_DTYPE_F16) {
+        s->input = malloc(n_in * sizeof(uint16_t));
+        if (s->input == NULL)
+            return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_NOMEM, "out of memory"));
+    } else {
+        s->input = s->input_f32;
+    }
+    /* Probe inference on the first frame: learns the resolved output shape (and proves the
+     * model runs) before anything is timed. */
+    struct eb_frame fr;
+    st = next_frame_wrapping(s, &fr);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    uint64_t t1, t2;
+    st = run_model(s, &fr, &t1, &t2);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    if (s->out0.dtype == EB_DTYPE_F16) {
+        s->out_f32_cap = (size_t)eb_tensor_numel(&s->out0);
+        s->out_f32 = malloc((s->out_f32_cap ? s->out_f32_cap : 1) * sizeof(float));
+        if (s->out_f32 == NULL)
+            return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_NOMEM, "out of memory"));
+    }
+    st = eb_yolo_layout_detect(s->out0.shape, s->out0.rank, s->info.n_class_names, &s->layout,
+                               &s->diag);
+    if (st != EB_OK) {
+        eb_diag_prefix(&s->diag, "model %s: ", su->model_label);
+        return slot_fail(s, st);
+    }
+    s->num_classes = s->layout.num_classes > 0 ? s->layout.num_classes
+                                               : (int)s->info.n_class_names;
+    if (s->num_classes <= 0)
+        s->num_classes = 1;
+    st = eb_yolo_scratch_init(&s->scratch, &s->layout, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    s->params.conf = su->conf;
+    s->params.iou = su->iou;
+    s->params.max_det = EB_SLOT_MAX_DET;
+    s->params.class_agnostic = 0;
+    s->dets.items = calloc(EB_SLOT_MAX_DET, sizeof(*s->dets.items));
+    s->dets.capacity = EB_SLOT_MAX_DET;
+    s->class_counts = calloc((size_t)s->num_classes + 1, sizeof(uint64_t));
+    s->cap_records = (size_t)target;
+    s->records = calloc(s->cap_records, sizeof(*s->records));
+    if (s->dets.items == NULL || s->class_counts == NULL || s->records == NULL)
+        return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_NOMEM,
+                                         "out of memory for %zu frame records", s->cap_records));
+    if (s->rewindable) {
+        st = eb_source_rewind(s->src, &s->diag);
+        if (st != EB_OK)
+            return slot_fail(s, st);
+    }
+    return EB_OK;
+}
+
+enum eb_status eb_slot_warmup(struct eb_slot *s)
+{
+    for (int64_t i = 0; i < s->setup.warmup && !*s->setup.stop; i++) {
+        struct eb_frame fr;
+        enum eb_status st = next_frame_wrapping(s, &fr);
+        if (st != EB_OK)
+            return slot_fail(s, st);
+        const float *out = NULL;
+        uint64_t t1, t2;
+        st = run_model(s, &fr, &t1, &t2);
+        if (st == EB_OK)
+            st = output_f32(s, &out);
+        if (st != EB_OK)
+            return slot_fail(s, st);
+        eb_yolo_postprocess(&s->layout, out, &s->lb, &s->params, &s->scratch, &s->dets);
+        s->warmup_done++;
+    }
+    return eb_slot_rewind(s);
+}
+
+enum eb_status eb_slot_rewind(struct eb_slot *s)
+{
+    if (!s->rewindable)
+        return EB_OK;
+    enum eb_status st = eb_source_rewind(s->src, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    return EB_OK;
+}
+
+enum eb_status eb_slot_measure(struct eb_slot *s)
+{
+    enum eb_status st = EB_OK;
+    atomic_store_explicit(&s->n_done, 0, memory_order_relaxed);
+    memset(s->class_counts, 0, ((size_t)s->num_classes + 1) * sizeof(uint64_t));
+    s->phase_start_ns = eb_clock_ns();
+    size_t n = 0;
+    while (n < s->cap_records && !*s->setup.stop) {
+        struct eb_frame_record *rec = &s->records[n];
+        struct eb_frame fr;
+        uint64_t t0 = eb_clock_ns();
+        st = eb_source_next(s->src, &fr, &s->diag);
+        if (st == EB_ERR_END) {
+            eb_diag_clear(&s->diag);
+            st = EB_OK;
+            break;
+        }
+        if (st != EB_OK)
+            break;
+        uint64_t t1 = eb_clock_ns();
+        const float *out = NULL;
+        uint64_t t2, t3;
+        st = run_model(s, &fr, &t2, &t3);
+        if (st == EB_OK)
+            st = output_f32(s, &out);
+        if (st != EB_OK)
+            break;
+        eb_yolo_postprocess(&s->layout, out, &s->lb, &s->params, &s->scratch, &s->dets);
+        uint64_t t4 = eb_clock_ns();
+
+        rec->frame_index = fr.index;
+        rec->t_start_ns = t0;
+        rec->stage_ns[EB_STAGE_READ] = t1 - t0;
+        rec->stage_ns[EB_STAGE_PRE] = t2 - t1;
+        rec->stage_ns[EB_STAGE_INFER] = t3 - t2;
+        rec->stage_ns[EB_STAGE_POST] = t4 - t3;
+        rec->stage_ns[EB_STAGE_E2E] = t4 - t0;
+        rec->n_dets = (uint32_t)s->dets.count;
+        for (size_t d = 0; d < s->dets.count; d++) {
+            int c = s->dets.items[d].cls;
+            s->class_counts[c >= 0 && c < s->num_classes ? c : s->num_classes]++;
+        }
+        /* Memory is sampled every frame, outside the timed stages. */
+        uint64_t mem = monitored_bytes(s);
+        rec->mem_bytes = mem;
+        if (mem > s->mem_peak)
+            s->mem_peak = mem;
+        if (s->setup.limit_bytes > 0 && mem > s->setup.limit_bytes) {
+            s->violations++;
+            eb_log_msg(s->setup.log, EB_LOG_ERROR,
+                       "GPU MEMORY VIOLATION: %.2fGB exceeds %.2fGB (slot %s, frame %lld)",
+                       (double)mem / 1e9, (double)s->setup.limit_bytes / 1e9, s->name,
+                       (long long)fr.index);
+        }
+        atomic_store_explicit(&s->last_mem, mem, memory_order_relaxed);
+        n++;
+        atomic_store_explicit(&s->n_done, n, memory_order_release);
+    }
+    s->phase_end_ns = eb_clock_ns();
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    return EB_OK;
+}
+
+void *eb_slot_thread_main(void *arg)
+{
+    struct eb_slot *s = arg;
+    enum eb_status st = eb_slot_measure(s);
+    (void)st; /* the outcome is recorded in the slot (status, diag) */
+    atomic_store_explicit(&s->finished, 1, memory_order_release);
+    return NULL;
+}
+
+static void summarize_stage(const struct eb_frame_record *recs, size_t n, enum eb_stage stage,
+                            double *scratch, struct eb_stat_summary *out)
+{
+    for (size_t i = 0; i < n; i++)
+        scratch[i] = (double)recs[i].stage_ns[stage] / 1e6;
+    eb_stat_summarize_ms(scratch, n, out);
+}
+
+void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
+{
+    r->status = s->status;
+    r->error = s->diag.status;
+    snprintf(r->message, sizeof(r->message), "%s", s->diag.msg);
+    snprintf(r->source, sizeof(r->source), "%s", s->setup.source_text ? s->setup.source_text : "");
+    if (s->spec.path[0] != '\0' || s->spec.kind == EB_SOURCE_SYNTHETIC)
+        eb_source_spec_format(&s->spec, r->source, sizeof(r->source));
+    snprintf(r->model_path, sizeof(r->model_path), "%s",
+             s->setup.model_label ? s->setup.model_label : "");
+    if (s->setup.backend != NULL)
+        snprintf(r->backend, sizeof(r->backend), "%s", s->setup.backend->name);
+    snprintf(r->backend_version, sizeof(r->backend_version), "%s", s->probe.version);
+    snprintf(r->device, sizeof(r->device), "%s", eb_device_name(s->setup.backend_cfg.device));
+    snprintf(r->provider, sizeof(r->provider), "%s", s->info.provider);
+    snprintf(r->input_dtype, sizeof(r->input_dtype), "%s",
+             s->in_dtype ? eb_dtype_name(s->in_dtype) : "");
+    r->input_w = s->in_w;
+    r->input_h = s->in_h;
+    r->input_c = s->in_c;
+    snprintf(r->layout, sizeof(r->layout), "%s",
+             s->layout.layout ? eb_yolo_layout_name(s->layout.layout) : "");
+    r->num_classes = s->layout.layout ? s->num_classes : 0;
+    r->threads = s->setup.backend_cfg.threads;
+    r->frames_warmup = s->warmup_done;
+    r->frames_skipped = s->src ? eb_source_skipped(s->src) : 0;
+    r->violations = s->violations;
+    r->mem_peak_bytes = s->mem_peak;
+    if (s->be != NULL) {
+        struct eb_mem_usage mu;
+        eb_backend_mem_usage(s->be, &mu);
+        r->backend_host_bytes = mu.host_bytes;
+        r->backend_device_peak_bytes = mu.device_peak_bytes;
+    }
+
+    size_t n = atomic_load_explicit(&s->n_done, memory_order_acquire);
+    r->frames_measured = n;
+    if (n == 0 || s->records == NULL)
+        return;
+    r->wall_s = (double)(s->phase_end_ns - s->phase_start_ns) / 1e9;
+    r->throughput_fps = r->wall_s > 0 ? (double)n / r->wall_s : 0;
+    double *scratch = malloc(n * sizeof(double));
+    if (scratch != NULL) {
+        for (int st = 0; st < EB_STAGE_COUNT; st++)
+            summarize_stage(s->records, n, (enum eb_stage)st, scratch, &r->stages[st]);
+        free(scratch);
+    }
+    uint64_t total = 0;
+    uint32_t mx = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += s->records[i].n_dets;
+        if (s->records[i].n_dets > mx)
+            mx = s->records[i].n_dets;
+    }
+    r->dets_total = total;
+    r->dets_per_frame_mean = (double)total / (double)n;
+    r->dets_per_frame_max = mx;
+    size_t n_cls = 0;
+    for (int c = 0; c <= s->num_classes; c++)
+        n_cls += s->class_counts[c] > 0;
+    r->classes = calloc(n_cls ? n_cls : 1, sizeof(*r->classes));
+    if (r->classes != NULL) {
+        size_t k = 0;
+        for (int c = 0; c <= s->num_classes; c++) {
+            if (s->class_counts[c] == 0)
+                continue;
+            struct eb_class_count *cc = &r->classes[k++];
+            cc->cls = c < s->num_classes ? c : -1;
+            cc->count = s->class_counts[c];
+            if (c < s->num_classes && (size_t)c < s->info.n_class_names)
+                snprintf(cc->name, sizeof(cc->name), "%s", s->info.class_names[c]);
+            else if (c < s->num_classes)
+                snprintf(cc->name, sizeof(cc->name), "class%d", c);
+            else
+                snprintf(cc->name, sizeof(cc->name), "out_of_range");
+        }
+        r->n_classes = k;
+    }
+    /* The result takes its own copy of the raw records. */
+    r->records = malloc(n * sizeof(*r->records));
+    if (r->records != NULL) {
+        memcpy(r->records, s->records, n * sizeof(*r->records));
+        r->n_records = n;
+    }
+}
+
+void eb_slot_fini(struct eb_slot *s)
+{
+    eb_source_destroy(s->src);
+    s->src = NULL;
+    eb_backend_destroy(s->be);
+    s->be = NULL;
+    eb_yolo_scratch_fini(&s->scratch);
+    if (s->input != s->input_f32)
+        free(s->input);
+    free(s->input_f32);
+    free(s->out_f32);
+    free(s->dets.items);
+    free(s->class_counts);
+    free(s->records);
+    s->input = s->input_f32 = s->out_f32 = NULL;
+    s->dets.items = NULL;
+    s->class_counts = NULL;
+    s->records = NULL;
+}

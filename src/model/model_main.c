@@ -1,0 +1,279 @@
+/* `edgebench model synth|info ...` (argv starts at the word after "model"). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eb/json.h"
+#include "engine/onnx/onnx_model.h"
+#include "model/model.h"
+
+static void usage(FILE *fp)
+{
+    fprintf(fp, "usage: edgebench model synth [--arch yolov8|yolo11] [--scale n|s|m|l|x] "
+                "[--imgsz N] [--seed S] -o FILE.onnx\n"
+                "       edgebench model info FILE.onnx [--json]\n");
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end = NULL;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+static int synth_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    struct eb_synth_options o = {.arch = EB_SYNTH_YOLOV8, .scale = 'n', .imgsz = 640,
+                                 .num_classes = 80, .seed = 0};
+    const char *path = NULL;
+    struct eb_diag diag = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long n;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(out);
+            return 0;
+        }
+        if (v == NULL) {
+            fprintf(err, "edgebench model synth: %s needs a value\n", a);
+            return 2;
+        }
+        if (!strcmp(a, "--arch")) {
+            if (!strcmp(v, "yolov8"))
+                o.arch = EB_SYNTH_YOLOV8;
+            else if (!strcmp(v, "yolo11"))
+                o.arch = EB_SYNTH_YOLO11;
+            else {
+                fprintf(err, "edgebench model synth: --arch must be yolov8 or yolo11 (got '%s')\n",
+                        v);
+                return 2;
+            }
+        } else if (!strcmp(a, "--scale")) {
+            if (strlen(v) != 1 || strchr("nsmlx", v[0]) == NULL) {
+                fprintf(err, "edgebench model synth: --scale must be one of n, s, m, l, x (got "
+                             "'%s')\n",
+                        v);
+                return 2;
+            }
+            o.scale = v[0];
+        } else if (!strcmp(a, "--imgsz")) {
+            if (!parse_long(v, 32, 4096, &n) || n % 32 != 0) {
+                fprintf(err, "edgebench model synth: --imgsz must be a multiple of 32 in 32..4096 "
+                             "(got '%s')\n",
+                        v);
+                return 2;
+            }
+            o.imgsz = (int)n;
+        } else if (!strcmp(a, "--seed")) {
+            if (!parse_long(v, 0, 4294967295L, &n)) {
+                fprintf(err, "edgebench model synth: --seed must be an integer in 0..4294967295 "
+                             "(got '%s')\n",
+                        v);
+                return 2;
+            }
+            o.seed = (uint32_t)n;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            path = v;
+        } else {
+            fprintf(err, "edgebench model synth: unknown option '%s'; allowed: --arch, --scale, "
+                         "--imgsz, --seed, -o\n",
+                    a);
+            return 2;
+        }
+        i++;
+    }
+    if (path == NULL) {
+        fprintf(err, "edgebench model synth: -o FILE.onnx is required\n");
+        return 2;
+    }
+    if (eb_model_synth_file(&o, path, &diag) != EB_OK) {
+        fprintf(err, "edgebench model synth: %s\n", diag.msg);
+        return 1;
+    }
+    fprintf(out, "wrote %s (%s%c, imgsz %d, seed %" PRIu32 ")\n", path,
+            o.arch == EB_SYNTH_YOLO11 ? "yolo11" : "yolov8", o.scale, o.imgsz, o.seed);
+    return 0;
+}
+
+static void print_shape(FILE *fp, const struct eb_model_io *io)
+{
+    if (io->rank < 0) {
+        fprintf(fp, "?");
+        return;
+    }
+    fprintf(fp, "[");
+    for (int d = 0; d < io->rank; d++) {
+        if (io->shape[d] < 0)
+            fprintf(fp, "%s?", d ? ", " : "");
+        else
+            fprintf(fp, "%s%" PRId64, d ? ", " : "", io->shape[d]);
+    }
+    fprintf(fp, "]");
+}
+
+static void print_text(FILE *fp, const char *path, const struct eb_model_summary *s)
+{
+    fprintf(fp, "model:      %s\n", path);
+    fprintf(fp, "ir_version: %" PRId64 "\nopset:      %" PRId64 "\nproducer:   %s\n",
+            s->ir_version, s->opset, s->producer[0] ? s->producer : "(none)");
+    fprintf(fp, "inputs:\n");
+    for (int i = 0; i < s->n_inputs; i++) {
+        fprintf(fp, "  %-24s %-8s ", s->inputs[i].name, eb_onnx_dtype_name(s->inputs[i].elem_type));
+        print_shape(fp, &s->inputs[i]);
+        fprintf(fp, "\n");
+    }
+    fprintf(fp, "outputs:\n");
+    for (int i = 0; i < s->n_outputs; i++) {
+        fprintf(fp, "  %-24s %-8s ", s->outputs[i].name,
+                eb_onnx_dtype_name(s->outputs[i].elem_type));
+        print_shape(fp, &s->outputs[i]);
+        fprintf(fp, "\n");
+    }
+    fprintf(fp, "metadata:\n");
+    for (size_t i = 0; i < s->n_meta; i++) {
+        const char *v = s->meta[i].value;
+        size_t n = strlen(v);
+        if (n > 72)
+            fprintf(fp, "  %-20s %.60s... (%zu chars)\n", s->meta[i].key, v, n);
+        else
+            fprintf(fp, "  %-20s %s\n", s->meta[i].key, v);
+    }
+    fprintf(fp, "nodes:      %zu\nops:\n", s->n_nodes);
+    for (size_t i = 0; i < s->n_op_types; i++)
+        fprintf(fp, "  %-24s %zu\n", s->ops[i].name, s->ops[i].count);
+    fprintf(fp, "parameters: %" PRIu64 " (%.2f M)\n", s->n_params, (double)s->n_params / 1e6);
+    fprintf(fp, "flops:      %.0f (%.2f GFLOPs)\n", s->flops, s->flops / 1e9);
+}
+
+static void json_io(struct eb_json_writer *w, const struct eb_model_io *io, int n)
+{
+    eb_json_arr_begin(w);
+    for (int i = 0; i < n; i++) {
+        eb_json_obj_begin(w);
+        eb_json_kstr(w, "name", io[i].name);
+        eb_json_kstr(w, "type", eb_onnx_dtype_name(io[i].elem_type));
+        eb_json_key(w, "shape");
+        if (io[i].rank < 0) {
+            eb_json_null(w);
+        } else {
+            eb_json_arr_begin(w);
+            for (int d = 0; d < io[i].rank; d++) {
+                if (io[i].shape[d] < 0)
+                    eb_json_null(w);
+                else
+                    eb_json_int(w, io[i].shape[d]);
+            }
+            eb_json_arr_end(w);
+        }
+        eb_json_obj_end(w);
+    }
+    eb_json_arr_end(w);
+}
+
+static int print_json(FILE *fp, const char *path, const struct eb_model_summary *s)
+{
+    struct eb_json_writer w;
+    eb_json_writer_init_file(&w, fp, 1);
+    eb_json_obj_begin(&w);
+    eb_json_kstr(&w, "file", path);
+    eb_json_kint(&w, "ir_version", s->ir_version);
+    eb_json_kint(&w, "opset", s->opset);
+    eb_json_kstr(&w, "producer", s->producer);
+    eb_json_key(&w, "inputs");
+    json_io(&w, s->inputs, s->n_inputs);
+    eb_json_key(&w, "outputs");
+    json_io(&w, s->outputs, s->n_outputs);
+    eb_json_key(&w, "metadata");
+    eb_json_obj_begin(&w);
+    for (size_t i = 0; i < s->n_meta; i++)
+        eb_json_kstr(&w, s->meta[i].key, s->meta[i].value);
+    eb_json_obj_end(&w);
+    eb_json_key(&w, "nodes");
+    eb_json_uint(&w, s->n_nodes);
+    eb_json_key(&w, "ops");
+    eb_json_obj_begin(&w);
+    for (size_t i = 0; i < s->n_op_types; i++) {
+        eb_json_key(&w, s->ops[i].name);
+        eb_json_uint(&w, s->ops[i].count);
+    }
+    eb_json_obj_end(&w);
+    eb_json_key(&w, "params");
+    eb_json_uint(&w, s->n_params);
+    eb_json_knum(&w, "flops", s->flops);
+    eb_json_knum(&w, "gflops", s->flops / 1e9);
+    eb_json_obj_end(&w);
+    fputc('\n', fp);
+    return eb_json_writer_error(&w) ? 1 : 0;
+}
+
+static int info_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    const char *path = NULL;
+    int json = 0, rc;
+    struct eb_diag diag = {0};
+    struct eb_model_summary *s;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(out);
+            return 0;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(err, "edgebench model info: unknown option '%s'; allowed: --json\n", argv[i]);
+            return 2;
+        } else if (path == NULL) {
+            path = argv[i];
+        } else {
+            fprintf(err, "edgebench model info: one FILE only (got '%s' and '%s')\n", path,
+                    argv[i]);
+            return 2;
+        }
+    }
+    if (path == NULL) {
+        fprintf(err, "edgebench model info: FILE is required\n");
+        return 2;
+    }
+    s = malloc(sizeof(*s));
+    if (s == NULL) {
+        fprintf(err, "edgebench model info: out of memory\n");
+        return 1;
+    }
+    if (eb_model_summarize_file(path, s, &diag) != EB_OK) {
+        fprintf(err, "edgebench model info: %s\n", diag.msg);
+        free(s);
+        return 1;
+    }
+    if (json) {
+        rc = print_json(out, path, s);
+    } else {
+        print_text(out, path, s);
+        rc = 0;
+    }
+    free(s);
+    return rc;
+}
+
+int eb_model_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    if (argc < 1 || argv[0] == NULL) {
+        usage(err);
+        return 2;
+    }
+    if (!strcmp(argv[0], "synth"))
+        return synth_main(argc, argv, out, err);
+    if (!strcmp(argv[0], "info"))
+        return info_main(argc, argv, out, err);
+    if (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
+        usage(out);
+        return 0;
+    }
+    fprintf(err, "edgebench model: unknown command '%s'; allowed: synth, info\n", argv[0]);
+    return 2;
+}

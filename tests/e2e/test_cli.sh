@@ -1,0 +1,70 @@
+# End-to-end command-line checks (no model needed). Each case_* is one ctest entry.
+
+# expect_usage_error EXPECTED_TEXT ARGS...: exit 2 and one stderr line containing the text.
+expect_usage_error() {
+  local want=$1; shift
+  "$EB_BIN" "$@" >out.txt 2>err.txt
+  local rc=$?
+  [ "$rc" -eq 2 ] || fail "edgebench $* exited $rc, expected 2 (usage error)"
+  [ "$(wc -l <err.txt)" -eq 1 ] || fail "expected one line on stderr, got: $(cat err.txt)"
+  grep -qF -- "$want" err.txt || fail "stderr lacks '$want': $(cat err.txt)"
+  [ -z "$(ls -A runs 2>/dev/null)" ] || fail "a usage error must not create a run folder"
+}
+
+case_help_lists_commands_and_flags() {
+  "$EB_BIN" --help >h.txt || fail "--help failed"
+  for w in "run" "model synth" "model info" "tegrastats" "backends"; do
+    grep -q "$w" h.txt || fail "--help lacks $w"
+  done
+  "$EB_BIN" run --help >r.txt || fail "run --help failed"
+  for f in --mode --source --rgb_source --thermal_source --model0 --model1 --gpu_mem_limit_gb \
+           --frames --warmup --imgsz --conf --iou --device --threads --output --interval_ms \
+           --solo_baseline --verbose --quiet --ort_lib; do
+    grep -q -- "$f" r.txt || fail "run --help lacks $f"
+  done
+  grep -q "exit codes" r.txt || fail "run --help does not document exit codes"
+}
+
+case_unknown_flag() { expect_usage_error "unknown option --batch" run --batch 2; }
+case_unknown_command() { expect_usage_error "unknown command 'frobnicate'" frobnicate; }
+case_mem_limit_zero() { expect_usage_error "--gpu_mem_limit_gb: 0 is out of range" run --gpu_mem_limit_gb 0; }
+case_frames_out_of_range() { expect_usage_error "--frames: -5 is out of range (accepted: 0..10000000)" run --frames -5; }
+case_bad_mode() { expect_usage_error "--mode: 'stereo' is not accepted (accepted: rgb|thermal|dual)" run --mode stereo; }
+case_dual_without_thermal_source() {
+  expect_usage_error "--mode dual needs --thermal_source" \
+    run --mode dual --model0 m.onnx --rgb_source synthetic=64x64
+}
+case_legacy_invocation_without_run() {
+  # Users coming from the Python tool type `edgebench --mode ...`: same parser, same errors.
+  expect_usage_error "--mode dual needs --thermal_source" \
+    --mode dual --model0 m.onnx --rgb_source synthetic=64x64
+}
+case_bad_source_spec() {
+  expect_usage_error "--source" run --mode rgb --model0 m.onnx --source synthetic=0x0
+}
+
+case_tegrastats_command() {
+  need_shared
+  "$EB_BIN" tegrastats "$DATA/tegrastats/samples.txt" >t.jsonl || fail "tegrastats failed"
+  [ "$("$EB_JSONQ" -l t.jsonl)" -eq 4 ] || fail "expected 4 JSON lines"
+  head -1 t.jsonl >first.json
+  [ "$(jq_get first.json status)" = ok ] || fail "first line status"
+  [ "$(jq_get first.json power_total_mw)" = 4520 ] || fail "POM_5V_IN power"
+  "$EB_BIN" tegrastats --summary - <"$DATA/tegrastats/samples.txt" >s.json || fail "--summary on stdin"
+  "$EB_JSONQ" s.json >/dev/null || fail "--summary output is not JSON"
+  "$EB_BIN" tegrastats /nonexistent/log.txt 2>err.txt; [ $? -eq 1 ] || fail "missing file exit code"
+  grep -q "/nonexistent/log.txt" err.txt || fail "missing file not named"
+}
+
+case_model_synth_and_info() {
+  "$EB_BIN" model synth --arch yolo11 --scale n --imgsz 320 -o y11.onnx || fail "synth failed"
+  "$EB_BIN" model info y11.onnx >info.txt || fail "info failed"
+  grep -q "output0" info.txt || fail "info lacks the output name"
+  grep -qi "param" info.txt || fail "info lacks parameters"
+  grep -qi "flop" info.txt || fail "info lacks FLOPs"
+  "$EB_BIN" model synth --arch yolov9 -o x.onnx 2>err.txt; [ $? -eq 2 ] || fail "bad --arch exit code"
+  grep -q -- "--arch" err.txt || fail "bad --arch not named"
+  head -c 3000 y11.onnx >trunc.onnx
+  "$EB_BIN" model info trunc.onnx 2>err.txt && fail "info accepted a truncated model"
+  grep -q "trunc.onnx" err.txt || fail "truncated model not named"
+}

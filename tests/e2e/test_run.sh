@@ -1,0 +1,204 @@
+# End-to-end runs of `edgebench run` with ONNX Runtime. Each case_* is one ctest entry; cases
+# whose name contains "dual" also run under ThreadSanitizer.
+
+# check_reports DIR: the five files exist; JSON parses; the Markdown has its sections in order.
+check_reports() {
+  local d=$1
+  for f in report.json report.md metrics.jsonl run.log env.json; do
+    [ -s "$d/$f" ] || fail "$d/$f missing or empty"
+  done
+  "$EB_JSONQ" "$d/report.json" >/dev/null || fail "report.json does not parse"
+  "$EB_JSONQ" "$d/env.json" >/dev/null || fail "env.json does not parse"
+  "$EB_JSONQ" -l "$d/metrics.jsonl" >/dev/null || fail "metrics.jsonl has a bad line"
+  [ "$(jq_get "$d/report.json" slots)" = 2 ] || fail "report.json must list both slots"
+  local a b c
+  a=$(grep -n '^## Memory Safety Summary' "$d/report.md" | cut -d: -f1)
+  b=$(grep -n '^## Slot 0: rgb' "$d/report.md" | cut -d: -f1)
+  c=$(grep -n '^## Slot 1: thermal' "$d/report.md" | cut -d: -f1)
+  [ -n "$a" ] && [ -n "$b" ] && [ -n "$c" ] && [ "$a" -lt "$b" ] && [ "$b" -lt "$c" ] ||
+    fail "report.md sections missing or out of order"
+  grep -q '^## System metrics' "$d/report.md" || fail "report.md lacks System metrics"
+}
+
+case_dual_embedded_default() {
+  # The demo path: no model and no source given (make demo runs the same with default frames).
+  need_ort
+  "$EB_BIN" run --mode dual --frames 12 --warmup 2 --output out >stdout.txt 2>stderr.txt
+  local rc=$?
+  [ "$rc" -eq 0 ] || fail "exit $rc: $(cat stderr.txt)"
+  grep -q '^report: ' stdout.txt || fail "the report path is not printed"
+  local d; d=$(run_dir out)
+  check_reports "$d"
+  for i in 0 1; do
+    [ "$(jq_get "$d/report.json" slots/$i/status)" = ok ] || fail "slot $i not ok"
+    [ "$(jq_get "$d/report.json" slots/$i/frames/measured)" = 12 ] || fail "slot $i frames"
+    [ "$(jq_get "$d/report.json" slots/$i/frames/warmup)" = 2 ] || fail "slot $i warm-up"
+  done
+  [ "$(jq_get "$d/report.json" slots/0/model)" = "embedded:yolov8n-640" ] || fail "rgb default model"
+  [ "$(jq_get "$d/report.json" slots/1/model)" = "embedded:yolo11n-640" ] || fail "thermal default model"
+  [ "$(jq_get "$d/report.json" pair/pairs)" = 12 ] || fail "pair statistics"
+  [ "$(jq_get "$d/report.json" memory/limit_type)" = unavailable ] || fail "CPU limit type"
+  [ "$(jq_get "$d/report.json" exit_code)" = 0 ] || fail "exit code in report"
+}
+
+case_dual_real_models_coco_and_hituav() {
+  need_ort; need_shared
+  "$EB_BIN" run --mode dual --model0 "$DATA/models/yolov8n_int8_qdq.onnx" \
+    --model1 "$DATA/models/yolo11n_320_int8_dynamic.onnx" \
+    --rgb_source "image_dir=$DATA/datasets/coco128/images/train2017" \
+    --thermal_source "image_dir=$DATA/datasets/thermal/hit-uav/images" \
+    --frames 16 --warmup 1 --solo_baseline --interval_ms 100 --output out --quiet 2>err.txt
+  local rc=$?
+  [ "$rc" -eq 0 ] || fail "exit $rc: $(cat err.txt)"
+  local d; d=$(run_dir out)
+  check_reports "$d"
+  for i in 0 1; do
+    [ "$(jq_get "$d/report.json" slots/$i/status)" = ok ] || fail "slot $i not ok"
+    local r; r=$(jq_get "$d/report.json" slots/$i/solo_baseline/interference_ratio)
+    [ "$r" != null ] || fail "slot $i has no interference ratio"
+  done
+  [ "$(jq_get "$d/report.json" slots/1/input/width)" = 320 ] || fail "thermal model input size"
+  local dets; dets=$(jq_get "$d/report.json" slots/0/detections/total)
+  [ "${dets%.*}" -gt 16 ] || fail "coco128 frames should yield detections, got $dets"
+  grep -q 'Dual-stream pair' "$d/report.md" || fail "report.md lacks the pair section"
+}
+
+case_rgb_bus_finds_bus_and_persons() {
+  need_ort; need_shared
+  mkdir imgs && ln -s "$DATA/datasets/samples/bus.jpg" imgs/bus.jpg
+  "$EB_BIN" run --mode rgb --model0 "$DATA/models/yolov8n_int8_qdq.onnx" --source image_dir=imgs \
+    --warmup 0 --output out --quiet || fail "run failed"
+  local d n i name cnt bus=0 person=0
+  d=$(run_dir out)
+  n=$(jq_get "$d/report.json" slots/0/detections/per_class)
+  for ((i = 0; i < n; i++)); do
+    name=$(jq_get "$d/report.json" "slots/0/detections/per_class/$i/name")
+    cnt=$(jq_get "$d/report.json" "slots/0/detections/per_class/$i/count")
+    [ "$name" = bus ] && bus=${cnt%.*}
+    [ "$name" = person ] && person=${cnt%.*}
+  done
+  [ "$bus" -ge 1 ] || fail "no bus found in bus.jpg"
+  [ "$person" -ge 3 ] || fail "found $person persons in bus.jpg, expected at least 3"
+  [ "$(jq_get "$d/report.json" slots/1/status)" = skipped ] || fail "thermal slot must be skipped"
+}
+
+case_thermal_video_source() {
+  need_ort; need_shared
+  "$EB_BIN" run --mode thermal --model1 "$DATA/models/yolov8n_320_int8_dynamic.onnx" \
+    --source "video=$DATA/datasets/video/car-detection.mp4" --frames 8 --warmup 1 --output out \
+    --quiet || fail "video run failed"
+  local d; d=$(run_dir out)
+  [ "$(jq_get "$d/report.json" slots/1/frames/measured)" = 8 ] || fail "8 frames expected"
+  [ "$(jq_get "$d/report.json" slots/0/status)" = skipped ] || fail "rgb slot must be skipped"
+}
+
+# expect_slot_failure RC_EXPECTED TEXT ARGS...: the run exits RC, the report is written with
+# slot failed and its message containing TEXT, and stderr names it in one line.
+expect_slot_failure() {
+  local want_rc=$1 text=$2; shift 2
+  "$EB_BIN" run "$@" --output out --quiet --frames 4 --warmup 0 >/dev/null 2>err.txt
+  local rc=$?
+  [ "$rc" -eq "$want_rc" ] || fail "exit $rc, expected $want_rc: $(cat err.txt)"
+  grep -qF -- "$text" err.txt || fail "stderr lacks '$text': $(cat err.txt)"
+  local d; d=$(run_dir out)
+  check_reports "$d"
+  grep -qF -- "$text" "$d/report.md" || fail "report.md lacks the reason"
+}
+
+case_missing_model() {
+  need_ort
+  expect_slot_failure 1 "missing.onnx" --mode rgb --model0 missing.onnx --source synthetic=64x64
+}
+case_random_bytes_model() {
+  need_ort
+  head -c 4096 /dev/urandom >rand.onnx
+  expect_slot_failure 1 "rand.onnx" --mode rgb --model0 rand.onnx --source synthetic=64x64
+}
+case_truncated_model() {
+  need_ort; need_shared
+  head -c 200000 "$DATA/models/yolov8n_int8_qdq.onnx" >trunc.onnx
+  expect_slot_failure 1 "trunc.onnx" --mode rgb --model0 trunc.onnx --source synthetic=64x64
+}
+case_pt_weights_explain_export() {
+  need_ort
+  echo x >best.pt
+  expect_slot_failure 1 "format=onnx" --mode rgb --model0 best.pt --source synthetic=64x64
+}
+case_model_without_yolo_output() {
+  need_ort; need_shared
+  expect_slot_failure 1 "not a YOLO detection output" --mode rgb \
+    --model0 "$DATA/models-fp32/fastestdet_352_fp32.onnx" --source synthetic=64x64
+}
+case_directory_without_images() {
+  need_ort; need_shared
+  mkdir empty
+  expect_slot_failure 1 "no .jpg/.jpeg/.png/.bmp images" --mode rgb \
+    --model0 "$DATA/models/yolov8n_320_int8_dynamic.onnx" --source image_dir=empty
+}
+case_undecodable_video() {
+  need_ort; need_shared
+  echo "not a video" >clip.mp4
+  expect_slot_failure 1 "clip.mp4" --mode rgb \
+    --model0 "$DATA/models/yolov8n_320_int8_dynamic.onnx" --source video=clip.mp4
+}
+case_dual_one_slot_fails_other_runs() {
+  need_ort; need_shared
+  expect_slot_failure 3 "missing1.onnx" --mode dual \
+    --model0 "$DATA/models/yolov8n_320_int8_dynamic.onnx" --model1 missing1.onnx \
+    --rgb_source synthetic=320x240 --thermal_source synthetic=320x240
+  local d; d=$(run_dir out)
+  [ "$(jq_get "$d/report.json" slots/0/status)" = ok ] || fail "rgb slot should have run"
+  [ "$(jq_get "$d/report.json" slots/0/frames/measured)" = 4 ] || fail "rgb slot frames"
+  [ "$(jq_get "$d/report.json" slots/1/status)" = failed ] || fail "thermal slot should fail"
+}
+case_cuda_device_without_provider() {
+  need_ort
+  expect_slot_failure 1 "CUDA" --mode rgb --device cuda --source synthetic=64x64 \
+    --model0 "$(mkmodel)"
+}
+mkmodel() { "$EB_BIN" model synth --imgsz 160 -o m160.onnx >/dev/null && echo m160.onnx; }
+
+case_mem_limit_violations_are_counted_not_fatal() {
+  need_ort
+  "$EB_BIN" run --mode rgb --model0 "$(mkmodel)" --source synthetic=320x240 --frames 5 \
+    --warmup 0 --gpu_mem_limit_gb 0.01 --output out --quiet 2>err.txt
+  local rc=$?
+  [ "$rc" -eq 0 ] || fail "a violation must not fail the run (exit $rc)"
+  local d; d=$(run_dir out)
+  [ "$(jq_get "$d/report.json" memory/overall)" = VIOLATIONS ] || fail "overall must be VIOLATIONS"
+  [ "$(jq_get "$d/report.json" memory/violations)" = 5 ] || fail "one violation per frame expected"
+  grep -q "GPU MEMORY VIOLATION: .*exceeds 0.01GB (slot rgb, frame" "$d/run.log" ||
+    fail "violations are not logged"
+}
+
+case_mem_limit_clamped_in_report() {
+  need_ort
+  "$EB_BIN" run --mode rgb --model0 "$(mkmodel)" --source synthetic=64x64 --frames 2 --warmup 0 \
+    --gpu_mem_limit_gb 12 --output out 2>err.txt >/dev/null || fail "run failed"
+  grep -q "clamped to 8.0" err.txt || fail "no clamping warning"
+  local d; d=$(run_dir out)
+  [ "$(jq_get "$d/report.json" memory/limit_gb)" = 8 ] || fail "limit not clamped in the report"
+}
+
+case_dual_sigint_writes_interrupted_report() {
+  need_ort
+  "$EB_BIN" run --mode dual --model0 "$(mkmodel)" --model1 m160.onnx --rgb_source synthetic=320x240 \
+    --thermal_source synthetic=320x240 --frames 1000000 --warmup 0 --output out --quiet \
+    2>err.txt &
+  local pid=$! i
+  for ((i = 0; i < 300; i++)); do
+    [ -s "$(ls -d out/*/ 2>/dev/null | head -1)metrics.jsonl" ] && break
+    sleep 0.1
+  done
+  sleep 1
+  kill -INT "$pid"
+  wait "$pid"
+  local rc=$?
+  [ "$rc" -eq 130 ] || fail "interrupted run exit $rc, expected 130"
+  local d; d=$(run_dir out)
+  check_reports "$d"
+  [ "$(jq_get "$d/report.json" interrupted)" = true ] || fail "report not marked interrupted"
+  local n; n=$(jq_get "$d/report.json" slots/0/frames/measured)
+  [ "${n%.*}" -gt 0 ] || fail "no frames recorded before the interrupt"
+  grep -qi "interrupted" "$d/report.md" || fail "report.md not marked interrupted"
+}

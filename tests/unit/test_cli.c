@@ -1,0 +1,240 @@
+#include "eb/json.h"
+#include "eb_test.h"
+#include "harness/config.h"
+
+struct captured {
+    int n_warn;
+    char last[512];
+};
+
+static void capture(void *ctx, enum eb_log_level level, const char *msg)
+{
+    struct captured *c = ctx;
+    if (level >= EB_LOG_WARN)
+        c->n_warn++;
+    snprintf(c->last, sizeof(c->last), "%s", msg);
+}
+
+/* Parses a NULL-terminated list of arguments; returns the status, fills cfg and diag. */
+static enum eb_status parse(struct eb_config *cfg, struct eb_diag *diag, struct captured *cap,
+                            const char **args)
+{
+    int argc = 0;
+    char *argv[64];
+    while (args[argc] != NULL) {
+        argv[argc] = (char *)args[argc];
+        argc++;
+    }
+    eb_config_defaults(cfg);
+    struct eb_log log = {.fn = capture, .ctx = cap, .level = EB_LOG_DEBUG};
+    int help = 0;
+    return eb_config_parse(argc, argv, cfg, &help, &log, diag);
+}
+
+EB_TEST(defaults_match_help)
+{
+    struct eb_config cfg;
+    eb_config_defaults(&cfg);
+    ASSERT_EQ_INT(cfg.mode, EB_MODE_DUAL);
+    ASSERT_NEAR(cfg.gpu_mem_limit_gb, 8.0, 0);
+    ASSERT_NEAR(cfg.conf, 0.25, 1e-12);
+    ASSERT_NEAR(cfg.iou, 0.7, 1e-12);
+    ASSERT_EQ_INT(cfg.interval_ms, 500);
+    ASSERT_EQ_INT(cfg.warmup, 10);
+    ASSERT_EQ_INT(cfg.solo_baseline, 0);
+    ASSERT_STREQ(cfg.output, "runs");
+}
+
+EB_TEST(mem_limit_above_max_is_clamped_with_warning)
+{
+    struct eb_config cfg;
+    struct eb_diag diag = {0};
+    struct captured cap = {0};
+    const char *a[] = {"--gpu_mem_limit_gb", "12", NULL};
+    ASSERT_OK(parse(&cfg, &diag, &cap, a));
+    ASSERT_NEAR(cfg.gpu_mem_limit_gb, 8.0, 0);
+    ASSERT_EQ_INT(cap.n_warn, 1);
+    ASSERT_CONTAINS(cap.last, "clamped to 8.0");
+}
+
+EB_TEST(mem_limit_zero_or_negative_is_an_error)
+{
+    const char *vals[] = {"0", "-1", "abc", "nan"};
+    for (size_t i = 0; i < 4; i++) {
+        struct eb_config cfg;
+        struct eb_diag diag = {0};
+        struct captured cap = {0};
+        const char *a[] = {"--gpu_mem_limit_gb", vals[i], NULL};
+        ASSERT_EQ_INT(parse(&cfg, &diag, &cap, a), EB_ERR_INVALID_ARG);
+        ASSERT_CONTAINS(diag.msg, "--gpu_mem_limit_gb");
+        ASSERT_CONTAINS(diag.msg, "0 < G <= 8");
+    }
+}
+
+EB_TEST(in_range_mem_limit_is_kept)
+{
+    struct eb_config cfg;
+    struct eb_diag diag = {0};
+    struct captured cap = {0};
+    const char *a[] = {"--gpu_mem_limit_gb=2.5", NULL};
+    ASSERT_OK(parse(&cfg, &diag, &cap, a));
+    ASSERT_NEAR(cfg.gpu_mem_limit_gb, 2.5, 0);
+    ASSERT_EQ_INT(cap.n_warn, 0);
+}
+
+EB_TEST(unknown_option_names_it)
+{
+    struct eb_config cfg;
+    struct eb_diag diag = {0};
+    struct captured cap = {0};
+    const char *a[] = {"--batch", "4", NULL};
+    ASSERT_EQ_INT(parse(&cfg, &diag, &cap, a), EB_ERR_INVALID_ARG);
+    ASSERT_CONTAINS(diag.msg, "unknown option --batch");
+    ASSERT_TRUE(strchr(diag.msg, '\n') == NULL);
+}
+
+EB_TEST(out_of_range_values_name_flag_and_range)
+{
+    struct {
+        const char *flag, *value, *expect;
+    } cases[] = {
+        {"--frames", "-1", "accepted: 0..10000000"},
+        {"--warmup", "x", "not an integer"},
+        {"--conf", "1.5", "accepted: 0..1"},
+        {"--iou", "-0.1", "accepted: 0..1"},
+        {"--imgsz", "100", "multiple of 32"},
+        {"--threads", "999", "accepted: 0..256"},
+        {"--interval_ms", "1", "accepted: 10..60000"},
+        {"--mode", "stereo", "accepted: rgb|thermal|dual"},
+        {"--device", "tpu", "accepted: cpu|cuda|tensorrt"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct eb_config cfg;
+        struct eb_diag diag = {0};
+        struct captured cap = {0};
+        const char *a[] = {cases[i].flag, cases[i].value, NULL};
+        ASSERT_EQ_INT(parse(&cfg, &diag, &cap, a), EB_ERR_INVALID_ARG);
+        ASSERT_CONTAINS(diag.msg, cases[i].flag);
+        ASSERT_CONTAINS(diag.msg, cases[i].expect);
+    }
+}
+
+EB_TEST(missing_value_is_an_error)
+{
+    struct eb_config cfg;
+    struct eb_diag diag = {0};
+    struct captured cap = {0};
+    const char *a[] = {"--frames", NULL};
+    ASSERT_EQ_INT(parse(&cfg, &diag, &cap, a), EB_ERR_INVALID_ARG);
+    ASSERT_CONTAINS(diag.msg, "--frames needs a value");
+}
+
+EB_TEST(dual_mode_needs_both_sources)
+{
+    struct eb_config cfg;
+    struct eb_diag diag = {0};
+    struct captured cap = {0};
+    const char *a[] = {"--mode", "dual", "--model0", "a.onnx", "--rgb_source", "synthetic=64x64",
+                       NULL};
+    ASSERT_EQ_INT(parse(&cfg, &diag, &cap, a), EB_ERR_INVALID_ARG);
+    ASSERT_CONTAINS(diag.msg, "--thermal_source");
+    struct eb_diag d2 = {0};
+    const char *b[] = {"--mode", "dual", "--model0", "a.onnx", "--source", "synthetic=64x64",
+                       NULL};
+    ASSERT_EQ_INT(parse(&cfg, &d2, &cap, b), EB_ERR_INVALID_ARG);
+    ASSERT_CONTAINS(d2.msg, "--rgb_source");
+}
+
+EB_TEST(single_mode_needs_its_model_and_source)
+{
+    struct eb_config cfg;
+    struct eb_diag diag = {0};
+    struct captured cap = {0};
+    const char *a[] = {"--mode", "rgb", "--model1", "t.onnx", "--source", "synthetic=64x64",
+                       NULL};
+    ASSERT_EQ_INT(parse(&cfg, &diag, &cap, a), EB_ERR_INVALID_ARG);
+    ASSERT_CONTAINS(diag.msg, "--model0");
+    struct eb_diag d2 = {0};
+    const char *b[] = {"--mode", "thermal", "--model1", "t.onnx", NULL};
+    ASSERT_EQ_INT(parse(&cfg, &d2, &cap, b), EB_ERR_INVALID_ARG);
+    ASSERT_CONTAINS(d2.msg, "--source");
+    struct eb_diag d3 = {0};
+    const char *c[] = {"--mode", "thermal", "--model1", "t.onnx", "--source", "synthetic=64x64",
+                       NULL};
+    ASSERT_OK(parse(&cfg, &d3, &cap, c));
+    ASSERT_EQ_INT(cfg.mode, EB_MODE_THERMAL);
+    ASSERT_STREQ(cfg.model1, "t.onnx");
+}
+
+EB_TEST(bad_source_spec_is_a_usage_error)
+{
+    struct eb_config cfg;
+    struct eb_diag diag = {0};
+    struct captured cap = {0};
+    const char *a[] = {"--mode", "rgb", "--model0", "m.onnx", "--source", "synthetic=10x", NULL};
+    ASSERT_EQ_INT(parse(&cfg, &diag, &cap, a), EB_ERR_INVALID_ARG);
+    ASSERT_CONTAINS(diag.msg, "--source");
+}
+
+EB_TEST(solo_baseline_needs_dual)
+{
+    struct eb_config cfg;
+    struct eb_diag diag = {0};
+    struct captured cap = {0};
+    const char *a[] = {"--mode", "rgb", "--solo_baseline", NULL};
+    ASSERT_EQ_INT(parse(&cfg, &diag, &cap, a), EB_ERR_INVALID_ARG);
+    ASSERT_CONTAINS(diag.msg, "--solo_baseline");
+}
+
+EB_TEST(config_echo_has_every_option)
+{
+    struct eb_config cfg;
+    struct eb_diag diag = {0};
+    struct captured cap = {0};
+    const char *a[] = {"--mode", "rgb", "--model0", "m.onnx", "--source", "synthetic=64x48",
+                       "--frames", "7", "--solo_baseline", NULL};
+    enum eb_status st = parse(&cfg, &diag, &cap, a);
+    ASSERT_EQ_INT(st, EB_ERR_INVALID_ARG); /* solo baseline with rgb */
+    const char *b[] = {"--mode", "rgb", "--model0", "m.onnx", "--source", "synthetic=64x48",
+                       "--frames", "7", "--conf", "0.5", NULL};
+    struct eb_diag d2 = {0};
+    ASSERT_OK(parse(&cfg, &d2, &cap, b));
+    struct eb_json_writer w;
+    eb_json_writer_init_mem(&w, 0);
+    eb_config_write_json(&cfg, &w);
+    size_t len;
+    char *text = eb_json_writer_take(&w, &len);
+    struct eb_json_value *root = NULL;
+    ASSERT_OK(eb_json_parse(text, len, &root, &d2));
+    ASSERT_STREQ(eb_json_get(root, "mode")->str, "rgb");
+    ASSERT_NEAR(eb_json_get(root, "frames")->num, 7, 0);
+    ASSERT_NEAR(eb_json_get(root, "conf")->num, 0.5, 0);
+    ASSERT_EQ_INT(eb_json_get(root, "model1")->type, EB_JSON_NULL);
+    ASSERT_EQ_INT(eb_json_get(root, "solo_baseline")->type, EB_JSON_BOOL);
+    ASSERT_STREQ(eb_json_get(root, "device")->str, "cpu");
+    ASSERT_EQ_INT(root->n, 20);
+    eb_json_free(root);
+    free(text);
+}
+
+EB_TEST(help_lists_every_option_with_default)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/help.txt", eb_test_tmpdir());
+    FILE *f = fopen(path, "w");
+    ASSERT_TRUE(f != NULL);
+    eb_config_print_help(f);
+    fclose(f);
+    char *text = eb_test_read_file(path, NULL);
+    const char *flags[] = {"--mode", "--source", "--rgb_source", "--thermal_source", "--model0",
+                           "--model1", "--gpu_mem_limit_gb", "--frames", "--warmup", "--imgsz",
+                           "--conf", "--iou", "--device", "--threads", "--output",
+                           "--interval_ms", "--solo_baseline", "--verbose", "--quiet",
+                           "--ort_lib"};
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+        ASSERT_CONTAINS(text, flags[i]);
+    ASSERT_CONTAINS(text, "default: 0.25");
+    ASSERT_CONTAINS(text, "default: 8.0");
+    ASSERT_CONTAINS(text, "accepted: rgb|thermal|dual");
+    free(text);
+}

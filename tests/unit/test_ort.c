@@ -1,0 +1,699 @@
+/*
+ * The ONNX Runtime backend through the eb_backend_* contract: probing, loading the shared
+ * YOLO models, running them, and the one-line errors users get for wrong inputs. Needs the
+ * library fetched by scripts/setup.sh (else every case skips); model cases need shared/data.
+ * Small ONNX models for the edge cases (dynamic shapes, float16, odd metadata) are written
+ * here byte by byte, so those cases need no shared data.
+ */
+#include <pthread.h>
+#include <stdint.h>
+
+#include "backends/ort/ort_backend.h"
+#include "eb/backend.h"
+#include "eb_test.h"
+
+/* ---- helpers ------------------------------------------------------------------------------- */
+
+static struct eb_backend_config cpu_config(void)
+{
+    /* One intra-op thread: the test machines are small and shared. */
+    struct eb_backend_config cfg = {.device = EB_DEVICE_CPU, .threads = 1,
+                                    .gpu_mem_limit_gb = 8.0};
+    return cfg;
+}
+
+/* Skips the case when ONNX Runtime cannot be loaded (scripts/setup.sh not run). */
+static void require_ort(void)
+{
+    struct eb_backend_config cfg = cpu_config();
+    struct eb_backend_probe pr;
+    struct eb_diag d = {0};
+    if (eb_backend_ort_ops.probe(&cfg, &pr, &d) != EB_OK)
+        EB_SKIP("ONNX Runtime cannot be loaded (%s)", d.msg);
+}
+
+static const char *models_dir(char *buf, size_t n)
+{
+    const char *shared = eb_test_shared_data();
+    if (shared == NULL)
+        EB_SKIP("shared data folder absent; the model cases need its models/");
+    snprintf(buf, n, "%s/models", shared);
+    return buf;
+}
+
+static struct eb_backend *open_cpu(void)
+{
+    struct eb_backend_config cfg = cpu_config();
+    struct eb_backend *be = NULL;
+    struct eb_diag d = {0};
+    enum eb_status st = eb_backend_create(&eb_backend_ort_ops, &cfg, &be, &d);
+    if (st != EB_OK)
+        EB_FAIL("eb_backend_create: %s: %s", eb_status_name(st), d.msg);
+    return be;
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    ASSERT_TRUE(f != NULL);
+    ASSERT_EQ_INT(fwrite(data, 1, n, f), n);
+    ASSERT_EQ_INT(fclose(f), 0);
+}
+
+/* Loads `path` and expects failure `want` with a message naming `path` and containing `hint`. */
+static void expect_load_error(const char *path, enum eb_status want, const char *hint)
+{
+    struct eb_backend *be = open_cpu();
+    struct eb_model_spec spec = {.path = path};
+    struct eb_model_info info;
+    struct eb_diag d = {0};
+    enum eb_status st = eb_backend_load(be, &spec, &info, &d);
+    printf("%s -> %s: %s\n", path, eb_status_name(st), d.msg);
+    ASSERT_EQ_INT(st, want);
+    ASSERT_CONTAINS(d.msg, path);
+    ASSERT_CONTAINS(d.msg, hint);
+    ASSERT_TRUE(strchr(d.msg, '\n') == NULL);
+    eb_backend_destroy(be);
+}
+
+static float *gray_input(int64_t s)
+{
+    size_t n = (size_t)(3 * s * s);
+    float *x = malloc(n * sizeof(*x));
+    ASSERT_TRUE(x != NULL);
+    for (size_t i = 0; i < n; i++)
+        x[i] = 0.447f;
+    return x;
+}
+
+/* Output 0 is finite and not all zero. */
+static void check_output(const struct eb_tensor *o)
+{
+    ASSERT_EQ_INT(o->dtype, EB_DTYPE_F32);
+    int64_t n = eb_tensor_numel(o);
+    ASSERT_TRUE(n > 0 && o->data != NULL);
+    const float *v = o->data;
+    int64_t nonzero = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(v[i]))
+            EB_FAIL("output value %lld is not finite", (long long)i);
+        nonzero += v[i] != 0.0f;
+    }
+    ASSERT_TRUE(nonzero > 0);
+}
+
+/* ---- probe and library loading --------------------------------------------------------------- */
+
+EB_TEST(probe_reports_version)
+{
+    require_ort();
+    struct eb_backend_config cfg = cpu_config();
+    struct eb_backend_probe pr;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_backend_ort_ops.probe(&cfg, &pr, &d));
+    printf("ONNX Runtime %s from %s\n", pr.version, pr.library);
+    ASSERT_EQ_INT(pr.available, 1);
+    ASSERT_TRUE(strncmp(pr.version, "1.", 2) == 0);
+    ASSERT_CONTAINS(pr.library, "onnxruntime");
+    ASSERT_TRUE(eb_backend_find("ort") == &eb_backend_ort_ops);
+}
+
+EB_TEST(bogus_ort_lib_says_how_to_fetch)
+{
+    const char *bogus = "/nonexistent/edgebench/libonnxruntime.so.1";
+    struct eb_backend_config cfg = cpu_config();
+    cfg.ort_lib = bogus;
+    struct eb_backend_probe pr;
+    struct eb_diag d = {0};
+    ASSERT_EQ_INT(eb_backend_ort_ops.probe(&cfg, &pr, &d), EB_ERR_IO);
+    printf("%s\n", d.msg);
+    ASSERT_CONTAINS(d.msg, bogus);
+    ASSERT_CONTAINS(d.msg, "scripts/setup.sh");
+    ASSERT_CONTAINS(d.msg, "--ort_lib");
+
+    struct eb_backend *be = NULL;
+    struct eb_diag d2 = {0};
+    ASSERT_EQ_INT(eb_backend_create(&eb_backend_ort_ops, &cfg, &be, &d2), EB_ERR_IO);
+    ASSERT_TRUE(be == NULL);
+    ASSERT_CONTAINS(d2.msg, "scripts/setup.sh");
+}
+
+EB_TEST(library_that_is_not_ort_is_refused)
+{
+    struct eb_backend_config cfg = cpu_config();
+    cfg.ort_lib = "libm.so.6"; /* loads fine, but has no OrtGetApiBase */
+    struct eb_backend_probe pr;
+    struct eb_diag d = {0};
+    ASSERT_EQ_INT(eb_backend_ort_ops.probe(&cfg, &pr, &d), EB_ERR_UNSUPPORTED);
+    printf("%s\n", d.msg);
+    ASSERT_CONTAINS(d.msg, "libm.so.6");
+    ASSERT_CONTAINS(d.msg, "not ONNX Runtime");
+}
+
+static void expect_no_gpu_provider(enum eb_device dev, const char *provider)
+{
+    require_ort();
+    struct eb_backend_config cfg = cpu_config();
+    cfg.device = dev;
+    struct eb_backend *be = NULL;
+    struct eb_diag d = {0};
+    enum eb_status st = eb_backend_create(&eb_backend_ort_ops, &cfg, &be, &d);
+    if (st == EB_OK) {
+        eb_backend_destroy(be);
+        EB_SKIP("this ONNX Runtime has %s; the case needs a CPU-only build", provider);
+    }
+    printf("%s\n", d.msg);
+    ASSERT_EQ_INT(st, EB_ERR_UNSUPPORTED);
+    ASSERT_CONTAINS(d.msg, provider);
+    ASSERT_CONTAINS(d.msg, "--ort_lib");
+    ASSERT_CONTAINS(d.msg, "--device cpu");
+    /* The advice at the end of the line survives a long library path. */
+    size_t n = strlen(d.msg), m = strlen("--device cpu");
+    ASSERT_TRUE(n >= m && strcmp(d.msg + n - m, "--device cpu") == 0);
+}
+
+EB_TEST(cuda_on_cpu_only_library_is_unsupported)
+{
+    expect_no_gpu_provider(EB_DEVICE_CUDA, "CUDAExecutionProvider");
+}
+
+EB_TEST(tensorrt_on_cpu_only_library_is_unsupported)
+{
+    expect_no_gpu_provider(EB_DEVICE_TENSORRT, "TensorrtExecutionProvider");
+}
+
+/* ---- the shared YOLO models ---------------------------------------------------------------- */
+
+static void check_model(const char *file, int64_t size, int64_t anchors)
+{
+    require_ort();
+    char dir[512], path[1024];
+    snprintf(path, sizeof(path), "%s/%s", models_dir(dir, sizeof(dir)), file);
+    struct eb_backend *be = open_cpu();
+    struct eb_model_spec spec = {.path = path};
+    struct eb_model_info info;
+    struct eb_diag d = {0};
+    enum eb_status st = eb_backend_load(be, &spec, &info, &d);
+    if (st != EB_OK)
+        EB_FAIL("load %s: %s: %s", file, eb_status_name(st), d.msg);
+
+    ASSERT_EQ_INT(info.n_inputs, 1);
+    ASSERT_EQ_INT(info.inputs[0].dtype, EB_DTYPE_F32);
+    ASSERT_EQ_INT(info.inputs[0].rank, 4);
+    const int64_t want_in[4] = {1, 3, size, size};
+    for (int k = 0; k < 4; k++)
+        ASSERT_EQ_INT(info.inputs[0].shape[k], want_in[k]);
+    ASSERT_EQ_INT(info.n_outputs, 1);
+    ASSERT_EQ_INT(info.outputs[0].rank, 3);
+    ASSERT_EQ_INT(info.outputs[0].shape[0], 1);
+    ASSERT_EQ_INT(info.outputs[0].shape[1], 84);
+    ASSERT_EQ_INT(info.outputs[0].shape[2], anchors);
+    ASSERT_EQ_INT(info.n_class_names, 80);
+    ASSERT_STREQ(info.class_names[0], "person");
+    ASSERT_STREQ(info.class_names[5], "bus");
+    ASSERT_STREQ(info.class_names[79], "toothbrush");
+    ASSERT_STREQ(info.provider, "CPUExecutionProvider");
+    ASSERT_EQ_INT(info.limit_type, EB_LIMIT_UNAVAILABLE);
+
+    float *x = gray_input(size);
+    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 4, .shape = {1, 3, size, size},
+                           .data = x};
+    struct eb_tensor out[1];
+    struct eb_infer_timing t = {0};
+    ASSERT_OK(eb_backend_infer(be, &in, 1, out, 1, &t, &d));
+    ASSERT_EQ_INT(out[0].rank, 3);
+    ASSERT_EQ_INT(out[0].shape[1], 84);
+    ASSERT_EQ_INT(out[0].shape[2], anchors);
+    ASSERT_TRUE(t.compute_ns > 0);
+    check_output(&out[0]);
+    /* The second run reuses the first run's output buffer and gives the same answer. */
+    size_t bytes = (size_t)eb_tensor_numel(&out[0]) * sizeof(float);
+    float *first = malloc(bytes);
+    ASSERT_TRUE(first != NULL);
+    memcpy(first, out[0].data, bytes);
+    void *first_data = out[0].data;
+    ASSERT_OK(eb_backend_infer(be, &in, 1, out, 1, &t, &d));
+    ASSERT_TRUE(out[0].data == first_data);
+    ASSERT_TRUE(memcmp(first, out[0].data, bytes) == 0);
+    free(first);
+    free(x);
+    eb_backend_destroy(be);
+}
+
+EB_TEST(model_yolov8n_int8_qdq)
+{
+    check_model("yolov8n_int8_qdq.onnx", 640, 8400);
+}
+
+EB_TEST(model_yolov8n_int8_dynamic)
+{
+    check_model("yolov8n_int8_dynamic.onnx", 640, 8400);
+}
+
+EB_TEST(model_yolov8n_320_int8_dynamic)
+{
+    check_model("yolov8n_320_int8_dynamic.onnx", 320, 2100);
+}
+
+EB_TEST(model_yolo11n_320_int8_dynamic)
+{
+    check_model("yolo11n_320_int8_dynamic.onnx", 320, 2100);
+}
+
+EB_TEST(load_from_memory)
+{
+    require_ort();
+    char dir[512], path[1024];
+    snprintf(path, sizeof(path), "%s/yolov8n_320_int8_dynamic.onnx", models_dir(dir, sizeof(dir)));
+    size_t n = 0;
+    char *bytes = eb_test_read_file(path, &n);
+    ASSERT_TRUE(bytes != NULL);
+    struct eb_backend *be = open_cpu();
+    struct eb_model_spec spec = {.path = "embedded-yolov8n", .bytes = bytes, .n_bytes = n};
+    struct eb_model_info info;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_backend_load(be, &spec, &info, &d));
+    free(bytes); /* the bytes are only borrowed for the duration of load */
+    ASSERT_EQ_INT(info.inputs[0].shape[3], 320);
+    ASSERT_EQ_INT(info.n_class_names, 80);
+    float *x = gray_input(320);
+    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 4, .shape = {1, 3, 320, 320}, .data = x};
+    struct eb_tensor out[1];
+    ASSERT_OK(eb_backend_infer(be, &in, 1, out, 1, NULL, &d));
+    check_output(&out[0]);
+    free(x);
+    eb_backend_destroy(be);
+}
+
+EB_TEST(fixed_input_refuses_other_imgsz)
+{
+    require_ort();
+    char dir[512], path[1024];
+    snprintf(path, sizeof(path), "%s/yolov8n_320_int8_dynamic.onnx", models_dir(dir, sizeof(dir)));
+    struct eb_backend *be = open_cpu();
+    struct eb_model_spec spec = {.path = path, .imgsz = 640};
+    struct eb_model_info info;
+    struct eb_diag d = {0};
+    ASSERT_EQ_INT(eb_backend_load(be, &spec, &info, &d), EB_ERR_INVALID_ARG);
+    printf("%s\n", d.msg);
+    ASSERT_CONTAINS(d.msg, "320x320");
+    ASSERT_CONTAINS(d.msg, "--imgsz 640");
+    ASSERT_CONTAINS(d.msg, "omit --imgsz");
+    /* The same size as the model is fine, and a failed load leaves the instance usable. */
+    spec.imgsz = 320;
+    ASSERT_OK(eb_backend_load(be, &spec, &info, &d));
+    eb_backend_destroy(be);
+}
+
+/* ---- bad model files ------------------------------------------------------------------------- */
+
+EB_TEST(missing_model_file)
+{
+    require_ort();
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/no_such_model.onnx", eb_test_tmpdir());
+    expect_load_error(path, EB_ERR_IO, "check the path");
+}
+
+EB_TEST(random_bytes_model)
+{
+    require_ort();
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/random.onnx", eb_test_tmpdir());
+    unsigned char junk[4096];
+    uint32_t r = 12345;
+    for (size_t i = 0; i < sizeof(junk); i++) {
+        r = r * 1103515245u + 12345u;
+        junk[i] = (unsigned char)(r >> 16);
+    }
+    write_file(path, junk, sizeof(junk));
+    expect_load_error(path, EB_ERR_FORMAT, "valid ONNX");
+}
+
+EB_TEST(truncated_model)
+{
+    require_ort();
+    char dir[512], src[1024], path[1024];
+    snprintf(src, sizeof(src), "%s/yolov8n_int8_qdq.onnx", models_dir(dir, sizeof(dir)));
+    size_t n = 0;
+    char *bytes = eb_test_read_file(src, &n);
+    ASSERT_TRUE(bytes != NULL && n > 1000);
+    snprintf(path, sizeof(path), "%s/truncated.onnx", eb_test_tmpdir());
+    write_file(path, bytes, 1000);
+    free(bytes);
+    expect_load_error(path, EB_ERR_FORMAT, "valid ONNX");
+}
+
+EB_TEST(pytorch_checkpoint_is_refused)
+{
+    require_ort();
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/best.pt", eb_test_tmpdir());
+    write_file(path, "PK\3\4 not really a checkpoint", 28);
+    expect_load_error(path, EB_ERR_UNSUPPORTED, "yolo export model=best.pt format=onnx");
+}
+
+EB_TEST(tensorrt_engine_is_refused)
+{
+    require_ort();
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/best.engine", eb_test_tmpdir());
+    write_file(path, "engine bytes", 12);
+    expect_load_error(path, EB_ERR_UNSUPPORTED, "format=onnx");
+    snprintf(path, sizeof(path), "%s/model.plan", eb_test_tmpdir());
+    write_file(path, "engine bytes", 12);
+    expect_load_error(path, EB_ERR_UNSUPPORTED, "TensorRT");
+}
+
+/* ---- two instances in two threads ------------------------------------------------------------ */
+
+struct worker {
+    struct eb_backend *be;
+    float *input;
+    enum eb_status st;
+    char msg[EB_DIAG_MSG_MAX];
+    float *result; /* copy of the last output, malloc'd */
+    size_t n;
+};
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 4, .shape = {1, 3, 320, 320},
+                           .data = w->input};
+    struct eb_tensor out[1];
+    struct eb_diag d = {0};
+    for (int i = 0; i < 6 && w->st == EB_OK; i++)
+        w->st = eb_backend_infer(w->be, &in, 1, out, 1, NULL, &d);
+    snprintf(w->msg, sizeof(w->msg), "%s", d.msg);
+    if (w->st == EB_OK) {
+        w->n = (size_t)eb_tensor_numel(&out[0]);
+        w->result = malloc(w->n * sizeof(float));
+        if (w->result != NULL)
+            memcpy(w->result, out[0].data, w->n * sizeof(float));
+    }
+    return NULL;
+}
+
+EB_TEST(two_instances_run_concurrently)
+{
+    require_ort();
+    char dir[512], path[1024];
+    snprintf(path, sizeof(path), "%s/yolo11n_320_int8_dynamic.onnx", models_dir(dir, sizeof(dir)));
+    struct worker w[2];
+    pthread_t th[2];
+    memset(w, 0, sizeof(w));
+    for (int i = 0; i < 2; i++) {
+        struct eb_model_spec spec = {.path = path};
+        struct eb_model_info info;
+        struct eb_diag d = {0};
+        w[i].be = open_cpu();
+        ASSERT_OK(eb_backend_load(w[i].be, &spec, &info, &d));
+        w[i].input = gray_input(320);
+    }
+    for (int i = 0; i < 2; i++)
+        ASSERT_EQ_INT(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+    for (int i = 0; i < 2; i++)
+        ASSERT_EQ_INT(pthread_join(th[i], NULL), 0);
+    for (int i = 0; i < 2; i++) {
+        if (w[i].st != EB_OK)
+            EB_FAIL("thread %d: %s: %s", i, eb_status_name(w[i].st), w[i].msg);
+        ASSERT_TRUE(w[i].result != NULL);
+    }
+    /* Same model, same input: both slots see the same detections. */
+    ASSERT_EQ_INT(w[0].n, w[1].n);
+    for (size_t k = 0; k < w[0].n; k++)
+        ASSERT_NEAR(w[0].result[k], w[1].result[k], 1e-3);
+    for (int i = 0; i < 2; i++) {
+        free(w[i].result);
+        free(w[i].input);
+        eb_backend_destroy(w[i].be);
+    }
+}
+
+/* ---- small models written here (dynamic shapes, float16, metadata) --------------------------- */
+
+struct pb {
+    unsigned char *b;
+    size_t n, cap;
+};
+
+static void pb_raw(struct pb *p, const void *d, size_t n)
+{
+    if (p->n + n > p->cap) {
+        p->cap = (p->n + n) * 2 + 64;
+        p->b = realloc(p->b, p->cap);
+        ASSERT_TRUE(p->b != NULL);
+    }
+    memcpy(p->b + p->n, d, n);
+    p->n += n;
+}
+
+static void pb_varint(struct pb *p, uint64_t v)
+{
+    do {
+        unsigned char c = (unsigned char)(v & 0x7f);
+        v >>= 7;
+        if (v != 0)
+            c |= 0x80;
+        pb_raw(p, &c, 1);
+    } while (v != 0);
+}
+
+static void pb_int(struct pb *p, int field, uint64_t v)
+{
+    pb_varint(p, (uint64_t)field << 3);
+    pb_varint(p, v);
+}
+
+static void pb_bytes(struct pb *p, int field, const void *d, size_t n)
+{
+    pb_varint(p, ((uint64_t)field << 3) | 2);
+    pb_varint(p, n);
+    pb_raw(p, d, n);
+}
+
+static void pb_str(struct pb *p, int field, const char *s)
+{
+    pb_bytes(p, field, s, strlen(s));
+}
+
+/* Appends `sub` as a length-delimited field and frees it. */
+static void pb_msg(struct pb *p, int field, struct pb *sub)
+{
+    pb_bytes(p, field, sub->b, sub->n);
+    free(sub->b);
+    memset(sub, 0, sizeof(*sub));
+}
+
+/* ValueInfoProto: name, tensor type (elem_type, shape); -1 dims become symbolic "d<k>". */
+static void pb_value_info(struct pb *p, int field, const char *name, int elem_type,
+                          const int64_t *shape, int rank)
+{
+    struct pb vi = {0}, type = {0}, tensor = {0}, shp = {0};
+    for (int k = 0; k < rank; k++) {
+        struct pb dim = {0};
+        if (shape[k] >= 0) {
+            pb_int(&dim, 1, (uint64_t)shape[k]);
+        } else {
+            char sym[16];
+            snprintf(sym, sizeof(sym), "d%d", k);
+            pb_str(&dim, 2, sym);
+        }
+        pb_msg(&shp, 1, &dim);
+    }
+    pb_int(&tensor, 1, (uint64_t)elem_type);
+    pb_msg(&tensor, 2, &shp);
+    pb_msg(&type, 1, &tensor);
+    pb_str(&vi, 1, name);
+    pb_msg(&vi, 2, &type);
+    pb_msg(p, field, &vi);
+}
+
+/* An ONNX model y = Identity(x) with the given element type, shape and "names" metadata. */
+static struct pb identity_model(int elem_type, const int64_t *shape, int rank, const char *names)
+{
+    struct pb m = {0}, opset = {0}, graph = {0}, node = {0};
+    pb_int(&m, 1, 7); /* ir_version */
+    pb_str(&m, 2, "edgebench-test");
+    pb_str(&node, 1, "x");
+    pb_str(&node, 2, "y");
+    pb_str(&node, 4, "Identity");
+    pb_msg(&graph, 1, &node);
+    pb_str(&graph, 2, "g");
+    pb_value_info(&graph, 11, "x", elem_type, shape, rank);
+    pb_value_info(&graph, 12, "y", elem_type, shape, rank);
+    pb_msg(&m, 7, &graph);
+    pb_str(&opset, 1, "");
+    pb_int(&opset, 2, 13);
+    pb_msg(&m, 8, &opset);
+    if (names != NULL) {
+        struct pb kv = {0};
+        pb_str(&kv, 1, "names");
+        pb_str(&kv, 2, names);
+        pb_msg(&m, 14, &kv);
+    }
+    return m;
+}
+
+#define ONNX_FLOAT 1
+#define ONNX_FLOAT16 10
+
+static enum eb_status load_identity(struct eb_backend *be, int elem_type, const int64_t *shape,
+                                    int rank, const char *names, int imgsz,
+                                    struct eb_model_info *info, struct eb_diag *d)
+{
+    struct pb m = identity_model(elem_type, shape, rank, names);
+    struct eb_model_spec spec = {.path = "identity.onnx", .bytes = m.b, .n_bytes = m.n,
+                                 .imgsz = imgsz};
+    enum eb_status st = eb_backend_load(be, &spec, info, d);
+    free(m.b);
+    return st;
+}
+
+EB_TEST(dynamic_input_takes_imgsz)
+{
+    require_ort();
+    const int64_t dyn[4] = {-1, 3, -1, -1};
+    struct eb_model_info info;
+    struct eb_diag d = {0};
+    struct eb_backend *be = open_cpu();
+    ASSERT_OK(load_identity(be, ONNX_FLOAT, dyn, 4, NULL, 0, &info, &d));
+    const int64_t want640[4] = {1, 3, 640, 640};
+    for (int k = 0; k < 4; k++)
+        ASSERT_EQ_INT(info.inputs[0].shape[k], want640[k]);
+    ASSERT_EQ_INT(info.outputs[0].shape[2], -1); /* outputs stay dynamic until run */
+    ASSERT_EQ_INT(info.n_class_names, 0);
+    ASSERT_TRUE(info.class_names == NULL);
+    eb_backend_destroy(be);
+
+    be = open_cpu();
+    ASSERT_OK(load_identity(be, ONNX_FLOAT, dyn, 4, NULL, 320, &info, &d));
+    ASSERT_EQ_INT(info.inputs[0].shape[0], 1);
+    ASSERT_EQ_INT(info.inputs[0].shape[2], 320);
+    ASSERT_EQ_INT(info.inputs[0].shape[3], 320);
+    eb_backend_destroy(be);
+}
+
+EB_TEST(dynamic_output_follows_input_shape)
+{
+    require_ort();
+    const int64_t dyn[4] = {1, 3, -1, -1};
+    struct eb_model_info info;
+    struct eb_diag d = {0};
+    struct eb_backend *be = open_cpu();
+    ASSERT_OK(load_identity(be, ONNX_FLOAT, dyn, 4, NULL, 0, &info, &d));
+    /* Run at 8x8 twice (the second run reuses its outputs), then at 16x16: the kept outputs
+     * no longer fit and the backend must still give the right shape and values. */
+    const int64_t sizes[3] = {8, 8, 16};
+    for (int r = 0; r < 3; r++) {
+        int64_t s = sizes[r];
+        float *x = malloc((size_t)(3 * s * s) * sizeof(float));
+        ASSERT_TRUE(x != NULL);
+        for (int64_t i = 0; i < 3 * s * s; i++)
+            x[i] = (float)(i + r);
+        struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 4, .shape = {1, 3, s, s}, .data = x};
+        struct eb_tensor out[1];
+        enum eb_status st = eb_backend_infer(be, &in, 1, out, 1, NULL, &d);
+        if (st != EB_OK)
+            EB_FAIL("run %d: %s: %s", r, eb_status_name(st), d.msg);
+        ASSERT_EQ_INT(out[0].rank, 4);
+        ASSERT_EQ_INT(out[0].shape[2], s);
+        ASSERT_EQ_INT(out[0].shape[3], s);
+        ASSERT_TRUE(memcmp(out[0].data, x, (size_t)(3 * s * s) * sizeof(float)) == 0);
+        free(x);
+    }
+    eb_backend_destroy(be);
+}
+
+EB_TEST(float16_passes_through)
+{
+    require_ort();
+    const int64_t shp[4] = {1, 3, 4, 4};
+    struct eb_model_info info;
+    struct eb_diag d = {0};
+    struct eb_backend *be = open_cpu();
+    ASSERT_OK(load_identity(be, ONNX_FLOAT16, shp, 4, NULL, 0, &info, &d));
+    ASSERT_EQ_INT(info.inputs[0].dtype, EB_DTYPE_F16);
+    ASSERT_EQ_INT(info.outputs[0].dtype, EB_DTYPE_F16);
+    uint16_t x[48];
+    for (int i = 0; i < 48; i++)
+        x[i] = (uint16_t)(0x3C00 + i); /* 1.0, 1.0009765625, ... */
+    struct eb_tensor in = {.dtype = EB_DTYPE_F16, .rank = 4, .shape = {1, 3, 4, 4}, .data = x};
+    struct eb_tensor out[1];
+    ASSERT_OK(eb_backend_infer(be, &in, 1, out, 1, NULL, &d));
+    ASSERT_EQ_INT(out[0].dtype, EB_DTYPE_F16);
+    ASSERT_TRUE(memcmp(out[0].data, x, sizeof(x)) == 0);
+    eb_backend_destroy(be);
+}
+
+EB_TEST(fixed_batch_is_unsupported)
+{
+    require_ort();
+    const int64_t shp[4] = {4, 3, 32, 32};
+    struct eb_model_info info;
+    struct eb_diag d = {0};
+    struct eb_backend *be = open_cpu();
+    ASSERT_EQ_INT(load_identity(be, ONNX_FLOAT, shp, 4, NULL, 0, &info, &d), EB_ERR_UNSUPPORTED);
+    printf("%s\n", d.msg);
+    ASSERT_CONTAINS(d.msg, "identity.onnx");
+    ASSERT_CONTAINS(d.msg, "batch");
+    eb_backend_destroy(be);
+}
+
+/* Loads an identity model with `names` metadata and returns its class names (n_out of them). */
+static struct eb_backend *names_of(const char *names, struct eb_model_info *info)
+{
+    const int64_t shp[4] = {1, 3, 8, 8};
+    struct eb_diag d = {0};
+    struct eb_backend *be = open_cpu();
+    ASSERT_OK(load_identity(be, ONNX_FLOAT, shp, 4, names, 0, info, &d));
+    return be;
+}
+
+EB_TEST(class_names_python_dict)
+{
+    require_ort();
+    struct eb_model_info info;
+    struct eb_backend *be =
+        names_of("{0: 'person', 1: \"bicycle\", 2: 'traffic light', 4: 'driver\\'s seat', "
+                 "5: 'caf\\xe9'}",
+                 &info);
+    ASSERT_EQ_INT(info.n_class_names, 6);
+    ASSERT_STREQ(info.class_names[0], "person");
+    ASSERT_STREQ(info.class_names[1], "bicycle");
+    ASSERT_STREQ(info.class_names[2], "traffic light");
+    ASSERT_STREQ(info.class_names[3], "class3"); /* gap */
+    ASSERT_STREQ(info.class_names[4], "driver's seat");
+    ASSERT_STREQ(info.class_names[5], "caf\xc3\xa9");
+    eb_backend_destroy(be);
+}
+
+EB_TEST(class_names_json)
+{
+    require_ort();
+    struct eb_model_info info;
+    struct eb_backend *be = names_of(" [\"hot\", \"cold \\\"spot\\\"\"] ", &info);
+    ASSERT_EQ_INT(info.n_class_names, 2);
+    ASSERT_STREQ(info.class_names[0], "hot");
+    ASSERT_STREQ(info.class_names[1], "cold \"spot\"");
+    eb_backend_destroy(be);
+    be = names_of("{\"0\": \"person\", \"1\": \"car\"}", &info);
+    ASSERT_EQ_INT(info.n_class_names, 2);
+    ASSERT_STREQ(info.class_names[1], "car");
+    eb_backend_destroy(be);
+}
+
+EB_TEST(class_names_garbage_is_ignored)
+{
+    require_ort();
+    const char *bad[] = {"{0: person}", "{0: 'a', 1: 'b'", "not names", "{999999999: 'x'}",
+                         "['a' 'b']", "{}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct eb_model_info info;
+        struct eb_backend *be = names_of(bad[i], &info);
+        ASSERT_EQ_INT(info.n_class_names, 0);
+        ASSERT_TRUE(info.class_names == NULL);
+        eb_backend_destroy(be);
+    }
+}
