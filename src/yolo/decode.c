@@ -216,7 +216,7 @@ static size_t decode_channels(const struct eb_yolo_layout_info *info, const floa
     size_t count = 0;
     for (int a = 0; a < n; a++) {
         float m = s->best_score[a];
-        if (!(m >= conf))
+        if (!(m > conf))
             continue;
         /* First class reaching the maximum (torch max / argmax); rare, so strided is fine. */
         const float *p = data + 4 * un + (size_t)a;
@@ -244,8 +244,8 @@ static size_t decode_rows_obj(const struct eb_yolo_layout_info *info, const floa
     for (int a = 0; a < n; a++) {
         const float *r = data + (size_t)a * stride;
         float obj = r[4];
-        /* Class scores are probabilities (<= 1), so obj < conf cannot reach conf. */
-        if (!(obj >= conf))
+        /* Class scores are probabilities (<= 1), so obj <= conf cannot exceed conf. */
+        if (!(obj > conf))
             continue;
         int cls = 0;
         float best = r[5];
@@ -256,7 +256,7 @@ static size_t decode_rows_obj(const struct eb_yolo_layout_info *info, const floa
             }
         }
         float score = obj * best;
-        if (!(score >= conf))
+        if (!(score > conf))
             continue;
         s->cand[count++] = box_xywh(r[0], r[1], r[2], r[3], score, cls);
     }
@@ -269,7 +269,7 @@ static size_t decode_end2end(const struct eb_yolo_layout_info *info, const float
     size_t count = 0;
     for (int a = 0; a < info->num_boxes; a++) {
         const float *r = data + (size_t)a * 6;
-        if (!(r[4] >= conf))
+        if (!(r[4] > conf))
             continue;
         struct eb_detection d;
         d.x1 = r[0];

@@ -132,10 +132,11 @@ EB_NODISCARD enum eb_status eb_yolo_scratch_init(struct eb_yolo_scratch *s,
 void eb_yolo_scratch_fini(struct eb_yolo_scratch *s);
 
 /**
- * Decodes candidates with score >= `conf` from `data` (float32, the output tensor, borrowed)
+ * Decodes candidates with score > `conf` from `data` (float32, the output tensor, borrowed)
  * into s->cand (model-input pixels, corner form, in anchor order); returns their count.
  * CHANNELS: score = max class score, cls = first argmax. ROWS_OBJ: score = obj * max class
- * score (rows with obj < conf are skipped). END2END: rows with score >= conf, as they are.
+ * score (rows with obj <= conf are skipped). END2END: rows with score > conf, as they are. Every
+ * threshold is strict (score > conf), as Ultralytics' non_max_suppression.
  * `s` must have been initialised for a layout with at least info->num_boxes boxes.
  * Does not allocate.
  */
