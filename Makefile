@@ -24,7 +24,7 @@ demo: setup
 	@./$(BUILD)/src/edgebench run --mode dual
 
 # Every test: the normal build, the ASan+UBSan build (whole suite) and the TSan build (the
-# threaded suites); one closing line with the totals.
+# threaded tests); one closing line with the totals.
 test: setup
 	@bash scripts/test.sh
 

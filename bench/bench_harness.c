@@ -6,8 +6,8 @@
  *      slot pipeline (synthetic 1920x1080 source → letterbox → ONNX Runtime → decode + NMS).
  * Usage: bench_harness [seconds=10] [frames=60]. Prints Markdown tables.
  */
-#include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,8 +99,8 @@ int main(int argc, char **argv)
     else
         printf("| peer: top -b -d 0.5 | not available | |\n");
 
-    struct eb_synth_options so = {.arch = EB_SYNTH_YOLOV8, .scale = 'n', .imgsz = 640,
-                                  .num_classes = 80, .seed = 0};
+    struct eb_synth_options so = {
+        .arch = EB_SYNTH_YOLOV8, .scale = 'n', .imgsz = 640, .num_classes = 80, .seed = 0};
     uint8_t *bytes = NULL;
     size_t len = 0;
     struct eb_diag diag = {0};
@@ -108,7 +108,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "synth: %s\n", diag.msg);
         return 1;
     }
-    volatile sig_atomic_t stop = 0;
+    atomic_int stop = 0;
     struct eb_slot_setup su = {.model_bytes = bytes,
                                .model_len = len,
                                .model_label = "embedded:yolov8n-640",

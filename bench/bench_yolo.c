@@ -55,8 +55,8 @@ static void print_row(const char *task, const char *impl, struct stats s, double
         printf("| %s | %s | %d | %.3f | %.3f | %.3f | %.2f | %s |\n", task, impl, s.reps, s.p50,
                s.p90, s.mean, target_ms, s.p50 <= target_ms ? "pass" : "FAIL");
     else
-        printf("| %s | %s | %d | %.3f | %.3f | %.3f | - | - |\n", task, impl, s.reps, s.p50,
-               s.p90, s.mean);
+        printf("| %s | %s | %d | %.3f | %.3f | %.3f | - | - |\n", task, impl, s.reps, s.p50, s.p90,
+               s.mean);
 }
 
 static uint32_t rng_next(uint64_t *state)
@@ -255,8 +255,8 @@ int main(int argc, char **argv)
     if (!sp.ctx || !sp.resized)
         goto fail;
 
-    printf("## bench_yolo (one thread; %d reps after %d warm-up; ref letterbox: %d reps)\n\n",
-           reps, WARMUP, reps < 30 ? reps : 30);
+    printf("## bench_yolo (one thread; %d reps after %d warm-up; ref letterbox: %d reps)\n\n", reps,
+           WARMUP, reps < 30 ? reps : 30);
     printf("| task | impl | reps | p50 ms | p90 ms | mean ms | target ms | p50 vs target |\n");
     printf("|---|---|---|---|---|---|---|---|\n");
 

@@ -40,9 +40,9 @@ struct eb_counting_alloc {
     struct eb_allocator parent;
     size_t live_bytes;
     size_t peak_bytes;
-    size_t cap_bytes;     /* 0 = no cap */
-    uint64_t n_allocs;    /* allocations attempted so far */
-    uint64_t fail_at;     /* 1-based index of the allocation that fails; 0 = never */
+    size_t cap_bytes;  /* 0 = no cap */
+    uint64_t n_allocs; /* allocations attempted so far */
+    uint64_t fail_at;  /* 1-based index of the allocation that fails; 0 = never */
 };
 
 /** Initialises a counting allocator over `parent` (copied). `cap_bytes` 0 means no cap. */

@@ -18,16 +18,16 @@
 #include "eb/log.h"
 #include "eb/tensor.h"
 
-#define EB_BACKEND_ABI 1u
-#define EB_BACKEND_MAX_IO 8
+#define EB_BACKEND_ABI      1u
+#define EB_BACKEND_MAX_IO   8
 #define EB_BACKEND_NAME_MAX 128
 
 enum eb_backend_cap { /* bits in eb_backend_ops.caps: what this build can do */
-    EB_BACKEND_CAP_CUDA = 1u << 0,
-    EB_BACKEND_CAP_FP16 = 1u << 1,
-    EB_BACKEND_CAP_INT8 = 1u << 2,
-    EB_BACKEND_CAP_OP_PROFILE = 1u << 3,
-    EB_BACKEND_CAP_MEM_LIMIT = 1u << 4,
+                      EB_BACKEND_CAP_CUDA = 1u << 0,
+                      EB_BACKEND_CAP_FP16 = 1u << 1,
+                      EB_BACKEND_CAP_INT8 = 1u << 2,
+                      EB_BACKEND_CAP_OP_PROFILE = 1u << 3,
+                      EB_BACKEND_CAP_MEM_LIMIT = 1u << 4,
 };
 
 enum eb_device {
@@ -57,9 +57,9 @@ struct eb_backend_config {
 };
 
 struct eb_backend_probe {
-    int available;    /* 1 when the runtime can be used on this machine */
-    char version[64]; /* runtime version, e.g. "1.30.0" */
-    char library[512];/* where the runtime was loaded from, if any */
+    int available;     /* 1 when the runtime can be used on this machine */
+    char version[64];  /* runtime version, e.g. "1.30.0" */
+    char library[512]; /* where the runtime was loaded from, if any */
 };
 
 struct eb_model_spec {
@@ -67,7 +67,7 @@ struct eb_model_spec {
     const void *bytes; /* when non-NULL, the model is read from these bytes instead of path
                           (the embedded default); borrowed for the duration of load */
     size_t n_bytes;
-    int imgsz;        /* requested square input size for dynamic models; 0 = from the model */
+    int imgsz; /* requested square input size for dynamic models; 0 = from the model */
 };
 
 struct eb_io_desc {
@@ -89,7 +89,8 @@ struct eb_model_info {
     /* What the backend did about the memory limit. */
     enum eb_limit_type limit_type;
     char limit_methods[256]; /* e.g. "ort cuda gpu_mem_limit=8.00GB"; empty when none */
-    char provider[64];       /* execution provider / device that actually runs, e.g. "CPUExecutionProvider" */
+    char provider
+        [64]; /* execution provider / device that actually runs, e.g. "CPUExecutionProvider" */
 };
 
 /** Optional per-frame split of the inference time; zero where not measured. */
@@ -106,15 +107,15 @@ struct eb_mem_usage {
 };
 
 struct eb_backend_ops {
-    uint32_t abi;            /* = EB_BACKEND_ABI; eb_backend_create rejects others */
-    const char *name;        /* "ort", "native": CLI value and report key */
+    uint32_t abi;     /* = EB_BACKEND_ABI; eb_backend_create rejects others */
+    const char *name; /* "ort", "native": CLI value and report key */
     const char *description;
-    uint32_t caps;           /* enum eb_backend_cap bits */
-    size_t priv_size;        /* zeroed private state allocated by eb_backend_create */
+    uint32_t caps;    /* enum eb_backend_cap bits */
+    size_t priv_size; /* zeroed private state allocated by eb_backend_create */
 
     /** Required. Says whether the runtime can be used here, without loading a model. */
-    enum eb_status (*probe)(const struct eb_backend_config *cfg,
-                            struct eb_backend_probe *probe_out, struct eb_diag *diag);
+    enum eb_status (*probe)(const struct eb_backend_config *cfg, struct eb_backend_probe *probe_out,
+                            struct eb_diag *diag);
     /** Required. Opens the runtime into `priv` (zeroed). */
     enum eb_status (*open)(void *priv, const struct eb_backend_config *cfg, struct eb_diag *diag);
     /** Required. Releases everything; must accept a partially opened or zeroed priv. */
@@ -129,8 +130,8 @@ struct eb_backend_ops {
      * the first call (warm-up) where the runtime allows it.
      */
     enum eb_status (*infer)(void *priv, const struct eb_tensor *in, size_t n_in,
-                            struct eb_tensor *out, size_t n_out,
-                            struct eb_infer_timing *timing_out, struct eb_diag *diag);
+                            struct eb_tensor *out, size_t n_out, struct eb_infer_timing *timing_out,
+                            struct eb_diag *diag);
     /** Optional; NULL means not measured (the wrapper reports zeros). */
     enum eb_status (*mem_usage)(void *priv, struct eb_mem_usage *usage_out);
 };

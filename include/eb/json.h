@@ -25,14 +25,14 @@
 #define EB_JSON_MAX_DEPTH 64
 
 struct eb_json_writer {
-    FILE *fp;      /* file sink, or NULL for the memory sink */
-    char *buf;     /* memory sink: malloc'd, owned by the writer until taken */
+    FILE *fp;  /* file sink, or NULL for the memory sink */
+    char *buf; /* memory sink: malloc'd, owned by the writer until taken */
     size_t len, cap;
     int pretty;
     int depth;
     int need_comma[EB_JSON_MAX_DEPTH];
     int after_key;
-    int error;     /* sticky: set on I/O or allocation failure or misuse */
+    int error; /* sticky: set on I/O or allocation failure or misuse */
 };
 
 /** Writes to `fp` (borrowed). `pretty` = 1 indents with two spaces. */
@@ -51,8 +51,8 @@ void eb_json_obj_end(struct eb_json_writer *w);
 void eb_json_arr_begin(struct eb_json_writer *w);
 void eb_json_arr_end(struct eb_json_writer *w);
 void eb_json_key(struct eb_json_writer *w, const char *key);
-void eb_json_str(struct eb_json_writer *w, const char *s);  /* NULL writes null */
-void eb_json_num(struct eb_json_writer *w, double v);       /* %.17g-precise shortest form */
+void eb_json_str(struct eb_json_writer *w, const char *s); /* NULL writes null */
+void eb_json_num(struct eb_json_writer *w, double v);      /* %.17g-precise shortest form */
 void eb_json_int(struct eb_json_writer *w, int64_t v);
 void eb_json_uint(struct eb_json_writer *w, uint64_t v);
 void eb_json_bool(struct eb_json_writer *w, int v);
@@ -75,11 +75,11 @@ enum eb_json_type {
 
 struct eb_json_value {
     enum eb_json_type type;
-    double num;                   /* NUMBER, BOOL (0/1) */
-    char *str;                    /* STRING (NUL-terminated, unescaped) */
-    size_t n;                     /* ARRAY/OBJECT element count */
-    struct eb_json_value *items;  /* ARRAY/OBJECT elements */
-    char **keys;                  /* OBJECT keys, parallel to items */
+    double num;                  /* NUMBER, BOOL (0/1) */
+    char *str;                   /* STRING (NUL-terminated, unescaped) */
+    size_t n;                    /* ARRAY/OBJECT element count */
+    struct eb_json_value *items; /* ARRAY/OBJECT elements */
+    char **keys;                 /* OBJECT keys, parallel to items */
 };
 
 /**

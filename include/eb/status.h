@@ -12,7 +12,7 @@
 #define EB_STATUS_H
 
 #if defined(__GNUC__) || defined(__clang__)
-#define EB_NODISCARD __attribute__((warn_unused_result))
+#define EB_NODISCARD                __attribute__((warn_unused_result))
 #define EB_PRINTF(fmt_idx, arg_idx) __attribute__((format(printf, fmt_idx, arg_idx)))
 #else
 #define EB_NODISCARD

@@ -10,9 +10,15 @@
 
 #include "eb/diag.h"
 
-struct eb_thread { pthread_t handle; };
-struct eb_mutex { pthread_mutex_t m; };
-struct eb_cond { pthread_cond_t c; };
+struct eb_thread {
+    pthread_t handle;
+};
+struct eb_mutex {
+    pthread_mutex_t m;
+};
+struct eb_cond {
+    pthread_cond_t c;
+};
 
 EB_NODISCARD enum eb_status eb_thread_create(struct eb_thread *t, void *(*fn)(void *), void *arg,
                                              struct eb_diag *diag);

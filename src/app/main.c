@@ -2,7 +2,9 @@
  * edgebench: argv → subcommand → exit code. The only file allowed process globals (the signal
  * flag).
  */
+#include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,11 +23,16 @@
 
 /* Set to the signal number by SIGINT/SIGTERM; the pipeline threads poll it and stop after the
  * current frame. */
-static volatile sig_atomic_t g_stop;
+static atomic_int g_stop;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2,
+               "the stop flag must be lock-free to be set in a signal handler");
 
 static void on_signal(int sig)
 {
-    g_stop = sig; /* non-zero; the report names the signal */
+    /* A lock-free atomic store is async-signal-safe and visible to the pipeline threads. */
+    int saved = errno;
+    atomic_store(&g_stop, sig); /* non-zero; the report names the signal */
+    errno = saved;
 }
 
 static void install_signals(void)
@@ -63,8 +70,8 @@ static void join_args(int argc, char **argv, char *buf, size_t size)
     buf[0] = '\0';
     for (int i = 0; i < argc && off + 1 < size; i++) {
         int quote = strpbrk(argv[i], " \t\"'$") != NULL || argv[i][0] == '\0';
-        off += (size_t)snprintf(buf + off, size - off, "%s%s%s%s", i ? " " : "",
-                                quote ? "'" : "", argv[i], quote ? "'" : "");
+        off += (size_t)snprintf(buf + off, size - off, "%s%s%s%s", i ? " " : "", quote ? "'" : "",
+                                argv[i], quote ? "'" : "");
     }
 }
 

@@ -36,8 +36,8 @@ enum eb_status eb_backend_create(const struct eb_backend_ops *ops,
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "no such backend");
     if (ops->abi != EB_BACKEND_ABI)
         return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "backend %s has ABI %u, this build expects %u; rebuild it",
-                            ops->name, ops->abi, EB_BACKEND_ABI);
+                            "backend %s has ABI %u, this build expects %u; rebuild it", ops->name,
+                            ops->abi, EB_BACKEND_ABI);
     struct eb_backend *be = calloc(1, sizeof(*be));
     if (be == NULL)
         return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory creating backend %s", ops->name);

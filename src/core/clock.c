@@ -24,8 +24,8 @@ void eb_clock_iso8601(uint64_t wall_ns, char *buf, size_t buf_size)
     unsigned ms = (unsigned)((wall_ns / 1000000ull) % 1000ull);
     struct tm tm;
     gmtime_r(&secs, &tm);
-    snprintf(buf, buf_size, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+    snprintf(buf, buf_size, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
 
 void eb_clock_sleep_ns(uint64_t ns)

@@ -127,10 +127,22 @@ static void close_(struct eb_json_writer *w, const char *c)
     puts_(w, c);
 }
 
-void eb_json_obj_begin(struct eb_json_writer *w) { open_(w, "{"); }
-void eb_json_obj_end(struct eb_json_writer *w) { close_(w, "}"); }
-void eb_json_arr_begin(struct eb_json_writer *w) { open_(w, "["); }
-void eb_json_arr_end(struct eb_json_writer *w) { close_(w, "]"); }
+void eb_json_obj_begin(struct eb_json_writer *w)
+{
+    open_(w, "{");
+}
+void eb_json_obj_end(struct eb_json_writer *w)
+{
+    close_(w, "}");
+}
+void eb_json_arr_begin(struct eb_json_writer *w)
+{
+    open_(w, "[");
+}
+void eb_json_arr_end(struct eb_json_writer *w)
+{
+    close_(w, "]");
+}
 
 /* Length of a valid UTF-8 sequence starting at s (1..4), or 0 when invalid. */
 static size_t utf8_len(const unsigned char *s)
@@ -140,10 +152,14 @@ static size_t utf8_len(const unsigned char *s)
     size_t n;
     unsigned min;
     unsigned cp;
-    if ((s[0] & 0xE0) == 0xC0) n = 2, cp = s[0] & 0x1F, min = 0x80;
-    else if ((s[0] & 0xF0) == 0xE0) n = 3, cp = s[0] & 0x0F, min = 0x800;
-    else if ((s[0] & 0xF8) == 0xF0) n = 4, cp = s[0] & 0x07, min = 0x10000;
-    else return 0;
+    if ((s[0] & 0xE0) == 0xC0)
+        n = 2, cp = s[0] & 0x1F, min = 0x80;
+    else if ((s[0] & 0xF0) == 0xE0)
+        n = 3, cp = s[0] & 0x0F, min = 0x800;
+    else if ((s[0] & 0xF8) == 0xF0)
+        n = 4, cp = s[0] & 0x07, min = 0x10000;
+    else
+        return 0;
     for (size_t i = 1; i < n; i++) {
         if ((s[i] & 0xC0) != 0x80)
             return 0;
@@ -161,11 +177,31 @@ static void write_string(struct eb_json_writer *w, const char *s)
     while (*p) {
         unsigned char c = *p;
         char esc[8];
-        if (c == '"') { put(w, "\\\"", 2); p++; continue; }
-        if (c == '\\') { put(w, "\\\\", 2); p++; continue; }
-        if (c == '\n') { put(w, "\\n", 2); p++; continue; }
-        if (c == '\r') { put(w, "\\r", 2); p++; continue; }
-        if (c == '\t') { put(w, "\\t", 2); p++; continue; }
+        if (c == '"') {
+            put(w, "\\\"", 2);
+            p++;
+            continue;
+        }
+        if (c == '\\') {
+            put(w, "\\\\", 2);
+            p++;
+            continue;
+        }
+        if (c == '\n') {
+            put(w, "\\n", 2);
+            p++;
+            continue;
+        }
+        if (c == '\r') {
+            put(w, "\\r", 2);
+            p++;
+            continue;
+        }
+        if (c == '\t') {
+            put(w, "\\t", 2);
+            p++;
+            continue;
+        }
         if (c < 0x20) {
             snprintf(esc, sizeof(esc), "\\u%04x", c);
             put(w, esc, 6);
@@ -308,9 +344,12 @@ static void free_value(struct eb_json_value *v)
 
 static int hexval(char c)
 {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
     return -1;
 }
 
@@ -364,7 +403,8 @@ static enum eb_status parse_string(struct parser *p, char **out)
                 }
                 if (cp >= 0xD800 && cp <= 0xDFFF)
                     cp = 0xFFFD; /* surrogates are not paired up; replaced */
-                if (cp < 0x80) enc[0] = (char)cp, en = 1;
+                if (cp < 0x80)
+                    enc[0] = (char)cp, en = 1;
                 else if (cp < 0x800)
                     enc[0] = (char)(0xC0 | (cp >> 6)), enc[1] = (char)(0x80 | (cp & 0x3F)), en = 2;
                 else
@@ -372,9 +412,7 @@ static enum eb_status parse_string(struct parser *p, char **out)
                     enc[2] = (char)(0x80 | (cp & 0x3F)), en = 3;
                 break;
             }
-            default:
-                free(b);
-                return perr(p, "bad escape");
+            default: free(b); return perr(p, "bad escape");
             }
         }
         if (n + en + 1 > cap) {
@@ -474,8 +512,11 @@ static enum eb_status parse_value(struct parser *p, struct eb_json_value *v)
         v->type = EB_JSON_STRING;
         return parse_string(p, &v->str);
     }
-    static const struct { const char *lit; enum eb_json_type t; double num; } lits[] = {
-        {"true", EB_JSON_BOOL, 1}, {"false", EB_JSON_BOOL, 0}, {"null", EB_JSON_NULL, 0}};
+    static const struct {
+        const char *lit;
+        enum eb_json_type t;
+        double num;
+    } lits[] = {{"true", EB_JSON_BOOL, 1}, {"false", EB_JSON_BOOL, 0}, {"null", EB_JSON_NULL, 0}};
     for (size_t i = 0; i < EB_ARRAY_LEN(lits); i++) {
         size_t n = strlen(lits[i].lit);
         if (p->len - p->pos >= n && memcmp(p->s + p->pos, lits[i].lit, n) == 0) {

@@ -53,8 +53,8 @@ void eb_shape_format(const int64_t *shape, int rank, char *buf, size_t buf_size)
     buf[0] = '\0';
     off += (size_t)snprintf(buf + off, buf_size - off, "[");
     for (int i = 0; i < rank && off < buf_size; i++)
-        off += (size_t)snprintf(buf + off, buf_size - off, i ? ",%lld" : "%lld",
-                                (long long)shape[i]);
+        off +=
+            (size_t)snprintf(buf + off, buf_size - off, i ? ",%lld" : "%lld", (long long)shape[i]);
     if (off < buf_size)
         snprintf(buf + off, buf_size - off, "]");
 }

@@ -26,8 +26,14 @@ struct opt_def {
 
 static const struct opt_def opts[] = {
 #define EB_OPT(name_, type_, field_, def_, min_, max_, choices_, help_)                            \
-    {.name = #name_, .type = OPT_##type_, .offset = offsetof(struct eb_config, field_),            \
-     .def = def_, .min = min_, .max = max_, .choices = choices_, .help = help_},
+    {.name = #name_,                                                                               \
+     .type = OPT_##type_,                                                                          \
+     .offset = offsetof(struct eb_config, field_),                                                 \
+     .def = def_,                                                                                  \
+     .min = min_,                                                                                  \
+     .max = max_,                                                                                  \
+     .choices = choices_,                                                                          \
+     .help = help_},
 #include "harness/cli_opts.def"
 #undef EB_OPT
 };
@@ -132,8 +138,7 @@ static enum eb_status set_opt(const struct opt_def *o, const char *text, struct 
         double v = strtod(text, &end);
         if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v))
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                                "--%s: '%s' is not a number (accepted: %s)", o->name, text,
-                                range);
+                                "--%s: '%s' is not a number (accepted: %s)", o->name, text, range);
         if (strcmp(o->name, "gpu_mem_limit_gb") == 0) {
             if (v <= 0)
                 return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
@@ -215,8 +220,8 @@ static enum eb_status check_cross(const struct eb_config *cfg, struct eb_diag *d
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                                 "--mode %s runs slot %d (%s) and needs --%s PATH; --%s belongs "
                                 "to the other slot",
-                                rgb ? "rgb" : "thermal", rgb ? 0 : 1, rgb ? "rgb" : "thermal",
-                                mine, other);
+                                rgb ? "rgb" : "thermal", rgb ? 0 : 1, rgb ? "rgb" : "thermal", mine,
+                                other);
         const char *slot_src = rgb ? cfg->rgb_source : cfg->thermal_source;
         const char *wrong_src = rgb ? cfg->thermal_source : cfg->rgb_source;
         if (wrong_src != NULL)
@@ -224,9 +229,8 @@ static enum eb_status check_cross(const struct eb_config *cfg, struct eb_diag *d
                                 "--%s is for the other slot; --mode %s takes --source SPEC",
                                 rgb ? "thermal_source" : "rgb_source", rgb ? "rgb" : "thermal");
         if (cfg->source != NULL && slot_src != NULL)
-            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                                "give --source or --%s, not both", rgb ? "rgb_source"
-                                                                       : "thermal_source");
+            return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "give --source or --%s, not both",
+                                rgb ? "rgb_source" : "thermal_source");
         if (any_model && cfg->source == NULL && slot_src == NULL)
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                                 "--mode %s needs --source SPEC (image_dir=PATH, video=PATH, "
@@ -247,12 +251,12 @@ static enum eb_status check_cross(const struct eb_config *cfg, struct eb_diag *d
                                 "--mode dual needs --thermal_source SPEC for slot 1 (thermal); "
                                 "use --mode rgb for one stream");
         break;
-    default:
-        break;
+    default: break;
     }
     if (cfg->solo_baseline && cfg->mode != EB_MODE_DUAL)
-        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                            "--solo_baseline compares dual with solo runs; use it with --mode dual");
+        return eb_diag_fail(
+            diag, EB_ERR_INVALID_ARG,
+            "--solo_baseline compares dual with solo runs; use it with --mode dual");
     return EB_OK;
 }
 
@@ -309,19 +313,19 @@ enum eb_status eb_config_parse(int argc, char **argv, struct eb_config *cfg, int
 
 void eb_config_print_help(FILE *fp)
 {
-    fprintf(fp,
-            "usage: edgebench run [options]\n\n"
-            "Benchmarks YOLO detectors on one stream (--mode rgb|thermal) or two at once\n"
-            "(--mode dual). With no model given, the embedded default runs: synthesized\n"
-            "yolov8n (rgb) and yolo11n (thermal) on synthetic camera streams.\n\n"
-            "options:\n");
+    fprintf(fp, "usage: edgebench run [options]\n\n"
+                "Benchmarks YOLO detectors on one stream (--mode rgb|thermal) or two at once\n"
+                "(--mode dual). With no model given, the embedded default runs: synthesized\n"
+                "yolov8n (rgb) and yolo11n (thermal) on synthetic camera streams.\n\n"
+                "options:\n");
     for (size_t i = 0; i < EB_ARRAY_LEN(opts); i++) {
         const struct opt_def *o = &opts[i];
         char head[64];
-        const char *meta = o->type == OPT_FLAG ? "" : o->type == OPT_STR ? " VALUE"
-                                                  : o->type == OPT_ENUM  ? " CHOICE"
-                                                  : o->type == OPT_INT   ? " N"
-                                                                         : " X";
+        const char *meta = o->type == OPT_FLAG   ? ""
+                           : o->type == OPT_STR  ? " VALUE"
+                           : o->type == OPT_ENUM ? " CHOICE"
+                           : o->type == OPT_INT  ? " N"
+                                                 : " X";
         snprintf(head, sizeof(head), "--%s%s", o->name, meta);
         fprintf(fp, "  %-26s %s\n", head, o->help);
         char range[128];

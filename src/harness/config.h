@@ -14,8 +14,8 @@
 enum eb_mode { EB_MODE_RGB = 0, EB_MODE_THERMAL = 1, EB_MODE_DUAL = 2 };
 
 struct eb_config {
-    int mode;                  /* enum eb_mode (index into the choices) */
-    const char *source;        /* strings are borrowed from argv (or static defaults) */
+    int mode;           /* enum eb_mode (index into the choices) */
+    const char *source; /* strings are borrowed from argv (or static defaults) */
     const char *rgb_source;
     const char *thermal_source;
     const char *model0;
@@ -26,7 +26,7 @@ struct eb_config {
     int64_t imgsz;
     double conf;
     double iou;
-    int device;                /* enum eb_device */
+    int device; /* enum eb_device */
     int64_t threads;
     const char *output;
     int64_t interval_ms;

@@ -23,20 +23,23 @@ enum eb_status eb_report__write_atomic(const char *dir, const char *name, eb_rep
         dir = ".";
     int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
     if (n < 0 || (size_t)n >= sizeof(path)) {
-        st = eb_diag_fail(diag, EB_ERR_IO, "cannot write %s: output folder path too long (%zu bytes)",
-                          name, strlen(dir));
+        st = eb_diag_fail(diag, EB_ERR_IO,
+                          "cannot write %s: output folder path too long (%zu bytes)", name,
+                          strlen(dir));
         goto fail;
     }
     n = snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.%ld", dir, name, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof(tmp)) {
-        st = eb_diag_fail(diag, EB_ERR_IO, "cannot write %s: output folder path too long (%zu bytes)",
-                          name, strlen(dir));
+        st = eb_diag_fail(diag, EB_ERR_IO,
+                          "cannot write %s: output folder path too long (%zu bytes)", name,
+                          strlen(dir));
         goto fail;
     }
 
     fp = fopen(tmp, "w");
     if (fp == NULL) {
-        st = eb_diag_fail(diag, EB_ERR_IO, "cannot write %s: %s; check that the folder %s exists and is writable",
+        st = eb_diag_fail(diag, EB_ERR_IO,
+                          "cannot write %s: %s; check that the folder %s exists and is writable",
                           path, strerror(errno), dir);
         goto fail;
     }

@@ -30,9 +30,9 @@ EB_NODISCARD enum eb_status eb_report_write_files(const struct eb_run_result *r,
 /** What env.json records (collected once at start). */
 struct eb_env_extra {
     const char *command_line;
-    const char *ort_version;   /* may be NULL */
-    const char *ort_library;   /* may be NULL */
-    const char *version;       /* edgebench version; may be NULL */
+    const char *ort_version; /* may be NULL */
+    const char *ort_library; /* may be NULL */
+    const char *version;     /* edgebench version; may be NULL */
 };
 /** Writes env.json into `dir`: versions, OS/kernel, CPU, GPU/driver, Jetson facts, command. */
 EB_NODISCARD enum eb_status eb_report_write_env(const char *dir, const struct eb_env_extra *extra,
@@ -45,8 +45,8 @@ EB_NODISCARD enum eb_status eb_report_write_env(const char *dir, const struct eb
  */
 typedef int (*eb_report_body_fn)(FILE *fp, const void *ctx);
 EB_NODISCARD enum eb_status eb_report__write_atomic(const char *dir, const char *name,
-                                                   eb_report_body_fn body, const void *ctx,
-                                                   struct eb_diag *diag);
+                                                    eb_report_body_fn body, const void *ctx,
+                                                    struct eb_diag *diag);
 /* Internal to report*.c: slot indices ordered by peak memory, closest to the limit first. */
 void eb_report__slots_by_closeness(const struct eb_run_result *r, int order_out[EB_NUM_SLOTS]);
 /*

@@ -17,7 +17,7 @@
 #include "harness/report.h"
 
 #define LINE_MAX_ 512
-#define MAX_GPUS 16
+#define MAX_GPUS  16
 
 static void trim(char *s)
 {
@@ -102,8 +102,7 @@ static int contains_ci(const char *hay, const char *needle)
     size_t n = strlen(needle);
     for (const char *p = hay; *p != '\0'; p++) {
         size_t i = 0;
-        while (i < n && p[i] != '\0' &&
-               (p[i] | 0x20) == (needle[i] | 0x20))
+        while (i < n && p[i] != '\0' && (p[i] | 0x20) == (needle[i] | 0x20))
             i++;
         if (i == n)
             return 1;
@@ -238,7 +237,8 @@ static void write_jetson(struct eb_json_writer *w)
     int have_l4t = read_first_line("/etc/nv_tegra_release", l4t, sizeof(l4t));
     int have_dt = read_small_file("/proc/device-tree/model", dt, sizeof(dt)) ||
                   read_small_file("/sys/firmware/devicetree/base/model", dt, sizeof(dt));
-    int is_jetson = have_l4t || (have_dt && (contains_ci(dt, "jetson") || contains_ci(dt, "tegra")));
+    int is_jetson =
+        have_l4t || (have_dt && (contains_ci(dt, "jetson") || contains_ci(dt, "tegra")));
     /* nvpmodel keeps the current mode here; running `nvpmodel -q` is deliberately avoided. */
     int have_pm = read_first_line("/var/lib/nvpmodel/status", pm, sizeof(pm));
 
@@ -263,8 +263,8 @@ static int env_body(FILE *fp, const void *ctx)
 
     time_t now = time(NULL);
     struct tm tm;
-    int have_time = gmtime_r(&now, &tm) != NULL &&
-                    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) > 0;
+    int have_time =
+        gmtime_r(&now, &tm) != NULL && strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) > 0;
     kstr_if(&w, "collected_at", have_time, buf);
     write_build(&w);
 

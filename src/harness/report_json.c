@@ -318,7 +318,9 @@ static void write_system(struct eb_json_writer *w, const struct eb_system_summar
     kmeas(w, "rss_max_mb", s->rss_max_mb, ran);
     eb_json_key(w, "thermal_zones");
     eb_json_arr_begin(w);
-    int nz = s->n_zones < 0 ? 0 : s->n_zones > EB_SAMPLER_MAX_ZONES ? EB_SAMPLER_MAX_ZONES : s->n_zones;
+    int nz = s->n_zones < 0                      ? 0
+             : s->n_zones > EB_SAMPLER_MAX_ZONES ? EB_SAMPLER_MAX_ZONES
+                                                 : s->n_zones;
     for (int i = 0; i < nz; i++) {
         eb_json_obj_begin(w);
         eb_json_kstr(w, "name", s->zones[i].name);

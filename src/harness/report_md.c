@@ -97,9 +97,11 @@ static void write_memory(const struct eb_run_result *r, FILE *fp)
             fmtd(b2, sizeof(b2), m->limit_gb > 0 ? 100.0 * peak / m->limit_gb : NAN, 1));
     if (m->unified) {
         /* One DRAM: the allocator's figure is inside the system figure, never added to it. */
-        fprintf(fp, "| System memory (unified; CUDA allocator is a subset) | peak %s GB used of %s GB |\n",
-                fmtd(b1, sizeof(b1), bytes_gb(m->peak_system_used_bytes), 2),
-                fmtd(b2, sizeof(b2), bytes_gb(m->system_total_bytes), 2));
+        fprintf(
+            fp,
+            "| System memory (unified; CUDA allocator is a subset) | peak %s GB used of %s GB |\n",
+            fmtd(b1, sizeof(b1), bytes_gb(m->peak_system_used_bytes), 2),
+            fmtd(b2, sizeof(b2), bytes_gb(m->system_total_bytes), 2));
         fprintf(fp, "| CUDA allocator peak (part of system memory) | %s GB |\n",
                 fmtd(b3, sizeof(b3), bytes_gb(m->peak_gpu_bytes), 2));
     } else {
@@ -219,7 +221,7 @@ static void write_slot(const struct eb_run_result *r, const struct eb_slot_resul
     fprintf(fp, "**Status: %s**", eb_slot_status_name(s->status));
     if (s->status != EB_SLOT_OK) {
         fputs(" — reason: ", fp);
-        put_text(fp, s->message[0] != '\0' ? s->message
+        put_text(fp, s->message[0] != '\0'          ? s->message
                      : s->status == EB_SLOT_SKIPPED ? "no model given for this slot"
                                                     : "unknown");
         if (s->status == EB_SLOT_FAILED && s->error != EB_OK)
@@ -243,8 +245,9 @@ static void write_slot(const struct eb_run_result *r, const struct eb_slot_resul
 
     fputs("### Memory\n\n", fp);
     double p = bytes_gb(s->mem_peak_bytes);
-    fprintf(fp, "Peak %s GB (%s%% of the limit), %llu violation%s; backend host %.1f MB, "
-                "device peak %.1f MB.\n\n",
+    fprintf(fp,
+            "Peak %s GB (%s%% of the limit), %llu violation%s; backend host %.1f MB, "
+            "device peak %.1f MB.\n\n",
             fmtd(b1, sizeof(b1), p, 2),
             fmtd(b2, sizeof(b2), r->mem.limit_gb > 0 ? 100.0 * p / r->mem.limit_gb : NAN, 1),
             (unsigned long long)s->violations, s->violations == 1 ? "" : "s",
@@ -269,11 +272,12 @@ static void write_pair(const struct eb_pair_result *p, FILE *fp)
     if (!p->valid)
         return;
     fputs("## Dual-stream pair\n\n", fp);
-    fprintf(fp, "%llu pairs; pair latency (max of the two end-to-end times) p50 %s ms, p90 %s ms, "
-                "p99 %s ms; %s pairs/s.\n\n",
+    fprintf(fp,
+            "%llu pairs; pair latency (max of the two end-to-end times) p50 %s ms, p90 %s ms, "
+            "p99 %s ms; %s pairs/s.\n\n",
             (unsigned long long)p->pairs, fmtd(b[0], sizeof(b[0]), p->latency.p50, 3),
-            fmtd(b[1], sizeof(b[1]), p->latency.p90, 3), fmtd(b[2], sizeof(b[2]), p->latency.p99, 3),
-            fmtd(b[3], sizeof(b[3]), p->pair_fps, 1));
+            fmtd(b[1], sizeof(b[1]), p->latency.p90, 3),
+            fmtd(b[2], sizeof(b[2]), p->latency.p99, 3), fmtd(b[3], sizeof(b[3]), p->pair_fps, 1));
     latency_header(fp, "Pair");
     latency_row(fp, "latency", &p->latency);
     fputs("\n", fp);
@@ -295,16 +299,17 @@ static void write_system(const struct eb_system_summary *s, FILE *fp)
     fputs("| Metric | Value |\n|---|---|\n", fp);
     fprintf(fp, "| Samples | %llu over %s s |\n", (unsigned long long)s->n_samples,
             fmtd(b1, sizeof(b1), s->duration_s, 1));
-    fprintf(fp, "| CPU (all cores) | avg %s%%, max %s%% |\n", fmtd(b1, sizeof(b1), s->cpu_avg_pct, 1),
-            fmtd(b2, sizeof(b2), s->cpu_max_pct, 1));
+    fprintf(fp, "| CPU (all cores) | avg %s%%, max %s%% |\n",
+            fmtd(b1, sizeof(b1), s->cpu_avg_pct, 1), fmtd(b2, sizeof(b2), s->cpu_max_pct, 1));
     fprintf(fp, "| RAM used | avg %s MB, max %s MB of %s MB |\n",
-            fmtd(b1, sizeof(b1), s->ram_used_avg_mb, 0), fmtd(b2, sizeof(b2), s->ram_used_max_mb, 0),
-            fmtd(b3, sizeof(b3), s->ram_total_mb, 0));
+            fmtd(b1, sizeof(b1), s->ram_used_avg_mb, 0),
+            fmtd(b2, sizeof(b2), s->ram_used_max_mb, 0), fmtd(b3, sizeof(b3), s->ram_total_mb, 0));
     fprintf(fp, "| Swap used (max) | %s MB |\n", fmtd(b1, sizeof(b1), s->swap_used_max_mb, 0));
     fprintf(fp, "| Process RSS (max) | %s MB |\n", fmtd(b1, sizeof(b1), s->rss_max_mb, 0));
     if (s->tegrastats_used) {
         fprintf(fp, "| tegrastats lines | %llu (%llu unparsed) |\n",
-                (unsigned long long)s->tegrastats_lines, (unsigned long long)s->tegrastats_bad_lines);
+                (unsigned long long)s->tegrastats_lines,
+                (unsigned long long)s->tegrastats_bad_lines);
         fprintf(fp, "| GPU load | avg %s%%, max %s%% |\n",
                 fmtd(b1, sizeof(b1), s->gpu_load_avg_pct, 1),
                 fmtd(b2, sizeof(b2), s->gpu_load_max_pct, 1));
@@ -313,7 +318,9 @@ static void write_system(const struct eb_system_summary *s, FILE *fp)
         fprintf(fp, "| Energy | %s mJ |\n", fmtd(b1, sizeof(b1), s->energy_mj, 0));
     }
     fputs("\n", fp);
-    int nz = s->n_zones < 0 ? 0 : s->n_zones > EB_SAMPLER_MAX_ZONES ? EB_SAMPLER_MAX_ZONES : s->n_zones;
+    int nz = s->n_zones < 0                      ? 0
+             : s->n_zones > EB_SAMPLER_MAX_ZONES ? EB_SAMPLER_MAX_ZONES
+                                                 : s->n_zones;
     if (nz > 0) {
         fputs("| Thermal zone | Max °C | Avg °C |\n|---|---:|---:|\n", fp);
         for (int i = 0; i < nz; i++) {

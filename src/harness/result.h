@@ -13,7 +13,7 @@
 #include "harness/stats.h"
 
 #define EB_REPORT_SCHEMA_VERSION 1
-#define EB_NUM_SLOTS 2
+#define EB_NUM_SLOTS             2
 
 enum eb_slot_status {
     EB_SLOT_SKIPPED = 0, /* no weights given for this slot (or the mode does not use it) */
@@ -24,11 +24,11 @@ enum eb_slot_status {
 const char *eb_slot_status_name(enum eb_slot_status s);
 
 enum eb_stage {
-    EB_STAGE_READ = 0,  /* source read + decode (+ AGC for 16-bit) */
-    EB_STAGE_PRE,       /* letterbox + normalise into the input tensor */
-    EB_STAGE_INFER,     /* backend infer */
-    EB_STAGE_POST,      /* YOLO decode + NMS + unmap */
-    EB_STAGE_E2E,       /* read start to postprocess end */
+    EB_STAGE_READ = 0, /* source read + decode (+ AGC for 16-bit) */
+    EB_STAGE_PRE,      /* letterbox + normalise into the input tensor */
+    EB_STAGE_INFER,    /* backend infer */
+    EB_STAGE_POST,     /* YOLO decode + NMS + unmap */
+    EB_STAGE_E2E,      /* read start to postprocess end */
     EB_STAGE_COUNT
 };
 /** "read", "preprocess", "inference", "postprocess", "end_to_end". */
@@ -37,42 +37,42 @@ const char *eb_stage_name(enum eb_stage s);
 /** One measured frame (preallocated before timing). */
 struct eb_frame_record {
     int64_t frame_index;
-    uint64_t t_start_ns;              /* CLOCK_MONOTONIC at read start */
+    uint64_t t_start_ns; /* CLOCK_MONOTONIC at read start */
     uint64_t stage_ns[EB_STAGE_COUNT];
     uint32_t n_dets;
-    uint64_t mem_bytes;               /* monitored memory figure after this frame */
+    uint64_t mem_bytes; /* monitored memory figure after this frame */
 };
 
 struct eb_class_count {
     int cls;
-    char name[64];   /* from the model metadata, or "class<N>" */
+    char name[64]; /* from the model metadata, or "class<N>" */
     uint64_t count;
 };
 
 struct eb_slot_result {
-    int index;                  /* 0 or 1 */
-    const char *name;           /* "rgb" or "thermal" (static) */
+    int index;        /* 0 or 1 */
+    const char *name; /* "rgb" or "thermal" (static) */
     enum eb_slot_status status;
-    enum eb_status error;       /* EB_OK unless failed */
+    enum eb_status error;          /* EB_OK unless failed */
     char message[EB_DIAG_MSG_MAX]; /* failure or skip reason */
 
     char model_path[4096];
-    char source[4096];          /* canonical SPEC */
-    char backend[32];           /* "ort" */
+    char source[4096]; /* canonical SPEC */
+    char backend[32];  /* "ort" */
     char backend_version[64];
-    char device[16];            /* requested: "cpu", "cuda", "tensorrt" */
-    char provider[64];          /* what runs, e.g. "CPUExecutionProvider" */
-    char input_dtype[16];       /* "float32" */
+    char device[16];      /* requested: "cpu", "cuda", "tensorrt" */
+    char provider[64];    /* what runs, e.g. "CPUExecutionProvider" */
+    char input_dtype[16]; /* "float32" */
     int input_w, input_h, input_c;
-    char layout[16];            /* "v8", "v5", "end2end" */
+    char layout[16]; /* "v8", "v5", "end2end" */
     int num_classes;
     int threads;
 
-    uint64_t frames_measured;   /* records below */
-    uint64_t frames_warmup;     /* excluded */
-    int64_t frames_skipped;     /* undecodable frames skipped by the source */
-    double wall_s;              /* measured phase wall time */
-    double throughput_fps;      /* frames_measured / wall_s */
+    uint64_t frames_measured; /* records below */
+    uint64_t frames_warmup;   /* excluded */
+    int64_t frames_skipped;   /* undecodable frames skipped by the source */
+    double wall_s;            /* measured phase wall time */
+    double throughput_fps;    /* frames_measured / wall_s */
     struct eb_stat_summary stages[EB_STAGE_COUNT];
 
     uint64_t dets_total;
@@ -93,25 +93,25 @@ struct eb_slot_result {
 
     /* memory */
     uint64_t backend_host_bytes, backend_device_peak_bytes;
-    uint64_t mem_peak_bytes;    /* peak of the monitored figure seen by this slot's frames */
-    uint64_t violations;        /* frames whose monitored figure exceeded the limit */
+    uint64_t mem_peak_bytes; /* peak of the monitored figure seen by this slot's frames */
+    uint64_t violations;     /* frames whose monitored figure exceeded the limit */
 };
 
 struct eb_pair_result {
-    int valid;                  /* dual mode with both slots ok */
+    int valid; /* dual mode with both slots ok */
     uint64_t pairs;
-    struct eb_stat_summary latency;  /* per pair: max of the two end-to-end times */
-    double pair_fps;            /* pairs / wall time of the dual phase */
+    struct eb_stat_summary latency; /* per pair: max of the two end-to-end times */
+    double pair_fps;                /* pairs / wall time of the dual phase */
 };
 
 struct eb_mem_summary {
     double limit_gb;
     enum eb_limit_type limit_type;
-    char methods[512];          /* "; "-separated methods applied, or "" */
-    int unified;                /* Jetson: one DRAM shared by CPU and GPU */
-    char monitored[96];         /* which figure is compared with the limit */
+    char methods[512];  /* "; "-separated methods applied, or "" */
+    int unified;        /* Jetson: one DRAM shared by CPU and GPU */
+    char monitored[96]; /* which figure is compared with the limit */
     uint64_t violations;
-    uint64_t peak_bytes;        /* peak of the monitored figure */
+    uint64_t peak_bytes; /* peak of the monitored figure */
     uint64_t system_total_bytes;
     uint64_t peak_system_used_bytes;
     uint64_t peak_rss_bytes;
@@ -123,12 +123,12 @@ struct eb_config; /* harness/config.h */
 
 struct eb_run_result {
     int schema_version;
-    const char *version;        /* edgebench version (static) */
+    const char *version; /* edgebench version (static) */
     char mode[16];
-    char started_at[32];        /* ISO 8601 UTC */
+    char started_at[32]; /* ISO 8601 UTC */
     double duration_s;
-    int interrupted;            /* SIGINT/SIGTERM arrived; results hold what ran */
-    int interrupt_signal;       /* the signal that interrupted the run (SIGINT...), 0 unknown */
+    int interrupted;      /* SIGINT/SIGTERM arrived; results hold what ran */
+    int interrupt_signal; /* the signal that interrupted the run (SIGINT...), 0 unknown */
     int exit_code;
     char command_line[4096];
     const struct eb_config *config; /* borrowed, for the config echo */
@@ -137,7 +137,7 @@ struct eb_run_result {
     struct eb_mem_summary mem;
     struct eb_system_summary sys;
     char output_dir[4096];
-    char warnings[8][256];      /* run-level warnings shown in both reports */
+    char warnings[8][256]; /* run-level warnings shown in both reports */
     int n_warnings;
 };
 

@@ -16,7 +16,7 @@
 #include "model/model.h"
 
 /* The embedded default: what `edgebench run` uses when no model is given. */
-#define EB_DEFAULT_RGB_SOURCE "synthetic=1280x720"
+#define EB_DEFAULT_RGB_SOURCE     "synthetic=1280x720"
 #define EB_DEFAULT_THERMAL_SOURCE "synthetic=640x512"
 
 struct run_ctx {
@@ -27,8 +27,8 @@ struct run_ctx {
     struct eb_platform platform;
     char dir[4096];
     struct eb_slot slots[EB_NUM_SLOTS];
-    int active[EB_NUM_SLOTS];          /* the mode uses this slot and it has a model */
-    uint8_t *model_bytes[EB_NUM_SLOTS];/* embedded default models, owned */
+    int active[EB_NUM_SLOTS];           /* the mode uses this slot and it has a model */
+    uint8_t *model_bytes[EB_NUM_SLOTS]; /* embedded default models, owned */
     size_t model_len[EB_NUM_SLOTS];
     char model_label[EB_NUM_SLOTS][64];
     struct eb_run_result result;
@@ -82,8 +82,15 @@ static enum eb_status make_run_dir(struct run_ctx *rc, struct eb_diag *diag)
                                 "failed to create run folder %s: %s; choose another --output",
                                 rc->dir, strerror(errno));
     }
-    return eb_diag_fail(diag, EB_ERR_IO, "failed to create a run folder under %s: too many runs "
-                        "this second", rc->cfg->output);
+    return eb_diag_fail(diag, EB_ERR_IO,
+                        "failed to create a run folder under %s: too many runs "
+                        "this second",
+                        rc->cfg->output);
+}
+
+static int stopped(const struct eb_run_env *env)
+{
+    return atomic_load_explicit(env->stop, memory_order_relaxed) != 0;
 }
 
 static int uses_slot(int mode, int slot)
@@ -106,8 +113,8 @@ static void setup_slots(struct run_ctx *rc)
         if (cfg->mode == EB_MODE_DUAL)
             su.source_text = i == 0 ? cfg->rgb_source : cfg->thermal_source;
         else
-            su.source_text = cfg->source ? cfg->source
-                                         : (i == 0 ? cfg->rgb_source : cfg->thermal_source);
+            su.source_text =
+                cfg->source ? cfg->source : (i == 0 ? cfg->rgb_source : cfg->thermal_source);
         if (embedded && su.source_text == NULL)
             su.source_text = i == 0 ? EB_DEFAULT_RGB_SOURCE : EB_DEFAULT_THERMAL_SOURCE;
         su.synth_style = i == 0 ? EB_SYNTH_RGB : EB_SYNTH_THERMAL;
@@ -184,10 +191,9 @@ static void progress_line(struct run_ctx *rc, uint64_t t0, const int *which)
         uint64_t m = atomic_load_explicit(&s->last_mem, memory_order_relaxed);
         if (m > mem)
             mem = m;
-        off += (size_t)snprintf(line + off, sizeof(line) - off,
-                                "%s%s %zu/%zu %.1f FPS p50 %.1f ms", off ? " | " : "", s->name, n,
-                                s->cap_records, el > 0 ? (double)n / el : 0.0,
-                                k ? w[k / 2] : 0.0);
+        off += (size_t)snprintf(line + off, sizeof(line) - off, "%s%s %zu/%zu %.1f FPS p50 %.1f ms",
+                                off ? " | " : "", s->name, n, s->cap_records,
+                                el > 0 ? (double)n / el : 0.0, k ? w[k / 2] : 0.0);
         if (off >= sizeof(line))
             break;
     }
@@ -215,7 +221,7 @@ static void run_parallel(struct run_ctx *rc, const int *which, int show_progress
             rc->slots[i].diag = d;
         }
     }
-    while (show_progress && !*rc->env->stop) {
+    while (show_progress && !stopped(rc->env)) {
         int running = 0;
         for (int i = 0; i < EB_NUM_SLOTS; i++)
             if (started[i] && !atomic_load_explicit(&rc->slots[i].finished, memory_order_acquire))
@@ -286,8 +292,8 @@ static void summarize_memory(struct run_ctx *rc)
     }
     m->limit_type = any ? type : EB_LIMIT_UNAVAILABLE;
     if (off < sizeof(m->methods))
-        snprintf(m->methods + off, sizeof(m->methods) - off,
-                 "%sper-frame monitoring of %s", off ? "; " : "", m->monitored);
+        snprintf(m->methods + off, sizeof(m->methods) - off, "%sper-frame monitoring of %s",
+                 off ? "; " : "", m->monitored);
     struct eb_sysmem sm;
     if (eb_procfs_sysmem(&sm, NULL) == EB_OK)
         m->system_total_bytes = sm.total;
@@ -321,9 +327,8 @@ static void banner(struct run_ctx *rc)
     eb_log_msg(&rc->log, EB_LOG_INFO, "memory limit %.2f GB, limit type %s; methods: %s%s",
                rc->cfg->gpu_mem_limit_gb, eb_limit_type_name(type),
                type == EB_LIMIT_UNAVAILABLE ? "none enforceable on this device, " : "",
-               rc->platform.is_jetson
-                   ? "per-frame monitoring of system memory (unified memory)"
-                   : "per-frame monitoring of process RSS");
+               rc->platform.is_jetson ? "per-frame monitoring of system memory (unified memory)"
+                                      : "per-frame monitoring of process RSS");
 }
 
 static int exit_code_of(const struct run_ctx *rc)
@@ -360,7 +365,9 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     res->version = env->version;
     res->config = cfg;
     snprintf(res->mode, sizeof(res->mode), "%s",
-             cfg->mode == EB_MODE_RGB ? "rgb" : cfg->mode == EB_MODE_THERMAL ? "thermal" : "dual");
+             cfg->mode == EB_MODE_RGB       ? "rgb"
+             : cfg->mode == EB_MODE_THERMAL ? "thermal"
+                                            : "dual");
     snprintf(res->command_line, sizeof(res->command_line), "%s", env->command_line);
     uint64_t wall0 = eb_clock_wall_ns(), t0 = eb_clock_ns();
     eb_clock_iso8601(wall0, res->started_at, sizeof(res->started_at));
@@ -381,7 +388,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     eb_platform_detect(NULL, &rc->platform);
 
     setup_slots(rc);
-    for (int i = 0; i < EB_NUM_SLOTS && !*env->stop; i++) {
+    for (int i = 0; i < EB_NUM_SLOTS && !stopped(env); i++) {
         if (!rc->active[i])
             continue;
         struct eb_slot *s = &rc->slots[i];
@@ -421,8 +428,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
 
     for (int i = 0; i < EB_NUM_SLOTS; i++) {
         struct eb_slot *s = &rc->slots[i];
-        if (rc->active[i] && s->status == EB_SLOT_OK && !*env->stop &&
-            eb_slot_warmup(s) != EB_OK)
+        if (rc->active[i] && s->status == EB_SLOT_OK && !stopped(env) && eb_slot_warmup(s) != EB_OK)
             eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed during warm-up: %s", s->name,
                        s->diag.msg);
     }
@@ -433,11 +439,13 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
         ok[i] = rc->active[i] && rc->slots[i].status == EB_SLOT_OK;
 
     if (cfg->solo_baseline && cfg->mode == EB_MODE_DUAL && ok[0] && ok[1]) {
-        for (int i = 0; i < EB_NUM_SLOTS && !*env->stop; i++) {
+        for (int i = 0; i < EB_NUM_SLOTS && !stopped(env); i++) {
             struct eb_slot *s = &rc->slots[i];
             if (!s->rewindable) {
-                eb_run_result_warn(res, "slot %s: the source cannot be replayed (camera); no "
-                                   "solo baseline", s->name);
+                eb_run_result_warn(res,
+                                   "slot %s: the source cannot be replayed (camera); no "
+                                   "solo baseline",
+                                   s->name);
                 continue;
             }
             eb_log_msg(&rc->log, EB_LOG_INFO, "solo baseline: slot %s alone", s->name);
@@ -462,7 +470,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             ok[i] = rc->active[i] && rc->slots[i].status == EB_SLOT_OK;
     }
 
-    if (!*env->stop && (ok[0] || ok[1])) {
+    if (!stopped(env) && (ok[0] || ok[1])) {
         eb_log_msg(&rc->log, EB_LOG_INFO, "measuring %s", res->mode);
         run_parallel(rc, ok, show);
     }
@@ -474,8 +482,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     eb_sampler_stop(sampler, &res->sys);
     if (res->sys.warning[0] != '\0')
         eb_run_result_warn(res, "%s", res->sys.warning);
-    res->interrupted = *env->stop != 0;
-    res->interrupt_signal = (int)*env->stop;
+    res->interrupt_signal = atomic_load(env->stop);
+    res->interrupted = res->interrupt_signal != 0;
     if (res->interrupted)
         eb_log_msg(&rc->log, EB_LOG_WARN, "interrupted: writing the report of what ran");
 
@@ -489,8 +497,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
         r->solo_infer = si;
         if (has_solo) {
             r->interference_ratio = se.p50 > 0 ? r->stages[EB_STAGE_E2E].p50 / se.p50 : NAN;
-            r->interference_ratio_infer =
-                si.p50 > 0 ? r->stages[EB_STAGE_INFER].p50 / si.p50 : NAN;
+            r->interference_ratio_infer = si.p50 > 0 ? r->stages[EB_STAGE_INFER].p50 / si.p50 : NAN;
         }
     }
     summarize_pair(rc);
@@ -524,15 +531,16 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             eb_log_msg(&rc->log, EB_LOG_INFO,
                        "slot %s: %llu frames, end-to-end p50 %.2f ms p99 %.2f ms, inference "
                        "p50 %.2f ms, %.1f FPS, %.2f detections/frame",
-                       r->name, (unsigned long long)r->frames_measured,
-                       r->stages[EB_STAGE_E2E].p50, r->stages[EB_STAGE_E2E].p99,
-                       r->stages[EB_STAGE_INFER].p50, r->throughput_fps, r->dets_per_frame_mean);
+                       r->name, (unsigned long long)r->frames_measured, r->stages[EB_STAGE_E2E].p50,
+                       r->stages[EB_STAGE_E2E].p99, r->stages[EB_STAGE_INFER].p50,
+                       r->throughput_fps, r->dets_per_frame_mean);
         else
             eb_log_msg(&rc->log, EB_LOG_INFO, "slot %s: %s%s%s", r->name,
                        eb_slot_status_name(r->status), r->message[0] ? ": " : "", r->message);
     }
     if (res->pair.valid)
-        eb_log_msg(&rc->log, EB_LOG_INFO, "pair: %llu pairs, pair latency p50 %.2f ms, %.1f pair FPS",
+        eb_log_msg(&rc->log, EB_LOG_INFO,
+                   "pair: %llu pairs, pair latency p50 %.2f ms, %.1f pair FPS",
                    (unsigned long long)res->pair.pairs, res->pair.latency.p50, res->pair.pair_fps);
     fprintf(stdout, "report: %s/report.md\n", rc->dir);
     fflush(stdout);

@@ -5,23 +5,24 @@
 #ifndef EB_RUN_H
 #define EB_RUN_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "harness/config.h"
 
-#define EB_EXIT_OK 0
+#define EB_EXIT_OK          0
 #define EB_EXIT_NOTHING_RAN 1
-#define EB_EXIT_USAGE 2
+#define EB_EXIT_USAGE       2
 #define EB_EXIT_SLOT_FAILED 3
 #define EB_EXIT_INTERRUPTED 130
 
 struct eb_run_env {
-    volatile sig_atomic_t *stop; /* set (by a signal handler) to stop early; borrowed */
-    const char *command_line;    /* borrowed */
-    const char *version;         /* borrowed */
-    FILE *console;               /* where logs and progress go (stderr) */
-    const char *tegrastats_cmd;  /* "tegrastats" (tests may point elsewhere) */
+    atomic_int *stop;           /* non-zero (the signal number) to stop early; set by a signal
+                                    handler, read by every thread (lock-free); borrowed */
+    const char *command_line;   /* borrowed */
+    const char *version;        /* borrowed */
+    FILE *console;              /* where logs and progress go (stderr) */
+    const char *tegrastats_cmd; /* "tegrastats" (tests may point elsewhere) */
 };
 
 /** Runs a benchmark as configured; writes the run folder; returns an EB_EXIT_* code. */

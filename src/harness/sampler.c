@@ -17,7 +17,7 @@
 #include "harness/sampler.h"
 
 #define MAX_CORES 1024
-#define MB (1024.0 * 1024.0)
+#define MB        (1024.0 * 1024.0)
 
 struct zone_agg {
     int index;
@@ -137,8 +137,7 @@ static void take_sample(struct eb_sampler *s)
         }
         eb_json_obj_end(&w);
         fputc('\n', s->fp);
-        if ((fflush(s->fp) != 0 || eb_json_writer_error(&w) || ferror(s->fp)) &&
-            !s->write_warned) {
+        if ((fflush(s->fp) != 0 || eb_json_writer_error(&w) || ferror(s->fp)) && !s->write_warned) {
             s->write_warned = 1;
             eb_log_msg(s->log, EB_LOG_WARN, "cannot write metrics.jsonl; samples are lost");
         }
@@ -356,7 +355,9 @@ void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out
         sum->n_zones = s->n_zones;
         for (int i = 0; i < s->n_zones; i++) {
             const struct zone_agg *z = &s->zones[i];
-            snprintf(sum->zones[i].name, sizeof(sum->zones[i].name), "%s", z->key);
+            /* Zone names longer than the summary field are cut (the return value says so). */
+            if (snprintf(sum->zones[i].name, sizeof(sum->zones[i].name), "%s", z->key) < 0)
+                sum->zones[i].name[0] = '\0';
             sum->zones[i].max_c = z->n > 0 ? z->max : NAN;
             sum->zones[i].avg_c = z->n > 0 ? z->sum / (double)z->n : NAN;
         }

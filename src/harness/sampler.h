@@ -46,15 +46,14 @@ struct eb_cpu_times {
  */
 EB_NODISCARD enum eb_status eb_procfs_cpu_times(const char *root, struct eb_cpu_times *cores,
                                                 int max_cores, int *n_cores_out,
-                                                struct eb_cpu_times *all_out,
-                                                struct eb_diag *diag);
+                                                struct eb_cpu_times *all_out, struct eb_diag *diag);
 /** Load in percent between two readings of the same core (NaN when no time passed/absent). */
 double eb_procfs_cpu_load_pct(const struct eb_cpu_times *prev, const struct eb_cpu_times *cur);
 
 /** One thermal zone: `<root>/sys/class/thermal/thermal_zoneN`. */
 struct eb_thermal_zone {
-    int index;       /* N */
-    char type[32];   /* contents of `type` (e.g. "cpu-thermal"), or "zoneN" when unreadable */
+    int index;     /* N */
+    char type[32]; /* contents of `type` (e.g. "cpu-thermal"), or "zoneN" when unreadable */
 };
 
 /**
@@ -89,19 +88,22 @@ void eb_platform_detect(const char *root, struct eb_platform *out);
 struct eb_system_summary {
     uint64_t n_samples;
     double duration_s;
-    double cpu_avg_pct, cpu_max_pct;        /* all cores, from /proc/stat deltas */
+    double cpu_avg_pct, cpu_max_pct; /* all cores, from /proc/stat deltas */
     double ram_used_max_mb, ram_used_avg_mb, ram_total_mb;
     double swap_used_max_mb;
     double rss_max_mb;
     int n_zones;
-    struct { char name[32]; double max_c, avg_c; } zones[EB_SAMPLER_MAX_ZONES];
+    struct {
+        char name[32];
+        double max_c, avg_c;
+    } zones[EB_SAMPLER_MAX_ZONES];
     /* tegrastats (Jetson) */
-    int tegrastats_used;                    /* 1 when tegrastats ran and lines were parsed */
+    int tegrastats_used; /* 1 when tegrastats ran and lines were parsed */
     uint64_t tegrastats_lines, tegrastats_bad_lines;
     double gpu_load_avg_pct, gpu_load_max_pct;
-    double power_avg_mw, power_max_mw;      /* NaN when no power rail was seen */
-    double energy_mj;                       /* integrated power over the run; NaN when none */
-    char warning[256];                      /* e.g. "tegrastats not found: ..."; "" when none */
+    double power_avg_mw, power_max_mw; /* NaN when no power rail was seen */
+    double energy_mj;                  /* integrated power over the run; NaN when none */
+    char warning[256];                 /* e.g. "tegrastats not found: ..."; "" when none */
     /* Appended: samples where MemAvailable < 20% of MemTotal (one WARN log on the first). */
     uint64_t pressure_samples;
 };
@@ -153,12 +155,12 @@ pid_t eb_sampler_tegrastats_pid(const struct eb_sampler *s);
 
 /** What the tegrastats reader accumulated; read after eb_sampler__tegra_stop. */
 struct eb_sampler__tegra_stats {
-    uint64_t lines, bad_lines;        /* non-blank lines read; MALFORMED ones */
+    uint64_t lines, bad_lines; /* non-blank lines read; MALFORMED ones */
     uint64_t gpu_n, power_n;
     double gpu_sum, gpu_max;
     double power_sum, power_max;
-    double energy_mj;                 /* NaN when fewer than one power reading */
-    char warning[256];                /* set when the command died before printing a line */
+    double energy_mj;  /* NaN when fewer than one power reading */
+    char warning[256]; /* set when the command died before printing a line */
 };
 
 struct eb_sampler__tegra;

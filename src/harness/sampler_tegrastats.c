@@ -25,19 +25,19 @@
 extern char **environ;
 
 #define LINE_MAX_BYTES 8192
-#define POLL_MS 50
-#define TERM_WAIT_NS 500000000ull
+#define POLL_MS        50
+#define TERM_WAIT_NS   500000000ull
 
 struct eb_sampler__tegra {
     pid_t pid;
-    int fd;                 /* read end of the pipe; -1 when closed */
+    int fd; /* read end of the pipe; -1 when closed */
     const struct eb_log *log;
-    char cmd[128];          /* for messages */
+    char cmd[128]; /* for messages */
     struct eb_thread reader;
     int reader_started;
     atomic_int stop;
 
-    struct eb_mutex mu;     /* guards latest/have_latest */
+    struct eb_mutex mu; /* guards latest/have_latest */
     int have_latest;
     struct eb_tegra_sample latest;
 
@@ -225,8 +225,7 @@ enum eb_status eb_sampler__tegra_start(const char *cmd, uint64_t interval_ms,
     snprintf(t->cmd, sizeof(t->cmd), "%s", cmd);
 
     if (pipe(fds) != 0 || !set_cloexec(fds[0]) || !set_cloexec(fds[1])) {
-        st = eb_diag_fail(diag, EB_ERR_IO, "cannot create a pipe for %s: %s", cmd,
-                          strerror(errno));
+        st = eb_diag_fail(diag, EB_ERR_IO, "cannot create a pipe for %s: %s", cmd, strerror(errno));
         goto fail;
     }
     int rc = posix_spawn_file_actions_init(&fa);

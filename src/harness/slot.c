@@ -8,9 +8,9 @@
 #include "harness/slot.h"
 
 /* Records are preallocated; a source of unknown length measures at most this many frames. */
-#define EB_SLOT_MAX_RECORDS 1000000
+#define EB_SLOT_MAX_RECORDS         1000000
 #define EB_SLOT_DEFAULT_LIVE_FRAMES 300
-#define EB_SLOT_MAX_DET 300
+#define EB_SLOT_MAX_DET             300
 
 void eb_slot_init(struct eb_slot *s, int index, const struct eb_slot_setup *setup)
 {
@@ -182,8 +182,10 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
     st = eb_source_spec_parse(su->source_text, &s->spec, &s->diag);
     if (st != EB_OK)
         return slot_fail(s, st);
-    struct eb_source_options so = {.max_frames = 0, .synth_style = su->synth_style,
-                                   .seed = (uint32_t)(s->index + 1), .log = su->log};
+    struct eb_source_options so = {.max_frames = 0,
+                                   .synth_style = su->synth_style,
+                                   .seed = (uint32_t)(s->index + 1),
+                                   .log = su->log};
     int live = s->spec.kind == EB_SOURCE_CAMERA || s->spec.kind == EB_SOURCE_SYNTHETIC;
     int64_t target = su->frames > 0 ? su->frames : (live ? EB_SLOT_DEFAULT_LIVE_FRAMES : 0);
     s->rewindable = s->spec.kind != EB_SOURCE_CAMERA;
@@ -210,8 +212,10 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
     st = eb_backend_create(su->backend, &su->backend_cfg, &s->be, &s->diag);
     if (st != EB_OK)
         return slot_fail(s, st);
-    struct eb_model_spec ms = {.path = su->model_label, .bytes = su->model_bytes,
-                               .n_bytes = su->model_len, .imgsz = su->imgsz};
+    struct eb_model_spec ms = {.path = su->model_label,
+                               .bytes = su->model_bytes,
+                               .n_bytes = su->model_len,
+                               .imgsz = su->imgsz};
     if (su->model_bytes == NULL)
         ms.path = su->model_path;
     st = eb_backend_load(s->be, &ms, &s->info, &s->diag);
@@ -269,8 +273,7 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
         eb_diag_prefix(&s->diag, "model %s: ", su->model_label);
         return slot_fail(s, st);
     }
-    s->num_classes = s->layout.num_classes > 0 ? s->layout.num_classes
-                                               : (int)s->info.n_class_names;
+    s->num_classes = s->layout.num_classes > 0 ? s->layout.num_classes : (int)s->info.n_class_names;
     if (s->num_classes <= 0)
         s->num_classes = 1;
     st = eb_yolo_scratch_init(&s->scratch, &s->layout, &s->diag);
@@ -298,7 +301,8 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
 
 enum eb_status eb_slot_warmup(struct eb_slot *s)
 {
-    for (int64_t i = 0; i < s->setup.warmup && !*s->setup.stop; i++) {
+    for (int64_t i = 0;
+         i < s->setup.warmup && !atomic_load_explicit(s->setup.stop, memory_order_relaxed); i++) {
         struct eb_frame fr;
         enum eb_status st = next_frame_wrapping(s, &fr);
         if (st != EB_OK)
@@ -333,7 +337,7 @@ enum eb_status eb_slot_measure(struct eb_slot *s)
     memset(s->class_counts, 0, ((size_t)s->num_classes + 1) * sizeof(uint64_t));
     s->phase_start_ns = eb_clock_ns();
     size_t n = 0;
-    while (n < s->cap_records && !*s->setup.stop) {
+    while (n < s->cap_records && !atomic_load_explicit(s->setup.stop, memory_order_relaxed)) {
         struct eb_frame_record *rec = &s->records[n];
         struct eb_frame fr;
         uint64_t t0 = eb_clock_ns();

@@ -5,7 +5,6 @@
 #ifndef EB_SLOT_H
 #define EB_SLOT_H
 
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -15,22 +14,22 @@
 #include "yolo/yolo.h"
 
 struct eb_slot_setup {
-    const char *model_path;      /* NULL = slot skipped (unless model_bytes) */
-    const uint8_t *model_bytes;  /* embedded default (borrowed) */
+    const char *model_path;     /* NULL = slot skipped (unless model_bytes) */
+    const uint8_t *model_bytes; /* embedded default (borrowed) */
     size_t model_len;
-    const char *model_label;     /* how the model is named in reports */
-    const char *source_text;     /* SPEC text */
+    const char *model_label; /* how the model is named in reports */
+    const char *source_text; /* SPEC text */
     enum eb_synth_style synth_style;
     const struct eb_backend_ops *backend;
     struct eb_backend_config backend_cfg;
     int imgsz;
     float conf, iou;
-    int64_t frames;              /* measured frames; 0 = whole source */
+    int64_t frames; /* measured frames; 0 = whole source */
     int64_t warmup;
-    uint64_t limit_bytes;        /* memory limit for violation checks */
-    int unified;                 /* monitored figure: system used (1) or process RSS (0) */
+    uint64_t limit_bytes; /* memory limit for violation checks */
+    int unified;          /* monitored figure: system used (1) or process RSS (0) */
     const struct eb_log *log;
-    volatile sig_atomic_t *stop;
+    atomic_int *stop; /* non-zero to stop after the current frame; borrowed */
 };
 
 struct eb_slot {
@@ -51,20 +50,20 @@ struct eb_slot {
     struct eb_letterbox lb;
     int in_w, in_h, in_c;
     enum eb_dtype in_dtype;
-    void *input;                 /* the input tensor data (f32 or f16) */
-    float *input_f32;            /* preprocessing target (== input for f32 models) */
-    float *out_f32;              /* output conversion buffer for f16 outputs */
+    void *input;      /* the input tensor data (f32 or f16) */
+    float *input_f32; /* preprocessing target (== input for f32 models) */
+    float *out_f32;   /* output conversion buffer for f16 outputs */
     size_t out_f32_cap;
-    struct eb_tensor out0;       /* output 0 of the last inference (data owned by the backend) */
+    struct eb_tensor out0; /* output 0 of the last inference (data owned by the backend) */
     struct eb_detections dets;
-    uint64_t *class_counts;      /* per class id, num_classes entries */
+    uint64_t *class_counts; /* per class id, num_classes entries */
     int num_classes;
 
     struct eb_frame_record *records;
     size_t cap_records;
-    _Atomic size_t n_done;       /* records published (release) for the progress display */
-    _Atomic uint64_t last_mem;   /* monitored bytes after the last frame */
-    _Atomic int finished;        /* set by the pipeline thread when its pass ends */
+    _Atomic size_t n_done;     /* records published (release) for the progress display */
+    _Atomic uint64_t last_mem; /* monitored bytes after the last frame */
+    _Atomic int finished;      /* set by the pipeline thread when its pass ends */
     uint64_t violations, mem_peak;
     uint64_t warmup_done;
     uint64_t phase_start_ns, phase_end_ns;

@@ -93,8 +93,8 @@ static enum eb_status parse_camera(const char *text, const char *value, struct e
     return EB_OK;
 }
 
-static enum eb_status parse_synthetic(const char *text, const char *value,
-                                      struct eb_source_spec *s, struct eb_diag *diag)
+static enum eb_status parse_synthetic(const char *text, const char *value, struct eb_source_spec *s,
+                                      struct eb_diag *diag)
 {
     const char *p = value, *end;
     long w, h;
@@ -165,8 +165,8 @@ static enum eb_status parse_bare_path(const char *text, struct eb_source_spec *s
             return eb_diag_fail(diag, EB_ERR_IO,
                                 "failed to open source '%s': no such file or directory; %s", text,
                                 ACCEPTED_SPECS);
-        return eb_diag_fail(diag, EB_ERR_IO, "failed to open source '%s': %s; check the path",
-                            text, strerror(err));
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to open source '%s': %s; check the path", text,
+                            strerror(err));
     }
     if (S_ISDIR(sb.st_mode)) {
         s->kind = EB_SOURCE_IMAGE_DIR;
@@ -203,8 +203,8 @@ enum eb_status eb_source_spec_parse(const char *text, struct eb_source_spec *spe
     int is_key = klen > 0;
     for (size_t i = 0; i < klen && is_key; i++) {
         char c = text[i];
-        is_key = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '_';
+        is_key =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
     }
     if (is_key) {
         const char *value = eq + 1;

@@ -33,8 +33,8 @@ struct eb_source_spec {
     enum eb_source_kind kind;
     char path[EB_SOURCE_PATH_MAX]; /* IMAGE_DIR, VIDEO: the path; CAMERA: /dev/videoN */
     int camera_index;
-    int synth_w, synth_h;          /* SYNTHETIC */
-    double synth_fps;              /* SYNTHETIC: 0 = as fast as possible */
+    int synth_w, synth_h; /* SYNTHETIC */
+    double synth_fps;     /* SYNTHETIC: 0 = as fast as possible */
 };
 
 /** "image_dir", "video", "camera", "synthetic". */
@@ -57,26 +57,26 @@ EB_NODISCARD enum eb_status eb_source_spec_parse(const char *text, struct eb_sou
 void eb_source_spec_format(const struct eb_source_spec *spec, char *buf, size_t buf_size);
 
 enum eb_synth_style {
-    EB_SYNTH_RGB = 0,  /* street-like scene with moving rectangles */
-    EB_SYNTH_THERMAL,  /* warm blobs on a cool background (rendered as 16-bit, then AGC) */
+    EB_SYNTH_RGB = 0, /* street-like scene with moving rectangles */
+    EB_SYNTH_THERMAL, /* warm blobs on a cool background (rendered as 16-bit, then AGC) */
 };
 
 struct eb_source_options {
-    int64_t max_frames;            /* stop after this many frames; 0 = whole source
+    int64_t max_frames; /* stop after this many frames; 0 = whole source
                                       (synthetic and camera are endless: 0 means 300) */
     enum eb_synth_style synth_style;
-    uint32_t seed;                 /* synthetic scenes */
-    const struct eb_log *log;      /* may be NULL; borrowed */
+    uint32_t seed;            /* synthetic scenes */
+    const struct eb_log *log; /* may be NULL; borrowed */
 };
 
 struct eb_frame {
-    const uint8_t *rgb;   /* packed RGB8, owned by the source, valid until the next call */
+    const uint8_t *rgb; /* packed RGB8, owned by the source, valid until the next call */
     int width, height;
-    size_t stride;        /* bytes per row */
-    int64_t index;        /* 0-based index of the delivered frame */
-    int source_bits;      /* 8 or 16: bit depth before conversion */
-    int source_channels;  /* 1 or 3 */
-    const char *name;     /* file name (no folder) for image_dir, NULL otherwise; owned by the
+    size_t stride;       /* bytes per row */
+    int64_t index;       /* 0-based index of the delivered frame */
+    int source_bits;     /* 8 or 16: bit depth before conversion */
+    int source_channels; /* 1 or 3 */
+    const char *name;    /* file name (no folder) for image_dir, NULL otherwise; owned by the
                              source, valid until eb_source_destroy */
 };
 

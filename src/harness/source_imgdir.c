@@ -15,28 +15,28 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <jpeglib.h>
 #include <jerror.h>
+#include <jpeglib.h>
 #include <png.h>
 
 #include "harness/source_internal.h"
 
 #define MAX_FILE_BYTES ((size_t)512 << 20)
-#define WHY_MAX 160
+#define WHY_MAX        160
 
 struct imgdir {
-    char **names;      /* sorted file names (directory) or the single file's path */
+    char **names; /* sorted file names (directory) or the single file's path */
     size_t n_names;
-    size_t cursor;     /* next name to try */
-    int single;        /* spec.path is one image file */
+    size_t cursor; /* next name to try */
+    int single;    /* spec.path is one image file */
     char path[EB_SOURCE_PATH_MAX + 512];
-    uint8_t *file;     /* bytes of the current file */
+    uint8_t *file; /* bytes of the current file */
     size_t file_cap;
-    uint8_t *rgb;      /* decoded frame, packed RGB8 */
+    uint8_t *rgb; /* decoded frame, packed RGB8 */
     size_t rgb_cap;
-    uint16_t *u16;     /* 16-bit gray samples before AGC */
+    uint16_t *u16; /* 16-bit gray samples before AGC */
     size_t u16_cap;
-    png_bytep *rows;   /* row pointers for libpng */
+    png_bytep *rows; /* row pointers for libpng */
     size_t rows_cap;
 };
 
@@ -49,8 +49,7 @@ static enum eb_status check_dims(int64_t w, int64_t h, char *why)
     if (w <= 0 || h <= 0 || w > EB_SOURCE__MAX_SIDE || h > EB_SOURCE__MAX_SIDE ||
         w * h > EB_SOURCE__MAX_PIXELS) {
         snprintf(why, WHY_MAX, "size %lldx%lld is outside 1..%d per side and %lld pixels",
-                 (long long)w, (long long)h, EB_SOURCE__MAX_SIDE,
-                 (long long)EB_SOURCE__MAX_PIXELS);
+                 (long long)w, (long long)h, EB_SOURCE__MAX_SIDE, (long long)EB_SOURCE__MAX_PIXELS);
         return EB_ERR_FORMAT;
     }
     return EB_OK;
@@ -175,13 +174,14 @@ static enum eb_status decode_png(struct eb_source *src, struct imgdir *d, size_t
                                  struct decoded *out, char *why, struct eb_diag *diag)
 {
     struct png_ctx ctx = {.data = d->file, .size = size, .pos = 0};
-    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &ctx, png_on_error,
-                                             png_on_warning);
+    png_structp png =
+        png_create_read_struct(PNG_LIBPNG_VER_STRING, &ctx, png_on_error, png_on_warning);
     png_infop info = png != NULL ? png_create_info_struct(png) : NULL;
     if (png == NULL || info == NULL) {
         png_destroy_read_struct(&png, &info, NULL);
-        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to create a PNG decoder: out of memory; "
-                                                "free memory");
+        return eb_diag_fail(diag, EB_ERR_NOMEM,
+                            "failed to create a PNG decoder: out of memory; "
+                            "free memory");
     }
     /* The state read after a longjmp (png, info, ctx, *d, *out) is not modified after setjmp
        in this frame: `out` fields are written only through the pointer. */
@@ -287,8 +287,10 @@ static enum eb_status decode_bmp(struct imgdir *d, size_t size, struct decoded *
     if (check_dims(w, h, why) != EB_OK)
         return EB_ERR_FORMAT;
     if (!(comp == 0 || (comp == 3 && bpp == 32)) || (bpp != 8 && bpp != 24 && bpp != 32)) {
-        snprintf(why, WHY_MAX, "unsupported BMP (%u bits, compression %u); give 8/24/32-bit "
-                               "uncompressed", bpp, comp);
+        snprintf(why, WHY_MAX,
+                 "unsupported BMP (%u bits, compression %u); give 8/24/32-bit "
+                 "uncompressed",
+                 bpp, comp);
         return EB_ERR_FORMAT;
     }
     uint8_t pal[256][3];
@@ -316,8 +318,7 @@ static enum eb_status decode_bmp(struct imgdir *d, size_t size, struct decoded *
         return EB_ERR_FORMAT;
     }
     size_t px = (size_t)w * (size_t)h;
-    if (eb_source__reserve((void **)&d->rgb, &d->rgb_cap, px * 3, "an image buffer", diag) !=
-        EB_OK)
+    if (eb_source__reserve((void **)&d->rgb, &d->rgb_cap, px * 3, "an image buffer", diag) != EB_OK)
         return EB_ERR_NOMEM;
     for (int64_t y = 0; y < h; y++) {
         const uint8_t *s = f + off + stride * (size_t)(top_down ? y : h - 1 - y);
@@ -441,8 +442,8 @@ static enum eb_status list_dir(struct eb_source *src, struct imgdir *d, struct e
     return EB_OK;
 nomem:
     closedir(dp);
-    st = eb_diag_fail(diag, EB_ERR_NOMEM,
-                      "failed to list image_dir=%s: out of memory; free memory", dir);
+    st = eb_diag_fail(diag, EB_ERR_NOMEM, "failed to list image_dir=%s: out of memory; free memory",
+                      dir);
     return st;
 }
 

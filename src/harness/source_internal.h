@@ -15,7 +15,7 @@
 #include "harness/source.h"
 
 /* Largest frame accepted from any decoder: 8192 x 8192 pixels (192 MiB of RGB). */
-#define EB_SOURCE__MAX_SIDE 16384
+#define EB_SOURCE__MAX_SIDE   16384
 #define EB_SOURCE__MAX_PIXELS ((int64_t)8192 * 8192)
 
 struct eb_source_ops {
@@ -25,8 +25,7 @@ struct eb_source_ops {
     /* Required. Fills rgb, width, height, stride, source_bits, source_channels and name of
        `frame_out`; index is set by source.c. Counts undecodable frames in src->skipped.
        EB_ERR_END at the end of the underlying source. */
-    enum eb_status (*next)(struct eb_source *src, struct eb_frame *frame_out,
-                           struct eb_diag *diag);
+    enum eb_status (*next)(struct eb_source *src, struct eb_frame *frame_out, struct eb_diag *diag);
     /* Required. Restarts at the first frame; EB_ERR_UNSUPPORTED where impossible. */
     enum eb_status (*rewind)(struct eb_source *src, struct eb_diag *diag);
     /* Required. Frames of the underlying source, ignoring max_frames; -1 when unknown. */

@@ -116,7 +116,7 @@ static void render_rgb(uint8_t *rgb, int w, int h, uint32_t seed, int64_t frame)
                 b = (uint8_t)pick(seed, k, 7, 30, 230);
         fill_rect(rgb, w, h, x, y, vw, vh, r, g, b);
         fill_rect(rgb, w, h, x + vw / 5, y - vh / 3, vw * 3 / 5, vh / 3 + 1, r, g, b); /* cabin */
-        fill_rect(rgb, w, h, x + vw / 4, y - vh / 4, vw / 2, vh / 5 + 1, 60, 80, 100);  /* glass */
+        fill_rect(rgb, w, h, x + vw / 4, y - vh / 4, vw / 2, vh / 5 + 1, 60, 80, 100); /* glass */
         fill_rect(rgb, w, h, x + vw / 8, y + vh - vh / 6, vw / 6 + 1, vh / 3, 20, 20, 20);
         fill_rect(rgb, w, h, x + vw - vw / 4, y + vh - vh / 6, vw / 6 + 1, vh / 3, 20, 20, 20);
     }
@@ -157,10 +157,10 @@ static void render_thermal(uint16_t *img, int w, int h, uint32_t seed, int64_t f
         int rx = pick(seed, k, 11, side / 60 + 2, side / 30 + 3);
         int ry = rx * pick(seed, k, 12, 15, 25) / 10;
         int peak = pick(seed, k, 13, 31000, 34000);
-        int cx = bounce_pos(pick(seed, k, 14, 0, w - 1), pick(seed, k, 15, 1, w / 100 + 2), frame,
-                            w);
-        int cy = bounce_pos(pick(seed, k, 16, 0, h - 1), pick(seed, k, 17, 0, h / 200 + 1), frame,
-                            h);
+        int cx =
+            bounce_pos(pick(seed, k, 14, 0, w - 1), pick(seed, k, 15, 1, w / 100 + 2), frame, w);
+        int cy =
+            bounce_pos(pick(seed, k, 16, 0, h - 1), pick(seed, k, 17, 0, h / 200 + 1), frame, h);
         /* Flat warm core (d < 1), cooling towards the rim (d = 1.5). */
         int bx = rx * 3 / 2 + 1, by = ry * 3 / 2 + 1;
         for (int y = cy - by; y <= cy + by; y++) {

@@ -38,7 +38,7 @@ struct video {
     int cs, cs_full;
     int stream;
     int is_camera;
-    int eof_sent;   /* the flush packet went to the decoder */
+    int eof_sent; /* the flush packet went to the decoder */
     int64_t nb_frames;
     uint8_t *rgb;
     size_t rgb_cap;
@@ -75,8 +75,7 @@ static enum eb_status video_open(struct eb_source *src, struct eb_diag *diag)
     if (v->is_camera && spec->camera_index >= 0)
         snprintf(v->what, sizeof(v->what), "camera=%d (%s)", spec->camera_index, spec->path);
     else
-        snprintf(v->what, sizeof(v->what), "%s %s", v->is_camera ? "camera" : "video",
-                 spec->path);
+        snprintf(v->what, sizeof(v->what), "%s %s", v->is_camera ? "camera" : "video", spec->path);
 
     /* Check existence first: a clear message, and no wait inside a device probe. */
     struct stat sb;
@@ -118,10 +117,11 @@ static enum eb_status video_open(struct eb_source *src, struct eb_diag *diag)
     const AVCodec *codec = NULL;
     ret = av_find_best_stream(v->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
     if (ret < 0)
-        return eb_diag_fail(diag, EB_ERR_FORMAT, "failed to open %s: %s; give a file with a "
-                                                 "video stream FFmpeg can decode",
+        return eb_diag_fail(diag, EB_ERR_FORMAT,
+                            "failed to open %s: %s; give a file with a "
+                            "video stream FFmpeg can decode",
                             v->what,
-                            ret == AVERROR_STREAM_NOT_FOUND ? "no video stream"
+                            ret == AVERROR_STREAM_NOT_FOUND    ? "no video stream"
                             : ret == AVERROR_DECODER_NOT_FOUND ? "no decoder for its video stream"
                                                                : av_err2str(ret));
     v->stream = ret;
@@ -183,8 +183,8 @@ static enum eb_status convert(struct eb_source *src, struct video *v, struct eb_
         /* YUV: honour the stream's matrix (BT.709 for HD when unspecified) and range; the
            tables are rebuilt only when the context or these settings change. */
         int cs = fr->colorspace != AVCOL_SPC_UNSPECIFIED ? (int)fr->colorspace
-                 : h >= 720                               ? SWS_CS_ITU709
-                                                          : SWS_CS_DEFAULT;
+                 : h >= 720                              ? SWS_CS_ITU709
+                                                         : SWS_CS_DEFAULT;
         int full = fr->color_range == AVCOL_RANGE_JPEG || strncmp(desc->name, "yuvj", 4) == 0;
         if (v->sws != v->cs_for || cs != v->cs || full != v->cs_full) {
             (void)sws_setColorspaceDetails(v->sws, sws_getCoefficients(cs), full,
@@ -197,8 +197,8 @@ static enum eb_status convert(struct eb_source *src, struct video *v, struct eb_
     }
     uint8_t *dst[4] = {deep_gray ? (uint8_t *)v->u16 : v->rgb, NULL, NULL, NULL};
     int dst_stride[4] = {deep_gray ? w * 2 : w * 3, 0, 0, 0};
-    int ret = sws_scale(v->sws, (const uint8_t *const *)fr->data, fr->linesize, 0, h, dst,
-                        dst_stride);
+    int ret =
+        sws_scale(v->sws, (const uint8_t *const *)fr->data, fr->linesize, 0, h, dst, dst_stride);
     if (ret <= 0) {
         snprintf(why, why_size, "swscale failed on a %s frame", desc->name);
         return EB_ERR_FORMAT;
@@ -313,9 +313,8 @@ static enum eb_status video_rewind(struct eb_source *src, struct eb_diag *diag)
     int64_t ts = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
     int ret = av_seek_frame(v->fmt, v->stream, ts, AVSEEK_FLAG_BACKWARD);
     if (ret < 0)
-        return eb_diag_fail(diag, EB_ERR_IO,
-                            "failed to rewind %s: %s; re-open the source instead", v->what,
-                            av_err2str(ret));
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to rewind %s: %s; re-open the source instead",
+                            v->what, av_err2str(ret));
     avcodec_flush_buffers(v->dec);
     v->eof_sent = 0;
     return EB_OK;

@@ -12,7 +12,7 @@ struct eb_stat_summary {
     uint64_t count;
     double mean, std, cov; /* cov = std / mean (0 when mean is 0) */
     double min, p50, p90, p95, p99, max;
-    double fps;            /* 1000 / mean when values are milliseconds; 0 when mean is 0 */
+    double fps; /* 1000 / mean when values are milliseconds; 0 when mean is 0 */
 };
 
 /** Percentile q in [0,100] of sorted values (linear interpolation); 0 when n is 0. */

@@ -334,8 +334,8 @@ static int is_rail_prefix(struct span w)
 /* Engines print one value word ("off", "716", "0%@115"); the value is skipped. */
 static int is_engine(struct span w)
 {
-    static const char *const prefixes[] = {"NVDEC", "NVENC", "NVJPG", "VIC", "APE", "OFA",
-                                           "MSENC", "NVDLA", "PVA", "GR3D2", "SE_", "CV"};
+    static const char *const prefixes[] = {"NVDEC", "NVENC", "NVJPG", "VIC",   "APE", "OFA",
+                                           "MSENC", "NVDLA", "PVA",   "GR3D2", "SE_", "CV"};
     for (size_t i = 0; i < EB_ARRAY_LEN(prefixes); i++)
         if (eat(w.p, w.end, prefixes[i]) != NULL)
             return 1;

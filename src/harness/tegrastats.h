@@ -9,25 +9,32 @@
 
 #include "eb/json.h"
 
-#define EB_TEGRA_MAX_CPUS 32
+#define EB_TEGRA_MAX_CPUS  32
 #define EB_TEGRA_MAX_TEMPS 32
 #define EB_TEGRA_MAX_RAILS 32
-#define EB_TEGRA_NAME_MAX 32
+#define EB_TEGRA_NAME_MAX  32
 
 enum eb_tegra_status {
-    EB_TEGRA_OK = 0,      /* RAM and CPU (at least) were found and every known token parsed */
-    EB_TEGRA_PARTIAL,     /* some fields found, some known tokens malformed or missing */
-    EB_TEGRA_MALFORMED,   /* nothing recognisable */
+    EB_TEGRA_OK = 0,    /* RAM and CPU (at least) were found and every known token parsed */
+    EB_TEGRA_PARTIAL,   /* some fields found, some known tokens malformed or missing */
+    EB_TEGRA_MALFORMED, /* nothing recognisable */
 };
 
 struct eb_tegra_cpu {
-    int online;       /* 0 for an "off" core */
+    int online; /* 0 for an "off" core */
     double load_pct;
-    double freq_mhz;  /* < 0 when not printed */
+    double freq_mhz; /* < 0 when not printed */
 };
 
-struct eb_tegra_temp { char name[EB_TEGRA_NAME_MAX]; double c; };
-struct eb_tegra_rail { char name[EB_TEGRA_NAME_MAX]; double cur_mw, avg_mw, peak_mw; int has_peak; };
+struct eb_tegra_temp {
+    char name[EB_TEGRA_NAME_MAX];
+    double c;
+};
+struct eb_tegra_rail {
+    char name[EB_TEGRA_NAME_MAX];
+    double cur_mw, avg_mw, peak_mw;
+    int has_peak;
+};
 
 /* Numeric fields are NaN when absent (written as null). */
 struct eb_tegra_sample {

@@ -15,9 +15,9 @@ enum eb_synth_arch { EB_SYNTH_YOLOV8 = 0, EB_SYNTH_YOLO11 };
 
 struct eb_synth_options {
     enum eb_synth_arch arch;
-    char scale;        /* 'n','s','m','l','x' */
-    int imgsz;         /* multiple of 32, 32..4096 */
-    int num_classes;   /* 80 */
+    char scale;      /* 'n','s','m','l','x' */
+    int imgsz;       /* multiple of 32, 32..4096 */
+    int num_classes; /* 80 */
     uint32_t seed;
 };
 
@@ -26,15 +26,14 @@ struct eb_synth_options {
  * shapes, parameter count and FLOPs; BatchNorm folded; seeded weights; class-score bias so that
  * few boxes pass 0.25). Caller owns `*bytes_out` (free()).
  */
-EB_NODISCARD enum eb_status eb_model_synth(const struct eb_synth_options *opts,
-                                           uint8_t **bytes_out, size_t *len_out,
-                                           struct eb_diag *diag);
+EB_NODISCARD enum eb_status eb_model_synth(const struct eb_synth_options *opts, uint8_t **bytes_out,
+                                           size_t *len_out, struct eb_diag *diag);
 /** eb_model_synth + write to `path`. */
 EB_NODISCARD enum eb_status eb_model_synth_file(const struct eb_synth_options *opts,
                                                 const char *path, struct eb_diag *diag);
 
-#define EB_MODEL_MAX_OPS 128
-#define EB_MODEL_MAX_IO 8
+#define EB_MODEL_MAX_OPS  128
+#define EB_MODEL_MAX_IO   8
 #define EB_MODEL_MAX_META 16
 #define EB_MODEL_MAX_FILE (UINT32_C(1) << 31) /* files above 2 GiB are refused */
 
@@ -45,24 +44,27 @@ struct eb_model_op_count {
 
 struct eb_model_io {
     char name[128];
-    int elem_type;          /* ONNX TensorProto.DataType (1 = float32), 0 when unknown */
-    int rank;               /* -1 when unknown */
-    int64_t shape[8];       /* -1 for a symbolic dimension */
+    int elem_type;    /* ONNX TensorProto.DataType (1 = float32), 0 when unknown */
+    int rank;         /* -1 when unknown */
+    int64_t shape[8]; /* -1 for a symbolic dimension */
 };
 
 /** What `edgebench model info` prints. Plain data, no pointers; strings are truncated to fit. */
 struct eb_model_summary {
     int64_t ir_version, opset;
-    char producer[64];      /* producer_name and producer_version */
+    char producer[64]; /* producer_name and producer_version */
     size_t n_nodes;
     size_t n_op_types;
     struct eb_model_op_count ops[EB_MODEL_MAX_OPS]; /* sorted by count, descending */
-    uint64_t n_params;      /* elements of initializers consumed as weights (see model_info.c) */
-    double flops;           /* Conv and MatMul: 2 x MACs, at the model's input size */
+    uint64_t n_params; /* elements of initializers consumed as weights (see model_info.c) */
+    double flops;      /* Conv and MatMul: 2 x MACs, at the model's input size */
     int n_inputs, n_outputs;
     struct eb_model_io inputs[EB_MODEL_MAX_IO], outputs[EB_MODEL_MAX_IO];
     size_t n_meta;
-    struct { char key[64]; char value[2048]; } meta[EB_MODEL_MAX_META];
+    struct {
+        char key[64];
+        char value[2048];
+    } meta[EB_MODEL_MAX_META];
 };
 
 /**
@@ -70,13 +72,11 @@ struct eb_model_summary {
  * small stacks). EB_ERR_IO when unreadable, EB_ERR_FORMAT for files that are not ONNX or break
  * the reader's limits (message names the file and the byte offset).
  */
-EB_NODISCARD enum eb_status eb_model_summarize_file(const char *path,
-                                                    struct eb_model_summary *out,
+EB_NODISCARD enum eb_status eb_model_summarize_file(const char *path, struct eb_model_summary *out,
                                                     struct eb_diag *diag);
 /** Same from bytes (borrowed for the call only); messages name the model "<memory>". */
 EB_NODISCARD enum eb_status eb_model_summarize(const uint8_t *bytes, size_t len,
-                                               struct eb_model_summary *out,
-                                               struct eb_diag *diag);
+                                               struct eb_model_summary *out, struct eb_diag *diag);
 
 /**
  * Reads a whole file into a malloc'd buffer (caller owns `*bytes_out`, free()). EB_ERR_IO when

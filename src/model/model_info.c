@@ -29,14 +29,14 @@
 
 struct val {
     const char *name;
-    int rank;                      /* -1 unknown */
-    int64_t dims[EB_ONNX_MAX_RANK];/* -1 unknown */
-    int n_const;                   /* > 0: integer constant values known */
+    int rank;                       /* -1 unknown */
+    int64_t dims[EB_ONNX_MAX_RANK]; /* -1 unknown */
+    int n_const;                    /* > 0: integer constant values known */
     int64_t cv[MAX_CONST];
-    int n_fconst;                  /* > 0: float constant values known */
+    int n_fconst; /* > 0: float constant values known */
     float fv[8];
-    long producer;                 /* node index or -1 */
-    long init;                     /* initializer index or -1 */
+    long producer;                             /* node index or -1 */
+    long init;                                 /* initializer index or -1 */
     const struct eb_onnx_tensor *const_tensor; /* Constant node value */
     int counted;
 };
@@ -327,7 +327,8 @@ static void infer_node(struct info *I, const struct eb_onnx_node *n)
     } else if (!strcmp(op, "MatMul") || !strcmp(op, "MatMulInteger")) {
         infer_matmul(I, in[0], in[1], o);
     } else if (!strcmp(op, "Gemm")) {
-        int ta = (int)eb_onnx_node_attr_int(n, "transA", 0), tb = (int)eb_onnx_node_attr_int(n, "transB", 0);
+        int ta = (int)eb_onnx_node_attr_int(n, "transA", 0),
+            tb = (int)eb_onnx_node_attr_int(n, "transB", 0);
         if (in[0] && in[1] && in[0]->rank == 2 && in[1]->rank == 2) {
             int64_t M = in[0]->dims[ta ? 1 : 0], K = in[0]->dims[ta ? 0 : 1];
             int64_t N = in[1]->dims[tb ? 0 : 1];
@@ -351,8 +352,11 @@ static void infer_node(struct info *I, const struct eb_onnx_node *n)
             o->n_const = in[0]->n_const;
             for (int i = 0; i < o->n_const; i++) {
                 int64_t a = in[0]->cv[i], b = in[1]->cv[in[1]->n_const == 1 ? 0 : i];
-                o->cv[i] = !strcmp(op, "Add") ? a + b : !strcmp(op, "Sub") ? a - b
-                         : !strcmp(op, "Mul") ? a * b : (!strcmp(op, "Div") && b) ? a / b : a;
+                o->cv[i] = !strcmp(op, "Add")          ? a + b
+                           : !strcmp(op, "Sub")        ? a - b
+                           : !strcmp(op, "Mul")        ? a * b
+                           : (!strcmp(op, "Div") && b) ? a / b
+                                                       : a;
             }
         }
     } else if (!strcmp(op, "Concat")) {
@@ -415,7 +419,8 @@ static void infer_node(struct info *I, const struct eb_onnx_node *n)
         if (ni >= 3 && in[1] && in[2] && in[1]->n_const && in[1]->n_const == in[2]->n_const) {
             for (int i = 0; i < in[1]->n_const; i++) {
                 int ax = ni >= 4 && in[3] && in[3]->n_const == in[1]->n_const
-                             ? norm_axis(in[3]->cv[i], x->rank) : i;
+                             ? norm_axis(in[3]->cv[i], x->rank)
+                             : i;
                 int64_t st = ni >= 5 && in[4] && in[4]->n_const > i ? in[4]->cv[i] : 1;
                 int64_t d, b, e;
                 if (ax < 0 || st == 0) {
@@ -429,8 +434,10 @@ static void infer_node(struct info *I, const struct eb_onnx_node *n)
                 }
                 b = in[1]->cv[i];
                 e = in[2]->cv[i];
-                if (b < 0) b += d;
-                if (e < 0) e += d;
+                if (b < 0)
+                    b += d;
+                if (e < 0)
+                    e += d;
                 if (st > 0) {
                     b = b < 0 ? 0 : (b > d ? d : b);
                     e = e < 0 ? 0 : (e > d ? d : e);
@@ -870,8 +877,8 @@ enum eb_status eb_model_read_file(const char *path, uint8_t **bytes_out, size_t 
         return eb_diag_fail(diag, EB_ERR_IO, "failed to read model %s: %s; check the path", path,
                             strerror(errno));
     if (fseek(fp, 0, SEEK_END) != 0 || (sz = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0) {
-        st = eb_diag_fail(diag, EB_ERR_IO, "failed to read model %s: cannot seek; use a regular file",
-                          path);
+        st = eb_diag_fail(diag, EB_ERR_IO,
+                          "failed to read model %s: cannot seek; use a regular file", path);
         goto fail;
     }
     if ((unsigned long)sz > (unsigned long)EB_MODEL_MAX_FILE) {

@@ -29,8 +29,8 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 
 static int synth_main(int argc, char **argv, FILE *out, FILE *err)
 {
-    struct eb_synth_options o = {.arch = EB_SYNTH_YOLOV8, .scale = 'n', .imgsz = 640,
-                                 .num_classes = 80, .seed = 0};
+    struct eb_synth_options o = {
+        .arch = EB_SYNTH_YOLOV8, .scale = 'n', .imgsz = 640, .num_classes = 80, .seed = 0};
     const char *path = NULL;
     struct eb_diag diag = {0};
     for (int i = 1; i < argc; i++) {
@@ -57,24 +57,27 @@ static int synth_main(int argc, char **argv, FILE *out, FILE *err)
             }
         } else if (!strcmp(a, "--scale")) {
             if (strlen(v) != 1 || strchr("nsmlx", v[0]) == NULL) {
-                fprintf(err, "edgebench model synth: --scale must be one of n, s, m, l, x (got "
-                             "'%s')\n",
+                fprintf(err,
+                        "edgebench model synth: --scale must be one of n, s, m, l, x (got "
+                        "'%s')\n",
                         v);
                 return 2;
             }
             o.scale = v[0];
         } else if (!strcmp(a, "--imgsz")) {
             if (!parse_long(v, 32, 4096, &n) || n % 32 != 0) {
-                fprintf(err, "edgebench model synth: --imgsz must be a multiple of 32 in 32..4096 "
-                             "(got '%s')\n",
+                fprintf(err,
+                        "edgebench model synth: --imgsz must be a multiple of 32 in 32..4096 "
+                        "(got '%s')\n",
                         v);
                 return 2;
             }
             o.imgsz = (int)n;
         } else if (!strcmp(a, "--seed")) {
             if (!parse_long(v, 0, 4294967295L, &n)) {
-                fprintf(err, "edgebench model synth: --seed must be an integer in 0..4294967295 "
-                             "(got '%s')\n",
+                fprintf(err,
+                        "edgebench model synth: --seed must be an integer in 0..4294967295 "
+                        "(got '%s')\n",
                         v);
                 return 2;
             }
@@ -82,8 +85,9 @@ static int synth_main(int argc, char **argv, FILE *out, FILE *err)
         } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
             path = v;
         } else {
-            fprintf(err, "edgebench model synth: unknown option '%s'; allowed: --arch, --scale, "
-                         "--imgsz, --seed, -o\n",
+            fprintf(err,
+                    "edgebench model synth: unknown option '%s'; allowed: --arch, --scale, "
+                    "--imgsz, --seed, -o\n",
                     a);
             return 2;
         }
@@ -121,8 +125,8 @@ static void print_shape(FILE *fp, const struct eb_model_io *io)
 static void print_text(FILE *fp, const char *path, const struct eb_model_summary *s)
 {
     fprintf(fp, "model:      %s\n", path);
-    fprintf(fp, "ir_version: %" PRId64 "\nopset:      %" PRId64 "\nproducer:   %s\n",
-            s->ir_version, s->opset, s->producer[0] ? s->producer : "(none)");
+    fprintf(fp, "ir_version: %" PRId64 "\nopset:      %" PRId64 "\nproducer:   %s\n", s->ir_version,
+            s->opset, s->producer[0] ? s->producer : "(none)");
     fprintf(fp, "inputs:\n");
     for (int i = 0; i < s->n_inputs; i++) {
         fprintf(fp, "  %-24s %-8s ", s->inputs[i].name, eb_onnx_dtype_name(s->inputs[i].elem_type));

@@ -11,11 +11,14 @@
  * [64, nc] in the graph (older 8.0 exports concatenated per level and split afterwards; the op
  * types and all parameter shapes are the same).
  *
- * Weights are seeded (xorshift64*). Each conv is scaled the way a folded BatchNorm would leave
- * it: the output of every conv has about unit second moment, given an analytic estimate of the
- * second moment of its input (tracked through SiLU, Add, Concat, MaxPool), so activations stay
- * in range over the ~100 layers. Head biases follow Ultralytics' bias_init: box branch 1.0,
- * class branch log(5 / nc / (imgsz / stride)^2), so few boxes pass a 0.25 confidence.
+ * Weights are seeded (xorshift64*) and BatchNorm is folded for real: while the graph is emitted,
+ * a shadow float32 evaluation (synth_eval.c, same semantics as the nodes) runs it on a
+ * deterministic calibration image (calib_size: 128 for n/s, 96 for m/l, 64 for x), and every
+ * conv gets w' = w * gamma / std, b' = beta - mean * gamma / std from the per-channel mean and
+ * std of its pre-activation (gamma ~ U(0.6, 1.2), beta ~ N(0, 0.1); std floored, see fold_bn).
+ * Head: the box branch's last conv is normalised with bias 1.0; the class branch's last conv is
+ * normalised, times one global gain (pick_class_gain: about 0.3% of the calibration anchors pass
+ * 0.25), plus Ultralytics' bias log(5 / nc / (imgsz / stride)^2); DFL unchanged.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -25,16 +28,34 @@
 
 #include "engine/onnx/onnx_wire.h"
 #include "model/model.h"
+#include "model/synth_eval.h"
 
 #define NAME_MAX_LEN 160
-#define SILU_M2 0.355 /* E[silu(z)^2] for z ~ N(0, 1) */
+#define SILU_M2      0.355 /* E[silu(z)^2] for z ~ N(0, 1) */
+#define BN_EPS       1e-5
+/* Variance floor of fold_bn, in units of the isotropic projection variance |w_c|^2 E[x^2]. */
+#define BN_FLOOR 100.0
 
-/* An NCHW activation: its name, shape and estimated second moment E[x^2]. */
+/* Class-gain rule (see pick_class_gain): the share of calibration anchors whose best class
+ * score passes CLS_CONF. */
+#define CLS_PASS_FRACTION 0.003
+#define CLS_CONF          0.25
+
+/*
+ * An NCHW activation: its name and shape in the graph, its estimated second moment E[x^2] (the
+ * scale of the raw seeded weights), and its value in the shadow evaluation: `d`, [c][eh][ew] at
+ * the evaluation size (NULL where the evaluation is skipped).
+ */
 struct act {
     char name[NAME_MAX_LEN];
     int c, h, w;
     double m2;
+    float *d;
+    int eh, ew;
 };
+
+/* Head conv kinds for conv_ex (`plain`). */
+enum { CONV_MODULE = 0, CONV_BOX = 1, CONV_CLS = 2 };
 
 struct syn {
     const struct eb_synth_options *o;
@@ -47,6 +68,19 @@ struct syn {
     double depth, width;
     int max_ch;
     int c3k; /* YOLO11 m/l/x: C3k inside every C3k2 */
+    /* shadow evaluation */
+    float **bufs; /* every evaluated tensor, freed at the end */
+    size_t n_bufs, cap_bufs;
+    float **stored; /* replay: folded weight and bias of every conv, in emission order */
+    size_t n_stored, cap_stored, replay_i;
+    int store, replay; /* record the folded weights / evaluate with the recorded ones */
+    int no_eval;       /* Detect's first pass: skip the box branch */
+    int cls_dry;       /* Detect's first pass: class convs leave the normalised logits */
+    double cls_gain;
+    struct act head_box[3], head_cls[3]; /* last box / class conv of each level */
+    float head_bias[3];                  /* class bias of each level */
+    float *out;                          /* output0 [4+nc][nanch] of the evaluation (replay only) */
+    size_t n_out;
 };
 
 /* snprintf that truncates silently: names are bounded by NAME_MAX_LEN by construction. */
@@ -87,6 +121,67 @@ static float *scratch(struct syn *s, size_t n)
         s->scratch_cap = n;
     }
     return s->scratch;
+}
+
+/* A tensor of the shadow evaluation, owned by the synthesizer; NULL (and s->oom) on failure. */
+static float *talloc(struct syn *s, size_t n)
+{
+    float *p;
+    if (s->oom)
+        return NULL;
+    if (s->n_bufs == s->cap_bufs) {
+        size_t cap = s->cap_bufs ? 2 * s->cap_bufs : 256;
+        float **b = realloc(s->bufs, cap * sizeof(*b));
+        if (b == NULL) {
+            s->oom = 1;
+            return NULL;
+        }
+        s->bufs = b;
+        s->cap_bufs = cap;
+    }
+    p = malloc((n ? n : 1) * sizeof(float));
+    if (p == NULL) {
+        s->oom = 1;
+        return NULL;
+    }
+    s->bufs[s->n_bufs++] = p;
+    return p;
+}
+
+static void free_bufs(struct syn *s)
+{
+    for (size_t i = 0; i < s->n_bufs; i++)
+        free(s->bufs[i]);
+    s->n_bufs = 0;
+}
+
+/* Records a copy of n floats for the replay (every conv stores its weight, then its bias). */
+static void store_push(struct syn *s, const float *v, size_t n)
+{
+    float *p;
+    if (s->n_stored == s->cap_stored) {
+        size_t cap = s->cap_stored ? 2 * s->cap_stored : 256;
+        float **b = realloc(s->stored, cap * sizeof(*b));
+        if (b == NULL) {
+            s->oom = 1;
+            return;
+        }
+        s->stored = b;
+        s->cap_stored = cap;
+    }
+    p = malloc((n ? n : 1) * sizeof(float));
+    if (p == NULL) {
+        s->oom = 1;
+        return;
+    }
+    memcpy(p, v, n * sizeof(float));
+    s->stored[s->n_stored++] = p;
+}
+
+static void store_truncate(struct syn *s, size_t n)
+{
+    while (s->n_stored > n)
+        free(s->stored[--s->n_stored]);
 }
 
 /* ---- initializers and nodes ---- */
@@ -232,23 +327,83 @@ static void param_prefix(const char *scope, char *out, size_t cap)
 /* ---- layers ---- */
 
 /*
+ * Folds a BatchNorm into the conv of output y [c2][n] (raw weights w [c2][per], zero bias): the
+ * per-channel mean and std of y over the calibration tensor normalise it, then gamma / beta (or
+ * the head's rule, see conv_ex) give its new scale and shift. Updates w, writes the bias and
+ * applies the same affine map to y, so the evaluation goes on with what the graph computes.
+ */
+static void fold_bn(struct syn *s, float *w, size_t per, float *bias, const float *gamma,
+                    const float *beta, int c2, float *y, size_t n, int plain, float bias_value,
+                    double xm2)
+{
+    double *mv = (double *)calloc((size_t)c2 * 2, sizeof(double));
+    if (mv == NULL) {
+        s->oom = 1;
+        return;
+    }
+    for (int c = 0; c < c2; c++) {
+        const float *yc = y + (size_t)c * n;
+        double m = 0.0, v = 0.0;
+        for (size_t i = 0; i < n; i++)
+            m += yc[i];
+        m /= (double)n;
+        for (size_t i = 0; i < n; i++)
+            v += ((double)yc[i] - m) * ((double)yc[i] - m);
+        mv[2 * c] = m;
+        mv[2 * c + 1] = v / (double)n;
+    }
+    for (int c = 0; c < c2; c++) {
+        /*
+         * The variance is floored at BN_FLOOR times |w_c|^2 E[x^2] (what the channel would show
+         * on an isotropic input of the calibration tensor's scale). One calibration image gives
+         * few positions in the deep layers, and a frozen-BN random network normalised by those
+         * variances alone is chaotic: measured with ONNX Runtime, any other input (another
+         * size, gray, noise) then saturates every class score. Floors below ~50 still did so
+         * on noise; 100 keeps all three inputs bounded.
+         */
+        double wn = 0.0, sd, sc, sh;
+        float *yc = y + (size_t)c * n;
+        for (size_t i = 0; i < per; i++)
+            wn += (double)w[(size_t)c * per + i] * (double)w[(size_t)c * per + i];
+        sd = sqrt(mv[2 * c + 1] + BN_FLOOR * wn * xm2 + BN_EPS);
+        if (plain == CONV_BOX) {
+            sc = 1.0 / sd;
+            sh = bias_value - mv[2 * c] * sc;
+        } else if (plain == CONV_CLS) {
+            double g = s->cls_dry ? 1.0 : s->cls_gain;
+            sc = g / sd;
+            sh = (s->cls_dry ? 0.0 : bias_value) - mv[2 * c] * sc;
+        } else {
+            sc = gamma[c] / sd;
+            sh = beta[c] - mv[2 * c] * sc;
+        }
+        for (size_t i = 0; i < per; i++)
+            w[(size_t)c * per + i] = (float)(w[(size_t)c * per + i] * sc);
+        bias[c] = (float)sh;
+        for (size_t i = 0; i < n; i++)
+            yc[i] = (float)(yc[i] * sc + sh);
+    }
+    free(mv);
+}
+
+/*
  * Conv2d (+ SiLU when `act`) with folded-BN weights and bias. `scope` is the module
- * ("/model.2/cv1"); the Conv node goes in "<scope>/conv" for Conv modules (act >= 0) or
- * directly in scope for a plain nn.Conv2d (act < 0, then `bias_value` is used as bias).
+ * ("/model.2/cv1"); the Conv node goes in "<scope>/conv" for Conv modules (plain 0) or directly
+ * in scope for the head's last nn.Conv2d (plain CONV_BOX: normalised, bias `bias_value`;
+ * CONV_CLS: normalised, times the class gain, bias `bias_value`).
  */
 static struct act conv_ex(struct syn *s, const char *scope, const struct act *x, int c2, int k,
                           int stride, int groups, int act, int plain, float bias_value)
 {
     struct act y;
-    char cscope[NAME_MAX_LEN], pfx[NAME_MAX_LEN], wname[NAME_MAX_LEN + 8],
-        bname[NAME_MAX_LEN + 8];
+    char cscope[NAME_MAX_LEN], pfx[NAME_MAX_LEN], wname[NAME_MAX_LEN + 8], bname[NAME_MAX_LEN + 8];
     int cin_g = x->c / groups;
     int64_t wd[4] = {c2, cin_g, k, k}, bd[1] = {c2};
-    size_t nw = (size_t)c2 * (size_t)cin_g * (size_t)k * (size_t)k;
+    size_t per = (size_t)cin_g * (size_t)k * (size_t)k, nw = (size_t)c2 * per;
     double fan_in = (double)cin_g * k * k;
     double std = 1.0 / sqrt(fan_in * (x->m2 > 1e-6 ? x->m2 : 1e-6));
     float a = (float)(std * sqrt(3.0));
-    float *w;
+    float *w, *bias, *gamma, *beta;
     struct eb_pb_buf at;
     int64_t ks[2] = {k, k}, st[2] = {stride, stride}, dil[2] = {1, 1},
             pads[4] = {k / 2, k / 2, k / 2, k / 2};
@@ -260,15 +415,58 @@ static struct act conv_ex(struct syn *s, const char *scope, const struct act *x,
     param_prefix(cscope, pfx, sizeof(pfx));
     sfmt(wname, sizeof(wname), "%s.weight", pfx);
     sfmt(bname, sizeof(bname), "%s.bias", pfx);
-    w = scratch(s, nw + (size_t)c2);
+    y = *x;
+    y.d = NULL;
+    y.c = c2;
+    y.h = (x->h + 2 * (k / 2) - k) / stride + 1;
+    y.w = (x->w + 2 * (k / 2) - k) / stride + 1;
+    y.eh = (x->eh + 2 * (k / 2) - k) / stride + 1;
+    y.ew = (x->ew + 2 * (k / 2) - k) / stride + 1;
+    w = scratch(s, nw + 3 * (size_t)c2);
     if (w == NULL)
-        return *x;
-    for (size_t i = 0; i < nw; i++)
-        w[i] = a * rng_uniform(s);
+        return y;
+    bias = w + nw;
+    gamma = bias + c2;
+    beta = gamma + c2;
+    if (s->replay && s->replay_i + 2 <= s->n_stored) {
+        memcpy(w, s->stored[s->replay_i++], nw * sizeof(float));
+        memcpy(bias, s->stored[s->replay_i++], (size_t)c2 * sizeof(float));
+    } else {
+        for (size_t i = 0; i < nw; i++)
+            w[i] = a * rng_uniform(s);
+        for (int i = 0; i < c2; i++) {
+            gamma[i] = plain ? 1.0f : 0.9f + 0.3f * rng_uniform(s); /* U(0.6, 1.2) */
+            bias[i] = plain ? bias_value : 0.0f;
+        }
+        for (int i = 0; i < c2 && !plain; i++) {
+            /* N(0, 0.1) as a sum of three uniforms (Irwin-Hall, unit variance) */
+            float z = rng_uniform(s) + rng_uniform(s) + rng_uniform(s);
+            beta[i] = 0.1f * z;
+            bias[i] = beta[i];
+        }
+    }
+    if (x->d != NULL && !s->no_eval && !s->oom) {
+        size_t n = (size_t)y.eh * (size_t)y.ew;
+        y.d = talloc(s, (size_t)c2 * n);
+        if (y.d != NULL) {
+            eb_synth__conv2d(x->d, x->c, x->eh, x->ew, w, s->replay ? bias : NULL, c2, k, stride,
+                             groups, y.d);
+            if (!s->replay) {
+                size_t nx = (size_t)x->c * (size_t)x->eh * (size_t)x->ew;
+                double xm2 = 0.0;
+                for (size_t i = 0; i < nx; i++)
+                    xm2 += (double)x->d[i] * (double)x->d[i];
+                fold_bn(s, w, per, bias, gamma, beta, c2, y.d, n, plain, bias_value,
+                        xm2 / (double)nx);
+            }
+        }
+    }
+    if (s->store) {
+        store_push(s, w, nw);
+        store_push(s, bias, (size_t)c2);
+    }
     init_f32(s, wname, wd, 4, w);
-    for (int i = 0; i < c2; i++)
-        w[i] = plain ? bias_value : 0.1f * rng_uniform(s);
-    init_f32(s, bname, bd, 1, w);
+    init_f32(s, bname, bd, 1, bias);
 
     eb_pb_buf_init(&at);
     attr_ints(&at, "dilations", dil, 2);
@@ -283,9 +481,6 @@ static struct act conv_ex(struct syn *s, const char *scope, const struct act *x,
     if (eb_pb_buf_error(&at))
         s->oom = 1;
     eb_pb_buf_fini(&at);
-    y.c = c2;
-    y.h = (x->h + 2 * (k / 2) - k) / stride + 1;
-    y.w = (x->w + 2 * (k / 2) - k) / stride + 1;
     y.m2 = 1.0 + (plain ? (double)bias_value * bias_value : 0.0033);
     if (act) {
         char ascope[NAME_MAX_LEN], sig[NAME_MAX_LEN];
@@ -297,6 +492,8 @@ static struct act conv_ex(struct syn *s, const char *scope, const struct act *x,
             node1(s, "Mul", ascope, "", ins2, 2, y.name, NULL);
         }
         y.m2 = SILU_M2;
+        if (y.d != NULL)
+            eb_synth__silu(y.d, (size_t)c2 * (size_t)y.eh * (size_t)y.ew);
     }
     return y;
 }
@@ -314,6 +511,13 @@ static struct act add(struct syn *s, const char *scope, const char *sfx, const s
     const char *ins[2] = {a->name, b->name};
     node1(s, "Add", scope, sfx, ins, 2, y.name, NULL);
     y.m2 = a->m2 + b->m2;
+    y.d = NULL;
+    if (a->d != NULL && b->d != NULL) {
+        size_t n = (size_t)a->c * (size_t)a->eh * (size_t)a->ew;
+        y.d = talloc(s, n);
+        for (size_t i = 0; y.d != NULL && i < n; i++)
+            y.d[i] = a->d[i] + b->d[i];
+    }
     return y;
 }
 
@@ -324,11 +528,18 @@ static struct act concat(struct syn *s, const char *scope, const char *sfx, cons
     const char *ins[8];
     struct eb_pb_buf at;
     double m2 = 0;
-    int c = 0;
+    int c = 0, have = 1;
+    size_t plane = (size_t)xs[0].eh * (size_t)xs[0].ew, off = 0;
     for (int i = 0; i < n; i++) {
         ins[i] = xs[i].name;
         c += xs[i].c;
         m2 += xs[i].m2 * xs[i].c;
+        have &= xs[i].d != NULL;
+    }
+    y.d = have ? talloc(s, (size_t)c * plane) : NULL;
+    for (int i = 0; y.d != NULL && i < n; i++) {
+        memcpy(y.d + off, xs[i].d, (size_t)xs[i].c * plane * sizeof(float));
+        off += (size_t)xs[i].c * plane;
     }
     eb_pb_buf_init(&at);
     attr_int(&at, "axis", 1);
@@ -363,10 +574,15 @@ static void split(struct syn *s, const char *scope, const struct act *x, const i
         node(s, "Split", name, ins, 2, op, n, &at);
     }
     eb_pb_buf_fini(&at);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0, off = 0; i < n; i++) {
         outs[i] = *x;
         memcpy(outs[i].name, onames[i], NAME_MAX_LEN);
         outs[i].c = sizes[i];
+        /* channel split of batch 1 NCHW: a contiguous view of the input */
+        outs[i].d = x->d != NULL && axis_rank_dim == 1
+                        ? x->d + (size_t)off * (size_t)x->eh * (size_t)x->ew
+                        : NULL;
+        off += sizes[i];
     }
 }
 
@@ -451,6 +667,13 @@ static struct act sppf(struct syn *s, const char *scope, const struct act *x, in
         sfmt(mscope, sizeof(mscope), i == 1 ? "%s/m" : "%s/m_%d", scope, i - 1);
         parts[i] = parts[i - 1];
         node1(s, "MaxPool", mscope, "", ins, 1, parts[i].name, &at);
+        parts[i].d = NULL;
+        if (parts[i - 1].d != NULL) {
+            parts[i].d = talloc(s, (size_t)parts[i].c * (size_t)parts[i].eh * (size_t)parts[i].ew);
+            if (parts[i].d != NULL)
+                eb_synth__maxpool5(parts[i - 1].d, parts[i].c, parts[i].eh, parts[i].ew,
+                                   parts[i].d);
+        }
         /* The max over a 5x5 window of SiLU outputs has a larger second moment. */
         parts[i].m2 = parts[i - 1].m2 * (i == 1 ? 2.5 : 1.3);
     }
@@ -545,6 +768,17 @@ static struct act attention(struct syn *s, const char *scope, const struct act *
         node1(s, "Reshape", scope, "_2", ins, 2, v4.name, NULL);
         v4.m2 = 1.0;
     }
+    xo.d = v4.d = NULL;
+    if (qkv.d != NULL) {
+        size_t ne = (size_t)x->eh * (size_t)x->ew;
+        xo.d = talloc(s, (size_t)dim * ne);
+        v4.d = talloc(s, (size_t)dim * ne);
+        {
+            float *row = talloc(s, ne);
+            if (xo.d != NULL && v4.d != NULL && row != NULL)
+                eb_synth__attention(qkv.d, heads, key_dim, head_dim, (int)ne, xo.d, v4.d, row);
+        }
+    }
     sfmt(sc, sizeof(sc), "%s/pe", scope);
     pe = conv(s, sc, &v4, dim, 3, 1, dim, 0);
     sum = add(s, scope, "", &xo, &pe);
@@ -601,6 +835,14 @@ static struct act upsample(struct syn *s, const char *scope, const struct act *x
     eb_pb_buf_fini(&at);
     y.h *= 2;
     y.w *= 2;
+    y.eh *= 2;
+    y.ew *= 2;
+    y.d = NULL;
+    if (x->d != NULL) {
+        y.d = talloc(s, (size_t)y.c * (size_t)y.eh * (size_t)y.ew);
+        if (y.d != NULL)
+            eb_synth__resize2x(x->d, x->c, x->eh, x->ew, y.d);
+    }
     return y;
 }
 
@@ -621,6 +863,53 @@ static int rep(const struct syn *s, int n)
 static void scope_of(char *out, int layer)
 {
     sfmt(out, NAME_MAX_LEN, "/model.%d", layer);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* The evaluation of output0 (replay): concatenates the levels and runs the DFL/dist2bbox tail. */
+static void detect_tail(struct syn *s, int nc, const int *stride)
+{
+    size_t nanch = 0, k = 0, off = 0;
+    float *box, *cls, *ax, *ay, *sd;
+    for (int i = 0; i < 3; i++) {
+        if (s->head_box[i].d == NULL || s->head_cls[i].d == NULL)
+            return;
+        nanch += (size_t)s->head_box[i].eh * (size_t)s->head_box[i].ew;
+    }
+    box = talloc(s, 64 * nanch);
+    cls = talloc(s, (size_t)nc * nanch);
+    ax = talloc(s, 3 * nanch);
+    s->out = malloc((size_t)(4 + nc) * nanch * sizeof(float));
+    if (box == NULL || cls == NULL || ax == NULL || s->out == NULL) {
+        s->oom = 1;
+        return;
+    }
+    ay = ax + nanch;
+    sd = ay + nanch;
+    for (int i = 0; i < 3; i++) {
+        size_t n = (size_t)s->head_box[i].eh * (size_t)s->head_box[i].ew;
+        for (int c = 0; c < 64; c++)
+            memcpy(box + (size_t)c * nanch + off, s->head_box[i].d + (size_t)c * n,
+                   n * sizeof(float));
+        for (int c = 0; c < nc; c++)
+            memcpy(cls + (size_t)c * nanch + off, s->head_cls[i].d + (size_t)c * n,
+                   n * sizeof(float));
+        for (int y = 0; y < s->head_box[i].eh; y++)
+            for (int x = 0; x < s->head_box[i].ew; x++) {
+                ax[k] = (float)x + 0.5f;
+                ay[k] = (float)y + 0.5f;
+                sd[k] = (float)stride[i];
+                k++;
+            }
+        off += n;
+    }
+    eb_synth__detect_tail(box, cls, nc, nanch, ax, ay, sd, s->out);
+    s->n_out = (size_t)(4 + nc) * nanch;
 }
 
 /* Detect head on three levels; writes "output0". */
@@ -648,12 +937,15 @@ static void detect(struct syn *s, int layer, const struct act *lv, int nc)
         char sfx[16];
         stride[i] = s->o->imgsz / lv[i].h;
         nanch += (int64_t)lv[i].h * lv[i].w;
+        s->no_eval = s->cls_dry; /* the first pass needs the class branch only */
         sfmt(sc, sizeof(sc), "%s/cv2.%d/cv2.%d.0", hs, i, i);
         b = conv(s, sc, &lv[i], c2, 3, 1, 1, 1);
         sfmt(sc, sizeof(sc), "%s/cv2.%d/cv2.%d.1", hs, i, i);
         b = conv(s, sc, &b, c2, 3, 1, 1, 1);
         sfmt(sc, sizeof(sc), "%s/cv2.%d/cv2.%d.2", hs, i, i);
-        b = conv_ex(s, sc, &b, 64, 1, 1, 1, 0, 1, 1.0f);
+        b = conv_ex(s, sc, &b, 64, 1, 1, 1, 0, CONV_BOX, 1.0f);
+        s->no_eval = 0;
+        s->head_box[i] = b;
         if (s->v11) {
             sfmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.0/cv3.%d.0.0", hs, i, i, i);
             c = conv(s, sc, &lv[i], lv[i].c, 3, 1, lv[i].c, 1);
@@ -673,7 +965,9 @@ static void detect(struct syn *s, int layer, const struct act *lv, int nc)
             double r = (double)s->o->imgsz / stride[i];
             float bias = (float)log(5.0 / nc / (r * r));
             sfmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.2", hs, i, i);
-            c = conv_ex(s, sc, &c, nc, 1, 1, 1, 0, 1, bias);
+            c = conv_ex(s, sc, &c, nc, 1, 1, 1, 0, CONV_CLS, bias);
+            s->head_cls[i] = c;
+            s->head_bias[i] = bias;
         }
         {
             const char *ins[2] = {b.name, cbox};
@@ -839,9 +1133,81 @@ static void detect(struct syn *s, int layer, const struct act *lv, int nc)
         }
         eb_pb_buf_fini(&at);
     }
+    if (s->replay)
+        detect_tail(s, nc, stride);
 }
 
-static void build_graph(struct syn *s, int nc)
+/*
+ * The class gain g of the head (the class conv's output is g * its normalised pre-activation
+ * plus the level bias b_l). On the calibration image, anchor a with best normalised class
+ * logit M(a) passes conf CLS_CONF when g * M(a) > logit(CLS_CONF) - b_l; g is chosen so that
+ * K = max(1, round(CLS_PASS_FRACTION * anchors)) anchors pass: the geometric mean of the K-th
+ * and (K+1)-th smallest gains at which anchors start to pass, clamped to [0.05, 64].
+ */
+static double pick_class_gain(struct syn *s, int nc)
+{
+    size_t total = 0, k = 0, kk;
+    double *r, g, lo, hi;
+    for (int i = 0; i < 3; i++) {
+        if (s->head_cls[i].d == NULL)
+            return 1.0;
+        total += (size_t)s->head_cls[i].eh * (size_t)s->head_cls[i].ew;
+    }
+    r = malloc(total * sizeof(double));
+    if (r == NULL) {
+        s->oom = 1;
+        return 1.0;
+    }
+    for (int i = 0; i < 3; i++) {
+        size_t n = (size_t)s->head_cls[i].eh * (size_t)s->head_cls[i].ew;
+        double t = log(CLS_CONF / (1.0 - CLS_CONF)) - s->head_bias[i];
+        for (size_t j = 0; j < n; j++) {
+            double m = -HUGE_VAL;
+            for (int c = 0; c < nc; c++)
+                m = fmax(m, (double)s->head_cls[i].d[(size_t)c * n + j]);
+            r[k++] = t <= 0.0 ? 0.0 : (m > 0.0 ? t / m : HUGE_VAL);
+        }
+    }
+    qsort(r, total, sizeof(double), cmp_double);
+    kk = (size_t)floor(CLS_PASS_FRACTION * (double)total + 0.5);
+    kk = kk < 1 ? 1 : (kk > total ? total : kk);
+    lo = r[kk - 1];
+    hi = kk < total ? r[kk] : HUGE_VAL;
+    if (!isfinite(lo))
+        g = 64.0;
+    else if (lo <= 0.0)
+        g = isfinite(hi) && hi > 0.0 ? 0.5 * hi : 1.0;
+    else if (isfinite(hi))
+        g = sqrt(lo * hi);
+    else
+        g = 1.25 * lo;
+    free(r);
+    return g < 0.05 ? 0.05 : (g > 64.0 ? 64.0 : g);
+}
+
+/*
+ * The Detect head, twice when building: a first pass on the calibration tensors yields the
+ * normalised class logits for pick_class_gain, then the RNG and the output buffers are rewound
+ * and the head is emitted again with the gain (same seeded values otherwise).
+ */
+static void detect_head(struct syn *s, int layer, const struct act *lv, int nc)
+{
+    if (!s->replay) {
+        uint64_t rng = s->rng;
+        size_t nodes_len = s->nodes.len, inits_len = s->inits.len, n_stored = s->n_stored;
+        s->cls_dry = 1;
+        detect(s, layer, lv, nc);
+        s->cls_dry = 0;
+        s->cls_gain = pick_class_gain(s, nc);
+        s->rng = rng;
+        s->nodes.len = nodes_len;
+        s->inits.len = inits_len;
+        store_truncate(s, n_stored);
+    }
+    detect(s, layer, lv, nc);
+}
+
+static void build_graph(struct syn *s, int nc, float *input, int esize)
 {
     char sc[NAME_MAX_LEN];
     struct act x, l[24], cat[2];
@@ -853,83 +1219,198 @@ static void build_graph(struct syn *s, int nc)
     x.c = 3;
     x.h = x.w = s->o->imgsz;
     x.m2 = 0.25; /* letterboxed RGB / 255 */
+    x.d = input;
+    x.eh = x.ew = esize;
 
 #define SC() scope_of(sc, L)
-    SC(); l[L] = conv(s, sc, &x, ch(s, 64), 3, 2, 1, 1); L++;
-    SC(); l[L] = conv(s, sc, &l[L - 1], ch(s, 128), 3, 2, 1, 1); L++;
+    SC();
+    l[L] = conv(s, sc, &x, ch(s, 64), 3, 2, 1, 1);
+    L++;
+    SC();
+    l[L] = conv(s, sc, &l[L - 1], ch(s, 128), 3, 2, 1, 1);
+    L++;
     if (!v11) {
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 128), rep(s, 3), 1, 0, 0.5); L++;
-        SC(); l[L] = conv(s, sc, &l[L - 1], ch(s, 256), 3, 2, 1, 1); L++;
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 256), rep(s, 6), 1, 0, 0.5); L++;       /* 4 */
-        SC(); l[L] = conv(s, sc, &l[L - 1], ch(s, 512), 3, 2, 1, 1); L++;
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 6), 1, 0, 0.5); L++;       /* 6 */
-        SC(); l[L] = conv(s, sc, &l[L - 1], ch(s, 1024), 3, 2, 1, 1); L++;
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 1024), rep(s, 3), 1, 0, 0.5); L++;
-        SC(); l[L] = sppf(s, sc, &l[L - 1], ch(s, 1024)); L++;                      /* 9 */
-        SC(); l[L] = upsample(s, sc, &l[L - 1]); L++;
-        SC(); cat[0] = l[L - 1]; cat[1] = l[6]; l[L] = concat(s, sc, "", cat, 2); L++;
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 3), 0, 0, 0.5); L++;       /* 12 */
-        SC(); l[L] = upsample(s, sc, &l[L - 1]); L++;
-        SC(); cat[0] = l[L - 1]; cat[1] = l[4]; l[L] = concat(s, sc, "", cat, 2); L++;
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 256), rep(s, 3), 0, 0, 0.5); L++;       /* 15 */
-        SC(); l[L] = conv(s, sc, &l[L - 1], ch(s, 256), 3, 2, 1, 1); L++;
-        SC(); cat[0] = l[L - 1]; cat[1] = l[12]; l[L] = concat(s, sc, "", cat, 2); L++;
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 3), 0, 0, 0.5); L++;       /* 18 */
-        SC(); l[L] = conv(s, sc, &l[L - 1], ch(s, 512), 3, 2, 1, 1); L++;
-        SC(); cat[0] = l[L - 1]; cat[1] = l[9]; l[L] = concat(s, sc, "", cat, 2); L++;
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 1024), rep(s, 3), 0, 0, 0.5); L++;      /* 21 */
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 128), rep(s, 3), 1, 0, 0.5);
+        L++;
+        SC();
+        l[L] = conv(s, sc, &l[L - 1], ch(s, 256), 3, 2, 1, 1);
+        L++;
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 256), rep(s, 6), 1, 0, 0.5);
+        L++; /* 4 */
+        SC();
+        l[L] = conv(s, sc, &l[L - 1], ch(s, 512), 3, 2, 1, 1);
+        L++;
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 6), 1, 0, 0.5);
+        L++; /* 6 */
+        SC();
+        l[L] = conv(s, sc, &l[L - 1], ch(s, 1024), 3, 2, 1, 1);
+        L++;
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 1024), rep(s, 3), 1, 0, 0.5);
+        L++;
+        SC();
+        l[L] = sppf(s, sc, &l[L - 1], ch(s, 1024));
+        L++; /* 9 */
+        SC();
+        l[L] = upsample(s, sc, &l[L - 1]);
+        L++;
+        SC();
+        cat[0] = l[L - 1];
+        cat[1] = l[6];
+        l[L] = concat(s, sc, "", cat, 2);
+        L++;
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 3), 0, 0, 0.5);
+        L++; /* 12 */
+        SC();
+        l[L] = upsample(s, sc, &l[L - 1]);
+        L++;
+        SC();
+        cat[0] = l[L - 1];
+        cat[1] = l[4];
+        l[L] = concat(s, sc, "", cat, 2);
+        L++;
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 256), rep(s, 3), 0, 0, 0.5);
+        L++; /* 15 */
+        SC();
+        l[L] = conv(s, sc, &l[L - 1], ch(s, 256), 3, 2, 1, 1);
+        L++;
+        SC();
+        cat[0] = l[L - 1];
+        cat[1] = l[12];
+        l[L] = concat(s, sc, "", cat, 2);
+        L++;
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 3), 0, 0, 0.5);
+        L++; /* 18 */
+        SC();
+        l[L] = conv(s, sc, &l[L - 1], ch(s, 512), 3, 2, 1, 1);
+        L++;
+        SC();
+        cat[0] = l[L - 1];
+        cat[1] = l[9];
+        l[L] = concat(s, sc, "", cat, 2);
+        L++;
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 1024), rep(s, 3), 0, 0, 0.5);
+        L++; /* 21 */
         {
             struct act lv[3] = {l[15], l[18], l[21]};
-            detect(s, L, lv, nc);
+            detect_head(s, L, lv, nc);
         }
     } else {
         int k2 = s->c3k ? 2 : 1;
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 256), rep(s, 2), 1, k2, 0.25); L++;
-        SC(); l[L] = conv(s, sc, &l[L - 1], ch(s, 256), 3, 2, 1, 1); L++;
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 2), 1, k2, 0.25); L++;      /* 4 */
-        SC(); l[L] = conv(s, sc, &l[L - 1], ch(s, 512), 3, 2, 1, 1); L++;
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 2), 1, 2, 0.5); L++;       /* 6 */
-        SC(); l[L] = conv(s, sc, &l[L - 1], ch(s, 1024), 3, 2, 1, 1); L++;
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 1024), rep(s, 2), 1, 2, 0.5); L++;
-        SC(); l[L] = sppf(s, sc, &l[L - 1], ch(s, 1024)); L++;
-        SC(); l[L] = c2psa(s, sc, &l[L - 1], rep(s, 2)); L++;                       /* 10 */
-        SC(); l[L] = upsample(s, sc, &l[L - 1]); L++;
-        SC(); cat[0] = l[L - 1]; cat[1] = l[6]; l[L] = concat(s, sc, "", cat, 2); L++;
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 2), 1, k2, 0.5); L++;      /* 13 */
-        SC(); l[L] = upsample(s, sc, &l[L - 1]); L++;
-        SC(); cat[0] = l[L - 1]; cat[1] = l[4]; l[L] = concat(s, sc, "", cat, 2); L++;
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 256), rep(s, 2), 1, k2, 0.5); L++;      /* 16 */
-        SC(); l[L] = conv(s, sc, &l[L - 1], ch(s, 256), 3, 2, 1, 1); L++;
-        SC(); cat[0] = l[L - 1]; cat[1] = l[13]; l[L] = concat(s, sc, "", cat, 2); L++;
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 2), 1, k2, 0.5); L++;      /* 19 */
-        SC(); l[L] = conv(s, sc, &l[L - 1], ch(s, 512), 3, 2, 1, 1); L++;
-        SC(); cat[0] = l[L - 1]; cat[1] = l[10]; l[L] = concat(s, sc, "", cat, 2); L++;
-        SC(); l[L] = c2f(s, sc, &l[L - 1], ch(s, 1024), rep(s, 2), 1, 2, 0.5); L++;      /* 22 */
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 256), rep(s, 2), 1, k2, 0.25);
+        L++;
+        SC();
+        l[L] = conv(s, sc, &l[L - 1], ch(s, 256), 3, 2, 1, 1);
+        L++;
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 2), 1, k2, 0.25);
+        L++; /* 4 */
+        SC();
+        l[L] = conv(s, sc, &l[L - 1], ch(s, 512), 3, 2, 1, 1);
+        L++;
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 2), 1, 2, 0.5);
+        L++; /* 6 */
+        SC();
+        l[L] = conv(s, sc, &l[L - 1], ch(s, 1024), 3, 2, 1, 1);
+        L++;
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 1024), rep(s, 2), 1, 2, 0.5);
+        L++;
+        SC();
+        l[L] = sppf(s, sc, &l[L - 1], ch(s, 1024));
+        L++;
+        SC();
+        l[L] = c2psa(s, sc, &l[L - 1], rep(s, 2));
+        L++; /* 10 */
+        SC();
+        l[L] = upsample(s, sc, &l[L - 1]);
+        L++;
+        SC();
+        cat[0] = l[L - 1];
+        cat[1] = l[6];
+        l[L] = concat(s, sc, "", cat, 2);
+        L++;
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 2), 1, k2, 0.5);
+        L++; /* 13 */
+        SC();
+        l[L] = upsample(s, sc, &l[L - 1]);
+        L++;
+        SC();
+        cat[0] = l[L - 1];
+        cat[1] = l[4];
+        l[L] = concat(s, sc, "", cat, 2);
+        L++;
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 256), rep(s, 2), 1, k2, 0.5);
+        L++; /* 16 */
+        SC();
+        l[L] = conv(s, sc, &l[L - 1], ch(s, 256), 3, 2, 1, 1);
+        L++;
+        SC();
+        cat[0] = l[L - 1];
+        cat[1] = l[13];
+        l[L] = concat(s, sc, "", cat, 2);
+        L++;
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 2), 1, k2, 0.5);
+        L++; /* 19 */
+        SC();
+        l[L] = conv(s, sc, &l[L - 1], ch(s, 512), 3, 2, 1, 1);
+        L++;
+        SC();
+        cat[0] = l[L - 1];
+        cat[1] = l[10];
+        l[L] = concat(s, sc, "", cat, 2);
+        L++;
+        SC();
+        l[L] = c2f(s, sc, &l[L - 1], ch(s, 1024), rep(s, 2), 1, 2, 0.5);
+        L++; /* 22 */
         {
             struct act lv[3] = {l[16], l[19], l[22]};
-            detect(s, L, lv, nc);
+            detect_head(s, L, lv, nc);
         }
     }
 #undef SC
 }
 
 static const char *const coco_names[80] = {
-    "person",        "bicycle",      "car",           "motorcycle",    "airplane",
-    "bus",           "train",        "truck",         "boat",          "traffic light",
-    "fire hydrant",  "stop sign",    "parking meter", "bench",         "bird",
-    "cat",           "dog",          "horse",         "sheep",         "cow",
-    "elephant",      "bear",         "zebra",         "giraffe",       "backpack",
-    "umbrella",      "handbag",      "tie",           "suitcase",      "frisbee",
-    "skis",          "snowboard",    "sports ball",   "kite",          "baseball bat",
-    "baseball glove", "skateboard",  "surfboard",     "tennis racket", "bottle",
-    "wine glass",    "cup",          "fork",          "knife",         "spoon",
-    "bowl",          "banana",       "apple",         "sandwich",      "orange",
-    "broccoli",      "carrot",       "hot dog",       "pizza",         "donut",
-    "cake",          "chair",        "couch",         "potted plant",  "bed",
-    "dining table",  "toilet",       "tv",            "laptop",        "mouse",
-    "remote",        "keyboard",     "cell phone",    "microwave",     "oven",
-    "toaster",       "sink",         "refrigerator",  "book",          "clock",
-    "vase",          "scissors",     "teddy bear",    "hair drier",    "toothbrush",
+    "person",        "bicycle",      "car",
+    "motorcycle",    "airplane",     "bus",
+    "train",         "truck",        "boat",
+    "traffic light", "fire hydrant", "stop sign",
+    "parking meter", "bench",        "bird",
+    "cat",           "dog",          "horse",
+    "sheep",         "cow",          "elephant",
+    "bear",          "zebra",        "giraffe",
+    "backpack",      "umbrella",     "handbag",
+    "tie",           "suitcase",     "frisbee",
+    "skis",          "snowboard",    "sports ball",
+    "kite",          "baseball bat", "baseball glove",
+    "skateboard",    "surfboard",    "tennis racket",
+    "bottle",        "wine glass",   "cup",
+    "fork",          "knife",        "spoon",
+    "bowl",          "banana",       "apple",
+    "sandwich",      "orange",       "broccoli",
+    "carrot",        "hot dog",      "pizza",
+    "donut",         "cake",         "chair",
+    "couch",         "potted plant", "bed",
+    "dining table",  "toilet",       "tv",
+    "laptop",        "mouse",        "remote",
+    "keyboard",      "cell phone",   "microwave",
+    "oven",          "toaster",      "sink",
+    "refrigerator",  "book",         "clock",
+    "vase",          "scissors",     "teddy bear",
+    "hair drier",    "toothbrush",
 };
 
 static void meta(struct eb_pb_buf *m, const char *key, const char *value)
@@ -1025,21 +1506,45 @@ static enum eb_status check_options(const struct eb_synth_options *o, struct eb_
     return EB_OK;
 }
 
-enum eb_status eb_model_synth(const struct eb_synth_options *opts, uint8_t **bytes_out,
-                              size_t *len_out, struct eb_diag *diag)
+/*
+ * The calibration size: the evaluation that folds the BatchNorms runs at this square size (the
+ * graph's imgsz when smaller), 128 for n/s, less for the larger scales so that yolov8x stays
+ * within a few seconds.
+ */
+static int calib_size(const struct eb_synth_options *o)
 {
-    static const double v8[5][3] = {{0.33, 0.25, 1024}, {0.33, 0.50, 1024}, {0.67, 0.75, 768},
-                                    {1.00, 1.00, 512},  {1.00, 1.25, 512}};
-    static const double y11[5][3] = {{0.50, 0.25, 1024}, {0.50, 0.50, 1024}, {0.50, 1.00, 512},
-                                     {1.00, 1.00, 512},  {1.00, 1.50, 512}};
+    static const int sizes[5] = {128, 128, 96, 96, 64};
+    int c = sizes[strchr("nsmlx", o->scale) - "nsmlx"];
+    return c < o->imgsz ? c : o->imgsz;
+}
+
+/*
+ * Builds the model; with `eval_input` ([3][imgsz][imgsz]) it then evaluates that input with the
+ * recorded weights into *eval_out (malloc'd) instead of returning bytes.
+ */
+static enum eb_status synth_run(const struct eb_synth_options *opts, const float *eval_input,
+                                uint8_t **bytes_out, size_t *len_out, float **eval_out,
+                                size_t *n_eval, struct eb_diag *diag)
+{
+    static const double v8[5][3] = {{0.33, 0.25, 1024},
+                                    {0.33, 0.50, 1024},
+                                    {0.67, 0.75, 768},
+                                    {1.00, 1.00, 512},
+                                    {1.00, 1.25, 512}};
+    static const double y11[5][3] = {{0.50, 0.25, 1024},
+                                     {0.50, 0.50, 1024},
+                                     {0.50, 1.00, 512},
+                                     {1.00, 1.00, 512},
+                                     {1.00, 1.50, 512}};
     enum eb_status st;
     struct syn s;
     struct eb_pb_buf graph, model, opset;
     char *names = NULL;
     char desc[128], imgsz[48];
-    int si, nc;
+    int si, nc, csize = 0;
     int64_t in_dims[4], out_dims[3];
     uint64_t z;
+    float *calib = NULL;
 
     memset(&s, 0, sizeof(s));
     eb_pb_buf_init(&s.nodes);
@@ -1064,7 +1569,35 @@ enum eb_status eb_model_synth(const struct eb_synth_options *opts, uint8_t **byt
     z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
     s.rng = (z ^ (z >> 31)) | 1u;
 
-    build_graph(&s, nc);
+    csize = calib_size(opts);
+    calib = malloc((size_t)3 * (size_t)csize * (size_t)csize * sizeof(float));
+    if (calib == NULL) {
+        st = eb_diag_fail(diag, EB_ERR_NOMEM,
+                          "failed to synthesize model: out of memory; free memory and retry");
+        goto fail;
+    }
+    eb_model__synth_calib_image(csize, calib);
+    s.store = eval_input != NULL;
+    build_graph(&s, nc, calib, csize);
+    if (eval_input != NULL && !s.oom) {
+        /* replay: the same graph with the folded weights on the caller's input */
+        free_bufs(&s);
+        s.store = 0;
+        s.replay = 1;
+        s.nodes.len = s.inits.len = 0;
+        build_graph(&s, nc, (float *)(uintptr_t)eval_input, opts->imgsz);
+        if (s.out == NULL || s.oom) {
+            st = eb_diag_fail(diag, EB_ERR_NOMEM,
+                              "failed to evaluate synthesized model: out of memory; free memory "
+                              "or use a smaller imgsz");
+            goto fail;
+        }
+        *eval_out = s.out;
+        *n_eval = s.n_out;
+        s.out = NULL;
+        st = EB_OK;
+        goto fail;
+    }
 
     eb_pb_put_raw(&graph, s.nodes.data, s.nodes.len);
     eb_pb_put_str(&graph, 2, "main_graph");
@@ -1096,7 +1629,7 @@ enum eb_status eb_model_synth(const struct eb_synth_options *opts, uint8_t **byt
     eb_pb_put_varint(&opset, 2, 17);
     eb_pb_put_msg(&model, 8, &opset);
     sfmt(desc, sizeof(desc), "Ultralytics %s%c model architecture with synthetic weights",
-             s.v11 ? "YOLO11" : "YOLOv8", opts->scale);
+         s.v11 ? "YOLO11" : "YOLOv8", opts->scale);
     sfmt(imgsz, sizeof(imgsz), "[%d, %d]", opts->imgsz, opts->imgsz);
     meta(&model, "description", desc);
     meta(&model, "author", "edgebench model synth");
@@ -1123,6 +1656,12 @@ enum eb_status eb_model_synth(const struct eb_synth_options *opts, uint8_t **byt
     st = EB_OK;
 fail:
     free(names);
+    free(calib);
+    free(s.out);
+    free_bufs(&s);
+    free(s.bufs);
+    store_truncate(&s, 0);
+    free(s.stored);
     free(s.scratch);
     eb_pb_buf_fini(&s.nodes);
     eb_pb_buf_fini(&s.inits);
@@ -1130,6 +1669,21 @@ fail:
     eb_pb_buf_fini(&model);
     eb_pb_buf_fini(&opset);
     return st;
+}
+
+enum eb_status eb_model_synth(const struct eb_synth_options *opts, uint8_t **bytes_out,
+                              size_t *len_out, struct eb_diag *diag)
+{
+    return synth_run(opts, NULL, bytes_out, len_out, NULL, NULL, diag);
+}
+
+enum eb_status eb_model__synth_eval(const struct eb_synth_options *opts, const float *input,
+                                    float **out_out, size_t *n_out, struct eb_diag *diag)
+{
+    if (input == NULL || out_out == NULL || n_out == NULL)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to evaluate synthesized model: no input or output; pass both");
+    return synth_run(opts, input, NULL, NULL, out_out, n_out, diag);
 }
 
 enum eb_status eb_model_synth_file(const struct eb_synth_options *opts, const char *path,
@@ -1148,14 +1702,14 @@ enum eb_status eb_model_synth_file(const struct eb_synth_options *opts, const ch
         goto fail;
     }
     if (fwrite(bytes, 1, len, fp) != len) {
-        st = eb_diag_fail(diag, EB_ERR_IO, "failed to write model %s: short write; check disk space",
-                          path);
+        st = eb_diag_fail(diag, EB_ERR_IO,
+                          "failed to write model %s: short write; check disk space", path);
         goto fail;
     }
     if (fclose(fp) != 0) {
         fp = NULL;
-        st = eb_diag_fail(diag, EB_ERR_IO, "failed to write model %s: close failed; check disk space",
-                          path);
+        st = eb_diag_fail(diag, EB_ERR_IO,
+                          "failed to write model %s: close failed; check disk space", path);
         goto fail;
     }
     fp = NULL;

@@ -19,14 +19,10 @@
 const char *eb_yolo_layout_name(enum eb_yolo_layout l)
 {
     switch (l) {
-    case EB_YOLO_LAYOUT_CHANNELS:
-        return "v8";
-    case EB_YOLO_LAYOUT_ROWS_OBJ:
-        return "v5";
-    case EB_YOLO_LAYOUT_END2END:
-        return "end2end";
-    case EB_YOLO_LAYOUT_UNKNOWN:
-        break;
+    case EB_YOLO_LAYOUT_CHANNELS: return "v8";
+    case EB_YOLO_LAYOUT_ROWS_OBJ: return "v5";
+    case EB_YOLO_LAYOUT_END2END: return "end2end";
+    case EB_YOLO_LAYOUT_UNKNOWN: break;
     }
     return "unknown";
 }
@@ -207,8 +203,8 @@ static void channels_max(const float *data, int nc, int n, float *best)
     }
 }
 
-static size_t decode_channels(const struct eb_yolo_layout_info *info, const float *data,
-                              float conf, struct eb_yolo_scratch *s)
+static size_t decode_channels(const struct eb_yolo_layout_info *info, const float *data, float conf,
+                              struct eb_yolo_scratch *s)
 {
     const int n = info->num_boxes, nc = info->num_classes;
     const size_t un = (size_t)n;
@@ -235,8 +231,8 @@ static size_t decode_channels(const struct eb_yolo_layout_info *info, const floa
     return count;
 }
 
-static size_t decode_rows_obj(const struct eb_yolo_layout_info *info, const float *data,
-                              float conf, struct eb_yolo_scratch *s)
+static size_t decode_rows_obj(const struct eb_yolo_layout_info *info, const float *data, float conf,
+                              struct eb_yolo_scratch *s)
 {
     const int n = info->num_boxes, nc = info->num_classes;
     const size_t stride = 5 + (size_t)nc;
@@ -263,8 +259,8 @@ static size_t decode_rows_obj(const struct eb_yolo_layout_info *info, const floa
     return count;
 }
 
-static size_t decode_end2end(const struct eb_yolo_layout_info *info, const float *data,
-                             float conf, struct eb_yolo_scratch *s)
+static size_t decode_end2end(const struct eb_yolo_layout_info *info, const float *data, float conf,
+                             struct eb_yolo_scratch *s)
 {
     size_t count = 0;
     for (int a = 0; a < info->num_boxes; a++) {
@@ -296,10 +292,8 @@ size_t eb_yolo_decode(const struct eb_yolo_layout_info *info, const float *data,
     case EB_YOLO_LAYOUT_ROWS_OBJ:
         EB_ASSERT(info->num_classes >= 1);
         return decode_rows_obj(info, data, p->conf, s);
-    case EB_YOLO_LAYOUT_END2END:
-        return decode_end2end(info, data, p->conf, s);
-    case EB_YOLO_LAYOUT_UNKNOWN:
-        break;
+    case EB_YOLO_LAYOUT_END2END: return decode_end2end(info, data, p->conf, s);
+    case EB_YOLO_LAYOUT_UNKNOWN: break;
     }
     return 0;
 }

@@ -113,9 +113,8 @@ static void check_args(const uint8_t *src, int src_w, int src_h, const struct eb
     EB_ASSERT(lb->pad_left + lb->new_w <= lb->dst_w && lb->pad_top + lb->new_h <= lb->dst_h);
 }
 
-void eb_letterbox_rgb_to_nchw_f32__ref(const uint8_t *src, int src_w, int src_h,
-                                       size_t src_stride, const struct eb_letterbox *lb,
-                                       int channels, float *dst)
+void eb_letterbox_rgb_to_nchw_f32__ref(const uint8_t *src, int src_w, int src_h, size_t src_stride,
+                                       const struct eb_letterbox *lb, int channels, float *dst)
 {
     check_args(src, src_w, src_h, lb, channels, dst);
     const size_t plane = (size_t)lb->dst_w * (size_t)lb->dst_h;
@@ -167,8 +166,7 @@ static void fill_f32(float *p, size_t n, float v)
 }
 
 /* out[i] = r0[i] * w0 + r1[i] * w1 with w0 + w1 == 256: at most 255 * 256, fits uint16. */
-static void vblend_u8(const uint8_t *r0, const uint8_t *r1, int w0, int w1, uint16_t *out,
-                      size_t n)
+static void vblend_u8(const uint8_t *r0, const uint8_t *r1, int w0, int w1, uint16_t *out, size_t n)
 {
     size_t i = 0;
 #if defined(__SSE2__)

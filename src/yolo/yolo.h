@@ -50,12 +50,11 @@ void eb_letterbox_rgb_to_nchw_f32(const uint8_t *src, int src_w, int src_h, size
  * The fast path handles src_w and new_w up to EB_LETTERBOX_FAST_MAX_W with stack buffers and
  * falls back to this function for wider images (still no allocation).
  */
-void eb_letterbox_rgb_to_nchw_f32__ref(const uint8_t *src, int src_w, int src_h,
-                                       size_t src_stride, const struct eb_letterbox *lb,
-                                       int channels, float *dst);
+void eb_letterbox_rgb_to_nchw_f32__ref(const uint8_t *src, int src_w, int src_h, size_t src_stride,
+                                       const struct eb_letterbox *lb, int channels, float *dst);
 
 #define EB_LETTERBOX_FAST_MAX_W 4096
-#define EB_LETTERBOX_FAST_TOL (1.0f / 255.0f + 1e-6f)
+#define EB_LETTERBOX_FAST_TOL   (1.0f / 255.0f + 1e-6f)
 
 /** Maps a box from model-input pixels back to the original frame, clipped to it:
  *  x = (x - pad_left) / scale, y = (y - pad_top) / scale, clipped to [0,src_w] x [0,src_h]
@@ -96,9 +95,9 @@ EB_NODISCARD enum eb_status eb_yolo_layout_detect(const int64_t *shape, int rank
                                                   struct eb_diag *diag);
 
 struct eb_yolo_params {
-    float conf;     /* confidence threshold (score = class score, x objectness for v5) */
-    float iou;      /* NMS IoU threshold */
-    int max_det;    /* at most this many detections after NMS (Ultralytics: 300) */
+    float conf;         /* confidence threshold (score = class score, x objectness for v5) */
+    float iou;          /* NMS IoU threshold */
+    int max_det;        /* at most this many detections after NMS (Ultralytics: 300) */
     int class_agnostic; /* 0 = class-aware NMS (the default) */
 };
 
@@ -115,10 +114,10 @@ struct eb_yolo_scratch {
     uint8_t *suppressed;
     size_t capacity;
     /* Extensions (edgebench yolo): */
-    uint64_t *keys;     /* sort keys (score, index), 2 * capacity (second half: merge buffer) */
-    float *best_score;  /* CHANNELS decode: per-anchor max class score (argmax is found
+    uint64_t *keys;    /* sort keys (score, index), 2 * capacity (second half: merge buffer) */
+    float *best_score; /* CHANNELS decode: per-anchor max class score (argmax is found
                            afterwards, only for the few anchors that pass `conf`) */
-    float *area;        /* NMS: area of each sorted candidate */
+    float *area;       /* NMS: area of each sorted candidate */
 };
 
 /**

@@ -12,6 +12,11 @@ need_shared() { [ -d "${EB_SHARED_DATA:-}" ] || skip "../shared/data is absent";
 need_ort() {
   "$EB_BIN" backends >/dev/null 2>&1 || skip "ONNX Runtime library not found (run scripts/setup.sh)"
 }
+# eb_run ARGS...: `edgebench run` with the extra options of this suite ($EB_TEST_RUN_ARGS; the
+# TSan suite passes --threads 1 so that ONNX Runtime, which is not instrumented, runs each
+# session on its calling thread while the two slot threads still run in parallel).
+# shellcheck disable=SC2086
+eb_run() { "$EB_BIN" run ${EB_TEST_RUN_ARGS:-} "$@"; }
 # jq_get FILE PATH: value at PATH in FILE (fails the case when absent).
 jq_get() { "$EB_JSONQ" "$1" "$2" || fail "no $2 in $1"; }
 # run_dir DIR: the single run folder under DIR.

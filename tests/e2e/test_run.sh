@@ -23,7 +23,7 @@ check_reports() {
 case_dual_embedded_default() {
   # The demo path: no model and no source given (make demo runs the same with default frames).
   need_ort
-  "$EB_BIN" run --mode dual --frames 12 --warmup 2 --output out >stdout.txt 2>stderr.txt
+  eb_run --mode dual --frames 12 --warmup 2 --output out >stdout.txt 2>stderr.txt
   local rc=$?
   [ "$rc" -eq 0 ] || fail "exit $rc: $(cat stderr.txt)"
   grep -q '^report: ' stdout.txt || fail "the report path is not printed"
@@ -43,7 +43,7 @@ case_dual_embedded_default() {
 
 case_dual_real_models_coco_and_hituav() {
   need_ort; need_shared
-  "$EB_BIN" run --mode dual --model0 "$DATA/models/yolov8n_int8_qdq.onnx" \
+  eb_run --mode dual --model0 "$DATA/models/yolov8n_int8_qdq.onnx" \
     --model1 "$DATA/models/yolo11n_320_int8_dynamic.onnx" \
     --rgb_source "image_dir=$DATA/datasets/coco128/images/train2017" \
     --thermal_source "image_dir=$DATA/datasets/thermal/hit-uav/images" \
@@ -66,7 +66,7 @@ case_dual_real_models_coco_and_hituav() {
 case_rgb_bus_finds_bus_and_persons() {
   need_ort; need_shared
   mkdir imgs && ln -s "$DATA/datasets/samples/bus.jpg" imgs/bus.jpg
-  "$EB_BIN" run --mode rgb --model0 "$DATA/models/yolov8n_int8_qdq.onnx" --source image_dir=imgs \
+  eb_run --mode rgb --model0 "$DATA/models/yolov8n_int8_qdq.onnx" --source image_dir=imgs \
     --warmup 0 --output out --quiet || fail "run failed"
   local d n i name cnt bus=0 person=0
   d=$(run_dir out)
@@ -84,7 +84,7 @@ case_rgb_bus_finds_bus_and_persons() {
 
 case_thermal_video_source() {
   need_ort; need_shared
-  "$EB_BIN" run --mode thermal --model1 "$DATA/models/yolov8n_320_int8_dynamic.onnx" \
+  eb_run --mode thermal --model1 "$DATA/models/yolov8n_320_int8_dynamic.onnx" \
     --source "video=$DATA/datasets/video/car-detection.mp4" --frames 8 --warmup 1 --output out \
     --quiet || fail "video run failed"
   local d; d=$(run_dir out)
@@ -96,7 +96,7 @@ case_thermal_video_source() {
 # slot failed and its message containing TEXT, and stderr names it in one line.
 expect_slot_failure() {
   local want_rc=$1 text=$2; shift 2
-  "$EB_BIN" run "$@" --output out --quiet --frames 4 --warmup 0 >/dev/null 2>err.txt
+  eb_run "$@" --output out --quiet --frames 4 --warmup 0 >/dev/null 2>err.txt
   local rc=$?
   [ "$rc" -eq "$want_rc" ] || fail "exit $rc, expected $want_rc: $(cat err.txt)"
   grep -qF -- "$text" err.txt || fail "stderr lacks '$text': $(cat err.txt)"
@@ -160,7 +160,7 @@ mkmodel() { "$EB_BIN" model synth --imgsz 160 -o m160.onnx >/dev/null && echo m1
 
 case_mem_limit_violations_are_counted_not_fatal() {
   need_ort
-  "$EB_BIN" run --mode rgb --model0 "$(mkmodel)" --source synthetic=320x240 --frames 5 \
+  eb_run --mode rgb --model0 "$(mkmodel)" --source synthetic=320x240 --frames 5 \
     --warmup 0 --gpu_mem_limit_gb 0.01 --output out --quiet 2>err.txt
   local rc=$?
   [ "$rc" -eq 0 ] || fail "a violation must not fail the run (exit $rc)"
@@ -173,7 +173,7 @@ case_mem_limit_violations_are_counted_not_fatal() {
 
 case_mem_limit_clamped_in_report() {
   need_ort
-  "$EB_BIN" run --mode rgb --model0 "$(mkmodel)" --source synthetic=64x64 --frames 2 --warmup 0 \
+  eb_run --mode rgb --model0 "$(mkmodel)" --source synthetic=64x64 --frames 2 --warmup 0 \
     --gpu_mem_limit_gb 12 --output out 2>err.txt >/dev/null || fail "run failed"
   grep -q "clamped to 8.0" err.txt || fail "no clamping warning"
   local d; d=$(run_dir out)
@@ -182,7 +182,12 @@ case_mem_limit_clamped_in_report() {
 
 case_dual_sigint_writes_interrupted_report() {
   need_ort
-  "$EB_BIN" run --mode dual --model0 "$(mkmodel)" --model1 m160.onnx --rgb_source synthetic=320x240 \
+  mkmodel >/dev/null
+  # The binary itself goes to the background (not the eb_run function, whose subshell would
+  # take the signal); $EB_TEST_RUN_ARGS is split on purpose.
+  # shellcheck disable=SC2086
+  "$EB_BIN" run ${EB_TEST_RUN_ARGS:-} --mode dual --model0 m160.onnx --model1 m160.onnx \
+    --rgb_source synthetic=320x240 \
     --thermal_source synthetic=320x240 --frames 1000000 --warmup 0 --output out --quiet \
     2>err.txt &
   local pid=$! i
@@ -192,6 +197,15 @@ case_dual_sigint_writes_interrupted_report() {
   done
   sleep 1
   kill -INT "$pid"
+  # It must stop after the current frame: no hang.
+  for ((i = 0; i < 600; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -KILL "$pid"
+    fail "still running 60 s after SIGINT"
+  fi
   wait "$pid"
   local rc=$?
   [ "$rc" -eq 130 ] || fail "interrupted run exit $rc, expected 130"

@@ -71,7 +71,7 @@ char *eb_test_read_file(const char *path, size_t *len_out);
     do {                                                                                           \
         const char *a_ = (a), *b_ = (b);                                                           \
         if (a_ == NULL || b_ == NULL || strcmp(a_, b_) != 0)                                       \
-            EB_FAIL("%s == %s failed: \"%s\" vs \"%s\"", #a, #b, a_ ? a_ : "(null)",              \
+            EB_FAIL("%s == %s failed: \"%s\" vs \"%s\"", #a, #b, a_ ? a_ : "(null)",               \
                     b_ ? b_ : "(null)");                                                           \
     } while (0)
 #define ASSERT_CONTAINS(hay, needle)                                                               \

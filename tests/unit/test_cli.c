@@ -134,13 +134,12 @@ EB_TEST(dual_mode_needs_both_sources)
     struct eb_config cfg;
     struct eb_diag diag = {0};
     struct captured cap = {0};
-    const char *a[] = {"--mode", "dual", "--model0", "a.onnx", "--rgb_source", "synthetic=64x64",
-                       NULL};
+    const char *a[] = {"--mode",          "dual", "--model0", "a.onnx", "--rgb_source",
+                       "synthetic=64x64", NULL};
     ASSERT_EQ_INT(parse(&cfg, &diag, &cap, a), EB_ERR_INVALID_ARG);
     ASSERT_CONTAINS(diag.msg, "--thermal_source");
     struct eb_diag d2 = {0};
-    const char *b[] = {"--mode", "dual", "--model0", "a.onnx", "--source", "synthetic=64x64",
-                       NULL};
+    const char *b[] = {"--mode", "dual", "--model0", "a.onnx", "--source", "synthetic=64x64", NULL};
     ASSERT_EQ_INT(parse(&cfg, &d2, &cap, b), EB_ERR_INVALID_ARG);
     ASSERT_CONTAINS(d2.msg, "--rgb_source");
 }
@@ -150,8 +149,7 @@ EB_TEST(single_mode_needs_its_model_and_source)
     struct eb_config cfg;
     struct eb_diag diag = {0};
     struct captured cap = {0};
-    const char *a[] = {"--mode", "rgb", "--model1", "t.onnx", "--source", "synthetic=64x64",
-                       NULL};
+    const char *a[] = {"--mode", "rgb", "--model1", "t.onnx", "--source", "synthetic=64x64", NULL};
     ASSERT_EQ_INT(parse(&cfg, &diag, &cap, a), EB_ERR_INVALID_ARG);
     ASSERT_CONTAINS(diag.msg, "--model0");
     struct eb_diag d2 = {0};
@@ -159,8 +157,8 @@ EB_TEST(single_mode_needs_its_model_and_source)
     ASSERT_EQ_INT(parse(&cfg, &d2, &cap, b), EB_ERR_INVALID_ARG);
     ASSERT_CONTAINS(d2.msg, "--source");
     struct eb_diag d3 = {0};
-    const char *c[] = {"--mode", "thermal", "--model1", "t.onnx", "--source", "synthetic=64x64",
-                       NULL};
+    const char *c[] = {"--mode",   "thermal",         "--model1", "t.onnx",
+                       "--source", "synthetic=64x64", NULL};
     ASSERT_OK(parse(&cfg, &d3, &cap, c));
     ASSERT_EQ_INT(cfg.mode, EB_MODE_THERMAL);
     ASSERT_STREQ(cfg.model1, "t.onnx");
@@ -191,12 +189,12 @@ EB_TEST(config_echo_has_every_option)
     struct eb_config cfg;
     struct eb_diag diag = {0};
     struct captured cap = {0};
-    const char *a[] = {"--mode", "rgb", "--model0", "m.onnx", "--source", "synthetic=64x48",
-                       "--frames", "7", "--solo_baseline", NULL};
+    const char *a[] = {"--mode",          "rgb",      "--model0", "m.onnx",          "--source",
+                       "synthetic=64x48", "--frames", "7",        "--solo_baseline", NULL};
     enum eb_status st = parse(&cfg, &diag, &cap, a);
     ASSERT_EQ_INT(st, EB_ERR_INVALID_ARG); /* solo baseline with rgb */
-    const char *b[] = {"--mode", "rgb", "--model0", "m.onnx", "--source", "synthetic=64x48",
-                       "--frames", "7", "--conf", "0.5", NULL};
+    const char *b[] = {"--mode",   "rgb", "--model0", "m.onnx", "--source", "synthetic=64x48",
+                       "--frames", "7",   "--conf",   "0.5",    NULL};
     struct eb_diag d2 = {0};
     ASSERT_OK(parse(&cfg, &d2, &cap, b));
     struct eb_json_writer w;
@@ -226,10 +224,25 @@ EB_TEST(help_lists_every_option_with_default)
     eb_config_print_help(f);
     fclose(f);
     char *text = eb_test_read_file(path, NULL);
-    const char *flags[] = {"--mode", "--source", "--rgb_source", "--thermal_source", "--model0",
-                           "--model1", "--gpu_mem_limit_gb", "--frames", "--warmup", "--imgsz",
-                           "--conf", "--iou", "--device", "--threads", "--output",
-                           "--interval_ms", "--solo_baseline", "--verbose", "--quiet",
+    const char *flags[] = {"--mode",
+                           "--source",
+                           "--rgb_source",
+                           "--thermal_source",
+                           "--model0",
+                           "--model1",
+                           "--gpu_mem_limit_gb",
+                           "--frames",
+                           "--warmup",
+                           "--imgsz",
+                           "--conf",
+                           "--iou",
+                           "--device",
+                           "--threads",
+                           "--output",
+                           "--interval_ms",
+                           "--solo_baseline",
+                           "--verbose",
+                           "--quiet",
                            "--ort_lib"};
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
         ASSERT_CONTAINS(text, flags[i]);

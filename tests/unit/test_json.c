@@ -41,8 +41,8 @@ EB_TEST(writer_output_parses_back)
 
 EB_TEST(parser_rejects_malformed)
 {
-    const char *bad[] = {"", "{", "{\"a\":}", "[1,]", "{\"a\" 1}", "\"abc", "tru", "[1] x",
-                         "{\"a\":\"\\q\"}"};
+    const char *bad[] = {"",      "{",   "{\"a\":}", "[1,]",           "{\"a\" 1}",
+                         "\"abc", "tru", "[1] x",    "{\"a\":\"\\q\"}"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct eb_json_value *root = NULL;
         struct eb_diag diag = {0};
@@ -57,8 +57,10 @@ EB_TEST(invalid_utf8_is_replaced)
 {
     struct eb_json_writer w;
     eb_json_writer_init_mem(&w, 0);
-    eb_json_str(&w, "a\xff" "b");
+    eb_json_str(&w, "a\xff"
+                    "b");
     char *text = eb_json_writer_take(&w, NULL);
-    ASSERT_STREQ(text, "\"a\xEF\xBF\xBD" "b\"");
+    ASSERT_STREQ(text, "\"a\xEF\xBF\xBD"
+                       "b\"");
     free(text);
 }

@@ -17,8 +17,7 @@
 static struct eb_backend_config cpu_config(void)
 {
     /* One intra-op thread: the test machines are small and shared. */
-    struct eb_backend_config cfg = {.device = EB_DEVICE_CPU, .threads = 1,
-                                    .gpu_mem_limit_gb = 8.0};
+    struct eb_backend_config cfg = {.device = EB_DEVICE_CPU, .threads = 1, .gpu_mem_limit_gb = 8.0};
     return cfg;
 }
 
@@ -216,8 +215,8 @@ static void check_model(const char *file, int64_t size, int64_t anchors)
     ASSERT_EQ_INT(info.limit_type, EB_LIMIT_UNAVAILABLE);
 
     float *x = gray_input(size);
-    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 4, .shape = {1, 3, size, size},
-                           .data = x};
+    struct eb_tensor in = {
+        .dtype = EB_DTYPE_F32, .rank = 4, .shape = {1, 3, size, size}, .data = x};
     struct eb_tensor out[1];
     struct eb_infer_timing t = {0};
     ASSERT_OK(eb_backend_infer(be, &in, 1, out, 1, &t, &d));
@@ -379,8 +378,8 @@ struct worker {
 static void *worker_main(void *arg)
 {
     struct worker *w = arg;
-    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 4, .shape = {1, 3, 320, 320},
-                           .data = w->input};
+    struct eb_tensor in = {
+        .dtype = EB_DTYPE_F32, .rank = 4, .shape = {1, 3, 320, 320}, .data = w->input};
     struct eb_tensor out[1];
     struct eb_diag d = {0};
     for (int i = 0; i < 6 && w->st == EB_OK; i++)
@@ -536,7 +535,7 @@ static struct pb identity_model(int elem_type, const int64_t *shape, int rank, c
     return m;
 }
 
-#define ONNX_FLOAT 1
+#define ONNX_FLOAT   1
 #define ONNX_FLOAT16 10
 
 static enum eb_status load_identity(struct eb_backend *be, int elem_type, const int64_t *shape,
@@ -544,8 +543,8 @@ static enum eb_status load_identity(struct eb_backend *be, int elem_type, const 
                                     struct eb_model_info *info, struct eb_diag *d)
 {
     struct pb m = identity_model(elem_type, shape, rank, names);
-    struct eb_model_spec spec = {.path = "identity.onnx", .bytes = m.b, .n_bytes = m.n,
-                                 .imgsz = imgsz};
+    struct eb_model_spec spec = {
+        .path = "identity.onnx", .bytes = m.b, .n_bytes = m.n, .imgsz = imgsz};
     enum eb_status st = eb_backend_load(be, &spec, info, d);
     free(m.b);
     return st;
@@ -687,8 +686,8 @@ EB_TEST(class_names_json)
 EB_TEST(class_names_garbage_is_ignored)
 {
     require_ort();
-    const char *bad[] = {"{0: person}", "{0: 'a', 1: 'b'", "not names", "{999999999: 'x'}",
-                         "['a' 'b']", "{}"};
+    const char *bad[] = {"{0: person}",      "{0: 'a', 1: 'b'", "not names",
+                         "{999999999: 'x'}", "['a' 'b']",       "{}"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct eb_model_info info;
         struct eb_backend *be = names_of(bad[i], &info);

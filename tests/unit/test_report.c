@@ -49,7 +49,8 @@ static void fill_ok_slot(struct eb_slot_result *s, size_t n, double base_ms, int
         /* Sub-microsecond parts test the rounding of raw samples. */
         rec->stage_ns[EB_STAGE_READ] = 1000000 + 1234 * (uint64_t)(i % 7) + 321;
         rec->stage_ns[EB_STAGE_PRE] = 2000000 + 777 * (uint64_t)(i % 5);
-        rec->stage_ns[EB_STAGE_INFER] = (uint64_t)(base_ms * 1e6) + 10001 * (uint64_t)(i % 11) + 499;
+        rec->stage_ns[EB_STAGE_INFER] =
+            (uint64_t)(base_ms * 1e6) + 10001 * (uint64_t)(i % 11) + 499;
         rec->stage_ns[EB_STAGE_POST] = 500000 + 333 * (uint64_t)(i % 3);
         rec->stage_ns[EB_STAGE_E2E] = rec->stage_ns[EB_STAGE_READ] + rec->stage_ns[EB_STAGE_PRE] +
                                       rec->stage_ns[EB_STAGE_INFER] + rec->stage_ns[EB_STAGE_POST];
@@ -249,7 +250,8 @@ static long pos_of(const char *hay, const char *needle)
  * Every key of object `a` exists in `b`, recursively through objects (null in either stands
  * for any value, so a skipped slot's null solo_baseline matches an object).
  */
-static void same_keys(const struct eb_json_value *a, const struct eb_json_value *b, const char *where)
+static void same_keys(const struct eb_json_value *a, const struct eb_json_value *b,
+                      const char *where)
 {
     if (a->type != EB_JSON_OBJECT || b->type != EB_JSON_OBJECT)
         return;
@@ -323,7 +325,8 @@ EB_TEST(json_failed_slot_round_trip)
     ASSERT_NEAR(num_at(root, "slots/0/latency_ms/inference/p50"), s->stages[EB_STAGE_INFER].p50, 0);
     ASSERT_NEAR(num_at(root, "slots/0/latency_ms/read/max"), s->stages[EB_STAGE_READ].max, 0);
     ASSERT_NEAR(num_at(root, "slots/0/latency_ms/preprocess/min"), s->stages[EB_STAGE_PRE].min, 0);
-    ASSERT_NEAR(num_at(root, "slots/0/latency_ms/postprocess/p95"), s->stages[EB_STAGE_POST].p95, 0);
+    ASSERT_NEAR(num_at(root, "slots/0/latency_ms/postprocess/p95"), s->stages[EB_STAGE_POST].p95,
+                0);
     ASSERT_EQ_INT(num_at(root, "slots/0/detections/total"), s->dets_total);
     ASSERT_NEAR(num_at(root, "slots/0/detections/per_frame_mean"), s->dets_per_frame_mean, 0);
     ASSERT_EQ_INT(num_at(root, "slots/0/detections/per_frame_max"), 3);
@@ -469,7 +472,8 @@ EB_TEST(json_non_finite_numbers_become_null)
     ASSERT_TRUE(is_null_at(root, "slots/0/throughput_fps"));
     ASSERT_TRUE(is_null_at(root, "slots/1/solo_baseline/interference_ratio"));
     ASSERT_TRUE(is_null_at(root, "slots/0/latency_ms/end_to_end/cov"));
-    ASSERT_NEAR(num_at(root, "slots/0/latency_ms/end_to_end/p50"), r.slots[0].stages[EB_STAGE_E2E].p50, 0);
+    ASSERT_NEAR(num_at(root, "slots/0/latency_ms/end_to_end/p50"),
+                r.slots[0].stages[EB_STAGE_E2E].p50, 0);
     ASSERT_TRUE(is_null_at(root, "pair/pair_fps"));
     ASSERT_TRUE(is_null_at(root, "duration_s"));
     ASSERT_EQ_INT(need(root, "system/tegrastats/used")->num, 1);
@@ -582,8 +586,9 @@ EB_TEST(md_failed_slot_reason_and_violations)
     ASSERT_TRUE(pos_of(md, "## Slot 0: rgb") < s1);
     ASSERT_TRUE(s1 < pos_of(md, "## System metrics"));
     /* the reason, with its '|' escaped so the markdown stays intact */
-    ASSERT_CONTAINS(md + s1, "**Status: failed** — reason: slot thermal: failed to load "
-                             "/models/thermal.onnx: unsupported op Foo \\| opset 99 (error: backend)");
+    ASSERT_CONTAINS(md + s1,
+                    "**Status: failed** — reason: slot thermal: failed to load "
+                    "/models/thermal.onnx: unsupported op Foo \\| opset 99 (error: backend)");
     /* the failed slot has no latency table; the pair section is absent */
     ASSERT_TRUE(strstr(md + s1, "### Latency") == NULL);
     ASSERT_TRUE(strstr(md, "## Dual-stream pair") == NULL);
@@ -777,12 +782,14 @@ EB_TEST(env_json_has_keys)
     ASSERT_STREQ(str_at(root, "ort_version"), "1.17.1");
     ASSERT_STREQ(str_at(root, "ort_library"), extra.ort_library);
     ASSERT_EQ_INT(num_at(root, "schema_version"), EB_REPORT_SCHEMA_VERSION);
-    const char *keys[] = {"collected_at", "build/compiler", "build/c_standard", "build/build_type",
-                          "build/ndebug", "os", "kernel/sysname", "kernel/release",
-                          "kernel/version", "kernel/machine", "hostname", "cpu/model",
-                          "cpu/n_cpus", "cpu/arch", "ram_total_mb", "gpu/driver",
-                          "gpu/driver_version", "gpu/models", "jetson/is_jetson",
-                          "jetson/l4t_release", "jetson/device_tree_model", "jetson/power_mode"};
+    const char *keys[] = {"collected_at",     "build/compiler",     "build/c_standard",
+                          "build/build_type", "build/ndebug",       "os",
+                          "kernel/sysname",   "kernel/release",     "kernel/version",
+                          "kernel/machine",   "hostname",           "cpu/model",
+                          "cpu/n_cpus",       "cpu/arch",           "ram_total_mb",
+                          "gpu/driver",       "gpu/driver_version", "gpu/models",
+                          "jetson/is_jetson", "jetson/l4t_release", "jetson/device_tree_model",
+                          "jetson/power_mode"};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         need(root, keys[i]);
     /* facts every Linux machine has */

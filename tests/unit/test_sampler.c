@@ -5,8 +5,8 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "eb/clock.h"
@@ -133,10 +133,10 @@ static int check_metrics(const char *path, int *with_tegra_out)
         struct eb_diag d = {0};
         if (eb_json_parse(p, strlen(p), &v, &d) != EB_OK)
             EB_FAIL("metrics line %d does not parse: %s", n + 1, d.msg);
-        static const char *const keys[] = {"t_s",          "wall",         "cpu_pct",
-                                           "cpu_avg_pct",  "ram_used_mb",  "ram_total_mb",
-                                           "ram_available_mb", "swap_used_mb", "rss_mb",
-                                           "temps_c"};
+        static const char *const keys[] = {
+            "t_s",         "wall",         "cpu_pct",          "cpu_avg_pct",
+            "ram_used_mb", "ram_total_mb", "ram_available_mb", "swap_used_mb",
+            "rss_mb",      "temps_c"};
         for (size_t k = 0; k < EB_ARRAY_LEN(keys); k++)
             if (eb_json_get(v, keys[k]) == NULL)
                 EB_FAIL("metrics line %d has no \"%s\"", n + 1, keys[k]);
@@ -234,8 +234,8 @@ EB_TEST(procfs_fake_cpu_times)
                "cpu2 550 0 50 800 0 0 0 0 0 0\n",
                0);
     ASSERT_OK(eb_procfs_cpu_times(root, b, 4, &n, &all_b, NULL));
-    ASSERT_NEAR(eb_procfs_cpu_load_pct(&a[0], &b[0]), 50.0, 1e-12);  /* 50 of 100 */
-    ASSERT_NEAR(eb_procfs_cpu_load_pct(&a[2], &b[2]), 62.5, 1e-12);  /* 250 of 400 */
+    ASSERT_NEAR(eb_procfs_cpu_load_pct(&a[0], &b[0]), 50.0, 1e-12);   /* 50 of 100 */
+    ASSERT_NEAR(eb_procfs_cpu_load_pct(&a[2], &b[2]), 62.5, 1e-12);   /* 250 of 400 */
     ASSERT_NEAR(eb_procfs_cpu_load_pct(&all_a, &all_b), 60.0, 1e-12); /* 300 of 500 */
     ASSERT_TRUE(isnan(eb_procfs_cpu_load_pct(&a[1], &b[1])));
     ASSERT_TRUE(isnan(eb_procfs_cpu_load_pct(&b[0], &b[0]))); /* no time passed */
@@ -418,8 +418,8 @@ EB_TEST(sampler_fake_root_pressure_and_zones)
     struct eb_log log;
     struct capture cap;
     capture_init(&cap, &log);
-    struct eb_sampler_config cfg = {.interval_ns = 10000000ull, .metrics_path = path,
-                                    .log = &log, .root = root};
+    struct eb_sampler_config cfg = {
+        .interval_ns = 10000000ull, .metrics_path = path, .log = &log, .root = root};
     struct eb_sampler *s = NULL;
     ASSERT_OK(eb_sampler_start(&cfg, &s, NULL));
     wait_for(path, 3, NULL);
@@ -548,9 +548,8 @@ EB_TEST(sampler_tegrastats_ignoring_sigterm)
                                "done\n";
     char script[1024];
     make_fake_tegrastats(script, sizeof(script), body);
-    struct eb_sampler_config cfg = {.interval_ns = 20000000ull,
-                                    .tegrastats_cmd = script,
-                                    .is_jetson = 1};
+    struct eb_sampler_config cfg = {
+        .interval_ns = 20000000ull, .tegrastats_cmd = script, .is_jetson = 1};
     struct eb_sampler *s = NULL;
     ASSERT_OK(eb_sampler_start(&cfg, &s, NULL));
     pid_t pid = eb_sampler_tegrastats_pid(s);
@@ -616,9 +615,8 @@ EB_TEST(sampler_tegrastats_exits_early)
 {
     char script[1024];
     make_fake_tegrastats(script, sizeof(script), "# %s\nexit 1\n");
-    struct eb_sampler_config cfg = {.interval_ns = 20000000ull,
-                                    .tegrastats_cmd = script,
-                                    .is_jetson = 1};
+    struct eb_sampler_config cfg = {
+        .interval_ns = 20000000ull, .tegrastats_cmd = script, .is_jetson = 1};
     struct eb_sampler *s = NULL;
     ASSERT_OK(eb_sampler_start(&cfg, &s, NULL));
     pid_t pid = eb_sampler_tegrastats_pid(s);

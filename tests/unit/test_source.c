@@ -246,8 +246,8 @@ static void expect_parse_error(const char *text, enum eb_status want, const char
     memset(&s, 0x5A, sizeof(s));
     enum eb_status st = eb_source_spec_parse(text, &s, &diag);
     if (st != want)
-        EB_FAIL("parse '%s': got %s, want %s (%s)", text, eb_status_name(st),
-                eb_status_name(want), diag.msg);
+        EB_FAIL("parse '%s': got %s, want %s (%s)", text, eb_status_name(st), eb_status_name(want),
+                diag.msg);
     ASSERT_EQ_INT(diag.status, want);
     ASSERT_CONTAINS(diag.msg, "failed to ");
     ASSERT_CONTAINS(diag.msg, needle);
@@ -347,7 +347,7 @@ EB_TEST(agc_ramp_flat_and_outliers)
     ASSERT_EQ_INT(out[0], 0);
     ASSERT_EQ_INT(out[65535], 255);
     ASSERT_EQ_INT(out[32768], 128);
-    ASSERT_EQ_INT(out[600], 0);      /* below the 1st percentile: clamped */
+    ASSERT_EQ_INT(out[600], 0);     /* below the 1st percentile: clamped */
     ASSERT_EQ_INT(out[65000], 255); /* above the 99th */
 
     for (int i = 0; i < 1000; i++)
@@ -885,9 +885,9 @@ EB_TEST(synthetic_thermal_has_warm_blobs)
             bright += v >= 200;
             dark += v < 160;
         }
-        ASSERT_TRUE(bright > n / 200);  /* warm blobs exist ... */
-        ASSERT_TRUE(bright < n / 4);    /* ... and are a minority */
-        ASSERT_TRUE(dark > n / 2);      /* the background is cool */
+        ASSERT_TRUE(bright > n / 200); /* warm blobs exist ... */
+        ASSERT_TRUE(bright < n / 4);   /* ... and are a minority */
+        ASSERT_TRUE(dark > n / 2);     /* the background is cool */
     }
     ASSERT_TRUE(frame_hash(&f) != first); /* the blobs move */
     eb_source_destroy(src);

@@ -264,10 +264,9 @@ EB_TEST(sample_lines_json_keys)
         char *js = json_of(&s);
         struct eb_json_value *v = parse_json(js);
         static const char *const keys[] = {
-            "status",       "time",           "ram_used_mb",      "ram_total_mb",
-            "swap_used_mb", "swap_total_mb",  "cpu",              "cpu_avg_load_pct",
-            "emc_load_pct", "emc_freq_mhz",   "gpu_load_pct",     "gpu_freq_mhz",
-            "temps_c",      "rails_mw",       "power_total_mw"};
+            "status",        "time",         "ram_used_mb",      "ram_total_mb", "swap_used_mb",
+            "swap_total_mb", "cpu",          "cpu_avg_load_pct", "emc_load_pct", "emc_freq_mhz",
+            "gpu_load_pct",  "gpu_freq_mhz", "temps_c",          "rails_mw",     "power_total_mw"};
         ASSERT_EQ_INT(v->type, EB_JSON_OBJECT);
         ASSERT_EQ_INT(v->n, EB_ARRAY_LEN(keys));
         for (size_t k = 0; k < EB_ARRAY_LEN(keys); k++)
@@ -362,8 +361,8 @@ EB_TEST(variants_expected_status)
         struct eb_tegra_sample s;
         eb_tegrastats_parse_line(f.line[i], &s);
         if (strcmp(eb_tegrastats_status_name(s.status), f.status[i]) != 0)
-            EB_FAIL("%s: status %s, expected %s", f.label[i],
-                    eb_tegrastats_status_name(s.status), f.status[i]);
+            EB_FAIL("%s: status %s, expected %s", f.label[i], eb_tegrastats_status_name(s.status),
+                    f.status[i]);
         /* Every variant serialises to valid JSON. */
         char *js = json_of(&s);
         struct eb_json_value *v = parse_json(js);
@@ -600,9 +599,9 @@ EB_TEST(garbage_lines)
         free(js);
     }
     /* Tokens that look like ours, shuffled: whatever comes out must be valid JSON. */
-    static const char *const words[] = {"RAM", "1/2MB", "CPU", "[1%@2,off]", "[", "]", "@",
-                                        "x@1C", "VDD_IN", "1/2", "1mW/2mW/3mW", "GR3D_FREQ",
-                                        "0%@[1", "(lfb", ")", "-", "%", "SWAP", "off"};
+    static const char *const words[] = {
+        "RAM",         "1/2MB",     "CPU",   "[1%@2,off]", "[", "]", "@", "x@1C", "VDD_IN", "1/2",
+        "1mW/2mW/3mW", "GR3D_FREQ", "0%@[1", "(lfb",       ")", "-", "%", "SWAP", "off"};
     for (int round = 0; round < 2000; round++) {
         size_t pos = 0;
         int nw = round % 30;
@@ -633,8 +632,8 @@ EB_TEST(bounded_counts)
         pos += (size_t)snprintf(line + pos, sizeof(line) - pos, "%s%d%%@100", i ? "," : "", i);
     pos += (size_t)snprintf(line + pos, sizeof(line) - pos, "]");
     for (int i = 0; i < 100; i++)
-        pos += (size_t)snprintf(line + pos, sizeof(line) - pos, " T%d@%d.5C R%d %d/%d", i, i,
-                                i, i, i);
+        pos +=
+            (size_t)snprintf(line + pos, sizeof(line) - pos, " T%d@%d.5C R%d %d/%d", i, i, i, i, i);
     pos += (size_t)snprintf(line + pos, sizeof(line) - pos,
                             " AVERYLONGTEMPERATURENAMETHATDOESNOTFITINTHEBUFFER@1C");
     ASSERT_TRUE(pos < sizeof(line) - 1);

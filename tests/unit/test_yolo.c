@@ -58,7 +58,7 @@ static void init_scratch(struct eb_yolo_scratch *s, enum eb_yolo_layout l, int n
     ASSERT_OK(eb_yolo_scratch_init(s, &info, &diag));
 }
 
-#define GUARD 64
+#define GUARD     64
 #define GUARD_VAL (-12345.0f)
 
 /* Runs fast and reference letterbox on a random image and compares them. */
@@ -104,8 +104,8 @@ static void check_fast_vs_ref(int src_w, int src_h, int dst_w, int dst_h, int ch
         }
     }
     if (!(max_diff <= (double)EB_LETTERBOX_FAST_TOL))
-        EB_FAIL("%dx%d->%dx%d c%d: max |fast-ref| %g at %zu exceeds %g", src_w, src_h, dst_w,
-                dst_h, channels, max_diff, worst, (double)EB_LETTERBOX_FAST_TOL);
+        EB_FAIL("%dx%d->%dx%d c%d: max |fast-ref| %g at %zu exceeds %g", src_w, src_h, dst_w, dst_h,
+                channels, max_diff, worst, (double)EB_LETTERBOX_FAST_TOL);
     free(src);
     free(fast);
     free(ref);
@@ -220,9 +220,9 @@ EB_TEST(letterbox_unmap_inverts_map)
              * resize itself scales by new_w / src_w, which differs from r by the rounding of
              * new_w: up to ~1 px at the far edge for 1001 px at r = 0.5, as in Ultralytics.) */
             float sx = lb.scale, sy = lb.scale;
-            struct eb_detection d = det(x1 * sx + (float)lb.pad_left, y1 * sy + (float)lb.pad_top,
-                                        x2 * sx + (float)lb.pad_left, y2 * sy + (float)lb.pad_top,
-                                        0.5f, 3);
+            struct eb_detection d =
+                det(x1 * sx + (float)lb.pad_left, y1 * sy + (float)lb.pad_top,
+                    x2 * sx + (float)lb.pad_left, y2 * sy + (float)lb.pad_top, 0.5f, 3);
             eb_letterbox_unmap(&lb, &d);
             ASSERT_NEAR(d.x1, x1, 0.5);
             ASSERT_NEAR(d.y1, y1, 0.5);
@@ -269,11 +269,11 @@ EB_TEST(letterbox_constant_image_and_pad)
     const float pad = 114.0f / 255.0f;
     for (int c = 0; c < 3; c++) {
         const float *pl = dst + (size_t)c * plane;
-        ASSERT_NEAR(pl[0], pad, 1e-7);                     /* top pad */
-        ASSERT_NEAR(pl[139 * 640 + 639], pad, 1e-7);       /* last pad row above */
-        ASSERT_NEAR(pl[500 * 640 + 3], pad, 1e-7);         /* bottom pad */
-        ASSERT_NEAR(pl[639 * 640 + 639], pad, 1e-7);       /* last element */
-        float want = (float)(10 * (c + 1)) / 255.0f;       /* planar R, G, B */
+        ASSERT_NEAR(pl[0], pad, 1e-7);               /* top pad */
+        ASSERT_NEAR(pl[139 * 640 + 639], pad, 1e-7); /* last pad row above */
+        ASSERT_NEAR(pl[500 * 640 + 3], pad, 1e-7);   /* bottom pad */
+        ASSERT_NEAR(pl[639 * 640 + 639], pad, 1e-7); /* last element */
+        float want = (float)(10 * (c + 1)) / 255.0f; /* planar R, G, B */
         ASSERT_NEAR(pl[140 * 640 + 0], want, 1e-6);
         ASSERT_NEAR(pl[320 * 640 + 320], want, 1e-6);
         ASSERT_NEAR(pl[499 * 640 + 639], want, 1e-6);
@@ -446,9 +446,11 @@ EB_TEST(decode_channels_hand_built)
     float t[(4 + NC) * N] = {0};
     const float boxes[N][4] = {
         {100, 50, 20, 10}, {200, 200, 30, 30}, {300, 300, 40, 20}, {10, 10, 4, 4}, {5, 5, 2, 2}};
-    const float scores[N][NC] = {
-        {0.1f, 0.9f, 0.3f}, {0.2f, 0.1f, 0.24f}, {0.5f, 0.5f, 0.2f}, {0.0f, 0.0f, 0.25f},
-        {0.3f, 0.7f, 0.71f}};
+    const float scores[N][NC] = {{0.1f, 0.9f, 0.3f},
+                                 {0.2f, 0.1f, 0.24f},
+                                 {0.5f, 0.5f, 0.2f},
+                                 {0.0f, 0.0f, 0.25f},
+                                 {0.3f, 0.7f, 0.71f}};
     for (int a = 0; a < N; a++) {
         for (int k = 0; k < 4; k++)
             t[k * N + a] = boxes[a][k];
@@ -550,8 +552,8 @@ EB_TEST(decode_end2end_passthrough)
 {
     /* [1, 4, 6]: x1 y1 x2 y2 score class; overlapping boxes stay (NMS already done). */
     const float t[4 * 6] = {
-        10, 20, 110, 220, 0.9f, 2,  20, 30, 120, 230, 0.8f, 2,
-        0,  0,  5,   5,   0.1f, 0,  100, 240, 300, 400, 0.5f, 7,
+        10, 20, 110, 220, 0.9f, 2, 20,  30,  120, 230, 0.8f, 2,
+        0,  0,  5,   5,   0.1f, 0, 100, 240, 300, 400, 0.5f, 7,
     };
     struct eb_yolo_scratch s;
     init_scratch(&s, EB_YOLO_LAYOUT_END2END, 0, 4);

@@ -22,9 +22,9 @@
 #include "eb/clock.h"
 
 #define DEFAULT_IMGSZ 640
-#define WHAT_MAX 512 /* "<verb> <what>" part of a message, before it is fitted to the diag */
-#define MAX_CLASS_ID 100000 /* larger ids in "names" are treated as garbage, not allocated */
-#define EXPORT_HINT "export ONNX with `yolo export model=best.pt format=onnx`"
+#define WHAT_MAX      512 /* "<verb> <what>" part of a message, before it is fitted to the diag */
+#define MAX_CLASS_ID  100000 /* larger ids in "names" are treated as garbage, not allocated */
+#define EXPORT_HINT   "export ONNX with `yolo export model=best.pt format=onnx`"
 
 /* The caller's input memory wrapped in an OrtValue, re-created only when the memory changes. */
 struct ort_input {
@@ -40,10 +40,10 @@ struct ort_priv {
     const OrtApi *api;     /* = lib.api */
     const struct eb_log *log;
     enum eb_device device;
-    OrtEnv *env;                /* owned reference (ORT shares one env per process) */
-    OrtSessionOptions *opts;    /* owned */
-    OrtSession *session;        /* owned; NULL until load */
-    OrtMemoryInfo *cpu_info;    /* owned */
+    OrtEnv *env;             /* owned reference (ORT shares one env per process) */
+    OrtSessionOptions *opts; /* owned */
+    OrtSession *session;     /* owned; NULL until load */
+    OrtMemoryInfo *cpu_info; /* owned */
     char provider[64];
     enum eb_limit_type limit_type;
     char limit_methods[256];
@@ -238,7 +238,7 @@ static int hex_value(const char *s, int digits, unsigned long *out)
     unsigned long v = 0;
     for (int i = 0; i < digits; i++) {
         char c = s[i];
-        int d = c >= '0' && c <= '9' ? c - '0'
+        int d = c >= '0' && c <= '9'   ? c - '0'
                 : c >= 'a' && c <= 'f' ? c - 'a' + 10
                 : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                        : -1;
@@ -546,8 +546,8 @@ static enum eb_status append_cuda(struct ort_priv *p, uint64_t limit_bytes, stru
         st = ep_check(p, api->UpdateCUDAProviderOptions(o, keys, vals, EB_ARRAY_LEN(keys)), "CUDA",
                       ep, todo, diag);
     if (st == EB_OK)
-        st = ep_check(p, api->SessionOptionsAppendExecutionProvider_CUDA_V2(p->opts, o), "CUDA",
-                      ep, todo, diag);
+        st = ep_check(p, api->SessionOptionsAppendExecutionProvider_CUDA_V2(p->opts, o), "CUDA", ep,
+                      todo, diag);
     if (o != NULL)
         api->ReleaseCUDAProviderOptions(o);
     return st;
@@ -623,10 +623,9 @@ static enum eb_status ort_open(void *priv, const struct eb_backend_config *cfg,
         (st = ort_check(p,
                         api->AddSessionConfigEntry(p->opts, "session.inter_op.allow_spinning", "0"),
                         EB_ERR_BACKEND, "disable ONNX Runtime spinning", todo, diag)) != EB_OK ||
-        (st = ort_check(p, api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault,
-                                                    &p->cpu_info),
-                        EB_ERR_BACKEND, "describe host memory to ONNX Runtime", todo, diag)) !=
-            EB_OK)
+        (st = ort_check(
+             p, api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &p->cpu_info),
+             EB_ERR_BACKEND, "describe host memory to ONNX Runtime", todo, diag)) != EB_OK)
         goto fail;
 
     double gb = cfg->gpu_mem_limit_gb;
@@ -772,8 +771,7 @@ static enum eb_status session_failed(struct ort_priv *p, OrtStatus *s, struct eb
         st = EB_ERR_DEVICE;
         todo = "the execution provider failed; try --device cpu to check the model";
         break;
-    default:
-        break;
+    default: break;
     }
     char what[WHAT_MAX];
     snprintf(what, sizeof(what), "load model %s", p->model);
@@ -808,8 +806,7 @@ static enum eb_status read_io(struct ort_priv *p, int is_input, size_t i, OrtAll
                             : api->SessionGetOutputTypeInfo(p->session, i, &ti),
                    EB_ERR_FORMAT, what, todo, diag);
     if (st == EB_OK)
-        st = ort_check(p, api->CastTypeInfoToTensorInfo(ti, &tsi), EB_ERR_FORMAT, what, todo,
-                       diag);
+        st = ort_check(p, api->CastTypeInfoToTensorInfo(ti, &tsi), EB_ERR_FORMAT, what, todo, diag);
     if (st != EB_OK)
         goto fail;
     if (tsi == NULL) {
@@ -819,10 +816,10 @@ static enum eb_status read_io(struct ort_priv *p, int is_input, size_t i, OrtAll
                           p->model, is_input ? "input" : "output", name);
         goto fail;
     }
-    if ((st = ort_check(p, api->GetTensorElementType(tsi, &et), EB_ERR_FORMAT, what, todo,
-                        diag)) != EB_OK ||
-        (st = ort_check(p, api->GetDimensionsCount(tsi, &rank), EB_ERR_FORMAT, what, todo,
-                        diag)) != EB_OK)
+    if ((st = ort_check(p, api->GetTensorElementType(tsi, &et), EB_ERR_FORMAT, what, todo, diag)) !=
+            EB_OK ||
+        (st = ort_check(p, api->GetDimensionsCount(tsi, &rank), EB_ERR_FORMAT, what, todo, diag)) !=
+            EB_OK)
         goto fail;
     if (rank > EB_MAX_RANK) {
         st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
@@ -831,8 +828,8 @@ static enum eb_status read_io(struct ort_priv *p, int is_input, size_t i, OrtAll
                           p->model, is_input ? "input" : "output", name, rank, EB_MAX_RANK);
         goto fail;
     }
-    if ((st = ort_check(p, api->GetDimensions(tsi, dims, rank), EB_ERR_FORMAT, what, todo,
-                        diag)) != EB_OK)
+    if ((st = ort_check(p, api->GetDimensions(tsi, dims, rank), EB_ERR_FORMAT, what, todo, diag)) !=
+        EB_OK)
         goto fail;
 
     char **store = is_input ? &p->in_names[i] : &p->out_names[i];
@@ -898,9 +895,9 @@ static enum eb_status ort_load(void *priv, const struct eb_model_spec *spec,
 
     memset(&info, 0, sizeof(info));
     if (api == NULL || p->session != NULL || spec == NULL || spec->imgsz < 0) {
-        st = eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                          "failed to load model %s: %s", spec && spec->path ? spec->path : "",
-                          api == NULL        ? "the backend is not open; create it first"
+        st = eb_diag_fail(diag, EB_ERR_INVALID_ARG, "failed to load model %s: %s",
+                          spec && spec->path ? spec->path : "",
+                          api == NULL          ? "the backend is not open; create it first"
                           : p->session != NULL ? "a model is already loaded; use one instance "
                                                  "per model"
                           : spec == NULL       ? "no model given; pass --model0/--model1"
@@ -928,8 +925,8 @@ static enum eb_status ort_load(void *priv, const struct eb_model_spec *spec,
     }
 
     if ((st = ort_check(p, api->GetAllocatorWithDefaultOptions(&alloc), EB_ERR_BACKEND,
-                        "get the ONNX Runtime allocator", "the library may be broken",
-                        diag)) != EB_OK ||
+                        "get the ONNX Runtime allocator", "the library may be broken", diag)) !=
+            EB_OK ||
         (st = ort_check(p, api->SessionGetInputCount(p->session, &n_in), EB_ERR_FORMAT,
                         "count the model inputs", "is it a valid ONNX file?", diag)) != EB_OK ||
         (st = ort_check(p, api->SessionGetOutputCount(p->session, &n_out), EB_ERR_FORMAT,
@@ -1004,12 +1001,11 @@ static enum eb_status bind_input(struct ort_priv *p, size_t i, const struct eb_t
     }
     char what[WHAT_MAX];
     snprintf(what, sizeof(what), "bind input %s of model %s", p->in_names[i], p->model);
-    enum eb_status st = ort_check(
-        p,
-        p->api->CreateTensorWithDataAsOrtValue(p->cpu_info, t->data,
-                                               (size_t)numel * eb_dtype_size(t->dtype), t->shape,
-                                               (size_t)t->rank, et, &c->value),
-        EB_ERR_INVALID_ARG, what, "check the input tensor", diag);
+    enum eb_status st = ort_check(p,
+                                  p->api->CreateTensorWithDataAsOrtValue(
+                                      p->cpu_info, t->data, (size_t)numel * eb_dtype_size(t->dtype),
+                                      t->shape, (size_t)t->rank, et, &c->value),
+                                  EB_ERR_INVALID_ARG, what, "check the input tensor", diag);
     if (st != EB_OK) {
         c->value = NULL;
         return st;
@@ -1070,8 +1066,8 @@ static enum eb_status describe_outputs(struct ort_priv *p, struct eb_diag *diag)
             st = ort_check(p, api->GetDimensions(tsi, v->shape, rank), EB_ERR_BACKEND, what,
                            "report this", diag);
         if (st == EB_OK)
-            st = ort_check(p, api->GetTensorMutableData(p->out[i], &v->data), EB_ERR_BACKEND,
-                           what, "report this", diag);
+            st = ort_check(p, api->GetTensorMutableData(p->out[i], &v->data), EB_ERR_BACKEND, what,
+                           "report this", diag);
         if (tsi != NULL)
             api->ReleaseTensorTypeAndShapeInfo(tsi);
         if (st != EB_OK)
@@ -1093,8 +1089,7 @@ static enum eb_status ort_infer(void *priv, const struct eb_tensor *in, size_t n
 
     if (p->session == NULL || n_in != p->n_in || n_out > p->n_out || in == NULL ||
         (n_out > 0 && out == NULL)) {
-        st = eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                          "failed to run model %s: %s", p->model,
+        st = eb_diag_fail(diag, EB_ERR_INVALID_ARG, "failed to run model %s: %s", p->model,
                           p->session == NULL ? "no model is loaded; load one first"
                                              : "wrong number of inputs or outputs; pass "
                                                "info.n_inputs inputs and at most "
@@ -1111,8 +1106,8 @@ static enum eb_status ort_infer(void *priv, const struct eb_tensor *in, size_t n
     const char *const *in_names = (const char *const *)p->in_names;
     const char *const *out_names = (const char *const *)p->out_names;
     uint64_t t0 = eb_clock_ns();
-    OrtStatus *s = api->Run(p->session, NULL, in_names, in_vals, p->n_in, out_names, p->n_out,
-                            p->out);
+    OrtStatus *s =
+        api->Run(p->session, NULL, in_names, in_vals, p->n_in, out_names, p->n_out, p->out);
     uint64_t t1 = eb_clock_ns();
     if (s != NULL && reuse) {
         /* A dynamic output may have changed shape: let ORT allocate fresh outputs once. */
@@ -1154,8 +1149,8 @@ const struct eb_backend_ops eb_backend_ort_ops = {
     .abi = EB_BACKEND_ABI,
     .name = "ort",
     .description = "ONNX Runtime (C API, loaded at run time)",
-    .caps = EB_BACKEND_CAP_CUDA | EB_BACKEND_CAP_FP16 | EB_BACKEND_CAP_INT8 |
-            EB_BACKEND_CAP_MEM_LIMIT,
+    .caps =
+        EB_BACKEND_CAP_CUDA | EB_BACKEND_CAP_FP16 | EB_BACKEND_CAP_INT8 | EB_BACKEND_CAP_MEM_LIMIT,
     .priv_size = sizeof(struct ort_priv),
     .probe = ort_probe,
     .open = ort_open,

@@ -107,8 +107,10 @@ static enum eb_status not_found(const struct candidate *c, size_t n, int explici
     /* The diag line is short (EB_DIAG_MSG_MAX): the dlerror text already names its path, so
      * it stands for the whole list when the list does not fit. */
     char line[1024];
-    snprintf(line, sizeof(line), "failed to load ONNX Runtime%s: tried %s (%s); " SETUP_HINT,
-             explicit_choice ? " from the library you named" : "", tried, c[best].error);
+    /* Truncation is expected and handled below (the return value is checked for that reason). */
+    if (snprintf(line, sizeof(line), "failed to load ONNX Runtime%s: tried %s (%s); " SETUP_HINT,
+                 explicit_choice ? " from the library you named" : "", tried, c[best].error) < 0)
+        line[0] = '\0';
     if (strlen(line) < EB_DIAG_MSG_MAX)
         return eb_diag_fail(diag, EB_ERR_IO, "%s", line);
     size_t room = EB_DIAG_MSG_MAX - 1 - strlen("failed to load ONNX Runtime: ; ") -
@@ -119,8 +121,7 @@ static enum eb_status not_found(const struct candidate *c, size_t n, int explici
         return eb_diag_fail(diag, EB_ERR_IO,
                             "failed to load ONNX Runtime: %.*s (+%zu more, see log); " SETUP_HINT,
                             clip, e, n - 1);
-    return eb_diag_fail(diag, EB_ERR_IO, "failed to load ONNX Runtime: %.*s; " SETUP_HINT, clip,
-                        e);
+    return eb_diag_fail(diag, EB_ERR_IO, "failed to load ONNX Runtime: %.*s; " SETUP_HINT, clip, e);
 }
 
 enum eb_status eb_ort__lib_open(const char *explicit_path, const struct eb_log *log,
@@ -176,9 +177,8 @@ enum eb_status eb_ort__lib_open(const char *explicit_path, const struct eb_log *
         goto fail;
     }
     const OrtApiBase *base = get_base();
-    const char *version = base != NULL && base->GetVersionString != NULL
-                              ? base->GetVersionString()
-                              : "unknown";
+    const char *version =
+        base != NULL && base->GetVersionString != NULL ? base->GetVersionString() : "unknown";
     const OrtApi *api = base != NULL ? base->GetApi(ORT_API_VERSION) : NULL;
     if (api == NULL) {
         st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,

@@ -22,10 +22,10 @@
 #include "eb/log.h"
 
 struct eb_ort_lib {
-    void *handle;          /* dlopen handle; owned, released by eb_ort__lib_close */
-    const OrtApi *api;     /* function table of the library; valid while `handle` is open */
-    char path[512];        /* the library that was loaded */
-    char version[64];      /* its GetVersionString(), e.g. "1.30.0" */
+    void *handle;      /* dlopen handle; owned, released by eb_ort__lib_close */
+    const OrtApi *api; /* function table of the library; valid while `handle` is open */
+    char path[512];    /* the library that was loaded */
+    char version[64];  /* its GetVersionString(), e.g. "1.30.0" */
 };
 
 /**

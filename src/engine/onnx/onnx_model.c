@@ -81,15 +81,15 @@ static enum eb_status trunc_fail(struct ctx *c, const struct eb_pb_reader *r)
 static enum eb_status bad(struct ctx *c, const struct eb_pb_reader *r, const char *why)
 {
     return eb_diag_fail(c->diag, EB_ERR_FORMAT,
-                        "failed to read model %s: %s at byte %zu; is it an ONNX file?", c->what, why,
-                        eb_pb_reader_offset(r));
+                        "failed to read model %s: %s at byte %zu; is it an ONNX file?", c->what,
+                        why, eb_pb_reader_offset(r));
 }
 
 static enum eb_status nomem(struct ctx *c)
 {
-    return eb_diag_fail(c->diag, EB_ERR_NOMEM,
-                        "failed to read model %s: out of memory; free memory or use a smaller model",
-                        c->what);
+    return eb_diag_fail(
+        c->diag, EB_ERR_NOMEM,
+        "failed to read model %s: out of memory; free memory or use a smaller model", c->what);
 }
 
 /* Next field; *have = 0 at end. Maps wire errors to the "truncated at byte" message. */
@@ -129,10 +129,19 @@ static enum eb_status copy_str(struct ctx *c, const struct eb_pb_reader *r,
 size_t eb_onnx_dtype_size(int32_t dtype)
 {
     switch (dtype) {
-    case EB_ONNX_FLOAT: case EB_ONNX_INT32: case EB_ONNX_UINT32: return 4;
-    case EB_ONNX_UINT8: case EB_ONNX_INT8: case EB_ONNX_BOOL: return 1;
-    case EB_ONNX_UINT16: case EB_ONNX_INT16: case EB_ONNX_FLOAT16: case EB_ONNX_BFLOAT16: return 2;
-    case EB_ONNX_INT64: case EB_ONNX_DOUBLE: case EB_ONNX_UINT64: return 8;
+    case EB_ONNX_FLOAT:
+    case EB_ONNX_INT32:
+    case EB_ONNX_UINT32: return 4;
+    case EB_ONNX_UINT8:
+    case EB_ONNX_INT8:
+    case EB_ONNX_BOOL: return 1;
+    case EB_ONNX_UINT16:
+    case EB_ONNX_INT16:
+    case EB_ONNX_FLOAT16:
+    case EB_ONNX_BFLOAT16: return 2;
+    case EB_ONNX_INT64:
+    case EB_ONNX_DOUBLE:
+    case EB_ONNX_UINT64: return 8;
     default: return 0;
     }
 }
@@ -218,8 +227,7 @@ static enum eb_status parse_tensor(struct ctx *c, const struct eb_pb_reader *par
             if (f.wire == EB_PB_WIRE_VARINT && f.u == 1)
                 t->external = 1;
             break;
-        default:
-            break;
+        default: break;
         }
     }
     if (st != EB_OK)
@@ -383,8 +391,7 @@ static enum eb_status parse_attr(struct ctx *c, const struct eb_pb_reader *paren
                 return st;
             a->type = (int)f.u;
             break;
-        default:
-            break;
+        default: break;
         }
         if (n_ints > EB_ONNX_MAX_ATTR_ELEMS || n_floats > EB_ONNX_MAX_ATTR_ELEMS)
             return bad(c, &r, "attribute with more elements than the limit");
@@ -482,28 +489,17 @@ static enum eb_status parse_node(struct ctx *c, const struct eb_pb_reader *paren
     eb_pb_reader_sub(&r, parent, nf);
     while ((st = next(c, &r, &f, &have)) == EB_OK && have) {
         switch (f.num) {
-        case 1:
-            st = copy_str(c, &r, &f, EB_ONNX_MAX_NAME, &ins[n->n_inputs++]);
-            break;
-        case 2:
-            st = copy_str(c, &r, &f, EB_ONNX_MAX_NAME, &outs[n->n_outputs++]);
-            break;
-        case 3:
-            st = copy_str(c, &r, &f, EB_ONNX_MAX_NAME, &n->name);
-            break;
-        case 4:
-            st = copy_str(c, &r, &f, EB_ONNX_MAX_NAME, &n->op_type);
-            break;
+        case 1: st = copy_str(c, &r, &f, EB_ONNX_MAX_NAME, &ins[n->n_inputs++]); break;
+        case 2: st = copy_str(c, &r, &f, EB_ONNX_MAX_NAME, &outs[n->n_outputs++]); break;
+        case 3: st = copy_str(c, &r, &f, EB_ONNX_MAX_NAME, &n->name); break;
+        case 4: st = copy_str(c, &r, &f, EB_ONNX_MAX_NAME, &n->op_type); break;
         case 5:
             st = want(c, &r, &f, EB_PB_WIRE_LEN);
             if (st == EB_OK)
                 st = parse_attr(c, &r, &f, &attrs[n->n_attrs++]);
             break;
-        case 7:
-            st = copy_str(c, &r, &f, EB_ONNX_MAX_NAME, &n->domain);
-            break;
-        default:
-            break;
+        case 7: st = copy_str(c, &r, &f, EB_ONNX_MAX_NAME, &n->domain); break;
+        default: break;
         }
         if (st != EB_OK)
             return st;
@@ -621,9 +617,8 @@ enum eb_status eb_onnx_model_parse(const uint8_t *bytes, size_t len, const char 
     if (st != EB_OK)
         goto fail;
     if (n_graph != 1) {
-        st = eb_diag_fail(diag, EB_ERR_FORMAT,
-                          "failed to read model %s: %s; is it an ONNX file?", c.what,
-                          n_graph == 0 ? "no graph in the file" : "more than one graph");
+        st = eb_diag_fail(diag, EB_ERR_FORMAT, "failed to read model %s: %s; is it an ONNX file?",
+                          c.what, n_graph == 0 ? "no graph in the file" : "more than one graph");
         goto fail;
     }
     if (n_meta && (meta = arena_alloc(c.arena, n_meta * sizeof(*meta))) == NULL) {
@@ -638,29 +633,25 @@ enum eb_status eb_onnx_model_parse(const uint8_t *bytes, size_t len, const char 
             st = want(&c, &r, &f, EB_PB_WIRE_VARINT);
             m->ir_version = (int64_t)f.u;
             break;
-        case 2:
-            st = copy_str(&c, &r, &f, EB_ONNX_MAX_NAME, &m->producer_name);
-            break;
-        case 3:
-            st = copy_str(&c, &r, &f, EB_ONNX_MAX_NAME, &m->producer_version);
-            break;
+        case 2: st = copy_str(&c, &r, &f, EB_ONNX_MAX_NAME, &m->producer_name); break;
+        case 3: st = copy_str(&c, &r, &f, EB_ONNX_MAX_NAME, &m->producer_version); break;
         case 7:
             st = want(&c, &r, &f, EB_PB_WIRE_LEN);
             if (st == EB_OK)
                 st = parse_graph(&c, &r, &f, m);
             break;
         case 8: {
-            struct eb_pb_reader or;
+            struct eb_pb_reader or ;
             struct eb_pb_field g;
             const char *domain = "";
             int64_t version = 0;
             st = want(&c, &r, &f, EB_PB_WIRE_LEN);
             if (st != EB_OK)
                 break;
-            eb_pb_reader_sub(&or, &r, &f);
-            while ((st = next(&c, &or, &g, &have)) == EB_OK && have) {
+            eb_pb_reader_sub(& or, &r, &f);
+            while ((st = next(&c, & or, &g, &have)) == EB_OK && have) {
                 if (g.num == 1)
-                    st = copy_str(&c, &or, &g, EB_ONNX_MAX_NAME, &domain);
+                    st = copy_str(&c, & or, &g, EB_ONNX_MAX_NAME, &domain);
                 else if (g.num == 2 && g.wire == EB_PB_WIRE_VARINT)
                     version = (int64_t)g.u;
                 if (st != EB_OK)
@@ -689,8 +680,7 @@ enum eb_status eb_onnx_model_parse(const uint8_t *bytes, size_t len, const char 
             }
             break;
         }
-        default:
-            break;
+        default: break;
         }
         if (st != EB_OK)
             goto fail;

@@ -22,17 +22,17 @@
 
 #include "eb/diag.h"
 
-#define EB_ONNX_MAX_RANK 8
-#define EB_ONNX_MAX_NODES 100000u
-#define EB_ONNX_MAX_TENSORS 100000u     /* initializers */
-#define EB_ONNX_MAX_VALUES 200000u      /* inputs + outputs + value_info */
-#define EB_ONNX_MAX_NODE_IO 1024u       /* inputs or outputs of one node */
-#define EB_ONNX_MAX_ATTRS 64u           /* attributes of one node */
-#define EB_ONNX_MAX_ATTR_ELEMS 65536u   /* ints/floats of one attribute */
-#define EB_ONNX_MAX_NAME 4096u          /* bytes of a name or short string */
-#define EB_ONNX_MAX_META 256u           /* metadata_props entries */
+#define EB_ONNX_MAX_RANK       8
+#define EB_ONNX_MAX_NODES      100000u
+#define EB_ONNX_MAX_TENSORS    100000u /* initializers */
+#define EB_ONNX_MAX_VALUES     200000u /* inputs + outputs + value_info */
+#define EB_ONNX_MAX_NODE_IO    1024u   /* inputs or outputs of one node */
+#define EB_ONNX_MAX_ATTRS      64u     /* attributes of one node */
+#define EB_ONNX_MAX_ATTR_ELEMS 65536u  /* ints/floats of one attribute */
+#define EB_ONNX_MAX_NAME       4096u   /* bytes of a name or short string */
+#define EB_ONNX_MAX_META       256u    /* metadata_props entries */
 #define EB_ONNX_MAX_META_VALUE (1u << 20)
-#define EB_ONNX_MAX_DIM (INT64_C(1) << 31)
+#define EB_ONNX_MAX_DIM        (INT64_C(1) << 31)
 
 /** ONNX TensorProto.DataType values used here. */
 enum eb_onnx_dtype {
@@ -66,26 +66,26 @@ enum eb_onnx_attr_type {
 };
 
 struct eb_onnx_tensor {
-    const char *name;       /* owned by the model; "" when absent */
-    int32_t dtype;          /* enum eb_onnx_dtype */
+    const char *name; /* owned by the model; "" when absent */
+    int32_t dtype;    /* enum eb_onnx_dtype */
     int rank;
     int64_t dims[EB_ONNX_MAX_RANK];
-    uint64_t numel;         /* product of dims (1 for a scalar) */
-    int external;           /* data_location = EXTERNAL: no data here */
-    const uint8_t *msg;     /* the TensorProto bytes (borrowed from the file) */
+    uint64_t numel;     /* product of dims (1 for a scalar) */
+    int external;       /* data_location = EXTERNAL: no data here */
+    const uint8_t *msg; /* the TensorProto bytes (borrowed from the file) */
     size_t msg_len;
-    const uint8_t *origin;  /* start of the file, for offsets */
+    const uint8_t *origin; /* start of the file, for offsets */
 };
 
 struct eb_onnx_attr {
-    const char *name;       /* owned by the model */
-    int type;               /* enum eb_onnx_attr_type */
+    const char *name; /* owned by the model */
+    int type;         /* enum eb_onnx_attr_type */
     int64_t i;
     float f;
-    const char *s;          /* STRING (NUL-terminated, owned), else NULL */
-    const int64_t *ints;    /* INTS (owned), n_ints entries */
+    const char *s;       /* STRING (NUL-terminated, owned), else NULL */
+    const int64_t *ints; /* INTS (owned), n_ints entries */
     size_t n_ints;
-    const float *floats;    /* FLOATS (owned) */
+    const float *floats; /* FLOATS (owned) */
     size_t n_floats;
     const struct eb_onnx_tensor *t; /* TENSOR (owned), else NULL */
 };
@@ -102,8 +102,8 @@ struct eb_onnx_node {
 
 struct eb_onnx_value {
     const char *name;
-    int32_t elem_type;      /* 0 when unknown */
-    int rank;               /* -1 when the shape is unknown */
+    int32_t elem_type;              /* 0 when unknown */
+    int rank;                       /* -1 when the shape is unknown */
     int64_t dims[EB_ONNX_MAX_RANK]; /* -1 for a symbolic or missing dimension */
 };
 
@@ -113,7 +113,7 @@ struct eb_onnx_meta {
 
 struct eb_onnx_model {
     int64_t ir_version;
-    int64_t opset;          /* version of the default ("" or "ai.onnx") domain; 0 if absent */
+    int64_t opset; /* version of the default ("" or "ai.onnx") domain; 0 if absent */
     const char *producer_name, *producer_version, *graph_name;
     size_t n_nodes, n_inits, n_inputs, n_outputs, n_value_info, n_meta;
     const struct eb_onnx_node *nodes;

@@ -249,8 +249,7 @@ enum eb_status eb_pb_next(struct eb_pb_reader *r, struct eb_pb_field *f_out, int
         f.len = (size_t)v;
         r->p += v;
         break;
-    default:
-        return fail_at(r, start);
+    default: return fail_at(r, start);
     }
     *f_out = f;
     *have_out = 1;

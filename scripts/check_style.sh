@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Style checks (house-style §7): clang-format, banned functions, exported symbol prefixes.
+# Usage: scripts/check_style.sh [BUILD_DIR]   (the symbol check needs a build; skipped without)
+set -u
+cd "$(dirname "$0")/.." || exit 1
+status=0
+files=$(git ls-files '*.c' '*.h' 2>/dev/null || find src include tests bench -name '*.[ch]')
+
+if command -v clang-format >/dev/null 2>&1; then
+  # shellcheck disable=SC2086
+  log=$(mktemp)
+  if ! clang-format --dry-run -Werror $files 2>"$log"; then
+    echo "clang-format: these files need formatting (clang-format -i FILE):"
+    grep -Eo '^[^: ]+\.[ch]:[0-9]+:[0-9]+: (error|warning)' "$log" | cut -d: -f1 | sort -u
+    status=1
+  fi
+  rm -f "$log"
+else
+  echo "clang-format not installed: formatting not checked"
+fi
+
+# Banned functions (curl's BANNEDFUNC; darknet's atoi config parsing is the reason).
+banned='\b(sprintf|vsprintf|strcat|strncat|gets|strtok|atoi|atof)[[:space:]]*\('
+# shellcheck disable=SC2086
+if grep -nE "$banned" $files | grep -v 'check_style: allow'; then
+  echo "banned functions used (see above); use snprintf, strto* with end-pointer checks"
+  status=1
+fi
+
+# Every global text/data symbol of our libraries starts with eb_.
+build=${1:-build}
+if ls "$build"/src/*.a >/dev/null 2>&1; then
+  bad=$(nm -g --defined-only "$build"/src/*.a 2>/dev/null |
+        awk 'NF == 3 && $2 ~ /[TDBR]/ {print $3}' | grep -v '^eb_' | sort -u)
+  if [ -n "$bad" ]; then
+    echo "global symbols without the eb_ prefix (make them static or rename):"
+    echo "$bad"
+    status=1
+  fi
+fi
+[ "$status" -eq 0 ] && echo "style: ok"
+exit "$status"
