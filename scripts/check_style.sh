@@ -27,11 +27,11 @@ if grep -nE "$banned" $files | grep -v 'check_style: allow'; then
   status=1
 fi
 
-# Every global text/data symbol of our libraries starts with eb_.
+# Every global text/data symbol of our libraries starts with eb_ (__* are the compiler's).
 build=${1:-build}
 if ls "$build"/src/*.a >/dev/null 2>&1; then
   bad=$(nm -g --defined-only "$build"/src/*.a 2>/dev/null |
-        awk 'NF == 3 && $2 ~ /[TDBR]/ {print $3}' | grep -v '^eb_' | sort -u)
+        awk 'NF == 3 && $2 ~ /[TDBR]/ {print $3}' | grep -vE '^(eb_|__)' | sort -u)
   if [ -n "$bad" ]; then
     echo "global symbols without the eb_ prefix (make them static or rename):"
     echo "$bad"

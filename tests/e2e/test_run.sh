@@ -216,3 +216,20 @@ case_dual_sigint_writes_interrupted_report() {
   [ "${n%.*}" -gt 0 ] || fail "no frames recorded before the interrupt"
   grep -qi "interrupted" "$d/report.md" || fail "report.md not marked interrupted"
 }
+
+case_every_shared_model_runs() {
+  need_ort; need_shared
+  local m n=0 d
+  for m in "$DATA"/models/*.onnx; do
+    rm -rf out
+    eb_run --mode rgb --model0 "$m" --source "image_dir=$DATA/datasets/samples" --warmup 1 \
+      --output out --quiet 2>err.txt || fail "$(basename "$m"): $(cat err.txt)"
+    d=$(run_dir out)
+    [ "$(jq_get "$d/report.json" slots/0/status)" = ok ] || fail "$(basename "$m") did not run"
+    [ "$(jq_get "$d/report.json" slots/0/frames/measured)" = 2 ] || fail "$(basename "$m") frames"
+    local dets; dets=$(jq_get "$d/report.json" slots/0/detections/total)
+    [ "${dets%.*}" -ge 2 ] || fail "$(basename "$m") found $dets objects in bus.jpg and zidane.jpg"
+    n=$((n + 1))
+  done
+  [ "$n" -ge 4 ] || fail "expected the 4 int8 models, found $n"
+}
