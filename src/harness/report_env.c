@@ -4,8 +4,8 @@
  * safe to read; nothing is executed (no nvpmodel, no nvidia-smi). A fact that cannot be read
  * is null, never an error: only failing to write the file is.
  *
- * The platform files are read here with small helpers rather than through the sampler's
- * eb_platform_detect, so env.json does not depend on the sampler being linked in.
+ * Whether this is a Jetson comes from eb_platform_detect, the same detection the run's memory
+ * accounting uses.
  */
 #include <dirent.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "harness/report.h"
+#include "harness/sampler.h"
 
 #define LINE_MAX_ 512
 #define MAX_GPUS  16
@@ -95,19 +96,6 @@ static int read_key(const char *path, const char *key, char sep, char *buf, size
 static void kstr_if(struct eb_json_writer *w, const char *key, int have, const char *s)
 {
     eb_json_kstr(w, key, have ? s : NULL);
-}
-
-static int contains_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (const char *p = hay; *p != '\0'; p++) {
-        size_t i = 0;
-        while (i < n && p[i] != '\0' && (p[i] | 0x20) == (needle[i] | 0x20))
-            i++;
-        if (i == n)
-            return 1;
-    }
-    return 0;
 }
 
 static void write_build(struct eb_json_writer *w)
@@ -233,19 +221,19 @@ static void write_gpu(struct eb_json_writer *w)
 
 static void write_jetson(struct eb_json_writer *w)
 {
-    char l4t[LINE_MAX_], dt[LINE_MAX_], pm[LINE_MAX_];
-    int have_l4t = read_first_line("/etc/nv_tegra_release", l4t, sizeof(l4t));
+    /* The same detection the run uses for memory accounting, so env.json never disagrees. */
+    struct eb_platform plat;
+    eb_platform_detect(NULL, &plat);
+    char dt[LINE_MAX_], pm[LINE_MAX_];
     int have_dt = read_small_file("/proc/device-tree/model", dt, sizeof(dt)) ||
                   read_small_file("/sys/firmware/devicetree/base/model", dt, sizeof(dt));
-    int is_jetson =
-        have_l4t || (have_dt && (contains_ci(dt, "jetson") || contains_ci(dt, "tegra")));
     /* nvpmodel keeps the current mode here; running `nvpmodel -q` is deliberately avoided. */
     int have_pm = read_first_line("/var/lib/nvpmodel/status", pm, sizeof(pm));
 
     eb_json_key(w, "jetson");
     eb_json_obj_begin(w);
-    eb_json_kbool(w, "is_jetson", is_jetson);
-    kstr_if(w, "l4t_release", have_l4t, l4t);
+    eb_json_kbool(w, "is_jetson", plat.is_jetson);
+    kstr_if(w, "l4t_release", plat.l4t_release[0] != '\0', plat.l4t_release);
     kstr_if(w, "device_tree_model", have_dt, dt);
     kstr_if(w, "power_mode", have_pm, pm);
     eb_json_obj_end(w);
