@@ -233,3 +233,17 @@ case_every_shared_model_runs() {
   done
   [ "$n" -ge 4 ] || fail "expected the 4 int8 models, found $n"
 }
+
+case_missing_source() {
+  need_ort
+  expect_slot_failure 1 "image_dir=/nonexistent/imgs: no such file or directory" --mode rgb \
+    --model0 "$(mkmodel)" --source image_dir=/nonexistent/imgs
+}
+
+case_unreadable_model() {
+  # Root can read a chmod 000 file, so a folder stands in for a model that cannot be read.
+  need_ort
+  mkdir adir
+  expect_slot_failure 1 "failed to open model adir" --mode rgb --model0 adir \
+    --source synthetic=64x64
+}
