@@ -13,12 +13,17 @@
  *
  * Weights are seeded (xorshift64*) and BatchNorm is folded for real: while the graph is emitted,
  * a shadow float32 evaluation (synth_eval.c, same semantics as the nodes) runs it on a
- * deterministic calibration image (calib_size: 128 for n/s, 96 for m/l, 64 for x), and every
- * conv gets w' = w * gamma / std, b' = beta - mean * gamma / std from the per-channel mean and
- * std of its pre-activation (gamma ~ U(0.6, 1.2), beta ~ N(0, 0.1); std floored, see fold_bn).
- * Head: the box branch's last conv is normalised with bias 1.0; the class branch's last conv is
- * normalised, times one global gain (pick_class_gain: about 0.3% of the calibration anchors pass
- * 0.25), plus Ultralytics' bias log(5 / nc / (imgsz / stride)^2); DFL unchanged.
+ * deterministic calibration image (eb_synth__calib_size: 128 for n/s, 96 for m/l, 64 for x), and
+ * every conv gets w' = w * gamma / std, b' = beta - mean * gamma / std from the per-channel mean
+ * and std of its pre-activation (gamma ~ U(0.6, 1.2), beta ~ N(0, 0.1); std floored, see
+ * eb_synth__fold_bn in synth_calib.c). Head: the box branch's last conv is normalised with bias
+ * 1.0; the class branch's last conv is normalised, times one global gain
+ * (eb_synth__pick_class_gain: about 0.3% of the calibration anchors pass 0.25), plus
+ * Ultralytics' bias log(5 / nc / (imgsz / stride)^2); DFL unchanged.
+ *
+ * The architecture is data: one table of layer rows per arch (yolov8_layers, yolo11_layers, as
+ * in Ultralytics' yolov8.yaml / yolo11.yaml), interpreted by build_graph. The ONNX protobuf
+ * emission is in synth_onnx.c, the calibration arithmetic in synth_calib.c.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -29,30 +34,9 @@
 #include "engine/onnx/onnx_wire.h"
 #include "model/model.h"
 #include "model/synth_eval.h"
+#include "model/synth_internal.h"
 
-#define NAME_MAX_LEN 160
-#define SILU_M2      0.355 /* E[silu(z)^2] for z ~ N(0, 1) */
-#define BN_EPS       1e-5
-/* Variance floor of fold_bn, in units of the isotropic projection variance |w_c|^2 E[x^2]. */
-#define BN_FLOOR 100.0
-
-/* Class-gain rule (see pick_class_gain): the share of calibration anchors whose best class
- * score passes CLS_CONF. */
-#define CLS_PASS_FRACTION 0.003
-#define CLS_CONF          0.25
-
-/*
- * An NCHW activation: its name and shape in the graph, its estimated second moment E[x^2] (the
- * scale of the raw seeded weights), and its value in the shadow evaluation: `d`, [c][eh][ew] at
- * the evaluation size (NULL where the evaluation is skipped).
- */
-struct act {
-    char name[NAME_MAX_LEN];
-    int c, h, w;
-    double m2;
-    float *d;
-    int eh, ew;
-};
+#define SILU_M2 0.355 /* E[silu(z)^2] for z ~ N(0, 1) */
 
 /* Head conv kinds for conv_ex (`plain`). */
 enum { CONV_MODULE = 0, CONV_BOX = 1, CONV_CLS = 2 };
@@ -77,13 +61,13 @@ struct syn {
     int no_eval;       /* Detect's first pass: skip the box branch */
     int cls_dry;       /* Detect's first pass: class convs leave the normalised logits */
     double cls_gain;
-    struct act head_box[3], head_cls[3]; /* last box / class conv of each level */
-    float head_bias[3];                  /* class bias of each level */
-    float *out;                          /* output0 [4+nc][nanch] of the evaluation (replay only) */
+    struct eb_synth__act head_box[3], head_cls[3]; /* last box / class conv of each level */
+    float head_bias[3];                            /* class bias of each level */
+    float *out; /* output0 [4+nc][nanch] of the evaluation (replay only) */
     size_t n_out;
 };
 
-/* snprintf that truncates silently: names are bounded by NAME_MAX_LEN by construction. */
+/* snprintf that truncates silently: names are bounded by EB_SYNTH__NAME_MAX by construction. */
 static void sfmt(char *out, size_t cap, const char *fmt, ...) EB_PRINTF(3, 4);
 static void sfmt(char *out, size_t cap, const char *fmt, ...)
 {
@@ -184,135 +168,37 @@ static void store_truncate(struct syn *s, size_t n)
         free(s->stored[--s->n_stored]);
 }
 
-/* ---- initializers and nodes ---- */
-
-static void tensor_header(struct eb_pb_buf *t, const char *name, int dtype, const int64_t *dims,
-                          int rank)
-{
-    for (int i = 0; i < rank; i++)
-        eb_pb_put_varint(t, 1, dims[i]);
-    eb_pb_put_varint(t, 2, dtype);
-    eb_pb_put_str(t, 8, name);
-}
+/* ---- initializers and nodes (synth_onnx.c writes the protobuf) ---- */
 
 static void init_f32(struct syn *s, const char *name, const int64_t *dims, int rank,
                      const float *data)
 {
-    struct eb_pb_buf t;
-    size_t n = 1;
-    uint8_t *raw;
-    for (int i = 0; i < rank; i++)
-        n *= (size_t)dims[i];
-    eb_pb_buf_init(&t);
-    tensor_header(&t, name, 1, dims, rank);
-    raw = malloc(n * 4 + 1);
-    if (raw == NULL) {
+    if (eb_synth__init_f32(&s->inits, name, dims, rank, data) != 0)
         s->oom = 1;
-        eb_pb_buf_fini(&t);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, &data[i], 4);
-        raw[4 * i] = (uint8_t)u;
-        raw[4 * i + 1] = (uint8_t)(u >> 8);
-        raw[4 * i + 2] = (uint8_t)(u >> 16);
-        raw[4 * i + 3] = (uint8_t)(u >> 24);
-    }
-    eb_pb_put_bytes(&t, 9, raw, n * 4);
-    free(raw);
-    eb_pb_put_msg(&s->inits, 5, &t);
-    eb_pb_buf_fini(&t);
 }
 
 static void init_i64(struct syn *s, const char *name, const int64_t *data, int64_t n)
 {
-    struct eb_pb_buf t;
-    uint8_t raw[8 * 8];
-    eb_pb_buf_init(&t);
-    tensor_header(&t, name, 7, &n, 1);
-    for (int64_t i = 0; i < n && i < 8; i++)
-        for (int k = 0; k < 8; k++)
-            raw[8 * i + k] = (uint8_t)((uint64_t)data[i] >> (8 * k));
-    eb_pb_put_bytes(&t, 9, raw, (size_t)n * 8);
-    eb_pb_put_msg(&s->inits, 5, &t);
-    eb_pb_buf_fini(&t);
+    eb_synth__init_i64(&s->inits, name, data, n);
 }
 
-static void attr_int(struct eb_pb_buf *a, const char *name, int64_t v)
-{
-    struct eb_pb_buf t;
-    eb_pb_buf_init(&t);
-    eb_pb_put_str(&t, 1, name);
-    eb_pb_put_varint(&t, 3, v);
-    eb_pb_put_varint(&t, 20, 2);
-    eb_pb_put_msg(a, 5, &t);
-    eb_pb_buf_fini(&t);
-}
-
-static void attr_float(struct eb_pb_buf *a, const char *name, float v)
-{
-    struct eb_pb_buf t;
-    eb_pb_buf_init(&t);
-    eb_pb_put_str(&t, 1, name);
-    eb_pb_put_f32(&t, 2, v);
-    eb_pb_put_varint(&t, 20, 1);
-    eb_pb_put_msg(a, 5, &t);
-    eb_pb_buf_fini(&t);
-}
-
-static void attr_str(struct eb_pb_buf *a, const char *name, const char *v)
-{
-    struct eb_pb_buf t;
-    eb_pb_buf_init(&t);
-    eb_pb_put_str(&t, 1, name);
-    eb_pb_put_str(&t, 4, v);
-    eb_pb_put_varint(&t, 20, 3);
-    eb_pb_put_msg(a, 5, &t);
-    eb_pb_buf_fini(&t);
-}
-
-static void attr_ints(struct eb_pb_buf *a, const char *name, const int64_t *v, int n)
-{
-    struct eb_pb_buf t;
-    eb_pb_buf_init(&t);
-    eb_pb_put_str(&t, 1, name);
-    for (int i = 0; i < n; i++)
-        eb_pb_put_varint(&t, 8, v[i]);
-    eb_pb_put_varint(&t, 20, 7);
-    eb_pb_put_msg(a, 5, &t);
-    eb_pb_buf_fini(&t);
-}
-
-/* Appends a NodeProto. `attrs` (may be NULL) holds AttributeProto fields (number 5). */
 static void node(struct syn *s, const char *op, const char *name, const char *const *ins, int n_in,
                  const char *const *outs, int n_out, const struct eb_pb_buf *attrs)
 {
-    struct eb_pb_buf n;
-    eb_pb_buf_init(&n);
-    for (int i = 0; i < n_in; i++)
-        eb_pb_put_str(&n, 1, ins[i]);
-    for (int i = 0; i < n_out; i++)
-        eb_pb_put_str(&n, 2, outs[i]);
-    eb_pb_put_str(&n, 3, name);
-    eb_pb_put_str(&n, 4, op);
-    if (attrs != NULL)
-        eb_pb_put_raw(&n, attrs->data, attrs->len);
-    eb_pb_put_msg(&s->nodes, 1, &n);
-    eb_pb_buf_fini(&n);
+    eb_synth__node(&s->nodes, op, name, ins, n_in, outs, n_out, attrs);
 }
 
 /* One-input, one-output node "<scope>/<op><sfx>" with output "<scope>/<op><sfx>_output_0". */
 static void node1(struct syn *s, const char *op, const char *scope, const char *sfx,
                   const char *const *ins, int n_in, char *out, const struct eb_pb_buf *attrs)
 {
-    char name[NAME_MAX_LEN], oname[NAME_MAX_LEN];
+    char name[EB_SYNTH__NAME_MAX], oname[EB_SYNTH__NAME_MAX];
     const char *outs[1] = {oname};
     /* `out` may alias one of `ins`: emit the node before overwriting it. */
     sfmt(name, sizeof(name), "%s/%s%s", scope, op, sfx);
     sfmt(oname, sizeof(oname), "%s_output_0", name);
     node(s, op, name, ins, n_in, outs, 1, attrs);
-    memcpy(out, oname, NAME_MAX_LEN);
+    memcpy(out, oname, EB_SYNTH__NAME_MAX);
 }
 
 /* "/model.2/cv1/conv" -> "model.2.cv1.conv" */
@@ -327,76 +213,18 @@ static void param_prefix(const char *scope, char *out, size_t cap)
 /* ---- layers ---- */
 
 /*
- * Folds a BatchNorm into the conv of output y [c2][n] (raw weights w [c2][per], zero bias): the
- * per-channel mean and std of y over the calibration tensor normalise it, then gamma / beta (or
- * the head's rule, see conv_ex) give its new scale and shift. Updates w, writes the bias and
- * applies the same affine map to y, so the evaluation goes on with what the graph computes.
- */
-static void fold_bn(struct syn *s, float *w, size_t per, float *bias, const float *gamma,
-                    const float *beta, int c2, float *y, size_t n, int plain, float bias_value,
-                    double xm2)
-{
-    double *mv = (double *)calloc((size_t)c2 * 2, sizeof(double));
-    if (mv == NULL) {
-        s->oom = 1;
-        return;
-    }
-    for (int c = 0; c < c2; c++) {
-        const float *yc = y + (size_t)c * n;
-        double m = 0.0, v = 0.0;
-        for (size_t i = 0; i < n; i++)
-            m += yc[i];
-        m /= (double)n;
-        for (size_t i = 0; i < n; i++)
-            v += ((double)yc[i] - m) * ((double)yc[i] - m);
-        mv[2 * c] = m;
-        mv[2 * c + 1] = v / (double)n;
-    }
-    for (int c = 0; c < c2; c++) {
-        /*
-         * The variance is floored at BN_FLOOR times |w_c|^2 E[x^2] (what the channel would show
-         * on an isotropic input of the calibration tensor's scale). One calibration image gives
-         * few positions in the deep layers, and a frozen-BN random network normalised by those
-         * variances alone is chaotic: measured with ONNX Runtime, any other input (another
-         * size, gray, noise) then saturates every class score. Floors below ~50 still did so
-         * on noise; 100 keeps all three inputs bounded.
-         */
-        double wn = 0.0, sd, sc, sh;
-        float *yc = y + (size_t)c * n;
-        for (size_t i = 0; i < per; i++)
-            wn += (double)w[(size_t)c * per + i] * (double)w[(size_t)c * per + i];
-        sd = sqrt(mv[2 * c + 1] + BN_FLOOR * wn * xm2 + BN_EPS);
-        if (plain == CONV_BOX) {
-            sc = 1.0 / sd;
-            sh = bias_value - mv[2 * c] * sc;
-        } else if (plain == CONV_CLS) {
-            double g = s->cls_dry ? 1.0 : s->cls_gain;
-            sc = g / sd;
-            sh = (s->cls_dry ? 0.0 : bias_value) - mv[2 * c] * sc;
-        } else {
-            sc = gamma[c] / sd;
-            sh = beta[c] - mv[2 * c] * sc;
-        }
-        for (size_t i = 0; i < per; i++)
-            w[(size_t)c * per + i] = (float)(w[(size_t)c * per + i] * sc);
-        bias[c] = (float)sh;
-        for (size_t i = 0; i < n; i++)
-            yc[i] = (float)(yc[i] * sc + sh);
-    }
-    free(mv);
-}
-
-/*
  * Conv2d (+ SiLU when `act`) with folded-BN weights and bias. `scope` is the module
  * ("/model.2/cv1"); the Conv node goes in "<scope>/conv" for Conv modules (plain 0) or directly
  * in scope for the head's last nn.Conv2d (plain CONV_BOX: normalised, bias `bias_value`;
  * CONV_CLS: normalised, times the class gain, bias `bias_value`).
  */
-static struct act conv_ex(struct syn *s, const char *scope, const struct act *x, int c2, int k,
-                          int stride, int groups, int act, int plain, float bias_value)
+static struct eb_synth__act conv_ex(struct syn *s, const char *scope, const struct eb_synth__act *x,
+                                    int c2, int k, int stride, int groups, int act, int plain,
+                                    float bias_value)
 {
-    struct act y;
-    char cscope[NAME_MAX_LEN], pfx[NAME_MAX_LEN], wname[NAME_MAX_LEN + 8], bname[NAME_MAX_LEN + 8];
+    struct eb_synth__act y;
+    char cscope[EB_SYNTH__NAME_MAX], pfx[EB_SYNTH__NAME_MAX], wname[EB_SYNTH__NAME_MAX + 8],
+        bname[EB_SYNTH__NAME_MAX + 8];
     int cin_g = x->c / groups;
     int64_t wd[4] = {c2, cin_g, k, k}, bd[1] = {c2};
     size_t per = (size_t)cin_g * (size_t)k * (size_t)k, nw = (size_t)c2 * per;
@@ -452,12 +280,16 @@ static struct act conv_ex(struct syn *s, const char *scope, const struct act *x,
             eb_synth__conv2d(x->d, x->c, x->eh, x->ew, w, s->replay ? bias : NULL, c2, k, stride,
                              groups, y.d);
             if (!s->replay) {
+                /* BN fold; the head's last convs: normalised, the box one with bias
+                 * `bias_value`, the class one times the class gain plus `bias_value` (both
+                 * left out in Detect's first pass). */
                 size_t nx = (size_t)x->c * (size_t)x->eh * (size_t)x->ew;
-                double xm2 = 0.0;
-                for (size_t i = 0; i < nx; i++)
-                    xm2 += (double)x->d[i] * (double)x->d[i];
-                fold_bn(s, w, per, bias, gamma, beta, c2, y.d, n, plain, bias_value,
-                        xm2 / (double)nx);
+                int dry = plain == CONV_CLS && s->cls_dry;
+                double gain = plain == CONV_CLS && !dry ? s->cls_gain : 1.0;
+                double shift = dry ? 0.0 : bias_value;
+                if (eb_synth__fold_bn(w, per, bias, plain ? NULL : gamma, beta, c2, y.d, n, x->d,
+                                      nx, gain, shift) != 0)
+                    s->oom = 1;
             }
         }
     }
@@ -469,11 +301,11 @@ static struct act conv_ex(struct syn *s, const char *scope, const struct act *x,
     init_f32(s, bname, bd, 1, bias);
 
     eb_pb_buf_init(&at);
-    attr_ints(&at, "dilations", dil, 2);
-    attr_int(&at, "group", groups);
-    attr_ints(&at, "kernel_shape", ks, 2);
-    attr_ints(&at, "pads", pads, 4);
-    attr_ints(&at, "strides", st, 2);
+    eb_synth__attr_ints(&at, "dilations", dil, 2);
+    eb_synth__attr_int(&at, "group", groups);
+    eb_synth__attr_ints(&at, "kernel_shape", ks, 2);
+    eb_synth__attr_ints(&at, "pads", pads, 4);
+    eb_synth__attr_ints(&at, "strides", st, 2);
     {
         const char *ins[3] = {x->name, wname, bname};
         node1(s, "Conv", cscope, "", ins, 3, y.name, &at);
@@ -483,7 +315,7 @@ static struct act conv_ex(struct syn *s, const char *scope, const struct act *x,
     eb_pb_buf_fini(&at);
     y.m2 = 1.0 + (plain ? (double)bias_value * bias_value : 0.0033);
     if (act) {
-        char ascope[NAME_MAX_LEN], sig[NAME_MAX_LEN];
+        char ascope[EB_SYNTH__NAME_MAX], sig[EB_SYNTH__NAME_MAX];
         const char *ins1[1] = {y.name};
         sfmt(ascope, sizeof(ascope), "%s/act", scope);
         node1(s, "Sigmoid", ascope, "", ins1, 1, sig, NULL);
@@ -498,16 +330,16 @@ static struct act conv_ex(struct syn *s, const char *scope, const struct act *x,
     return y;
 }
 
-static struct act conv(struct syn *s, const char *scope, const struct act *x, int c2, int k,
-                       int stride, int groups, int act)
+static struct eb_synth__act conv(struct syn *s, const char *scope, const struct eb_synth__act *x,
+                                 int c2, int k, int stride, int groups, int act)
 {
     return conv_ex(s, scope, x, c2, k, stride, groups, act, 0, 0.0f);
 }
 
-static struct act add(struct syn *s, const char *scope, const char *sfx, const struct act *a,
-                      const struct act *b)
+static struct eb_synth__act add(struct syn *s, const char *scope, const char *sfx,
+                                const struct eb_synth__act *a, const struct eb_synth__act *b)
 {
-    struct act y = *a;
+    struct eb_synth__act y = *a;
     const char *ins[2] = {a->name, b->name};
     node1(s, "Add", scope, sfx, ins, 2, y.name, NULL);
     y.m2 = a->m2 + b->m2;
@@ -521,10 +353,10 @@ static struct act add(struct syn *s, const char *scope, const char *sfx, const s
     return y;
 }
 
-static struct act concat(struct syn *s, const char *scope, const char *sfx, const struct act *xs,
-                         int n)
+static struct eb_synth__act concat(struct syn *s, const char *scope, const char *sfx,
+                                   const struct eb_synth__act *xs, int n)
 {
-    struct act y = xs[0];
+    struct eb_synth__act y = xs[0];
     const char *ins[8];
     struct eb_pb_buf at;
     double m2 = 0;
@@ -542,7 +374,7 @@ static struct act concat(struct syn *s, const char *scope, const char *sfx, cons
         off += (size_t)xs[i].c * plane;
     }
     eb_pb_buf_init(&at);
-    attr_int(&at, "axis", 1);
+    eb_synth__attr_int(&at, "axis", 1);
     node1(s, "Concat", scope, sfx, ins, n, y.name, &at);
     eb_pb_buf_fini(&at);
     y.c = c;
@@ -551,11 +383,11 @@ static struct act concat(struct syn *s, const char *scope, const char *sfx, cons
 }
 
 /* Split along channels into n parts of the given sizes ("split" input, opset >= 13). */
-static void split(struct syn *s, const char *scope, const struct act *x, const int *sizes, int n,
-                  struct act *outs, int axis_rank_dim)
+static void split(struct syn *s, const char *scope, const struct eb_synth__act *x, const int *sizes,
+                  int n, struct eb_synth__act *outs, int axis_rank_dim)
 {
-    char name[NAME_MAX_LEN], cname[NAME_MAX_LEN];
-    char onames[4][NAME_MAX_LEN];
+    char name[EB_SYNTH__NAME_MAX], cname[EB_SYNTH__NAME_MAX];
+    char onames[4][EB_SYNTH__NAME_MAX];
     const char *op[4];
     int64_t sz[4];
     struct eb_pb_buf at;
@@ -563,12 +395,12 @@ static void split(struct syn *s, const char *scope, const struct act *x, const i
     sfmt(cname, sizeof(cname), "%s/Split_sizes", scope);
     for (int i = 0; i < n; i++) {
         sz[i] = sizes[i];
-        sfmt(onames[i], NAME_MAX_LEN, "%s_output_%d", name, i);
+        sfmt(onames[i], EB_SYNTH__NAME_MAX, "%s_output_%d", name, i);
         op[i] = onames[i];
     }
     init_i64(s, cname, sz, n);
     eb_pb_buf_init(&at);
-    attr_int(&at, "axis", axis_rank_dim);
+    eb_synth__attr_int(&at, "axis", axis_rank_dim);
     {
         const char *ins[2] = {x->name, cname};
         node(s, "Split", name, ins, 2, op, n, &at);
@@ -576,7 +408,7 @@ static void split(struct syn *s, const char *scope, const struct act *x, const i
     eb_pb_buf_fini(&at);
     for (int i = 0, off = 0; i < n; i++) {
         outs[i] = *x;
-        memcpy(outs[i].name, onames[i], NAME_MAX_LEN);
+        memcpy(outs[i].name, onames[i], EB_SYNTH__NAME_MAX);
         outs[i].c = sizes[i];
         /* channel split of batch 1 NCHW: a contiguous view of the input */
         outs[i].d = x->d != NULL && axis_rank_dim == 1
@@ -586,12 +418,13 @@ static void split(struct syn *s, const char *scope, const struct act *x, const i
     }
 }
 
-static struct act bottleneck(struct syn *s, const char *scope, const struct act *x, int c2,
-                             int shortcut, double e)
+static struct eb_synth__act bottleneck(struct syn *s, const char *scope,
+                                       const struct eb_synth__act *x, int c2, int shortcut,
+                                       double e)
 {
-    char sc[NAME_MAX_LEN];
+    char sc[EB_SYNTH__NAME_MAX];
     int c_ = (int)(c2 * e);
-    struct act a, b;
+    struct eb_synth__act a, b;
     sfmt(sc, sizeof(sc), "%s/cv1", scope);
     a = conv(s, sc, x, c_, 3, 1, 1, 1);
     sfmt(sc, sizeof(sc), "%s/cv2", scope);
@@ -601,12 +434,12 @@ static struct act bottleneck(struct syn *s, const char *scope, const struct act 
     return b;
 }
 
-static struct act c3k(struct syn *s, const char *scope, const struct act *x, int c2, int n,
-                      int shortcut)
+static struct eb_synth__act c3k(struct syn *s, const char *scope, const struct eb_synth__act *x,
+                                int c2, int n, int shortcut)
 {
-    char sc[NAME_MAX_LEN];
+    char sc[EB_SYNTH__NAME_MAX];
     int c_ = (int)(c2 * 0.5);
-    struct act a, b, cat[2];
+    struct eb_synth__act a, b, cat[2];
     sfmt(sc, sizeof(sc), "%s/cv1", scope);
     a = conv(s, sc, x, c_, 1, 1, 1, 1);
     for (int i = 0; i < n; i++) {
@@ -623,13 +456,13 @@ static struct act c3k(struct syn *s, const char *scope, const struct act *x, int
 }
 
 /* C2f (YOLOv8) or C3k2 (YOLO11; `kind` 1 = Bottleneck(e=0.5), 2 = C3k). */
-static struct act c2f(struct syn *s, const char *scope, const struct act *x, int c2, int n,
-                      int shortcut, int kind, double e)
+static struct eb_synth__act c2f(struct syn *s, const char *scope, const struct eb_synth__act *x,
+                                int c2, int n, int shortcut, int kind, double e)
 {
-    char sc[NAME_MAX_LEN];
+    char sc[EB_SYNTH__NAME_MAX];
     int c = (int)(c2 * e);
     int sizes[2] = {c, c};
-    struct act y, parts[8];
+    struct eb_synth__act y, parts[8];
     sfmt(sc, sizeof(sc), "%s/cv1", scope);
     y = conv(s, sc, x, 2 * c, 1, 1, 1, 1);
     split(s, scope, &y, sizes, 2, parts, 1);
@@ -647,23 +480,24 @@ static struct act c2f(struct syn *s, const char *scope, const struct act *x, int
     return conv(s, sc, &y, c2, 1, 1, 1, 1);
 }
 
-static struct act sppf(struct syn *s, const char *scope, const struct act *x, int c2)
+static struct eb_synth__act sppf(struct syn *s, const char *scope, const struct eb_synth__act *x,
+                                 int c2)
 {
-    char sc[NAME_MAX_LEN];
-    struct act parts[4];
+    char sc[EB_SYNTH__NAME_MAX];
+    struct eb_synth__act parts[4];
     int64_t ks[2] = {5, 5}, st[2] = {1, 1}, dil[2] = {1, 1}, pads[4] = {2, 2, 2, 2};
     struct eb_pb_buf at;
     sfmt(sc, sizeof(sc), "%s/cv1", scope);
     parts[0] = conv(s, sc, x, x->c / 2, 1, 1, 1, 1);
     eb_pb_buf_init(&at);
-    attr_int(&at, "ceil_mode", 0);
-    attr_ints(&at, "dilations", dil, 2);
-    attr_ints(&at, "kernel_shape", ks, 2);
-    attr_ints(&at, "pads", pads, 4);
-    attr_ints(&at, "strides", st, 2);
+    eb_synth__attr_int(&at, "ceil_mode", 0);
+    eb_synth__attr_ints(&at, "dilations", dil, 2);
+    eb_synth__attr_ints(&at, "kernel_shape", ks, 2);
+    eb_synth__attr_ints(&at, "pads", pads, 4);
+    eb_synth__attr_ints(&at, "strides", st, 2);
     for (int i = 1; i < 4; i++) {
         const char *ins[1] = {parts[i - 1].name};
-        char mscope[NAME_MAX_LEN];
+        char mscope[EB_SYNTH__NAME_MAX];
         sfmt(mscope, sizeof(mscope), i == 1 ? "%s/m" : "%s/m_%d", scope, i - 1);
         parts[i] = parts[i - 1];
         node1(s, "MaxPool", mscope, "", ins, 1, parts[i].name, &at);
@@ -686,20 +520,22 @@ static struct act sppf(struct syn *s, const char *scope, const struct act *x, in
 static void shape_const(struct syn *s, char *name, const char *scope, const char *sfx,
                         const int64_t *v, int n)
 {
-    sfmt(name, NAME_MAX_LEN, "%s/Constant%s_output_0", scope, sfx);
+    sfmt(name, EB_SYNTH__NAME_MAX, "%s/Constant%s_output_0", scope, sfx);
     init_i64(s, name, v, n);
 }
 
 static void scalar_const(struct syn *s, char *name, const char *scope, const char *sfx, float v)
 {
-    sfmt(name, NAME_MAX_LEN, "%s/Constant%s_output_0", scope, sfx);
+    sfmt(name, EB_SYNTH__NAME_MAX, "%s/Constant%s_output_0", scope, sfx);
     init_f32(s, name, NULL, 0, &v);
 }
 
 /* Attention(dim, num_heads, attn_ratio=0.5) of YOLO11's PSABlock. */
-static struct act attention(struct syn *s, const char *scope, const struct act *x, int heads)
+static struct eb_synth__act attention(struct syn *s, const char *scope,
+                                      const struct eb_synth__act *x, int heads)
 {
-    char sc[NAME_MAX_LEN], c0[NAME_MAX_LEN], c1[NAME_MAX_LEN], c3[NAME_MAX_LEN];
+    char sc[EB_SYNTH__NAME_MAX], c0[EB_SYNTH__NAME_MAX], c1[EB_SYNTH__NAME_MAX],
+        c3[EB_SYNTH__NAME_MAX];
     int dim = x->c, head_dim = dim / heads, key_dim = head_dim / 2;
     int h = dim + 2 * key_dim * heads;
     int64_t n = (int64_t)x->h * x->w;
@@ -707,7 +543,7 @@ static struct act attention(struct syn *s, const char *scope, const struct act *
     int64_t shp2[4] = {1, dim, x->h, x->w};
     int64_t perm[4] = {0, 1, 3, 2};
     int sizes[3] = {key_dim, key_dim, head_dim};
-    struct act qkv, r, parts[3], qt, mm, sm, at2, mm2, xo, v4, pe, sum;
+    struct eb_synth__act qkv, r, parts[3], qt, mm, sm, at2, mm2, xo, v4, pe, sum;
     struct eb_pb_buf pa, ax;
 
     sfmt(sc, sizeof(sc), "%s/qkv", scope);
@@ -720,7 +556,7 @@ static struct act attention(struct syn *s, const char *scope, const struct act *
     }
     split(s, scope, &r, sizes, 3, parts, 2);
     eb_pb_buf_init(&pa);
-    attr_ints(&pa, "perm", perm, 4);
+    eb_synth__attr_ints(&pa, "perm", perm, 4);
     {
         const char *ins[1] = {parts[0].name};
         qt = parts[0];
@@ -738,7 +574,7 @@ static struct act attention(struct syn *s, const char *scope, const struct act *
         node1(s, "Mul", scope, "", ins, 2, sm.name, NULL);
     }
     eb_pb_buf_init(&ax);
-    attr_int(&ax, "axis", -1);
+    eb_synth__attr_int(&ax, "axis", -1);
     {
         const char *ins[1] = {sm.name};
         node1(s, "Softmax", scope, "", ins, 1, sm.name, &ax);
@@ -786,18 +622,19 @@ static struct act attention(struct syn *s, const char *scope, const struct act *
     return conv(s, sc, &sum, dim, 1, 1, 1, 0);
 }
 
-static struct act c2psa(struct syn *s, const char *scope, const struct act *x, int n)
+static struct eb_synth__act c2psa(struct syn *s, const char *scope, const struct eb_synth__act *x,
+                                  int n)
 {
-    char sc[NAME_MAX_LEN], bs[NAME_MAX_LEN];
+    char sc[EB_SYNTH__NAME_MAX], bs[EB_SYNTH__NAME_MAX];
     int c = x->c / 2;
     int sizes[2] = {c, c};
-    struct act y, parts[2], b;
+    struct eb_synth__act y, parts[2], b;
     sfmt(sc, sizeof(sc), "%s/cv1", scope);
     y = conv(s, sc, x, 2 * c, 1, 1, 1, 1);
     split(s, scope, &y, sizes, 2, parts, 1);
     b = parts[1];
     for (int i = 0; i < n; i++) {
-        struct act a, f;
+        struct eb_synth__act a, f;
         sfmt(bs, sizeof(bs), "%s/m/m.%d", scope, i);
         sfmt(sc, sizeof(sc), "%s/attn", bs);
         a = attention(s, sc, &b, c / 64 > 0 ? c / 64 : 1);
@@ -814,20 +651,21 @@ static struct act c2psa(struct syn *s, const char *scope, const struct act *x, i
     return conv(s, sc, &y, x->c, 1, 1, 1, 1);
 }
 
-static struct act upsample(struct syn *s, const char *scope, const struct act *x)
+static struct eb_synth__act upsample(struct syn *s, const char *scope,
+                                     const struct eb_synth__act *x)
 {
-    char cname[NAME_MAX_LEN];
+    char cname[EB_SYNTH__NAME_MAX];
     float sc[4] = {1.0f, 1.0f, 2.0f, 2.0f};
     int64_t d = 4;
-    struct act y = *x;
+    struct eb_synth__act y = *x;
     struct eb_pb_buf at;
     sfmt(cname, sizeof(cname), "%s/Constant_output_0", scope);
     init_f32(s, cname, &d, 1, sc);
     eb_pb_buf_init(&at);
-    attr_str(&at, "coordinate_transformation_mode", "asymmetric");
-    attr_float(&at, "cubic_coeff_a", -0.75f);
-    attr_str(&at, "mode", "nearest");
-    attr_str(&at, "nearest_mode", "floor");
+    eb_synth__attr_str(&at, "coordinate_transformation_mode", "asymmetric");
+    eb_synth__attr_float(&at, "cubic_coeff_a", -0.75f);
+    eb_synth__attr_str(&at, "mode", "nearest");
+    eb_synth__attr_str(&at, "nearest_mode", "floor");
     {
         const char *ins[3] = {x->name, "", cname};
         node1(s, "Resize", scope, "", ins, 3, y.name, &at);
@@ -862,13 +700,7 @@ static int rep(const struct syn *s, int n)
 
 static void scope_of(char *out, int layer)
 {
-    sfmt(out, NAME_MAX_LEN, "/model.%d", layer);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : (x > y ? 1 : 0);
+    sfmt(out, EB_SYNTH__NAME_MAX, "/model.%d", layer);
 }
 
 /* The evaluation of output0 (replay): concatenates the levels and runs the DFL/dist2bbox tail. */
@@ -913,10 +745,11 @@ static void detect_tail(struct syn *s, int nc, const int *stride)
 }
 
 /* Detect head on three levels; writes "output0". */
-static void detect(struct syn *s, int layer, const struct act *lv, int nc)
+static void detect(struct syn *s, int layer, const struct eb_synth__act *lv, int nc)
 {
-    char sc[NAME_MAX_LEN], hs[NAME_MAX_LEN], cbox[NAME_MAX_LEN], ccls[NAME_MAX_LEN];
-    char names_box[3][NAME_MAX_LEN], names_cls[3][NAME_MAX_LEN];
+    char sc[EB_SYNTH__NAME_MAX], hs[EB_SYNTH__NAME_MAX], cbox[EB_SYNTH__NAME_MAX],
+        ccls[EB_SYNTH__NAME_MAX];
+    char names_box[3][EB_SYNTH__NAME_MAX], names_cls[3][EB_SYNTH__NAME_MAX];
     int c2 = lv[0].c / 4 > 64 ? lv[0].c / 4 : 64;
     int c3 = lv[0].c > (nc < 100 ? nc : 100) ? lv[0].c : (nc < 100 ? nc : 100);
     int64_t nanch = 0;
@@ -933,7 +766,7 @@ static void detect(struct syn *s, int layer, const struct act *lv, int nc)
         shape_const(s, ccls, hs, "_3", v, 3);
     }
     for (int i = 0; i < 3; i++) {
-        struct act b, c;
+        struct eb_synth__act b, c;
         char sfx[16];
         stride[i] = s->o->imgsz / lv[i].h;
         nanch += (int64_t)lv[i].h * lv[i].w;
@@ -981,20 +814,22 @@ static void detect(struct syn *s, int layer, const struct act *lv, int nc)
         }
     }
     {
-        char box[NAME_MAX_LEN], cls[NAME_MAX_LEN], dsc[NAME_MAX_LEN], t[NAME_MAX_LEN],
-            dfl[NAME_MAX_LEN], cst[NAME_MAX_LEN], anc[NAME_MAX_LEN], anc2[NAME_MAX_LEN],
-            two[NAME_MAX_LEN], strd[NAME_MAX_LEN], lt[NAME_MAX_LEN], rb[NAME_MAX_LEN],
-            x1[NAME_MAX_LEN], x2[NAME_MAX_LEN], sm[NAME_MAX_LEN], cxy[NAME_MAX_LEN],
-            wh[NAME_MAX_LEN], cat[NAME_MAX_LEN], dbox[NAME_MAX_LEN], sig[NAME_MAX_LEN],
-            s0[NAME_MAX_LEN], s2[NAME_MAX_LEN], s4[NAME_MAX_LEN], sax[NAME_MAX_LEN];
+        char box[EB_SYNTH__NAME_MAX], cls[EB_SYNTH__NAME_MAX], dsc[EB_SYNTH__NAME_MAX],
+            t[EB_SYNTH__NAME_MAX], dfl[EB_SYNTH__NAME_MAX], cst[EB_SYNTH__NAME_MAX],
+            anc[EB_SYNTH__NAME_MAX], anc2[EB_SYNTH__NAME_MAX], two[EB_SYNTH__NAME_MAX],
+            strd[EB_SYNTH__NAME_MAX], lt[EB_SYNTH__NAME_MAX], rb[EB_SYNTH__NAME_MAX],
+            x1[EB_SYNTH__NAME_MAX], x2[EB_SYNTH__NAME_MAX], sm[EB_SYNTH__NAME_MAX],
+            cxy[EB_SYNTH__NAME_MAX], wh[EB_SYNTH__NAME_MAX], cat[EB_SYNTH__NAME_MAX],
+            dbox[EB_SYNTH__NAME_MAX], sig[EB_SYNTH__NAME_MAX], s0[EB_SYNTH__NAME_MAX],
+            s2[EB_SYNTH__NAME_MAX], s4[EB_SYNTH__NAME_MAX], sax[EB_SYNTH__NAME_MAX];
         int64_t v4[4] = {1, 4, 16, nanch}, v3[3] = {1, 4, nanch}, perm[4] = {0, 2, 1, 3};
         int64_t one = 1, zero = 0, i2 = 2, i4 = 4;
-        struct act boxa;
+        struct eb_synth__act boxa;
         float *buf;
         size_t k = 0;
 
         eb_pb_buf_init(&at);
-        attr_int(&at, "axis", -1);
+        eb_synth__attr_int(&at, "axis", -1);
         {
             const char *ins[3] = {names_box[0], names_box[1], names_box[2]};
             node1(s, "Concat", hs, "", ins, 3, box, &at);
@@ -1011,14 +846,14 @@ static void detect(struct syn *s, int layer, const struct act *lv, int nc)
             node1(s, "Reshape", dsc, "", ins, 2, t, NULL);
         }
         eb_pb_buf_init(&at);
-        attr_ints(&at, "perm", perm, 4);
+        eb_synth__attr_ints(&at, "perm", perm, 4);
         {
             const char *ins[1] = {t};
             node1(s, "Transpose", dsc, "", ins, 1, t, &at);
         }
         eb_pb_buf_fini(&at);
         eb_pb_buf_init(&at);
-        attr_int(&at, "axis", 1);
+        eb_synth__attr_int(&at, "axis", 1);
         {
             const char *ins[1] = {t};
             node1(s, "Softmax", dsc, "", ins, 1, t, &at);
@@ -1026,7 +861,7 @@ static void detect(struct syn *s, int layer, const struct act *lv, int nc)
         eb_pb_buf_fini(&at);
         /* DFL projection: Conv2d(16, 1, 1, bias=False) with weights arange(16). */
         {
-            char cs[NAME_MAX_LEN];
+            char cs[EB_SYNTH__NAME_MAX];
             int64_t wd[4] = {1, 16, 1, 1}, ks[2] = {1, 1}, st1[2] = {1, 1}, dil[2] = {1, 1},
                     pads[4] = {0, 0, 0, 0};
             float w[16];
@@ -1035,11 +870,11 @@ static void detect(struct syn *s, int layer, const struct act *lv, int nc)
             sfmt(cs, sizeof(cs), "%s/conv", dsc);
             init_f32(s, "model.dfl.conv.weight", wd, 4, w);
             eb_pb_buf_init(&at);
-            attr_ints(&at, "dilations", dil, 2);
-            attr_int(&at, "group", 1);
-            attr_ints(&at, "kernel_shape", ks, 2);
-            attr_ints(&at, "pads", pads, 4);
-            attr_ints(&at, "strides", st1, 2);
+            eb_synth__attr_ints(&at, "dilations", dil, 2);
+            eb_synth__attr_int(&at, "group", 1);
+            eb_synth__attr_ints(&at, "kernel_shape", ks, 2);
+            eb_synth__attr_ints(&at, "pads", pads, 4);
+            eb_synth__attr_ints(&at, "strides", st1, 2);
             {
                 const char *ins[2] = {t, "model.dfl.conv.weight"};
                 node1(s, "Conv", cs, "", ins, 2, t, &at);
@@ -1112,7 +947,7 @@ static void detect(struct syn *s, int layer, const struct act *lv, int nc)
             node1(s, "Div", hs, "_1", ins, 2, cxy, NULL);
         }
         eb_pb_buf_init(&at);
-        attr_int(&at, "axis", 1);
+        eb_synth__attr_int(&at, "axis", 1);
         {
             const char *ins[2] = {cxy, wh};
             node1(s, "Concat", hs, "_2", ins, 2, cat, &at);
@@ -1138,59 +973,11 @@ static void detect(struct syn *s, int layer, const struct act *lv, int nc)
 }
 
 /*
- * The class gain g of the head (the class conv's output is g * its normalised pre-activation
- * plus the level bias b_l). On the calibration image, anchor a with best normalised class
- * logit M(a) passes conf CLS_CONF when g * M(a) > logit(CLS_CONF) - b_l; g is chosen so that
- * K = max(1, round(CLS_PASS_FRACTION * anchors)) anchors pass: the geometric mean of the K-th
- * and (K+1)-th smallest gains at which anchors start to pass, clamped to [0.05, 64].
- */
-static double pick_class_gain(struct syn *s, int nc)
-{
-    size_t total = 0, k = 0, kk;
-    double *r, g, lo, hi;
-    for (int i = 0; i < 3; i++) {
-        if (s->head_cls[i].d == NULL)
-            return 1.0;
-        total += (size_t)s->head_cls[i].eh * (size_t)s->head_cls[i].ew;
-    }
-    r = malloc(total * sizeof(double));
-    if (r == NULL) {
-        s->oom = 1;
-        return 1.0;
-    }
-    for (int i = 0; i < 3; i++) {
-        size_t n = (size_t)s->head_cls[i].eh * (size_t)s->head_cls[i].ew;
-        double t = log(CLS_CONF / (1.0 - CLS_CONF)) - s->head_bias[i];
-        for (size_t j = 0; j < n; j++) {
-            double m = -HUGE_VAL;
-            for (int c = 0; c < nc; c++)
-                m = fmax(m, (double)s->head_cls[i].d[(size_t)c * n + j]);
-            r[k++] = t <= 0.0 ? 0.0 : (m > 0.0 ? t / m : HUGE_VAL);
-        }
-    }
-    qsort(r, total, sizeof(double), cmp_double);
-    kk = (size_t)floor(CLS_PASS_FRACTION * (double)total + 0.5);
-    kk = kk < 1 ? 1 : (kk > total ? total : kk);
-    lo = r[kk - 1];
-    hi = kk < total ? r[kk] : HUGE_VAL;
-    if (!isfinite(lo))
-        g = 64.0;
-    else if (lo <= 0.0)
-        g = isfinite(hi) && hi > 0.0 ? 0.5 * hi : 1.0;
-    else if (isfinite(hi))
-        g = sqrt(lo * hi);
-    else
-        g = 1.25 * lo;
-    free(r);
-    return g < 0.05 ? 0.05 : (g > 64.0 ? 64.0 : g);
-}
-
-/*
  * The Detect head, twice when building: a first pass on the calibration tensors yields the
- * normalised class logits for pick_class_gain, then the RNG and the output buffers are rewound
+ * normalised class logits for eb_synth__pick_class_gain, then the RNG and the output buffers are rewound
  * and the head is emitted again with the gain (same seeded values otherwise).
  */
-static void detect_head(struct syn *s, int layer, const struct act *lv, int nc)
+static void detect_head(struct syn *s, int layer, const struct eb_synth__act *lv, int nc)
 {
     if (!s->replay) {
         uint64_t rng = s->rng;
@@ -1198,7 +985,7 @@ static void detect_head(struct syn *s, int layer, const struct act *lv, int nc)
         s->cls_dry = 1;
         detect(s, layer, lv, nc);
         s->cls_dry = 0;
-        s->cls_gain = pick_class_gain(s, nc);
+        s->cls_gain = eb_synth__pick_class_gain(s->head_cls, s->head_bias, nc, &s->oom);
         s->rng = rng;
         s->nodes.len = nodes_len;
         s->inits.len = inits_len;
@@ -1207,12 +994,105 @@ static void detect_head(struct syn *s, int layer, const struct act *lv, int nc)
     detect(s, layer, lv, nc);
 }
 
+/*
+ * The architectures as Ultralytics' yolov8.yaml / yolo11.yaml describe them: one row per layer
+ * ("model.N" is row N), channel counts and repeats before the width / depth multiples of the
+ * scale (ch() and rep() apply them).
+ */
+enum eb_synth_op {
+    EB_SYNTH_OP_CONV,     /* Conv(c2, k, s) + SiLU */
+    EB_SYNTH_OP_C2F,      /* YOLOv8 C2f(c2, n, shortcut, e) */
+    EB_SYNTH_OP_C3K2,     /* YOLO11 C3k2(c2, n, c3k, e, shortcut); m/l/x force c3k */
+    EB_SYNTH_OP_SPPF,     /* SPPF(c2, 5) */
+    EB_SYNTH_OP_C2PSA,    /* YOLO11 C2PSA(c2, n) */
+    EB_SYNTH_OP_UPSAMPLE, /* nn.Upsample(None, 2, "nearest") */
+    EB_SYNTH_OP_CONCAT,   /* Concat(1) of from[0], from[1] */
+    EB_SYNTH_OP_DETECT,   /* Detect(nc) on from[0..2]; always the last row */
+};
+
+struct eb_synth_layer {
+    int from[3]; /* source layers: -1 the previous one, >= 0 an absolute index */
+    enum eb_synth_op op;
+    int c2, n, k, s; /* output channels, repeats, kernel, stride (before the scale multiples) */
+    int shortcut;    /* C2f / C3k2: residual bottlenecks */
+    int c3k;         /* C3k2: C3k blocks instead of Bottlenecks at every scale */
+    double e;        /* C2f / C3k2 hidden-channel ratio */
+};
+
+static const struct eb_synth_layer yolov8_layers[] = {
+    /* backbone */
+    {.from = {-1}, .op = EB_SYNTH_OP_CONV, .c2 = 64, .k = 3, .s = 2},  /* 0-P1/2 */
+    {.from = {-1}, .op = EB_SYNTH_OP_CONV, .c2 = 128, .k = 3, .s = 2}, /* 1-P2/4 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C2F, .c2 = 128, .n = 3, .shortcut = 1, .e = 0.5},
+    {.from = {-1}, .op = EB_SYNTH_OP_CONV, .c2 = 256, .k = 3, .s = 2}, /* 3-P3/8 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C2F, .c2 = 256, .n = 6, .shortcut = 1, .e = 0.5},
+    {.from = {-1}, .op = EB_SYNTH_OP_CONV, .c2 = 512, .k = 3, .s = 2}, /* 5-P4/16 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C2F, .c2 = 512, .n = 6, .shortcut = 1, .e = 0.5},
+    {.from = {-1}, .op = EB_SYNTH_OP_CONV, .c2 = 1024, .k = 3, .s = 2}, /* 7-P5/32 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C2F, .c2 = 1024, .n = 3, .shortcut = 1, .e = 0.5},
+    {.from = {-1}, .op = EB_SYNTH_OP_SPPF, .c2 = 1024}, /* 9 */
+    /* head */
+    {.from = {-1}, .op = EB_SYNTH_OP_UPSAMPLE},
+    {.from = {-1, 6}, .op = EB_SYNTH_OP_CONCAT},                        /* cat backbone P4 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C2F, .c2 = 512, .n = 3, .e = 0.5}, /* 12 */
+    {.from = {-1}, .op = EB_SYNTH_OP_UPSAMPLE},
+    {.from = {-1, 4}, .op = EB_SYNTH_OP_CONCAT},                        /* cat backbone P3 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C2F, .c2 = 256, .n = 3, .e = 0.5}, /* 15 (P3/8-small) */
+    {.from = {-1}, .op = EB_SYNTH_OP_CONV, .c2 = 256, .k = 3, .s = 2},
+    {.from = {-1, 12}, .op = EB_SYNTH_OP_CONCAT},                       /* cat head P4 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C2F, .c2 = 512, .n = 3, .e = 0.5}, /* 18 (P4/16-medium) */
+    {.from = {-1}, .op = EB_SYNTH_OP_CONV, .c2 = 512, .k = 3, .s = 2},
+    {.from = {-1, 9}, .op = EB_SYNTH_OP_CONCAT},                         /* cat head P5 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C2F, .c2 = 1024, .n = 3, .e = 0.5}, /* 21 (P5/32-large) */
+    {.from = {15, 18, 21}, .op = EB_SYNTH_OP_DETECT},                    /* 22 */
+};
+
+static const struct eb_synth_layer yolo11_layers[] = {
+    /* backbone */
+    {.from = {-1}, .op = EB_SYNTH_OP_CONV, .c2 = 64, .k = 3, .s = 2},  /* 0-P1/2 */
+    {.from = {-1}, .op = EB_SYNTH_OP_CONV, .c2 = 128, .k = 3, .s = 2}, /* 1-P2/4 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C3K2, .c2 = 256, .n = 2, .shortcut = 1, .e = 0.25},
+    {.from = {-1}, .op = EB_SYNTH_OP_CONV, .c2 = 256, .k = 3, .s = 2}, /* 3-P3/8 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C3K2, .c2 = 512, .n = 2, .shortcut = 1, .e = 0.25},
+    {.from = {-1}, .op = EB_SYNTH_OP_CONV, .c2 = 512, .k = 3, .s = 2}, /* 5-P4/16 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C3K2, .c2 = 512, .n = 2, .shortcut = 1, .c3k = 1, .e = 0.5},
+    {.from = {-1}, .op = EB_SYNTH_OP_CONV, .c2 = 1024, .k = 3, .s = 2}, /* 7-P5/32 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C3K2, .c2 = 1024, .n = 2, .shortcut = 1, .c3k = 1, .e = 0.5},
+    {.from = {-1}, .op = EB_SYNTH_OP_SPPF, .c2 = 1024},          /* 9 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C2PSA, .c2 = 1024, .n = 2}, /* 10 */
+    /* head */
+    {.from = {-1}, .op = EB_SYNTH_OP_UPSAMPLE},
+    {.from = {-1, 6}, .op = EB_SYNTH_OP_CONCAT}, /* cat backbone P4 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C3K2, .c2 = 512, .n = 2, .shortcut = 1, .e = 0.5}, /* 13 */
+    {.from = {-1}, .op = EB_SYNTH_OP_UPSAMPLE},
+    {.from = {-1, 4}, .op = EB_SYNTH_OP_CONCAT}, /* cat backbone P3 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C3K2, .c2 = 256, .n = 2, .shortcut = 1, .e = 0.5}, /* 16 */
+    {.from = {-1}, .op = EB_SYNTH_OP_CONV, .c2 = 256, .k = 3, .s = 2},
+    {.from = {-1, 13}, .op = EB_SYNTH_OP_CONCAT}, /* cat head P4 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C3K2, .c2 = 512, .n = 2, .shortcut = 1, .e = 0.5}, /* 19 */
+    {.from = {-1}, .op = EB_SYNTH_OP_CONV, .c2 = 512, .k = 3, .s = 2},
+    {.from = {-1, 10}, .op = EB_SYNTH_OP_CONCAT}, /* cat head P5 */
+    {.from = {-1}, .op = EB_SYNTH_OP_C3K2, .c2 = 1024, .n = 2, .shortcut = 1, .c3k = 1, .e = 0.5},
+    {.from = {16, 19, 22}, .op = EB_SYNTH_OP_DETECT}, /* 23 */
+};
+
+#define EB_SYNTH_MAX_LAYERS 24
+_Static_assert(sizeof(yolov8_layers) / sizeof(yolov8_layers[0]) <= EB_SYNTH_MAX_LAYERS,
+               "yolov8_layers exceeds EB_SYNTH_MAX_LAYERS");
+_Static_assert(sizeof(yolo11_layers) / sizeof(yolo11_layers[0]) <= EB_SYNTH_MAX_LAYERS,
+               "yolo11_layers exceeds EB_SYNTH_MAX_LAYERS");
+
+/*
+ * Interprets the arch's layer table: layer N is emitted in scope "/model.N" from its source
+ * layers (the image for layer 0's -1). The Detect row ends the table.
+ */
 static void build_graph(struct syn *s, int nc, float *input, int esize)
 {
-    char sc[NAME_MAX_LEN];
-    struct act x, l[24], cat[2];
-    int L = 0;
-    const int v11 = s->v11;
+    const struct eb_synth_layer *rows = s->v11 ? yolo11_layers : yolov8_layers;
+    const int n_rows = s->v11 ? (int)(sizeof(yolo11_layers) / sizeof(yolo11_layers[0]))
+                              : (int)(sizeof(yolov8_layers) / sizeof(yolov8_layers[0]));
+    char sc[EB_SYNTH__NAME_MAX];
+    struct eb_synth__act x, l[EB_SYNTH_MAX_LAYERS];
 
     memset(&x, 0, sizeof(x));
     sfmt(x.name, sizeof(x.name), "images");
@@ -1222,263 +1102,31 @@ static void build_graph(struct syn *s, int nc, float *input, int esize)
     x.d = input;
     x.eh = x.ew = esize;
 
-#define SC() scope_of(sc, L)
-    SC();
-    l[L] = conv(s, sc, &x, ch(s, 64), 3, 2, 1, 1);
-    L++;
-    SC();
-    l[L] = conv(s, sc, &l[L - 1], ch(s, 128), 3, 2, 1, 1);
-    L++;
-    if (!v11) {
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 128), rep(s, 3), 1, 0, 0.5);
-        L++;
-        SC();
-        l[L] = conv(s, sc, &l[L - 1], ch(s, 256), 3, 2, 1, 1);
-        L++;
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 256), rep(s, 6), 1, 0, 0.5);
-        L++; /* 4 */
-        SC();
-        l[L] = conv(s, sc, &l[L - 1], ch(s, 512), 3, 2, 1, 1);
-        L++;
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 6), 1, 0, 0.5);
-        L++; /* 6 */
-        SC();
-        l[L] = conv(s, sc, &l[L - 1], ch(s, 1024), 3, 2, 1, 1);
-        L++;
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 1024), rep(s, 3), 1, 0, 0.5);
-        L++;
-        SC();
-        l[L] = sppf(s, sc, &l[L - 1], ch(s, 1024));
-        L++; /* 9 */
-        SC();
-        l[L] = upsample(s, sc, &l[L - 1]);
-        L++;
-        SC();
-        cat[0] = l[L - 1];
-        cat[1] = l[6];
-        l[L] = concat(s, sc, "", cat, 2);
-        L++;
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 3), 0, 0, 0.5);
-        L++; /* 12 */
-        SC();
-        l[L] = upsample(s, sc, &l[L - 1]);
-        L++;
-        SC();
-        cat[0] = l[L - 1];
-        cat[1] = l[4];
-        l[L] = concat(s, sc, "", cat, 2);
-        L++;
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 256), rep(s, 3), 0, 0, 0.5);
-        L++; /* 15 */
-        SC();
-        l[L] = conv(s, sc, &l[L - 1], ch(s, 256), 3, 2, 1, 1);
-        L++;
-        SC();
-        cat[0] = l[L - 1];
-        cat[1] = l[12];
-        l[L] = concat(s, sc, "", cat, 2);
-        L++;
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 3), 0, 0, 0.5);
-        L++; /* 18 */
-        SC();
-        l[L] = conv(s, sc, &l[L - 1], ch(s, 512), 3, 2, 1, 1);
-        L++;
-        SC();
-        cat[0] = l[L - 1];
-        cat[1] = l[9];
-        l[L] = concat(s, sc, "", cat, 2);
-        L++;
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 1024), rep(s, 3), 0, 0, 0.5);
-        L++; /* 21 */
-        {
-            struct act lv[3] = {l[15], l[18], l[21]};
-            detect_head(s, L, lv, nc);
+    for (int i = 0; i < n_rows && i < EB_SYNTH_MAX_LAYERS; i++) {
+        const struct eb_synth_layer *r = &rows[i];
+        int n_src = r->op == EB_SYNTH_OP_DETECT ? 3 : (r->op == EB_SYNTH_OP_CONCAT ? 2 : 1);
+        struct eb_synth__act src[3];
+        for (int j = 0; j < n_src; j++) {
+            int f = r->from[j] < 0 ? i + r->from[j] : r->from[j];
+            src[j] = f < 0 ? x : l[f];
         }
-    } else {
-        int k2 = s->c3k ? 2 : 1;
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 256), rep(s, 2), 1, k2, 0.25);
-        L++;
-        SC();
-        l[L] = conv(s, sc, &l[L - 1], ch(s, 256), 3, 2, 1, 1);
-        L++;
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 2), 1, k2, 0.25);
-        L++; /* 4 */
-        SC();
-        l[L] = conv(s, sc, &l[L - 1], ch(s, 512), 3, 2, 1, 1);
-        L++;
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 2), 1, 2, 0.5);
-        L++; /* 6 */
-        SC();
-        l[L] = conv(s, sc, &l[L - 1], ch(s, 1024), 3, 2, 1, 1);
-        L++;
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 1024), rep(s, 2), 1, 2, 0.5);
-        L++;
-        SC();
-        l[L] = sppf(s, sc, &l[L - 1], ch(s, 1024));
-        L++;
-        SC();
-        l[L] = c2psa(s, sc, &l[L - 1], rep(s, 2));
-        L++; /* 10 */
-        SC();
-        l[L] = upsample(s, sc, &l[L - 1]);
-        L++;
-        SC();
-        cat[0] = l[L - 1];
-        cat[1] = l[6];
-        l[L] = concat(s, sc, "", cat, 2);
-        L++;
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 2), 1, k2, 0.5);
-        L++; /* 13 */
-        SC();
-        l[L] = upsample(s, sc, &l[L - 1]);
-        L++;
-        SC();
-        cat[0] = l[L - 1];
-        cat[1] = l[4];
-        l[L] = concat(s, sc, "", cat, 2);
-        L++;
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 256), rep(s, 2), 1, k2, 0.5);
-        L++; /* 16 */
-        SC();
-        l[L] = conv(s, sc, &l[L - 1], ch(s, 256), 3, 2, 1, 1);
-        L++;
-        SC();
-        cat[0] = l[L - 1];
-        cat[1] = l[13];
-        l[L] = concat(s, sc, "", cat, 2);
-        L++;
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 512), rep(s, 2), 1, k2, 0.5);
-        L++; /* 19 */
-        SC();
-        l[L] = conv(s, sc, &l[L - 1], ch(s, 512), 3, 2, 1, 1);
-        L++;
-        SC();
-        cat[0] = l[L - 1];
-        cat[1] = l[10];
-        l[L] = concat(s, sc, "", cat, 2);
-        L++;
-        SC();
-        l[L] = c2f(s, sc, &l[L - 1], ch(s, 1024), rep(s, 2), 1, 2, 0.5);
-        L++; /* 22 */
-        {
-            struct act lv[3] = {l[16], l[19], l[22]};
-            detect_head(s, L, lv, nc);
+        scope_of(sc, i);
+        switch (r->op) {
+        case EB_SYNTH_OP_CONV: l[i] = conv(s, sc, &src[0], ch(s, r->c2), r->k, r->s, 1, 1); break;
+        case EB_SYNTH_OP_C2F:
+            l[i] = c2f(s, sc, &src[0], ch(s, r->c2), rep(s, r->n), r->shortcut, 0, r->e);
+            break;
+        case EB_SYNTH_OP_C3K2:
+            l[i] = c2f(s, sc, &src[0], ch(s, r->c2), rep(s, r->n), r->shortcut,
+                       r->c3k || s->c3k ? 2 : 1, r->e);
+            break;
+        case EB_SYNTH_OP_SPPF: l[i] = sppf(s, sc, &src[0], ch(s, r->c2)); break;
+        case EB_SYNTH_OP_C2PSA: l[i] = c2psa(s, sc, &src[0], rep(s, r->n)); break;
+        case EB_SYNTH_OP_UPSAMPLE: l[i] = upsample(s, sc, &src[0]); break;
+        case EB_SYNTH_OP_CONCAT: l[i] = concat(s, sc, "", src, 2); break;
+        case EB_SYNTH_OP_DETECT: detect_head(s, i, src, nc); return;
         }
     }
-#undef SC
-}
-
-static const char *const coco_names[80] = {
-    "person",        "bicycle",      "car",
-    "motorcycle",    "airplane",     "bus",
-    "train",         "truck",        "boat",
-    "traffic light", "fire hydrant", "stop sign",
-    "parking meter", "bench",        "bird",
-    "cat",           "dog",          "horse",
-    "sheep",         "cow",          "elephant",
-    "bear",          "zebra",        "giraffe",
-    "backpack",      "umbrella",     "handbag",
-    "tie",           "suitcase",     "frisbee",
-    "skis",          "snowboard",    "sports ball",
-    "kite",          "baseball bat", "baseball glove",
-    "skateboard",    "surfboard",    "tennis racket",
-    "bottle",        "wine glass",   "cup",
-    "fork",          "knife",        "spoon",
-    "bowl",          "banana",       "apple",
-    "sandwich",      "orange",       "broccoli",
-    "carrot",        "hot dog",      "pizza",
-    "donut",         "cake",         "chair",
-    "couch",         "potted plant", "bed",
-    "dining table",  "toilet",       "tv",
-    "laptop",        "mouse",        "remote",
-    "keyboard",      "cell phone",   "microwave",
-    "oven",          "toaster",      "sink",
-    "refrigerator",  "book",         "clock",
-    "vase",          "scissors",     "teddy bear",
-    "hair drier",    "toothbrush",
-};
-
-static void meta(struct eb_pb_buf *m, const char *key, const char *value)
-{
-    struct eb_pb_buf e;
-    eb_pb_buf_init(&e);
-    eb_pb_put_str(&e, 1, key);
-    eb_pb_put_str(&e, 2, value);
-    eb_pb_put_msg(m, 14, &e);
-    eb_pb_buf_fini(&e);
-}
-
-/* ValueInfoProto of a float tensor with a static shape. */
-static void value_info(struct eb_pb_buf *g, uint32_t field, const char *name, const int64_t *dims,
-                       int rank)
-{
-    struct eb_pb_buf v, tp, tt, sh, d;
-    eb_pb_buf_init(&v);
-    eb_pb_buf_init(&tp);
-    eb_pb_buf_init(&tt);
-    eb_pb_buf_init(&sh);
-    for (int i = 0; i < rank; i++) {
-        eb_pb_buf_init(&d);
-        eb_pb_put_varint(&d, 1, dims[i]);
-        eb_pb_put_msg(&sh, 1, &d);
-        eb_pb_buf_fini(&d);
-    }
-    eb_pb_put_varint(&tt, 1, 1);
-    eb_pb_put_msg(&tt, 2, &sh);
-    eb_pb_put_msg(&tp, 1, &tt);
-    eb_pb_put_str(&v, 1, name);
-    eb_pb_put_msg(&v, 2, &tp);
-    eb_pb_put_msg(g, field, &v);
-    eb_pb_buf_fini(&v);
-    eb_pb_buf_fini(&tp);
-    eb_pb_buf_fini(&tt);
-    eb_pb_buf_fini(&sh);
-}
-
-/* Python dict literal of the class names, as Ultralytics writes it. */
-static char *names_literal(int nc)
-{
-    size_t cap = 64 + (size_t)nc * 40, len = 0;
-    char *p = malloc(cap);
-    if (p == NULL)
-        return NULL;
-    p[len++] = '{';
-    for (int i = 0; i < nc; i++) {
-        char cls[32];
-        int n;
-        if (nc == 80)
-            sfmt(cls, sizeof(cls), "%s", coco_names[i]);
-        else
-            sfmt(cls, sizeof(cls), "class%d", i);
-        n = snprintf(p + len, cap - len, "%s%d: '%s'", i ? ", " : "", i, cls);
-        if (n < 0 || (size_t)n >= cap - len) {
-            free(p);
-            return NULL;
-        }
-        len += (size_t)n;
-    }
-    if (len + 2 > cap) {
-        free(p);
-        return NULL;
-    }
-    p[len++] = '}';
-    p[len] = '\0';
-    return p;
 }
 
 static enum eb_status check_options(const struct eb_synth_options *o, struct eb_diag *diag)
@@ -1507,18 +1155,6 @@ static enum eb_status check_options(const struct eb_synth_options *o, struct eb_
 }
 
 /*
- * The calibration size: the evaluation that folds the BatchNorms runs at this square size (the
- * graph's imgsz when smaller), 128 for n/s, less for the larger scales so that yolov8x stays
- * within a few seconds.
- */
-static int calib_size(const struct eb_synth_options *o)
-{
-    static const int sizes[5] = {128, 128, 96, 96, 64};
-    int c = sizes[strchr("nsmlx", o->scale) - "nsmlx"];
-    return c < o->imgsz ? c : o->imgsz;
-}
-
-/*
  * Builds the model; with `eval_input` ([3][imgsz][imgsz]) it then evaluates that input with the
  * recorded weights into *eval_out (malloc'd) instead of returning bytes.
  */
@@ -1538,20 +1174,15 @@ static enum eb_status synth_run(const struct eb_synth_options *opts, const float
                                      {1.00, 1.50, 512}};
     enum eb_status st;
     struct syn s;
-    struct eb_pb_buf graph, model, opset;
-    char *names = NULL;
-    char desc[128], imgsz[48];
+    struct eb_pb_buf model;
     int si, nc, csize = 0;
-    int64_t in_dims[4], out_dims[3];
     uint64_t z;
     float *calib = NULL;
 
     memset(&s, 0, sizeof(s));
     eb_pb_buf_init(&s.nodes);
     eb_pb_buf_init(&s.inits);
-    eb_pb_buf_init(&graph);
     eb_pb_buf_init(&model);
-    eb_pb_buf_init(&opset);
     st = check_options(opts, diag);
     if (st != EB_OK)
         goto fail;
@@ -1569,7 +1200,7 @@ static enum eb_status synth_run(const struct eb_synth_options *opts, const float
     z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
     s.rng = (z ^ (z >> 31)) | 1u;
 
-    csize = calib_size(opts);
+    csize = eb_synth__calib_size(opts);
     calib = malloc((size_t)3 * (size_t)csize * (size_t)csize * sizeof(float));
     if (calib == NULL) {
         st = eb_diag_fail(diag, EB_ERR_NOMEM,
@@ -1599,48 +1230,11 @@ static enum eb_status synth_run(const struct eb_synth_options *opts, const float
         goto fail;
     }
 
-    eb_pb_put_raw(&graph, s.nodes.data, s.nodes.len);
-    eb_pb_put_str(&graph, 2, "main_graph");
-    eb_pb_put_raw(&graph, s.inits.data, s.inits.len);
-    in_dims[0] = 1;
-    in_dims[1] = 3;
-    in_dims[2] = in_dims[3] = opts->imgsz;
-    value_info(&graph, 11, "images", in_dims, 4);
-    out_dims[0] = 1;
-    out_dims[1] = 4 + nc;
-    out_dims[2] = (int64_t)(opts->imgsz / 8) * (opts->imgsz / 8) +
-                  (int64_t)(opts->imgsz / 16) * (opts->imgsz / 16) +
-                  (int64_t)(opts->imgsz / 32) * (opts->imgsz / 32);
-    value_info(&graph, 12, "output0", out_dims, 3);
-    if (s.nodes.error || s.inits.error)
-        graph.error = 1;
-
-    names = names_literal(nc);
-    if (names == NULL) {
+    if (eb_synth__model_proto(&model, &s.nodes, &s.inits, opts) != 0) {
         st = eb_diag_fail(diag, EB_ERR_NOMEM,
                           "failed to synthesize model: out of memory; free memory and retry");
         goto fail;
     }
-    eb_pb_put_varint(&model, 1, 8); /* ir_version 8 goes with opset 17 */
-    eb_pb_put_str(&model, 2, "edgebench");
-    eb_pb_put_str(&model, 3, "1.0");
-    eb_pb_put_msg(&model, 7, &graph);
-    eb_pb_put_str(&opset, 1, "");
-    eb_pb_put_varint(&opset, 2, 17);
-    eb_pb_put_msg(&model, 8, &opset);
-    sfmt(desc, sizeof(desc), "Ultralytics %s%c model architecture with synthetic weights",
-         s.v11 ? "YOLO11" : "YOLOv8", opts->scale);
-    sfmt(imgsz, sizeof(imgsz), "[%d, %d]", opts->imgsz, opts->imgsz);
-    meta(&model, "description", desc);
-    meta(&model, "author", "edgebench model synth");
-    meta(&model, "stride", "32");
-    meta(&model, "task", "detect");
-    meta(&model, "batch", "1");
-    meta(&model, "imgsz", imgsz);
-    meta(&model, "names", names);
-    meta(&model, "channels", "3");
-    meta(&model, "edgebench_synthetic", "1");
-
     if (s.oom || eb_pb_buf_error(&model)) {
         st = eb_diag_fail(diag, EB_ERR_NOMEM,
                           "failed to synthesize model: out of memory; free memory or use a "
@@ -1655,7 +1249,6 @@ static enum eb_status synth_run(const struct eb_synth_options *opts, const float
     }
     st = EB_OK;
 fail:
-    free(names);
     free(calib);
     free(s.out);
     free_bufs(&s);
@@ -1665,9 +1258,7 @@ fail:
     free(s.scratch);
     eb_pb_buf_fini(&s.nodes);
     eb_pb_buf_fini(&s.inits);
-    eb_pb_buf_fini(&graph);
     eb_pb_buf_fini(&model);
-    eb_pb_buf_fini(&opset);
     return st;
 }
 
