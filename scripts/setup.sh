@@ -15,7 +15,7 @@ set -euo pipefail
 # Debian packages the build needs. Extend here (or through EB_EXTRA_PACKAGES).
 EB_PACKAGES="build-essential cmake pkg-config ca-certificates
 libavformat-dev libavcodec-dev libavdevice-dev libavutil-dev libswscale-dev
-libpng-dev libjpeg62-turbo-dev"
+libpng-dev libjpeg62-turbo-dev libonnx-testdata"
 
 # ONNX Runtime comes from the npm registry: headers from the Unity package (ONNX Runtime 1.29,
 # its C API is what we compile against), libraries from onnxruntime-node (ONNX Runtime 1.30,

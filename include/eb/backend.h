@@ -18,7 +18,7 @@
 #include "eb/log.h"
 #include "eb/tensor.h"
 
-#define EB_BACKEND_ABI      1u
+#define EB_BACKEND_ABI      2u
 #define EB_BACKEND_MAX_IO   8
 #define EB_BACKEND_NAME_MAX 128
 
@@ -134,6 +134,14 @@ struct eb_backend_ops {
                             struct eb_diag *diag);
     /** Optional; NULL means not measured (the wrapper reports zeros). */
     enum eb_status (*mem_usage)(void *priv, struct eb_mem_usage *usage_out);
+    /**
+     * Optional (ABI 2); NULL means "supports every model it can load". Says, without loading,
+     * whether this backend runs every node of the model in `spec` (for --backend auto); on 0,
+     * `why` names the first node/op it cannot run. Fails only when the model cannot be read.
+     */
+    enum eb_status (*supports)(const struct eb_backend_config *cfg,
+                               const struct eb_model_spec *spec, int *supported_out, char *why,
+                               size_t why_size, struct eb_diag *diag);
 };
 
 /** A backend instance: ops + private state. Opaque. */

@@ -1,9 +1,11 @@
 #include <string.h>
 
+#include "backends/native/native_backend.h"
 #include "backends/ort/ort_backend.h"
 #include "eb/backend.h"
 
 static const struct eb_backend_ops *const backends[] = {
+    &eb_backend_native_ops,
 #ifndef EB_NO_ORT
     &eb_backend_ort_ops,
 #endif

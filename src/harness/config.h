@@ -13,6 +13,13 @@
 
 enum eb_mode { EB_MODE_RGB = 0, EB_MODE_THERMAL = 1, EB_MODE_DUAL = 2 };
 
+/** --backend, in the order of its choices in cli_opts.def. */
+enum eb_backend_choice {
+    EB_BACKEND_CHOICE_ORT = 0,
+    EB_BACKEND_CHOICE_NATIVE,
+    EB_BACKEND_CHOICE_AUTO
+};
+
 struct eb_config {
     int mode;           /* enum eb_mode (index into the choices) */
     const char *source; /* strings are borrowed from argv (or static defaults) */
@@ -26,7 +33,8 @@ struct eb_config {
     int64_t imgsz;
     double conf;
     double iou;
-    int device; /* enum eb_device */
+    int backend; /* enum eb_backend_choice */
+    int device;  /* enum eb_device */
     int64_t threads;
     const char *output;
     int64_t interval_ms;

@@ -153,6 +153,7 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     kstr_or_null(w, "source", s->source);
     kstr_or_null(w, "backend", s->backend);
     kstr_or_null(w, "backend_version", s->backend_version);
+    kstr_or_null(w, "backend_reason", s->backend_reason);
     kstr_or_null(w, "device", s->device);
     kstr_or_null(w, "provider", s->provider);
 

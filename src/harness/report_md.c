@@ -160,6 +160,11 @@ static void write_slot_facts(const struct eb_slot_result *s, FILE *fp)
         fputc(' ', fp);
         put_text(fp, s->backend_version);
     }
+    if (s->backend_reason[0] != '\0') {
+        fputs(" (", fp);
+        put_text(fp, s->backend_reason);
+        fputc(')', fp);
+    }
     fputs(" |\n| Device / provider | ", fp);
     put_text(fp, s->device);
     fputs(" / ", fp);

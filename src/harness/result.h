@@ -60,9 +60,10 @@ struct eb_slot_result {
     char source[4096]; /* canonical SPEC */
     char backend[32];  /* "ort" */
     char backend_version[64];
-    char device[16];      /* requested: "cpu", "cuda", "tensorrt" */
-    char provider[64];    /* what runs, e.g. "CPUExecutionProvider" */
-    char input_dtype[16]; /* "float32" */
+    char backend_reason[256]; /* "--backend ort", "auto: native supports every node", ... */
+    char device[16];          /* requested: "cpu", "cuda", "tensorrt" */
+    char provider[64];        /* what runs, e.g. "CPUExecutionProvider" */
+    char input_dtype[16];     /* "float32" */
     int input_w, input_h, input_c;
     char layout[16]; /* "v8", "v5", "end2end" */
     int num_classes;

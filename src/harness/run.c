@@ -104,7 +104,6 @@ static void setup_slots(struct run_ctx *rc)
 {
     const struct eb_config *cfg = rc->cfg;
     int embedded = cfg->model0 == NULL && cfg->model1 == NULL;
-    const struct eb_backend_ops *ort = eb_backend_find("ort");
     for (int i = 0; i < EB_NUM_SLOTS; i++) {
         struct eb_slot_setup su;
         memset(&su, 0, sizeof(su));
@@ -118,7 +117,7 @@ static void setup_slots(struct run_ctx *rc)
         if (embedded && su.source_text == NULL)
             su.source_text = i == 0 ? EB_DEFAULT_RGB_SOURCE : EB_DEFAULT_THERMAL_SOURCE;
         su.synth_style = i == 0 ? EB_SYNTH_RGB : EB_SYNTH_THERMAL;
-        su.backend = ort;
+        su.backend_choice = cfg->backend;
         su.backend_cfg.device = (enum eb_device)cfg->device;
         su.backend_cfg.threads = (int)cfg->threads;
         su.backend_cfg.gpu_mem_limit_gb = cfg->gpu_mem_limit_gb;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "eb/clock.h"
+#include "harness/config.h"
 #include "harness/sampler.h"
 #include "harness/slot.h"
 
@@ -173,6 +174,45 @@ static enum eb_status next_frame_wrapping(struct eb_slot *s, struct eb_frame *fr
     return st;
 }
 
+/* Resolves --backend for this slot; `auto` asks the native backend whether it runs every node
+ * of the model (through the vtable's `supports`) and falls back to ort with the reason. */
+static enum eb_status choose_backend(struct eb_slot *s, const struct eb_model_spec *ms)
+{
+    struct eb_slot_setup *su = &s->setup;
+    const char *name = "ort";
+    if (su->backend_choice == EB_BACKEND_CHOICE_NATIVE) {
+        name = "native";
+        snprintf(s->backend_reason, sizeof(s->backend_reason), "--backend native");
+    } else if (su->backend_choice == EB_BACKEND_CHOICE_ORT) {
+        snprintf(s->backend_reason, sizeof(s->backend_reason), "--backend ort");
+    } else {
+        const struct eb_backend_ops *native = eb_backend_find("native");
+        int ok = 0;
+        char why[200] = "";
+        struct eb_diag d = {0};
+        if (native == NULL) {
+            snprintf(why, sizeof(why), "the native backend is not in this build");
+        } else if (native->supports == NULL) {
+            ok = 1;
+        } else if (native->supports(&su->backend_cfg, ms, &ok, why, sizeof(why), &d) != EB_OK) {
+            ok = 0;
+            /* A long reason is cut; the return value is checked for that reason. */
+            if (snprintf(why, sizeof(why), "%s", d.msg) < 0)
+                why[0] = '\0';
+        }
+        if (ok)
+            name = "native";
+        if (snprintf(s->backend_reason, sizeof(s->backend_reason), "auto: %s",
+                     ok ? "native supports every node of the model" : why) < 0)
+            s->backend_reason[0] = '\0';
+    }
+    su->backend = eb_backend_find(name);
+    if (su->backend == NULL)
+        return eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
+                            "backend %s is not compiled into this build; use --backend ort", name);
+    return EB_OK;
+}
+
 enum eb_status eb_slot_prepare(struct eb_slot *s)
 {
     enum eb_status st;
@@ -206,18 +246,23 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
     if (target > EB_SLOT_MAX_RECORDS)
         target = EB_SLOT_MAX_RECORDS;
 
-    st = su->backend->probe(&su->backend_cfg, &s->probe, &s->diag);
-    if (st != EB_OK)
-        return slot_fail(s, st);
-    st = eb_backend_create(su->backend, &su->backend_cfg, &s->be, &s->diag);
-    if (st != EB_OK)
-        return slot_fail(s, st);
     struct eb_model_spec ms = {.path = su->model_label,
                                .bytes = su->model_bytes,
                                .n_bytes = su->model_len,
                                .imgsz = su->imgsz};
     if (su->model_bytes == NULL)
         ms.path = su->model_path;
+    st = choose_backend(s, &ms);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    eb_log_msg(su->log, EB_LOG_INFO, "slot %s: backend %s (%s)", s->name, su->backend->name,
+               s->backend_reason);
+    st = su->backend->probe(&su->backend_cfg, &s->probe, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    st = eb_backend_create(su->backend, &su->backend_cfg, &s->be, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
     st = eb_backend_load(s->be, &ms, &s->info, &s->diag);
     if (st != EB_OK)
         return slot_fail(s, st);
@@ -424,6 +469,7 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
     if (s->setup.backend != NULL)
         snprintf(r->backend, sizeof(r->backend), "%s", s->setup.backend->name);
     snprintf(r->backend_version, sizeof(r->backend_version), "%s", s->probe.version);
+    snprintf(r->backend_reason, sizeof(r->backend_reason), "%s", s->backend_reason);
     snprintf(r->device, sizeof(r->device), "%s", eb_device_name(s->setup.backend_cfg.device));
     snprintf(r->provider, sizeof(r->provider), "%s", s->info.provider);
     snprintf(r->input_dtype, sizeof(r->input_dtype), "%s",

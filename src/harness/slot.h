@@ -20,7 +20,8 @@ struct eb_slot_setup {
     const char *model_label; /* how the model is named in reports */
     const char *source_text; /* SPEC text */
     enum eb_synth_style synth_style;
-    const struct eb_backend_ops *backend;
+    int backend_choice;                   /* enum eb_backend_choice (--backend) */
+    const struct eb_backend_ops *backend; /* resolved by eb_slot_prepare */
     struct eb_backend_config backend_cfg;
     int imgsz;
     float conf, iou;
@@ -68,6 +69,7 @@ struct eb_slot {
     uint64_t warmup_done;
     uint64_t phase_start_ns, phase_end_ns;
     int rewindable;
+    char backend_reason[256]; /* why this backend runs the slot */
 };
 
 /** Zeroes and names the slot; copies the setup. */

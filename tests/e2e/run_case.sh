@@ -10,7 +10,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 need_shared() { [ -d "${EB_SHARED_DATA:-}" ] || skip "../shared/data is absent"; DATA=$EB_SHARED_DATA; }
 need_ort() {
-  "$EB_BIN" backends >/dev/null 2>&1 || skip "ONNX Runtime library not found (run scripts/setup.sh)"
+  "$EB_BIN" backends 2>/dev/null | grep -q '^ort  *available' ||
+    skip "ONNX Runtime library not found (run scripts/setup.sh)"
 }
 # eb_run ARGS...: `edgebench run` with the extra options of this suite ($EB_TEST_RUN_ARGS; the
 # TSan suite passes --threads 1 so that ONNX Runtime, which is not instrumented, runs each

@@ -247,3 +247,47 @@ case_unreadable_model() {
   expect_slot_failure 1 "failed to open model adir" --mode rgb --model0 adir \
     --source synthetic=64x64
 }
+
+case_backend_native_runs_with_a_hard_limit() {
+  eb_run --backend native --mode rgb --model0 "$(mkmodel)" --source synthetic=320x240 \
+    --frames 3 --warmup 1 --output out --quiet 2>err.txt || fail "native run failed: $(cat err.txt)"
+  local d; d=$(run_dir out)
+  check_reports "$d"
+  [ "$(jq_get "$d/report.json" slots/0/status)" = ok ] || fail "slot not ok"
+  [ "$(jq_get "$d/report.json" slots/0/backend)" = native ] || fail "backend is not native"
+  [ "$(jq_get "$d/report.json" slots/0/backend_reason)" = "--backend native" ] || fail "reason"
+  [ "$(jq_get "$d/report.json" memory/limit_type)" = hard ] || fail "the native plan cap is hard"
+  [ "$(jq_get "$d/report.json" slots/0/frames/measured)" = 3 ] || fail "frames"
+}
+
+case_backend_native_plan_over_the_limit_fails_at_load() {
+  expect_slot_failure 1 "limit" --backend native --mode rgb --model0 "$(mkmodel)" \
+    --source synthetic=64x64 --gpu_mem_limit_gb 0.001
+  grep -q "needed .* MiB, limit .* MiB" err.txt || fail "no 'needed X MiB, limit Y MiB': $(cat err.txt)"
+}
+
+case_backend_auto_explains_its_choice() {
+  need_ort; need_shared
+  eb_run --backend auto --mode rgb --model0 "$DATA/models-fp32/yolov5lite_e_320_fp32.onnx" \
+    --source synthetic=320x240 --frames 1 --warmup 0 --output out --quiet 2>err.txt ||
+    fail "auto run failed: $(cat err.txt)"
+  local d; d=$(run_dir out)
+  [ "$(jq_get "$d/report.json" slots/0/backend)" = ort ] || fail "auto should fall back to ort"
+  jq_get "$d/report.json" slots/0/backend_reason | grep -q "op Relu (opset 12) is not supported" ||
+    fail "the fallback reason does not name the op"
+  rm -rf out
+  eb_run --backend auto --mode rgb --model0 "$(mkmodel)" --source synthetic=64x64 --frames 1 \
+    --warmup 0 --output out --quiet 2>err.txt || fail "auto run failed: $(cat err.txt)"
+  d=$(run_dir out)
+  [ "$(jq_get "$d/report.json" slots/0/backend)" = native ] || fail "auto should pick native"
+}
+
+case_dual_native_engines_in_parallel() {
+  eb_run --backend native --mode dual --model0 "$(mkmodel)" --model1 m160.onnx \
+    --rgb_source synthetic=320x240 --thermal_source synthetic=160x128 --frames 3 --warmup 0 \
+    --output out --quiet 2>err.txt || fail "dual native failed: $(cat err.txt)"
+  local d; d=$(run_dir out)
+  [ "$(jq_get "$d/report.json" slots/0/backend)" = native ] || fail "slot 0 backend"
+  [ "$(jq_get "$d/report.json" slots/1/backend)" = native ] || fail "slot 1 backend"
+  [ "$(jq_get "$d/report.json" pair/pairs)" = 3 ] || fail "pairs"
+}

@@ -210,7 +210,7 @@ EB_TEST(config_echo_has_every_option)
     ASSERT_EQ_INT(eb_json_get(root, "model1")->type, EB_JSON_NULL);
     ASSERT_EQ_INT(eb_json_get(root, "solo_baseline")->type, EB_JSON_BOOL);
     ASSERT_STREQ(eb_json_get(root, "device")->str, "cpu");
-    ASSERT_EQ_INT(root->n, 20);
+    ASSERT_EQ_INT(root->n, 21);
     eb_json_free(root);
     free(text);
 }

@@ -1,0 +1,365 @@
+/*
+ * The native backend: the eb_backend_ops vtable over edgebench's own engine (include/eb/engine.h).
+ * It only adapts: path checks with the same advice as the ort backend, reading the file, the
+ * engine options from the backend config, eb_model_info from the engine's I/O description and
+ * metadata. One instance per slot; everything it uses (the engine, class names) hangs off its
+ * private state, so two instances can run in two threads at once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backends/common/names.h"
+#include "backends/native/native_backend.h"
+#include "eb/clock.h"
+#include "eb/engine.h"
+#include "model/model.h"
+
+#ifdef EB_VERSION
+#define NATIVE_VERSION "edgebench-native " EB_VERSION
+#else
+#define NATIVE_VERSION "edgebench-native 0.1"
+#endif
+#define EXPORT_HINT "export ONNX with `yolo export model=best.pt format=onnx`"
+#define MIB         (1024.0 * 1024.0)
+
+struct native_priv {
+    int opened;
+    const struct eb_log *log;
+    int threads;
+    double limit_gb;    /* the configured limit, for messages */
+    uint64_t cap_bytes; /* = limit_gb x 10^9 (GB = 10^9 bytes throughout edgebench); 0 = none */
+    struct eb_engine *engine; /* owned; NULL until load */
+    char model[256];          /* the model's name for messages */
+    size_t n_in, n_out;
+    char **class_names; /* owned (eb_backend__names_free), n_class_names strings */
+    size_t n_class_names;
+};
+
+static int ends_with_ci(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+/* ---- probe / open / close -------------------------------------------------------------------- */
+
+static enum eb_status native_probe(const struct eb_backend_config *cfg,
+                                   struct eb_backend_probe *probe_out, struct eb_diag *diag)
+{
+    (void)cfg;
+    (void)diag;
+    /* Compiled in: always available. Whether a model's ops are supported is known at load. */
+    memset(probe_out, 0, sizeof(*probe_out));
+    probe_out->available = 1;
+    snprintf(probe_out->version, sizeof(probe_out->version), "%s", NATIVE_VERSION);
+    snprintf(probe_out->library, sizeof(probe_out->library), "built in");
+    return EB_OK;
+}
+
+static enum eb_status native_open(void *priv, const struct eb_backend_config *cfg,
+                                  struct eb_diag *diag)
+{
+    struct native_priv *p = priv;
+    if (cfg == NULL)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to open the native engine: no config");
+    switch (cfg->device) {
+    case EB_DEVICE_CPU: break;
+    case EB_DEVICE_CUDA:
+    case EB_DEVICE_TENSORRT:
+        /* The CUDA device of the engine is a later issue; refusing here (not at load) makes
+         * `--backend auto` and the report say so before any model is read. */
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "failed to open the native engine on device %s: the native engine "
+                            "runs on the CPU in this build; use --backend ort for CUDA/TensorRT",
+                            cfg->device == EB_DEVICE_CUDA ? "cuda" : "tensorrt");
+    default:
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to open the native engine: unknown device %d; use cpu",
+                            (int)cfg->device);
+    }
+    if (cfg->threads < 0 || !(cfg->gpu_mem_limit_gb >= 0.0) || cfg->gpu_mem_limit_gb > 1e9)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to open the native engine: threads %d or memory limit %g GB "
+                            "out of range; pass --threads >= 0 and a positive --gpu_mem_limit_gb",
+                            cfg->threads, cfg->gpu_mem_limit_gb);
+    p->log = cfg->log;
+    p->threads = cfg->threads;
+    p->limit_gb = cfg->gpu_mem_limit_gb;
+    p->cap_bytes = (uint64_t)(cfg->gpu_mem_limit_gb * 1e9);
+    p->opened = 1;
+    return EB_OK;
+}
+
+static void native_close(void *priv)
+{
+    struct native_priv *p = priv;
+    if (p == NULL)
+        return;
+    eb_engine_destroy(p->engine);
+    eb_backend__names_free(p->class_names, p->n_class_names);
+    memset(p, 0, sizeof(*p));
+}
+
+/* ---- load ---------------------------------------------------------------------------------- */
+
+/* Checks that can be made before the file is read, with the same advice as the ort backend. */
+static enum eb_status check_model_path(const char *path, struct eb_diag *diag)
+{
+    if (ends_with_ci(path, ".engine") || ends_with_ci(path, ".plan") || ends_with_ci(path, ".trt"))
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "failed to load model %s: TensorRT engines are tied to the GPU and "
+                            "TensorRT version that built them; " EXPORT_HINT
+                            " and use --backend ort --device tensorrt",
+                            path);
+    if (ends_with_ci(path, ".pt") || ends_with_ci(path, ".pth"))
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "failed to load model %s: PyTorch checkpoints cannot be run "
+                            "directly; " EXPORT_HINT,
+                            path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to open model %s: %s; check the path", path,
+                            strerror(errno));
+    struct stat sb;
+    int bad = fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode);
+    close(fd);
+    if (bad)
+        return eb_diag_fail(diag, EB_ERR_IO,
+                            "failed to open model %s: not a regular file; pass an .onnx file",
+                            path);
+    return EB_OK;
+}
+
+static void copy_desc(struct eb_io_desc *d, const struct eb_engine_io_desc *s)
+{
+    memset(d, 0, sizeof(*d));
+    snprintf(d->name, sizeof(d->name), "%s", s->name);
+    d->dtype = s->dtype;
+    d->rank = s->rank;
+    for (int k = 0; k < s->rank && k < EB_MAX_RANK; k++)
+        d->shape[k] = s->shape[k];
+}
+
+/* Reads the class names of the loaded model; a missing or unreadable entry is only a warning. */
+static void load_class_names(struct native_priv *p)
+{
+    const char *value = eb_engine_meta(p->engine, "names");
+    if (value == NULL) /* no "names": not an Ultralytics export; ids only */
+        return;
+    if (eb_backend__parse_names(value, &p->class_names, &p->n_class_names, NULL) != EB_OK)
+        eb_log_msg(p->log, EB_LOG_WARN,
+                   "model %s: cannot parse the class names in its metadata (\"%.60s...\"); "
+                   "detections are labelled by class id",
+                   p->model, value);
+}
+
+static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
+                                  struct eb_model_info *info_out, struct eb_diag *diag)
+{
+    struct native_priv *p = priv;
+    uint8_t *file = NULL;
+    size_t file_len = 0;
+    const uint8_t *bytes = NULL;
+    size_t len = 0;
+    struct eb_model_info info;
+    struct eb_engine_io io;
+    struct eb_engine_mem mem;
+    enum eb_status st = EB_ERR_INVALID_ARG;
+
+    memset(&info, 0, sizeof(info));
+    if (!p->opened || p->engine != NULL || spec == NULL || spec->imgsz < 0) {
+        st = eb_diag_fail(diag, EB_ERR_INVALID_ARG, "failed to load model %s: %s",
+                          spec && spec->path ? spec->path : "",
+                          !p->opened          ? "the backend is not open; create it first"
+                          : p->engine != NULL ? "a model is already loaded; use one instance "
+                                                "per model"
+                          : spec == NULL      ? "no model given; pass --model0/--model1"
+                                              : "negative --imgsz; pass a positive size");
+        goto fail;
+    }
+    snprintf(p->model, sizeof(p->model), "%s",
+             spec->path != NULL ? spec->path : "(in-memory model)");
+    if (spec->bytes != NULL) {
+        bytes = spec->bytes;
+        len = spec->n_bytes;
+    } else {
+        if (spec->path == NULL || spec->path[0] == '\0') {
+            st = eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                              "failed to load a model: no path given; pass --model0/--model1");
+            goto fail;
+        }
+        if ((st = check_model_path(spec->path, diag)) != EB_OK ||
+            (st = eb_model_read_file(spec->path, &file, &file_len, diag)) != EB_OK)
+            goto fail;
+        bytes = file;
+        len = file_len;
+    }
+
+    struct eb_engine_options opt;
+    eb_engine_options_default(&opt);
+    opt.threads = p->threads;
+    opt.mem_cap_bytes = p->cap_bytes;
+    opt.imgsz = spec->imgsz;
+    opt.log = p->log;
+    if ((st = eb_engine_load(bytes, len, p->model, &opt, &p->engine, diag)) != EB_OK) {
+        p->engine = NULL;
+        goto fail;
+    }
+    /* The engine copied what it keeps. */
+    free(file);
+    file = NULL;
+
+    eb_engine_io_info(p->engine, &io);
+    if (io.n_inputs == 0 || io.n_outputs == 0 || io.n_inputs > EB_BACKEND_MAX_IO ||
+        io.n_outputs > EB_BACKEND_MAX_IO) {
+        st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                          "failed to load model %s: it has %zu inputs and %zu outputs, edgebench "
+                          "supports 1 to %d of each; export a detector with one image input",
+                          p->model, io.n_inputs, io.n_outputs, EB_BACKEND_MAX_IO);
+        goto fail;
+    }
+    for (size_t i = 0; i < io.n_inputs; i++)
+        copy_desc(&info.inputs[i], &io.inputs[i]);
+    for (size_t i = 0; i < io.n_outputs; i++)
+        copy_desc(&info.outputs[i], &io.outputs[i]);
+    p->n_in = info.n_inputs = io.n_inputs;
+    p->n_out = info.n_outputs = io.n_outputs;
+
+    load_class_names(p);
+    info.class_names = (const char *const *)p->class_names;
+    info.n_class_names = p->n_class_names;
+
+    eb_engine_mem_info(p->engine, &mem);
+    double planned_mib = (double)(mem.arena_bytes + mem.weight_bytes) / MIB;
+    if (p->cap_bytes > 0) {
+        info.limit_type = EB_LIMIT_HARD;
+        snprintf(info.limit_methods, sizeof(info.limit_methods),
+                 "native arena plan <= %.2f GB (planned %.1f MiB)", p->limit_gb, planned_mib);
+    } else {
+        /* No limit configured: the plan is still exact, but nothing is enforced. */
+        info.limit_type = EB_LIMIT_UNAVAILABLE;
+        snprintf(info.limit_methods, sizeof(info.limit_methods),
+                 "native arena plan, no cap (planned %.1f MiB)", planned_mib);
+    }
+    snprintf(info.provider, sizeof(info.provider), "edgebench-native cpu");
+    *info_out = info;
+    return EB_OK;
+
+fail:
+    /* Leave the instance as before the call, so the error is the only effect. */
+    free(file);
+    eb_engine_destroy(p->engine);
+    p->engine = NULL;
+    eb_backend__names_free(p->class_names, p->n_class_names);
+    p->class_names = NULL;
+    p->n_class_names = 0;
+    p->n_in = p->n_out = 0;
+    return st;
+}
+
+/*
+ * --backend auto: whether the engine runs every node of the model, without planning or
+ * allocating it. A device other than the CPU is "not supported" (with why), not an error.
+ */
+static enum eb_status native_supports(const struct eb_backend_config *cfg,
+                                      const struct eb_model_spec *spec, int *supported_out,
+                                      char *why, size_t why_size, struct eb_diag *diag)
+{
+    uint8_t *file = NULL;
+    size_t len = 0;
+    const uint8_t *bytes = NULL;
+    enum eb_status st = EB_ERR_INVALID_ARG;
+
+    if (spec == NULL || supported_out == NULL)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to check a model for the native engine: no model given");
+    if (cfg != NULL && cfg->device != EB_DEVICE_CPU) {
+        if (why != NULL && why_size > 0)
+            snprintf(why, why_size, "the native engine runs on the CPU in this build");
+        *supported_out = 0;
+        return EB_OK;
+    }
+    if (spec->bytes != NULL) {
+        bytes = spec->bytes;
+        len = spec->n_bytes;
+    } else {
+        if (spec->path == NULL || spec->path[0] == '\0')
+            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                                "failed to check a model: no path given; pass --model0/--model1");
+        if ((st = check_model_path(spec->path, diag)) != EB_OK ||
+            (st = eb_model_read_file(spec->path, &file, &len, diag)) != EB_OK)
+            return st;
+        bytes = file;
+    }
+    st = eb_engine_supports(bytes, len, spec->path, supported_out, why, why_size, diag);
+    free(file);
+    return st;
+}
+
+/* ---- infer / memory ------------------------------------------------------------------------ */
+
+static enum eb_status native_infer(void *priv, const struct eb_tensor *in, size_t n_in,
+                                   struct eb_tensor *out, size_t n_out,
+                                   struct eb_infer_timing *timing_out, struct eb_diag *diag)
+{
+    struct native_priv *p = priv;
+    struct eb_tensor all[EB_BACKEND_MAX_IO];
+
+    if (p->engine == NULL || n_in != p->n_in || n_out > p->n_out || in == NULL ||
+        (n_out > 0 && out == NULL))
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "failed to run model %s: %s", p->model,
+                            p->engine == NULL ? "no model is loaded; load one first"
+                                              : "wrong number of inputs or outputs; pass "
+                                                "info.n_inputs inputs and at most "
+                                                "info.n_outputs outputs");
+    /* The engine fills every output; the caller may want fewer. */
+    uint64_t t0 = eb_clock_ns();
+    enum eb_status st = eb_engine_run(p->engine, in, n_in, all, p->n_out, diag);
+    uint64_t t1 = eb_clock_ns();
+    if (st != EB_OK)
+        return st;
+    for (size_t i = 0; i < n_out; i++)
+        out[i] = all[i];
+    if (timing_out != NULL) {
+        timing_out->h2d_ns = 0;
+        timing_out->compute_ns = t1 - t0;
+        timing_out->d2h_ns = 0;
+    }
+    return EB_OK;
+}
+
+static enum eb_status native_mem_usage(void *priv, struct eb_mem_usage *usage_out)
+{
+    struct native_priv *p = priv;
+    struct eb_engine_mem mem = {0};
+    if (p->engine != NULL)
+        eb_engine_mem_info(p->engine, &mem);
+    memset(usage_out, 0, sizeof(*usage_out));
+    /* Planned once at load and allocated once: what the engine holds is exactly the plan. */
+    usage_out->host_bytes = mem.arena_bytes + mem.weight_bytes;
+    return EB_OK;
+}
+
+const struct eb_backend_ops eb_backend_native_ops = {
+    .abi = EB_BACKEND_ABI,
+    .name = "native",
+    .description = "edgebench's own engine (CPU, planned memory with a hard cap)",
+    /* EB_BACKEND_CAP_INT8 joins when the engine runs ConvInteger/DynamicQuantizeLinear and QDQ
+     * graphs (issue 3); CUDA and FP16 when the engine has a CUDA device. */
+    .caps = EB_BACKEND_CAP_MEM_LIMIT,
+    .priv_size = sizeof(struct native_priv),
+    .probe = native_probe,
+    .open = native_open,
+    .close = native_close,
+    .load = native_load,
+    .infer = native_infer,
+    .mem_usage = native_mem_usage,
+    .supports = native_supports,
+};

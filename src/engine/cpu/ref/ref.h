@@ -1,0 +1,104 @@
+/*
+ * Scalar reference kernels: the specification every faster kernel is tested against. Plain C,
+ * no allocation, no threads; every buffer is borrowed for the call. Shapes are validated by the
+ * op's check/infer_shape before a kernel is reached, so kernels do not fail.
+ */
+#ifndef EB_ENGINE_CPU_REF_H
+#define EB_ENGINE_CPU_REF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eb/tensor.h"
+
+/** 2-D convolution geometry, NCHW, weights [OC, IC/groups, KH, KW]. */
+struct eb_conv2d_desc {
+    int64_t n, ic, ih, iw, oc, oh, ow, kh, kw;
+    int64_t groups;
+    int64_t stride_h, stride_w, pad_t, pad_l, dil_h, dil_w;
+};
+
+/** y = conv(x, w) + b (b may be NULL). */
+void eb_cpu_conv2d_f32__ref(const struct eb_conv2d_desc *d, const float *x, const float *w,
+                            const float *b, float *y);
+/**
+ * ConvInteger: y = Σ (x - x_zp)(w - w_zp[oc]) in int32; padding contributes 0. `w_zp` has
+ * `n_w_zp` entries (1 = per tensor, OC = per output channel). `w_signed` selects int8/uint8.
+ */
+void eb_cpu_conv2d_u8_i32__ref(const struct eb_conv2d_desc *d, const uint8_t *x, int32_t x_zp,
+                               const void *w, int w_signed, const int32_t *w_zp, size_t n_w_zp,
+                               int32_t *y);
+
+struct eb_pool2d_desc {
+    int64_t n, c, ih, iw, oh, ow, kh, kw;
+    int64_t stride_h, stride_w, pad_t, pad_l, dil_h, dil_w;
+};
+void eb_cpu_maxpool2d_f32__ref(const struct eb_pool2d_desc *d, const float *x, float *y);
+
+/**
+ * Batched matrix product with broadcast batch dims: a [.., M, K], b [.., K, N], y [.., M, N].
+ * `batch` output matrices; a_off/b_off give each output matrix's operand matrix index.
+ */
+void eb_cpu_matmul_f32__ref(int64_t m, int64_t k, int64_t n, const float *a, const float *b,
+                            float *y);
+
+/** Softmax over `axis` elements with stride `inner`, repeated `outer` times. */
+void eb_cpu_softmax_f32__ref(int64_t outer, int64_t axis, int64_t inner, const float *x, float *y);
+
+void eb_cpu_sigmoid_f32__ref(int64_t n, const float *x, float *y);
+
+enum eb_binop { EB_BINOP_ADD, EB_BINOP_SUB, EB_BINOP_MUL, EB_BINOP_DIV };
+
+/**
+ * y = a op b with numpy broadcasting: all three shapes have `rank` dims (missing leading dims
+ * padded with 1). dtype F32, I64 or I32. Integer division by zero yields 0.
+ */
+void eb_cpu_binary__ref(enum eb_binop op, enum eb_dtype dt, int rank, const int64_t *a_shape,
+                        const void *a, const int64_t *b_shape, const void *b,
+                        const int64_t *y_shape, void *y);
+
+/**
+ * Strided gather of `rank` dims: y[i0..] = x[start[d] + i_d * step[d]] (element size `es`),
+ * output shape `y_shape`, input shape `x_shape`. Used by Slice.
+ */
+void eb_cpu_slice__ref(size_t es, int rank, const int64_t *x_shape, const void *x,
+                       const int64_t *start, const int64_t *step, const int64_t *y_shape, void *y);
+
+/** y = transpose(x, perm) (element size `es`). */
+void eb_cpu_transpose__ref(size_t es, int rank, const int64_t *x_shape, const int64_t *perm,
+                           const void *x, void *y);
+
+/** Nearest-neighbour resize: in_index[d][o] tables are computed on the fly from `map`. */
+enum eb_resize_coord {
+    EB_RESIZE_ASYMMETRIC,
+    EB_RESIZE_HALF_PIXEL,
+    EB_RESIZE_PYTORCH_HALF_PIXEL,
+    EB_RESIZE_ALIGN_CORNERS,
+};
+enum eb_resize_round {
+    EB_RESIZE_ROUND_PREFER_FLOOR,
+    EB_RESIZE_ROUND_PREFER_CEIL,
+    EB_RESIZE_FLOOR,
+    EB_RESIZE_CEIL,
+};
+/** Input index for output index `o` of one dimension (in → out, with `scale`). */
+int64_t eb_cpu_resize_nearest_index(int64_t o, int64_t in, int64_t out, float scale,
+                                    enum eb_resize_coord coord, enum eb_resize_round rnd);
+void eb_cpu_resize_nearest_f32__ref(int rank, const int64_t *x_shape, const float *x,
+                                    const int64_t *y_shape, const float *scales,
+                                    enum eb_resize_coord coord, enum eb_resize_round rnd, float *y);
+
+/** y[i] = saturate(round_half_even(x[i] / scale[c]) + zp[c]); c = (i / inner) % channels. */
+void eb_cpu_quantize_f32__ref(int64_t n, int64_t channels, int64_t inner, const float *x,
+                              const float *scale, const void *zp, int out_signed, void *y);
+/** y[i] = (x[i] - zp[c]) * scale[c]; x is uint8, int8 or int32 (`dt`). */
+void eb_cpu_dequantize_f32__ref(int64_t n, int64_t channels, int64_t inner, enum eb_dtype dt,
+                                const void *x, const float *scale, const void *zp, float *y);
+/** DynamicQuantizeLinear: uint8 output, scale and zero point computed from min/max of x. */
+void eb_cpu_dynamic_quantize_f32__ref(int64_t n, const float *x, uint8_t *y, float *scale_out,
+                                      uint8_t *zp_out);
+
+/** Element conversion for Cast (F32, F64, U8, I8, I32, I64, BOOL). */
+void eb_cpu_cast__ref(int64_t n, enum eb_dtype from, const void *x, enum eb_dtype to, void *y);
+
+#endif

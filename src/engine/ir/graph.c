@@ -1,0 +1,344 @@
+/*
+ * ONNX model → graph IR: one value per name (graph inputs, initializers, node outputs), one
+ * node per ONNX node with its op definition, constants decoded into owned buffers.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/ir/graph.h"
+#include "engine/ops/op.h"
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+int eb_graph_find_value(const struct eb_graph *g, const char *name)
+{
+    if (g->hash_size == 0)
+        return -1;
+    size_t mask = g->hash_size - 1;
+    for (size_t i = hash_str(name) & mask;; i = (i + 1) & mask) {
+        int id = g->hash[i];
+        if (id < 0)
+            return -1;
+        if (strcmp(g->values[id].name, name) == 0)
+            return id;
+    }
+}
+
+/* Adds a value called `name`; EB_ERR_FORMAT when the name is already defined. */
+static enum eb_status add_value(struct eb_graph *g, const char *name, int *id_out,
+                                struct eb_diag *diag)
+{
+    if (g->n_values >= g->cap_values)
+        return eb_diag_fail(diag, EB_ERR_FORMAT, "failed to import model %s: too many values",
+                            g->what);
+    size_t mask = g->hash_size - 1, i = hash_str(name) & mask;
+    while (g->hash[i] >= 0) {
+        if (strcmp(g->values[g->hash[i]].name, name) == 0)
+            return eb_diag_fail(diag, EB_ERR_FORMAT,
+                                "failed to import model %s: value '%s' is defined twice", g->what,
+                                name);
+        i = (i + 1) & mask;
+    }
+    struct eb_ir_value *v = &g->values[g->n_values];
+    memset(v, 0, sizeof(*v));
+    v->name = eb_ir_arena_strdup(&g->arena, name);
+    if (v->name == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to import model %s: out of memory",
+                            g->what);
+    v->producer = -1;
+    v->offset = -1;
+    g->hash[i] = (int)g->n_values;
+    *id_out = (int)g->n_values++;
+    return EB_OK;
+}
+
+enum eb_status eb_ir_value_set(struct eb_graph *g, struct eb_ir_value *v, enum eb_dtype dt,
+                               int rank, const int64_t *shape, struct eb_diag *diag)
+{
+    uint64_t numel = 1, es = eb_dtype_size(dt);
+    if (rank < 0 || rank > EB_MAX_RANK)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "failed to load model %s: value '%s' has rank %d (at most %d)", g->what,
+                            v->name, rank, EB_MAX_RANK);
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] < 0)
+            return eb_diag_fail(diag, EB_ERR_FORMAT,
+                                "failed to load model %s: value '%s' has dimension %lld", g->what,
+                                v->name, (long long)shape[i]);
+        if (shape[i] > 0 && numel > EB_IR_MAX_TENSOR_BYTES / (uint64_t)shape[i])
+            numel = EB_IR_MAX_TENSOR_BYTES + 1;
+        else
+            numel *= (uint64_t)shape[i];
+    }
+    if (numel * es > EB_IR_MAX_TENSOR_BYTES)
+        return eb_diag_fail(diag, EB_ERR_LIMIT,
+                            "failed to load model %s: value '%s' would need more than %llu bytes",
+                            g->what, v->name, (unsigned long long)EB_IR_MAX_TENSOR_BYTES);
+    v->dtype = dt;
+    v->rank = rank;
+    for (int i = 0; i < EB_MAX_RANK; i++)
+        v->shape[i] = i < rank ? shape[i] : 0;
+    v->numel = (int64_t)numel;
+    v->nbytes = (size_t)(numel * es);
+    v->shape_known = 1;
+    return EB_OK;
+}
+
+static enum eb_status import_input(struct eb_graph *g, const struct eb_onnx_value *in, int imgsz,
+                                   struct eb_diag *diag)
+{
+    int id;
+    enum eb_status st = add_value(g, in->name, &id, diag);
+    if (st != EB_OK)
+        return st;
+    struct eb_ir_value *v = &g->values[id];
+    enum eb_dtype dt = eb_ir_dtype_from_onnx(in->elem_type);
+    int64_t shape[EB_MAX_RANK];
+    if (dt == EB_DTYPE_UNKNOWN || in->rank < 0)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "failed to load model %s: input '%s' has type %s or an unknown shape; "
+                            "use --backend ort",
+                            g->what, in->name, eb_onnx_dtype_name(in->elem_type));
+    for (int i = 0; i < in->rank; i++) {
+        shape[i] = in->dims[i];
+        if (shape[i] >= 0)
+            continue;
+        if (i == 0)
+            shape[i] = 1; /* batch */
+        else if (in->rank == 4 && i >= 2)
+            shape[i] = imgsz;
+        else
+            return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                                "failed to load model %s: input '%s' has a dynamic dimension %d "
+                                "the native engine cannot resolve; use --backend ort",
+                                g->what, in->name, i);
+    }
+    st = eb_ir_value_set(g, v, dt, in->rank, shape, diag);
+    if (st != EB_OK)
+        return st;
+    v->is_input = 1;
+    g->inputs[g->n_inputs++] = id;
+    return EB_OK;
+}
+
+static enum eb_status import_init(struct eb_graph *g, const struct eb_onnx_tensor *t,
+                                  struct eb_diag *diag)
+{
+    int id;
+    enum eb_dtype dt;
+    void *data = NULL;
+    /* An initializer with the name of a graph input is its default: the input wins. */
+    if (eb_graph_find_value(g, t->name) >= 0)
+        return EB_OK;
+    enum eb_status st = add_value(g, t->name, &id, diag);
+    if (st != EB_OK)
+        return st;
+    struct eb_ir_value *v = &g->values[id];
+    st = eb_ir_tensor_decode(t, &g->alloc, &dt, &data);
+    if (st != EB_OK)
+        return eb_diag_fail(diag, st, "failed to load model %s: initializer '%s' (%s): %s", g->what,
+                            t->name, eb_onnx_dtype_name(t->dtype),
+                            st == EB_ERR_UNSUPPORTED ? "external data or this type is not "
+                                                       "supported by the native engine; use "
+                                                       "--backend ort"
+                                                     : "malformed data");
+    v->data = data;
+    v->owned_data = 1;
+    v->is_const = 1;
+    return eb_ir_value_set(g, v, dt, t->rank, t->dims, diag);
+}
+
+static enum eb_status import_node(struct eb_graph *g, const struct eb_onnx_model *m, size_t idx,
+                                  struct eb_diag *diag)
+{
+    const struct eb_onnx_node *on = &m->nodes[idx];
+    struct eb_ir_node *n = &g->nodes[g->n_nodes];
+    enum eb_status st;
+
+    n->name = eb_ir_arena_strdup(&g->arena, on->name);
+    n->in = eb_ir_arena_alloc(&g->arena, (on->n_inputs + 1) * sizeof(int));
+    n->out = eb_ir_arena_alloc(&g->arena, (on->n_outputs + 1) * sizeof(int));
+    if (n->name == NULL || n->in == NULL || n->out == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to import model %s: out of memory",
+                            g->what);
+    n->onnx_index = (int)idx;
+    n->src = on;
+    n->alive = 1;
+    if (on->domain[0] != '\0' && strcmp(on->domain, "ai.onnx") != 0)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "model %s node %zu (%s): op %s (domain %s) is not supported by the "
+                            "native engine; use --backend ort",
+                            g->what, idx, on->name, on->op_type, on->domain);
+    n->op = eb_op_find(on->op_type);
+    if (n->op == NULL)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "model %s node %zu (%s): op %s (opset %lld) is not supported by the "
+                            "native engine; use --backend ort",
+                            g->what, idx, on->name, on->op_type, (long long)g->opset);
+    if (g->opset < n->op->since_opset)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "model %s node %zu (%s): op %s (opset %lld): opsets before %d are not "
+                            "supported by the native engine; use --backend ort",
+                            g->what, idx, on->name, on->op_type, (long long)g->opset,
+                            n->op->since_opset);
+    /* Trailing omitted inputs are dropped so that n_in counts what is there. */
+    size_t nin = on->n_inputs;
+    while (nin > 0 && on->inputs[nin - 1][0] == '\0')
+        nin--;
+    if ((int)nin < n->op->min_inputs || (int)nin > n->op->max_inputs ||
+        (int)on->n_outputs < n->op->min_outputs || (int)on->n_outputs > n->op->max_outputs)
+        return eb_diag_fail(diag, EB_ERR_FORMAT,
+                            "model %s node %zu (%s): op %s (opset %lld): %zu inputs and %zu "
+                            "outputs; expected %d..%d and %d..%d",
+                            g->what, idx, on->name, on->op_type, (long long)g->opset, nin,
+                            on->n_outputs, n->op->min_inputs, n->op->max_inputs, n->op->min_outputs,
+                            n->op->max_outputs);
+    n->n_in = (int)nin;
+    n->n_out = (int)on->n_outputs;
+    for (size_t i = 0; i < nin; i++) {
+        if (on->inputs[i][0] == '\0') {
+            n->in[i] = -1;
+            continue;
+        }
+        n->in[i] = eb_graph_find_value(g, on->inputs[i]);
+        if (n->in[i] < 0)
+            return eb_diag_fail(diag, EB_ERR_FORMAT,
+                                "failed to load model %s: node %zu (%s) reads '%s', which no "
+                                "earlier node, input or initializer defines",
+                                g->what, idx, on->name, on->inputs[i]);
+    }
+    for (size_t i = 0; i < on->n_outputs; i++) {
+        int id;
+        if (on->outputs[i][0] == '\0')
+            return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                                "model %s node %zu (%s): op %s: an omitted output is not "
+                                "supported by the native engine; use --backend ort",
+                                g->what, idx, on->name, on->op_type);
+        st = add_value(g, on->outputs[i], &id, diag);
+        if (st != EB_OK)
+            return st;
+        g->values[id].producer = (int)g->n_nodes;
+        n->out[i] = id;
+    }
+    struct eb_op_ctx ctx = {.g = g, .n = n, .src = on, .diag = diag};
+    st = n->op->check(&ctx);
+    if (st != EB_OK)
+        return st;
+    g->n_nodes++;
+    return EB_OK;
+}
+
+enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what, int imgsz,
+                               struct eb_graph **graph_out, struct eb_diag *diag)
+{
+    enum eb_status st = EB_ERR_NOMEM;
+    struct eb_allocator sys = eb_allocator_system();
+    struct eb_graph *g = sys.alloc(sys.ctx, sizeof(*g), 64);
+    size_t n_out_total = 0;
+
+    if (g == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", what);
+    memset(g, 0, sizeof(*g));
+    eb_counting_alloc_init(&g->ca, sys, 0);
+    g->alloc = eb_counting_alloc_iface(&g->ca);
+    eb_ir_arena_init(&g->arena, &g->alloc);
+    g->what = eb_ir_arena_strdup(&g->arena, what != NULL ? what : "<memory>");
+    g->opset = m->opset;
+    if (g->what == NULL)
+        goto nomem;
+    if (m->n_inputs > EB_IR_MAX_IO || m->n_outputs > EB_IR_MAX_IO) {
+        st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                          "failed to load model %s: %zu inputs and %zu outputs (at most %d each) "
+                          "are not supported by the native engine; use --backend ort",
+                          g->what, m->n_inputs, m->n_outputs, EB_IR_MAX_IO);
+        goto fail;
+    }
+    for (size_t i = 0; i < m->n_nodes; i++)
+        n_out_total += m->nodes[i].n_outputs;
+    /* All counts are bounded by the parser's limits, so these products cannot overflow. */
+    g->cap_values = m->n_inputs + m->n_inits + n_out_total;
+    g->hash_size = 16;
+    while (g->hash_size < 2 * g->cap_values + 1)
+        g->hash_size *= 2;
+    g->values = eb_ir_arena_alloc(&g->arena, (g->cap_values + 1) * sizeof(*g->values));
+    g->hash = eb_ir_arena_alloc(&g->arena, g->hash_size * sizeof(int));
+    g->nodes = eb_ir_arena_alloc(&g->arena, (m->n_nodes + 1) * sizeof(*g->nodes));
+    g->meta_keys = eb_ir_arena_alloc(&g->arena, (m->n_meta + 1) * sizeof(char *));
+    g->meta_values = eb_ir_arena_alloc(&g->arena, (m->n_meta + 1) * sizeof(char *));
+    if (g->values == NULL || g->hash == NULL || g->nodes == NULL || g->meta_keys == NULL ||
+        g->meta_values == NULL)
+        goto nomem;
+    for (size_t i = 0; i < g->hash_size; i++)
+        g->hash[i] = -1;
+    for (size_t i = 0; i < m->n_meta; i++) {
+        g->meta_keys[i] = eb_ir_arena_strdup(&g->arena, m->meta[i].key);
+        g->meta_values[i] = eb_ir_arena_strdup(&g->arena, m->meta[i].value);
+        if (g->meta_keys[i] == NULL || g->meta_values[i] == NULL)
+            goto nomem;
+        g->n_meta++;
+    }
+    for (size_t i = 0; i < m->n_inputs; i++)
+        if ((st = import_input(g, &m->inputs[i], imgsz, diag)) != EB_OK)
+            goto fail;
+    for (size_t i = 0; i < m->n_inits; i++)
+        if ((st = import_init(g, &m->inits[i], diag)) != EB_OK)
+            goto fail;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if ((st = import_node(g, m, i, diag)) != EB_OK)
+            goto fail;
+    for (size_t i = 0; i < m->n_outputs; i++) {
+        int id = eb_graph_find_value(g, m->outputs[i].name);
+        if (id < 0) {
+            st = eb_diag_fail(diag, EB_ERR_FORMAT,
+                              "failed to load model %s: output '%s' is not defined", g->what,
+                              m->outputs[i].name);
+            goto fail;
+        }
+        if (g->values[id].is_input || g->values[id].is_output) {
+            st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                              "failed to load model %s: output '%s' is also an input or listed "
+                              "twice; use --backend ort",
+                              g->what, m->outputs[i].name);
+            goto fail;
+        }
+        g->values[id].is_output = 1;
+        g->outputs[g->n_outputs++] = id;
+    }
+    if (g->n_outputs == 0) {
+        st = eb_diag_fail(diag, EB_ERR_FORMAT, "failed to load model %s: the graph has no outputs",
+                          g->what);
+        goto fail;
+    }
+    *graph_out = g;
+    return EB_OK;
+nomem:
+    st = eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory",
+                      what != NULL ? what : "<memory>");
+fail:
+    eb_graph_destroy(g);
+    return st;
+}
+
+void eb_graph_forget_source(struct eb_graph *g)
+{
+    for (size_t i = 0; i < g->n_nodes; i++)
+        g->nodes[i].src = NULL;
+}
+
+void eb_graph_destroy(struct eb_graph *g)
+{
+    if (g == NULL)
+        return;
+    for (size_t i = 0; i < g->n_values; i++)
+        if (g->values[i].owned_data)
+            g->alloc.free(g->alloc.ctx, g->values[i].data);
+    eb_ir_arena_fini(&g->arena);
+    struct eb_allocator sys = g->ca.parent;
+    sys.free(sys.ctx, g);
+}

@@ -1,0 +1,145 @@
+/*
+ * The engine's graph IR: values (dtype, fully resolved shape, constant data) and nodes (op
+ * definition + parsed parameters), built from an ONNX model by eb_graph_import and then
+ * rewritten in place by the passes (shape inference, constant folding, dead-node elimination).
+ *
+ *     struct eb_graph *g = NULL;
+ *     st = eb_graph_import(model, "yolov8n.onnx", 640, &g, &diag);
+ *     st = eb_graph_run_passes(g, EB_ENGINE_PASS_ALL, &diag);
+ *     ...
+ *     eb_graph_destroy(g);
+ *
+ * Ownership: names, nodes, parameters and shapes live in the graph's arena (never freed one by
+ * one); constant data is allocated through the graph's counting allocator and freed with the
+ * graph. Every allocation the engine makes goes through `g->alloc`, so that tests can prove that
+ * a run allocates nothing.
+ */
+#ifndef EB_ENGINE_IR_GRAPH_H
+#define EB_ENGINE_IR_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eb/alloc.h"
+#include "eb/diag.h"
+#include "eb/tensor.h"
+#include "engine/onnx/onnx_model.h"
+
+struct eb_op_def;
+struct eb_engine;
+
+/** Largest tensor the engine accepts (bytes); larger shapes are a load-time EB_ERR_LIMIT. */
+#define EB_IR_MAX_TENSOR_BYTES (UINT64_C(1) << 34)
+#define EB_IR_MAX_IO           8
+
+/** Bump arena over the graph's allocator: graph-lifetime objects, never freed one by one. */
+struct eb_ir_arena {
+    const struct eb_allocator *alloc; /* borrowed */
+    struct eb_ir_arena_chunk *head;
+};
+
+void eb_ir_arena_init(struct eb_ir_arena *a, const struct eb_allocator *alloc);
+/** Zeroed, 16-byte aligned memory that lives until eb_ir_arena_fini; NULL on OOM. */
+void *eb_ir_arena_alloc(struct eb_ir_arena *a, size_t size);
+/** Copy of `s` in the arena; NULL on OOM. */
+char *eb_ir_arena_strdup(struct eb_ir_arena *a, const char *s);
+/** Frees every chunk; accepts a zeroed arena. */
+void eb_ir_arena_fini(struct eb_ir_arena *a);
+
+struct eb_ir_value {
+    const char *name; /* arena */
+    enum eb_dtype dtype;
+    int rank;
+    int64_t shape[EB_MAX_RANK];
+    int64_t numel;
+    size_t nbytes;
+    int shape_known; /* set by import (inputs, constants) or by the producer's infer_shape */
+    int is_const;    /* data holds the value (initializer or folded); owned_data is freed */
+    int is_input, is_output;
+    int producer;    /* node index, -1 for inputs and initializers */
+    int n_uses;      /* uses by live nodes (after DCE) */
+    int first, last; /* liveness in node order (memplan) */
+    int64_t offset;  /* arena offset from the memory plan; -1 when not planned */
+    void *data;      /* constant data, arena slot (after planning) or the caller's input */
+    int owned_data;  /* data was allocated through the graph allocator */
+};
+
+struct eb_ir_node {
+    const char *name; /* arena; "" when the ONNX node has none */
+    int onnx_index;   /* position in the ONNX file (for messages) */
+    const struct eb_op_def *op;
+    int n_in, n_out;
+    int *in;                        /* value ids; -1 for an omitted optional input */
+    int *out;                       /* value ids */
+    void *params;                   /* op-specific, in the arena, filled by op->check */
+    int alive;                      /* 0 once folded or eliminated */
+    const struct eb_onnx_node *src; /* the ONNX node; valid during load only */
+};
+
+struct eb_graph {
+    struct eb_counting_alloc ca; /* counts every engine allocation */
+    struct eb_allocator alloc;   /* = eb_counting_alloc_iface(&ca) */
+    struct eb_ir_arena arena;
+    const char *what; /* arena: names the model in messages */
+    int64_t opset;
+    struct eb_ir_value *values;
+    size_t n_values, cap_values;
+    struct eb_ir_node *nodes;
+    size_t n_nodes;
+    int inputs[EB_IR_MAX_IO], outputs[EB_IR_MAX_IO];
+    size_t n_inputs, n_outputs;
+    size_t n_meta;
+    const char **meta_keys, **meta_values; /* arena */
+    /* name → value id: open addressing, power-of-two size, -1 = empty */
+    int *hash;
+    size_t hash_size;
+};
+
+/**
+ * Builds a graph from a parsed model (borrowed during load: nodes keep `src` pointers into it
+ * until eb_graph_forget_source). Constants are decoded into owned buffers; dynamic input dims
+ * are resolved (batch → 1, H/W of a 4-D input → imgsz). Errors: EB_ERR_FORMAT (dangling names,
+ * bad tensors), EB_ERR_UNSUPPORTED (op, dtype, domain, external data), EB_ERR_NOMEM. Caller owns
+ * `*graph_out` (eb_graph_destroy).
+ */
+EB_NODISCARD enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what,
+                                            int imgsz, struct eb_graph **graph_out,
+                                            struct eb_diag *diag);
+/**
+ * Shape inference and checks of every node in order, constant folding (when `passes` has
+ * EB_ENGINE_PASS_CONST_FOLD), dead-node elimination (EB_ENGINE_PASS_DCE); unused constants are
+ * freed. Errors: EB_ERR_UNSUPPORTED naming node/op/opset, EB_ERR_FORMAT, EB_ERR_LIMIT, NOMEM.
+ */
+EB_NODISCARD enum eb_status eb_graph_run_passes(struct eb_graph *g, uint32_t passes,
+                                                struct eb_diag *diag);
+/** Drops the pointers into the ONNX model (call before destroying it). */
+void eb_graph_forget_source(struct eb_graph *g);
+/** Frees everything; accepts NULL and half-built graphs. */
+void eb_graph_destroy(struct eb_graph *g);
+
+/** Value id of `name`, -1 when unknown. */
+int eb_graph_find_value(const struct eb_graph *g, const char *name);
+
+/**
+ * Decodes an ONNX tensor (raw_data or typed fields) into a new buffer from `alloc` holding
+ * numel elements of `dt`. EB_ERR_FORMAT for malformed/short data, EB_ERR_UNSUPPORTED for
+ * external data or a dtype the engine does not hold, EB_ERR_NOMEM. Caller owns `*data_out`.
+ */
+EB_NODISCARD enum eb_status eb_ir_tensor_decode(const struct eb_onnx_tensor *t,
+                                                const struct eb_allocator *alloc,
+                                                enum eb_dtype *dt_out, void **data_out);
+/** Engine dtype of an ONNX dtype; EB_DTYPE_UNKNOWN for those the engine does not hold. */
+enum eb_dtype eb_ir_dtype_from_onnx(int32_t onnx_dtype);
+
+/**
+ * Sets a value's dtype and shape (copied), checking dims ≥ 0 and the byte size against
+ * EB_IR_MAX_TENSOR_BYTES. EB_ERR_LIMIT on overflow (message names the value).
+ */
+EB_NODISCARD enum eb_status eb_ir_value_set(struct eb_graph *g, struct eb_ir_value *v,
+                                            enum eb_dtype dt, int rank, const int64_t *shape,
+                                            struct eb_diag *diag);
+
+/** For tests: allocations an engine has made so far (implemented in engine.c). */
+uint64_t eb_engine__n_allocs(const struct eb_engine *e);
+
+#endif

@@ -1,0 +1,95 @@
+/*
+ * Graph passes, in one walk over the topologically ordered nodes: shape inference (every node),
+ * constant folding (a node whose inputs are all constant, or whose outputs depend on shapes only,
+ * runs its reference kernel at load time and its outputs become constants), then dead-node
+ * elimination backwards from the graph outputs. Constants nothing reads any more are freed.
+ */
+#include <string.h>
+
+#include "eb/engine.h"
+#include "engine/ir/graph.h"
+#include "engine/ops/op.h"
+
+static int foldable(const struct eb_graph *g, const struct eb_ir_node *n)
+{
+    if (n->op->shape_only)
+        return 1;
+    for (int i = 0; i < n->n_in; i++)
+        if (n->in[i] >= 0 && !g->values[n->in[i]].is_const)
+            return 0;
+    return 1;
+}
+
+static enum eb_status fold(struct eb_graph *g, struct eb_ir_node *n, struct eb_diag *diag)
+{
+    for (int i = 0; i < n->n_out; i++) {
+        struct eb_ir_value *v = &g->values[n->out[i]];
+        v->data = g->alloc.alloc(g->alloc.ctx, v->nbytes + 1, 64);
+        if (v->data == NULL)
+            return eb_diag_fail(diag, EB_ERR_NOMEM,
+                                "failed to load model %s: out of memory folding node %d (%s)",
+                                g->what, n->onnx_index, n->name);
+        v->owned_data = 1;
+        v->is_const = 1;
+    }
+    n->op->exec(g, n);
+    n->alive = 0;
+    return EB_OK;
+}
+
+enum eb_status eb_graph_run_passes(struct eb_graph *g, uint32_t passes, struct eb_diag *diag)
+{
+    enum eb_status st;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        struct eb_ir_node *n = &g->nodes[i];
+        struct eb_op_ctx ctx = {.g = g, .n = n, .src = n->src, .diag = diag};
+        st = n->op->infer_shape(&ctx);
+        if (st != EB_OK)
+            return st;
+        if ((passes & EB_ENGINE_PASS_CONST_FOLD) && foldable(g, n)) {
+            st = fold(g, n, diag);
+            if (st != EB_OK)
+                return st;
+        }
+    }
+    /* Dead-node elimination: a node lives when something needed reads one of its outputs. */
+    unsigned char *needed = eb_ir_arena_alloc(&g->arena, g->n_values + 1);
+    if (needed == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", g->what);
+    for (size_t i = 0; i < g->n_outputs; i++)
+        needed[g->outputs[i]] = 1;
+    for (size_t k = g->n_nodes; k-- > 0;) {
+        struct eb_ir_node *n = &g->nodes[k];
+        if (!n->alive)
+            continue;
+        int live = !(passes & EB_ENGINE_PASS_DCE);
+        for (int i = 0; i < n->n_out && !live; i++)
+            live = needed[n->out[i]];
+        if (!live) {
+            n->alive = 0;
+            continue;
+        }
+        for (int i = 0; i < n->n_in; i++)
+            if (n->in[i] >= 0)
+                needed[n->in[i]] = 1;
+    }
+    for (size_t k = 0; k < g->n_values; k++)
+        g->values[k].n_uses = 0;
+    for (size_t k = 0; k < g->n_nodes; k++) {
+        const struct eb_ir_node *n = &g->nodes[k];
+        if (!n->alive)
+            continue;
+        for (int i = 0; i < n->n_in; i++)
+            if (n->in[i] >= 0)
+                g->values[n->in[i]].n_uses++;
+    }
+    for (size_t k = 0; k < g->n_values; k++) {
+        struct eb_ir_value *v = &g->values[k];
+        if (v->is_const && v->owned_data && v->n_uses == 0 && !v->is_output) {
+            g->alloc.free(g->alloc.ctx, v->data);
+            v->data = NULL;
+            v->owned_data = 0;
+        }
+    }
+    return EB_OK;
+}

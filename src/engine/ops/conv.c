@@ -1,0 +1,223 @@
+/*
+ * Conv (float32, 2-D, groups/strides/pads/dilations/bias, auto_pad) and ConvInteger (uint8
+ * activations, int8/uint8 weights, per-tensor or per-output-channel weight zero points).
+ */
+#include <string.h>
+
+#include "engine/cpu/ref/ref.h"
+#include "engine/ops/op.h"
+
+struct conv_params {
+    int64_t kernel[2], strides[2], dilations[2], pads[4];
+    int64_t group;
+    const char *auto_pad;
+    int have_kernel;
+};
+
+static enum eb_status check_conv(struct eb_op_ctx *ctx)
+{
+    struct conv_params *p = eb_ir_arena_alloc(&ctx->g->arena, sizeof(*p));
+    int64_t v[8];
+    size_t n;
+    enum eb_status st;
+    if (p == NULL)
+        return eb_op_fail(ctx, EB_ERR_NOMEM, "out of memory");
+    p->strides[0] = p->strides[1] = p->dilations[0] = p->dilations[1] = 1;
+    if ((st = eb_op_attr_ints(ctx, "kernel_shape", v, 8, &n)) != EB_OK)
+        return st;
+    if (n != 0 && n != 2)
+        return eb_op_unsupported(ctx, "a %zu-D kernel", n);
+    p->have_kernel = n == 2;
+    memcpy(p->kernel, v, n * sizeof(int64_t));
+    if ((st = eb_op_attr_ints(ctx, "strides", v, 8, &n)) != EB_OK)
+        return st;
+    if (n == 2)
+        memcpy(p->strides, v, sizeof(p->strides));
+    else if (n != 0)
+        return eb_op_unsupported(ctx, "%zu strides", n);
+    if ((st = eb_op_attr_ints(ctx, "dilations", v, 8, &n)) != EB_OK)
+        return st;
+    if (n == 2)
+        memcpy(p->dilations, v, sizeof(p->dilations));
+    else if (n != 0)
+        return eb_op_unsupported(ctx, "%zu dilations", n);
+    if ((st = eb_op_attr_ints(ctx, "pads", v, 8, &n)) != EB_OK)
+        return st;
+    if (n == 4)
+        memcpy(p->pads, v, sizeof(p->pads));
+    else if (n != 0)
+        return eb_op_unsupported(ctx, "%zu pads", n);
+    for (int i = 0; i < 4; i++)
+        if (p->pads[i] < 0 || p->pads[i] > 1 << 16)
+            return eb_op_unsupported(ctx, "pad %lld", (long long)p->pads[i]);
+    for (int i = 0; i < 2; i++)
+        if (p->strides[i] < 1 || p->dilations[i] < 1 || p->strides[i] > 1 << 16 ||
+            p->dilations[i] > 1 << 16)
+            return eb_op_fail(ctx, EB_ERR_FORMAT, "stride %lld / dilation %lld",
+                              (long long)p->strides[i], (long long)p->dilations[i]);
+    p->group = eb_op_attr_int(ctx, "group", 1);
+    p->auto_pad = eb_op_attr_str(ctx, "auto_pad", "NOTSET");
+    if (strcmp(p->auto_pad, "NOTSET") != 0 && strcmp(p->auto_pad, "VALID") != 0 &&
+        strcmp(p->auto_pad, "SAME_UPPER") != 0 && strcmp(p->auto_pad, "SAME_LOWER") != 0)
+        return eb_op_unsupported(ctx, "auto_pad '%s'", p->auto_pad);
+    ctx->n->params = p;
+    return EB_OK;
+}
+
+/* Fills the geometry from x [N,C,H,W] and w [OC,C/g,KH,KW]; pads resolved for auto_pad. */
+static enum eb_status geometry(struct eb_op_ctx *ctx, const struct eb_ir_value *x,
+                               const struct eb_ir_value *w, struct eb_conv2d_desc *d)
+{
+    struct conv_params *p = ctx->n->params;
+    if (x->rank != 4 || w->rank != 4)
+        return eb_op_unsupported(ctx, "a %d-D input (only 2-D convolutions)", x->rank - 2);
+    if (p->group < 1 || x->shape[1] % p->group != 0 || w->shape[0] % p->group != 0 ||
+        w->shape[1] * p->group != x->shape[1])
+        return eb_op_fail(ctx, EB_ERR_FORMAT, "group %lld does not match channels %lld/%lld",
+                          (long long)p->group, (long long)x->shape[1], (long long)w->shape[0]);
+    if (p->have_kernel && (p->kernel[0] != w->shape[2] || p->kernel[1] != w->shape[3]))
+        return eb_op_fail(ctx, EB_ERR_FORMAT, "kernel_shape does not match the weights");
+    d->n = x->shape[0];
+    d->ic = x->shape[1];
+    d->ih = x->shape[2];
+    d->iw = x->shape[3];
+    d->oc = w->shape[0];
+    d->kh = w->shape[2];
+    d->kw = w->shape[3];
+    d->groups = p->group;
+    d->stride_h = p->strides[0];
+    d->stride_w = p->strides[1];
+    d->dil_h = p->dilations[0];
+    d->dil_w = p->dilations[1];
+    int64_t pads[4];
+    memcpy(pads, p->pads, sizeof(pads));
+    if (strcmp(p->auto_pad, "VALID") == 0) {
+        memset(pads, 0, sizeof(pads));
+    } else if (strncmp(p->auto_pad, "SAME", 4) == 0) {
+        int64_t in[2] = {d->ih, d->iw}, k[2] = {d->kh, d->kw}, s[2] = {d->stride_h, d->stride_w};
+        int64_t dl[2] = {d->dil_h, d->dil_w};
+        for (int i = 0; i < 2; i++) {
+            int64_t out = (in[i] + s[i] - 1) / s[i];
+            int64_t total = (out - 1) * s[i] + (k[i] - 1) * dl[i] + 1 - in[i];
+            total = total < 0 ? 0 : total;
+            int upper = strcmp(p->auto_pad, "SAME_UPPER") == 0;
+            pads[i] = upper ? total / 2 : total - total / 2;
+            pads[i + 2] = total - pads[i];
+        }
+    }
+    d->pad_t = pads[0];
+    d->pad_l = pads[1];
+    int64_t eh = d->ih + pads[0] + pads[2] - (d->kh - 1) * d->dil_h - 1;
+    int64_t ew = d->iw + pads[1] + pads[3] - (d->kw - 1) * d->dil_w - 1;
+    if (eh < 0 || ew < 0)
+        return eb_op_fail(ctx, EB_ERR_FORMAT, "the kernel is larger than the padded input");
+    d->oh = eh / d->stride_h + 1;
+    d->ow = ew / d->stride_w + 1;
+    return EB_OK;
+}
+
+static enum eb_status infer_conv(struct eb_op_ctx *ctx)
+{
+    const struct eb_ir_value *x = eb_op_in(ctx->g, ctx->n, 0), *w = eb_op_in(ctx->g, ctx->n, 1);
+    const struct eb_ir_value *b = eb_op_in(ctx->g, ctx->n, 2);
+    struct eb_conv2d_desc d;
+    enum eb_status st;
+    if ((st = eb_op_want_dtype(ctx, 0, EB_DTYPE_F32)) != EB_OK ||
+        (st = eb_op_want_dtype(ctx, 1, EB_DTYPE_F32)) != EB_OK ||
+        (b != NULL && (st = eb_op_want_dtype(ctx, 2, EB_DTYPE_F32)) != EB_OK))
+        return st;
+    if ((st = geometry(ctx, x, w, &d)) != EB_OK)
+        return st;
+    if (b != NULL && (b->rank != 1 || b->shape[0] != d.oc))
+        return eb_op_fail(ctx, EB_ERR_FORMAT, "bias does not have %lld entries", (long long)d.oc);
+    int64_t shape[4] = {d.n, d.oc, d.oh, d.ow};
+    return eb_op_set_out(ctx, 0, EB_DTYPE_F32, 4, shape);
+}
+
+/* The geometry again at run time: cheap, and keeps params free of derived state. */
+static void run_geometry(const struct eb_graph *g, const struct eb_ir_node *n,
+                         struct eb_conv2d_desc *d)
+{
+    struct eb_op_ctx ctx = {.g = (struct eb_graph *)g, .n = (struct eb_ir_node *)n};
+    enum eb_status st = geometry(&ctx, eb_op_in(g, n, 0), eb_op_in(g, n, 1), d);
+    EB_ASSERT(st == EB_OK); /* validated by infer_shape */
+}
+
+static void exec_conv(const struct eb_graph *g, const struct eb_ir_node *n)
+{
+    struct eb_conv2d_desc d;
+    const struct eb_ir_value *b = eb_op_in(g, n, 2);
+    run_geometry(g, n, &d);
+    eb_cpu_conv2d_f32__ref(&d, eb_op_in(g, n, 0)->data, eb_op_in(g, n, 1)->data,
+                           b != NULL ? b->data : NULL, eb_op_out(g, n, 0)->data);
+}
+
+const struct eb_op_def eb_op_conv = {
+    .onnx_name = "Conv",
+    .since_opset = 1,
+    .min_inputs = 2,
+    .max_inputs = 3,
+    .min_outputs = 1,
+    .max_outputs = 1,
+    .check = check_conv,
+    .infer_shape = infer_conv,
+    .exec = exec_conv,
+};
+
+static enum eb_status infer_conv_integer(struct eb_op_ctx *ctx)
+{
+    const struct eb_ir_value *x = eb_op_in(ctx->g, ctx->n, 0), *w = eb_op_in(ctx->g, ctx->n, 1);
+    const struct eb_ir_value *xz = eb_op_in(ctx->g, ctx->n, 2), *wz = eb_op_in(ctx->g, ctx->n, 3);
+    struct eb_conv2d_desc d;
+    enum eb_status st;
+    if ((st = eb_op_want_dtype(ctx, 0, EB_DTYPE_U8)) != EB_OK)
+        return st;
+    if (w->dtype != EB_DTYPE_I8 && w->dtype != EB_DTYPE_U8)
+        return eb_op_unsupported(ctx, "weights of type %s", eb_dtype_name(w->dtype));
+    if (xz != NULL && (xz->dtype != EB_DTYPE_U8 || xz->numel != 1))
+        return eb_op_unsupported(ctx, "an x_zero_point that is not one uint8");
+    if ((st = geometry(ctx, x, w, &d)) != EB_OK)
+        return st;
+    if (wz != NULL && (wz->dtype != w->dtype || (wz->numel != 1 && wz->numel != d.oc) ||
+                       wz->numel > 1024 || !wz->is_const))
+        return eb_op_unsupported(ctx, "this w_zero_point (type %s, %lld entries, constant %d)",
+                                 eb_dtype_name(wz->dtype), (long long)wz->numel, wz->is_const);
+    int64_t shape[4] = {d.n, d.oc, d.oh, d.ow};
+    return eb_op_set_out(ctx, 0, EB_DTYPE_I32, 4, shape);
+}
+
+static void exec_conv_integer(const struct eb_graph *g, const struct eb_ir_node *n)
+{
+    struct eb_conv2d_desc d;
+    const struct eb_ir_value *w = eb_op_in(g, n, 1);
+    const struct eb_ir_value *xz = eb_op_in(g, n, 2), *wz = eb_op_in(g, n, 3);
+    int32_t zp[1] = {0};
+    const int32_t *wzp = zp;
+    size_t n_wzp = 1;
+    /* Per-channel zero points are widened into the params' scratch when constant; one value
+     * (the common case) goes through the stack. */
+    int32_t wz_buf[1024];
+    run_geometry(g, n, &d);
+    if (wz != NULL) {
+        n_wzp = (size_t)wz->numel <= EB_ARRAY_LEN(wz_buf) ? (size_t)wz->numel : 1;
+        for (size_t i = 0; i < n_wzp; i++)
+            wz_buf[i] = w->dtype == EB_DTYPE_I8 ? ((const int8_t *)wz->data)[i]
+                                                : ((const uint8_t *)wz->data)[i];
+        wzp = wz_buf;
+    }
+    eb_cpu_conv2d_u8_i32__ref(&d, eb_op_in(g, n, 0)->data,
+                              xz != NULL ? *(const uint8_t *)xz->data : 0, w->data,
+                              w->dtype == EB_DTYPE_I8, wzp, n_wzp, eb_op_out(g, n, 0)->data);
+}
+
+const struct eb_op_def eb_op_conv_integer = {
+    .onnx_name = "ConvInteger",
+    .since_opset = 10,
+    .min_inputs = 2,
+    .max_inputs = 4,
+    .min_outputs = 1,
+    .max_outputs = 1,
+    .check = check_conv,
+    .infer_shape = infer_conv_integer,
+    .exec = exec_conv_integer,
+};

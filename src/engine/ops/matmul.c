@@ -1,0 +1,75 @@
+/* MatMul (float32; batched with numpy broadcasting of the batch dims; rank ≥ 2 operands). */
+#include "engine/cpu/ref/ref.h"
+#include "engine/ops/op.h"
+
+static enum eb_status check_none(struct eb_op_ctx *ctx)
+{
+    (void)ctx;
+    return EB_OK;
+}
+
+static enum eb_status infer_matmul(struct eb_op_ctx *ctx)
+{
+    const struct eb_ir_value *a = eb_op_in(ctx->g, ctx->n, 0), *b = eb_op_in(ctx->g, ctx->n, 1);
+    enum eb_status st;
+    if ((st = eb_op_want_dtype(ctx, 0, EB_DTYPE_F32)) != EB_OK ||
+        (st = eb_op_want_dtype(ctx, 1, EB_DTYPE_F32)) != EB_OK)
+        return st;
+    if (a->rank < 2 || b->rank < 2)
+        return eb_op_unsupported(ctx, "a rank-1 operand");
+    if (a->shape[a->rank - 1] != b->shape[b->rank - 2])
+        return eb_op_fail(ctx, EB_ERR_FORMAT, "inner dimensions %lld and %lld differ",
+                          (long long)a->shape[a->rank - 1], (long long)b->shape[b->rank - 2]);
+    struct eb_ir_value ab = *a, bb = *b;
+    ab.rank -= 2;
+    bb.rank -= 2;
+    int64_t shape[EB_MAX_RANK];
+    int rank;
+    if ((st = eb_op_broadcast(ctx, &ab, &bb, &rank, shape)) != EB_OK)
+        return st;
+    shape[rank] = a->shape[a->rank - 2];
+    shape[rank + 1] = b->shape[b->rank - 1];
+    return eb_op_set_out(ctx, 0, EB_DTYPE_F32, rank + 2, shape);
+}
+
+static void exec_matmul(const struct eb_graph *g, const struct eb_ir_node *n)
+{
+    const struct eb_ir_value *a = eb_op_in(g, n, 0), *b = eb_op_in(g, n, 1);
+    const struct eb_ir_value *y = eb_op_out(g, n, 0);
+    const int br = y->rank - 2;
+    const int64_t m = y->shape[br], k = a->shape[a->rank - 1], nn = y->shape[br + 1];
+    int64_t batch = 1;
+    for (int d = 0; d < br; d++)
+        batch *= y->shape[d];
+    for (int64_t i = 0; i < batch; i++) {
+        /* Operand matrix index for output matrix i, broadcasting size-1 batch dims. */
+        int64_t ai = 0, bi = 0, sa = 1, sb = 1, rem = i;
+        for (int d = br - 1; d >= 0; d--) {
+            const int64_t idx = rem % y->shape[d];
+            rem /= y->shape[d];
+            const int da = d - (br - (a->rank - 2)), db = d - (br - (b->rank - 2));
+            if (da >= 0) {
+                ai += (a->shape[da] == 1 ? 0 : idx) * sa;
+                sa *= a->shape[da];
+            }
+            if (db >= 0) {
+                bi += (b->shape[db] == 1 ? 0 : idx) * sb;
+                sb *= b->shape[db];
+            }
+        }
+        eb_cpu_matmul_f32__ref(m, k, nn, (const float *)a->data + ai * m * k,
+                               (const float *)b->data + bi * k * nn, (float *)y->data + i * m * nn);
+    }
+}
+
+const struct eb_op_def eb_op_matmul = {
+    .onnx_name = "MatMul",
+    .since_opset = 1,
+    .min_inputs = 2,
+    .max_inputs = 2,
+    .min_outputs = 1,
+    .max_outputs = 1,
+    .check = check_none,
+    .infer_shape = infer_matmul,
+    .exec = exec_matmul,
+};

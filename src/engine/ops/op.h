@@ -1,0 +1,89 @@
+/*
+ * Operator definitions: one `const struct eb_op_def eb_op_<name>` per ONNX op, listed in ops.def
+ * and found by eb_op_find. An op parses and validates its attributes (check), computes output
+ * dtypes and shapes (infer_shape; constant inputs have their data) and runs its scalar reference
+ * kernel (exec). Anything an op does not support is reported by check/infer_shape at load time
+ * through eb_op_unsupported, naming model, node, op and opset; exec cannot fail.
+ *
+ * Adding an op: docs/adding-an-op.md.
+ */
+#ifndef EB_ENGINE_OPS_OP_H
+#define EB_ENGINE_OPS_OP_H
+
+#include "engine/ir/graph.h"
+
+/** What check and infer_shape see. */
+struct eb_op_ctx {
+    struct eb_graph *g;
+    struct eb_ir_node *n;
+    const struct eb_onnx_node *src; /* the ONNX node (attributes) */
+    struct eb_diag *diag;
+};
+
+struct eb_op_def {
+    const char *onnx_name; /* op_type in the default domain */
+    int since_opset;       /* oldest opset whose semantics the op implements */
+    int min_inputs, max_inputs, min_outputs, max_outputs;
+    /** Optional; 1 when outputs depend on input shapes only (Shape): always folded at load. */
+    int shape_only;
+    /** Required. Parses attributes into n->params (arena); rejects unsupported values. */
+    enum eb_status (*check)(struct eb_op_ctx *ctx);
+    /** Required. Sets dtype and shape of every output; rejects unsupported dtypes. */
+    enum eb_status (*infer_shape)(struct eb_op_ctx *ctx);
+    /** Required. Runs the node on values' `data` (inputs read, outputs written). */
+    void (*exec)(const struct eb_graph *g, const struct eb_ir_node *n);
+};
+
+#define EB_OP(name, sym) extern const struct eb_op_def eb_op_##sym;
+#include "engine/ops/ops.def"
+#undef EB_OP
+
+/** The definition of `op_type` (default domain), NULL when the engine has none. */
+const struct eb_op_def *eb_op_find(const char *op_type);
+
+/**
+ * Records "model X node N (name): op T (opset V): <msg>" with status `st` and returns it.
+ */
+enum eb_status eb_op_fail(const struct eb_op_ctx *ctx, enum eb_status st, const char *fmt, ...)
+    EB_PRINTF(3, 4);
+/** eb_op_fail(EB_ERR_UNSUPPORTED, "<msg> is not supported by the native engine; use --backend ort"). */
+enum eb_status eb_op_unsupported(const struct eb_op_ctx *ctx, const char *fmt, ...) EB_PRINTF(2, 3);
+
+/* Attribute helpers (ctx->src). */
+int64_t eb_op_attr_int(const struct eb_op_ctx *ctx, const char *name, int64_t def);
+float eb_op_attr_float(const struct eb_op_ctx *ctx, const char *name, float def);
+/** String attribute or `def`. */
+const char *eb_op_attr_str(const struct eb_op_ctx *ctx, const char *name, const char *def);
+/**
+ * INTS attribute copied into out[0..max); *n_out = count (0 when absent). EB_ERR_UNSUPPORTED
+ * when it has more than `max` entries or the wrong type.
+ */
+EB_NODISCARD enum eb_status eb_op_attr_ints(const struct eb_op_ctx *ctx, const char *name,
+                                            int64_t *out, size_t max, size_t *n_out);
+
+/** Input/output value `i` of a node; NULL for an omitted input. */
+struct eb_ir_value *eb_op_in(const struct eb_graph *g, const struct eb_ir_node *n, int i);
+struct eb_ir_value *eb_op_out(const struct eb_graph *g, const struct eb_ir_node *n, int i);
+
+/**
+ * Reads a constant integer input (int64/int32) into out[0..max); *n_out = count.
+ * EB_ERR_UNSUPPORTED (via eb_op_unsupported) when the input is not constant.
+ */
+EB_NODISCARD enum eb_status eb_op_const_ints(const struct eb_op_ctx *ctx, int i, int64_t *out,
+                                             size_t max, size_t *n_out);
+/** Sets output `i` (dtype + shape) through eb_ir_value_set. */
+EB_NODISCARD enum eb_status eb_op_set_out(const struct eb_op_ctx *ctx, int i, enum eb_dtype dt,
+                                          int rank, const int64_t *shape);
+/** Normalises a possibly negative axis into [0, rank); EB_ERR_FORMAT when out of range. */
+EB_NODISCARD enum eb_status eb_op_axis(const struct eb_op_ctx *ctx, int64_t axis, int rank,
+                                       int *axis_out);
+/** Rejects an input whose dtype is not `dt`. */
+EB_NODISCARD enum eb_status eb_op_want_dtype(const struct eb_op_ctx *ctx, int i, enum eb_dtype dt);
+
+/** numpy broadcast of two shapes; EB_ERR_FORMAT when incompatible. */
+EB_NODISCARD enum eb_status eb_op_broadcast(const struct eb_op_ctx *ctx,
+                                            const struct eb_ir_value *a,
+                                            const struct eb_ir_value *b, int *rank_out,
+                                            int64_t *shape_out);
+
+#endif

@@ -1,0 +1,127 @@
+/*
+ * Resize, nearest mode only (float32): scales or sizes from constant inputs; coordinate modes
+ * asymmetric, half_pixel, pytorch_half_pixel, align_corners; nearest modes floor, ceil,
+ * round_prefer_floor, round_prefer_ceil. Everything else is a load-time error.
+ */
+#include <string.h>
+
+#include "engine/cpu/ref/ref.h"
+#include "engine/ops/op.h"
+
+struct resize_params {
+    enum eb_resize_coord coord;
+    enum eb_resize_round rnd;
+    float scales[EB_MAX_RANK];
+};
+
+static enum eb_status check_resize(struct eb_op_ctx *ctx)
+{
+    struct resize_params *p = eb_ir_arena_alloc(&ctx->g->arena, sizeof(*p));
+    if (p == NULL)
+        return eb_op_fail(ctx, EB_ERR_NOMEM, "out of memory");
+    const char *mode = eb_op_attr_str(ctx, "mode", "nearest");
+    const char *coord = eb_op_attr_str(ctx, "coordinate_transformation_mode", "half_pixel");
+    const char *nm = eb_op_attr_str(ctx, "nearest_mode", "round_prefer_floor");
+    if (strcmp(mode, "nearest") != 0)
+        return eb_op_unsupported(ctx, "mode '%s'", mode);
+    if (ctx->g->opset < 11)
+        coord = "asymmetric"; /* opset 10 has no coordinate modes */
+    if (strcmp(coord, "asymmetric") == 0)
+        p->coord = EB_RESIZE_ASYMMETRIC;
+    else if (strcmp(coord, "half_pixel") == 0)
+        p->coord = EB_RESIZE_HALF_PIXEL;
+    else if (strcmp(coord, "pytorch_half_pixel") == 0)
+        p->coord = EB_RESIZE_PYTORCH_HALF_PIXEL;
+    else if (strcmp(coord, "align_corners") == 0)
+        p->coord = EB_RESIZE_ALIGN_CORNERS;
+    else
+        return eb_op_unsupported(ctx, "coordinate_transformation_mode '%s'", coord);
+    if (ctx->g->opset < 11)
+        nm = "floor";
+    if (strcmp(nm, "round_prefer_floor") == 0)
+        p->rnd = EB_RESIZE_ROUND_PREFER_FLOOR;
+    else if (strcmp(nm, "round_prefer_ceil") == 0)
+        p->rnd = EB_RESIZE_ROUND_PREFER_CEIL;
+    else if (strcmp(nm, "floor") == 0)
+        p->rnd = EB_RESIZE_FLOOR;
+    else if (strcmp(nm, "ceil") == 0)
+        p->rnd = EB_RESIZE_CEIL;
+    else
+        return eb_op_unsupported(ctx, "nearest_mode '%s'", nm);
+    if (eb_op_attr_int(ctx, "antialias", 0) != 0)
+        return eb_op_unsupported(ctx, "antialias");
+    if (eb_onnx_node_attr(ctx->src, "axes") != NULL)
+        return eb_op_unsupported(ctx, "attribute 'axes'");
+    const char *kar = eb_op_attr_str(ctx, "keep_aspect_ratio_policy", "stretch");
+    if (strcmp(kar, "stretch") != 0)
+        return eb_op_unsupported(ctx, "keep_aspect_ratio_policy '%s'", kar);
+    ctx->n->params = p;
+    return EB_OK;
+}
+
+static enum eb_status infer_resize(struct eb_op_ctx *ctx)
+{
+    struct resize_params *p = ctx->n->params;
+    const struct eb_ir_value *x = eb_op_in(ctx->g, ctx->n, 0);
+    const int scales_at = ctx->g->opset < 11 ? 1 : 2;
+    const struct eb_ir_value *sc = eb_op_in(ctx->g, ctx->n, scales_at);
+    const struct eb_ir_value *sz = ctx->g->opset < 11 ? NULL : eb_op_in(ctx->g, ctx->n, 3);
+    int64_t shape[EB_MAX_RANK];
+    enum eb_status st = eb_op_want_dtype(ctx, 0, EB_DTYPE_F32);
+    if (st != EB_OK)
+        return st;
+    if (x->rank < 1)
+        return eb_op_fail(ctx, EB_ERR_FORMAT, "a scalar input");
+    if (sc != NULL && sc->numel > 0) {
+        if (!sc->is_const || sc->dtype != EB_DTYPE_F32)
+            return eb_op_unsupported(ctx, "non-constant or non-float32 scales");
+        if (sc->numel != x->rank)
+            return eb_op_fail(ctx, EB_ERR_FORMAT, "%lld scales for rank %d", (long long)sc->numel,
+                              x->rank);
+        for (int d = 0; d < x->rank; d++) {
+            float s = ((const float *)sc->data)[d];
+            if (!(s > 0.0f) || s > 65536.0f)
+                return eb_op_fail(ctx, EB_ERR_FORMAT, "scale %g", (double)s);
+            p->scales[d] = s;
+            shape[d] = (int64_t)((double)x->shape[d] * (double)s);
+        }
+    } else if (sz != NULL) {
+        int64_t sizes[EB_MAX_RANK];
+        size_t n;
+        if ((st = eb_op_const_ints(ctx, 3, sizes, EB_MAX_RANK, &n)) != EB_OK)
+            return st;
+        if ((int)n != x->rank)
+            return eb_op_fail(ctx, EB_ERR_FORMAT, "%zu sizes for rank %d", n, x->rank);
+        for (int d = 0; d < x->rank; d++) {
+            if (sizes[d] < 0 || (x->shape[d] == 0 && sizes[d] != 0))
+                return eb_op_fail(ctx, EB_ERR_FORMAT, "size %lld", (long long)sizes[d]);
+            shape[d] = sizes[d];
+            p->scales[d] = x->shape[d] > 0 ? (float)sizes[d] / (float)x->shape[d] : 1.0f;
+        }
+    } else {
+        return eb_op_fail(ctx, EB_ERR_FORMAT, "neither scales nor sizes is given");
+    }
+    return eb_op_set_out(ctx, 0, EB_DTYPE_F32, x->rank, shape);
+}
+
+static void exec_resize(const struct eb_graph *g, const struct eb_ir_node *n)
+{
+    const struct resize_params *p = n->params;
+    const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
+    if (y->numel == 0 || x->numel == 0)
+        return;
+    eb_cpu_resize_nearest_f32__ref(x->rank, x->shape, x->data, y->shape, p->scales, p->coord,
+                                   p->rnd, y->data);
+}
+
+const struct eb_op_def eb_op_resize = {
+    .onnx_name = "Resize",
+    .since_opset = 10,
+    .min_inputs = 1,
+    .max_inputs = 4,
+    .min_outputs = 1,
+    .max_outputs = 1,
+    .check = check_resize,
+    .infer_shape = infer_resize,
+    .exec = exec_resize,
+};

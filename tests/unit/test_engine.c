@@ -1,0 +1,451 @@
+/*
+ * The native engine: outputs against ONNX Runtime (synthesized yolov8n/yolo11n, the shared int8
+ * models), the memory cap and plan, load-time errors for unsupported ops, hostile bytes, and a
+ * run that allocates nothing.
+ *
+ * Tolerances. Float graphs: max abs ≤ 1e-3 over all of output0 (observed ≤ 1.6e-4, the largest
+ * on box coordinates in pixels), and additionally scores (rows 4..) ≤ 1e-3 absolute and boxes
+ * (rows 0..3) ≤ 1e-3 relative to max(1, |ref|).
+ * int8 graphs: one rounding step of a quantized activation moves a value by a whole scale step,
+ * and float differences of a few ulps flip some roundings, which then propagate; a flipped
+ * DFL bin moves a box edge by pixels. So int8 compares class scores by max abs and the whole
+ * output by mean abs, and prints the max:
+ *   - *_int8_dynamic (ConvInteger in exact integer arithmetic on both sides): scores ≤ 0.02,
+ *     mean ≤ 0.05 (observed 0.0056 / 0.028);
+ *   - *_int8_qdq: ONNX Runtime fuses Q/DQ into int8 kernels with its own requantization
+ *     rounding, while the native engine runs the graph as written (fake-quant in float), so the
+ *     bound is looser: scores ≤ 0.1, mean ≤ 0.3 (observed 0.045 / 0.14).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "eb/backend.h"
+#include "eb/engine.h"
+#include "eb_test.h"
+#include "engine/ir/graph.h"
+#include "engine/onnx/onnx_wire.h"
+#include "model/model.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint8_t *synth(enum eb_synth_arch arch, int imgsz, size_t *len)
+{
+    struct eb_synth_options o = {.arch = arch, .scale = 'n', .imgsz = imgsz, .num_classes = 80};
+    uint8_t *bytes = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_model_synth(&o, &bytes, len, &d));
+    return bytes;
+}
+
+static float *random_image(int imgsz)
+{
+    size_t n = 3 * (size_t)imgsz * (size_t)imgsz;
+    float *x = malloc(n * sizeof(float));
+    uint32_t s = 12345u;
+    ASSERT_TRUE(x != NULL);
+    for (size_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        x[i] = (float)(s >> 8) / 16777216.0f;
+    }
+    return x;
+}
+
+static struct eb_backend *ort_open(void)
+{
+    const struct eb_backend_ops *ops = eb_backend_find("ort");
+    struct eb_backend_config cfg = {.device = EB_DEVICE_CPU, .threads = 1, .gpu_mem_limit_gb = 8.0};
+    struct eb_backend_probe probe;
+    struct eb_backend *be = NULL;
+    struct eb_diag d = {0};
+    if (ops == NULL || ops->probe(&cfg, &probe, &d) != EB_OK || !probe.available)
+        EB_SKIP("ONNX Runtime not available (%s); run scripts/setup.sh", d.msg);
+    if (eb_backend_create(ops, &cfg, &be, &d) != EB_OK)
+        EB_SKIP("ONNX Runtime backend cannot be created: %s", d.msg);
+    return be;
+}
+
+struct diff {
+    double max_abs, max_score, max_box_rel, mean_abs;
+};
+
+/* Runs `bytes` through native and ORT on the same input; returns the differences of output0. */
+static struct diff compare(const uint8_t *bytes, size_t len, const char *what, int imgsz)
+{
+    struct eb_backend *be = ort_open();
+    struct eb_diag d = {0};
+    struct eb_model_spec spec = {.path = what, .bytes = bytes, .n_bytes = len, .imgsz = imgsz};
+    struct eb_model_info info;
+    ASSERT_OK(eb_backend_load(be, &spec, &info, &d));
+
+    struct eb_engine_options opt;
+    eb_engine_options_default(&opt);
+    opt.imgsz = imgsz;
+    struct eb_engine *e = NULL;
+    double t0 = now_s();
+    ASSERT_OK(eb_engine_load(bytes, len, what, &opt, &e, &d));
+    double t1 = now_s();
+    struct eb_engine_io io;
+    eb_engine_io_info(e, &io);
+    ASSERT_EQ_INT(io.n_inputs, 1);
+    ASSERT_EQ_INT(io.inputs[0].shape[2], imgsz);
+
+    float *x = random_image(imgsz);
+    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 4, .data = x};
+    in.shape[0] = 1, in.shape[1] = 3, in.shape[2] = imgsz, in.shape[3] = imgsz;
+    struct eb_tensor out_n[EB_ENGINE_MAX_IO], out_o[EB_BACKEND_MAX_IO];
+    struct eb_infer_timing t;
+    double t2 = now_s();
+    ASSERT_OK(eb_engine_run(e, &in, 1, out_n, io.n_outputs, &d));
+    double t3 = now_s();
+    ASSERT_OK(eb_backend_infer(be, &in, 1, out_o, info.n_outputs, &t, &d));
+
+    ASSERT_EQ_INT(out_n[0].rank, out_o[0].rank);
+    for (int i = 0; i < out_n[0].rank; i++)
+        ASSERT_EQ_INT(out_n[0].shape[i], out_o[0].shape[i]);
+    const float *a = out_n[0].data, *b = out_o[0].data;
+    const int64_t rows = out_n[0].shape[1], cols = out_n[0].shape[2];
+    struct diff r = {0};
+    for (int64_t i = 0; i < rows * cols; i++) {
+        double dd = fabs((double)a[i] - (double)b[i]);
+        if (!(dd == dd))
+            EB_FAIL("NaN at %lld", (long long)i);
+        r.max_abs = dd > r.max_abs ? dd : r.max_abs;
+        r.mean_abs += dd;
+        if (i / cols < 4) {
+            double rel = dd / (fabs((double)b[i]) > 1.0 ? fabs((double)b[i]) : 1.0);
+            r.max_box_rel = rel > r.max_box_rel ? rel : r.max_box_rel;
+        } else {
+            r.max_score = dd > r.max_score ? dd : r.max_score;
+        }
+    }
+    r.mean_abs /= (double)(rows * cols);
+    struct eb_engine_mem mem;
+    eb_engine_mem_info(e, &mem);
+    printf("%s imgsz %d: load %.3f s, run %.3f s; max abs %.3g (scores %.3g, boxes rel %.3g), "
+           "mean abs %.3g; arena %.2f MiB, weights %.2f MiB, naive %.2f MiB\n",
+           what, imgsz, t1 - t0, t3 - t2, r.max_abs, r.max_score, r.max_box_rel, r.mean_abs,
+           (double)mem.arena_bytes / 1048576.0, (double)mem.weight_bytes / 1048576.0,
+           (double)mem.naive_bytes / 1048576.0);
+    free(x);
+    eb_engine_destroy(e);
+    eb_backend_destroy(be);
+    return r;
+}
+
+static void compare_synth(enum eb_synth_arch arch, int imgsz)
+{
+    size_t len;
+    uint8_t *bytes = synth(arch, imgsz, &len);
+    struct diff r = compare(bytes, len, arch == EB_SYNTH_YOLOV8 ? "yolov8n" : "yolo11n", imgsz);
+    ASSERT_TRUE(r.max_abs <= 1e-3); /* observed ≤ 1.6e-4, boxes included */
+    ASSERT_TRUE(r.max_score <= 1e-3);
+    ASSERT_TRUE(r.max_box_rel <= 1e-3);
+    free(bytes);
+}
+
+EB_TEST(ort_yolov8n_160)
+{
+    compare_synth(EB_SYNTH_YOLOV8, 160);
+}
+
+EB_TEST(ort_yolov8n_320)
+{
+    compare_synth(EB_SYNTH_YOLOV8, 320);
+}
+
+EB_TEST(ort_yolo11n_160)
+{
+    compare_synth(EB_SYNTH_YOLO11, 160);
+}
+
+EB_TEST(ort_yolo11n_320)
+{
+    compare_synth(EB_SYNTH_YOLO11, 320);
+}
+
+static void compare_shared(const char *name, int imgsz, double max_score, double max_mean)
+{
+    const char *dir = eb_test_shared_data();
+    char path[1024];
+    size_t len;
+    if (dir == NULL)
+        EB_SKIP("shared data folder absent");
+    snprintf(path, sizeof(path), "%s/models/%s", dir, name);
+    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
+    if (bytes == NULL)
+        EB_SKIP("%s is absent", path);
+    struct diff r = compare(bytes, len, name, imgsz);
+    /* int8: see the tolerance note at the top of the file. */
+    ASSERT_TRUE(r.max_score <= max_score);
+    ASSERT_TRUE(r.mean_abs <= max_mean);
+    free(bytes);
+}
+
+EB_TEST(ort_yolov8n_int8_qdq)
+{
+    compare_shared("yolov8n_int8_qdq.onnx", 640, 0.1, 0.3);
+}
+
+EB_TEST(ort_yolov8n_320_int8_dynamic)
+{
+    compare_shared("yolov8n_320_int8_dynamic.onnx", 320, 0.02, 0.05);
+}
+
+EB_TEST(ort_yolo11n_320_int8_dynamic)
+{
+    compare_shared("yolo11n_320_int8_dynamic.onnx", 320, 0.02, 0.05);
+}
+
+EB_TEST(mem_plan_below_naive_and_cap)
+{
+    size_t len;
+    uint8_t *bytes = synth(EB_SYNTH_YOLOV8, 640, &len);
+    struct eb_engine_options opt;
+    eb_engine_options_default(&opt);
+    opt.imgsz = 640;
+    struct eb_engine *e = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_engine_load(bytes, len, "yolov8n-640", &opt, &e, &d));
+    struct eb_engine_mem mem;
+    eb_engine_mem_info(e, &mem);
+    printf("yolov8n-640: arena %llu bytes (%.2f MiB), weights %llu, naive %llu (%.2f MiB)\n",
+           (unsigned long long)mem.arena_bytes, (double)mem.arena_bytes / 1048576.0,
+           (unsigned long long)mem.weight_bytes, (unsigned long long)mem.naive_bytes,
+           (double)mem.naive_bytes / 1048576.0);
+    ASSERT_TRUE(mem.arena_bytes < mem.naive_bytes);
+    ASSERT_TRUE(mem.arena_bytes * 4 < mem.naive_bytes);
+    ASSERT_TRUE(mem.weight_bytes >= 3000000u * 4u); /* 3.15 M parameters, float32 */
+    ASSERT_STREQ(eb_engine_meta(e, "stride"), "32");
+    ASSERT_TRUE(eb_engine_meta(e, "no such key") == NULL);
+    eb_engine_destroy(e);
+
+    /* Exactly the plan fits; one byte less fails with the documented message. */
+    opt.mem_cap_bytes = mem.arena_bytes + mem.weight_bytes;
+    ASSERT_OK(eb_engine_load(bytes, len, "yolov8n-640", &opt, &e, &d));
+    eb_engine_destroy(e);
+    e = NULL;
+    opt.mem_cap_bytes -= 1;
+    ASSERT_EQ_INT(eb_engine_load(bytes, len, "yolov8n-640", &opt, &e, &d), EB_ERR_LIMIT);
+    ASSERT_TRUE(e == NULL);
+    ASSERT_CONTAINS(d.msg, "needed");
+    ASSERT_CONTAINS(d.msg, "limit");
+    ASSERT_CONTAINS(d.msg, "yolov8n-640");
+    printf("%s\n", d.msg);
+    free(bytes);
+}
+
+/* ---- tiny hand-built models ------------------------------------------------------------------ */
+
+static void put_value_info(struct eb_pb_buf *g, uint32_t field, const char *name, int rank,
+                           const int64_t *dims)
+{
+    struct eb_pb_buf vi, tp, tt, sh;
+    eb_pb_buf_init(&vi);
+    eb_pb_buf_init(&tp);
+    eb_pb_buf_init(&tt);
+    eb_pb_buf_init(&sh);
+    for (int i = 0; i < rank; i++) {
+        struct eb_pb_buf dim;
+        eb_pb_buf_init(&dim);
+        eb_pb_put_varint(&dim, 1, dims[i]);
+        eb_pb_put_msg(&sh, 1, &dim);
+        eb_pb_buf_fini(&dim);
+    }
+    eb_pb_put_varint(&tt, 1, 1); /* float */
+    eb_pb_put_msg(&tt, 2, &sh);
+    eb_pb_put_msg(&tp, 1, &tt);
+    eb_pb_put_str(&vi, 1, name);
+    eb_pb_put_msg(&vi, 2, &tp);
+    eb_pb_put_msg(g, field, &vi);
+    eb_pb_buf_fini(&vi);
+    eb_pb_buf_fini(&tp);
+    eb_pb_buf_fini(&tt);
+    eb_pb_buf_fini(&sh);
+}
+
+/* x[1,4] → <op_type>(x) → y, with one optional string attribute; opset 17. */
+static uint8_t *tiny_model(const char *op_type, const char *attr, const char *value, size_t *len)
+{
+    struct eb_pb_buf m, g, n, a, os;
+    const int64_t dims[2] = {1, 4};
+    eb_pb_buf_init(&m);
+    eb_pb_buf_init(&g);
+    eb_pb_buf_init(&n);
+    eb_pb_buf_init(&a);
+    eb_pb_buf_init(&os);
+    eb_pb_put_str(&n, 1, "x");
+    eb_pb_put_str(&n, 2, "y");
+    eb_pb_put_str(&n, 3, "the_node");
+    eb_pb_put_str(&n, 4, op_type);
+    if (attr != NULL) {
+        eb_pb_put_str(&a, 1, attr);
+        eb_pb_put_bytes(&a, 4, value, strlen(value));
+        eb_pb_put_varint(&a, 20, 3); /* STRING */
+        eb_pb_put_msg(&n, 5, &a);
+    }
+    eb_pb_put_msg(&g, 1, &n);
+    eb_pb_put_str(&g, 2, "tiny");
+    put_value_info(&g, 11, "x", 2, dims);
+    put_value_info(&g, 12, "y", 2, dims);
+    eb_pb_put_varint(&os, 2, 17);
+    eb_pb_put_varint(&m, 1, 8);
+    eb_pb_put_msg(&m, 7, &g);
+    eb_pb_put_msg(&m, 8, &os);
+    ASSERT_TRUE(!eb_pb_buf_error(&m));
+    uint8_t *bytes = eb_pb_buf_take(&m, len);
+    eb_pb_buf_fini(&m);
+    eb_pb_buf_fini(&g);
+    eb_pb_buf_fini(&n);
+    eb_pb_buf_fini(&a);
+    eb_pb_buf_fini(&os);
+    return bytes;
+}
+
+EB_TEST(tiny_sigmoid_runs)
+{
+    size_t len;
+    uint8_t *bytes = tiny_model("Sigmoid", NULL, NULL, &len);
+    struct eb_engine *e = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_engine_load(bytes, len, "tiny", NULL, &e, &d));
+    float x[4] = {0.0f, 1.0f, -2.0f, 100.0f};
+    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 2, .shape = {1, 4}, .data = x}, out[1];
+    ASSERT_OK(eb_engine_run(e, &in, 1, out, 1, &d));
+    const float *y = out[0].data;
+    ASSERT_NEAR(y[0], 0.5, 1e-7);
+    ASSERT_NEAR(y[1], 1.0 / (1.0 + exp(-1.0)), 1e-6);
+    ASSERT_NEAR(y[2], 1.0 / (1.0 + exp(2.0)), 1e-6);
+    ASSERT_NEAR(y[3], 1.0, 1e-6);
+    /* A wrong input shape is a clean error. */
+    in.shape[1] = 5;
+    ASSERT_EQ_INT(eb_engine_run(e, &in, 1, out, 1, &d), EB_ERR_INVALID_ARG);
+    eb_engine_destroy(e);
+    free(bytes);
+}
+
+EB_TEST(unsupported_op_fails_at_load)
+{
+    size_t len;
+    uint8_t *bytes = tiny_model("Einsum", NULL, NULL, &len);
+    struct eb_engine *e = NULL;
+    struct eb_diag d = {0};
+    ASSERT_EQ_INT(eb_engine_load(bytes, len, "tiny.onnx", NULL, &e, &d), EB_ERR_UNSUPPORTED);
+    ASSERT_TRUE(e == NULL);
+    printf("%s\n", d.msg);
+    ASSERT_CONTAINS(d.msg, "tiny.onnx");
+    ASSERT_CONTAINS(d.msg, "node 0 (the_node)");
+    ASSERT_CONTAINS(d.msg, "Einsum");
+    ASSERT_CONTAINS(d.msg, "opset 17");
+    ASSERT_CONTAINS(d.msg, "--backend ort");
+    int ok = 1;
+    char why[256];
+    ASSERT_OK(eb_engine_supports(bytes, len, "test model", &ok, why, sizeof(why), &d));
+    ASSERT_EQ_INT(ok, 0);
+    ASSERT_CONTAINS(why, "Einsum");
+    free(bytes);
+}
+
+EB_TEST(unsupported_attribute_fails_at_load)
+{
+    size_t len;
+    uint8_t *bytes = tiny_model("Resize", "mode", "cubic", &len);
+    struct eb_engine *e = NULL;
+    struct eb_diag d = {0};
+    ASSERT_EQ_INT(eb_engine_load(bytes, len, "tiny.onnx", NULL, &e, &d), EB_ERR_UNSUPPORTED);
+    printf("%s\n", d.msg);
+    ASSERT_CONTAINS(d.msg, "node 0 (the_node): op Resize (opset 17): mode 'cubic' is not "
+                           "supported by the native engine; use --backend ort");
+    free(bytes);
+}
+
+EB_TEST(supports_synth_models)
+{
+    size_t len;
+    uint8_t *bytes = synth(EB_SYNTH_YOLO11, 320, &len);
+    int ok = 0;
+    char why[256] = "x";
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_engine_supports(bytes, len, "test model", &ok, why, sizeof(why), &d));
+    ASSERT_EQ_INT(ok, 1);
+    ASSERT_STREQ(why, "");
+    free(bytes);
+}
+
+EB_TEST(hostile_bytes_are_format_errors)
+{
+    size_t len;
+    uint8_t *model = synth(EB_SYNTH_YOLOV8, 160, &len);
+    struct eb_diag d = {0};
+    struct eb_engine *e = NULL;
+    uint32_t s = 99u;
+    uint8_t junk[4096];
+    for (int round = 0; round < 50; round++) {
+        for (size_t i = 0; i < sizeof(junk); i++) {
+            s = s * 1103515245u + 12345u;
+            junk[i] = (uint8_t)(s >> 16);
+        }
+        eb_diag_clear(&d);
+        enum eb_status st =
+            eb_engine_load(junk, sizeof(junk) - (size_t)round, "junk", NULL, &e, &d);
+        ASSERT_TRUE(st != EB_OK);
+        ASSERT_TRUE(e == NULL);
+    }
+    eb_diag_clear(&d);
+    ASSERT_EQ_INT(eb_engine_load(junk, sizeof(junk), "junk", NULL, &e, &d), EB_ERR_FORMAT);
+    /* Truncations at many points, and a few flipped bytes: never a crash, never a success. */
+    for (size_t cut = 1; cut < len; cut += len / 97 + 1) {
+        eb_diag_clear(&d);
+        enum eb_status st = eb_engine_load(model, cut, "cut", NULL, &e, &d);
+        ASSERT_TRUE(st != EB_OK);
+        ASSERT_TRUE(e == NULL);
+        if (cut < 64)
+            ASSERT_EQ_INT(st, EB_ERR_FORMAT);
+    }
+    ASSERT_EQ_INT(eb_engine_load(model, len / 2, "half", NULL, &e, &d), EB_ERR_FORMAT);
+    for (int k = 0; k < 40; k++) {
+        uint8_t *copy = malloc(len);
+        ASSERT_TRUE(copy != NULL);
+        memcpy(copy, model, len);
+        s = s * 1103515245u + 12345u;
+        copy[(s >> 8) % len] ^= (uint8_t)(1u << (k % 8));
+        eb_diag_clear(&d);
+        struct eb_engine_options opt;
+        eb_engine_options_default(&opt);
+        opt.imgsz = 64;
+        if (eb_engine_load(copy, len, "flipped", &opt, &e, &d) == EB_OK)
+            eb_engine_destroy(e); /* a flip inside weights is still a valid model */
+        e = NULL;
+        free(copy);
+    }
+    free(model);
+}
+
+EB_TEST(run_does_not_allocate)
+{
+    size_t len;
+    uint8_t *bytes = synth(EB_SYNTH_YOLO11, 64, &len);
+    struct eb_engine_options opt;
+    eb_engine_options_default(&opt);
+    opt.imgsz = 64;
+    struct eb_engine *e = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_engine_load(bytes, len, "yolo11n", &opt, &e, &d));
+    float *x = random_image(64);
+    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 4, .shape = {1, 3, 64, 64}, .data = x};
+    struct eb_tensor out[EB_ENGINE_MAX_IO];
+    uint64_t before = eb_engine__n_allocs(e);
+    ASSERT_TRUE(before > 0);
+    ASSERT_OK(eb_engine_run(e, &in, 1, out, EB_ENGINE_MAX_IO, &d));
+    ASSERT_OK(eb_engine_run(e, &in, 1, out, EB_ENGINE_MAX_IO, &d));
+    ASSERT_EQ_INT(eb_engine__n_allocs(e), before);
+    free(x);
+    eb_engine_destroy(e);
+    free(bytes);
+}
