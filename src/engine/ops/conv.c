@@ -7,10 +7,18 @@
 #include "engine/cpu/ref/ref.h"
 #include "engine/ops/op.h"
 
+/* auto_pad, decided at load: attribute strings live only as long as the ONNX import. */
+enum conv_auto_pad {
+    CONV_PAD_NOTSET = 0,
+    CONV_PAD_VALID,
+    CONV_PAD_SAME_UPPER,
+    CONV_PAD_SAME_LOWER
+};
+
 struct conv_params {
     int64_t kernel[2], strides[2], dilations[2], pads[4];
     int64_t group;
-    const char *auto_pad;
+    enum conv_auto_pad auto_pad;
     int have_kernel;
 };
 
@@ -56,10 +64,17 @@ static enum eb_status check_conv(struct eb_op_ctx *ctx)
             return eb_op_fail(ctx, EB_ERR_FORMAT, "stride %lld / dilation %lld",
                               (long long)p->strides[i], (long long)p->dilations[i]);
     p->group = eb_op_attr_int(ctx, "group", 1);
-    p->auto_pad = eb_op_attr_str(ctx, "auto_pad", "NOTSET");
-    if (strcmp(p->auto_pad, "NOTSET") != 0 && strcmp(p->auto_pad, "VALID") != 0 &&
-        strcmp(p->auto_pad, "SAME_UPPER") != 0 && strcmp(p->auto_pad, "SAME_LOWER") != 0)
-        return eb_op_unsupported(ctx, "auto_pad '%s'", p->auto_pad);
+    const char *auto_pad = eb_op_attr_str(ctx, "auto_pad", "NOTSET");
+    if (strcmp(auto_pad, "NOTSET") == 0)
+        p->auto_pad = CONV_PAD_NOTSET;
+    else if (strcmp(auto_pad, "VALID") == 0)
+        p->auto_pad = CONV_PAD_VALID;
+    else if (strcmp(auto_pad, "SAME_UPPER") == 0)
+        p->auto_pad = CONV_PAD_SAME_UPPER;
+    else if (strcmp(auto_pad, "SAME_LOWER") == 0)
+        p->auto_pad = CONV_PAD_SAME_LOWER;
+    else
+        return eb_op_unsupported(ctx, "auto_pad '%s'", auto_pad);
     ctx->n->params = p;
     return EB_OK;
 }
@@ -91,16 +106,16 @@ static enum eb_status geometry(struct eb_op_ctx *ctx, const struct eb_ir_value *
     d->dil_w = p->dilations[1];
     int64_t pads[4];
     memcpy(pads, p->pads, sizeof(pads));
-    if (strcmp(p->auto_pad, "VALID") == 0) {
+    if (p->auto_pad == CONV_PAD_VALID) {
         memset(pads, 0, sizeof(pads));
-    } else if (strncmp(p->auto_pad, "SAME", 4) == 0) {
+    } else if (p->auto_pad == CONV_PAD_SAME_UPPER || p->auto_pad == CONV_PAD_SAME_LOWER) {
         int64_t in[2] = {d->ih, d->iw}, k[2] = {d->kh, d->kw}, s[2] = {d->stride_h, d->stride_w};
         int64_t dl[2] = {d->dil_h, d->dil_w};
         for (int i = 0; i < 2; i++) {
             int64_t out = (in[i] + s[i] - 1) / s[i];
             int64_t total = (out - 1) * s[i] + (k[i] - 1) * dl[i] + 1 - in[i];
             total = total < 0 ? 0 : total;
-            int upper = strcmp(p->auto_pad, "SAME_UPPER") == 0;
+            int upper = p->auto_pad == CONV_PAD_SAME_UPPER;
             pads[i] = upper ? total / 2 : total - total / 2;
             pads[i + 2] = total - pads[i];
         }
