@@ -268,13 +268,14 @@ case_backend_native_plan_over_the_limit_fails_at_load() {
 
 case_backend_auto_explains_its_choice() {
   need_ort; need_shared
-  eb_run --backend auto --mode rgb --model0 "$DATA/models-fp32/yolov5lite_e_320_fp32.onnx" \
+  # nanodet feeds its weights as graph inputs (159 of them), which the native engine refuses.
+  eb_run --backend auto --mode rgb --model0 "$DATA/models-fp32/nanodet_m_416_fp32.onnx" \
     --source synthetic=320x240 --frames 1 --warmup 0 --output out --quiet 2>err.txt ||
     fail "auto run failed: $(cat err.txt)"
   local d; d=$(run_dir out)
   [ "$(jq_get "$d/report.json" slots/0/backend)" = ort ] || fail "auto should fall back to ort"
-  jq_get "$d/report.json" slots/0/backend_reason | grep -q "op Relu (opset 12) is not supported" ||
-    fail "the fallback reason does not name the op"
+  jq_get "$d/report.json" slots/0/backend_reason | grep -q "not supported by the native engine" ||
+    fail "the fallback reason does not say what native cannot do"
   rm -rf out
   eb_run --backend auto --mode rgb --model0 "$(mkmodel)" --source synthetic=64x64 --frames 1 \
     --warmup 0 --output out --quiet 2>err.txt || fail "auto run failed: $(cat err.txt)"

@@ -365,6 +365,63 @@ EB_TEST(unsupported_attribute_fails_at_load)
     free(bytes);
 }
 
+/* The common CNN activations on x[1,4] through a one-node model each (opset 17). */
+EB_TEST(tiny_activations_run)
+{
+    static const struct {
+        const char *op;
+        float want[4];
+    } cases[] = {
+        {"Relu", {0.0f, 1.0f, 0.0f, 100.0f}},
+        {"LeakyRelu", {0.0f, 1.0f, -0.02f, 100.0f}},
+        {"HardSigmoid", {0.5f, 0.7f, 0.1f, 1.0f}},
+        {"HardSwish", {0.0f, 1.0f * (1.0f / 6.0f + 0.5f), -2.0f * (-2.0f / 6.0f + 0.5f), 100.0f}},
+        {"Clip", {0.0f, 1.0f, -2.0f, 100.0f}}, /* no min/max: identity */
+        {"Tanh", {0.0f, 0.76159416f, -0.96402758f, 1.0f}},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        size_t len;
+        uint8_t *bytes = tiny_model(cases[c].op, NULL, NULL, &len);
+        struct eb_engine *e = NULL;
+        struct eb_diag d = {0};
+        ASSERT_OK(eb_engine_load(bytes, len, "tiny", NULL, &e, &d));
+        float x[4] = {0.0f, 1.0f, -2.0f, 100.0f};
+        struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 2, .shape = {1, 4}, .data = x},
+                         out[1];
+        ASSERT_OK(eb_engine_run(e, &in, 1, out, 1, &d));
+        const float *y = out[0].data;
+        for (int i = 0; i < 4; i++) {
+            const double w = cases[c].want[i];
+            ASSERT_NEAR(y[i], w, 1e-6 * (w < 0 ? -w : w) + 1e-6);
+        }
+        eb_engine_destroy(e);
+        free(bytes);
+    }
+}
+
+/* Attribute values the new ops do not implement fail at load, naming node, op and opset. */
+EB_TEST(unsupported_pool_and_pad_modes_fail_at_load)
+{
+    static const char *const cases[][4] = {
+        {"Pad", "mode", "wrap", "op Pad (opset 17): mode 'wrap' is not supported"},
+        {"AveragePool", "auto_pad", "SAME_UPPER",
+         "op AveragePool (opset 17): auto_pad 'SAME_UPPER' is not supported"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        size_t len;
+        uint8_t *bytes = tiny_model(cases[c][0], cases[c][1], cases[c][2], &len);
+        struct eb_engine *e = NULL;
+        struct eb_diag d = {0};
+        ASSERT_EQ_INT(eb_engine_load(bytes, len, "tiny.onnx", NULL, &e, &d), EB_ERR_UNSUPPORTED);
+        ASSERT_TRUE(e == NULL);
+        printf("%s\n", d.msg);
+        ASSERT_CONTAINS(d.msg, "node 0 (the_node)");
+        ASSERT_CONTAINS(d.msg, cases[c][3]);
+        ASSERT_CONTAINS(d.msg, "--backend ort");
+        free(bytes);
+    }
+}
+
 EB_TEST(supports_synth_models)
 {
     size_t len;

@@ -1,4 +1,7 @@
-/* Add, Sub, Mul, Div (numpy broadcasting; float32, int64, int32) and Sigmoid (float32). */
+/*
+ * Add, Sub, Mul, Div (numpy broadcasting; float32, int64, int32), Pow (float32 base and exponent,
+ * broadcasting) and Sigmoid (float32).
+ */
 #include "engine/cpu/ref/ref.h"
 #include "engine/ops/op.h"
 
@@ -39,6 +42,7 @@ static void exec_binary(const struct eb_graph *g, const struct eb_ir_node *n)
     enum eb_binop op = n->op == &eb_op_add   ? EB_BINOP_ADD
                        : n->op == &eb_op_sub ? EB_BINOP_SUB
                        : n->op == &eb_op_mul ? EB_BINOP_MUL
+                       : n->op == &eb_op_pow ? EB_BINOP_POW
                                              : EB_BINOP_DIV;
     eb_cpu_binary__ref(op, y->dtype, y->rank, as, a->data, bs, b->data, y->shape, y->data);
 }
@@ -59,6 +63,26 @@ BINARY_OP(add, "Add")
 BINARY_OP(sub, "Sub")
 BINARY_OP(mul, "Mul")
 BINARY_OP(div, "Div")
+
+static enum eb_status infer_pow(struct eb_op_ctx *ctx)
+{
+    enum eb_status st = eb_op_want_dtype(ctx, 0, EB_DTYPE_F32);
+    if (st == EB_OK)
+        st = eb_op_want_dtype(ctx, 1, EB_DTYPE_F32);
+    return st != EB_OK ? st : infer_binary(ctx);
+}
+
+const struct eb_op_def eb_op_pow = {
+    .onnx_name = "Pow",
+    .since_opset = 7,
+    .min_inputs = 2,
+    .max_inputs = 2,
+    .min_outputs = 1,
+    .max_outputs = 1,
+    .check = check_none,
+    .infer_shape = infer_pow,
+    .exec = exec_binary,
+};
 
 static enum eb_status infer_sigmoid(struct eb_op_ctx *ctx)
 {

@@ -1,7 +1,7 @@
 /*
  * Reshape (0 copies a dimension unless allowzero, -1 is inferred), Unsqueeze, Squeeze (axes
  * as attribute before opset 13, as a constant input from 13) and Identity: all are copies of
- * the same bytes with a new shape.
+ * the same bytes with a new shape. Flatten (to 2-D at `axis`) is one too.
  */
 #include <string.h>
 
@@ -170,5 +170,31 @@ const struct eb_op_def eb_op_identity = {
     .max_outputs = 1,
     .check = check_none,
     .infer_shape = infer_identity,
+    .exec = exec_copy,
+};
+
+static enum eb_status infer_flatten(struct eb_op_ctx *ctx)
+{
+    const struct eb_ir_value *x = eb_op_in(ctx->g, ctx->n, 0);
+    const int64_t axis = eb_op_attr_int(ctx, "axis", 1);
+    int a = x->rank;
+    enum eb_status st;
+    if (axis != x->rank && (st = eb_op_axis(ctx, axis, x->rank, &a)) != EB_OK)
+        return st;
+    int64_t shape[2] = {1, 1};
+    for (int d = 0; d < x->rank; d++)
+        shape[d < a ? 0 : 1] *= x->shape[d];
+    return eb_op_set_out(ctx, 0, x->dtype, 2, shape);
+}
+
+const struct eb_op_def eb_op_flatten = {
+    .onnx_name = "Flatten",
+    .since_opset = 1,
+    .min_inputs = 1,
+    .max_inputs = 1,
+    .min_outputs = 1,
+    .max_outputs = 1,
+    .check = check_none,
+    .infer_shape = infer_flatten,
     .exec = exec_copy,
 };

@@ -1,4 +1,4 @@
-/* Reference elementwise kernels: Sigmoid, Softmax, broadcast binary arithmetic, Cast. */
+/* Reference elementwise kernels: activations, Softmax, broadcast binary arithmetic, Cast. */
 #include <math.h>
 #include <string.h>
 
@@ -8,6 +8,34 @@ void eb_cpu_sigmoid_f32__ref(int64_t n, const float *x, float *y)
 {
     for (int64_t i = 0; i < n; i++)
         y[i] = 1.0f / (1.0f + expf(-x[i]));
+}
+
+void eb_cpu_unary_f32__ref(enum eb_unop op, int64_t n, const float *x, float a, float b, float *y)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        float r = v;
+        switch (op) {
+        case EB_UNOP_RELU: r = v < 0.0f ? 0.0f : v; break;
+        case EB_UNOP_LEAKY_RELU: r = v < 0.0f ? a * v : v; break;
+        case EB_UNOP_CLIP: /* min(max(x, lo), hi), as ONNX: hi wins when lo > hi */
+            r = v < a ? a : v;
+            r = r > b ? b : r;
+            break;
+        case EB_UNOP_HARD_SIGMOID:
+            r = a * v + b;
+            r = r < 0.0f ? 0.0f : (r > 1.0f ? 1.0f : r);
+            break;
+        case EB_UNOP_HARD_SWISH:
+            r = v / 6.0f + 0.5f;
+            r = v * (r < 0.0f ? 0.0f : (r > 1.0f ? 1.0f : r));
+            break;
+        case EB_UNOP_EXP: r = expf(v); break;
+        case EB_UNOP_SQRT: r = sqrtf(v); break;
+        case EB_UNOP_TANH: r = tanhf(v); break;
+        }
+        y[i] = r;
+    }
 }
 
 void eb_cpu_softmax_f32__ref(int64_t outer, int64_t axis, int64_t inner, const float *x, float *y)
@@ -50,12 +78,13 @@ void eb_cpu_softmax_f32__ref(int64_t outer, int64_t axis, int64_t inner, const f
         }                                                                                          \
     } while (0)
 
-#define BIN_OPS(T, DIVEXPR)                                                                        \
+#define BIN_OPS(T, DIVEXPR, POWEXPR)                                                               \
     switch (op) {                                                                                  \
     case EB_BINOP_ADD: BIN_LOOP(T, va + vb); break;                                                \
     case EB_BINOP_SUB: BIN_LOOP(T, va - vb); break;                                                \
     case EB_BINOP_MUL: BIN_LOOP(T, va *vb); break;                                                 \
     case EB_BINOP_DIV: BIN_LOOP(T, DIVEXPR); break;                                                \
+    case EB_BINOP_POW: BIN_LOOP(T, POWEXPR); break;                                                \
     }
 
 void eb_cpu_binary__ref(enum eb_binop op, enum eb_dtype dt, int rank, const int64_t *a_shape,
@@ -78,9 +107,9 @@ void eb_cpu_binary__ref(enum eb_binop op, enum eb_dtype dt, int rank, const int6
         outer *= y_shape[d];
     const int64_t last = y_shape[rank - 1], as_last = as[rank - 1], bs_last = bs[rank - 1];
     switch (dt) {
-    case EB_DTYPE_F32: BIN_OPS(float, va / vb); break;
-    case EB_DTYPE_I64: BIN_OPS(int64_t, vb == 0 ? 0 : va / vb); break;
-    case EB_DTYPE_I32: BIN_OPS(int32_t, vb == 0 ? 0 : va / vb); break;
+    case EB_DTYPE_F32: BIN_OPS(float, va / vb, powf(va, vb)); break;
+    case EB_DTYPE_I64: BIN_OPS(int64_t, vb == 0 ? 0 : va / vb, ((void)va, (void)vb, 0)); break;
+    case EB_DTYPE_I32: BIN_OPS(int32_t, vb == 0 ? 0 : va / vb, ((void)va, (void)vb, 0)); break;
     default: break;
     }
 }

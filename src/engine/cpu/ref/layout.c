@@ -1,4 +1,4 @@
-/* Reference data-movement kernels: strided slice, transpose, nearest resize. */
+/* Reference data-movement kernels: strided slice, transpose, nearest resize, pad, expand. */
 #include <math.h>
 #include <string.h>
 
@@ -109,6 +109,68 @@ void eb_cpu_resize_nearest_f32__ref(int rank, const int64_t *x_shape, const floa
             y[i + j] = x[off + eb_cpu_resize_nearest_index(j, x_shape[last], y_shape[last],
                                                            scales[last], coord, rnd)];
         for (int d = last - 1; d >= 0; d--) {
+            if (++idx[d] < y_shape[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+}
+
+void eb_cpu_pad__ref(size_t es, int rank, const int64_t *x_shape, const void *x, const int64_t *pre,
+                     const int64_t *y_shape, enum eb_pad_mode mode, const void *value, void *y)
+{
+    int64_t xs[EB_MAX_RANK], idx[EB_MAX_RANK] = {0}, total = 1, s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        xs[d] = s;
+        s *= x_shape[d];
+        total *= y_shape[d];
+    }
+    const char *px = x;
+    char *py = y;
+    for (int64_t i = 0; i < total; i++) {
+        int64_t off = 0;
+        int inside = 1;
+        for (int d = 0; d < rank; d++) {
+            int64_t xi = idx[d] - pre[d];
+            const int64_t n = x_shape[d];
+            if (xi < 0 || xi >= n) {
+                if (mode == EB_PAD_CONSTANT) {
+                    inside = 0;
+                    break;
+                }
+                if (mode == EB_PAD_EDGE)
+                    xi = xi < 0 ? 0 : n - 1;
+                else
+                    xi = xi < 0 ? -xi : 2 * (n - 1) - xi;
+            }
+            off += xi * xs[d];
+        }
+        memcpy(py + i * (int64_t)es, inside ? px + off * (int64_t)es : (const char *)value, es);
+        for (int d = rank - 1; d >= 0; d--) {
+            if (++idx[d] < y_shape[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+}
+
+void eb_cpu_expand__ref(size_t es, int rank, const int64_t *x_shape, const void *x,
+                        const int64_t *y_shape, void *y)
+{
+    int64_t xs[EB_MAX_RANK], idx[EB_MAX_RANK] = {0}, total = 1, s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        xs[d] = x_shape[d] == 1 ? 0 : s;
+        s *= x_shape[d];
+        total *= y_shape[d];
+    }
+    const char *px = x;
+    char *py = y;
+    for (int64_t i = 0; i < total; i++) {
+        int64_t off = 0;
+        for (int d = 0; d < rank; d++)
+            off += idx[d] * xs[d];
+        memcpy(py + i * (int64_t)es, px + off * (int64_t)es, es);
+        for (int d = rank - 1; d >= 0; d--) {
             if (++idx[d] < y_shape[d])
                 break;
             idx[d] = 0;

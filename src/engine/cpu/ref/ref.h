@@ -32,6 +32,7 @@ void eb_cpu_conv2d_u8_i32__ref(const struct eb_conv2d_desc *d, const uint8_t *x,
 struct eb_pool2d_desc {
     int64_t n, c, ih, iw, oh, ow, kh, kw;
     int64_t stride_h, stride_w, pad_t, pad_l, dil_h, dil_w;
+    int64_t pad_b, pad_r; /* used by average pooling's count_include_pad */
 };
 void eb_cpu_maxpool2d_f32__ref(const struct eb_pool2d_desc *d, const float *x, float *y);
 
@@ -47,11 +48,11 @@ void eb_cpu_softmax_f32__ref(int64_t outer, int64_t axis, int64_t inner, const f
 
 void eb_cpu_sigmoid_f32__ref(int64_t n, const float *x, float *y);
 
-enum eb_binop { EB_BINOP_ADD, EB_BINOP_SUB, EB_BINOP_MUL, EB_BINOP_DIV };
+enum eb_binop { EB_BINOP_ADD, EB_BINOP_SUB, EB_BINOP_MUL, EB_BINOP_DIV, EB_BINOP_POW };
 
 /**
  * y = a op b with numpy broadcasting: all three shapes have `rank` dims (missing leading dims
- * padded with 1). dtype F32, I64 or I32. Integer division by zero yields 0.
+ * padded with 1). dtype F32, I64 or I32. Integer division by zero yields 0. POW is F32 only.
  */
 void eb_cpu_binary__ref(enum eb_binop op, enum eb_dtype dt, int rank, const int64_t *a_shape,
                         const void *a, const int64_t *b_shape, const void *b,
@@ -100,5 +101,54 @@ void eb_cpu_dynamic_quantize_f32__ref(int64_t n, const float *x, uint8_t *y, flo
 
 /** Element conversion for Cast (F32, F64, U8, I8, I32, I64, BOOL). */
 void eb_cpu_cast__ref(int64_t n, enum eb_dtype from, const void *x, enum eb_dtype to, void *y);
+
+/** Elementwise float activations; `a`, `b` are the op's parameters (see eb_cpu_unary_f32__ref). */
+enum eb_unop {
+    EB_UNOP_RELU,
+    EB_UNOP_LEAKY_RELU,   /* a = alpha */
+    EB_UNOP_CLIP,         /* a = min, b = max */
+    EB_UNOP_HARD_SIGMOID, /* max(0, min(1, a * x + b)) */
+    EB_UNOP_HARD_SWISH,
+    EB_UNOP_EXP,
+    EB_UNOP_SQRT,
+    EB_UNOP_TANH,
+};
+void eb_cpu_unary_f32__ref(enum eb_unop op, int64_t n, const float *x, float a, float b, float *y);
+
+/** Average pooling (NCHW, dilation 1); `count_include_pad` divides by the full kernel size. */
+void eb_cpu_avgpool2d_f32__ref(const struct eb_pool2d_desc *d, int count_include_pad,
+                               const float *x, float *y);
+/** y[p] = mean of x[p * inner .. (p + 1) * inner) for p < outer (GlobalAveragePool). */
+void eb_cpu_global_avgpool_f32__ref(int64_t outer, int64_t inner, const float *x, float *y);
+
+/** Inference batch norm over [n, c, inner]: y = (x - mean) / sqrt(var + eps) * scale + bias. */
+void eb_cpu_batchnorm_f32__ref(int64_t n, int64_t c, int64_t inner, const float *x,
+                               const float *scale, const float *bias, const float *mean,
+                               const float *var, float eps, float *y);
+
+/**
+ * Gemm: y[m, n] = alpha * op(a) op(b) + beta * c, op = transpose when trans_*; a is [M, K] or
+ * [K, M], b is [K, N] or [N, K]; c (NULL = none) broadcast with strides c_sm, c_sn (0 or 1/N).
+ */
+void eb_cpu_gemm_f32__ref(int64_t m, int64_t k, int64_t n, int trans_a, int trans_b, float alpha,
+                          const float *a, const float *b, float beta, const float *c, int64_t c_sm,
+                          int64_t c_sn, float *y);
+
+/** Mean of x over the dims d with reduce[d] != 0; y has x's shape with those dims set to 1. */
+void eb_cpu_reduce_mean_f32__ref(int rank, const int64_t *x_shape, const int *reduce,
+                                 const float *x, float *y);
+
+enum eb_pad_mode { EB_PAD_CONSTANT, EB_PAD_EDGE, EB_PAD_REFLECT };
+/**
+ * Pad (element size `es`): y has `rank` dims y_shape; x lands at offset `pre[d]` (negative:
+ * cropping). Outside x: `value` (es bytes) for CONSTANT, the nearest edge element for EDGE, the
+ * mirror image (edge not repeated; pads < dim) for REFLECT.
+ */
+void eb_cpu_pad__ref(size_t es, int rank, const int64_t *x_shape, const void *x, const int64_t *pre,
+                     const int64_t *y_shape, enum eb_pad_mode mode, const void *value, void *y);
+
+/** numpy-broadcast copy of x (rank dims, padded with leading 1s) to y_shape (element size es). */
+void eb_cpu_expand__ref(size_t es, int rank, const int64_t *x_shape, const void *x,
+                        const int64_t *y_shape, void *y);
 
 #endif
