@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backends/common/model_path.h"
 #include "backends/common/names.h"
 #include "backends/native/native_backend.h"
 #include "eb/clock.h"
@@ -25,8 +26,7 @@
 #else
 #define NATIVE_VERSION "edgebench-native 0.1"
 #endif
-#define EXPORT_HINT "export ONNX with `yolo export model=best.pt format=onnx`"
-#define MIB         (1024.0 * 1024.0)
+#define MIB (1024.0 * 1024.0)
 
 struct native_priv {
     int opened;
@@ -40,12 +40,6 @@ struct native_priv {
     char **class_names; /* owned (eb_backend__names_free), n_class_names strings */
     size_t n_class_names;
 };
-
-static int ends_with_ci(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcasecmp(s + n - m, suffix) == 0;
-}
 
 /* ---- probe / open / close -------------------------------------------------------------------- */
 
@@ -109,34 +103,6 @@ static void native_close(void *priv)
 
 /* ---- load ---------------------------------------------------------------------------------- */
 
-/* Checks that can be made before the file is read, with the same advice as the ort backend. */
-static enum eb_status check_model_path(const char *path, struct eb_diag *diag)
-{
-    if (ends_with_ci(path, ".engine") || ends_with_ci(path, ".plan") || ends_with_ci(path, ".trt"))
-        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "failed to load model %s: TensorRT engines are tied to the GPU and "
-                            "TensorRT version that built them; " EXPORT_HINT
-                            " and use --backend ort --device tensorrt",
-                            path);
-    if (ends_with_ci(path, ".pt") || ends_with_ci(path, ".pth"))
-        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "failed to load model %s: PyTorch checkpoints cannot be run "
-                            "directly; " EXPORT_HINT,
-                            path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return eb_diag_fail(diag, EB_ERR_IO, "failed to open model %s: %s; check the path", path,
-                            strerror(errno));
-    struct stat sb;
-    int bad = fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode);
-    close(fd);
-    if (bad)
-        return eb_diag_fail(diag, EB_ERR_IO,
-                            "failed to open model %s: not a regular file; pass an .onnx file",
-                            path);
-    return EB_OK;
-}
-
 static void copy_desc(struct eb_io_desc *d, const struct eb_engine_io_desc *s)
 {
     memset(d, 0, sizeof(*d));
@@ -195,7 +161,8 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
                               "failed to load a model: no path given; pass --model0/--model1");
             goto fail;
         }
-        if ((st = check_model_path(spec->path, diag)) != EB_OK ||
+        if ((st = eb_backend__check_model_path(
+                 spec->path, " and use --backend ort --device tensorrt", diag)) != EB_OK ||
             (st = eb_model_read_file(spec->path, &file, &file_len, diag)) != EB_OK)
             goto fail;
         bytes = file;
@@ -293,7 +260,8 @@ static enum eb_status native_supports(const struct eb_backend_config *cfg,
         if (spec->path == NULL || spec->path[0] == '\0')
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                                 "failed to check a model: no path given; pass --model0/--model1");
-        if ((st = check_model_path(spec->path, diag)) != EB_OK ||
+        if ((st = eb_backend__check_model_path(
+                 spec->path, " and use --backend ort --device tensorrt", diag)) != EB_OK ||
             (st = eb_model_read_file(spec->path, &file, &len, diag)) != EB_OK)
             return st;
         bytes = file;

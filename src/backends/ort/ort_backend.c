@@ -16,6 +16,7 @@
 
 #include <onnxruntime_c_api.h>
 
+#include "backends/common/model_path.h"
 #include "backends/common/names.h"
 #include "backends/ort/ort_backend.h"
 #include "backends/ort/ort_load.h"
@@ -23,7 +24,6 @@
 
 #define DEFAULT_IMGSZ 640
 #define WHAT_MAX      512 /* "<verb> <what>" part of a message, before it is fitted to the diag */
-#define EXPORT_HINT   "export ONNX with `yolo export model=best.pt format=onnx`"
 
 /* The caller's input memory wrapped in an OrtValue, re-created only when the memory changes. */
 struct ort_input {
@@ -173,12 +173,6 @@ static char *dup_str(const char *s)
     if (d != NULL)
         memcpy(d, s, n);
     return d;
-}
-
-static int ends_with_ci(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcasecmp(s + n - m, suffix) == 0;
 }
 
 /* ---- class names from the "names" metadata --------------------------------------------------- */
@@ -494,34 +488,6 @@ static void ort_close(void *priv)
 
 /* ---- load ---------------------------------------------------------------------------------- */
 
-/* Checks that can be made before ONNX Runtime sees the file, with better advice than ORT's. */
-static enum eb_status check_model_path(const char *path, struct eb_diag *diag)
-{
-    if (ends_with_ci(path, ".engine") || ends_with_ci(path, ".plan") || ends_with_ci(path, ".trt"))
-        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "failed to load model %s: TensorRT engines are tied to the GPU and "
-                            "TensorRT version that built them; " EXPORT_HINT
-                            " and use --device tensorrt",
-                            path);
-    if (ends_with_ci(path, ".pt") || ends_with_ci(path, ".pth"))
-        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "failed to load model %s: PyTorch checkpoints cannot be run "
-                            "directly; " EXPORT_HINT,
-                            path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return eb_diag_fail(diag, EB_ERR_IO, "failed to open model %s: %s; check the path", path,
-                            strerror(errno));
-    struct stat sb;
-    int bad = fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode);
-    close(fd);
-    if (bad)
-        return eb_diag_fail(diag, EB_ERR_IO,
-                            "failed to open model %s: not a regular file; pass an .onnx file",
-                            path);
-    return EB_OK;
-}
-
 /* Maps ORT's session-creation failure to a status and advice. */
 static enum eb_status session_failed(struct ort_priv *p, OrtStatus *s, struct eb_diag *diag)
 {
@@ -685,7 +651,8 @@ static enum eb_status ort_load(void *priv, const struct eb_model_spec *spec,
                               "failed to load a model: no path given; pass --model0/--model1");
             goto fail;
         }
-        if ((st = check_model_path(spec->path, diag)) != EB_OK)
+        if ((st = eb_backend__check_model_path(spec->path, " and use --device tensorrt", diag)) !=
+            EB_OK)
             goto fail;
         s = api->CreateSession(p->env, spec->path, p->opts, &p->session);
     }

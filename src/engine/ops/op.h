@@ -10,6 +10,7 @@
 #ifndef EB_ENGINE_OPS_OP_H
 #define EB_ENGINE_OPS_OP_H
 
+#include "engine/cpu/ref/ref.h"
 #include "engine/ir/graph.h"
 
 /** What check and infer_shape see. */
@@ -79,6 +80,22 @@ EB_NODISCARD enum eb_status eb_op_axis(const struct eb_op_ctx *ctx, int64_t axis
                                        int *axis_out);
 /** Rejects an input whose dtype is not `dt`. */
 EB_NODISCARD enum eb_status eb_op_want_dtype(const struct eb_op_ctx *ctx, int i, enum eb_dtype dt);
+
+/** 2-D window attributes shared by MaxPool and AveragePool (pool_common.c). */
+struct eb_op_pool_attrs {
+    int64_t kernel[2], strides[2], dilations[2], pads[4];
+    int64_t ceil_mode;
+};
+/**
+ * Reads and checks kernel_shape, strides, dilations (refused unless `allow_dilation`), pads,
+ * ceil_mode and auto_pad (NOTSET or VALID) into `a`.
+ */
+EB_NODISCARD enum eb_status eb_op__pool_attrs(struct eb_op_ctx *ctx, int allow_dilation,
+                                              struct eb_op_pool_attrs *a);
+/** Fills `d` from input 0 [N,C,H,W] and `a`, and sets output 0's shape. */
+EB_NODISCARD enum eb_status eb_op__pool_geometry(struct eb_op_ctx *ctx,
+                                                 const struct eb_op_pool_attrs *a,
+                                                 struct eb_pool2d_desc *d);
 
 /** numpy broadcast of two shapes; EB_ERR_FORMAT when incompatible. */
 EB_NODISCARD enum eb_status eb_op_broadcast(const struct eb_op_ctx *ctx,
