@@ -39,17 +39,26 @@ enum eb_engine_pass {
     EB_ENGINE_PASS_ALL = 0xFFFFFFFFu,
 };
 
-struct eb_engine_options {
-    /* `threads` and `profile` are not used yet: every run is on the caller's thread. */
-    int threads;              /* worker threads; 0 or 1 = run on the caller's thread */
-    uint64_t mem_cap_bytes;   /* hard cap on the planned arena (+ weights); 0 = none */
-    uint32_t passes;          /* enum eb_engine_pass bits; default EB_ENGINE_PASS_ALL */
-    int imgsz;                /* square size for dynamic H/W of a 4-D input; 0 = 640 */
-    int profile;              /* 1 = record per-node times */
-    const struct eb_log *log; /* may be NULL; borrowed */
+/** How QDQ (QuantizeLinear/DequantizeLinear) models run. */
+enum eb_engine_qdq {
+    EB_ENGINE_QDQ_FLOAT = 0, /* fake quantisation in float: exactly the graph's arithmetic */
+    EB_ENGINE_QDQ_INT8,      /* DQ→Conv→Q chains as integer convolutions (int32 accumulation) */
 };
 
-/** Fills the defaults (all passes, no cap, caller's thread). */
+struct eb_engine_options {
+    int threads;                     /* threads per run, the caller included; 0 = online CPUs */
+    uint64_t mem_cap_bytes;          /* hard cap on arena + scratch + weights; 0 = none */
+    uint32_t passes;                 /* enum eb_engine_pass bits; default EB_ENGINE_PASS_ALL */
+    int imgsz;                       /* square size for dynamic H/W of a 4-D input; 0 = 640 */
+    int profile;                     /* 1 = record per-node times (eb_engine_profile_get) */
+    enum eb_engine_qdq qdq;          /* default EB_ENGINE_QDQ_FLOAT */
+    const char *isa;                 /* kernels: NULL/"auto" = best for this CPU, "ref", "avx2", ... */
+    const struct eb_allocator *alloc; /* parent of every engine allocation; NULL = system */
+    const char *base_dir;            /* folder of external-data files; NULL = refuse them */
+    const struct eb_log *log;        /* may be NULL; borrowed */
+};
+
+/** Fills the defaults (all passes, no cap, one thread per online CPU, best kernels). */
 void eb_engine_options_default(struct eb_engine_options *opt);
 
 struct eb_engine_io_desc {
@@ -66,9 +75,36 @@ struct eb_engine_io {
 
 /** What the memory plan holds (known in full at load time). */
 struct eb_engine_mem {
-    uint64_t arena_bytes;  /* planned peak of intermediate tensors */
-    uint64_t weight_bytes; /* constants after folding (owned by the engine) */
-    uint64_t naive_bytes;  /* sum of every intermediate tensor (what no planning would need) */
+    uint64_t arena_bytes;   /* planned peak of intermediate tensors */
+    uint64_t scratch_bytes; /* kernels' run-time scratch (packing panels), after the arena */
+    uint64_t weight_bytes;  /* constants after folding (owned by the engine) */
+    uint64_t packed_bytes;  /* weights re-laid out for the fast kernels at load time */
+    uint64_t naive_bytes;   /* sum of every intermediate tensor (what no planning would need) */
+    uint64_t total_bytes;   /* arena + scratch + weights + packed: what the cap is checked on */
+};
+
+/** How the engine runs (known at load time). */
+struct eb_engine_exec_info {
+    char isa[16];     /* kernel family: "avx2", "ref", ... */
+    int threads;      /* threads per run, the caller included */
+    size_t n_nodes;   /* nodes that run (after folding, fusion and elimination) */
+    size_t n_fused;   /* ONNX nodes absorbed into another node's epilogue */
+};
+
+/** One node of the per-operator profile (eb_engine_profile_get). */
+struct eb_engine_prof_node {
+    const char *name;   /* node name ("" when unnamed); engine-owned */
+    const char *op;     /* ONNX op type */
+    char fused[48];     /* what the node absorbed, e.g. "silu+add"; "" when nothing */
+    double total_ms;    /* summed over profiled runs */
+    uint64_t flops;     /* per run: 2·MACs for Conv/MatMul/Gemm, else output elements */
+};
+
+struct eb_engine_profile {
+    size_t n_nodes;
+    const struct eb_engine_prof_node *nodes; /* execution order; engine-owned */
+    uint64_t runs;                           /* profiled runs since load or reset */
+    double run_total_ms;                     /* eb_engine_run wall time summed over those runs */
 };
 
 struct eb_engine;
@@ -98,6 +134,17 @@ void eb_engine_mem_info(const struct eb_engine *e, struct eb_engine_mem *mem_out
 EB_NODISCARD enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_tensor *in,
                                           size_t n_in, struct eb_tensor *out, size_t n_out,
                                           struct eb_diag *diag);
+
+/** Kernel family, threads and node counts. */
+void eb_engine_exec_info_get(const struct eb_engine *e, struct eb_engine_exec_info *info_out);
+
+/**
+ * The per-operator profile (only when loaded with opt.profile; else n_nodes 0). Valid until the
+ * next run, reset or destroy.
+ */
+void eb_engine_profile_get(const struct eb_engine *e, struct eb_engine_profile *prof_out);
+/** Zeroes the profile (e.g. after warm-up). */
+void eb_engine_profile_reset(struct eb_engine *e);
 
 /** Value of metadata_props `key` (e.g. "names"), owned by the engine; NULL when absent. */
 const char *eb_engine_meta(const struct eb_engine *e, const char *key);

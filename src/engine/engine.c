@@ -1,22 +1,35 @@
 /*
- * The eb_engine_* API: parse → import → passes → plan → check the cap → allocate the arena once
- * → run the live nodes in order on the caller's thread.
+ * The eb_engine_* API: parse → import → passes (shape inference, folding, fusion, elimination)
+ * → prepare the fast kernels (pack weights, size scratch) → plan → check the cap → allocate the
+ * arena once → run the live nodes in order, each node's kernel spread over the thread pool.
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "eb/clock.h"
 #include "eb/engine.h"
+#include "engine/cpu/cpu.h"
 #include "engine/ir/graph.h"
 #include "engine/ops/op.h"
 #include "engine/plan/memplan.h"
 
+#define MAX_THREADS 256
+
 struct eb_engine {
     struct eb_graph *g;
     struct eb_memplan plan;
-    void *arena; /* plan.arena_bytes, from g->alloc */
+    void *arena; /* plan.arena_bytes + scratch, from g->alloc */
     struct eb_engine_io io;
     int *order; /* live node indices in execution order (graph arena) */
     size_t n_order;
+    struct eb_cpu_exec cpu;
+    struct eb_threadpool *pool;
+    uint64_t scratch_bytes, packed_bytes;
+    int profile;
+    struct eb_engine_prof_node *prof; /* n_order entries (graph arena) when profiling */
+    uint64_t prof_runs;
+    double prof_run_ms;
 };
 
 void eb_engine_options_default(struct eb_engine_options *opt)
@@ -40,17 +53,19 @@ static double mib(uint64_t b)
 }
 
 /* Parse + import + passes: what eb_engine_load and eb_engine_supports share. */
-static enum eb_status build_graph(const uint8_t *bytes, size_t len, const char *what, int imgsz,
-                                  uint32_t passes, struct eb_graph **g_out, struct eb_diag *diag)
+static enum eb_status build_graph(const uint8_t *bytes, size_t len, const char *what,
+                                  const struct eb_engine_options *opt, struct eb_graph **g_out,
+                                  struct eb_diag *diag)
 {
     struct eb_onnx_model *m = NULL;
     struct eb_graph *g = NULL;
-    enum eb_status st = eb_onnx_model_parse(bytes, len, what, &m, diag);
+    enum eb_status st = eb_onnx_model_parse(bytes, len, what, opt->alloc, &m, diag);
     if (st != EB_OK)
         return st;
-    st = eb_graph_import(m, what, imgsz > 0 ? imgsz : 640, &g, diag);
+    st = eb_graph_import(m, what, opt->imgsz > 0 ? opt->imgsz : 640, opt->alloc, opt->base_dir, &g,
+                         diag);
     if (st == EB_OK)
-        st = eb_graph_run_passes(g, passes, diag);
+        st = eb_graph_run_passes(g, opt->passes, opt->qdq, diag);
     if (g != NULL)
         eb_graph_forget_source(g);
     eb_onnx_model_destroy(m);
@@ -62,6 +77,49 @@ static enum eb_status build_graph(const uint8_t *bytes, size_t len, const char *
     return EB_OK;
 }
 
+static int resolve_threads(int threads)
+{
+    if (threads > 0)
+        return threads > MAX_THREADS ? MAX_THREADS : threads;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
+}
+
+/* Gives every live node with a fast kernel the chance to pack its weights and size scratch. */
+static enum eb_status prepare_nodes(struct eb_engine *e, struct eb_diag *diag)
+{
+    struct eb_graph *g = e->g;
+    if (e->cpu.isa == EB_CPU_ISA_REF)
+        return EB_OK;
+    for (size_t k = 0; k < e->n_order; k++) {
+        struct eb_ir_node *n = &g->nodes[e->order[k]];
+        if (n->op->prepare == NULL)
+            continue;
+        struct eb_op_prepare p = {
+            .op = {.g = g, .n = n, .src = NULL, .diag = diag},
+            .isa = e->cpu.isa,
+            .n_workers = e->cpu.n_workers,
+        };
+        enum eb_status st = n->op->prepare(&p);
+        if (st != EB_OK)
+            return st;
+        if (p.scratch_bytes > e->scratch_bytes)
+            e->scratch_bytes = eb_cpu_align64(p.scratch_bytes);
+        e->packed_bytes += p.packed_bytes;
+    }
+    return EB_OK;
+}
+
+static uint64_t node_flops(const struct eb_graph *g, const struct eb_ir_node *n)
+{
+    if (n->op->flops != NULL)
+        return n->op->flops(g, n);
+    uint64_t total = 0;
+    for (int i = 0; i < n->n_out; i++)
+        total += (uint64_t)g->values[n->out[i]].numel;
+    return total;
+}
+
 enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what,
                               const struct eb_engine_options *opt, struct eb_engine **engine_out,
                               struct eb_diag *diag)
@@ -69,6 +127,8 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
     struct eb_engine_options def;
     struct eb_engine *e = NULL;
     struct eb_graph *g = NULL;
+    struct eb_cpu_features feat;
+    enum eb_cpu_isa isa;
     enum eb_status st;
 
     if (what == NULL)
@@ -77,10 +137,15 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
         eb_engine_options_default(&def);
         opt = &def;
     }
-    if (bytes == NULL || engine_out == NULL || opt->imgsz < 0 || opt->imgsz > 16384)
+    if (bytes == NULL || engine_out == NULL || opt->imgsz < 0 || opt->imgsz > 16384 ||
+        opt->threads < 0)
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "failed to load model %s: invalid argument",
                             what);
-    st = build_graph(bytes, len, what, opt->imgsz, opt->passes, &g, diag);
+    eb_cpu_features_detect(&feat);
+    st = eb_cpu_isa_parse(opt->isa != NULL ? opt->isa : "auto", &feat, &isa, diag);
+    if (st != EB_OK)
+        return st;
+    st = build_graph(bytes, len, what, opt, &g, diag);
     if (st != EB_OK)
         return st;
     e = eb_ir_arena_alloc(&g->arena, sizeof(*e));
@@ -89,32 +154,68 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
         goto fail;
     }
     e->g = g;
+    e->profile = opt->profile;
+    e->order = eb_ir_arena_alloc(&g->arena, (g->n_nodes + 1) * sizeof(int));
+    if (e->order == NULL) {
+        st = eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", what);
+        goto fail;
+    }
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].alive)
+            e->order[e->n_order++] = (int)i;
+    e->cpu.isa = isa;
+    e->cpu.n_workers = resolve_threads(opt->threads);
+    if (e->cpu.n_workers > 1) {
+        st = eb_threadpool_create(e->cpu.n_workers, &g->alloc, &e->pool, diag);
+        if (st != EB_OK)
+            goto fail;
+    }
+    e->cpu.pool = e->pool;
+    e->cpu.n_workers = eb_threadpool_size(e->pool);
+    if ((st = prepare_nodes(e, diag)) != EB_OK)
+        goto fail;
     st = eb_memplan_build(g, &e->plan, diag);
     if (st != EB_OK)
         goto fail;
-    if (opt->mem_cap_bytes > 0 && e->plan.arena_bytes + e->plan.weight_bytes > opt->mem_cap_bytes) {
+    uint64_t arena_total = eb_cpu_align64((size_t)e->plan.arena_bytes) + e->scratch_bytes;
+    uint64_t total = arena_total + e->plan.weight_bytes + e->packed_bytes;
+    if (opt->mem_cap_bytes > 0 && total > opt->mem_cap_bytes) {
         st = eb_diag_fail(diag, EB_ERR_LIMIT,
                           "failed to load model %s: needed %.1f MiB, limit %.1f MiB; raise "
                           "--gpu_mem_limit_gb or use a smaller model/--imgsz",
-                          what, mib(e->plan.arena_bytes + e->plan.weight_bytes),
-                          mib(opt->mem_cap_bytes));
+                          what, mib(total), mib(opt->mem_cap_bytes));
         goto fail;
     }
-    e->arena = g->alloc.alloc(g->alloc.ctx, (size_t)e->plan.arena_bytes + EB_MEMPLAN_ALIGN,
+    e->arena = g->alloc.alloc(g->alloc.ctx, (size_t)arena_total + EB_MEMPLAN_ALIGN,
                               EB_MEMPLAN_ALIGN);
-    e->order = eb_ir_arena_alloc(&g->arena, (g->n_nodes + 1) * sizeof(int));
-    if (e->arena == NULL || e->order == NULL) {
+    if (e->arena == NULL) {
         st = eb_diag_fail(diag, EB_ERR_NOMEM,
                           "failed to load model %s: out of memory for a %.1f MiB arena", what,
-                          mib(e->plan.arena_bytes));
+                          mib(arena_total));
         goto fail;
+    }
+    if (e->scratch_bytes > 0) {
+        e->cpu.scratch = (char *)e->arena + eb_cpu_align64((size_t)e->plan.arena_bytes);
+        e->cpu.scratch_bytes = (size_t)e->scratch_bytes;
+    }
+    if (e->profile) {
+        e->prof = eb_ir_arena_alloc(&g->arena, (e->n_order + 1) * sizeof(*e->prof));
+        if (e->prof == NULL) {
+            st = eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", what);
+            goto fail;
+        }
+        for (size_t k = 0; k < e->n_order; k++) {
+            const struct eb_ir_node *n = &g->nodes[e->order[k]];
+            e->prof[k].name = n->name;
+            e->prof[k].op = n->op->onnx_name;
+            snprintf(e->prof[k].fused, sizeof(e->prof[k].fused), "%s",
+                     n->fused != NULL ? n->fused : "");
+            e->prof[k].flops = node_flops(g, n);
+        }
     }
     for (size_t k = 0; k < g->n_values; k++)
         if (g->values[k].offset >= 0)
             g->values[k].data = (char *)e->arena + g->values[k].offset;
-    for (size_t i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i].alive)
-            e->order[e->n_order++] = (int)i;
     e->io.n_inputs = g->n_inputs;
     e->io.n_outputs = g->n_outputs;
     for (size_t i = 0; i < g->n_inputs; i++)
@@ -124,8 +225,11 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
     *engine_out = e;
     return EB_OK;
 fail:
-    if (e != NULL && e->arena != NULL)
-        g->alloc.free(g->alloc.ctx, e->arena);
+    if (e != NULL) {
+        eb_threadpool_destroy(e->pool);
+        if (e->arena != NULL)
+            g->alloc.free(g->alloc.ctx, e->arena);
+    }
     eb_graph_destroy(g);
     return st;
 }
@@ -138,8 +242,21 @@ void eb_engine_io_info(const struct eb_engine *e, struct eb_engine_io *io_out)
 void eb_engine_mem_info(const struct eb_engine *e, struct eb_engine_mem *mem_out)
 {
     mem_out->arena_bytes = e->plan.arena_bytes;
+    mem_out->scratch_bytes = e->scratch_bytes;
     mem_out->weight_bytes = e->plan.weight_bytes;
+    mem_out->packed_bytes = e->packed_bytes;
     mem_out->naive_bytes = e->plan.naive_bytes;
+    mem_out->total_bytes = eb_cpu_align64((size_t)e->plan.arena_bytes) + e->scratch_bytes +
+                           e->plan.weight_bytes + e->packed_bytes;
+}
+
+void eb_engine_exec_info_get(const struct eb_engine *e, struct eb_engine_exec_info *info_out)
+{
+    memset(info_out, 0, sizeof(*info_out));
+    snprintf(info_out->isa, sizeof(info_out->isa), "%s", eb_cpu_isa_name(e->cpu.isa));
+    info_out->threads = e->cpu.n_workers;
+    info_out->n_nodes = e->n_order;
+    info_out->n_fused = e->g->n_fused;
 }
 
 enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_tensor *in, size_t n_in,
@@ -167,9 +284,23 @@ enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_tensor *in, si
         }
         v->data = in[i].data;
     }
-    for (size_t k = 0; k < e->n_order; k++) {
-        const struct eb_ir_node *n = &g->nodes[e->order[k]];
-        n->op->exec(g, n);
+    struct eb_exec x = {.g = g, .cpu = &e->cpu};
+    if (e->prof != NULL) {
+        uint64_t t_start = eb_clock_ns(), t0 = t_start;
+        for (size_t k = 0; k < e->n_order; k++) {
+            x.n = &g->nodes[e->order[k]];
+            x.n->op->exec(&x);
+            uint64_t t1 = eb_clock_ns();
+            e->prof[k].total_ms += (double)(t1 - t0) / 1e6;
+            t0 = t1;
+        }
+        e->prof_runs++;
+        e->prof_run_ms += (double)(t0 - t_start) / 1e6;
+    } else {
+        for (size_t k = 0; k < e->n_order; k++) {
+            x.n = &g->nodes[e->order[k]];
+            x.n->op->exec(&x);
+        }
     }
     for (size_t i = 0; i < g->n_outputs; i++) {
         const struct eb_ir_value *v = &g->values[g->outputs[i]];
@@ -180,6 +311,27 @@ enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_tensor *in, si
         out[i].data = v->data;
     }
     return EB_OK;
+}
+
+void eb_engine_profile_get(const struct eb_engine *e, struct eb_engine_profile *prof_out)
+{
+    memset(prof_out, 0, sizeof(*prof_out));
+    if (e->prof == NULL)
+        return;
+    prof_out->n_nodes = e->n_order;
+    prof_out->nodes = e->prof;
+    prof_out->runs = e->prof_runs;
+    prof_out->run_total_ms = e->prof_run_ms;
+}
+
+void eb_engine_profile_reset(struct eb_engine *e)
+{
+    if (e->prof == NULL)
+        return;
+    for (size_t k = 0; k < e->n_order; k++)
+        e->prof[k].total_ms = 0.0;
+    e->prof_runs = 0;
+    e->prof_run_ms = 0.0;
 }
 
 const char *eb_engine_meta(const struct eb_engine *e, const char *key)
@@ -195,7 +347,9 @@ void eb_engine_destroy(struct eb_engine *e)
     if (e == NULL)
         return;
     struct eb_graph *g = e->g;
-    /* The engine itself lives in the graph's arena: free the arena buffer, then the graph. */
+    /* The engine itself lives in the graph's arena: stop the pool, free the arena buffer, then
+     * the graph. */
+    eb_threadpool_destroy(e->pool);
     g->alloc.free(g->alloc.ctx, e->arena);
     eb_graph_destroy(g);
 }
@@ -211,11 +365,12 @@ enum eb_status eb_engine_supports(const uint8_t *bytes, size_t len, const char *
 {
     struct eb_diag local = {0};
     struct eb_graph *g = NULL;
+    struct eb_engine_options opt;
     enum eb_status st;
     if (bytes == NULL || supported_out == NULL)
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "eb_engine_supports: invalid argument");
-    st =
-        build_graph(bytes, len, what != NULL ? what : "<model>", 0, EB_ENGINE_PASS_ALL, &g, &local);
+    eb_engine_options_default(&opt);
+    st = build_graph(bytes, len, what != NULL ? what : "<model>", &opt, &g, &local);
     eb_graph_destroy(g);
     if (st == EB_OK || st == EB_ERR_UNSUPPORTED) {
         *supported_out = st == EB_OK;

@@ -858,7 +858,7 @@ enum eb_status eb_model_summarize(const uint8_t *bytes, size_t len, struct eb_mo
                                   struct eb_diag *diag)
 {
     struct eb_onnx_model *m = NULL;
-    enum eb_status st = eb_onnx_model_parse(bytes, len, "<memory>", &m, diag);
+    enum eb_status st = eb_onnx_model_parse(bytes, len, "<memory>", NULL, &m, diag);
     if (st != EB_OK)
         return st;
     st = summarize_model(m, out, diag);
@@ -918,7 +918,7 @@ enum eb_status eb_model_summarize_file(const char *path, struct eb_model_summary
     enum eb_status st = eb_model_read_file(path, &bytes, &len, diag);
     if (st != EB_OK)
         return st;
-    st = eb_onnx_model_parse(bytes, len, path, &m, diag);
+    st = eb_onnx_model_parse(bytes, len, path, NULL, &m, diag);
     if (st == EB_OK)
         st = summarize_model(m, out, diag);
     eb_onnx_model_destroy(m);

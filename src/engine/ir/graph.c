@@ -235,11 +235,13 @@ static enum eb_status import_node(struct eb_graph *g, const struct eb_onnx_model
 }
 
 enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what, int imgsz,
+                               const struct eb_allocator *alloc, const char *base_dir,
                                struct eb_graph **graph_out, struct eb_diag *diag)
 {
     enum eb_status st = EB_ERR_NOMEM;
-    struct eb_allocator sys = eb_allocator_system();
+    struct eb_allocator sys = alloc != NULL ? *alloc : eb_allocator_system();
     struct eb_graph *g = sys.alloc(sys.ctx, sizeof(*g), 64);
+    (void)base_dir; /* TODO(issue 3, this session): external data */
     size_t n_out_total = 0;
 
     if (g == NULL)

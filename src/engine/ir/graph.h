@@ -22,6 +22,7 @@
 
 #include "eb/alloc.h"
 #include "eb/diag.h"
+#include "eb/engine.h"
 #include "eb/tensor.h"
 #include "engine/onnx/onnx_model.h"
 
@@ -72,7 +73,8 @@ struct eb_ir_node {
     int *in;                        /* value ids; -1 for an omitted optional input */
     int *out;                       /* value ids */
     void *params;                   /* op-specific, in the arena, filled by op->check */
-    int alive;                      /* 0 once folded or eliminated */
+    int alive;                      /* 0 once folded, fused away or eliminated */
+    const char *fused;              /* arena: what fusion absorbed ("silu+add"); NULL = none */
     const struct eb_onnx_node *src; /* the ONNX node; valid during load only */
 };
 
@@ -88,6 +90,7 @@ struct eb_graph {
     size_t n_nodes;
     int inputs[EB_IR_MAX_IO], outputs[EB_IR_MAX_IO];
     size_t n_inputs, n_outputs;
+    size_t n_fused; /* nodes absorbed by the fusion pass */
     size_t n_meta;
     const char **meta_keys, **meta_values; /* arena */
     /* name → value id: open addressing, power-of-two size, -1 = empty */
@@ -98,12 +101,15 @@ struct eb_graph {
 /**
  * Builds a graph from a parsed model (borrowed during load: nodes keep `src` pointers into it
  * until eb_graph_forget_source). Constants are decoded into owned buffers; dynamic input dims
- * are resolved (batch → 1, H/W of a 4-D input → imgsz). Errors: EB_ERR_FORMAT (dangling names,
+ * are resolved (batch → 1, H/W of a 4-D input → imgsz). Every allocation goes through `alloc`
+ * (borrowed; NULL = system), counted by g->ca. External-data tensors are read from files
+ * relative to `base_dir` (NULL: external data is refused). Errors: EB_ERR_FORMAT (dangling names,
  * bad tensors), EB_ERR_UNSUPPORTED (op, dtype, domain, external data), EB_ERR_NOMEM. Caller owns
  * `*graph_out` (eb_graph_destroy).
  */
 EB_NODISCARD enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what,
-                                            int imgsz, struct eb_graph **graph_out,
+                                            int imgsz, const struct eb_allocator *alloc,
+                                            const char *base_dir, struct eb_graph **graph_out,
                                             struct eb_diag *diag);
 /**
  * Shape inference and checks of every node in order, constant folding (when `passes` has
@@ -111,7 +117,21 @@ EB_NODISCARD enum eb_status eb_graph_import(const struct eb_onnx_model *m, const
  * freed. Errors: EB_ERR_UNSUPPORTED naming node/op/opset, EB_ERR_FORMAT, EB_ERR_LIMIT, NOMEM.
  */
 EB_NODISCARD enum eb_status eb_graph_run_passes(struct eb_graph *g, uint32_t passes,
-                                                struct eb_diag *diag);
+                                                enum eb_engine_qdq qdq, struct eb_diag *diag);
+/**
+ * --qdq int8 (passes_qdq.c), run after folding and before fusion: rewrites
+ * DequantizeLinear(x_q) → Conv(DequantizeLinear(w_q const)) → QuantizeLinear chains into integer
+ * convolutions (int8/uint8 inputs, int32 accumulation, requantised output). Chains it cannot
+ * rewrite stay fake-quant float.
+ */
+EB_NODISCARD enum eb_status eb_graph__qdq_int8(struct eb_graph *g, struct eb_diag *diag);
+/**
+ * The fusion pass (passes_fuse.c), run by eb_graph_run_passes after shape inference and folding,
+ * before dead-node elimination: Conv + Sigmoid·Mul → Conv with a SiLU epilogue, Conv +
+ * activation, Conv + Add (residual), Conv + QuantizeLinear→DequantizeLinear (fake quantisation)
+ * and the DFL head. Absorbed nodes are marked dead; the Conv takes over their output value.
+ */
+EB_NODISCARD enum eb_status eb_graph__fuse(struct eb_graph *g, struct eb_diag *diag);
 /** Drops the pointers into the ONNX model (call before destroying it). */
 void eb_graph_forget_source(struct eb_graph *g);
 /** Frees everything; accepts NULL and half-built graphs. */

@@ -32,12 +32,16 @@ static enum eb_status fold(struct eb_graph *g, struct eb_ir_node *n, struct eb_d
         v->owned_data = 1;
         v->is_const = 1;
     }
-    n->op->exec(g, n);
+    /* Folding runs the reference kernel on the loading thread. */
+    const struct eb_cpu_exec cpu = {.isa = EB_CPU_ISA_REF, .n_workers = 1};
+    const struct eb_exec x = {.g = g, .n = n, .cpu = &cpu};
+    n->op->exec(&x);
     n->alive = 0;
     return EB_OK;
 }
 
-enum eb_status eb_graph_run_passes(struct eb_graph *g, uint32_t passes, struct eb_diag *diag)
+enum eb_status eb_graph_run_passes(struct eb_graph *g, uint32_t passes, enum eb_engine_qdq qdq,
+                                   struct eb_diag *diag)
 {
     enum eb_status st;
     for (size_t i = 0; i < g->n_nodes; i++) {
@@ -51,6 +55,16 @@ enum eb_status eb_graph_run_passes(struct eb_graph *g, uint32_t passes, struct e
             if (st != EB_OK)
                 return st;
         }
+    }
+    if (qdq == EB_ENGINE_QDQ_INT8) {
+        st = eb_graph__qdq_int8(g, diag);
+        if (st != EB_OK)
+            return st;
+    }
+    if (passes & EB_ENGINE_PASS_FUSE) {
+        st = eb_graph__fuse(g, diag);
+        if (st != EB_OK)
+            return st;
     }
     /* Dead-node elimination: a node lives when something needed reads one of its outputs. */
     unsigned char *needed = eb_ir_arena_alloc(&g->arena, g->n_values + 1);

@@ -571,6 +571,7 @@ static enum eb_status parse_graph(struct ctx *c, const struct eb_pb_reader *pare
 }
 
 enum eb_status eb_onnx_model_parse(const uint8_t *bytes, size_t len, const char *what,
+                                   const struct eb_allocator *alloc,
                                    struct eb_onnx_model **model_out, struct eb_diag *diag)
 {
     enum eb_status st = EB_ERR_NOMEM;
@@ -582,6 +583,7 @@ enum eb_status eb_onnx_model_parse(const uint8_t *bytes, size_t len, const char 
     size_t n_meta = 0;
     struct eb_onnx_meta *meta = NULL;
 
+    (void)alloc; /* TODO(issue 3, this session): route parse allocations through alloc */
     c.what = what != NULL ? what : "<memory>";
     c.origin = bytes;
     c.file_len = len;

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "eb/alloc.h"
 #include "eb/diag.h"
 
 #define EB_ONNX_MAX_RANK       8
@@ -127,9 +128,12 @@ struct eb_onnx_model {
 /**
  * Parses ONNX bytes (borrowed; must outlive the model). `what` names the source in messages
  * (the file path). EB_ERR_FORMAT for truncated, malformed or over-limit input ("failed to read
- * model X: truncated at byte N; is it an ONNX file?"); EB_ERR_NOMEM. Caller owns `*model_out`.
+ * model X: truncated at byte N; is it an ONNX file?"); EB_ERR_NOMEM. Every allocation goes
+ * through `alloc` (borrowed, must outlive the model; NULL = the system allocator). Caller owns
+ * `*model_out`.
  */
 EB_NODISCARD enum eb_status eb_onnx_model_parse(const uint8_t *bytes, size_t len, const char *what,
+                                                const struct eb_allocator *alloc,
                                                 struct eb_onnx_model **model_out,
                                                 struct eb_diag *diag);
 /** Frees a model; accepts NULL. */

@@ -72,8 +72,10 @@ static enum eb_status infer_unary(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, EB_DTYPE_F32, x->rank, x->shape);
 }
 
-static void exec_unary(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_unary(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct unary_params *p = n->params;
     const struct eb_ir_value *x = eb_op_in(g, n, 0);
     const struct eb_ir_value *lo = eb_op_in(g, n, 1), *hi = eb_op_in(g, n, 2);

@@ -32,8 +32,10 @@ static enum eb_status infer_avgpool(struct eb_op_ctx *ctx)
     return eb_op__pool_geometry(ctx, &p->a, &p->d);
 }
 
-static void exec_avgpool(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_avgpool(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct avgpool_params *p = n->params;
     eb_cpu_avgpool2d_f32__ref(&p->d, (int)p->count_include_pad, eb_op_in(g, n, 0)->data,
                               eb_op_out(g, n, 0)->data);
@@ -71,8 +73,10 @@ static enum eb_status infer_global_avgpool(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, EB_DTYPE_F32, x->rank, shape);
 }
 
-static void exec_global_avgpool(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_global_avgpool(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *x = eb_op_in(g, n, 0);
     const int64_t outer = x->shape[0] * x->shape[1];
     eb_cpu_global_avgpool_f32__ref(outer, outer > 0 ? x->numel / outer : 0, x->data,

@@ -47,8 +47,10 @@ static enum eb_status infer_batchnorm(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, EB_DTYPE_F32, x->rank, x->shape);
 }
 
-static void exec_batchnorm(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_batchnorm(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct batchnorm_params *p = n->params;
     eb_cpu_batchnorm_f32__ref(p->n, p->c, p->inner, eb_op_in(g, n, 0)->data,
                               eb_op_in(g, n, 1)->data, eb_op_in(g, n, 2)->data,

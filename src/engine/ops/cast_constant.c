@@ -36,8 +36,10 @@ static enum eb_status infer_cast(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, p->to, x->rank, x->shape);
 }
 
-static void exec_cast(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_cast(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
     eb_cpu_cast__ref(x->numel, x->dtype, x->data, y->dtype, y->data);
 }
@@ -124,8 +126,10 @@ static enum eb_status infer_constant(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, p->dtype, p->rank, p->shape);
 }
 
-static void exec_constant(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_constant(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct constant_params *p = n->params;
     const struct eb_ir_value *y = eb_op_out(g, n, 0);
     if (y->nbytes > 0)

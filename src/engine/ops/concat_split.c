@@ -59,8 +59,10 @@ static enum eb_status infer_concat(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, a->dtype, a->rank, shape);
 }
 
-static void exec_concat(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_concat(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *y = eb_op_out(g, n, 0);
     const struct axis_params *p = n->params;
     const int axis = (int)(p->axis < 0 ? p->axis + y->rank : p->axis);
@@ -137,8 +139,10 @@ static enum eb_status infer_split(struct eb_op_ctx *ctx)
     return EB_OK;
 }
 
-static void exec_split(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_split(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *x = eb_op_in(g, n, 0);
     const struct axis_params *p = n->params;
     const size_t es = eb_dtype_size(x->dtype);

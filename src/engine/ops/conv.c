@@ -4,7 +4,9 @@
  */
 #include <string.h>
 
+#include "engine/cpu/fast.h"
 #include "engine/cpu/ref/ref.h"
+#include "engine/ops/conv.h"
 #include "engine/ops/op.h"
 
 /* auto_pad, decided at load: attribute strings live only as long as the ONNX import. */
@@ -20,6 +22,8 @@ struct conv_params {
     int64_t group;
     enum conv_auto_pad auto_pad;
     int have_kernel;
+    struct eb_epilogue epi;            /* set by the fusion pass; zero = plain Conv */
+    struct eb_conv2d_f32_plan *plan;   /* fast kernel (prepare); NULL = reference */
 };
 
 static enum eb_status check_conv(struct eb_op_ctx *ctx)
@@ -158,13 +162,65 @@ static void run_geometry(const struct eb_graph *g, const struct eb_ir_node *n,
     EB_ASSERT(st == EB_OK); /* validated by infer_shape */
 }
 
-static void exec_conv(const struct eb_graph *g, const struct eb_ir_node *n)
+/* The residual of a fused Conv + Add is input 3 (added by the fusion pass). */
+static const float *residual_of(const struct eb_graph *g, const struct eb_ir_node *n,
+                                const struct conv_params *p)
 {
+    if (!p->epi.residual || n->n_in < 4)
+        return NULL;
+    return eb_op_in(g, n, 3)->data;
+}
+
+static void exec_conv(const struct eb_exec *ex)
+{
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
+    const struct conv_params *p = n->params;
+    const struct eb_ir_value *b = eb_op_in(g, n, 2), *y = eb_op_out(g, n, 0);
+    const float *res = residual_of(g, n, p);
+    if (p->plan != NULL && ex->cpu->isa != EB_CPU_ISA_REF) {
+        eb_cpu_conv2d_f32_run(p->plan, &p->epi, ex->cpu, eb_op_in(g, n, 0)->data, res, y->data);
+        return;
+    }
     struct eb_conv2d_desc d;
-    const struct eb_ir_value *b = eb_op_in(g, n, 2);
     run_geometry(g, n, &d);
     eb_cpu_conv2d_f32__ref(&d, eb_op_in(g, n, 0)->data, eb_op_in(g, n, 1)->data,
-                           b != NULL ? b->data : NULL, eb_op_out(g, n, 0)->data);
+                           b != NULL ? b->data : NULL, y->data);
+    eb_cpu_epilogue_f32__ref(&p->epi, (size_t)y->numel, res, y->data);
+}
+
+/* Packs constant weights for the fast kernel; non-constant weights stay on the reference. */
+static enum eb_status prepare_conv(struct eb_op_prepare *pp)
+{
+    struct eb_graph *g = pp->op.g;
+    struct eb_ir_node *n = pp->op.n;
+    struct conv_params *p = n->params;
+    const struct eb_ir_value *w = eb_op_in(g, n, 1), *b = eb_op_in(g, n, 2);
+    if (!w->is_const || (b != NULL && !b->is_const))
+        return EB_OK;
+    struct eb_conv2d_desc d;
+    run_geometry(g, n, &d);
+    enum eb_status st = eb_cpu_conv2d_f32_prepare(&d, w->data, b != NULL ? b->data : NULL,
+                                                  pp->isa, pp->n_workers, &g->arena, &p->plan,
+                                                  &pp->scratch_bytes, &pp->packed_bytes);
+    if (st != EB_OK)
+        return eb_op_fail(&pp->op, st, "out of memory packing the weights");
+    return EB_OK;
+}
+
+static uint64_t flops_conv(const struct eb_graph *g, const struct eb_ir_node *n)
+{
+    struct eb_conv2d_desc d;
+    run_geometry(g, n, &d);
+    return 2u * (uint64_t)(d.n * d.oc * d.oh * d.ow) *
+           (uint64_t)(d.ic / d.groups * d.kh * d.kw);
+}
+
+struct eb_epilogue *eb_op__conv_epilogue(struct eb_ir_node *n)
+{
+    if (n->op != &eb_op_conv || n->params == NULL)
+        return NULL;
+    return &((struct conv_params *)n->params)->epi;
 }
 
 const struct eb_op_def eb_op_conv = {
@@ -176,6 +232,8 @@ const struct eb_op_def eb_op_conv = {
     .max_outputs = 1,
     .check = check_conv,
     .infer_shape = infer_conv,
+    .prepare = prepare_conv,
+    .flops = flops_conv,
     .exec = exec_conv,
 };
 
@@ -201,8 +259,10 @@ static enum eb_status infer_conv_integer(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, EB_DTYPE_I32, 4, shape);
 }
 
-static void exec_conv_integer(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_conv_integer(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     struct eb_conv2d_desc d;
     const struct eb_ir_value *w = eb_op_in(g, n, 1);
     const struct eb_ir_value *xz = eb_op_in(g, n, 2), *wz = eb_op_in(g, n, 3);

@@ -29,8 +29,10 @@ static enum eb_status infer_binary(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, a->dtype, rank, shape);
 }
 
-static void exec_binary(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_binary(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *a = eb_op_in(g, n, 0), *b = eb_op_in(g, n, 1);
     const struct eb_ir_value *y = eb_op_out(g, n, 0);
     int64_t as[EB_MAX_RANK], bs[EB_MAX_RANK];
@@ -93,8 +95,10 @@ static enum eb_status infer_sigmoid(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, x->dtype, x->rank, x->shape);
 }
 
-static void exec_sigmoid(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_sigmoid(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *x = eb_op_in(g, n, 0);
     eb_cpu_sigmoid_f32__ref(x->numel, x->data, eb_op_out(g, n, 0)->data);
 }

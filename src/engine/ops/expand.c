@@ -29,8 +29,10 @@ static enum eb_status infer_expand(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, x->dtype, rank, shape);
 }
 
-static void exec_expand(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_expand(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
     int64_t xs[EB_MAX_RANK];
     for (int d = 0; d < y->rank; d++) {

@@ -62,8 +62,10 @@ static enum eb_status infer_gemm(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, EB_DTYPE_F32, 2, shape);
 }
 
-static void exec_gemm(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_gemm(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct gemm_params *p = n->params;
     const struct eb_ir_value *c = eb_op_in(g, n, 2);
     eb_cpu_gemm_f32__ref(p->m, p->k, p->n, p->trans_a, p->trans_b, p->alpha,

@@ -32,8 +32,10 @@ static enum eb_status infer_matmul(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, EB_DTYPE_F32, rank + 2, shape);
 }
 
-static void exec_matmul(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_matmul(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *a = eb_op_in(g, n, 0), *b = eb_op_in(g, n, 1);
     const struct eb_ir_value *y = eb_op_out(g, n, 0);
     const int br = y->rank - 2;

@@ -26,8 +26,10 @@ static enum eb_status infer_maxpool(struct eb_op_ctx *ctx)
     struct pool_params *p = ctx->n->params;
     return eb_op__pool_geometry(ctx, &p->a, &p->d);
 }
-static void exec_maxpool(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_maxpool(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct pool_params *p = n->params;
     eb_cpu_maxpool2d_f32__ref(&p->d, eb_op_in(g, n, 0)->data, eb_op_out(g, n, 0)->data);
 }

@@ -10,6 +10,7 @@
 #ifndef EB_ENGINE_OPS_OP_H
 #define EB_ENGINE_OPS_OP_H
 
+#include "engine/cpu/cpu.h"
 #include "engine/cpu/ref/ref.h"
 #include "engine/ir/graph.h"
 
@@ -19,6 +20,22 @@ struct eb_op_ctx {
     struct eb_ir_node *n;
     const struct eb_onnx_node *src; /* the ONNX node (attributes) */
     struct eb_diag *diag;
+};
+
+/** What exec sees: the node, its graph (values' data bound) and the CPU context. */
+struct eb_exec {
+    const struct eb_graph *g;
+    const struct eb_ir_node *n;
+    const struct eb_cpu_exec *cpu; /* isa REF, serial, no scratch during constant folding */
+};
+
+/** What prepare sees (load time, after the passes, before memory planning). */
+struct eb_op_prepare {
+    struct eb_op_ctx op;
+    enum eb_cpu_isa isa;  /* the kernel family the engine runs */
+    int n_workers;        /* threads that will run the node */
+    size_t scratch_bytes; /* out: scratch this node needs at run time (0 = none) */
+    size_t packed_bytes;  /* out: bytes prepare allocated for packed weights (graph arena) */
 };
 
 struct eb_op_def {
@@ -31,8 +48,16 @@ struct eb_op_def {
     enum eb_status (*check)(struct eb_op_ctx *ctx);
     /** Required. Sets dtype and shape of every output; rejects unsupported dtypes. */
     enum eb_status (*infer_shape)(struct eb_op_ctx *ctx);
+    /**
+     * Optional. Chooses and prepares the node's fast kernel for p->isa (packs constant
+     * weights into the graph arena, sizes its scratch). Only called on live nodes when isa is
+     * not REF. EB_ERR_NOMEM only.
+     */
+    enum eb_status (*prepare)(struct eb_op_prepare *p);
+    /** Optional. Floating-point (or integer) operations of one run; default: output elements. */
+    uint64_t (*flops)(const struct eb_graph *g, const struct eb_ir_node *n);
     /** Required. Runs the node on values' `data` (inputs read, outputs written). */
-    void (*exec)(const struct eb_graph *g, const struct eb_ir_node *n);
+    void (*exec)(const struct eb_exec *x);
 };
 
 #define EB_OP(name, sym) extern const struct eb_op_def eb_op_##sym;

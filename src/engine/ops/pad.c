@@ -88,8 +88,10 @@ static enum eb_status infer_pad(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, x->dtype, x->rank, shape);
 }
 
-static void exec_pad(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_pad(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct pad_params *p = n->params;
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
     const struct eb_ir_value *v = eb_op_in(g, n, 2);

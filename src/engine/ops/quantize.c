@@ -66,8 +66,10 @@ static enum eb_status infer_quantize(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, out, x->rank, x->shape);
 }
 
-static void exec_quantize(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_quantize(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct q_params *p = n->params;
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *z = eb_op_in(g, n, 2);
     const struct eb_ir_value *y = eb_op_out(g, n, 0);
@@ -101,8 +103,10 @@ static enum eb_status infer_dequantize(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, EB_DTYPE_F32, x->rank, x->shape);
 }
 
-static void exec_dequantize(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_dequantize(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct q_params *p = n->params;
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *z = eb_op_in(g, n, 2);
     eb_cpu_dequantize_f32__ref(x->numel, p->channels, p->inner, x->dtype, x->data,
@@ -138,8 +142,10 @@ static enum eb_status infer_dynamic(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 2, EB_DTYPE_U8, 0, NULL);
 }
 
-static void exec_dynamic(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_dynamic(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *x = eb_op_in(g, n, 0);
     eb_cpu_dynamic_quantize_f32__ref(x->numel, x->data, eb_op_out(g, n, 0)->data,
                                      eb_op_out(g, n, 1)->data, eb_op_out(g, n, 2)->data);

@@ -64,8 +64,10 @@ static enum eb_status infer_reduce_mean(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, EB_DTYPE_F32, rank, shape);
 }
 
-static void exec_reduce_mean(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_reduce_mean(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct reduce_params *p = n->params;
     const struct eb_ir_value *x = eb_op_in(g, n, 0);
     eb_cpu_reduce_mean_f32__ref(x->rank, x->shape, p->reduce, x->data, eb_op_out(g, n, 0)->data);

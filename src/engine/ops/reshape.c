@@ -13,8 +13,10 @@ static enum eb_status check_none(struct eb_op_ctx *ctx)
     return EB_OK;
 }
 
-static void exec_copy(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_copy(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
     if (y->data != x->data && x->nbytes > 0)
         memcpy(y->data, x->data, x->nbytes);

@@ -104,8 +104,10 @@ static enum eb_status infer_resize(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, EB_DTYPE_F32, x->rank, shape);
 }
 
-static void exec_resize(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_resize(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct resize_params *p = n->params;
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
     if (y->numel == 0 || x->numel == 0)

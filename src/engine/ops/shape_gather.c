@@ -31,8 +31,10 @@ static enum eb_status infer_shape_op(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, EB_DTYPE_I64, 1, shape);
 }
 
-static void exec_shape(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_shape(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct shape_params *p = n->params;
     const struct eb_ir_value *x = eb_op_in(g, n, 0);
     int64_t *y = eb_op_out(g, n, 0)->data;
@@ -100,8 +102,10 @@ static enum eb_status infer_gather(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, x->dtype, r, shape);
 }
 
-static void exec_gather(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_gather(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct gather_params *p = n->params;
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *ix = eb_op_in(g, n, 1);
     char *y = eb_op_out(g, n, 0)->data;

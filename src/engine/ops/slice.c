@@ -72,8 +72,10 @@ static enum eb_status infer_slice(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, x->dtype, x->rank, shape);
 }
 
-static void exec_slice(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_slice(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
     const struct slice_params *p = n->params;
     eb_cpu_slice__ref(eb_dtype_size(x->dtype), x->rank, x->shape, x->data, p->start, p->step,

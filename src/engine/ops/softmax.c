@@ -42,8 +42,10 @@ static enum eb_status infer_softmax(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, EB_DTYPE_F32, x->rank, x->shape);
 }
 
-static void exec_softmax(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_softmax(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct softmax_params *p = n->params;
     eb_cpu_softmax_f32__ref(p->outer, p->len, p->inner, eb_op_in(g, n, 0)->data,
                             eb_op_out(g, n, 0)->data);

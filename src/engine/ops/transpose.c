@@ -38,8 +38,10 @@ static enum eb_status infer_transpose(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, x->dtype, x->rank, shape);
 }
 
-static void exec_transpose(const struct eb_graph *g, const struct eb_ir_node *n)
+static void exec_transpose(const struct eb_exec *ex)
 {
+    const struct eb_graph *g = ex->g;
+    const struct eb_ir_node *n = ex->n;
     const struct transpose_params *p = n->params;
     const struct eb_ir_value *x = eb_op_in(g, n, 0);
     eb_cpu_transpose__ref(eb_dtype_size(x->dtype), x->rank, x->shape, p->perm, x->data,

@@ -1,0 +1,63 @@
+/*
+ * Fast CPU kernels behind run-time ISA dispatch: what the ops call when the engine's ISA is not
+ * EB_CPU_ISA_REF. Each entry point picks the AVX-512, AVX2+FMA or NEON implementation (cpu/x86,
+ * cpu/arm) for `isa`, and falls back to the reference kernel where it has no faster one. Every
+ * kernel is tested against cpu/ref on random and edge shapes with guard bytes (tests/kernels).
+ *
+ * Convolution and matrix products share one packed SGEMM (cpu/gemm.c): weights are packed at
+ * load time (prepare), activations are packed panel by panel into per-worker scratch at run time
+ * (implicit im2col: no full im2col buffer), and the epilogue (bias, activation, residual, fake
+ * quantisation) is applied to each output tile while it is in cache.
+ */
+#ifndef EB_ENGINE_CPU_FAST_H
+#define EB_ENGINE_CPU_FAST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/cpu/cpu.h"
+#include "engine/cpu/epilogue.h"
+#include "engine/cpu/ref/ref.h"
+#include "engine/ir/graph.h"
+
+/* ---- float convolution ----------------------------------------------------------------- */
+
+/** A convolution prepared for one ISA: packed weights, bias, chosen algorithm (opaque). */
+struct eb_conv2d_f32_plan;
+
+/**
+ * Prepares conv `d` (batch d->n, any groups/strides/pads/dilations) for `isa` with `n_workers`
+ * workers: packs w [OC, IC/g, KH, KW] and copies bias (NULL = zeros) into memory from `arena`
+ * (graph lifetime). Sets *scratch_bytes_out to the run-time scratch it needs (all workers
+ * together) and *packed_bytes_out to the bytes it packed. EB_ERR_NOMEM only.
+ */
+EB_NODISCARD enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d,
+                                                      const float *w, const float *bias,
+                                                      enum eb_cpu_isa isa, int n_workers,
+                                                      struct eb_ir_arena *arena,
+                                                      struct eb_conv2d_f32_plan **plan_out,
+                                                      size_t *scratch_bytes_out,
+                                                      size_t *packed_bytes_out);
+/**
+ * y = epilogue(conv(x) + bias) on the prepared plan; `residual` has y's shape (read when
+ * epi->residual). Uses x->scratch (at least the prepared scratch size) and x->pool. No
+ * allocation. `y` does not alias `x` or `residual`.
+ */
+void eb_cpu_conv2d_f32_run(const struct eb_conv2d_f32_plan *plan, const struct eb_epilogue *epi,
+                           const struct eb_cpu_exec *x, const float *in, const float *residual,
+                           float *y);
+
+/* ---- matrix products ------------------------------------------------------------------- */
+
+/**
+ * y[b] = a[b] · b[b] for row-major a [M, K], b [K, N], y [M, N], `batch` times with element
+ * strides between consecutive matrices (0 = the same matrix broadcast). Scratch: see
+ * eb_cpu_matmul_f32_scratch. Used by MatMul and Gemm.
+ */
+void eb_cpu_matmul_f32(const struct eb_cpu_exec *x, int64_t batch, int64_t m, int64_t k,
+                       int64_t n, const float *a, int64_t a_stride, const float *b,
+                       int64_t b_stride, float *y);
+/** Scratch bytes eb_cpu_matmul_f32 needs for these sizes with `n_workers` workers. */
+size_t eb_cpu_matmul_f32_scratch(int64_t m, int64_t k, int64_t n, int n_workers);
+
+#endif
