@@ -51,6 +51,11 @@ const char *eb_limit_type_name(enum eb_limit_type t);
 struct eb_backend_config {
     enum eb_device device;
     int threads;              /* intra-op threads; 0 = backend default */
+    /* native engine only (ignored by ort): */
+    int profile;              /* 1 = per-node profile */
+    uint32_t passes;          /* enum eb_engine_pass bits; 0 = all */
+    int qdq;                  /* enum eb_engine_qdq */
+    const char *kernels;      /* "auto", "ref", "avx2", ...; NULL = auto; borrowed */
     double gpu_mem_limit_gb;  /* the memory limit (already validated, 0 < x <= 8) */
     const char *ort_lib;      /* explicit ONNX Runtime library path or NULL; borrowed */
     const struct eb_log *log; /* may be NULL; borrowed, must outlive the instance */

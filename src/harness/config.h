@@ -36,6 +36,10 @@ struct eb_config {
     int backend; /* enum eb_backend_choice */
     int device;  /* enum eb_device */
     int64_t threads;
+    int profile;
+    int no_fold, no_fuse, no_dce;
+    int qdq;     /* index in "float|int8" = enum eb_engine_qdq */
+    int kernels; /* index in "auto|ref|avx2|avx512|neon" */
     const char *output;
     int64_t interval_ms;
     int solo_baseline;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "eb/clock.h"
+#include "eb/engine.h"
 #include "eb/thread.h"
 #include "harness/report.h"
 #include "harness/run.h"
@@ -120,6 +121,19 @@ static void setup_slots(struct run_ctx *rc)
         su.backend_choice = cfg->backend;
         su.backend_cfg.device = (enum eb_device)cfg->device;
         su.backend_cfg.threads = (int)cfg->threads;
+        su.backend_cfg.profile = cfg->profile;
+        su.backend_cfg.passes = EB_ENGINE_PASS_ALL;
+        if (cfg->no_fold)
+            su.backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_CONST_FOLD;
+        if (cfg->no_fuse)
+            su.backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_FUSE;
+        if (cfg->no_dce)
+            su.backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_DCE;
+        su.backend_cfg.qdq = cfg->qdq;
+        {
+            static const char *const kernels[] = {"auto", "ref", "avx2", "avx512", "neon"};
+            su.backend_cfg.kernels = kernels[cfg->kernels];
+        }
         su.backend_cfg.gpu_mem_limit_gb = cfg->gpu_mem_limit_gb;
         su.backend_cfg.ort_lib = cfg->ort_lib;
         su.backend_cfg.log = &rc->log;

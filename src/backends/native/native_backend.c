@@ -32,6 +32,10 @@ struct native_priv {
     int opened;
     const struct eb_log *log;
     int threads;
+    int profile;
+    uint32_t passes;
+    int qdq;
+    char kernels[16];
     double limit_gb;    /* the configured limit, for messages */
     uint64_t cap_bytes; /* = limit_gb x 10^9 (GB = 10^9 bytes throughout edgebench); 0 = none */
     struct eb_engine *engine; /* owned; NULL until load */
@@ -85,6 +89,10 @@ static enum eb_status native_open(void *priv, const struct eb_backend_config *cf
                             cfg->threads, cfg->gpu_mem_limit_gb);
     p->log = cfg->log;
     p->threads = cfg->threads;
+    p->profile = cfg->profile;
+    p->passes = cfg->passes != 0 ? cfg->passes : EB_ENGINE_PASS_ALL;
+    p->qdq = cfg->qdq;
+    snprintf(p->kernels, sizeof(p->kernels), "%s", cfg->kernels != NULL ? cfg->kernels : "auto");
     p->limit_gb = cfg->gpu_mem_limit_gb;
     p->cap_bytes = (uint64_t)(cfg->gpu_mem_limit_gb * 1e9);
     p->opened = 1;
@@ -174,6 +182,21 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
     opt.threads = p->threads;
     opt.mem_cap_bytes = p->cap_bytes;
     opt.imgsz = spec->imgsz;
+    opt.profile = p->profile;
+    opt.passes = p->passes;
+    opt.qdq = p->qdq == 1 ? EB_ENGINE_QDQ_INT8 : EB_ENGINE_QDQ_FLOAT;
+    opt.isa = p->kernels;
+    /* External-data tensors are read from the model's folder. */
+    char base_dir[1024] = "";
+    if (spec->bytes == NULL && spec->path != NULL) {
+        const char *slash = strrchr(spec->path, '/');
+        if (slash == NULL)
+            snprintf(base_dir, sizeof(base_dir), ".");
+        else
+            snprintf(base_dir, sizeof(base_dir), "%.*s", (int)(slash - spec->path + (slash == spec->path)),
+                     spec->path);
+        opt.base_dir = base_dir;
+    }
     opt.log = p->log;
     if ((st = eb_engine_load(bytes, len, p->model, &opt, &p->engine, diag)) != EB_OK) {
         p->engine = NULL;
