@@ -15,7 +15,10 @@ set -euo pipefail
 # Debian packages the build needs. Extend here (or through EB_EXTRA_PACKAGES).
 EB_PACKAGES="build-essential cmake pkg-config ca-certificates
 libavformat-dev libavcodec-dev libavdevice-dev libavutil-dev libswscale-dev
-libpng-dev libjpeg62-turbo-dev libonnx-testdata"
+libpng-dev libjpeg62-turbo-dev libonnx-testdata
+clang libclang-rt-14-dev"
+# clang + libclang-rt-14-dev: the libFuzzer targets (-DEB_FUZZ=ON); clang-14 only recommends the
+# runtime, and the install below skips recommendations.
 
 # ONNX Runtime comes from the npm registry: headers from the Unity package (ONNX Runtime 1.29,
 # its C API is what we compile against), libraries from onnxruntime-node (ONNX Runtime 1.30,

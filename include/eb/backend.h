@@ -6,6 +6,7 @@
  *     st = eb_backend_create(eb_backend_find("ort"), &cfg, &be, &diag);
  *     st = eb_backend_load(be, &spec, &info, &diag);
  *     st = eb_backend_infer(be, &in, 1, out, info.n_outputs, &timing, &diag);   (per frame)
+ *     st = eb_backend_profile_get(be, &prof, &diag);   (optional: cfg.profile, native only)
  *     eb_backend_destroy(be);
  */
 #ifndef EB_BACKEND_H
@@ -18,7 +19,7 @@
 #include "eb/log.h"
 #include "eb/tensor.h"
 
-#define EB_BACKEND_ABI      2u
+#define EB_BACKEND_ABI      3u
 #define EB_BACKEND_MAX_IO   8
 #define EB_BACKEND_NAME_MAX 128
 
@@ -26,7 +27,7 @@ enum eb_backend_cap { /* bits in eb_backend_ops.caps: what this build can do */
                       EB_BACKEND_CAP_CUDA = 1u << 0,
                       EB_BACKEND_CAP_FP16 = 1u << 1,
                       EB_BACKEND_CAP_INT8 = 1u << 2,
-                      EB_BACKEND_CAP_OP_PROFILE = 1u << 3,
+                      EB_BACKEND_CAP_OP_PROFILE = 1u << 3, /* implements `profile` */
                       EB_BACKEND_CAP_MEM_LIMIT = 1u << 4,
 };
 
@@ -50,7 +51,7 @@ const char *eb_limit_type_name(enum eb_limit_type t);
 
 struct eb_backend_config {
     enum eb_device device;
-    int threads;              /* intra-op threads; 0 = backend default */
+    int threads; /* intra-op threads; 0 = backend default */
     /* native engine only (ignored by ort): */
     int profile;              /* 1 = per-node profile */
     uint32_t passes;          /* enum eb_engine_pass bits; 0 = all */
@@ -111,6 +112,25 @@ struct eb_mem_usage {
     uint64_t device_peak_bytes; /* high-water mark of device memory */
 };
 
+/** One node of a per-operator profile (eb_backend_profile_get). */
+struct eb_backend_prof_node {
+    const char *name;  /* node name, "" when unnamed; owned by the backend */
+    const char *op;    /* op type, e.g. "Conv"; owned by the backend */
+    const char *fused; /* what the node absorbed, e.g. "silu+add"; "" when nothing; owned */
+    double total_ms;   /* time in this node summed over `runs` */
+    uint64_t flops;    /* per run: 2*MACs for Conv/MatMul/Gemm, else output elements; 0 unknown */
+};
+
+/** The per-operator profile of the runs since load or the last profile_reset. */
+struct eb_backend_profile {
+    size_t n_nodes;
+    const struct eb_backend_prof_node *nodes; /* execution order; owned by the backend, valid
+                                                 until the next infer, profile_reset or close */
+    uint64_t runs;                            /* profiled runs */
+    double run_total_ms; /* the runtime's own run time summed over those runs (the per-node
+                            times add up to it, up to the cost of the timer calls) */
+};
+
 struct eb_backend_ops {
     uint32_t abi;     /* = EB_BACKEND_ABI; eb_backend_create rejects others */
     const char *name; /* "ort", "native": CLI value and report key */
@@ -147,6 +167,15 @@ struct eb_backend_ops {
     enum eb_status (*supports)(const struct eb_backend_config *cfg,
                                const struct eb_model_spec *spec, int *supported_out, char *why,
                                size_t why_size, struct eb_diag *diag);
+    /**
+     * Optional (ABI 3; caps has EB_BACKEND_CAP_OP_PROFILE); NULL means no per-operator
+     * profile (ort). Fills `profile_out` with the per-node times recorded since load or the
+     * last profile_reset; EB_ERR_UNSUPPORTED when the instance was not opened with
+     * cfg.profile or has no model loaded. Does not allocate.
+     */
+    enum eb_status (*profile)(void *priv, struct eb_backend_profile *profile_out);
+    /** Optional (ABI 3), with `profile`: forgets the recorded times (e.g. after warm-up). */
+    void (*profile_reset)(void *priv);
 };
 
 /** A backend instance: ops + private state. Opaque. */
@@ -177,5 +206,14 @@ EB_NODISCARD enum eb_status eb_backend_infer(struct eb_backend *be, const struct
                                              struct eb_diag *diag);
 /** Memory used by the backend; zeros when the backend does not say. Never fails. */
 void eb_backend_mem_usage(struct eb_backend *be, struct eb_mem_usage *usage_out);
+/**
+ * The per-operator profile (see eb_backend_ops.profile). EB_ERR_UNSUPPORTED, with a message
+ * naming the backend, when it has none or profiling is off; `*profile_out` is zeroed then.
+ */
+EB_NODISCARD enum eb_status eb_backend_profile_get(struct eb_backend *be,
+                                                   struct eb_backend_profile *profile_out,
+                                                   struct eb_diag *diag);
+/** Forgets the recorded profile; does nothing where the backend has no profile. */
+void eb_backend_profile_reset(struct eb_backend *be);
 
 #endif

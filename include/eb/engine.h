@@ -46,16 +46,16 @@ enum eb_engine_qdq {
 };
 
 struct eb_engine_options {
-    int threads;                     /* threads per run, the caller included; 0 = online CPUs */
-    uint64_t mem_cap_bytes;          /* hard cap on arena + scratch + weights; 0 = none */
-    uint32_t passes;                 /* enum eb_engine_pass bits; default EB_ENGINE_PASS_ALL */
-    int imgsz;                       /* square size for dynamic H/W of a 4-D input; 0 = 640 */
-    int profile;                     /* 1 = record per-node times (eb_engine_profile_get) */
-    enum eb_engine_qdq qdq;          /* default EB_ENGINE_QDQ_FLOAT */
-    const char *isa;                 /* kernels: NULL/"auto" = best for this CPU, "ref", "avx2", ... */
+    int threads;            /* threads per run, the caller included; 0 = online CPUs */
+    uint64_t mem_cap_bytes; /* hard cap on arena + scratch + weights; 0 = none */
+    uint32_t passes;        /* enum eb_engine_pass bits; default EB_ENGINE_PASS_ALL */
+    int imgsz;              /* square size for dynamic H/W of a 4-D input; 0 = 640 */
+    int profile;            /* 1 = record per-node times (eb_engine_profile_get) */
+    enum eb_engine_qdq qdq; /* default EB_ENGINE_QDQ_FLOAT */
+    const char *isa;        /* kernels: NULL/"auto" = best for this CPU, "ref", "avx2", ... */
     const struct eb_allocator *alloc; /* parent of every engine allocation; NULL = system */
-    const char *base_dir;            /* folder of external-data files; NULL = refuse them */
-    const struct eb_log *log;        /* may be NULL; borrowed */
+    const char *base_dir;             /* folder of external-data files; NULL = refuse them */
+    const struct eb_log *log;         /* may be NULL; borrowed */
 };
 
 /** Fills the defaults (all passes, no cap, one thread per online CPU, best kernels). */
@@ -85,19 +85,19 @@ struct eb_engine_mem {
 
 /** How the engine runs (known at load time). */
 struct eb_engine_exec_info {
-    char isa[16];     /* kernel family: "avx2", "ref", ... */
-    int threads;      /* threads per run, the caller included */
-    size_t n_nodes;   /* nodes that run (after folding, fusion and elimination) */
-    size_t n_fused;   /* ONNX nodes absorbed into another node's epilogue */
+    char isa[16];   /* kernel family: "avx2", "ref", ... */
+    int threads;    /* threads per run, the caller included */
+    size_t n_nodes; /* nodes that run (after folding, fusion and elimination) */
+    size_t n_fused; /* ONNX nodes absorbed into another node's epilogue */
 };
 
 /** One node of the per-operator profile (eb_engine_profile_get). */
 struct eb_engine_prof_node {
-    const char *name;   /* node name ("" when unnamed); engine-owned */
-    const char *op;     /* ONNX op type */
-    char fused[48];     /* what the node absorbed, e.g. "silu+add"; "" when nothing */
-    double total_ms;    /* summed over profiled runs */
-    uint64_t flops;     /* per run: 2·MACs for Conv/MatMul/Gemm, else output elements */
+    const char *name; /* node name ("" when unnamed); engine-owned */
+    const char *op;   /* ONNX op type */
+    char fused[48];   /* what the node absorbed, e.g. "silu+add"; "" when nothing */
+    double total_ms;  /* summed over profiled runs */
+    uint64_t flops;   /* per run: 2·MACs for Conv/MatMul/Gemm, else output elements */
 };
 
 struct eb_engine_profile {

@@ -13,6 +13,7 @@
 #include "eb/backend.h"
 #include "eb/log.h"
 #include "harness/config.h"
+#include "harness/model_plan.h"
 #include "harness/run.h"
 #include "harness/tegrastats.h"
 #include "model/model.h"
@@ -54,7 +55,8 @@ static void print_help(FILE *fp)
             "usage:\n"
             "  edgebench run [options]            benchmark (see edgebench run --help)\n"
             "  edgebench model synth [options]    write a synthesized yolov8/yolo11 ONNX model\n"
-            "  edgebench model info FILE          inputs, outputs, ops, parameters, FLOPs\n"
+            "  edgebench model info FILE          inputs, outputs, ops, parameters, FLOPs, planned "
+            "memory\n"
             "  edgebench tegrastats [--summary] FILE|-   parse a tegrastats log to JSON lines\n"
             "  edgebench backends                 list inference backends and their status\n"
             "  edgebench --version | --help\n\n"
@@ -149,7 +151,7 @@ int main(int argc, char **argv)
     if (strncmp(cmd, "--", 2) == 0)
         return cmd_run(argc - 1, argv + 1, command_line);
     if (strcmp(cmd, "model") == 0)
-        return eb_model_main(argc - 2, argv + 2, stdout, stderr);
+        return eb_model_main(argc - 2, argv + 2, eb_harness_model_plan, stdout, stderr);
     if (strcmp(cmd, "tegrastats") == 0)
         return eb_tegrastats_main(argc - 2, argv + 2, stdout, stderr);
     if (strcmp(cmd, "backends") == 0)

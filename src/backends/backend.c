@@ -90,3 +90,26 @@ void eb_backend_mem_usage(struct eb_backend *be, struct eb_mem_usage *usage_out)
     if (be->ops->mem_usage != NULL && be->ops->mem_usage(be->priv, usage_out) != EB_OK)
         memset(usage_out, 0, sizeof(*usage_out));
 }
+
+enum eb_status eb_backend_profile_get(struct eb_backend *be, struct eb_backend_profile *profile_out,
+                                      struct eb_diag *diag)
+{
+    memset(profile_out, 0, sizeof(*profile_out));
+    enum eb_status st = EB_ERR_UNSUPPORTED;
+    if (be->ops->profile != NULL)
+        st = be->ops->profile(be->priv, profile_out);
+    if (st != EB_OK) {
+        memset(profile_out, 0, sizeof(*profile_out));
+        return eb_diag_fail(diag, st,
+                            "backend %s has no per-operator profile%s; the profile is available "
+                            "with --backend native --profile",
+                            be->ops->name, be->ops->profile != NULL ? " (profiling is off)" : "");
+    }
+    return EB_OK;
+}
+
+void eb_backend_profile_reset(struct eb_backend *be)
+{
+    if (be->ops->profile_reset != NULL)
+        be->ops->profile_reset(be->priv);
+}

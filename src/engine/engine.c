@@ -186,8 +186,8 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
                           what, mib(total), mib(opt->mem_cap_bytes));
         goto fail;
     }
-    e->arena = g->alloc.alloc(g->alloc.ctx, (size_t)arena_total + EB_MEMPLAN_ALIGN,
-                              EB_MEMPLAN_ALIGN);
+    e->arena =
+        g->alloc.alloc(g->alloc.ctx, (size_t)arena_total + EB_MEMPLAN_ALIGN, EB_MEMPLAN_ALIGN);
     if (e->arena == NULL) {
         st = eb_diag_fail(diag, EB_ERR_NOMEM,
                           "failed to load model %s: out of memory for a %.1f MiB arena", what,

@@ -140,6 +140,61 @@ static void write_detections(struct eb_json_writer *w, const struct eb_slot_resu
     eb_json_obj_end(w);
 }
 
+/* One row of the profile: an op type (node == NULL) or a node. */
+static void write_prof_row(struct eb_json_writer *w, const struct eb_op_profile *op,
+                           const struct eb_node_profile *node)
+{
+    eb_json_obj_begin(w);
+    if (op != NULL) {
+        eb_json_kstr(w, "op", op->op);
+        kuint(w, "nodes", op->nodes);
+        eb_json_knum(w, "ms_per_frame", op->ms_per_frame);
+        eb_json_knum(w, "pct", op->pct);
+        eb_json_knum(w, "gflops_per_frame", op->gflops_per_frame);
+        eb_json_knum(w, "gflops_per_s", op->gflops_per_s);
+    } else {
+        eb_json_kstr(w, "name", node->name);
+        eb_json_kstr(w, "op", node->op);
+        kstr_or_null(w, "fused", node->fused);
+        eb_json_knum(w, "ms_per_frame", node->ms_per_frame);
+        eb_json_knum(w, "pct", node->pct);
+        eb_json_knum(w, "gflops_per_frame", node->gflops_per_frame);
+        eb_json_knum(w, "gflops_per_s", node->gflops_per_s);
+    }
+    eb_json_obj_end(w);
+}
+
+/* "profile": null unless --profile collected one (docs/report-schema.md). */
+static void write_profile(struct eb_json_writer *w, const struct eb_slot_result *s)
+{
+    const struct eb_profile_result *p = &s->profile;
+    eb_json_key(w, "profile");
+    if (!p->available) {
+        eb_json_null(w);
+        return;
+    }
+    eb_json_obj_begin(w);
+    kuint(w, "frames", p->frames);
+    kuint(w, "nodes", p->n_nodes);
+    eb_json_knum(w, "sum_ms_per_frame", p->sum_ms_per_frame);
+    eb_json_knum(w, "run_ms_per_frame", p->run_ms_per_frame);
+    eb_json_knum(w, "inference_mean_ms", p->inference_mean_ms);
+    eb_json_knum(w, "sum_to_inference", p->sum_to_inference);
+    eb_json_knum(w, "gflops_per_frame", p->gflops_per_frame);
+    eb_json_knum(w, "gflops_per_s", p->gflops_per_s);
+    eb_json_key(w, "by_op_type");
+    eb_json_arr_begin(w);
+    for (size_t i = 0; i < p->n_ops && i < EB_PROFILE_MAX_OPS; i++)
+        write_prof_row(w, &p->ops[i], NULL);
+    eb_json_arr_end(w);
+    eb_json_key(w, "top_nodes");
+    eb_json_arr_begin(w);
+    for (size_t i = 0; i < p->n_top && i < EB_PROFILE_TOP_NODES; i++)
+        write_prof_row(w, NULL, &p->top[i]);
+    eb_json_arr_end(w);
+    eb_json_obj_end(w);
+}
+
 static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
 {
     int ran = s->status == EB_SLOT_OK;
@@ -204,6 +259,9 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     kuint(w, "backend_host_bytes", s->backend_host_bytes);
     kuint(w, "backend_device_peak_bytes", s->backend_device_peak_bytes);
     eb_json_obj_end(w);
+
+    write_profile(w, s);
+    kstr_or_null(w, "profile_note", s->profile_note);
 
     eb_json_key(w, "samples");
     eb_json_obj_begin(w);
@@ -394,6 +452,9 @@ void eb_report_write_json(const struct eb_run_result *r, struct eb_json_writer *
     int cap = (int)(sizeof(r->warnings) / sizeof(r->warnings[0]));
     for (int i = 0; i < nw && i < cap; i++)
         eb_json_str(w, r->warnings[i]);
+    for (int i = 0; i < EB_NUM_SLOTS; i++) /* a requested profile that is absent */
+        if (r->slots[i].profile_note[0] != '\0')
+            eb_json_str(w, r->slots[i].profile_note);
     eb_json_arr_end(w);
     kstr_or_null(w, "output_dir", r->output_dir);
     eb_json_obj_end(w);

@@ -10,6 +10,7 @@
 #include "harness/report.h"
 
 #define MAX_CLASS_ROWS 15
+#define MAX_OP_ROWS    12
 
 static double bytes_gb(uint64_t b)
 {
@@ -219,6 +220,62 @@ static void write_detections(const struct eb_slot_result *s, FILE *fp)
     free(sorted);
 }
 
+/* "Per-operator profile": top op types and top nodes (the JSON has every op type). */
+static void write_profile(const struct eb_slot_result *s, FILE *fp)
+{
+    const struct eb_profile_result *p = &s->profile;
+    char b[5][32];
+    if (!p->available) {
+        if (s->profile_note[0] != '\0') {
+            fputs("### Per-operator profile\n\n> **Warning:** ", fp);
+            put_text(fp, s->profile_note);
+            fputs("\n\n", fp);
+        }
+        return;
+    }
+    fputs("### Per-operator profile\n\n", fp);
+    fprintf(fp,
+            "%llu profiled frames, %zu nodes. Sum of node times %s ms/frame = %s%% of the measured "
+            "inference mean %s ms (the rest is the backend call around the run); %s GFLOP/frame, "
+            "%s GFLOP/s.\n\n",
+            (unsigned long long)p->frames, p->n_nodes,
+            fmtd(b[0], sizeof(b[0]), p->sum_ms_per_frame, 3),
+            fmtd(b[1], sizeof(b[1]), 100.0 * p->sum_to_inference, 1),
+            fmtd(b[2], sizeof(b[2]), p->inference_mean_ms, 3),
+            fmtd(b[3], sizeof(b[3]), p->gflops_per_frame, 3),
+            fmtd(b[4], sizeof(b[4]), p->gflops_per_s, 1));
+    size_t n = p->n_ops < MAX_OP_ROWS ? p->n_ops : MAX_OP_ROWS;
+    if (p->n_ops > MAX_OP_ROWS)
+        fprintf(fp, "Top %d op types of %zu:\n\n", MAX_OP_ROWS, p->n_ops);
+    fputs("| Op type | Nodes | ms/frame | % | GFLOP/frame | GFLOP/s |\n", fp);
+    fputs("|---|---:|---:|---:|---:|---:|\n", fp);
+    for (size_t i = 0; i < n; i++) {
+        const struct eb_op_profile *o = &p->ops[i];
+        fputs("| ", fp);
+        put_text(fp, o->op);
+        fprintf(fp, " | %u | %s | %s | %s | %s |\n", o->nodes,
+                fmtd(b[0], sizeof(b[0]), o->ms_per_frame, 3), fmtd(b[1], sizeof(b[1]), o->pct, 1),
+                fmtd(b[2], sizeof(b[2]), o->gflops_per_frame, 3),
+                fmtd(b[3], sizeof(b[3]), o->gflops_per_s, 1));
+    }
+    fputs("\n", fp);
+    fprintf(fp, "Top %zu nodes by time:\n\n", p->n_top);
+    fputs("| Node | Op | Fused | ms/frame | % | GFLOP/s |\n", fp);
+    fputs("|---|---|---|---:|---:|---:|\n", fp);
+    for (size_t i = 0; i < p->n_top && i < EB_PROFILE_TOP_NODES; i++) {
+        const struct eb_node_profile *t = &p->top[i];
+        fputs("| ", fp);
+        put_text(fp, t->name);
+        fputs(" | ", fp);
+        put_text(fp, t->op);
+        fputs(" | ", fp);
+        put_text(fp, t->fused);
+        fprintf(fp, " | %s | %s | %s |\n", fmtd(b[0], sizeof(b[0]), t->ms_per_frame, 3),
+                fmtd(b[1], sizeof(b[1]), t->pct, 1), fmtd(b[2], sizeof(b[2]), t->gflops_per_s, 1));
+    }
+    fputs("\n", fp);
+}
+
 static void write_slot(const struct eb_run_result *r, const struct eb_slot_result *s, FILE *fp)
 {
     char b1[32], b2[32];
@@ -247,6 +304,7 @@ static void write_slot(const struct eb_run_result *r, const struct eb_slot_resul
     fputs("\n", fp);
 
     write_detections(s, fp);
+    write_profile(s, fp);
 
     fputs("### Memory\n\n", fp);
     double p = bytes_gb(s->mem_peak_bytes);
@@ -342,12 +400,22 @@ static void write_warnings(const struct eb_run_result *r, FILE *fp)
 {
     int cap = (int)(sizeof(r->warnings) / sizeof(r->warnings[0]));
     int n = r->n_warnings < 0 ? 0 : r->n_warnings > cap ? cap : r->n_warnings;
-    if (n == 0)
+    int notes = 0; /* a requested profile that is absent: also a warning, as in report.json */
+    for (int i = 0; i < EB_NUM_SLOTS; i++)
+        notes += r->slots[i].profile_note[0] != '\0';
+    if (n == 0 && notes == 0)
         return;
     fputs("## Warnings\n\n", fp);
     for (int i = 0; i < n; i++) {
         fputs("- ", fp);
         put_text(fp, r->warnings[i]);
+        fputs("\n", fp);
+    }
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        if (r->slots[i].profile_note[0] == '\0')
+            continue;
+        fputs("- ", fp);
+        put_text(fp, r->slots[i].profile_note);
         fputs("\n", fp);
     }
     fputs("\n", fp);

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,4 +59,102 @@ void eb_run_result_warn(struct eb_run_result *r, const char *fmt, ...)
 const char *eb_mem_overall(const struct eb_mem_summary *m)
 {
     return m->violations == 0 ? "SAFE" : "VIOLATIONS";
+}
+
+/* ---- per-operator profile ------------------------------------------------------------------ */
+
+static double gflops_rate(double gflops, double ms)
+{
+    return ms > 0 ? gflops / (ms / 1000.0) : NAN;
+}
+
+static double pct_of(double ms, double total)
+{
+    return total > 0 ? 100.0 * ms / total : 0.0;
+}
+
+/* Insertion of node k into the top list (kept sorted by time descending, ties by order). */
+static void top_insert(struct eb_profile_result *out, const struct eb_backend_prof_node *nd,
+                       double ms, double gflops)
+{
+    size_t n = out->n_top;
+    if (n == EB_PROFILE_TOP_NODES && !(ms > out->top[n - 1].ms_per_frame))
+        return;
+    size_t pos = n < EB_PROFILE_TOP_NODES ? n : EB_PROFILE_TOP_NODES - 1;
+    while (pos > 0 && ms > out->top[pos - 1].ms_per_frame) {
+        if (pos < EB_PROFILE_TOP_NODES)
+            out->top[pos] = out->top[pos - 1];
+        pos--;
+    }
+    struct eb_node_profile *t = &out->top[pos];
+    memset(t, 0, sizeof(*t));
+    snprintf(t->name, sizeof(t->name), "%s", nd->name != NULL ? nd->name : "");
+    snprintf(t->op, sizeof(t->op), "%s", nd->op != NULL ? nd->op : "");
+    snprintf(t->fused, sizeof(t->fused), "%s", nd->fused != NULL ? nd->fused : "");
+    t->ms_per_frame = ms;
+    t->gflops_per_frame = gflops;
+    if (n < EB_PROFILE_TOP_NODES)
+        out->n_top++;
+}
+
+static int cmp_op_desc(const void *a, const void *b)
+{
+    const struct eb_op_profile *x = a, *y = b;
+    if (x->ms_per_frame != y->ms_per_frame)
+        return x->ms_per_frame < y->ms_per_frame ? 1 : -1;
+    return strcmp(x->op, y->op);
+}
+
+void eb_profile_result_build(const struct eb_backend_profile *prof, double inference_mean_ms,
+                             struct eb_profile_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (prof == NULL || prof->runs == 0 || prof->n_nodes == 0 || prof->nodes == NULL)
+        return;
+    double runs = (double)prof->runs;
+    double sum_ms = 0.0, sum_gflops = 0.0;
+    for (size_t k = 0; k < prof->n_nodes; k++) {
+        const struct eb_backend_prof_node *nd = &prof->nodes[k];
+        double ms = nd->total_ms / runs;
+        double gflops = (double)nd->flops / 1e9;
+        sum_ms += ms;
+        sum_gflops += gflops;
+        top_insert(out, nd, ms, gflops);
+        const char *op = nd->op != NULL && nd->op[0] != '\0' ? nd->op : "(unknown)";
+        size_t i = 0;
+        while (i < out->n_ops && strncmp(out->ops[i].op, op, sizeof(out->ops[i].op) - 1) != 0)
+            i++;
+        if (i == out->n_ops) {
+            if (out->n_ops == EB_PROFILE_MAX_OPS) {
+                i = EB_PROFILE_MAX_OPS - 1; /* the rest joins the last entry */
+                snprintf(out->ops[i].op, sizeof(out->ops[i].op), "(other)");
+            } else {
+                snprintf(out->ops[i].op, sizeof(out->ops[i].op), "%s", op);
+                out->n_ops++;
+            }
+        }
+        out->ops[i].nodes++;
+        out->ops[i].ms_per_frame += ms;
+        out->ops[i].gflops_per_frame += gflops;
+    }
+    for (size_t i = 0; i < out->n_ops; i++) {
+        out->ops[i].pct = pct_of(out->ops[i].ms_per_frame, sum_ms);
+        out->ops[i].gflops_per_s =
+            gflops_rate(out->ops[i].gflops_per_frame, out->ops[i].ms_per_frame);
+    }
+    qsort(out->ops, out->n_ops, sizeof(out->ops[0]), cmp_op_desc);
+    for (size_t i = 0; i < out->n_top; i++) {
+        out->top[i].pct = pct_of(out->top[i].ms_per_frame, sum_ms);
+        out->top[i].gflops_per_s =
+            gflops_rate(out->top[i].gflops_per_frame, out->top[i].ms_per_frame);
+    }
+    out->available = 1;
+    out->frames = prof->runs;
+    out->n_nodes = prof->n_nodes;
+    out->sum_ms_per_frame = sum_ms;
+    out->run_ms_per_frame = prof->run_total_ms / runs;
+    out->inference_mean_ms = inference_mean_ms;
+    out->sum_to_inference = inference_mean_ms > 0 ? sum_ms / inference_mean_ms : NAN;
+    out->gflops_per_frame = sum_gflops;
+    out->gflops_per_s = gflops_rate(sum_gflops, sum_ms);
 }

@@ -49,6 +49,55 @@ struct eb_class_count {
     uint64_t count;
 };
 
+/* --profile: how many op types and nodes the result keeps (fixed, so a result owns no heap for
+ * them; op types past the cap are summed into a last entry "(other)"). */
+#define EB_PROFILE_MAX_OPS   32
+#define EB_PROFILE_TOP_NODES 15
+
+/** One op type of the per-operator profile (all its nodes together). */
+struct eb_op_profile {
+    char op[32];             /* ONNX op type, e.g. "Conv" */
+    uint32_t nodes;          /* nodes of this type */
+    double ms_per_frame;     /* summed over its nodes, averaged over the profiled frames */
+    double pct;              /* of sum_ms_per_frame */
+    double gflops_per_frame; /* 1e9 FLOPs per frame */
+    double gflops_per_s;     /* achieved: gflops_per_frame / (ms_per_frame / 1000); NAN if 0 ms */
+};
+
+/** One node of the per-operator profile. */
+struct eb_node_profile {
+    char name[128];
+    char op[32];
+    char fused[48]; /* what the node absorbed ("silu+add"), "" when nothing */
+    double ms_per_frame, pct, gflops_per_frame, gflops_per_s;
+};
+
+/** The per-operator profile of a slot's measured frames (only frames after warm-up). */
+struct eb_profile_result {
+    int available;            /* 1 when collected; the rest is meaningful only then */
+    uint64_t frames;          /* profiled runs (= measured frames) */
+    size_t n_nodes;           /* nodes that ran */
+    double sum_ms_per_frame;  /* sum of every node's time per frame (the 100% of pct) */
+    double run_ms_per_frame;  /* the runtime's own run time per frame (timer calls included) */
+    double inference_mean_ms; /* latency_ms.inference.mean of the same frames (adds the
+                                 backend call around the run) */
+    double sum_to_inference;  /* sum_ms_per_frame / inference_mean_ms (1.0 = all accounted) */
+    double gflops_per_frame;  /* whole model */
+    double gflops_per_s;      /* whole model, over sum_ms_per_frame */
+    size_t n_ops;             /* entries of ops, by time descending */
+    struct eb_op_profile ops[EB_PROFILE_MAX_OPS];
+    size_t n_top; /* entries of top, by time descending */
+    struct eb_node_profile top[EB_PROFILE_TOP_NODES];
+};
+
+/**
+ * Builds `out` from a backend profile of `prof->runs` frames; `inference_mean_ms` is the
+ * slot's measured mean inference time for the comparison (NAN when unknown). With no runs or
+ * no nodes, out->available is 0.
+ */
+void eb_profile_result_build(const struct eb_backend_profile *prof, double inference_mean_ms,
+                             struct eb_profile_result *out);
+
 struct eb_slot_result {
     int index;        /* 0 or 1 */
     const char *name; /* "rgb" or "thermal" (static) */
@@ -96,6 +145,11 @@ struct eb_slot_result {
     uint64_t backend_host_bytes, backend_device_peak_bytes;
     uint64_t mem_peak_bytes; /* peak of the monitored figure seen by this slot's frames */
     uint64_t violations;     /* frames whose monitored figure exceeded the limit */
+
+    /* --profile */
+    int profile_requested;
+    struct eb_profile_result profile; /* profile.available 0: null in report.json */
+    char profile_note[256];           /* why a requested profile is absent (a report warning) */
 };
 
 struct eb_pair_result {

@@ -266,6 +266,11 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
     st = eb_backend_load(s->be, &ms, &s->info, &s->diag);
     if (st != EB_OK)
         return slot_fail(s, st);
+    if (su->backend_cfg.profile && su->backend->profile == NULL)
+        eb_log_msg(su->log, EB_LOG_WARN,
+                   "slot %s: --profile: the per-operator profile is available with the native "
+                   "backend only; backend %s runs this slot (use --backend native)",
+                   s->name, su->backend->name);
 
     /* Input: [1, C, H, W] float32/float16. */
     const struct eb_io_desc *in = &s->info.inputs[0];
@@ -380,6 +385,10 @@ enum eb_status eb_slot_measure(struct eb_slot *s)
     enum eb_status st = EB_OK;
     atomic_store_explicit(&s->n_done, 0, memory_order_relaxed);
     memset(s->class_counts, 0, ((size_t)s->num_classes + 1) * sizeof(uint64_t));
+    /* The profile covers exactly the frames of this pass (not the probe, warm-up or a solo
+     * baseline pass before it). */
+    if (s->setup.backend_cfg.profile)
+        eb_backend_profile_reset(s->be);
     s->phase_start_ns = eb_clock_ns();
     size_t n = 0;
     while (n < s->cap_records && !atomic_load_explicit(s->setup.stop, memory_order_relaxed)) {
@@ -456,6 +465,35 @@ static void summarize_stage(const struct eb_frame_record *recs, size_t n, enum e
     eb_stat_summarize_ms(scratch, n, out);
 }
 
+/*
+ * --profile: the per-operator profile of the last measured pass, compared with the inference
+ * stage of the same frames. A backend without a profile (ort) leaves profile.available 0 and
+ * says why in profile_note.
+ */
+static void summarize_profile(struct eb_slot *s, struct eb_slot_result *r)
+{
+    memset(&r->profile, 0, sizeof(r->profile));
+    r->profile_note[0] = '\0';
+    r->profile_requested = s->setup.backend_cfg.profile;
+    if (!r->profile_requested || s->be == NULL || s->status != EB_SLOT_OK)
+        return;
+    struct eb_backend_profile prof;
+    struct eb_diag d = {0};
+    if (eb_backend_profile_get(s->be, &prof, &d) != EB_OK) {
+        if (snprintf(r->profile_note, sizeof(r->profile_note),
+                     "slot %s: --profile: the per-operator profile is available with the native "
+                     "backend only; backend %s ran this slot (use --backend native)",
+                     s->name, s->setup.backend != NULL ? s->setup.backend->name : "?") < 0)
+            r->profile_note[0] = '\0';
+        return;
+    }
+    double infer_mean = r->stages[EB_STAGE_INFER].count > 0 ? r->stages[EB_STAGE_INFER].mean : NAN;
+    eb_profile_result_build(&prof, infer_mean, &r->profile);
+    if (!r->profile.available)
+        snprintf(r->profile_note, sizeof(r->profile_note),
+                 "slot %s: --profile: no frame was profiled", s->name);
+}
+
 void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
 {
     r->status = s->status;
@@ -504,6 +542,7 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
             summarize_stage(s->records, n, (enum eb_stage)st, scratch, &r->stages[st]);
         free(scratch);
     }
+    summarize_profile(s, r);
     uint64_t total = 0;
     uint32_t mx = 0;
     for (size_t i = 0; i < n; i++) {

@@ -85,7 +85,32 @@ EB_NODISCARD enum eb_status eb_model_summarize(const uint8_t *bytes, size_t len,
 EB_NODISCARD enum eb_status eb_model_read_file(const char *path, uint8_t **bytes_out,
                                                size_t *len_out, struct eb_diag *diag);
 
-/** `edgebench model synth|info ...`: returns the process exit code. */
-int eb_model_main(int argc, char **argv, FILE *out, FILE *err);
+/** The native engine's memory plan of a model, as `model info` prints it (bytes). */
+struct eb_model_plan {
+    int height, width;      /* input size the plan was made for */
+    uint64_t arena_bytes;   /* planned peak of intermediate tensors (one arena) */
+    uint64_t scratch_bytes; /* kernels' run-time scratch */
+    uint64_t weight_bytes;  /* constants after folding */
+    uint64_t packed_bytes;  /* weights re-laid out for the fast kernels */
+    uint64_t total_bytes;   /* arena + scratch + weights + packed */
+    uint64_t naive_bytes;   /* sum of every intermediate tensor (no planning) */
+};
+
+/**
+ * Plans the memory of the model in `bytes` (borrowed for the call) with the native engine at
+ * square input size `imgsz` (0 = the model's own, else 640). Fills `*plan_out` on EB_OK; on
+ * failure (e.g. EB_ERR_UNSUPPORTED) `diag` says why. `what` names the model in messages.
+ * The model component does not link the engine, so the caller passes this in (see
+ * eb_harness_model_plan).
+ */
+typedef enum eb_status (*eb_model_plan_fn)(const uint8_t *bytes, size_t len, const char *what,
+                                           int imgsz, struct eb_model_plan *plan_out,
+                                           struct eb_diag *diag);
+
+/**
+ * `edgebench model synth|info ...`: returns the process exit code. `plan` (may be NULL: the
+ * plan line then says it is not available) is used by `model info` for the planned memory.
+ */
+int eb_model_main(int argc, char **argv, eb_model_plan_fn plan, FILE *out, FILE *err);
 
 #endif

@@ -12,7 +12,7 @@ static void usage(FILE *fp)
 {
     fprintf(fp, "usage: edgebench model synth [--arch yolov8|yolo11] [--scale n|s|m|l|x] "
                 "[--imgsz N] [--seed S] -o FILE.onnx\n"
-                "       edgebench model info FILE.onnx [--json]\n");
+                "       edgebench model info FILE.onnx [--imgsz N] [--json]\n");
 }
 
 static int parse_long(const char *s, long lo, long hi, long *out)
@@ -122,7 +122,88 @@ static void print_shape(FILE *fp, const struct eb_model_io *io)
     fprintf(fp, "]");
 }
 
-static void print_text(FILE *fp, const char *path, const struct eb_model_summary *s)
+/* What `model info` says about the native engine's memory plan. */
+struct plan_result {
+    int ok;
+    struct eb_model_plan plan;
+    char why[512]; /* when !ok */
+};
+
+static double mib(uint64_t bytes)
+{
+    return (double)bytes / (1024.0 * 1024.0);
+}
+
+static void print_plan_text(FILE *fp, const struct plan_result *r)
+{
+    const struct eb_model_plan *p = &r->plan;
+    if (!r->ok) {
+        fprintf(fp, "memory plan (native engine): not available: %s\n", r->why);
+        return;
+    }
+    fprintf(fp, "memory plan (native engine, input %dx%d, MiB = 2^20 bytes):\n", p->height,
+            p->width);
+    fprintf(fp, "  planned peak:   %10.2f MiB  (arena of intermediate tensors; %.1f%% of naive)\n",
+            mib(p->arena_bytes),
+            p->naive_bytes ? 100.0 * (double)p->arena_bytes / (double)p->naive_bytes : 0.0);
+    fprintf(fp, "  scratch:        %10.2f MiB\n", mib(p->scratch_bytes));
+    fprintf(fp, "  weights:        %10.2f MiB\n", mib(p->weight_bytes));
+    fprintf(fp, "  packed weights: %10.2f MiB\n", mib(p->packed_bytes));
+    fprintf(fp, "  total:          %10.2f MiB  (arena + scratch + weights + packed)\n",
+            mib(p->total_bytes));
+    fprintf(fp, "  naive sum:      %10.2f MiB  (every intermediate tensor, no planning)\n",
+            mib(p->naive_bytes));
+}
+
+static void print_plan_json(struct eb_json_writer *w, const struct plan_result *r)
+{
+    const struct eb_model_plan *p = &r->plan;
+    eb_json_key(w, "memory_plan");
+    eb_json_obj_begin(w);
+    eb_json_kbool(w, "available", r->ok);
+    if (!r->ok) {
+        eb_json_kstr(w, "reason", r->why);
+        eb_json_obj_end(w);
+        return;
+    }
+    eb_json_kint(w, "height", p->height);
+    eb_json_kint(w, "width", p->width);
+    eb_json_key(w, "arena_bytes");
+    eb_json_uint(w, p->arena_bytes);
+    eb_json_key(w, "scratch_bytes");
+    eb_json_uint(w, p->scratch_bytes);
+    eb_json_key(w, "weight_bytes");
+    eb_json_uint(w, p->weight_bytes);
+    eb_json_key(w, "packed_bytes");
+    eb_json_uint(w, p->packed_bytes);
+    eb_json_key(w, "total_bytes");
+    eb_json_uint(w, p->total_bytes);
+    eb_json_key(w, "naive_bytes");
+    eb_json_uint(w, p->naive_bytes);
+    eb_json_obj_end(w);
+}
+
+/* Plans the model's memory with `plan`; a failure is recorded in `r`, never fatal. */
+static void plan_model(eb_model_plan_fn plan, const char *path, int imgsz, struct plan_result *r)
+{
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    struct eb_diag diag = {0};
+    memset(r, 0, sizeof(*r));
+    if (plan == NULL) {
+        snprintf(r->why, sizeof(r->why), "the native engine is not linked into this program");
+        return;
+    }
+    if (eb_model_read_file(path, &bytes, &len, &diag) == EB_OK &&
+        plan(bytes, len, path, imgsz, &r->plan, &diag) == EB_OK)
+        r->ok = 1;
+    else
+        snprintf(r->why, sizeof(r->why), "%s", diag.msg[0] ? diag.msg : "unknown error");
+    free(bytes);
+}
+
+static void print_text(FILE *fp, const char *path, const struct eb_model_summary *s,
+                       const struct plan_result *plan)
 {
     fprintf(fp, "model:      %s\n", path);
     fprintf(fp, "ir_version: %" PRId64 "\nopset:      %" PRId64 "\nproducer:   %s\n", s->ir_version,
@@ -154,6 +235,7 @@ static void print_text(FILE *fp, const char *path, const struct eb_model_summary
         fprintf(fp, "  %-24s %zu\n", s->ops[i].name, s->ops[i].count);
     fprintf(fp, "parameters: %" PRIu64 " (%.2f M)\n", s->n_params, (double)s->n_params / 1e6);
     fprintf(fp, "flops:      %.0f (%.2f GFLOPs)\n", s->flops, s->flops / 1e9);
+    print_plan_text(fp, plan);
 }
 
 static void json_io(struct eb_json_writer *w, const struct eb_model_io *io, int n)
@@ -181,7 +263,8 @@ static void json_io(struct eb_json_writer *w, const struct eb_model_io *io, int 
     eb_json_arr_end(w);
 }
 
-static int print_json(FILE *fp, const char *path, const struct eb_model_summary *s)
+static int print_json(FILE *fp, const char *path, const struct eb_model_summary *s,
+                      const struct plan_result *plan)
 {
     struct eb_json_writer w;
     eb_json_writer_init_file(&w, fp, 1);
@@ -212,25 +295,39 @@ static int print_json(FILE *fp, const char *path, const struct eb_model_summary 
     eb_json_uint(&w, s->n_params);
     eb_json_knum(&w, "flops", s->flops);
     eb_json_knum(&w, "gflops", s->flops / 1e9);
+    print_plan_json(&w, plan);
     eb_json_obj_end(&w);
     fputc('\n', fp);
     return eb_json_writer_error(&w) ? 1 : 0;
 }
 
-static int info_main(int argc, char **argv, FILE *out, FILE *err)
+static int info_main(int argc, char **argv, eb_model_plan_fn plan, FILE *out, FILE *err)
 {
     const char *path = NULL;
-    int json = 0, rc;
+    int json = 0, rc, imgsz = 0;
+    long n;
     struct eb_diag diag = {0};
     struct eb_model_summary *s;
+    struct plan_result *pr;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) {
             json = 1;
+        } else if (!strcmp(argv[i], "--imgsz")) {
+            if (i + 1 >= argc || !parse_long(argv[i + 1], 32, 4096, &n) || n % 32 != 0) {
+                fprintf(err,
+                        "edgebench model info: --imgsz must be a multiple of 32 in 32..4096 "
+                        "(got '%s')\n",
+                        i + 1 < argc ? argv[i + 1] : "");
+                return 2;
+            }
+            imgsz = (int)n;
+            i++;
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(out);
             return 0;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(err, "edgebench model info: unknown option '%s'; allowed: --json\n", argv[i]);
+            fprintf(err, "edgebench model info: unknown option '%s'; allowed: --imgsz, --json\n",
+                    argv[i]);
             return 2;
         } else if (path == NULL) {
             path = argv[i];
@@ -245,26 +342,32 @@ static int info_main(int argc, char **argv, FILE *out, FILE *err)
         return 2;
     }
     s = malloc(sizeof(*s));
-    if (s == NULL) {
+    pr = malloc(sizeof(*pr));
+    if (s == NULL || pr == NULL) {
         fprintf(err, "edgebench model info: out of memory\n");
+        free(s);
+        free(pr);
         return 1;
     }
     if (eb_model_summarize_file(path, s, &diag) != EB_OK) {
         fprintf(err, "edgebench model info: %s\n", diag.msg);
         free(s);
+        free(pr);
         return 1;
     }
+    plan_model(plan, path, imgsz, pr);
     if (json) {
-        rc = print_json(out, path, s);
+        rc = print_json(out, path, s, pr);
     } else {
-        print_text(out, path, s);
+        print_text(out, path, s, pr);
         rc = 0;
     }
     free(s);
+    free(pr);
     return rc;
 }
 
-int eb_model_main(int argc, char **argv, FILE *out, FILE *err)
+int eb_model_main(int argc, char **argv, eb_model_plan_fn plan, FILE *out, FILE *err)
 {
     if (argc < 1 || argv[0] == NULL) {
         usage(err);
@@ -273,7 +376,7 @@ int eb_model_main(int argc, char **argv, FILE *out, FILE *err)
     if (!strcmp(argv[0], "synth"))
         return synth_main(argc, argv, out, err);
     if (!strcmp(argv[0], "info"))
-        return info_main(argc, argv, out, err);
+        return info_main(argc, argv, plan, out, err);
     if (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
         usage(out);
         return 0;

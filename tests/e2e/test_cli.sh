@@ -68,3 +68,24 @@ case_model_synth_and_info() {
   "$EB_BIN" model info trunc.onnx 2>err.txt && fail "info accepted a truncated model"
   grep -q "trunc.onnx" err.txt || fail "truncated model not named"
 }
+
+case_model_info_planned_peak() {
+  # `model info` plans the model with the native engine: the planned peak (arena) is printed,
+  # positive and below the naive sum of every intermediate tensor, in text and in --json.
+  "$EB_BIN" model synth --arch yolov8 --scale n --imgsz 320 -o y8.onnx || fail "synth failed"
+  "$EB_BIN" model info y8.onnx >info.txt || fail "info failed"
+  grep -q "memory plan (native engine, input 320x320" info.txt || fail "no memory plan: $(cat info.txt)"
+  grep -q "planned peak:" info.txt || fail "no planned peak line"
+  grep -q "naive sum:" info.txt || fail "no naive sum line"
+  "$EB_BIN" model info y8.onnx --json >info.json || fail "info --json failed"
+  [ "$(jq_get info.json memory_plan/available)" = true ] || fail "plan not available"
+  local arena naive total
+  arena=$(jq_get info.json memory_plan/arena_bytes)
+  naive=$(jq_get info.json memory_plan/naive_bytes)
+  total=$(jq_get info.json memory_plan/total_bytes)
+  [ "$arena" -gt 0 ] || fail "planned peak $arena is not positive"
+  [ "$arena" -lt "$naive" ] || fail "planned peak $arena is not below the naive sum $naive"
+  [ "$total" -ge "$arena" ] || fail "total $total below the arena $arena"
+  "$EB_BIN" model info y8.onnx --imgsz 33 2>err.txt; [ $? -eq 2 ] || fail "bad --imgsz exit code"
+  grep -q -- "--imgsz" err.txt || fail "bad --imgsz not named"
+}

@@ -210,7 +210,10 @@ EB_TEST(config_echo_has_every_option)
     ASSERT_EQ_INT(eb_json_get(root, "model1")->type, EB_JSON_NULL);
     ASSERT_EQ_INT(eb_json_get(root, "solo_baseline")->type, EB_JSON_BOOL);
     ASSERT_STREQ(eb_json_get(root, "device")->str, "cpu");
-    ASSERT_EQ_INT(root->n, 21);
+    ASSERT_STREQ(eb_json_get(root, "qdq")->str, "float");
+    ASSERT_STREQ(eb_json_get(root, "kernels")->str, "auto");
+    ASSERT_EQ_INT(eb_json_get(root, "no_fuse")->type, EB_JSON_BOOL);
+    ASSERT_EQ_INT(root->n, 27); /* one key per row of cli_opts.def */
     eb_json_free(root);
     free(text);
 }

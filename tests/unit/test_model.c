@@ -6,6 +6,7 @@
 
 #include "eb/json.h"
 #include "eb_test.h"
+#include "harness/model_plan.h"
 #include "model/model.h"
 
 static struct eb_model_summary *synth_summary(enum eb_synth_arch arch, char scale, int imgsz)
@@ -315,7 +316,7 @@ static char *run_main(int argc, const char **argv, int *rc_out, char **err_out)
     char *o, *e;
     long n;
     ASSERT_TRUE(out != NULL && err != NULL);
-    *rc_out = eb_model_main(argc, (char **)argv, out, err);
+    *rc_out = eb_model_main(argc, (char **)argv, eb_harness_model_plan, out, err);
     n = ftell(out);
     o = calloc(1, (size_t)n + 1);
     rewind(out);

@@ -43,6 +43,10 @@ struct native_priv {
     size_t n_in, n_out;
     char **class_names; /* owned (eb_backend__names_free), n_class_names strings */
     size_t n_class_names;
+    /* --profile: one entry per engine node, allocated at load (owned; names borrowed from the
+     * engine); the times are refreshed from the engine on each native_profile call. */
+    struct eb_backend_prof_node *prof_nodes;
+    size_t n_prof_nodes;
 };
 
 /* ---- probe / open / close -------------------------------------------------------------------- */
@@ -106,6 +110,7 @@ static void native_close(void *priv)
         return;
     eb_engine_destroy(p->engine);
     eb_backend__names_free(p->class_names, p->n_class_names);
+    free(p->prof_nodes);
     memset(p, 0, sizeof(*p));
 }
 
@@ -193,8 +198,8 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
         if (slash == NULL)
             snprintf(base_dir, sizeof(base_dir), ".");
         else
-            snprintf(base_dir, sizeof(base_dir), "%.*s", (int)(slash - spec->path + (slash == spec->path)),
-                     spec->path);
+            snprintf(base_dir, sizeof(base_dir), "%.*s",
+                     (int)(slash - spec->path + (slash == spec->path)), spec->path);
         opt.base_dir = base_dir;
     }
     opt.log = p->log;
@@ -238,7 +243,24 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
         snprintf(info.limit_methods, sizeof(info.limit_methods),
                  "native arena plan, no cap (planned %.1f MiB)", planned_mib);
     }
-    snprintf(info.provider, sizeof(info.provider), "edgebench-native cpu");
+    struct eb_engine_exec_info ex;
+    eb_engine_exec_info_get(p->engine, &ex);
+    snprintf(info.provider, sizeof(info.provider), "edgebench-native cpu %.15s x%d thread%s",
+             ex.isa, ex.threads, ex.threads == 1 ? "" : "s");
+    if (p->profile) {
+        /* Allocated here, not per frame: native_infer and native_profile never allocate. */
+        struct eb_engine_profile prof;
+        eb_engine_profile_get(p->engine, &prof);
+        p->prof_nodes = calloc(prof.n_nodes ? prof.n_nodes : 1, sizeof(*p->prof_nodes));
+        if (p->prof_nodes == NULL) {
+            st = eb_diag_fail(diag, EB_ERR_NOMEM,
+                              "failed to load model %s: out of memory for the profile of %zu "
+                              "nodes; run without --profile",
+                              p->model, prof.n_nodes);
+            goto fail;
+        }
+        p->n_prof_nodes = prof.n_nodes;
+    }
     *info_out = info;
     return EB_OK;
 
@@ -250,6 +272,9 @@ fail:
     eb_backend__names_free(p->class_names, p->n_class_names);
     p->class_names = NULL;
     p->n_class_names = 0;
+    free(p->prof_nodes);
+    p->prof_nodes = NULL;
+    p->n_prof_nodes = 0;
     p->n_in = p->n_out = 0;
     return st;
 }
@@ -338,13 +363,47 @@ static enum eb_status native_mem_usage(void *priv, struct eb_mem_usage *usage_ou
     return EB_OK;
 }
 
+/* ---- per-operator profile ------------------------------------------------------------------ */
+
+static enum eb_status native_profile(void *priv, struct eb_backend_profile *profile_out)
+{
+    struct native_priv *p = priv;
+    struct eb_engine_profile prof;
+    memset(profile_out, 0, sizeof(*profile_out));
+    if (p->engine == NULL || p->prof_nodes == NULL)
+        return EB_ERR_UNSUPPORTED;
+    eb_engine_profile_get(p->engine, &prof);
+    size_t n = prof.n_nodes < p->n_prof_nodes ? prof.n_nodes : p->n_prof_nodes;
+    for (size_t k = 0; k < n; k++) {
+        const struct eb_engine_prof_node *en = &prof.nodes[k];
+        struct eb_backend_prof_node *bn = &p->prof_nodes[k];
+        bn->name = en->name != NULL ? en->name : "";
+        bn->op = en->op != NULL ? en->op : "";
+        bn->fused = en->fused;
+        bn->total_ms = en->total_ms;
+        bn->flops = en->flops;
+    }
+    profile_out->n_nodes = n;
+    profile_out->nodes = p->prof_nodes;
+    profile_out->runs = prof.runs;
+    profile_out->run_total_ms = prof.run_total_ms;
+    return EB_OK;
+}
+
+static void native_profile_reset(void *priv)
+{
+    struct native_priv *p = priv;
+    if (p->engine != NULL)
+        eb_engine_profile_reset(p->engine);
+}
+
 const struct eb_backend_ops eb_backend_native_ops = {
     .abi = EB_BACKEND_ABI,
     .name = "native",
     .description = "edgebench's own engine (CPU, planned memory with a hard cap)",
     /* EB_BACKEND_CAP_INT8 joins when the engine runs ConvInteger/DynamicQuantizeLinear and QDQ
      * graphs (issue 3); CUDA and FP16 when the engine has a CUDA device. */
-    .caps = EB_BACKEND_CAP_MEM_LIMIT,
+    .caps = EB_BACKEND_CAP_MEM_LIMIT | EB_BACKEND_CAP_OP_PROFILE,
     .priv_size = sizeof(struct native_priv),
     .probe = native_probe,
     .open = native_open,
@@ -353,4 +412,6 @@ const struct eb_backend_ops eb_backend_native_ops = {
     .infer = native_infer,
     .mem_usage = native_mem_usage,
     .supports = native_supports,
+    .profile = native_profile,
+    .profile_reset = native_profile_reset,
 };

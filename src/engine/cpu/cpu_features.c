@@ -59,14 +59,10 @@ enum eb_cpu_isa eb_cpu_isa_best(const struct eb_cpu_features *f)
 const char *eb_cpu_isa_name(enum eb_cpu_isa isa)
 {
     switch (isa) {
-    case EB_CPU_ISA_REF:
-        return "ref";
-    case EB_CPU_ISA_NEON:
-        return "neon";
-    case EB_CPU_ISA_AVX2:
-        return "avx2";
-    case EB_CPU_ISA_AVX512:
-        return "avx512";
+    case EB_CPU_ISA_REF: return "ref";
+    case EB_CPU_ISA_NEON: return "neon";
+    case EB_CPU_ISA_AVX2: return "avx2";
+    case EB_CPU_ISA_AVX512: return "avx512";
     }
     return "?";
 }

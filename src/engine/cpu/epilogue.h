@@ -30,7 +30,7 @@ struct eb_epilogue {
     enum eb_act act;
     float alpha, beta; /* LeakyRelu alpha; Clip min/max; HardSigmoid alpha/beta */
     int residual;      /* 1: add a residual tensor of the output's shape after the activation */
-    int fake_quant;    /* 1: y = (clamp(round_half_even(y/fq_scale) + fq_zp, qmin, qmax) - fq_zp) * fq_scale */
+    int fake_quant; /* 1: y = (clamp(round_half_even(y/fq_scale) + fq_zp, qmin, qmax) - fq_zp) * fq_scale */
     float fq_scale;
     int32_t fq_zp, fq_qmin, fq_qmax;
 };

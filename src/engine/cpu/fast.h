@@ -31,13 +31,11 @@ struct eb_conv2d_f32_plan;
  * (graph lifetime). Sets *scratch_bytes_out to the run-time scratch it needs (all workers
  * together) and *packed_bytes_out to the bytes it packed. EB_ERR_NOMEM only.
  */
-EB_NODISCARD enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d,
-                                                      const float *w, const float *bias,
-                                                      enum eb_cpu_isa isa, int n_workers,
-                                                      struct eb_ir_arena *arena,
-                                                      struct eb_conv2d_f32_plan **plan_out,
-                                                      size_t *scratch_bytes_out,
-                                                      size_t *packed_bytes_out);
+EB_NODISCARD enum eb_status
+eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const float *w, const float *bias,
+                          enum eb_cpu_isa isa, int n_workers, struct eb_ir_arena *arena,
+                          struct eb_conv2d_f32_plan **plan_out, size_t *scratch_bytes_out,
+                          size_t *packed_bytes_out);
 /**
  * y = epilogue(conv(x) + bias) on the prepared plan; `residual` has y's shape (read when
  * epi->residual). Uses x->scratch (at least the prepared scratch size) and x->pool. No
@@ -54,9 +52,9 @@ void eb_cpu_conv2d_f32_run(const struct eb_conv2d_f32_plan *plan, const struct e
  * strides between consecutive matrices (0 = the same matrix broadcast). Scratch: see
  * eb_cpu_matmul_f32_scratch. Used by MatMul and Gemm.
  */
-void eb_cpu_matmul_f32(const struct eb_cpu_exec *x, int64_t batch, int64_t m, int64_t k,
-                       int64_t n, const float *a, int64_t a_stride, const float *b,
-                       int64_t b_stride, float *y);
+void eb_cpu_matmul_f32(const struct eb_cpu_exec *x, int64_t batch, int64_t m, int64_t k, int64_t n,
+                       const float *a, int64_t a_stride, const float *b, int64_t b_stride,
+                       float *y);
 /** Scratch bytes eb_cpu_matmul_f32 needs for these sizes with `n_workers` workers. */
 size_t eb_cpu_matmul_f32_scratch(int64_t m, int64_t k, int64_t n, int n_workers);
 

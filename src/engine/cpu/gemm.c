@@ -1,40 +1,189 @@
-/* Placeholder: the packed SGEMM and fast convolution land this session; until then the
- * reference kernels run. */
+/*
+ * The packed SGEMM shared by convolution (conv_f32.c) and MatMul/Gemm: micro-kernel selection,
+ * packing, the blocked macro-kernel (tiles + fused epilogue) and the matrix-product driver.
+ *
+ * eb_cpu_matmul_f32 splits every product into tasks of MC rows x NC columns; a task packs its A
+ * block (MC x KC) and B block (KC x NC) into its worker's scratch slice and runs the
+ * macro-kernel (B micro-panel stays in L1 while the A block streams from L2).
+ */
 #include <string.h>
 
 #include "engine/cpu/fast.h"
+#include "engine/cpu/gemm.h"
 
-enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const float *w,
-                                         const float *bias, enum eb_cpu_isa isa, int n_workers,
-                                         struct eb_ir_arena *arena,
-                                         struct eb_conv2d_f32_plan **plan_out,
-                                         size_t *scratch_bytes_out, size_t *packed_bytes_out)
+/* Matrix-product blocking (multiples of every ISA's MR and NR: 6, 8 and 16, 32). */
+#define MM_MC     96
+#define MM_KC     256
+#define MM_NC     256
+#define MM_NR_MAX 32
+
+int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
 {
-    (void)d, (void)w, (void)bias, (void)isa, (void)n_workers, (void)arena;
-    *plan_out = NULL;
-    *scratch_bytes_out = 0;
-    *packed_bytes_out = 0;
-    return EB_OK;
+    memset(uk_out, 0, sizeof(*uk_out));
+    switch (isa) {
+#if defined(__x86_64__) || defined(_M_X64)
+    case EB_CPU_ISA_AVX2:
+        *uk_out = (struct eb_sgemm_ukernel){6, 16, eb_cpu_sgemm_f32_6x16__avx2,
+                                            eb_cpu_epilogue_tile_f32__avx2};
+        return 1;
+    case EB_CPU_ISA_AVX512:
+        *uk_out = (struct eb_sgemm_ukernel){6, 32, eb_cpu_sgemm_f32_6x32__avx512,
+                                            eb_cpu_epilogue_tile_f32__avx512};
+        return 1;
+#endif
+#if defined(__aarch64__)
+    case EB_CPU_ISA_NEON:
+        *uk_out = (struct eb_sgemm_ukernel){8, 8, eb_cpu_sgemm_f32_8x8__neon,
+                                            eb_cpu_epilogue_tile_f32__neon};
+        return 1;
+#endif
+    default: return 0;
+    }
 }
 
-void eb_cpu_conv2d_f32_run(const struct eb_conv2d_f32_plan *plan, const struct eb_epilogue *epi,
-                           const struct eb_cpu_exec *x, const float *in, const float *residual,
-                           float *y)
+void eb_cpu__epilogue_tile_f32(const struct eb_epilogue *e, const float *bias, int64_t m, int64_t n,
+                               float *c, int64_t ldc, const float *r, int64_t ldr)
 {
-    (void)plan, (void)epi, (void)x, (void)in, (void)residual, (void)y;
+    for (int64_t i = 0; i < m; i++) {
+        float *ci = c + i * ldc;
+        if (bias != NULL)
+            for (int64_t j = 0; j < n; j++)
+                ci[j] += bias[i];
+        eb_cpu_epilogue_f32__ref(e, (size_t)n, e->residual ? r + i * ldr : NULL, ci);
+    }
 }
 
-void eb_cpu_matmul_f32(const struct eb_cpu_exec *x, int64_t batch, int64_t m, int64_t k,
-                       int64_t n, const float *a, int64_t a_stride, const float *b,
-                       int64_t b_stride, float *y)
+void eb_cpu__sgemm_block(const struct eb_sgemm_ukernel *uk, int64_t m, int64_t n, int64_t k,
+                         const float *a, int64_t a_ps, const float *b, float *c, int64_t ldc,
+                         int accumulate, const struct eb_epilogue *epi, const float *bias,
+                         const float *r)
 {
-    (void)x;
-    for (int64_t i = 0; i < batch; i++)
-        eb_cpu_matmul_f32__ref(m, k, n, a + i * a_stride, b + i * b_stride, y + i * m * n);
+    const int mr = uk->mr, nr = uk->nr;
+    float tile[8 * 32] __attribute__((aligned(64))); /* MR x NR at most */
+    for (int64_t j = 0; j < n; j += nr) {
+        const int64_t nj = n - j < nr ? n - j : nr;
+        const float *bp = b + (j / nr) * k * nr;
+        for (int64_t i = 0; i < m; i += mr) {
+            const int64_t mi = m - i < mr ? m - i : mr;
+            const float *ap = a + (i / mr) * a_ps;
+            float *ct = c + i * ldc + j;
+            if (mi == mr && nj == nr) {
+                uk->gemm(k, ap, bp, ct, ldc, accumulate);
+            } else {
+                if (accumulate)
+                    for (int64_t t = 0; t < mi; t++)
+                        memcpy(tile + t * nr, ct + t * ldc, (size_t)nj * sizeof(float));
+                uk->gemm(k, ap, bp, tile, nr, accumulate);
+                for (int64_t t = 0; t < mi; t++)
+                    memcpy(ct + t * ldc, tile + t * nr, (size_t)nj * sizeof(float));
+            }
+            if (epi != NULL)
+                uk->epilogue(epi, bias != NULL ? bias + i : NULL, mi, nj, ct, ldc,
+                             epi->residual ? r + i * ldc + j : NULL, ldc);
+        }
+    }
+}
+
+void eb_cpu__pack_a(int mr, int64_t m, int64_t k, const float *a, int64_t lda, float *dst)
+{
+    for (int64_t i = 0; i < m; i += mr) {
+        const int64_t mi = m - i < mr ? m - i : mr;
+        for (int64_t p = 0; p < k; p++) {
+            for (int64_t t = 0; t < mi; t++)
+                dst[t] = a[(i + t) * lda + p];
+            for (int64_t t = mi; t < mr; t++)
+                dst[t] = 0.0f;
+            dst += mr;
+        }
+    }
+}
+
+void eb_cpu__pack_b(int nr, int64_t k, int64_t n, const float *b, int64_t ldb, float *dst)
+{
+    for (int64_t j = 0; j < n; j += nr) {
+        const int64_t nj = n - j < nr ? n - j : nr;
+        for (int64_t p = 0; p < k; p++) {
+            memcpy(dst, b + p * ldb + j, (size_t)nj * sizeof(float));
+            for (int64_t t = nj; t < nr; t++)
+                dst[t] = 0.0f;
+            dst += nr;
+        }
+    }
+}
+
+/* ---- MatMul / Gemm ---------------------------------------------------------------------- */
+
+static int64_t round_up(int64_t v, int64_t to)
+{
+    return (v + to - 1) / to * to;
+}
+
+/* Per-worker floats: the A block (MC x KC, MR-padded) and the B block (KC x NC, NR-padded). */
+static size_t mm_worker_floats(int64_t m, int64_t k, int64_t n)
+{
+    const int64_t mc = round_up(m < MM_MC ? m : MM_MC, 24); /* lcm of every MR */
+    const int64_t kc = k < MM_KC ? k : MM_KC;
+    const int64_t nc = round_up(n < MM_NC ? n : MM_NC, MM_NR_MAX);
+    return eb_cpu_align64((size_t)(mc * kc + 16 + kc * nc) * sizeof(float)) / sizeof(float);
 }
 
 size_t eb_cpu_matmul_f32_scratch(int64_t m, int64_t k, int64_t n, int n_workers)
 {
-    (void)m, (void)k, (void)n, (void)n_workers;
-    return 0;
+    if (m <= 0 || k <= 0 || n <= 0)
+        return 0;
+    return (size_t)(n_workers < 1 ? 1 : n_workers) * mm_worker_floats(m, k, n) * sizeof(float);
+}
+
+struct mm_ctx {
+    struct eb_sgemm_ukernel uk;
+    int64_t m, k, n, a_stride, b_stride, mb, nb;
+    const float *a, *b;
+    float *y, *scratch;
+    size_t worker_floats;
+};
+
+static void mm_task(void *vctx, size_t task, int worker)
+{
+    const struct mm_ctx *c = vctx;
+    const int64_t t = (int64_t)task, per = c->mb * c->nb;
+    const int64_t bi = t / per, mb = t % per / c->nb, nb = t % c->nb;
+    const int64_t m0 = mb * MM_MC, m1 = m0 + MM_MC < c->m ? m0 + MM_MC : c->m;
+    const int64_t n0 = nb * MM_NC, n1 = n0 + MM_NC < c->n ? n0 + MM_NC : c->n;
+    const float *a = c->a + bi * c->a_stride, *b = c->b + bi * c->b_stride;
+    float *y = c->y + bi * c->m * c->n;
+    float *abuf = c->scratch + (size_t)worker * c->worker_floats;
+    const int64_t mc = m1 - m0;
+    for (int64_t k0 = 0; k0 < c->k; k0 += MM_KC) {
+        const int64_t kc = c->k - k0 < MM_KC ? c->k - k0 : MM_KC;
+        float *bbuf = abuf + round_up(round_up(mc, c->uk.mr) * kc, 16); /* 64-byte aligned */
+        eb_cpu__pack_a(c->uk.mr, mc, kc, a + m0 * c->k + k0, c->k, abuf);
+        eb_cpu__pack_b(c->uk.nr, kc, n1 - n0, b + k0 * c->n + n0, c->n, bbuf);
+        eb_cpu__sgemm_block(&c->uk, mc, n1 - n0, kc, abuf, kc * c->uk.mr, bbuf, y + m0 * c->n + n0,
+                            c->n, k0 > 0, NULL, NULL, NULL);
+    }
+}
+
+void eb_cpu_matmul_f32(const struct eb_cpu_exec *x, int64_t batch, int64_t m, int64_t k, int64_t n,
+                       const float *a, int64_t a_stride, const float *b, int64_t b_stride, float *y)
+{
+    struct mm_ctx c = {
+        .m = m, .k = k, .n = n, .a_stride = a_stride, .b_stride = b_stride, .a = a, .b = b, .y = y};
+    const int workers = x->n_workers < 1 ? 1 : x->n_workers;
+    if (batch <= 0 || m <= 0 || n <= 0)
+        return;
+    if (k <= 0) {
+        memset(y, 0, (size_t)(batch * m * n) * sizeof(float));
+        return;
+    }
+    if (!eb_cpu__sgemm_select(x->isa, &c.uk) || x->scratch == NULL ||
+        x->scratch_bytes < eb_cpu_matmul_f32_scratch(m, k, n, workers)) {
+        for (int64_t i = 0; i < batch; i++)
+            eb_cpu_matmul_f32__ref(m, k, n, a + i * a_stride, b + i * b_stride, y + i * m * n);
+        return;
+    }
+    c.scratch = x->scratch;
+    c.worker_floats = mm_worker_floats(m, k, n);
+    c.mb = (m + MM_MC - 1) / MM_MC;
+    c.nb = (n + MM_NC - 1) / MM_NC;
+    eb_threadpool_run(x->pool, (size_t)(batch * c.mb * c.nb), mm_task, &c);
 }

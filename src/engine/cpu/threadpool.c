@@ -11,7 +11,7 @@
 #include "eb/thread.h"
 #include "engine/cpu/cpu.h"
 
-#define SPIN_ITERS 20000
+#define SPIN_ITERS 2000
 
 struct eb_threadpool_worker {
     struct eb_threadpool *pool;
@@ -26,10 +26,10 @@ struct eb_threadpool {
     struct eb_threadpool_worker *workers; /* n_threads - 1 */
     struct eb_mutex m;
     struct eb_cond wake, done;
-    atomic_uint gen;       /* bumped (under m) for every run and for stop */
+    atomic_uint gen; /* bumped (under m) for every run and for stop */
     atomic_int stop;
-    atomic_int n_running;  /* workers still inside the current run */
-    atomic_size_t next;    /* next task index */
+    atomic_int n_running; /* workers still inside the current run */
+    atomic_size_t next;   /* next task index */
     /* The job: written before `gen` is bumped, read after it is seen. */
     eb_parallel_fn fn;
     void *ctx;

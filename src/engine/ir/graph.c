@@ -2,8 +2,13 @@
  * ONNX model → graph IR: one value per name (graph inputs, initializers, node outputs), one
  * node per ONNX node with its op definition, constants decoded into owned buffers.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/ir/graph.h"
 #include "engine/ops/op.h"
@@ -127,8 +132,142 @@ static enum eb_status import_input(struct eb_graph *g, const struct eb_onnx_valu
     return EB_OK;
 }
 
+/* Whether an external_data location is a plain relative path: not empty, not absolute, no
+ * '..' component, no backslash or control character. */
+static int location_ok(const char *loc)
+{
+    const char *p = loc;
+    if (loc[0] == '\0' || loc[0] == '/')
+        return 0;
+    for (; *p; p++)
+        if (*p == '\\' || (unsigned char)*p < 0x20)
+            return 0;
+    for (p = loc; *p;) {
+        size_t n = strcspn(p, "/");
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            return 0;
+        p += n;
+        if (*p == '/')
+            p++;
+    }
+    return 1;
+}
+
+/* Reads exactly n bytes at `off` of `fd`; 0 on success. */
+static int read_at(int fd, uint8_t *dst, size_t n, uint64_t off)
+{
+    while (n > 0) {
+        size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
+        ssize_t got = pread(fd, dst, chunk, (off_t)off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1;
+        dst += got;
+        n -= (size_t)got;
+        off += (uint64_t)got;
+    }
+    return 0;
+}
+
+/*
+ * Data of an external-data initializer: `t->ext_location` relative to `base_dir`, bytes
+ * [ext_offset, ext_offset + numel * size) in little-endian order. The location, the range and
+ * the byte size are checked against the file before anything is allocated. Caller owns
+ * `*data_out` (g->alloc).
+ */
+static enum eb_status read_external(struct eb_graph *g, const struct eb_onnx_tensor *t,
+                                    const char *base_dir, enum eb_dtype *dt_out, void **data_out,
+                                    struct eb_diag *diag)
+{
+    enum eb_dtype dt = eb_ir_dtype_from_onnx(t->dtype);
+    uint64_t nbytes = t->numel * (uint64_t)eb_dtype_size(dt);
+    char path[4096];
+    struct stat sb;
+    uint8_t *data = NULL;
+    int fd, n;
+
+    if (dt == EB_DTYPE_UNKNOWN)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "failed to load model %s: initializer '%s' (%s): this type is not "
+                            "supported by the native engine; use --backend ort",
+                            g->what, t->name, eb_onnx_dtype_name(t->dtype));
+    if (base_dir == NULL)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "failed to load model %s: initializer '%s' keeps its data in the "
+                            "external file '%s', and no folder to read it from was given; load "
+                            "the model from its file path (or set the engine's base_dir to the "
+                            "model's folder)",
+                            g->what, t->name, t->ext_location);
+    if (!location_ok(t->ext_location))
+        return eb_diag_fail(diag, EB_ERR_FORMAT,
+                            "failed to load model %s: initializer '%s' names the external file "
+                            "'%s': only relative paths inside the model's folder (no '..', not "
+                            "absolute) are read",
+                            g->what, t->name, t->ext_location);
+    if (nbytes > EB_IR_MAX_TENSOR_BYTES)
+        return eb_diag_fail(diag, EB_ERR_LIMIT,
+                            "failed to load model %s: initializer '%s' would need more than %llu "
+                            "bytes",
+                            g->what, t->name, (unsigned long long)EB_IR_MAX_TENSOR_BYTES);
+    if (t->ext_length >= 0 && (uint64_t)t->ext_length != nbytes)
+        return eb_diag_fail(diag, EB_ERR_FORMAT,
+                            "failed to load model %s: initializer '%s' in external file '%s': "
+                            "length %lld does not match its shape (%llu bytes)",
+                            g->what, t->name, t->ext_location, (long long)t->ext_length,
+                            (unsigned long long)nbytes);
+    n = snprintf(path, sizeof(path), "%s/%s", base_dir, t->ext_location);
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return eb_diag_fail(diag, EB_ERR_IO,
+                            "failed to load model %s: initializer '%s': the path of external file "
+                            "'%s' is too long",
+                            g->what, t->name, t->ext_location);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return eb_diag_fail(diag, EB_ERR_IO,
+                            "failed to load model %s: initializer '%s': cannot open external file "
+                            "%s: %s; keep the data file next to the model",
+                            g->what, t->name, path, strerror(errno));
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return eb_diag_fail(diag, EB_ERR_IO,
+                            "failed to load model %s: initializer '%s': external file %s is not "
+                            "a regular file",
+                            g->what, t->name, path);
+    }
+    if (t->ext_offset > (uint64_t)sb.st_size || nbytes > (uint64_t)sb.st_size - t->ext_offset) {
+        close(fd);
+        return eb_diag_fail(diag, EB_ERR_FORMAT,
+                            "failed to load model %s: initializer '%s' needs bytes [%llu, %llu) "
+                            "of external file %s, which has %llu bytes",
+                            g->what, t->name, (unsigned long long)t->ext_offset,
+                            (unsigned long long)(t->ext_offset + nbytes), path,
+                            (unsigned long long)sb.st_size);
+    }
+    data = g->alloc.alloc(g->alloc.ctx, (size_t)nbytes + 1, 64);
+    if (data == NULL) {
+        close(fd);
+        return eb_diag_fail(diag, EB_ERR_NOMEM,
+                            "failed to load model %s: out of memory for initializer '%s' (%llu "
+                            "bytes)",
+                            g->what, t->name, (unsigned long long)nbytes);
+    }
+    if (read_at(fd, data, (size_t)nbytes, t->ext_offset) != 0) {
+        close(fd);
+        g->alloc.free(g->alloc.ctx, data);
+        return eb_diag_fail(diag, EB_ERR_IO,
+                            "failed to load model %s: initializer '%s': cannot read external file "
+                            "%s",
+                            g->what, t->name, path);
+    }
+    close(fd);
+    *dt_out = dt;
+    *data_out = data;
+    return EB_OK;
+}
+
 static enum eb_status import_init(struct eb_graph *g, const struct eb_onnx_tensor *t,
-                                  struct eb_diag *diag)
+                                  const char *base_dir, struct eb_diag *diag)
 {
     int id;
     enum eb_dtype dt;
@@ -140,13 +279,22 @@ static enum eb_status import_init(struct eb_graph *g, const struct eb_onnx_tenso
     if (st != EB_OK)
         return st;
     struct eb_ir_value *v = &g->values[id];
+    if (t->external) {
+        st = read_external(g, t, base_dir, &dt, &data, diag);
+        if (st != EB_OK)
+            return st;
+        v->data = data;
+        v->owned_data = 1;
+        v->is_const = 1;
+        return eb_ir_value_set(g, v, dt, t->rank, t->dims, diag);
+    }
     st = eb_ir_tensor_decode(t, &g->alloc, &dt, &data);
     if (st != EB_OK)
         return eb_diag_fail(diag, st, "failed to load model %s: initializer '%s' (%s): %s", g->what,
                             t->name, eb_onnx_dtype_name(t->dtype),
-                            st == EB_ERR_UNSUPPORTED ? "external data or this type is not "
-                                                       "supported by the native engine; use "
-                                                       "--backend ort"
+                            st == EB_ERR_UNSUPPORTED ? "this type is not supported by the "
+                                                       "native engine; use --backend ort"
+                            : st == EB_ERR_NOMEM     ? "out of memory"
                                                      : "malformed data");
     v->data = data;
     v->owned_data = 1;
@@ -241,7 +389,6 @@ enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what, 
     enum eb_status st = EB_ERR_NOMEM;
     struct eb_allocator sys = alloc != NULL ? *alloc : eb_allocator_system();
     struct eb_graph *g = sys.alloc(sys.ctx, sizeof(*g), 64);
-    (void)base_dir; /* TODO(issue 3, this session): external data */
     size_t n_out_total = 0;
 
     if (g == NULL)
@@ -289,7 +436,7 @@ enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what, 
         if ((st = import_input(g, &m->inputs[i], imgsz, diag)) != EB_OK)
             goto fail;
     for (size_t i = 0; i < m->n_inits; i++)
-        if ((st = import_init(g, &m->inits[i], diag)) != EB_OK)
+        if ((st = import_init(g, &m->inits[i], base_dir, diag)) != EB_OK)
             goto fail;
     for (size_t i = 0; i < m->n_nodes; i++)
         if ((st = import_node(g, m, i, diag)) != EB_OK)

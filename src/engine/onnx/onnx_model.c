@@ -19,21 +19,36 @@ struct eb_onnx_chunk {
 };
 
 struct eb_onnx_arena {
+    struct eb_allocator alloc; /* copy of the parse allocator (its ctx is borrowed) */
     struct eb_onnx_chunk *head;
+    size_t used, budget; /* bytes handed out; hard limit proportional to the file size */
+    int over_budget;     /* set when a request would pass `budget` */
 };
+
+/* The parsed description of a well-formed model takes a few times its file size at most (names
+ * are copied once, each node/attribute/tensor header is a few dozen bytes per field of at least
+ * two bytes); a file that would need more is hostile. */
+#define ARENA_BUDGET_PER_BYTE 64u
+#define ARENA_BUDGET_BASE     ((size_t)1 << 20)
 
 static void *arena_alloc(struct eb_onnx_arena *a, size_t n)
 {
     struct eb_onnx_chunk *c = a->head;
     void *p;
+    if (n > SIZE_MAX - 15u)
+        return NULL;
     n = (n + 15u) & ~(size_t)15u;
     if (n == 0)
         n = 16;
+    if (n > a->budget - a->used) {
+        a->over_budget = 1;
+        return NULL;
+    }
     if (c == NULL || c->cap - c->used < n) {
         size_t cap = n > 65536 ? n : 65536;
         if (cap > SIZE_MAX - sizeof(*c))
             return NULL;
-        c = malloc(sizeof(*c) + cap);
+        c = eb_alloc(&a->alloc, sizeof(*c) + cap);
         if (c == NULL)
             return NULL;
         c->next = a->head;
@@ -43,22 +58,26 @@ static void *arena_alloc(struct eb_onnx_arena *a, size_t n)
     }
     p = c->data + c->used;
     c->used += n;
+    a->used += n;
     memset(p, 0, n);
     return p;
 }
 
+/* Frees the chunks and the arena itself (which lives in memory from its own allocator). */
 static void arena_free(struct eb_onnx_arena *a)
 {
     struct eb_onnx_chunk *c;
+    struct eb_allocator alloc;
     if (a == NULL)
         return;
+    alloc = a->alloc;
     c = a->head;
     while (c != NULL) {
         struct eb_onnx_chunk *next = c->next;
-        free(c);
+        eb_free(&alloc, c);
         c = next;
     }
-    free(a);
+    eb_free(&alloc, a);
 }
 
 /* ---- parse context ---- */
@@ -87,6 +106,11 @@ static enum eb_status bad(struct ctx *c, const struct eb_pb_reader *r, const cha
 
 static enum eb_status nomem(struct ctx *c)
 {
+    if (c->arena != NULL && c->arena->over_budget)
+        return eb_diag_fail(c->diag, EB_ERR_FORMAT,
+                            "failed to read model %s: its structure would need more than %u times "
+                            "the file size in memory; is it an ONNX file?",
+                            c->what, ARENA_BUDGET_PER_BYTE);
     return eb_diag_fail(
         c->diag, EB_ERR_NOMEM,
         "failed to read model %s: out of memory; free memory or use a smaller model", c->what);
@@ -167,6 +191,57 @@ const char *eb_onnx_dtype_name(int32_t dtype)
     }
 }
 
+/* Decimal digits of an external_data value into *v; 0 when empty, not all digits or too big. */
+static int parse_u64(const char *s, uint64_t *v)
+{
+    uint64_t x = 0;
+    if (*s == '\0')
+        return 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || x > (UINT64_MAX - 9u) / 10u)
+            return 0;
+        x = x * 10u + (uint64_t)(*s - '0');
+    }
+    *v = x;
+    return 1;
+}
+
+/* One StringStringEntryProto of TensorProto.external_data: location, offset, length. */
+static enum eb_status parse_external_entry(struct ctx *c, const struct eb_pb_reader *parent,
+                                           const struct eb_pb_field *ef, struct eb_onnx_tensor *t)
+{
+    struct eb_pb_reader r;
+    struct eb_pb_field g;
+    int have;
+    enum eb_status st;
+    const char *key = "", *value = "";
+    uint64_t v;
+
+    eb_pb_reader_sub(&r, parent, ef);
+    while ((st = next(c, &r, &g, &have)) == EB_OK && have) {
+        if (g.num == 1)
+            st = copy_str(c, &r, &g, EB_ONNX_MAX_NAME, &key);
+        else if (g.num == 2)
+            st = copy_str(c, &r, &g, EB_ONNX_MAX_NAME, &value);
+        if (st != EB_OK)
+            return st;
+    }
+    if (st != EB_OK)
+        return st;
+    if (strcmp(key, "location") == 0) {
+        t->ext_location = value;
+    } else if (strcmp(key, "offset") == 0) {
+        if (!parse_u64(value, &v))
+            return bad(c, &r, "external_data offset is not a decimal number");
+        t->ext_offset = v;
+    } else if (strcmp(key, "length") == 0) {
+        if (!parse_u64(value, &v) || v > (uint64_t)INT64_MAX)
+            return bad(c, &r, "external_data length is not a decimal number");
+        t->ext_length = (int64_t)v;
+    }
+    return EB_OK;
+}
+
 /* TensorProto header: dims, type, name, location; data stays in the file. */
 static enum eb_status parse_tensor(struct ctx *c, const struct eb_pb_reader *parent,
                                    const struct eb_pb_field *tf, struct eb_onnx_tensor *t)
@@ -180,6 +255,8 @@ static enum eb_status parse_tensor(struct ctx *c, const struct eb_pb_reader *par
 
     eb_pb_reader_sub(&r, parent, tf);
     t->name = "";
+    t->ext_location = "";
+    t->ext_length = -1;
     t->msg = tf->data;
     t->msg_len = tf->len;
     t->origin = c->origin;
@@ -223,6 +300,11 @@ static enum eb_status parse_tensor(struct ctx *c, const struct eb_pb_reader *par
             has_raw = 1;
             raw_len = f.len;
             break;
+        case 13:
+            if ((st = want(c, &r, &f, EB_PB_WIRE_LEN)) != EB_OK ||
+                (st = parse_external_entry(c, &r, &f, t)) != EB_OK)
+                return st;
+            break;
         case 14:
             if (f.wire == EB_PB_WIRE_VARINT && f.u == 1)
                 t->external = 1;
@@ -234,12 +316,19 @@ static enum eb_status parse_tensor(struct ctx *c, const struct eb_pb_reader *par
         return st;
     t->numel = 1;
     for (int i = 0; i < t->rank; i++) {
+        /* External data lives outside this file: its size is bounded by a fixed limit here and
+         * checked against the data file before anything is read. */
+        uint64_t bound = t->external ? EB_ONNX_MAX_EXT_NUMEL : (uint64_t)c->file_len * 8u + 8u;
         if (t->dims[i] < 0 || t->dims[i] > EB_ONNX_MAX_DIM)
             return bad(c, &r, "tensor dimension out of range");
-        if (t->dims[i] != 0 && t->numel > (uint64_t)c->file_len * 8u / (uint64_t)t->dims[i] + 1u)
-            return bad(c, &r, "tensor larger than the file");
+        if (t->dims[i] != 0 && t->numel > bound / (uint64_t)t->dims[i])
+            return bad(c, &r,
+                       t->external ? "external tensor larger than the limit"
+                                   : "tensor larger than the file");
         t->numel *= (uint64_t)t->dims[i];
     }
+    if (t->external && t->ext_location[0] == '\0')
+        return bad(c, &r, "external tensor without a 'location' entry");
     if (!t->external) {
         size_t es = eb_onnx_dtype_size(t->dtype);
         /* Data must be in the file: numel elements of at least one byte each (a packed varint
@@ -319,6 +408,9 @@ static enum eb_status parse_value(struct ctx *c, const struct eb_pb_reader *pare
     }
     return st;
 }
+
+static const int64_t no_ints[1] = {0};
+static const float no_floats[1] = {0.0f};
 
 /* Counts (ints or floats) entries of a repeated numeric field, packed or not. */
 static enum eb_status parse_attr(struct ctx *c, const struct eb_pb_reader *parent,
@@ -436,8 +528,9 @@ static enum eb_status parse_attr(struct ctx *c, const struct eb_pb_reader *paren
     }
     if (st != EB_OK)
         return st;
-    a->ints = ints;
-    a->floats = floats;
+    /* Never NULL, so that consumers may memcpy n_ints (possibly 0) entries. */
+    a->ints = ints != NULL ? ints : no_ints;
+    a->floats = floats != NULL ? floats : no_floats;
     if (a->type == EB_ONNX_ATTR_UNDEFINED) {
         /* Old files omit the type; infer it from what is present. */
         if (a->t != NULL)
@@ -583,7 +676,7 @@ enum eb_status eb_onnx_model_parse(const uint8_t *bytes, size_t len, const char 
     size_t n_meta = 0;
     struct eb_onnx_meta *meta = NULL;
 
-    (void)alloc; /* TODO(issue 3, this session): route parse allocations through alloc */
+    struct eb_allocator sys = alloc != NULL ? *alloc : eb_allocator_system();
     c.what = what != NULL ? what : "<memory>";
     c.origin = bytes;
     c.file_len = len;
@@ -596,12 +689,18 @@ enum eb_status eb_onnx_model_parse(const uint8_t *bytes, size_t len, const char 
                           c.what);
         goto fail;
     }
-    m = calloc(1, sizeof(*m));
-    c.arena = m ? calloc(1, sizeof(*c.arena)) : NULL;
+    m = eb_calloc(&sys, 1, sizeof(*m));
+    c.arena = m != NULL ? eb_calloc(&sys, 1, sizeof(*c.arena)) : NULL;
+    if (m != NULL)
+        m->alloc = sys;
     if (c.arena == NULL) {
         st = nomem(&c);
         goto fail;
     }
+    c.arena->alloc = sys;
+    c.arena->budget = len > (SIZE_MAX - ARENA_BUDGET_BASE) / ARENA_BUDGET_PER_BYTE
+                          ? SIZE_MAX
+                          : len * ARENA_BUDGET_PER_BYTE + ARENA_BUDGET_BASE;
     m->arena = c.arena;
     m->file_len = len;
     m->producer_name = m->producer_version = m->graph_name = "";
@@ -699,19 +798,18 @@ enum eb_status eb_onnx_model_parse(const uint8_t *bytes, size_t len, const char 
     *model_out = m;
     return EB_OK;
 fail:
-    if (m != NULL)
-        eb_onnx_model_destroy(m);
-    else
-        arena_free(c.arena);
+    eb_onnx_model_destroy(m);
     return st;
 }
 
 void eb_onnx_model_destroy(struct eb_onnx_model *m)
 {
+    struct eb_allocator alloc;
     if (m == NULL)
         return;
+    alloc = m->alloc;
     arena_free(m->arena);
-    free(m);
+    eb_free(&alloc, m);
 }
 
 const struct eb_onnx_attr *eb_onnx_node_attr(const struct eb_onnx_node *n, const char *name)

@@ -34,6 +34,7 @@
 #define EB_ONNX_MAX_META       256u    /* metadata_props entries */
 #define EB_ONNX_MAX_META_VALUE (1u << 20)
 #define EB_ONNX_MAX_DIM        (INT64_C(1) << 31)
+#define EB_ONNX_MAX_EXT_NUMEL  (UINT64_C(1) << 36) /* elements of one external-data tensor */
 
 /** ONNX TensorProto.DataType values used here. */
 enum eb_onnx_dtype {
@@ -71,8 +72,13 @@ struct eb_onnx_tensor {
     int32_t dtype;    /* enum eb_onnx_dtype */
     int rank;
     int64_t dims[EB_ONNX_MAX_RANK];
-    uint64_t numel;     /* product of dims (1 for a scalar) */
-    int external;       /* data_location = EXTERNAL: no data here */
+    uint64_t numel; /* product of dims (1 for a scalar) */
+    int external;   /* data_location = EXTERNAL: no data here */
+    /* external_data entries (only when `external`): file relative to the model's folder, as
+     * written in the file (unchecked), and the byte range; ext_length -1 = to the end. */
+    const char *ext_location; /* owned; "" when absent */
+    uint64_t ext_offset;
+    int64_t ext_length;
     const uint8_t *msg; /* the TensorProto bytes (borrowed from the file) */
     size_t msg_len;
     const uint8_t *origin; /* start of the file, for offsets */
@@ -84,9 +90,9 @@ struct eb_onnx_attr {
     int64_t i;
     float f;
     const char *s;       /* STRING (NUL-terminated, owned), else NULL */
-    const int64_t *ints; /* INTS (owned), n_ints entries */
+    const int64_t *ints; /* INTS (owned), n_ints entries; never NULL */
     size_t n_ints;
-    const float *floats; /* FLOATS (owned) */
+    const float *floats; /* FLOATS (owned), n_floats entries; never NULL */
     size_t n_floats;
     const struct eb_onnx_tensor *t; /* TENSOR (owned), else NULL */
 };
@@ -122,15 +128,18 @@ struct eb_onnx_model {
     const struct eb_onnx_value *inputs, *outputs, *value_info;
     const struct eb_onnx_meta *meta;
     size_t file_len;
-    struct eb_onnx_arena *arena; /* private storage */
+    struct eb_allocator alloc;   /* copy of the parse allocator (ctx borrowed) */
+    struct eb_onnx_arena *arena; /* private storage, from `alloc` */
 };
 
 /**
  * Parses ONNX bytes (borrowed; must outlive the model). `what` names the source in messages
  * (the file path). EB_ERR_FORMAT for truncated, malformed or over-limit input ("failed to read
  * model X: truncated at byte N; is it an ONNX file?"); EB_ERR_NOMEM. Every allocation goes
- * through `alloc` (borrowed, must outlive the model; NULL = the system allocator). Caller owns
- * `*model_out`.
+ * through `alloc` (its ctx is borrowed and must outlive the model; NULL = the system allocator),
+ * and the parsed description may take at most 64 times the file size plus 1 MiB (EB_ERR_FORMAT
+ * beyond). External-data tensors keep their external_data entries (ext_*); their data is not
+ * read here. Caller owns `*model_out`.
  */
 EB_NODISCARD enum eb_status eb_onnx_model_parse(const uint8_t *bytes, size_t len, const char *what,
                                                 const struct eb_allocator *alloc,

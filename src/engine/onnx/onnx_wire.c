@@ -6,17 +6,46 @@
 
 void eb_pb_buf_init(struct eb_pb_buf *b)
 {
+    eb_pb_buf_init_alloc(b, NULL);
+}
+
+void eb_pb_buf_init_alloc(struct eb_pb_buf *b, const struct eb_allocator *alloc)
+{
     b->data = NULL;
     b->len = 0;
     b->cap = 0;
     b->error = 0;
+    b->alloc = alloc;
+}
+
+static void buf_free(const struct eb_pb_buf *b, void *p)
+{
+    if (b->alloc != NULL)
+        eb_free(b->alloc, p);
+    else
+        free(p);
+}
+
+/* Grows to `cap` bytes keeping the first `len`; NULL (data unchanged) on failure. */
+static uint8_t *buf_grow(const struct eb_pb_buf *b, size_t cap)
+{
+    uint8_t *p;
+    if (b->alloc == NULL)
+        return realloc(b->data, cap);
+    p = eb_alloc(b->alloc, cap);
+    if (p == NULL)
+        return NULL;
+    if (b->len > 0)
+        memcpy(p, b->data, b->len);
+    eb_free(b->alloc, b->data);
+    return p;
 }
 
 void eb_pb_buf_fini(struct eb_pb_buf *b)
 {
     if (b == NULL)
         return;
-    free(b->data);
+    buf_free(b, b->data);
     b->data = NULL;
     b->len = b->cap = 0;
 }
@@ -35,7 +64,7 @@ uint8_t *eb_pb_buf_take(struct eb_pb_buf *b, size_t *len_out)
     }
     if (b->data == NULL) {
         /* An empty message is valid; hand back a one-byte allocation so NULL means failure. */
-        b->data = malloc(1);
+        b->data = buf_grow(b, 1);
         if (b->data == NULL)
             return NULL;
     }
@@ -67,7 +96,7 @@ static int reserve(struct eb_pb_buf *b, size_t extra)
         }
         cap *= 2;
     }
-    p = realloc(b->data, cap);
+    p = buf_grow(b, cap);
     if (p == NULL) {
         b->error = 1;
         return 0;

@@ -29,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "eb/alloc.h"
 #include "eb/status.h"
 
 enum eb_pb_wire {
@@ -40,20 +41,29 @@ enum eb_pb_wire {
 
 /* ---- writer ---- */
 
-/** Growable output buffer. `data` is malloc'd and owned by the buffer until taken. */
+/**
+ * Growable output buffer. `data` comes from `alloc` (malloc when `alloc` is NULL) and is owned by
+ * the buffer until taken.
+ */
 struct eb_pb_buf {
     uint8_t *data;
     size_t len, cap;
     int error; /* sticky: set when an allocation failed or a size overflowed */
+    const struct eb_allocator *alloc; /* borrowed; NULL = malloc/realloc/free */
 };
 
-/** Starts an empty buffer (no allocation). */
+/** Starts an empty buffer over malloc (no allocation). */
 void eb_pb_buf_init(struct eb_pb_buf *b);
+/** Starts an empty buffer whose memory comes from `alloc` (borrowed, must outlive the buffer). */
+void eb_pb_buf_init_alloc(struct eb_pb_buf *b, const struct eb_allocator *alloc);
 /** Frees the bytes unless taken; accepts a zeroed or already finished buffer. */
 void eb_pb_buf_fini(struct eb_pb_buf *b);
 /** Non-zero once any append failed. */
 int eb_pb_buf_error(const struct eb_pb_buf *b);
-/** Hands the bytes to the caller (free()) and resets the buffer; NULL if an error occurred. */
+/**
+ * Hands the bytes to the caller and resets the buffer; NULL if an error occurred. The caller frees
+ * them with free() (eb_pb_buf_init) or eb_free(alloc) (eb_pb_buf_init_alloc).
+ */
 uint8_t *eb_pb_buf_take(struct eb_pb_buf *b, size_t *len_out);
 
 /** Appends raw bytes (no tag). */

@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "engine/cpu/ref/ref.h"
+#include "engine/ops/fuse_access.h"
 #include "engine/ops/op.h"
 
 struct unary_params {
@@ -85,6 +86,16 @@ static void exec_unary(const struct eb_exec *ex)
     if (hi != NULL)
         b = *(const float *)hi->data;
     eb_cpu_unary_f32__ref(p->op, x->numel, x->data, a, b, eb_op_out(g, n, 0)->data);
+}
+
+int eb_op__activation_params(const struct eb_ir_node *n, float *a_out, float *b_out)
+{
+    if (n->params == NULL || n->op == NULL || n->op->check != check_unary)
+        return 0;
+    const struct unary_params *p = n->params;
+    *a_out = p->a;
+    *b_out = p->b;
+    return 1;
 }
 
 #define UNARY_OP(sym, name, since, max_in)                                                         \

@@ -1,6 +1,7 @@
 /* Concat and Split (any dtype): block copies along one axis. */
 #include <string.h>
 
+#include "engine/cpu/eltwise.h"
 #include "engine/ops/op.h"
 
 struct axis_params {
@@ -73,8 +74,8 @@ static void exec_concat(const struct eb_exec *ex)
     for (int i = 0; i < n->n_in; i++) {
         const struct eb_ir_value *x = eb_op_in(g, n, i);
         const int64_t row = x->shape[axis] * inner * (int64_t)es;
-        for (int64_t o = 0; o < outer; o++)
-            memcpy((char *)y->data + o * yrow + off, (const char *)x->data + o * row, (size_t)row);
+        eb_cpu_copy_rows(ex->cpu, outer, (size_t)row, x->data, (size_t)row, (char *)y->data + off,
+                         (size_t)yrow);
         off += row;
     }
 }
@@ -152,8 +153,8 @@ static void exec_split(const struct eb_exec *ex)
     for (int i = 0; i < n->n_out; i++) {
         const struct eb_ir_value *y = eb_op_out(g, n, i);
         const int64_t row = p->split[i] * inner * (int64_t)es;
-        for (int64_t o = 0; o < outer; o++)
-            memcpy((char *)y->data + o * row, (const char *)x->data + o * xrow + off, (size_t)row);
+        eb_cpu_copy_rows(ex->cpu, outer, (size_t)row, (const char *)x->data + off, (size_t)xrow,
+                         y->data, (size_t)row);
         off += row;
     }
 }

@@ -1,6 +1,6 @@
 /*
- * Conv (float32, 2-D, groups/strides/pads/dilations/bias, auto_pad) and ConvInteger (uint8
- * activations, int8/uint8 weights, per-tensor or per-output-channel weight zero points).
+ * Conv (float32, 2-D, groups/strides/pads/dilations/bias, auto_pad, fused epilogue). ConvInteger
+ * (conv_integer.c) shares its attributes and geometry.
  */
 #include <string.h>
 
@@ -22,11 +22,11 @@ struct conv_params {
     int64_t group;
     enum conv_auto_pad auto_pad;
     int have_kernel;
-    struct eb_epilogue epi;            /* set by the fusion pass; zero = plain Conv */
-    struct eb_conv2d_f32_plan *plan;   /* fast kernel (prepare); NULL = reference */
+    struct eb_epilogue epi;          /* set by the fusion pass; zero = plain Conv */
+    struct eb_conv2d_f32_plan *plan; /* fast kernel (prepare); NULL = reference */
 };
 
-static enum eb_status check_conv(struct eb_op_ctx *ctx)
+enum eb_status eb_op__conv_check(struct eb_op_ctx *ctx)
 {
     struct conv_params *p = eb_ir_arena_alloc(&ctx->g->arena, sizeof(*p));
     int64_t v[8];
@@ -84,8 +84,8 @@ static enum eb_status check_conv(struct eb_op_ctx *ctx)
 }
 
 /* Fills the geometry from x [N,C,H,W] and w [OC,C/g,KH,KW]; pads resolved for auto_pad. */
-static enum eb_status geometry(struct eb_op_ctx *ctx, const struct eb_ir_value *x,
-                               const struct eb_ir_value *w, struct eb_conv2d_desc *d)
+enum eb_status eb_op__conv_geometry(struct eb_op_ctx *ctx, const struct eb_ir_value *x,
+                                    const struct eb_ir_value *w, struct eb_conv2d_desc *d)
 {
     struct conv_params *p = ctx->n->params;
     if (x->rank != 4 || w->rank != 4)
@@ -145,7 +145,7 @@ static enum eb_status infer_conv(struct eb_op_ctx *ctx)
         (st = eb_op_want_dtype(ctx, 1, EB_DTYPE_F32)) != EB_OK ||
         (b != NULL && (st = eb_op_want_dtype(ctx, 2, EB_DTYPE_F32)) != EB_OK))
         return st;
-    if ((st = geometry(ctx, x, w, &d)) != EB_OK)
+    if ((st = eb_op__conv_geometry(ctx, x, w, &d)) != EB_OK)
         return st;
     if (b != NULL && (b->rank != 1 || b->shape[0] != d.oc))
         return eb_op_fail(ctx, EB_ERR_FORMAT, "bias does not have %lld entries", (long long)d.oc);
@@ -154,11 +154,11 @@ static enum eb_status infer_conv(struct eb_op_ctx *ctx)
 }
 
 /* The geometry again at run time: cheap, and keeps params free of derived state. */
-static void run_geometry(const struct eb_graph *g, const struct eb_ir_node *n,
-                         struct eb_conv2d_desc *d)
+void eb_op__conv_run_geometry(const struct eb_graph *g, const struct eb_ir_node *n,
+                              struct eb_conv2d_desc *d)
 {
     struct eb_op_ctx ctx = {.g = (struct eb_graph *)g, .n = (struct eb_ir_node *)n};
-    enum eb_status st = geometry(&ctx, eb_op_in(g, n, 0), eb_op_in(g, n, 1), d);
+    enum eb_status st = eb_op__conv_geometry(&ctx, eb_op_in(g, n, 0), eb_op_in(g, n, 1), d);
     EB_ASSERT(st == EB_OK); /* validated by infer_shape */
 }
 
@@ -183,7 +183,7 @@ static void exec_conv(const struct eb_exec *ex)
         return;
     }
     struct eb_conv2d_desc d;
-    run_geometry(g, n, &d);
+    eb_op__conv_run_geometry(g, n, &d);
     eb_cpu_conv2d_f32__ref(&d, eb_op_in(g, n, 0)->data, eb_op_in(g, n, 1)->data,
                            b != NULL ? b->data : NULL, y->data);
     eb_cpu_epilogue_f32__ref(&p->epi, (size_t)y->numel, res, y->data);
@@ -199,10 +199,10 @@ static enum eb_status prepare_conv(struct eb_op_prepare *pp)
     if (!w->is_const || (b != NULL && !b->is_const))
         return EB_OK;
     struct eb_conv2d_desc d;
-    run_geometry(g, n, &d);
-    enum eb_status st = eb_cpu_conv2d_f32_prepare(&d, w->data, b != NULL ? b->data : NULL,
-                                                  pp->isa, pp->n_workers, &g->arena, &p->plan,
-                                                  &pp->scratch_bytes, &pp->packed_bytes);
+    eb_op__conv_run_geometry(g, n, &d);
+    enum eb_status st =
+        eb_cpu_conv2d_f32_prepare(&d, w->data, b != NULL ? b->data : NULL, pp->isa, pp->n_workers,
+                                  &g->arena, &p->plan, &pp->scratch_bytes, &pp->packed_bytes);
     if (st != EB_OK)
         return eb_op_fail(&pp->op, st, "out of memory packing the weights");
     return EB_OK;
@@ -211,9 +211,8 @@ static enum eb_status prepare_conv(struct eb_op_prepare *pp)
 static uint64_t flops_conv(const struct eb_graph *g, const struct eb_ir_node *n)
 {
     struct eb_conv2d_desc d;
-    run_geometry(g, n, &d);
-    return 2u * (uint64_t)(d.n * d.oc * d.oh * d.ow) *
-           (uint64_t)(d.ic / d.groups * d.kh * d.kw);
+    eb_op__conv_run_geometry(g, n, &d);
+    return 2u * (uint64_t)(d.n * d.oc * d.oh * d.ow) * (uint64_t)(d.ic / d.groups * d.kh * d.kw);
 }
 
 struct eb_epilogue *eb_op__conv_epilogue(struct eb_ir_node *n)
@@ -230,69 +229,9 @@ const struct eb_op_def eb_op_conv = {
     .max_inputs = 3,
     .min_outputs = 1,
     .max_outputs = 1,
-    .check = check_conv,
+    .check = eb_op__conv_check,
     .infer_shape = infer_conv,
     .prepare = prepare_conv,
     .flops = flops_conv,
     .exec = exec_conv,
-};
-
-static enum eb_status infer_conv_integer(struct eb_op_ctx *ctx)
-{
-    const struct eb_ir_value *x = eb_op_in(ctx->g, ctx->n, 0), *w = eb_op_in(ctx->g, ctx->n, 1);
-    const struct eb_ir_value *xz = eb_op_in(ctx->g, ctx->n, 2), *wz = eb_op_in(ctx->g, ctx->n, 3);
-    struct eb_conv2d_desc d;
-    enum eb_status st;
-    if ((st = eb_op_want_dtype(ctx, 0, EB_DTYPE_U8)) != EB_OK)
-        return st;
-    if (w->dtype != EB_DTYPE_I8 && w->dtype != EB_DTYPE_U8)
-        return eb_op_unsupported(ctx, "weights of type %s", eb_dtype_name(w->dtype));
-    if (xz != NULL && (xz->dtype != EB_DTYPE_U8 || xz->numel != 1))
-        return eb_op_unsupported(ctx, "an x_zero_point that is not one uint8");
-    if ((st = geometry(ctx, x, w, &d)) != EB_OK)
-        return st;
-    if (wz != NULL && (wz->dtype != w->dtype || (wz->numel != 1 && wz->numel != d.oc) ||
-                       wz->numel > 1024 || !wz->is_const))
-        return eb_op_unsupported(ctx, "this w_zero_point (type %s, %lld entries, constant %d)",
-                                 eb_dtype_name(wz->dtype), (long long)wz->numel, wz->is_const);
-    int64_t shape[4] = {d.n, d.oc, d.oh, d.ow};
-    return eb_op_set_out(ctx, 0, EB_DTYPE_I32, 4, shape);
-}
-
-static void exec_conv_integer(const struct eb_exec *ex)
-{
-    const struct eb_graph *g = ex->g;
-    const struct eb_ir_node *n = ex->n;
-    struct eb_conv2d_desc d;
-    const struct eb_ir_value *w = eb_op_in(g, n, 1);
-    const struct eb_ir_value *xz = eb_op_in(g, n, 2), *wz = eb_op_in(g, n, 3);
-    int32_t zp[1] = {0};
-    const int32_t *wzp = zp;
-    size_t n_wzp = 1;
-    /* Per-channel zero points are widened into the params' scratch when constant; one value
-     * (the common case) goes through the stack. */
-    int32_t wz_buf[1024];
-    run_geometry(g, n, &d);
-    if (wz != NULL) {
-        n_wzp = (size_t)wz->numel <= EB_ARRAY_LEN(wz_buf) ? (size_t)wz->numel : 1;
-        for (size_t i = 0; i < n_wzp; i++)
-            wz_buf[i] = w->dtype == EB_DTYPE_I8 ? ((const int8_t *)wz->data)[i]
-                                                : ((const uint8_t *)wz->data)[i];
-        wzp = wz_buf;
-    }
-    eb_cpu_conv2d_u8_i32__ref(&d, eb_op_in(g, n, 0)->data,
-                              xz != NULL ? *(const uint8_t *)xz->data : 0, w->data,
-                              w->dtype == EB_DTYPE_I8, wzp, n_wzp, eb_op_out(g, n, 0)->data);
-}
-
-const struct eb_op_def eb_op_conv_integer = {
-    .onnx_name = "ConvInteger",
-    .since_opset = 10,
-    .min_inputs = 2,
-    .max_inputs = 4,
-    .min_outputs = 1,
-    .max_outputs = 1,
-    .check = check_conv,
-    .infer_shape = infer_conv_integer,
-    .exec = exec_conv_integer,
 };

@@ -6,7 +6,19 @@
 #define EB_ENGINE_OPS_CONV_H
 
 #include "engine/cpu/epilogue.h"
+#include "engine/cpu/ref/ref.h"
 #include "engine/ir/graph.h"
+#include "engine/ops/op.h"
+
+/** Conv's attribute check (shared with ConvInteger): parses into n->params. */
+EB_NODISCARD enum eb_status eb_op__conv_check(struct eb_op_ctx *ctx);
+/** Geometry of x [N,C,H,W] and w [OC,C/g,KH,KW] with the node's attributes (pads resolved). */
+EB_NODISCARD enum eb_status eb_op__conv_geometry(struct eb_op_ctx *ctx, const struct eb_ir_value *x,
+                                                 const struct eb_ir_value *w,
+                                                 struct eb_conv2d_desc *d);
+/** The same at run time (validated at load; cannot fail). */
+void eb_op__conv_run_geometry(const struct eb_graph *g, const struct eb_ir_node *n,
+                              struct eb_conv2d_desc *d);
 
 /** The epilogue of a float Conv node (params set by check), NULL for any other node. */
 struct eb_epilogue *eb_op__conv_epilogue(struct eb_ir_node *n);

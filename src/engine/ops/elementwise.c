@@ -2,6 +2,7 @@
  * Add, Sub, Mul, Div (numpy broadcasting; float32, int64, int32), Pow (float32 base and exponent,
  * broadcasting) and Sigmoid (float32).
  */
+#include "engine/cpu/eltwise.h"
 #include "engine/cpu/ref/ref.h"
 #include "engine/ops/op.h"
 
@@ -46,7 +47,7 @@ static void exec_binary(const struct eb_exec *ex)
                        : n->op == &eb_op_mul ? EB_BINOP_MUL
                        : n->op == &eb_op_pow ? EB_BINOP_POW
                                              : EB_BINOP_DIV;
-    eb_cpu_binary__ref(op, y->dtype, y->rank, as, a->data, bs, b->data, y->shape, y->data);
+    eb_cpu_binary(ex->cpu, op, y->dtype, y->rank, as, a->data, bs, b->data, y->shape, y->data);
 }
 
 #define BINARY_OP(sym, name)                                                                       \
@@ -100,7 +101,7 @@ static void exec_sigmoid(const struct eb_exec *ex)
     const struct eb_graph *g = ex->g;
     const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *x = eb_op_in(g, n, 0);
-    eb_cpu_sigmoid_f32__ref(x->numel, x->data, eb_op_out(g, n, 0)->data);
+    eb_cpu_sigmoid_f32(ex->cpu, x->numel, x->data, eb_op_out(g, n, 0)->data);
 }
 
 const struct eb_op_def eb_op_sigmoid = {

@@ -1,4 +1,5 @@
 /* Gemm (float32): Y = alpha * op(A) op(B) + beta * C, C unidirectionally broadcast to [M, N]. */
+#include "engine/cpu/fast.h"
 #include "engine/cpu/ref/ref.h"
 #include "engine/ops/op.h"
 
@@ -68,9 +69,30 @@ static void exec_gemm(const struct eb_exec *ex)
     const struct eb_ir_node *n = ex->n;
     const struct gemm_params *p = n->params;
     const struct eb_ir_value *c = eb_op_in(g, n, 2);
+    float *y = eb_op_out(g, n, 0)->data;
+    /* The common case (no transposes, alpha 1): the packed SGEMM, then beta * C added. */
+    if (ex->cpu->isa != EB_CPU_ISA_REF && !p->trans_a && !p->trans_b && p->alpha == 1.0f) {
+        eb_cpu_matmul_f32(ex->cpu, 1, p->m, p->k, p->n, eb_op_in(g, n, 0)->data, 0,
+                          eb_op_in(g, n, 1)->data, 0, y);
+        if (c != NULL && p->beta != 0.0f) {
+            const float *cv = c->data;
+            for (int64_t i = 0; i < p->m; i++)
+                for (int64_t j = 0; j < p->n; j++)
+                    y[i * p->n + j] += p->beta * cv[i * p->c_sm + j * p->c_sn];
+        }
+        return;
+    }
     eb_cpu_gemm_f32__ref(p->m, p->k, p->n, p->trans_a, p->trans_b, p->alpha,
                          eb_op_in(g, n, 0)->data, eb_op_in(g, n, 1)->data, p->beta,
                          c != NULL ? c->data : NULL, p->c_sm, p->c_sn, eb_op_out(g, n, 0)->data);
+}
+
+/* Scratch for the packed SGEMM (operands are packed at run time). */
+static enum eb_status prepare_gemm(struct eb_op_prepare *pp)
+{
+    const struct gemm_params *p = pp->op.n->params;
+    pp->scratch_bytes = eb_cpu_matmul_f32_scratch(p->m, p->k, p->n, pp->n_workers);
+    return EB_OK;
 }
 
 const struct eb_op_def eb_op_gemm = {
@@ -82,5 +104,6 @@ const struct eb_op_def eb_op_gemm = {
     .max_outputs = 1,
     .check = check_gemm,
     .infer_shape = infer_gemm,
+    .prepare = prepare_gemm,
     .exec = exec_gemm,
 };

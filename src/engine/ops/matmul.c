@@ -1,4 +1,5 @@
 /* MatMul (float32; batched with numpy broadcasting of the batch dims; rank ≥ 2 operands). */
+#include "engine/cpu/fast.h"
 #include "engine/cpu/ref/ref.h"
 #include "engine/ops/op.h"
 
@@ -43,6 +44,7 @@ static void exec_matmul(const struct eb_exec *ex)
     int64_t batch = 1;
     for (int d = 0; d < br; d++)
         batch *= y->shape[d];
+    const int fast = ex->cpu->isa != EB_CPU_ISA_REF;
     for (int64_t i = 0; i < batch; i++) {
         /* Operand matrix index for output matrix i, broadcasting size-1 batch dims. */
         int64_t ai = 0, bi = 0, sa = 1, sb = 1, rem = i;
@@ -59,9 +61,23 @@ static void exec_matmul(const struct eb_exec *ex)
                 sb *= b->shape[db];
             }
         }
-        eb_cpu_matmul_f32__ref(m, k, nn, (const float *)a->data + ai * m * k,
-                               (const float *)b->data + bi * k * nn, (float *)y->data + i * m * nn);
+        const float *ap = (const float *)a->data + ai * m * k;
+        const float *bp = (const float *)b->data + bi * k * nn;
+        if (fast)
+            eb_cpu_matmul_f32(ex->cpu, 1, m, k, nn, ap, 0, bp, 0, (float *)y->data + i * m * nn);
+        else
+            eb_cpu_matmul_f32__ref(m, k, nn, ap, bp, (float *)y->data + i * m * nn);
     }
+}
+
+/* Scratch for the packed SGEMM (operands are packed at run time). */
+static enum eb_status prepare_matmul(struct eb_op_prepare *pp)
+{
+    const struct eb_ir_value *y = eb_op_out(pp->op.g, pp->op.n, 0);
+    const struct eb_ir_value *a = eb_op_in(pp->op.g, pp->op.n, 0);
+    pp->scratch_bytes = eb_cpu_matmul_f32_scratch(y->shape[y->rank - 2], a->shape[a->rank - 1],
+                                                  y->shape[y->rank - 1], pp->n_workers);
+    return EB_OK;
 }
 
 const struct eb_op_def eb_op_matmul = {
@@ -73,5 +89,6 @@ const struct eb_op_def eb_op_matmul = {
     .max_outputs = 1,
     .check = check_none,
     .infer_shape = infer_matmul,
+    .prepare = prepare_matmul,
     .exec = exec_matmul,
 };

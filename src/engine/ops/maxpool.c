@@ -1,4 +1,5 @@
 /* MaxPool (float32, 2-D; no Indices output; ceil_mode and dilations supported). */
+#include "engine/cpu/eltwise.h"
 #include "engine/cpu/ref/ref.h"
 #include "engine/ops/op.h"
 
@@ -31,7 +32,7 @@ static void exec_maxpool(const struct eb_exec *ex)
     const struct eb_graph *g = ex->g;
     const struct eb_ir_node *n = ex->n;
     const struct pool_params *p = n->params;
-    eb_cpu_maxpool2d_f32__ref(&p->d, eb_op_in(g, n, 0)->data, eb_op_out(g, n, 0)->data);
+    eb_cpu_maxpool2d_f32(ex->cpu, &p->d, eb_op_in(g, n, 0)->data, eb_op_out(g, n, 0)->data);
 }
 
 const struct eb_op_def eb_op_maxpool = {

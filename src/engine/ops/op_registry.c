@@ -13,6 +13,9 @@ static const struct eb_op_def *const op_table[] = {
 
 const struct eb_op_def *eb_op_find(const char *op_type)
 {
+    /* Ops made by graph passes (ops.def: "edgebench.*") are not ONNX ops a model may name. */
+    if (strncmp(op_type, "edgebench.", 10) == 0)
+        return NULL;
     for (size_t i = 0; i < EB_ARRAY_LEN(op_table); i++)
         if (strcmp(op_table[i]->onnx_name, op_type) == 0)
             return op_table[i];
@@ -25,7 +28,8 @@ static enum eb_status vfail(const struct eb_op_ctx *ctx, enum eb_status st, cons
     char msg[320];
     vsnprintf(msg, sizeof(msg), fmt, ap);
     return eb_diag_fail(ctx->diag, st, "model %s node %d (%s): op %s (opset %lld): %s%s",
-                        ctx->g->what, ctx->n->onnx_index, ctx->n->name, ctx->src->op_type,
+                        ctx->g->what, ctx->n->onnx_index, ctx->n->name,
+                        ctx->src != NULL ? ctx->src->op_type : ctx->n->op->onnx_name,
                         (long long)ctx->g->opset, msg, suffix);
 }
 

@@ -4,6 +4,8 @@
  * at load; activation Q→DQ pairs run as written (quantize, then dequantize), which is exactly
  * fake-quant in float.
  */
+#include "engine/cpu/conv_u8.h"
+#include "engine/cpu/eltwise.h"
 #include "engine/cpu/ref/ref.h"
 #include "engine/ops/op.h"
 
@@ -73,8 +75,8 @@ static void exec_quantize(const struct eb_exec *ex)
     const struct q_params *p = n->params;
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *z = eb_op_in(g, n, 2);
     const struct eb_ir_value *y = eb_op_out(g, n, 0);
-    eb_cpu_quantize_f32__ref(x->numel, p->channels, p->inner, x->data, eb_op_in(g, n, 1)->data,
-                             z != NULL ? z->data : NULL, y->dtype == EB_DTYPE_I8, y->data);
+    eb_cpu_quantize_f32(ex->cpu, x->numel, p->channels, p->inner, x->data, eb_op_in(g, n, 1)->data,
+                        z != NULL ? z->data : NULL, y->dtype == EB_DTYPE_I8, y->data);
 }
 
 const struct eb_op_def eb_op_quantize_linear = {
@@ -109,9 +111,9 @@ static void exec_dequantize(const struct eb_exec *ex)
     const struct eb_ir_node *n = ex->n;
     const struct q_params *p = n->params;
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *z = eb_op_in(g, n, 2);
-    eb_cpu_dequantize_f32__ref(x->numel, p->channels, p->inner, x->dtype, x->data,
-                               eb_op_in(g, n, 1)->data, z != NULL ? z->data : NULL,
-                               eb_op_out(g, n, 0)->data);
+    eb_cpu_dequantize_f32(ex->cpu, x->numel, p->channels, p->inner, x->dtype, x->data,
+                          eb_op_in(g, n, 1)->data, z != NULL ? z->data : NULL,
+                          eb_op_out(g, n, 0)->data);
 }
 
 const struct eb_op_def eb_op_dequantize_linear = {
@@ -147,8 +149,8 @@ static void exec_dynamic(const struct eb_exec *ex)
     const struct eb_graph *g = ex->g;
     const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *x = eb_op_in(g, n, 0);
-    eb_cpu_dynamic_quantize_f32__ref(x->numel, x->data, eb_op_out(g, n, 0)->data,
-                                     eb_op_out(g, n, 1)->data, eb_op_out(g, n, 2)->data);
+    eb_cpu_dynamic_quantize_f32(ex->cpu, x->numel, x->data, eb_op_out(g, n, 0)->data,
+                                eb_op_out(g, n, 1)->data, eb_op_out(g, n, 2)->data);
 }
 
 const struct eb_op_def eb_op_dynamic_quantize_linear = {

@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "engine/cpu/eltwise.h"
 #include "engine/cpu/ref/ref.h"
 #include "engine/ops/op.h"
 
@@ -112,8 +113,8 @@ static void exec_resize(const struct eb_exec *ex)
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
     if (y->numel == 0 || x->numel == 0)
         return;
-    eb_cpu_resize_nearest_f32__ref(x->rank, x->shape, x->data, y->shape, p->scales, p->coord,
-                                   p->rnd, y->data);
+    eb_cpu_resize_nearest_f32(ex->cpu, x->rank, x->shape, x->data, y->shape, p->scales, p->coord,
+                              p->rnd, y->data);
 }
 
 const struct eb_op_def eb_op_resize = {

@@ -1,6 +1,7 @@
 /* Slice (opset 10+: starts/ends/axes/steps inputs, constant; opset 1-9: attributes). */
 #include <string.h>
 
+#include "engine/cpu/eltwise.h"
 #include "engine/cpu/ref/ref.h"
 #include "engine/ops/op.h"
 
@@ -78,8 +79,8 @@ static void exec_slice(const struct eb_exec *ex)
     const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
     const struct slice_params *p = n->params;
-    eb_cpu_slice__ref(eb_dtype_size(x->dtype), x->rank, x->shape, x->data, p->start, p->step,
-                      y->shape, y->data);
+    eb_cpu_slice(ex->cpu, eb_dtype_size(x->dtype), x->rank, x->shape, x->data, p->start, p->step,
+                 y->shape, y->data);
 }
 
 const struct eb_op_def eb_op_slice = {

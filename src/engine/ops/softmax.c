@@ -2,6 +2,7 @@
  * Softmax (float32). Opset 13+: over one axis (default -1). Before 13: the input is seen as
  * 2-D [prod(shape[:axis]), prod(shape[axis:])] (default axis 1) and normalised per row.
  */
+#include "engine/cpu/eltwise.h"
 #include "engine/cpu/ref/ref.h"
 #include "engine/ops/op.h"
 
@@ -47,8 +48,8 @@ static void exec_softmax(const struct eb_exec *ex)
     const struct eb_graph *g = ex->g;
     const struct eb_ir_node *n = ex->n;
     const struct softmax_params *p = n->params;
-    eb_cpu_softmax_f32__ref(p->outer, p->len, p->inner, eb_op_in(g, n, 0)->data,
-                            eb_op_out(g, n, 0)->data);
+    eb_cpu_softmax_f32(ex->cpu, p->outer, p->len, p->inner, eb_op_in(g, n, 0)->data,
+                       eb_op_out(g, n, 0)->data);
 }
 
 const struct eb_op_def eb_op_softmax = {

@@ -1,4 +1,5 @@
 /* Transpose (any dtype; default perm reverses the dimensions). */
+#include "engine/cpu/eltwise.h"
 #include "engine/cpu/ref/ref.h"
 #include "engine/ops/op.h"
 
@@ -44,8 +45,8 @@ static void exec_transpose(const struct eb_exec *ex)
     const struct eb_ir_node *n = ex->n;
     const struct transpose_params *p = n->params;
     const struct eb_ir_value *x = eb_op_in(g, n, 0);
-    eb_cpu_transpose__ref(eb_dtype_size(x->dtype), x->rank, x->shape, p->perm, x->data,
-                          eb_op_out(g, n, 0)->data);
+    eb_cpu_transpose(ex->cpu, eb_dtype_size(x->dtype), x->rank, x->shape, p->perm, x->data,
+                     eb_op_out(g, n, 0)->data);
 }
 
 const struct eb_op_def eb_op_transpose = {

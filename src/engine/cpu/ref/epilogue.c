@@ -6,24 +6,15 @@
 const char *eb_act_name(enum eb_act act)
 {
     switch (act) {
-    case EB_ACT_NONE:
-        return "none";
-    case EB_ACT_RELU:
-        return "relu";
-    case EB_ACT_LEAKY_RELU:
-        return "leaky_relu";
-    case EB_ACT_CLIP:
-        return "clip";
-    case EB_ACT_SIGMOID:
-        return "sigmoid";
-    case EB_ACT_SILU:
-        return "silu";
-    case EB_ACT_HARD_SIGMOID:
-        return "hard_sigmoid";
-    case EB_ACT_HARD_SWISH:
-        return "hard_swish";
-    case EB_ACT_TANH:
-        return "tanh";
+    case EB_ACT_NONE: return "none";
+    case EB_ACT_RELU: return "relu";
+    case EB_ACT_LEAKY_RELU: return "leaky_relu";
+    case EB_ACT_CLIP: return "clip";
+    case EB_ACT_SIGMOID: return "sigmoid";
+    case EB_ACT_SILU: return "silu";
+    case EB_ACT_HARD_SIGMOID: return "hard_sigmoid";
+    case EB_ACT_HARD_SWISH: return "hard_swish";
+    case EB_ACT_TANH: return "tanh";
     }
     return "?";
 }
@@ -31,18 +22,12 @@ const char *eb_act_name(enum eb_act act)
 float eb_cpu_act_f32__ref(enum eb_act act, float alpha, float beta, float y)
 {
     switch (act) {
-    case EB_ACT_NONE:
-        return y;
-    case EB_ACT_RELU:
-        return y > 0.0f ? y : 0.0f;
-    case EB_ACT_LEAKY_RELU:
-        return y < 0.0f ? alpha * y : y;
-    case EB_ACT_CLIP:
-        return y < alpha ? alpha : y > beta ? beta : y;
-    case EB_ACT_SIGMOID:
-        return 1.0f / (1.0f + expf(-y));
-    case EB_ACT_SILU:
-        return y / (1.0f + expf(-y));
+    case EB_ACT_NONE: return y;
+    case EB_ACT_RELU: return y > 0.0f ? y : 0.0f;
+    case EB_ACT_LEAKY_RELU: return y < 0.0f ? alpha * y : y;
+    case EB_ACT_CLIP: return y < alpha ? alpha : y > beta ? beta : y;
+    case EB_ACT_SIGMOID: return 1.0f / (1.0f + expf(-y));
+    case EB_ACT_SILU: return y / (1.0f + expf(-y));
     case EB_ACT_HARD_SIGMOID: {
         float v = alpha * y + beta;
         return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
@@ -51,8 +36,7 @@ float eb_cpu_act_f32__ref(enum eb_act act, float alpha, float beta, float y)
         float v = y / 6.0f + 0.5f;
         return y * (v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v);
     }
-    case EB_ACT_TANH:
-        return tanhf(y);
+    case EB_ACT_TANH: return tanhf(y);
     }
     return y;
 }
@@ -67,7 +51,9 @@ void eb_cpu_epilogue_f32__ref(const struct eb_epilogue *e, size_t n, const float
             v += r[i];
         if (e->fake_quant) {
             float q = nearbyintf(v / e->fq_scale) + (float)e->fq_zp;
-            q = q < (float)e->fq_qmin ? (float)e->fq_qmin : q > (float)e->fq_qmax ? (float)e->fq_qmax : q;
+            q = q < (float)e->fq_qmin   ? (float)e->fq_qmin
+                : q > (float)e->fq_qmax ? (float)e->fq_qmax
+                                        : q;
             v = (q - (float)e->fq_zp) * e->fq_scale;
         }
         y[i] = v;

@@ -151,4 +151,17 @@ void eb_cpu_pad__ref(size_t es, int rank, const int64_t *x_shape, const void *x,
 void eb_cpu_expand__ref(size_t es, int rank, const int64_t *x_shape, const void *x,
                         const int64_t *y_shape, void *y);
 
+/** MatMulInteger geometry: A [m, k] and B [k, n] of uint8 or int8, zero points of their type. */
+struct eb_matmul_x8_desc {
+    int64_t m, k, n;
+    int a_signed, b_signed; /* int8 (1) or uint8 (0) */
+    const void *a_zp;       /* NULL = 0; one value, or m values when a_zp_per_row */
+    int a_zp_per_row;
+    const void *b_zp; /* NULL = 0; one value, or n values when b_zp_per_col */
+    int b_zp_per_col;
+};
+/** y[m, n] = sum_k (a[m, k] - a_zp) * (b[k, n] - b_zp), exact, wrapped to int32. */
+void eb_cpu_matmul_x8_i32__ref(const struct eb_matmul_x8_desc *d, const uint8_t *a,
+                               const uint8_t *b, int32_t *y);
+
 #endif

@@ -1,0 +1,128 @@
+/*
+ * bench_kernels: the fast float convolution (cpu/conv_f32.c on the packed SGEMM) on
+ * representative yolov8n/yolo11n 640 layers against the scalar reference, measured in the same
+ * run; best of `reps` runs (shared machines are noisy). Prints a Markdown table.
+ *
+ * Usage: bench_kernels [reps]   (default 10; the reference runs max(2, reps / 4) times)
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eb/clock.h"
+#include "engine/cpu/fast.h"
+#include "engine/ir/graph.h"
+
+struct layer {
+    const char *name;
+    int64_t ic, hw, oc, k, s, groups;
+};
+
+static const struct layer LAYERS[] = {
+    {"3->16 3x3 s2 @640", 3, 640, 16, 3, 2, 1},  {"16->32 3x3 s2 @320", 16, 320, 32, 3, 2, 1},
+    {"32->32 1x1 @160", 32, 160, 32, 1, 1, 1},   {"64->64 3x3 @80", 64, 80, 64, 3, 1, 1},
+    {"128->128 3x3 @40", 128, 40, 128, 3, 1, 1}, {"256->256 1x1 @20", 256, 20, 256, 1, 1, 1},
+    {"64 dw 3x3 @80", 64, 80, 64, 3, 1, 64},
+};
+
+static double now_ms(void)
+{
+    return (double)eb_clock_ns() / 1e6;
+}
+
+static float *fill(size_t n, uint32_t seed)
+{
+    float *p = aligned_alloc(64, (n * sizeof(float) + 63) & ~(size_t)63);
+    if (p == NULL)
+        exit(1);
+    for (size_t i = 0; i < n; i++) {
+        seed = seed * 1664525u + 1013904223u;
+        p[i] = (float)(seed >> 8) / (float)(1u << 24) - 0.5f;
+    }
+    return p;
+}
+
+/* Best time (ms) of the fast kernel with `threads` workers; -1 when no plan. */
+static double bench_fast(const struct eb_conv2d_desc *d, const float *w, const float *b,
+                         const float *x, float *y, enum eb_cpu_isa isa, int threads, int reps)
+{
+    const struct eb_allocator sys = eb_allocator_system();
+    const struct eb_epilogue epi = {.act = EB_ACT_SILU};
+    struct eb_ir_arena arena;
+    struct eb_conv2d_f32_plan *plan = NULL;
+    struct eb_threadpool *pool = NULL;
+    size_t sb = 0, pb = 0;
+    double best = -1.0;
+    eb_ir_arena_init(&arena, &sys);
+    if (eb_cpu_conv2d_f32_prepare(d, w, b, isa, threads, &arena, &plan, &sb, &pb) != EB_OK ||
+        plan == NULL || eb_threadpool_create(threads, &sys, &pool, NULL) != EB_OK)
+        goto out;
+    void *scratch = sb > 0 ? aligned_alloc(64, eb_cpu_align64(sb)) : NULL;
+    struct eb_cpu_exec ex = {
+        .isa = isa, .pool = pool, .n_workers = threads, .scratch = scratch, .scratch_bytes = sb};
+    eb_cpu_conv2d_f32_run(plan, &epi, &ex, x, NULL, y); /* warm-up */
+    for (int r = 0; r < reps; r++) {
+        const double t0 = now_ms();
+        eb_cpu_conv2d_f32_run(plan, &epi, &ex, x, NULL, y);
+        const double t = now_ms() - t0;
+        best = best < 0 || t < best ? t : best;
+    }
+    free(scratch);
+out:
+    eb_threadpool_destroy(pool);
+    eb_ir_arena_fini(&arena);
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    const int reps = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 10;
+    struct eb_cpu_features f;
+    eb_cpu_features_detect(&f);
+    const enum eb_cpu_isa isa = eb_cpu_isa_best(&f);
+    const struct eb_epilogue epi = {.act = EB_ACT_SILU};
+    printf("fast ISA: %s, best of %d runs, SiLU epilogue\n\n", eb_cpu_isa_name(isa), reps);
+    printf("| layer | MFLOP | ref ms | ref GF/s | %s 1t ms | GF/s | %s 2t ms | GF/s | 2t/1t |\n",
+           eb_cpu_isa_name(isa), eb_cpu_isa_name(isa));
+    printf("|---|---|---|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < sizeof(LAYERS) / sizeof(LAYERS[0]); i++) {
+        const struct layer *l = &LAYERS[i];
+        struct eb_conv2d_desc d = {.n = 1,
+                                   .ic = l->ic,
+                                   .ih = l->hw,
+                                   .iw = l->hw,
+                                   .oc = l->oc,
+                                   .kh = l->k,
+                                   .kw = l->k,
+                                   .groups = l->groups,
+                                   .stride_h = l->s,
+                                   .stride_w = l->s,
+                                   .pad_t = l->k / 2,
+                                   .pad_l = l->k / 2,
+                                   .dil_h = 1,
+                                   .dil_w = 1};
+        d.oh = (d.ih + 2 * d.pad_t - d.kh) / d.stride_h + 1;
+        d.ow = (d.iw + 2 * d.pad_l - d.kw) / d.stride_w + 1;
+        const size_t nx = (size_t)(d.ic * d.ih * d.iw), ny = (size_t)(d.oc * d.oh * d.ow);
+        const size_t nw = (size_t)(d.oc * d.ic / d.groups * d.kh * d.kw);
+        float *x = fill(nx, 1), *w = fill(nw, 2), *b = fill((size_t)d.oc, 3), *y = fill(ny, 4);
+        const double flop = 2.0 * (double)ny * (double)(d.ic / d.groups * d.kh * d.kw);
+        double ref = -1.0;
+        const int ref_reps = reps / 4 > 2 ? reps / 4 : 2;
+        for (int r = 0; r < ref_reps; r++) {
+            const double t0 = now_ms();
+            eb_cpu_conv2d_f32__ref(&d, x, w, b, y);
+            eb_cpu_epilogue_f32__ref(&epi, ny, NULL, y);
+            const double t = now_ms() - t0;
+            ref = ref < 0 || t < ref ? t : ref;
+        }
+        const double t1 = bench_fast(&d, w, b, x, y, isa, 1, reps);
+        const double t2 = bench_fast(&d, w, b, x, y, isa, 2, reps);
+        printf("| %s | %.1f | %.2f | %.1f | %.3f | %.1f | %.3f | %.1f | %.2fx |\n", l->name,
+               flop / 1e6, ref, flop / ref / 1e6, t1, flop / t1 / 1e6, t2, flop / t2 / 1e6,
+               t1 / t2);
+        free(x), free(w), free(b), free(y);
+    }
+    return 0;
+}

@@ -1,0 +1,135 @@
+/*
+ * Fast integer kernels of the native engine: ConvInteger (uint8 activations × int8/uint8
+ * weights → exact int32) and DynamicQuantizeLinear (float32 → uint8, scale, zero point).
+ *
+ * ConvInteger runs as an integer GEMM per group: weights (w - w_zp) are widened to int16 and
+ * packed in pairs of the reduction axis at load time; activations are gathered block by block
+ * (implicit im2col: a block of output pixels at a time, never the whole im2col matrix) into
+ * per-worker scratch as raw uint8 widened to int16, padded taps holding x_zp. The x86 micro-kernel
+ * multiplies pairs with vpmaddwd (int16×int16, int32 pair sums: exact, no saturation) and
+ * subtracts x_zp·Σ(w - w_zp) per output channel, which cancels the padded taps and the zero
+ * point: the result equals eb_cpu_conv2d_u8_i32__ref bit for bit (int32, wrap-around arithmetic
+ * both ways).
+ */
+#ifndef EB_ENGINE_CPU_CONV_U8_H
+#define EB_ENGINE_CPU_CONV_U8_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/cpu/cpu.h"
+#include "engine/cpu/ref/ref.h"
+#include "engine/ir/graph.h"
+
+/** A ConvInteger prepared for one ISA: packed weights and blocking (opaque, graph arena). */
+struct eb_conv2d_u8_plan;
+
+/**
+ * Prepares ConvInteger `d` for `isa` with `n_workers` workers: packs w [OC, IC/g, KH, KW]
+ * (int8 when `w_signed`, else uint8) minus its zero point(s) `w_zp` (`n_w_zp` = 1 or OC entries)
+ * into memory from `arena` (graph lifetime). *plan_out is set to NULL when no fast kernel exists
+ * for `isa` (the caller runs the reference). Sets *scratch_bytes_out (all workers together) and
+ * *packed_bytes_out. EB_ERR_NOMEM only.
+ */
+EB_NODISCARD enum eb_status
+eb_cpu_conv2d_u8_prepare(const struct eb_conv2d_desc *d, const void *w, int w_signed,
+                         const int32_t *w_zp, size_t n_w_zp, enum eb_cpu_isa isa, int n_workers,
+                         struct eb_ir_arena *arena, struct eb_conv2d_u8_plan **plan_out,
+                         size_t *scratch_bytes_out, size_t *packed_bytes_out);
+
+/**
+ * y [N, OC, OH, OW] = ConvInteger(x [N, IC, IH, IW], w) with activation zero point `x_zp`,
+ * threaded over `ex->pool`; uses ex->scratch (at least what prepare asked for). Equal to
+ * eb_cpu_conv2d_u8_i32__ref. Does not allocate.
+ */
+void eb_cpu_conv2d_u8_run(const struct eb_conv2d_u8_plan *plan, const struct eb_cpu_exec *ex,
+                          const uint8_t *x, int32_t x_zp, int32_t *y);
+
+/** Float requantisation of the int32 result, per output channel (edgebench.QLinearConv). */
+struct eb_conv2d_u8_requant {
+    const float *mult, *bias; /* [OC]: q = sat(round_half_even(fma(acc, mult, bias)) + y_zp) */
+    float y_zp;
+    int y_signed;       /* int8 range (else uint8) */
+    const uint8_t *lut; /* output byte = lut[q byte]; NULL = q; 256 + 3 readable bytes */
+};
+
+/** 1 when eb_cpu_conv2d_u8_run_requant needs no int32 buffer for `plan` (the GEMM path). */
+int eb_cpu_conv2d_u8_fuses_requant(const struct eb_conv2d_u8_plan *plan);
+/**
+ * y [N, OC, OH, OW] bytes = requant(ConvInteger(x)) with the requantisation applied to each
+ * output tile while it is in registers/cache. Only when eb_cpu_conv2d_u8_fuses_requant(plan).
+ */
+void eb_cpu_conv2d_u8_run_requant(const struct eb_conv2d_u8_plan *plan,
+                                  const struct eb_cpu_exec *ex, const uint8_t *x, int32_t x_zp,
+                                  const struct eb_conv2d_u8_requant *rq, uint8_t *y);
+
+/**
+ * DynamicQuantizeLinear of x[0..n): bit-exact with eb_cpu_dynamic_quantize_f32__ref (same
+ * min/max rule, true division by the scale, round half to even, NaN → zero point), vectorised
+ * for ex->isa and threaded over ex->pool. No scratch, does not allocate.
+ */
+void eb_cpu_dynamic_quantize_f32(const struct eb_cpu_exec *ex, int64_t n, const float *x,
+                                 uint8_t *y, float *scale_out, uint8_t *zp_out);
+
+/* ---- ISA kernels (cpu/x86, cpu/arm); internal to conv_u8.c and the kernel tests -------- */
+
+/** Rows of the integer micro-kernel (output channels) and columns (output pixels). */
+#define EB_IGEMM_MR 4
+#define EB_IGEMM_NR 16
+
+/** Scratch elements (int16) eb_cpu_dwconv_u8_i32__avx2 needs for `d`. */
+static inline size_t eb_cpu_dwconv_u8_pad_elems(const struct eb_conv2d_desc *d)
+{
+    return (size_t)((d->oh + (d->kh - 1) * d->dil_h) *
+                    ((d->ow + 7) / 8 * 8 + (d->kw - 1) * d->dil_w));
+}
+
+#if defined(__x86_64__) || defined(_M_X64)
+/* AVX2 (cpu/x86/igemm_u8s8__avx2.c); only declared where that file is compiled. */
+/**
+ * Packs `k` rows of `nb` (multiple of EB_IGEMM_NR) uint8 columns (row r at col + r*ldcol)
+ * into int16 pairs: for each tile of NR columns, [ceil(k/2)][NR][2] (row 2i, row 2i+1; a
+ * missing last odd row is 0), tiles one after another.
+ */
+void eb_cpu_igemm_pack_u8__avx2(int64_t k, int64_t nb, const uint8_t *col, int64_t ldcol,
+                                int16_t *out);
+/**
+ * One MR×NR tile: acc[m][j] = Σ_i w[i][m]·b[i][j] over `kp` pairs (w: int16 pairs as int32,
+ * [kp][MR]; b: one packed tile), y[m*ldy + j] = acc - corr[m] for m < mr, j < nr.
+ */
+void eb_cpu_igemm_u8s8_4x16__avx2(int64_t kp, const int32_t *w, const int16_t *b,
+                                  const int32_t *corr, int32_t *y, int64_t ldy, int mr, int nr);
+/**
+ * One depthwise channel with stride 1 (any kernel, pads, dilation): y [OH, OW] = Σ w[t]·(x - x_zp)
+ * over taps t (w = weight - w_zp, [KH*KW]). `pad` holds eb_cpu_dwconv_u8_pad_elems(d) int16.
+ */
+void eb_cpu_dwconv_u8_i32__avx2(const struct eb_conv2d_desc *d, const uint8_t *x, int32_t x_zp,
+                                const int32_t *w, int16_t *pad, int32_t *y);
+/**
+ * Implicit im2col of one pixel block: col[k][j] (row stride nbp) for k = (c, kh, kw) over the
+ * group's `icg` channels at xg and output pixels p0 + j, j < cnt; padded taps and j >= cnt hold
+ * `zp`.
+ */
+void eb_cpu_im2col_u8__avx2(const struct eb_conv2d_desc *d, int64_t icg, const uint8_t *xg,
+                            uint8_t zp, int64_t p0, int64_t cnt, int64_t nbp, uint8_t *col);
+/**
+ * Requantisation: y = sat(rne(fma((float)acc, mult, bias)) + y_zp) as u8/s8 bytes, then
+ * y = lut[y] when lut is not NULL.
+ */
+void eb_cpu_requant_i32__avx2(int64_t n, const int32_t *acc, float mult, float bias, float y_zp,
+                              int y_signed, const uint8_t *lut, uint8_t *y);
+/**
+ * The same tile requantised (struct eb_conv2d_u8_requant, mult/bias of the tile's rows) into
+ * bytes y[m*ldy + j]; rq->lut, when set, must have 3 readable bytes past entry 255.
+ */
+void eb_cpu_igemm_u8s8_4x16_q__avx2(int64_t kp, const int32_t *w, const int16_t *b,
+                                    const int32_t *corr, const float *mult, const float *bias,
+                                    const struct eb_conv2d_u8_requant *rq, uint8_t *y, int64_t ldy,
+                                    int mr, int nr);
+/** Min and max of x[0..n) folded into *mn, *mx with the reference's comparisons. */
+void eb_cpu_minmax_f32__avx2(int64_t n, const float *x, float *mn, float *mx);
+/** y = sat(round_half_even(x / scale) + zp, 0, 255), NaN → zp. */
+void eb_cpu_quantize_u8__avx2(int64_t n, const float *x, float scale, float zp, uint8_t *y);
+#endif
+
+#endif

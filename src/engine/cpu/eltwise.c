@@ -1,0 +1,629 @@
+/*
+ * Dispatch and threading for the elementwise, pooling, quantization and data-movement kernels
+ * (eltwise.h). Shapes are first collapsed into "rows": runs that one ISA kernel (or one memcpy)
+ * handles; rows, or parts of long rows, are then spread over the thread pool with tasks of at
+ * least ~64K elements. Nothing here allocates: each parallel loop's context lives on the stack.
+ */
+#include <string.h>
+
+#include "engine/cpu/eltwise.h"
+
+/* Elements (or bytes / 4 for copies) below which a task is not worth handing to a worker. */
+#define TASK_ELEMS ((int64_t)65536)
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+/* Units of `unit_cost` elements each, grouped into tasks of about TASK_ELEMS elements. */
+static size_t task_count(const struct eb_cpu_exec *cpu, int64_t units, int64_t unit_cost)
+{
+    if (cpu->pool == NULL || cpu->n_workers <= 1 || units <= 1)
+        return 1;
+    unit_cost = unit_cost < 1 ? 1 : unit_cost;
+    int64_t t = units * unit_cost / TASK_ELEMS;
+    t = t > units ? units : t;
+    t = t > (int64_t)cpu->n_workers * 8 ? (int64_t)cpu->n_workers * 8 : t;
+    return t < 1 ? 1 : (size_t)t;
+}
+
+/* Units [*b, *e) of task `task` out of `n_tasks`. */
+static void task_range(size_t task, size_t n_tasks, int64_t units, int64_t *b, int64_t *e)
+{
+    *b = units * (int64_t)task / (int64_t)n_tasks;
+    *e = units * (int64_t)(task + 1) / (int64_t)n_tasks;
+}
+
+/* Elements [*b, *e) of `n` for task `task`, split on multiples of 16 (full vectors). */
+static void piece_range(size_t task, size_t n_tasks, int64_t n, int64_t *b, int64_t *e)
+{
+    task_range(task, n_tasks, n / 16, b, e);
+    *b *= 16;
+    *e = task + 1 == n_tasks ? n : *e * 16;
+}
+
+static int simd(const struct eb_cpu_exec *cpu)
+{
+#if defined(__x86_64__)
+    return cpu->isa == EB_CPU_ISA_AVX2 || cpu->isa == EB_CPU_ISA_AVX512;
+#elif defined(__aarch64__)
+    return cpu->isa == EB_CPU_ISA_NEON;
+#else
+    (void)cpu;
+    return 0;
+#endif
+}
+
+#if defined(__x86_64__)
+#define K(name) eb_cpu_##name##__avx2
+#elif defined(__aarch64__)
+#define K(name) eb_cpu_##name##__neon
+#endif
+
+/* ---- binary arithmetic --------------------------------------------------------------------- */
+
+struct binary_ctx {
+    enum eb_binop op;
+    int nd; /* collapsed outer dims */
+    int64_t shape[EB_MAX_RANK], as[EB_MAX_RANK], bs[EB_MAX_RANK];
+    int64_t len, part, parts; /* row length, part length, parts per row */
+    int a_inc, b_inc;
+    const float *a, *b;
+    float *y;
+    size_t n_tasks;
+    int64_t units;
+};
+
+static void binary_task(void *vctx, size_t task, int worker)
+{
+    const struct binary_ctx *c = vctx;
+    int64_t u0, u1;
+    (void)worker;
+    task_range(task, c->n_tasks, c->units, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t row = u / c->parts, p = u % c->parts;
+        int64_t ao = 0, bo = 0, rem = row;
+        for (int d = c->nd - 1; d >= 0; d--) {
+            const int64_t i = rem % c->shape[d];
+            rem /= c->shape[d];
+            ao += i * c->as[d];
+            bo += i * c->bs[d];
+        }
+        const int64_t j0 = p * c->part;
+        const int64_t n = c->len - j0 < c->part ? c->len - j0 : c->part;
+#if defined(__x86_64__) || defined(__aarch64__)
+        K(binary_f32)
+        (c->op, n, c->a + ao + j0 * c->a_inc, c->a_inc, c->b + bo + j0 * c->b_inc, c->b_inc,
+         c->y + row * c->len + j0);
+#endif
+    }
+}
+
+void eb_cpu_binary(const struct eb_cpu_exec *cpu, enum eb_binop op, enum eb_dtype dt, int rank,
+                   const int64_t *a_shape, const void *a, const int64_t *b_shape, const void *b,
+                   const int64_t *y_shape, void *y)
+{
+    int64_t numel = 1;
+    for (int d = 0; d < rank; d++)
+        numel *= y_shape[d];
+    if (!simd(cpu) || dt != EB_DTYPE_F32 || op == EB_BINOP_POW || rank == 0 || numel <= 1) {
+        eb_cpu_binary__ref(op, dt, rank, a_shape, a, b_shape, b, y_shape, y);
+        return;
+    }
+    /* Collapse: drop size-1 output dims, merge neighbours with the same broadcast pattern. */
+    struct binary_ctx c = {.op = op, .a = a, .b = b, .y = y};
+    int64_t shp[EB_MAX_RANK] = {0}, sa = 1, sb = 1;
+    int ab[EB_MAX_RANK] = {0}, bb[EB_MAX_RANK] = {0}, k = 0;
+    int64_t ast[EB_MAX_RANK], bst[EB_MAX_RANK];
+    for (int d = rank - 1; d >= 0; d--) {
+        const int64_t as = a_shape[d] == 1 ? 0 : sa, bs = b_shape[d] == 1 ? 0 : sb;
+        sa *= a_shape[d];
+        sb *= b_shape[d];
+        if (y_shape[d] == 1)
+            continue;
+        const int fa = as == 0, fb = bs == 0;
+        if (k > 0 && ab[k - 1] == fa && bb[k - 1] == fb && (fa || ast[k - 1] * shp[k - 1] == as) &&
+            (fb || bst[k - 1] * shp[k - 1] == bs)) {
+            shp[k - 1] *= y_shape[d];
+            continue;
+        }
+        shp[k] = y_shape[d];
+        ast[k] = as;
+        bst[k] = bs;
+        ab[k] = fa;
+        bb[k] = fb;
+        k++;
+    }
+    /* shp[0] is the innermost collapsed dim; the rest become outer dims, outermost first. */
+    c.len = shp[0];
+    c.a_inc = !ab[0];
+    c.b_inc = !bb[0];
+    c.nd = k - 1;
+    for (int i = 1; i < k; i++) {
+        c.shape[k - 1 - i] = shp[i];
+        c.as[k - 1 - i] = ast[i];
+        c.bs[k - 1 - i] = bst[i];
+    }
+    const int64_t rows = numel / c.len;
+    c.part = c.len > TASK_ELEMS && cpu->n_workers > 1 ? TASK_ELEMS : c.len;
+    c.parts = (c.len + c.part - 1) / c.part;
+    c.units = rows * c.parts;
+    c.n_tasks = task_count(cpu, c.units, c.part);
+    eb_threadpool_run(cpu->pool, c.n_tasks, binary_task, &c);
+}
+
+/* ---- Sigmoid ------------------------------------------------------------------------------- */
+
+struct unary_ctx {
+    int64_t n;
+    const float *x;
+    float *y;
+    size_t n_tasks;
+};
+
+static void sigmoid_task(void *vctx, size_t task, int worker)
+{
+    const struct unary_ctx *c = vctx;
+    int64_t b, e;
+    (void)worker;
+    piece_range(task, c->n_tasks, c->n, &b, &e);
+#if defined(__x86_64__) || defined(__aarch64__)
+    K(sigmoid_f32)(e - b, c->x + b, c->y + b);
+#else
+    eb_cpu_sigmoid_f32__ref(e - b, c->x + b, c->y + b);
+#endif
+}
+
+void eb_cpu_sigmoid_f32(const struct eb_cpu_exec *cpu, int64_t n, const float *x, float *y)
+{
+    if (!simd(cpu)) {
+        eb_cpu_sigmoid_f32__ref(n, x, y);
+        return;
+    }
+    /* Task boundaries on multiples of 16 elements keep every task's vectors full. */
+    struct unary_ctx c = {.n = n, .x = x, .y = y, .n_tasks = task_count(cpu, n / 16, 16)};
+    if (c.n_tasks == 1) {
+        sigmoid_task(&c, 0, 0);
+        return;
+    }
+    eb_threadpool_run(cpu->pool, c.n_tasks, sigmoid_task, &c);
+}
+
+/* ---- Softmax ------------------------------------------------------------------------------- */
+
+struct softmax_ctx {
+    int64_t axis, inner, cols, blocks; /* column block width, blocks per outer index */
+    const float *x;
+    float *y;
+    size_t n_tasks;
+    int64_t units;
+};
+
+static void softmax_task(void *vctx, size_t task, int worker)
+{
+    const struct softmax_ctx *c = vctx;
+    int64_t u0, u1;
+    (void)worker;
+    task_range(task, c->n_tasks, c->units, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t o = u / c->blocks, col = u % c->blocks * c->cols;
+        const int64_t cnt = c->inner - col < c->cols ? c->inner - col : c->cols;
+        const int64_t off = o * c->axis * c->inner + col;
+#if defined(__x86_64__) || defined(__aarch64__)
+        K(softmax_f32)(c->axis, c->inner, cnt, c->x + off, c->y + off);
+#endif
+    }
+}
+
+void eb_cpu_softmax_f32(const struct eb_cpu_exec *cpu, int64_t outer, int64_t axis, int64_t inner,
+                        const float *x, float *y)
+{
+    if (!simd(cpu) || outer * axis * inner == 0) {
+        eb_cpu_softmax_f32__ref(outer, axis, inner, x, y);
+        return;
+    }
+    struct softmax_ctx c = {.axis = axis, .inner = inner, .x = x, .y = y};
+    /* Blocks of columns (multiples of 8) of about TASK_ELEMS / 4 elements each. */
+    c.cols = inner == 1 ? 1 : ((TASK_ELEMS / 4 / axis + 7) & ~(int64_t)7);
+    c.cols = c.cols > inner ? inner : c.cols;
+    c.blocks = (inner + c.cols - 1) / c.cols;
+    c.units = outer * c.blocks;
+    c.n_tasks = task_count(cpu, c.units, c.cols * axis);
+    eb_threadpool_run(cpu->pool, c.n_tasks, softmax_task, &c);
+}
+
+/* ---- MaxPool ------------------------------------------------------------------------------- */
+
+struct pool_ctx {
+    const struct eb_pool2d_desc *d;
+    int64_t rows, blocks; /* output rows per unit, units per plane */
+    const float *x;
+    float *y;
+    size_t n_tasks;
+    int64_t units;
+};
+
+static void maxpool_task(void *vctx, size_t task, int worker)
+{
+    const struct pool_ctx *c = vctx;
+    const struct eb_pool2d_desc *d = c->d;
+    int64_t u0, u1;
+    (void)worker;
+    task_range(task, c->n_tasks, c->units, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t p = u / c->blocks, r0 = u % c->blocks * c->rows;
+        const int64_t r1 = r0 + c->rows < d->oh ? r0 + c->rows : d->oh;
+#if defined(__x86_64__) || defined(__aarch64__)
+        K(maxpool2d_f32)(d, r0, r1, c->x + p * d->ih * d->iw, c->y + p * d->oh * d->ow);
+#endif
+    }
+}
+
+void eb_cpu_maxpool2d_f32(const struct eb_cpu_exec *cpu, const struct eb_pool2d_desc *d,
+                          const float *x, float *y)
+{
+    if (!simd(cpu) || d->n * d->c * d->oh * d->ow == 0) {
+        eb_cpu_maxpool2d_f32__ref(d, x, y);
+        return;
+    }
+    const int64_t row_cost = d->ow * d->kh * d->kw;
+    struct pool_ctx c = {.d = d, .x = x, .y = y};
+    c.rows = TASK_ELEMS / 4 / (row_cost > 0 ? row_cost : 1);
+    c.rows = c.rows < 1 ? 1 : (c.rows > d->oh ? d->oh : c.rows);
+    c.blocks = (d->oh + c.rows - 1) / c.rows;
+    c.units = d->n * d->c * c.blocks;
+    c.n_tasks = task_count(cpu, c.units, c.rows * row_cost);
+    eb_threadpool_run(cpu->pool, c.n_tasks, maxpool_task, &c);
+}
+
+/* ---- nearest Resize ------------------------------------------------------------------------ */
+
+struct resize_ctx {
+    int rank;
+    const int64_t *x_shape, *y_shape;
+    const float *scales;
+    enum eb_resize_coord coord;
+    enum eb_resize_round rnd;
+    int64_t xs[EB_MAX_RANK];
+    int64_t factor; /* > 0: the last dim maps j → j / factor */
+    int fast;       /* the SIMD upsample row kernel may run */
+    const float *x;
+    float *y;
+    size_t n_tasks;
+    int64_t rows;
+};
+
+static void resize_task(void *vctx, size_t task, int worker)
+{
+    const struct resize_ctx *c = vctx;
+    const int last = c->rank - 1;
+    const int64_t ow = c->y_shape[last], iw = c->x_shape[last];
+    int64_t r0, r1, prev = -1;
+    (void)worker;
+    task_range(task, c->n_tasks, c->rows, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t off = 0, rem = r;
+        for (int d = last - 1; d >= 0; d--) {
+            const int64_t i = rem % c->y_shape[d];
+            rem /= c->y_shape[d];
+            off += eb_cpu_resize_nearest_index(i, c->x_shape[d], c->y_shape[d], c->scales[d],
+                                               c->coord, c->rnd) *
+                   c->xs[d];
+        }
+        float *yr = c->y + r * ow;
+        if (off == prev) { /* same source row as the previous output row: copy it */
+            memcpy(yr, yr - ow, (size_t)ow * sizeof(float));
+            continue;
+        }
+        prev = off;
+        const float *xr = c->x + off;
+        if (c->factor > 0) {
+#if defined(__x86_64__) || defined(__aarch64__)
+            if (c->fast) {
+                K(upsample_row_f32)(iw, c->factor, xr, yr);
+                continue;
+            }
+#endif
+            for (int64_t j = 0; j < iw; j++)
+                for (int64_t k = 0; k < c->factor; k++)
+                    yr[j * c->factor + k] = xr[j];
+        } else {
+            for (int64_t j = 0; j < ow; j++)
+                yr[j] =
+                    xr[eb_cpu_resize_nearest_index(j, iw, ow, c->scales[last], c->coord, c->rnd)];
+        }
+    }
+}
+
+void eb_cpu_resize_nearest_f32(const struct eb_cpu_exec *cpu, int rank, const int64_t *x_shape,
+                               const float *x, const int64_t *y_shape, const float *scales,
+                               enum eb_resize_coord coord, enum eb_resize_round rnd, float *y)
+{
+    int64_t total = 1, s = 1;
+    for (int d = 0; d < rank; d++)
+        total *= y_shape[d];
+    if (cpu->isa == EB_CPU_ISA_REF || rank < 1 || total == 0) {
+        eb_cpu_resize_nearest_f32__ref(rank, x_shape, x, y_shape, scales, coord, rnd, y);
+        return;
+    }
+    struct resize_ctx c = {.rank = rank, .x_shape = x_shape, .y_shape = y_shape, .x = x, .y = y};
+    c.scales = scales;
+    c.coord = coord;
+    c.rnd = rnd;
+    c.fast = simd(cpu);
+    for (int d = rank - 1; d >= 0; d--) {
+        c.xs[d] = s;
+        s *= x_shape[d];
+    }
+    /* Is the last dim an integer upsample (output j reads input j / factor)? */
+    const int last = rank - 1;
+    const int64_t iw = x_shape[last], ow = y_shape[last];
+    c.factor = iw > 0 && ow % iw == 0 ? ow / iw : 0;
+    for (int64_t j = 0; c.factor > 0 && j < ow; j++)
+        if (eb_cpu_resize_nearest_index(j, iw, ow, scales[last], coord, rnd) != j / c.factor)
+            c.factor = 0;
+    c.rows = total / ow;
+    c.n_tasks = task_count(cpu, c.rows, ow);
+    eb_threadpool_run(cpu->pool, c.n_tasks, resize_task, &c);
+}
+
+/* ---- Quantize / Dequantize ----------------------------------------------------------------- */
+
+struct quant_ctx {
+    int64_t rows, len, channels; /* rows of `len` elements; row r has channel r % channels */
+    int dequant, sgn;
+    enum eb_dtype dt;
+    const void *x, *zp;
+    const float *scale;
+    void *y;
+    size_t n_tasks;
+};
+
+/* Elements [off, off + n) of channel `ch`. */
+static void quant_piece(const struct quant_ctx *c, int64_t off, int64_t n, int64_t ch)
+{
+    const int32_t z = c->zp == NULL ? 0
+                      : c->sgn      ? ((const int8_t *)c->zp)[ch]
+                                    : ((const uint8_t *)c->zp)[ch];
+    const uint8_t *xq = (const uint8_t *)c->x + off;
+    const float *xf = (const float *)c->x + off;
+    float *yf = (float *)c->y + off;
+    uint8_t *yq = (uint8_t *)c->y + off;
+#if defined(__x86_64__)
+    if (c->dequant)
+        eb_cpu_dequantize_f32__avx2(n, xq, c->sgn, c->scale[ch], z, yf);
+    else
+        eb_cpu_quantize_f32__avx2(n, xf, c->scale[ch], (float)z, c->sgn, yq);
+#elif defined(__aarch64__)
+    if (c->dequant)
+        eb_cpu_dequantize_f32__neon(n, xq, c->sgn, c->scale[ch], z, yf);
+    else
+        eb_cpu_quantize_f32__neon(n, xf, c->scale[ch], (float)z, c->sgn, yq);
+#else
+    (void)n, (void)z, (void)xq, (void)xf, (void)yf, (void)yq;
+#endif
+}
+
+static void quant_task(void *vctx, size_t task, int worker)
+{
+    const struct quant_ctx *c = vctx;
+    int64_t b, e;
+    (void)worker;
+    if (c->rows == 1) { /* one per-tensor run, split into pieces (multiples of 16) */
+        piece_range(task, c->n_tasks, c->len, &b, &e);
+        quant_piece(c, b, e - b, 0);
+        return;
+    }
+    task_range(task, c->n_tasks, c->rows, &b, &e);
+    for (int64_t r = b; r < e; r++)
+        quant_piece(c, r * c->len, c->len, r % c->channels);
+}
+
+void eb_cpu_quantize_f32(const struct eb_cpu_exec *cpu, int64_t n, int64_t channels, int64_t inner,
+                         const float *x, const float *scale, const void *zp, int out_signed,
+                         void *y)
+{
+    if (!simd(cpu) || n == 0 || (channels > 1 && inner < 16)) {
+        eb_cpu_quantize_f32__ref(n, channels, inner, x, scale, zp, out_signed, y);
+        return;
+    }
+    struct quant_ctx c = {.x = x, .zp = zp, .scale = scale, .y = y, .sgn = out_signed};
+    c.channels = channels;
+    c.len = channels == 1 ? n : inner;
+    c.rows = n / c.len;
+    c.n_tasks = c.rows == 1 ? task_count(cpu, n / 16, 16) : task_count(cpu, c.rows, c.len);
+    eb_threadpool_run(cpu->pool, c.n_tasks, quant_task, &c);
+}
+
+void eb_cpu_dequantize_f32(const struct eb_cpu_exec *cpu, int64_t n, int64_t channels,
+                           int64_t inner, enum eb_dtype dt, const void *x, const float *scale,
+                           const void *zp, float *y)
+{
+    if (!simd(cpu) || n == 0 || dt == EB_DTYPE_I32 || (channels > 1 && inner < 16)) {
+        eb_cpu_dequantize_f32__ref(n, channels, inner, dt, x, scale, zp, y);
+        return;
+    }
+    struct quant_ctx c = {.x = x, .zp = zp, .scale = scale, .y = y, .dequant = 1};
+    c.sgn = dt == EB_DTYPE_I8;
+    c.dt = dt;
+    c.channels = channels;
+    c.len = channels == 1 ? n : inner;
+    c.rows = n / c.len;
+    c.n_tasks = c.rows == 1 ? task_count(cpu, n / 16, 16) : task_count(cpu, c.rows, c.len);
+    eb_threadpool_run(cpu->pool, c.n_tasks, quant_task, &c);
+}
+
+/* ---- copies -------------------------------------------------------------------------------- */
+
+struct copy_ctx {
+    int64_t rows, parts;
+    size_t row_bytes, part_bytes, x_stride, y_stride;
+    const char *x;
+    char *y;
+    size_t n_tasks;
+};
+
+static void copy_task(void *vctx, size_t task, int worker)
+{
+    const struct copy_ctx *c = vctx;
+    int64_t u0, u1;
+    (void)worker;
+    task_range(task, c->n_tasks, c->rows * c->parts, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t r = u / c->parts;
+        const size_t b = (size_t)(u % c->parts) * c->part_bytes;
+        const size_t n = c->row_bytes - b < c->part_bytes ? c->row_bytes - b : c->part_bytes;
+        memcpy(c->y + (size_t)r * c->y_stride + b, c->x + (size_t)r * c->x_stride + b, n);
+    }
+}
+
+void eb_cpu_copy_rows(const struct eb_cpu_exec *cpu, int64_t rows, size_t row_bytes, const void *x,
+                      size_t x_stride, void *y, size_t y_stride)
+{
+    if (rows <= 0 || row_bytes == 0)
+        return;
+    struct copy_ctx c = {.rows = rows, .row_bytes = row_bytes, .x = x, .y = y};
+    c.x_stride = x_stride;
+    c.y_stride = y_stride;
+    const size_t part = (size_t)TASK_ELEMS * 4;
+    c.part_bytes = row_bytes > part && cpu->n_workers > 1 ? part : row_bytes;
+    c.parts = (int64_t)((row_bytes + c.part_bytes - 1) / c.part_bytes);
+    c.n_tasks = task_count(cpu, rows * c.parts, (int64_t)(c.part_bytes / 4));
+    eb_threadpool_run(cpu->pool, c.n_tasks, copy_task, &c);
+}
+
+/*
+ * Gather of rows: row r (of `nd` outer dims `shape`) starts in x at base + Σ i_d * st[d] elements
+ * and holds `len` elements `inc` apart (inc 1: one memcpy); y is dense.
+ */
+struct gather_ctx {
+    int nd;
+    int64_t shape[EB_MAX_RANK], st[EB_MAX_RANK];
+    int64_t base, len, inc, rows;
+    size_t es;
+    const char *x;
+    char *y;
+    size_t n_tasks;
+};
+
+static void gather_task(void *vctx, size_t task, int worker)
+{
+    const struct gather_ctx *c = vctx;
+    const size_t es = c->es;
+    int64_t r0, r1;
+    (void)worker;
+    task_range(task, c->n_tasks, c->rows, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t off = c->base, rem = r;
+        for (int d = c->nd - 1; d >= 0; d--) {
+            off += rem % c->shape[d] * c->st[d];
+            rem /= c->shape[d];
+        }
+        const char *xr = c->x + off * (int64_t)es;
+        char *yr = c->y + r * c->len * (int64_t)es;
+        if (c->inc == 1) {
+            memcpy(yr, xr, (size_t)c->len * es);
+        } else if (es == 4) {
+            const int64_t step = c->inc * 4;
+            for (int64_t j = 0; j < c->len; j++)
+                memcpy(yr + j * 4, xr + j * step, 4);
+        } else if (es == 8) {
+            const int64_t step = c->inc * 8;
+            for (int64_t j = 0; j < c->len; j++)
+                memcpy(yr + j * 8, xr + j * step, 8);
+        } else {
+            for (int64_t j = 0; j < c->len; j++)
+                memcpy(yr + j * (int64_t)es, xr + j * c->inc * (int64_t)es, es);
+        }
+    }
+}
+
+static void gather_run(const struct eb_cpu_exec *cpu, struct gather_ctx *c)
+{
+    c->rows = 1;
+    for (int d = 0; d < c->nd; d++)
+        c->rows *= c->shape[d];
+    if (c->rows == 0 || c->len == 0)
+        return;
+    c->n_tasks = task_count(cpu, c->rows, c->len * (int64_t)c->es / 4);
+    eb_threadpool_run(cpu->pool, c->n_tasks, gather_task, c);
+}
+
+void eb_cpu_slice(const struct eb_cpu_exec *cpu, size_t es, int rank, const int64_t *x_shape,
+                  const void *x, const int64_t *start, const int64_t *step, const int64_t *y_shape,
+                  void *y)
+{
+    if (cpu->isa == EB_CPU_ISA_REF || rank < 1) {
+        eb_cpu_slice__ref(es, rank, x_shape, x, start, step, y_shape, y);
+        return;
+    }
+    struct gather_ctx c = {.es = es, .x = x, .y = y};
+    int64_t xs[EB_MAX_RANK], s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        xs[d] = s;
+        s *= x_shape[d];
+        c.base += start[d] * xs[d];
+    }
+    int d = rank - 1;
+    c.len = 1;
+    c.inc = 1;
+    if (step[d] == 1) {
+        /* Dims taken whole merge into the run; then one partial dim with step 1. */
+        while (d >= 0 && step[d] == 1 && y_shape[d] == x_shape[d])
+            c.len *= y_shape[d--];
+        if (d >= 0 && step[d] == 1)
+            c.len *= y_shape[d--];
+    } else {
+        c.len = y_shape[d];
+        c.inc = step[d];
+        d--;
+    }
+    c.nd = d + 1;
+    for (int k = 0; k <= d; k++) {
+        c.shape[k] = y_shape[k];
+        c.st[k] = step[k] * xs[k];
+    }
+    gather_run(cpu, &c);
+}
+
+void eb_cpu_transpose(const struct eb_cpu_exec *cpu, size_t es, int rank, const int64_t *x_shape,
+                      const int64_t *perm, const void *x, void *y)
+{
+    if (cpu->isa == EB_CPU_ISA_REF || rank < 1) {
+        eb_cpu_transpose__ref(es, rank, x_shape, perm, x, y);
+        return;
+    }
+    int64_t xs[EB_MAX_RANK], s = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        xs[d] = s;
+        s *= x_shape[d];
+    }
+    /* Output dims (size > 1) with their input strides; merge runs contiguous in both. */
+    int64_t shp[EB_MAX_RANK], st[EB_MAX_RANK];
+    int k = 0;
+    for (int d = 0; d < rank; d++) {
+        const int64_t n = x_shape[perm[d]], str = xs[perm[d]];
+        if (n == 1)
+            continue;
+        if (k > 0 && st[k - 1] == str * n) {
+            shp[k - 1] *= n;
+            st[k - 1] = str;
+            continue;
+        }
+        shp[k] = n;
+        st[k] = str;
+        k++;
+    }
+    struct gather_ctx c = {.es = es, .x = x, .y = y, .len = 1, .inc = 1};
+    if (k > 0) {
+        c.len = shp[k - 1];
+        c.inc = st[k - 1];
+        k--;
+    }
+    c.nd = k;
+    for (int d = 0; d < k; d++) {
+        c.shape[d] = shp[d];
+        c.st[d] = st[d];
+    }
+    if (s == 0)
+        return;
+    gather_run(cpu, &c);
+}

@@ -1,0 +1,99 @@
+/*
+ * Fast kernels for the non-convolution ops of YOLO graphs: broadcast arithmetic, Sigmoid,
+ * Softmax, MaxPool, nearest Resize, Quantize/DequantizeLinear and the data-movement ops
+ * (Concat, Split, Slice, Transpose).
+ *
+ * Every entry point takes the run's CPU context and picks a kernel for `cpu->isa` (AVX2+FMA;
+ * AVX-512 CPUs run the AVX2 kernels; NEON on aarch64); with EB_CPU_ISA_REF it runs the scalar
+ * reference kernel of cpu/ref unchanged, which constant folding relies on. Large tensors are
+ * split over `cpu->pool` (tasks of at least ~64K elements). No entry point allocates; every
+ * buffer is borrowed for the call.
+ *
+ * Exactness against the reference: arithmetic (Add, Sub, Mul, Div), MaxPool, Resize, the copies
+ * and Quantize/DequantizeLinear are bit-exact (same IEEE operations in the same order; NaN
+ * propagation included). Sigmoid and Softmax use a polynomial exp: within 1e-6 relative (plus
+ * an absolute 1e-30 for results that the reference flushes to 0 or to a denormal).
+ */
+#ifndef EB_ENGINE_CPU_ELTWISE_H
+#define EB_ENGINE_CPU_ELTWISE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/cpu/cpu.h"
+#include "engine/cpu/ref/ref.h"
+
+/** eb_cpu_binary__ref with fast paths for float32 (same shape, scalar, per-channel, rows). */
+void eb_cpu_binary(const struct eb_cpu_exec *cpu, enum eb_binop op, enum eb_dtype dt, int rank,
+                   const int64_t *a_shape, const void *a, const int64_t *b_shape, const void *b,
+                   const int64_t *y_shape, void *y);
+/** y = 1 / (1 + exp(-x)). */
+void eb_cpu_sigmoid_f32(const struct eb_cpu_exec *cpu, int64_t n, const float *x, float *y);
+/** eb_cpu_softmax_f32__ref. */
+void eb_cpu_softmax_f32(const struct eb_cpu_exec *cpu, int64_t outer, int64_t axis, int64_t inner,
+                        const float *x, float *y);
+/** eb_cpu_maxpool2d_f32__ref. */
+void eb_cpu_maxpool2d_f32(const struct eb_cpu_exec *cpu, const struct eb_pool2d_desc *d,
+                          const float *x, float *y);
+/** eb_cpu_resize_nearest_f32__ref. */
+void eb_cpu_resize_nearest_f32(const struct eb_cpu_exec *cpu, int rank, const int64_t *x_shape,
+                               const float *x, const int64_t *y_shape, const float *scales,
+                               enum eb_resize_coord coord, enum eb_resize_round rnd, float *y);
+/** eb_cpu_quantize_f32__ref. */
+void eb_cpu_quantize_f32(const struct eb_cpu_exec *cpu, int64_t n, int64_t channels, int64_t inner,
+                         const float *x, const float *scale, const void *zp, int out_signed,
+                         void *y);
+/** eb_cpu_dequantize_f32__ref. */
+void eb_cpu_dequantize_f32(const struct eb_cpu_exec *cpu, int64_t n, int64_t channels,
+                           int64_t inner, enum eb_dtype dt, const void *x, const float *scale,
+                           const void *zp, float *y);
+/**
+ * Strided 2-D copy: `rows` runs of `row_bytes` bytes, from x (run r at x + r * x_stride) to y
+ * (y + r * y_stride). Concat and Split are one call per input/output.
+ */
+void eb_cpu_copy_rows(const struct eb_cpu_exec *cpu, int64_t rows, size_t row_bytes, const void *x,
+                      size_t x_stride, void *y, size_t y_stride);
+/** eb_cpu_slice__ref (contiguous runs copied with memcpy). */
+void eb_cpu_slice(const struct eb_cpu_exec *cpu, size_t es, int rank, const int64_t *x_shape,
+                  const void *x, const int64_t *start, const int64_t *step, const int64_t *y_shape,
+                  void *y);
+/** eb_cpu_transpose__ref (contiguous runs copied with memcpy). */
+void eb_cpu_transpose(const struct eb_cpu_exec *cpu, size_t es, int rank, const int64_t *x_shape,
+                      const int64_t *perm, const void *x, void *y);
+
+/* ---- ISA kernels (cpu/x86, cpu/arm), called by eltwise.c only ----------------------------- */
+
+/**
+ * y[i] = a[i * a_inc] op b[i * b_inc] for i < n; a_inc, b_inc are 0 (broadcast scalar) or 1.
+ * op is ADD, SUB, MUL or DIV.
+ */
+void eb_cpu_binary_f32__avx2(enum eb_binop op, int64_t n, const float *a, int a_inc, const float *b,
+                             int b_inc, float *y);
+void eb_cpu_sigmoid_f32__avx2(int64_t n, const float *x, float *y);
+/** Softmax of `cnt` adjacent columns (columns col0.. of `inner`) for one outer index. */
+void eb_cpu_softmax_f32__avx2(int64_t axis, int64_t inner, int64_t cnt, const float *x, float *y);
+/** MaxPool of output rows [oh0, oh1) of one plane (x, y point at the plane). */
+void eb_cpu_maxpool2d_f32__avx2(const struct eb_pool2d_desc *d, int64_t oh0, int64_t oh1,
+                                const float *x, float *y);
+/** y[j * k + r] = x[j] for r < k, j < n (nearest upsample of one row by an integer factor). */
+void eb_cpu_upsample_row_f32__avx2(int64_t n, int64_t k, const float *x, float *y);
+/** Per-tensor quantization of n elements: scale, zero point z (as float), int8 or uint8. */
+void eb_cpu_quantize_f32__avx2(int64_t n, const float *x, float scale, float z, int out_signed,
+                               void *y);
+/** Per-tensor dequantization of n uint8/int8 elements. */
+void eb_cpu_dequantize_f32__avx2(int64_t n, const void *x, int x_signed, float scale, int32_t z,
+                                 float *y);
+
+void eb_cpu_binary_f32__neon(enum eb_binop op, int64_t n, const float *a, int a_inc, const float *b,
+                             int b_inc, float *y);
+void eb_cpu_sigmoid_f32__neon(int64_t n, const float *x, float *y);
+void eb_cpu_softmax_f32__neon(int64_t axis, int64_t inner, int64_t cnt, const float *x, float *y);
+void eb_cpu_maxpool2d_f32__neon(const struct eb_pool2d_desc *d, int64_t oh0, int64_t oh1,
+                                const float *x, float *y);
+void eb_cpu_upsample_row_f32__neon(int64_t n, int64_t k, const float *x, float *y);
+void eb_cpu_quantize_f32__neon(int64_t n, const float *x, float scale, float z, int out_signed,
+                               void *y);
+void eb_cpu_dequantize_f32__neon(int64_t n, const void *x, int x_signed, float scale, int32_t z,
+                                 float *y);
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * Internal to the fast CPU kernels (gemm.c, conv_f32.c, cpu/x86, cpu/arm): the SGEMM
+ * micro-kernel interface and the blocked macro-kernel the convolution and matrix-product
+ * drivers share.
+ *
+ * Packed layouts (BLIS/XNNPACK style):
+ *   A: MR-row panels, panel-major, k-major inside a panel: a[panel][k][MR] (rows past M zero).
+ *   B: NR-column panels: b[panel][k][NR] (columns past N zero).
+ * A micro-kernel computes one MR x NR tile of C = A·B over `k` and stores it to C (row stride
+ * ldc), adding to what C holds when `accumulate` (K split into several KC blocks).
+ */
+#ifndef EB_ENGINE_CPU_GEMM_H
+#define EB_ENGINE_CPU_GEMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/cpu/cpu.h"
+#include "engine/cpu/epilogue.h"
+
+/** C[MR x NR] (+)= A panel · B panel; a and b 32-byte aligned. */
+typedef void (*eb_sgemm_ukernel_fn)(int64_t k, const float *a, const float *b, float *c,
+                                    int64_t ldc, int accumulate);
+/**
+ * Epilogue on an m x n tile of C (row stride ldc): c = fq(act(c + bias[row]) + r) with r
+ * (row stride ldr) read only when e->residual; bias NULL = none.
+ */
+typedef void (*eb_epilogue_tile_fn)(const struct eb_epilogue *e, const float *bias, int64_t m,
+                                    int64_t n, float *c, int64_t ldc, const float *r, int64_t ldr);
+
+/** One ISA's SGEMM: tile sizes, micro-kernel, tile epilogue. */
+struct eb_sgemm_ukernel {
+    int mr, nr;
+    eb_sgemm_ukernel_fn gemm;
+    eb_epilogue_tile_fn epilogue;
+};
+
+/** The micro-kernel for `isa`; 0 when there is none (REF, or an ISA absent from this build). */
+int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out);
+
+/** The portable tile epilogue (scalar; what ISA versions are tested against). */
+void eb_cpu__epilogue_tile_f32(const struct eb_epilogue *e, const float *bias, int64_t m, int64_t n,
+                               float *c, int64_t ldc, const float *r, int64_t ldr);
+
+/**
+ * Macro-kernel: C[m x n] (+)= A block · B block, A packed as ceil(m/MR) panels of `k` rows
+ * that start `a_ps` floats apart, B as ceil(n/NR) consecutive panels of `k` rows. With `epi` non-NULL the epilogue (bias rows from `bias`,
+ * residual `r` with row stride ldc) is applied to each finished tile while it is in cache.
+ * Edge tiles go through a stack tile, so C is never written outside [m x n].
+ */
+void eb_cpu__sgemm_block(const struct eb_sgemm_ukernel *uk, int64_t m, int64_t n, int64_t k,
+                         const float *a, int64_t a_ps, const float *b, float *c, int64_t ldc,
+                         int accumulate, const struct eb_epilogue *epi, const float *bias,
+                         const float *r);
+
+/** Packs rows [0, m) x cols [0, k) of row-major a (row stride lda) into MR panels. */
+void eb_cpu__pack_a(int mr, int64_t m, int64_t k, const float *a, int64_t lda, float *dst);
+/** Packs rows [0, k) x cols [0, n) of row-major b (row stride ldb) into NR panels. */
+void eb_cpu__pack_b(int nr, int64_t k, int64_t n, const float *b, int64_t ldb, float *dst);
+
+#if defined(__x86_64__) || defined(_M_X64)
+void eb_cpu_sgemm_f32_6x16__avx2(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
+                                 int accumulate);
+void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const float *bias, int64_t m,
+                                    int64_t n, float *c, int64_t ldc, const float *r, int64_t ldr);
+void eb_cpu_sgemm_f32_6x32__avx512(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
+                                   int accumulate);
+void eb_cpu_epilogue_tile_f32__avx512(const struct eb_epilogue *e, const float *bias, int64_t m,
+                                      int64_t n, float *c, int64_t ldc, const float *r,
+                                      int64_t ldr);
+#endif
+#if defined(__aarch64__)
+void eb_cpu_sgemm_f32_8x8__neon(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
+                                int accumulate);
+void eb_cpu_epilogue_tile_f32__neon(const struct eb_epilogue *e, const float *bias, int64_t m,
+                                    int64_t n, float *c, int64_t ldc, const float *r, int64_t ldr);
+#endif
+
+#endif

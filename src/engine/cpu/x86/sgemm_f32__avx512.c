@@ -1,0 +1,177 @@
+/*
+ * AVX-512 SGEMM micro-kernel (6x32: 12 zmm accumulators) and tile epilogue: the AVX2 kernel
+ * widened to 16 lanes; column tails of the
+ * epilogue go through a small stack buffer.
+ */
+#include <immintrin.h>
+
+#include "engine/cpu/gemm.h"
+
+#define AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+
+AVX512 void eb_cpu_sgemm_f32_6x32__avx512(int64_t k, const float *a, const float *b, float *c,
+                                          int64_t ldc, int accumulate)
+{
+    __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
+    __m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
+    __m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps();
+    __m512 c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
+    __m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps();
+    __m512 c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
+    for (int64_t p = 0; p < k; p++) {
+        const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+        __m512 av = _mm512_set1_ps(a[0]);
+        c00 = _mm512_fmadd_ps(av, b0, c00);
+        c01 = _mm512_fmadd_ps(av, b1, c01);
+        av = _mm512_set1_ps(a[1]);
+        c10 = _mm512_fmadd_ps(av, b0, c10);
+        c11 = _mm512_fmadd_ps(av, b1, c11);
+        av = _mm512_set1_ps(a[2]);
+        c20 = _mm512_fmadd_ps(av, b0, c20);
+        c21 = _mm512_fmadd_ps(av, b1, c21);
+        av = _mm512_set1_ps(a[3]);
+        c30 = _mm512_fmadd_ps(av, b0, c30);
+        c31 = _mm512_fmadd_ps(av, b1, c31);
+        av = _mm512_set1_ps(a[4]);
+        c40 = _mm512_fmadd_ps(av, b0, c40);
+        c41 = _mm512_fmadd_ps(av, b1, c41);
+        av = _mm512_set1_ps(a[5]);
+        c50 = _mm512_fmadd_ps(av, b0, c50);
+        c51 = _mm512_fmadd_ps(av, b1, c51);
+        a += 6;
+        b += 32;
+    }
+    float *r0 = c, *r1 = c + ldc, *r2 = c + 2 * ldc, *r3 = c + 3 * ldc, *r4 = c + 4 * ldc,
+          *r5 = c + 5 * ldc;
+    if (accumulate) {
+        c00 = _mm512_add_ps(c00, _mm512_loadu_ps(r0));
+        c01 = _mm512_add_ps(c01, _mm512_loadu_ps(r0 + 16));
+        c10 = _mm512_add_ps(c10, _mm512_loadu_ps(r1));
+        c11 = _mm512_add_ps(c11, _mm512_loadu_ps(r1 + 16));
+        c20 = _mm512_add_ps(c20, _mm512_loadu_ps(r2));
+        c21 = _mm512_add_ps(c21, _mm512_loadu_ps(r2 + 16));
+        c30 = _mm512_add_ps(c30, _mm512_loadu_ps(r3));
+        c31 = _mm512_add_ps(c31, _mm512_loadu_ps(r3 + 16));
+        c40 = _mm512_add_ps(c40, _mm512_loadu_ps(r4));
+        c41 = _mm512_add_ps(c41, _mm512_loadu_ps(r4 + 16));
+        c50 = _mm512_add_ps(c50, _mm512_loadu_ps(r5));
+        c51 = _mm512_add_ps(c51, _mm512_loadu_ps(r5 + 16));
+    }
+    _mm512_storeu_ps(r0, c00);
+    _mm512_storeu_ps(r0 + 16, c01);
+    _mm512_storeu_ps(r1, c10);
+    _mm512_storeu_ps(r1 + 16, c11);
+    _mm512_storeu_ps(r2, c20);
+    _mm512_storeu_ps(r2 + 16, c21);
+    _mm512_storeu_ps(r3, c30);
+    _mm512_storeu_ps(r3 + 16, c31);
+    _mm512_storeu_ps(r4, c40);
+    _mm512_storeu_ps(r4 + 16, c41);
+    _mm512_storeu_ps(r5, c50);
+    _mm512_storeu_ps(r5 + 16, c51);
+}
+
+/* exp(x): x = n ln2 + r, |r| <= ln2/2, exp(r) by a degree-6 polynomial, 2^n through the
+ * exponent bits. Input clamped to [-87.3, 88.3] so 2^n stays a normal float; rel. err ~2e-7. */
+AVX512 static inline __attribute__((always_inline)) __m512 exp512(__m512 x)
+{
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.3f));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    const __m512i e =
+        _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+    return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+}
+
+AVX512 static inline __attribute__((always_inline)) __m512 act512(const struct eb_epilogue *e,
+                                                                  __m512 v)
+{
+    const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
+    switch (e->act) {
+    case EB_ACT_NONE: return v;
+    case EB_ACT_RELU: return _mm512_max_ps(v, zero);
+    case EB_ACT_LEAKY_RELU:
+        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v,
+                                    _mm512_mul_ps(v, _mm512_set1_ps(e->alpha)));
+    case EB_ACT_CLIP:
+        return _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(e->alpha)), _mm512_set1_ps(e->beta));
+    case EB_ACT_SIGMOID:
+        return _mm512_div_ps(one, _mm512_add_ps(one, exp512(_mm512_sub_ps(zero, v))));
+    case EB_ACT_SILU: return _mm512_div_ps(v, _mm512_add_ps(one, exp512(_mm512_sub_ps(zero, v))));
+    case EB_ACT_HARD_SIGMOID: {
+        __m512 t = _mm512_fmadd_ps(v, _mm512_set1_ps(e->alpha), _mm512_set1_ps(e->beta));
+        return _mm512_min_ps(_mm512_max_ps(t, zero), one);
+    }
+    case EB_ACT_HARD_SWISH: {
+        __m512 t = _mm512_add_ps(_mm512_div_ps(v, _mm512_set1_ps(6.0f)), _mm512_set1_ps(0.5f));
+        return _mm512_mul_ps(v, _mm512_min_ps(_mm512_max_ps(t, zero), one));
+    }
+    case EB_ACT_TANH: {
+        /* tanh(v) = 1 - 2 / (exp(2v) + 1) */
+        __m512 t = exp512(_mm512_add_ps(v, v));
+        return _mm512_sub_ps(one, _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(t, one)));
+    }
+    }
+    return v;
+}
+
+AVX512 void eb_cpu_epilogue_tile_f32__avx512(const struct eb_epilogue *e, const float *bias,
+                                             int64_t m, int64_t n, float *c, int64_t ldc,
+                                             const float *r, int64_t ldr)
+{
+    const __m512 scale = _mm512_set1_ps(e->fq_scale), zp = _mm512_set1_ps((float)e->fq_zp);
+    const __m512 qmin = _mm512_set1_ps((float)e->fq_qmin), qmax = _mm512_set1_ps((float)e->fq_qmax);
+    const int plain = e->act == EB_ACT_NONE && !e->residual && !e->fake_quant;
+    float tail[16];
+    for (int64_t i = 0; i < m; i++) {
+        float *ci = c + i * ldc;
+        const float *ri = e->residual ? r + i * ldr : NULL;
+        const __m512 bv = _mm512_set1_ps(bias != NULL ? bias[i] : 0.0f);
+        for (int64_t j = 0; j < n; j += 16) {
+            const int64_t w = n - j < 16 ? n - j : 16;
+            __m512 v;
+            if (w == 16) {
+                v = _mm512_loadu_ps(ci + j);
+            } else {
+                for (int64_t t = 0; t < 16; t++)
+                    tail[t] = t < w ? ci[j + t] : 0.0f;
+                v = _mm512_loadu_ps(tail);
+            }
+            v = _mm512_add_ps(v, bv);
+            if (!plain) {
+                v = act512(e, v);
+                if (ri != NULL) {
+                    if (w == 16) {
+                        v = _mm512_add_ps(v, _mm512_loadu_ps(ri + j));
+                    } else {
+                        for (int64_t t = 0; t < 16; t++)
+                            tail[t] = t < w ? ri[j + t] : 0.0f;
+                        v = _mm512_add_ps(v, _mm512_loadu_ps(tail));
+                    }
+                }
+                if (e->fake_quant) {
+                    __m512 q = _mm512_roundscale_ps(_mm512_div_ps(v, scale),
+                                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+                    q = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(q, zp), qmin), qmax);
+                    v = _mm512_mul_ps(_mm512_sub_ps(q, zp), scale);
+                }
+            }
+            if (w == 16) {
+                _mm512_storeu_ps(ci + j, v);
+            } else {
+                _mm512_storeu_ps(tail, v);
+                for (int64_t t = 0; t < w; t++)
+                    ci[j + t] = tail[t];
+            }
+        }
+    }
+}

@@ -1,0 +1,19 @@
+/*
+ * Read-only accessors the fusion pass (ir/passes_fuse.c) uses to look at the parameters of the
+ * nodes it absorbs; each is defined in its op's file, next to the params it reads.
+ */
+#ifndef EB_ENGINE_OPS_FUSE_ACCESS_H
+#define EB_ENGINE_OPS_FUSE_ACCESS_H
+
+#include "engine/ir/graph.h"
+
+/**
+ * The attribute parameters of an activation node of activation.c (Relu, LeakyRelu, Clip,
+ * HardSigmoid, HardSwish, Exp, Sqrt, Tanh), as parsed by its check: LeakyRelu alpha in *a_out;
+ * Clip's min/max attributes (opset < 11; -inf/+inf otherwise; the min/max inputs are not
+ * included) in *a_out and *b_out; HardSigmoid alpha/beta. Returns 0 (outputs untouched) for any other
+ * node or one without params.
+ */
+int eb_op__activation_params(const struct eb_ir_node *n, float *a_out, float *b_out);
+
+#endif

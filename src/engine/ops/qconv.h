@@ -1,0 +1,29 @@
+/* Parameters of edgebench.QLinearConv (ops/qconv.c), filled by the --qdq int8 pass. */
+#ifndef EB_ENGINE_OPS_QCONV_H
+#define EB_ENGINE_OPS_QCONV_H
+
+#include <stdint.h>
+
+#include "engine/cpu/conv_u8.h"
+#include "engine/cpu/ref/ref.h"
+
+struct eb_qconv_params {
+    struct eb_conv2d_desc d;
+    int w_signed;  /* int8 weights (else uint8) */
+    int y_signed;  /* int8 output (else uint8) */
+    int32_t x_zp;  /* activation zero point (uint8) */
+    int32_t *w_zp; /* [OC] weight zero points (arena) */
+    float *mult;   /* [OC] x_scale * w_scale[oc] / y_scale (arena) */
+    float *bias;   /* [OC] float bias / y_scale, zeros when the Conv had none (arena) */
+    int32_t y_zp;
+    const uint8_t *lut; /* absorbed DQ→SiLU→Q: output byte = lut[requantised byte]; NULL = none */
+    int out_signed;     /* with lut: int8 output (else uint8) */
+    struct eb_conv2d_u8_plan *plan; /* fast kernel (prepare); NULL = reference */
+    size_t acc_offset;              /* scratch offset of the int32 accumulator */
+};
+
+/** y[i] = sat(round_half_even(fma((float)acc[i], mult, bias)) + y_zp) (then lut), i < n. */
+void eb_cpu_requant_i32(const struct eb_qconv_params *p, int64_t n, const int32_t *acc, float mult,
+                        float bias, uint8_t *y);
+
+#endif

@@ -1,0 +1,285 @@
+/*
+ * Fast float convolution (cpu/conv_f32.c + the ISA SGEMM kernels) against the reference conv
+ * and epilogue: odd sizes, strides 1/2, pads, dilation 2, groups, 1x1, depthwise, K split into
+ * several KC blocks, M and N tails, batch 2, every epilogue kind. Every ISA this CPU has, with
+ * 1 and 3 workers; canary floats guard every output and scratch buffer.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eb_test.h"
+#include "engine/cpu/fast.h"
+#include "engine/ir/graph.h"
+
+#define GUARD 64
+static const float CANARY = -12345.678f;
+
+static float frand(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return (float)((*s >> 40) & 0xffffff) / (float)0x800000 - 1.0f; /* [-1, 1) */
+}
+
+/* A buffer of n floats with GUARD canaries either side; returns the payload. */
+static float *guarded(size_t n)
+{
+    float *p = malloc((n + 2 * GUARD) * sizeof(float) + 64);
+    ASSERT_TRUE(p != NULL);
+    /* keep the payload 64-byte aligned (scratch contract) */
+    uintptr_t u = ((uintptr_t)p + GUARD * sizeof(float) + 63) & ~(uintptr_t)63;
+    float *payload = (float *)u;
+    for (size_t i = 0; i < GUARD; i++)
+        payload[-1 - (ptrdiff_t)i] = payload[n + i] = CANARY;
+    ((void **)payload)[-GUARD / 2] = p; /* original pointer, inside the low guard */
+    return payload;
+}
+
+static void check_guards(const float *payload, size_t n, const char *what)
+{
+    for (size_t i = 0; i < GUARD / 4; i++)
+        if (payload[-1 - (ptrdiff_t)i] != CANARY || payload[n + i] != CANARY)
+            EB_FAIL("%s: guard float %zu overwritten", what, i);
+    for (size_t i = GUARD / 4; i < GUARD; i++)
+        if (payload[n + i] != CANARY)
+            EB_FAIL("%s: high guard float %zu overwritten", what, i);
+}
+
+static void release(float *payload)
+{
+    if (payload != NULL)
+        free(((void **)payload)[-GUARD / 2]);
+}
+
+static void finish_desc(struct eb_conv2d_desc *d, int64_t pad_b, int64_t pad_r)
+{
+    d->oh = (d->ih + d->pad_t + pad_b - (d->kh - 1) * d->dil_h - 1) / d->stride_h + 1;
+    d->ow = (d->iw + d->pad_l + pad_r - (d->kw - 1) * d->dil_w - 1) / d->stride_w + 1;
+}
+
+static void run_case(const struct eb_conv2d_desc *d, const struct eb_epilogue *epi,
+                     enum eb_cpu_isa isa, int workers, uint64_t seed)
+{
+    const struct eb_allocator sys = eb_allocator_system();
+    const int64_t icg = d->ic / d->groups, k = icg * d->kh * d->kw;
+    const size_t nx = (size_t)(d->n * d->ic * d->ih * d->iw), nw = (size_t)(d->oc * k);
+    const size_t ny = (size_t)(d->n * d->oc * d->oh * d->ow);
+    float *x = guarded(nx), *w = guarded(nw), *b = guarded((size_t)d->oc);
+    float *r = guarded(ny), *yr = guarded(ny), *yf = guarded(ny);
+    uint64_t s = seed;
+    for (size_t i = 0; i < nx; i++)
+        x[i] = frand(&s);
+    for (size_t i = 0; i < nw; i++)
+        w[i] = frand(&s);
+    for (int64_t i = 0; i < d->oc; i++)
+        b[i] = frand(&s);
+    for (size_t i = 0; i < ny; i++) {
+        r[i] = frand(&s);
+        yf[i] = 999.0f; /* every output must be written */
+    }
+    eb_cpu_conv2d_f32__ref(d, x, w, b, yr);
+    eb_cpu_epilogue_f32__ref(epi, ny, r, yr);
+
+    struct eb_ir_arena arena;
+    eb_ir_arena_init(&arena, &sys);
+    struct eb_conv2d_f32_plan *plan = NULL;
+    size_t scratch_bytes = 0, packed = 0;
+    enum eb_status st =
+        eb_cpu_conv2d_f32_prepare(d, w, b, isa, workers, &arena, &plan, &scratch_bytes, &packed);
+    ASSERT_EQ_INT(st, EB_OK);
+    ASSERT_TRUE(plan != NULL);
+    const size_t sf = scratch_bytes / sizeof(float);
+    float *scratch = guarded(sf > 0 ? sf : 1);
+    struct eb_threadpool *pool = NULL;
+    ASSERT_EQ_INT(eb_threadpool_create(workers, &sys, &pool, NULL), EB_OK);
+    struct eb_cpu_exec ex = {.isa = isa,
+                             .pool = pool,
+                             .n_workers = eb_threadpool_size(pool),
+                             .scratch = scratch,
+                             .scratch_bytes = scratch_bytes};
+    /* A weight change after prepare must not matter: the plan owns packed copies. */
+    for (size_t i = 0; i < nw; i++)
+        w[i] = 0.0f;
+    eb_cpu_conv2d_f32_run(plan, epi, &ex, x, r, yf);
+    eb_cpu_conv2d_f32_run(plan, epi, &ex, x, r, yf); /* twice: no state kept between runs */
+
+    /* fp32 sums of K products of values in [-1, 1): the rounding error of both sums grows like
+     * sqrt(K) * eps * |typical partial sum| (random signs), so 1e-4 * sqrt(K) / 4 relative to
+     * (1 + |ref|) is ~100x that bound yet far below any indexing bug (errors of O(1)). The
+     * vectorised exp adds ~2e-7 relative. With fake quantisation a sum within that error of a
+     * rounding boundary may land on the next step, so one quantisation step is allowed too. */
+    for (size_t i = 0; i < ny; i++) {
+        double tol = 1e-4 * (1.0 + fabs((double)yr[i])) * sqrt((double)k) / 4.0;
+        if (epi->fake_quant)
+            tol += epi->fq_scale * 1.001;
+        if (!(fabs((double)yf[i] - (double)yr[i]) <= tol))
+            EB_FAIL("%s x%d: y[%zu] = %.7g, ref %.7g (k %lld, act %s)", eb_cpu_isa_name(isa),
+                    workers, i, (double)yf[i], (double)yr[i], (long long)k, eb_act_name(epi->act));
+    }
+    check_guards(yf, ny, "y");
+    check_guards(scratch, sf > 0 ? sf : 1, "scratch");
+    check_guards(x, nx, "x");
+    check_guards(r, ny, "residual");
+    eb_threadpool_destroy(pool);
+    eb_ir_arena_fini(&arena);
+    release(scratch);
+    release(x), release(w), release(b), release(r), release(yr), release(yf);
+}
+
+/* Runs `d` with `epi` on every fast ISA of this CPU with 1 and 3 workers. */
+static void run_all(struct eb_conv2d_desc d, const struct eb_epilogue *epi, uint64_t seed)
+{
+    struct eb_cpu_features f;
+    eb_cpu_features_detect(&f);
+    const enum eb_cpu_isa isas[] = {EB_CPU_ISA_NEON, EB_CPU_ISA_AVX2, EB_CPU_ISA_AVX512};
+    const int have[] = {f.neon, f.avx2, f.avx512};
+    int ran = 0;
+    for (size_t i = 0; i < EB_ARRAY_LEN(isas); i++) {
+        if (!have[i])
+            continue;
+        run_case(&d, epi, isas[i], 1, seed);
+        run_case(&d, epi, isas[i], 3, seed + 1);
+        ran = 1;
+    }
+    if (!ran)
+        EB_SKIP("no fast ISA on this CPU");
+}
+
+static struct eb_conv2d_desc conv(int64_t n, int64_t ic, int64_t ih, int64_t iw, int64_t oc,
+                                  int64_t kh, int64_t kw, int64_t s, int64_t pad, int64_t dil,
+                                  int64_t groups)
+{
+    struct eb_conv2d_desc d = {.n = n,
+                               .ic = ic,
+                               .ih = ih,
+                               .iw = iw,
+                               .oc = oc,
+                               .kh = kh,
+                               .kw = kw,
+                               .groups = groups,
+                               .stride_h = s,
+                               .stride_w = s,
+                               .pad_t = pad,
+                               .pad_l = pad,
+                               .dil_h = dil,
+                               .dil_w = dil};
+    finish_desc(&d, pad, pad);
+    return d;
+}
+
+static const struct eb_epilogue plain = {.act = EB_ACT_NONE};
+
+EB_TEST(conv_pointwise_tails)
+{
+    run_all(conv(1, 7, 9, 11, 13, 1, 1, 1, 0, 1, 1), &plain, 1);
+    run_all(conv(1, 32, 16, 16, 32, 1, 1, 1, 0, 1, 1), &plain, 2);
+    run_all(conv(1, 5, 1, 1, 1, 1, 1, 1, 0, 1, 1), &plain, 3);
+    run_all(conv(1, 3, 7, 5, 7, 1, 1, 2, 0, 1, 1), &plain, 4); /* 1x1 stride 2 */
+    run_all(conv(1, 3, 6, 6, 8, 1, 1, 1, 1, 1, 1), &plain, 5); /* 1x1 padded */
+}
+
+EB_TEST(conv_3x3_stride1_pad)
+{
+    run_all(conv(1, 5, 13, 10, 17, 3, 3, 1, 1, 1, 1), &plain, 11);
+    run_all(conv(1, 16, 20, 20, 24, 3, 3, 1, 1, 1, 1), &plain, 12);
+    run_all(conv(1, 4, 5, 3, 6, 3, 3, 1, 0, 1, 1), &plain, 13);
+}
+
+EB_TEST(conv_3x3_stride2)
+{
+    run_all(conv(1, 3, 33, 31, 16, 3, 3, 2, 1, 1, 1), &plain, 21); /* first yolo layer */
+    run_all(conv(1, 16, 20, 18, 32, 3, 3, 2, 1, 1, 1), &plain, 22);
+    run_all(conv(1, 5, 9, 9, 7, 3, 3, 3, 2, 1, 1), &plain, 23); /* stride 3 */
+}
+
+EB_TEST(conv_dilation2_asymmetric)
+{
+    run_all(conv(1, 6, 15, 14, 9, 3, 3, 1, 2, 2, 1), &plain, 31);
+    struct eb_conv2d_desc d = {.n = 1,
+                               .ic = 4,
+                               .ih = 11,
+                               .iw = 13,
+                               .oc = 7,
+                               .kh = 1,
+                               .kw = 5,
+                               .groups = 1,
+                               .stride_h = 2,
+                               .stride_w = 1,
+                               .pad_t = 0,
+                               .pad_l = 3,
+                               .dil_h = 1,
+                               .dil_w = 2};
+    finish_desc(&d, 1, 0);
+    run_all(d, &plain, 32);
+    struct eb_conv2d_desc e = {.n = 1,
+                               .ic = 3,
+                               .ih = 12,
+                               .iw = 12,
+                               .oc = 5,
+                               .kh = 5,
+                               .kw = 5,
+                               .groups = 1,
+                               .stride_h = 1,
+                               .stride_w = 2,
+                               .pad_t = 2,
+                               .pad_l = 1,
+                               .dil_h = 1,
+                               .dil_w = 1};
+    finish_desc(&e, 0, 4);
+    run_all(e, &plain, 33);
+}
+
+EB_TEST(conv_groups)
+{
+    run_all(conv(1, 8, 10, 9, 12, 3, 3, 1, 1, 1, 2), &plain, 41);
+    run_all(conv(1, 8, 10, 9, 8, 1, 1, 1, 0, 1, 4), &plain, 42);
+    run_all(conv(1, 6, 7, 7, 12, 3, 3, 1, 1, 1, 6), &plain, 43); /* depth multiplier 2 */
+}
+
+EB_TEST(conv_depthwise)
+{
+    struct eb_epilogue silu = {.act = EB_ACT_SILU, .residual = 1};
+    run_all(conv(1, 10, 13, 11, 10, 3, 3, 1, 1, 1, 10), &plain, 51);
+    run_all(conv(1, 10, 13, 11, 10, 3, 3, 2, 1, 1, 10), &silu, 52);
+    run_all(conv(2, 7, 9, 8, 7, 5, 5, 1, 2, 1, 7), &plain, 53);
+}
+
+EB_TEST(conv_large_k_blocks)
+{
+    struct eb_epilogue silu = {.act = EB_ACT_SILU, .residual = 1};
+    run_all(conv(1, 70, 9, 10, 50, 3, 3, 1, 1, 1, 1), &silu, 61);   /* K 630: 2 KC blocks */
+    run_all(conv(1, 150, 5, 5, 160, 3, 3, 1, 1, 1, 1), &plain, 62); /* K 1350, M 160 */
+    run_all(conv(1, 40, 20, 30, 30, 1, 1, 1, 0, 1, 1), &silu, 63);  /* N 600: several NC */
+}
+
+EB_TEST(conv_batch2)
+{
+    struct eb_epilogue e = {.act = EB_ACT_RELU, .residual = 1};
+    run_all(conv(2, 6, 11, 9, 10, 3, 3, 2, 1, 1, 1), &e, 71);
+    run_all(conv(2, 9, 8, 8, 14, 1, 1, 1, 0, 1, 1), &e, 72);
+}
+
+EB_TEST(conv_epilogues)
+{
+    const struct eb_conv2d_desc d = conv(1, 9, 11, 10, 19, 3, 3, 1, 1, 1, 1);
+    const enum eb_act acts[] = {EB_ACT_NONE, EB_ACT_RELU,         EB_ACT_LEAKY_RELU,
+                                EB_ACT_CLIP, EB_ACT_SIGMOID,      EB_ACT_SILU,
+                                EB_ACT_TANH, EB_ACT_HARD_SIGMOID, EB_ACT_HARD_SWISH};
+    for (size_t i = 0; i < EB_ARRAY_LEN(acts); i++) {
+        for (int res = 0; res < 2; res++) {
+            for (int fq = 0; fq < 2; fq++) {
+                struct eb_epilogue e = {.act = acts[i], .residual = res, .fake_quant = fq};
+                e.alpha = acts[i] == EB_ACT_CLIP ? -0.5f : 0.2f;
+                e.beta = acts[i] == EB_ACT_CLIP ? 0.75f : 0.5f;
+                e.fq_scale = 0.05f;
+                e.fq_zp = 3;
+                e.fq_qmin = -128;
+                e.fq_qmax = 127;
+                run_all(d, &e, 100 + i * 4 + (size_t)res * 2 + (size_t)fq);
+            }
+        }
+    }
+}

@@ -1,0 +1,135 @@
+/*
+ * eb_cpu_matmul_f32 (the packed SGEMM behind MatMul/Gemm) against the reference matrix product:
+ * tails in M, N and K, K split into several KC blocks, batches with broadcast (stride 0)
+ * operands; every ISA this CPU has, 1 and 3 workers; canaries around output and scratch.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eb_test.h"
+#include "engine/cpu/fast.h"
+
+#define GUARD 64
+static const float CANARY = -12345.678f;
+
+static float frand(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return (float)((*s >> 40) & 0xffffff) / (float)0x800000 - 1.0f; /* [-1, 1) */
+}
+
+/* A buffer of n floats with GUARD canaries either side; returns the payload. */
+static float *guarded(size_t n)
+{
+    float *p = malloc((n + 2 * GUARD) * sizeof(float) + 64);
+    ASSERT_TRUE(p != NULL);
+    /* keep the payload 64-byte aligned (scratch contract) */
+    uintptr_t u = ((uintptr_t)p + GUARD * sizeof(float) + 63) & ~(uintptr_t)63;
+    float *payload = (float *)u;
+    for (size_t i = 0; i < GUARD; i++)
+        payload[-1 - (ptrdiff_t)i] = payload[n + i] = CANARY;
+    ((void **)payload)[-GUARD / 2] = p; /* original pointer, inside the low guard */
+    return payload;
+}
+
+static void check_guards(const float *payload, size_t n, const char *what)
+{
+    for (size_t i = 0; i < GUARD / 4; i++)
+        if (payload[-1 - (ptrdiff_t)i] != CANARY || payload[n + i] != CANARY)
+            EB_FAIL("%s: guard float %zu overwritten", what, i);
+    for (size_t i = GUARD / 4; i < GUARD; i++)
+        if (payload[n + i] != CANARY)
+            EB_FAIL("%s: high guard float %zu overwritten", what, i);
+}
+
+static void release(float *payload)
+{
+    if (payload != NULL)
+        free(((void **)payload)[-GUARD / 2]);
+}
+
+static void run_case(enum eb_cpu_isa isa, int workers, int64_t batch, int64_t m, int64_t k,
+                     int64_t n, int bcast_a, int bcast_b, uint64_t seed)
+{
+    const struct eb_allocator sys = eb_allocator_system();
+    const int64_t sa = bcast_a ? 0 : m * k, sb = bcast_b ? 0 : k * n;
+    const size_t na = (size_t)((bcast_a ? 1 : batch) * m * k);
+    const size_t nb = (size_t)((bcast_b ? 1 : batch) * k * n), ny = (size_t)(batch * m * n);
+    float *a = guarded(na), *b = guarded(nb), *yr = guarded(ny), *yf = guarded(ny);
+    uint64_t s = seed;
+    for (size_t i = 0; i < na; i++)
+        a[i] = frand(&s);
+    for (size_t i = 0; i < nb; i++)
+        b[i] = frand(&s);
+    for (size_t i = 0; i < ny; i++)
+        yf[i] = 999.0f;
+    for (int64_t i = 0; i < batch; i++)
+        eb_cpu_matmul_f32__ref(m, k, n, a + i * sa, b + i * sb, yr + i * m * n);
+    const size_t bytes = eb_cpu_matmul_f32_scratch(m, k, n, workers);
+    const size_t sf = bytes / sizeof(float) > 0 ? bytes / sizeof(float) : 1;
+    float *scratch = guarded(sf);
+    struct eb_threadpool *pool = NULL;
+    ASSERT_EQ_INT(eb_threadpool_create(workers, &sys, &pool, NULL), EB_OK);
+    struct eb_cpu_exec ex = {.isa = isa,
+                             .pool = pool,
+                             .n_workers = eb_threadpool_size(pool),
+                             .scratch = scratch,
+                             .scratch_bytes = bytes};
+    eb_cpu_matmul_f32(&ex, batch, m, k, n, a, sa, b, sb, yf);
+    /* Same bound as test_conv.c: fp32 rounding of K-term sums grows like sqrt(K) * eps. */
+    for (size_t i = 0; i < ny; i++) {
+        const double tol = 1e-4 * (1.0 + fabs((double)yr[i])) * sqrt((double)k) / 4.0;
+        if (!(fabs((double)yf[i] - (double)yr[i]) <= tol))
+            EB_FAIL("%s x%d %lldx%lldx%lld: y[%zu] = %.7g, ref %.7g", eb_cpu_isa_name(isa), workers,
+                    (long long)m, (long long)k, (long long)n, i, (double)yf[i], (double)yr[i]);
+    }
+    check_guards(yf, ny, "y");
+    check_guards(scratch, sf, "scratch");
+    check_guards(a, na, "a");
+    check_guards(b, nb, "b");
+    eb_threadpool_destroy(pool);
+    release(scratch), release(a), release(b), release(yr), release(yf);
+}
+
+static void run_all(int64_t batch, int64_t m, int64_t k, int64_t n, int bcast_a, int bcast_b)
+{
+    struct eb_cpu_features f;
+    eb_cpu_features_detect(&f);
+    const enum eb_cpu_isa isas[] = {EB_CPU_ISA_NEON, EB_CPU_ISA_AVX2, EB_CPU_ISA_AVX512};
+    const int have[] = {f.neon, f.avx2, f.avx512};
+    int ran = 0;
+    for (size_t i = 0; i < EB_ARRAY_LEN(isas); i++) {
+        if (!have[i])
+            continue;
+        run_case(isas[i], 1, batch, m, k, n, bcast_a, bcast_b, (uint64_t)(m * 131 + k * 7 + n));
+        run_case(isas[i], 3, batch, m, k, n, bcast_a, bcast_b, (uint64_t)(m * 17 + k + n * 3));
+        ran = 1;
+    }
+    if (!ran)
+        EB_SKIP("no fast ISA on this CPU");
+}
+
+EB_TEST(matmul_small_tails)
+{
+    run_all(1, 1, 1, 1, 0, 0);
+    run_all(1, 7, 13, 5, 0, 0);
+    run_all(1, 6, 16, 16, 0, 0);
+    run_all(1, 5, 3, 33, 0, 0);
+}
+
+EB_TEST(matmul_blocked)
+{
+    run_all(1, 100, 300, 270, 0, 0); /* M > MC, K > KC, N > NC */
+    run_all(1, 200, 520, 64, 0, 0);
+}
+
+EB_TEST(matmul_batched_broadcast)
+{
+    run_all(3, 17, 32, 40, 0, 0);
+    run_all(4, 20, 33, 21, 1, 0);
+    run_all(2, 9, 64, 100, 0, 1);
+}

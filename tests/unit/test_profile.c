@@ -1,0 +1,268 @@
+/* --profile: the per-operator aggregation (eb_profile_result_build), its rendering in
+ * report.json / report.md, and the vtable wrapper for a backend without a profile. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eb/backend.h"
+#include "eb/json.h"
+#include "eb_test.h"
+#include "harness/report.h"
+#include "harness/result.h"
+
+/* Two runs of a five-node graph: per run Conv 3 + 1 ms, Sigmoid 0.5, Concat 0.25, MaxPool 0.25. */
+static const struct eb_backend_prof_node small_nodes[] = {
+    {"/model.0/conv/Conv", "Conv", "silu", 6.0, 2000000000ull},
+    {"/model.1/act/Sigmoid", "Sigmoid", "", 1.0, 1000000ull},
+    {"/model.2/conv/Conv", "Conv", "", 2.0, 500000000ull},
+    {"/model.3/Concat", "Concat", "", 0.5, 2000000ull},
+    {"/model.4/pool/MaxPool", "MaxPool", "", 0.5, 1000000ull},
+};
+
+static void build_small(struct eb_profile_result *out, double infer_mean)
+{
+    struct eb_backend_profile prof = {
+        .n_nodes = 5, .nodes = small_nodes, .runs = 2, .run_total_ms = 10.2};
+    eb_profile_result_build(&prof, infer_mean, out);
+}
+
+EB_TEST(build_aggregates_by_op_type)
+{
+    struct eb_profile_result r;
+    build_small(&r, 5.0);
+    ASSERT_EQ_INT(r.available, 1);
+    ASSERT_EQ_INT(r.frames, 2);
+    ASSERT_EQ_INT(r.n_nodes, 5);
+    ASSERT_NEAR(r.sum_ms_per_frame, 5.0, 1e-12);
+    ASSERT_NEAR(r.run_ms_per_frame, 5.1, 1e-12);
+    ASSERT_NEAR(r.sum_to_inference, 1.0, 1e-12);
+    ASSERT_EQ_INT(r.n_ops, 4);
+    ASSERT_STREQ(r.ops[0].op, "Conv");
+    ASSERT_EQ_INT(r.ops[0].nodes, 2);
+    ASSERT_NEAR(r.ops[0].ms_per_frame, 4.0, 1e-12);
+    ASSERT_NEAR(r.ops[0].pct, 80.0, 1e-9);
+    ASSERT_NEAR(r.ops[0].gflops_per_frame, 2.5, 1e-12);
+    ASSERT_NEAR(r.ops[0].gflops_per_s, 2.5 / 0.004, 1e-6);
+    ASSERT_STREQ(r.ops[1].op, "Sigmoid");
+    /* Ties (Concat, MaxPool: 0.25 ms each) are ordered by name. */
+    ASSERT_STREQ(r.ops[2].op, "Concat");
+    ASSERT_STREQ(r.ops[3].op, "MaxPool");
+    double pct = 0;
+    for (size_t i = 0; i < r.n_ops; i++)
+        pct += r.ops[i].pct;
+    ASSERT_NEAR(pct, 100.0, 1e-9);
+    ASSERT_NEAR(r.gflops_per_frame, 2.504, 1e-12);
+}
+
+EB_TEST(build_top_nodes_sorted_with_fusion)
+{
+    struct eb_profile_result r;
+    build_small(&r, NAN);
+    ASSERT_EQ_INT(r.n_top, 5);
+    ASSERT_STREQ(r.top[0].name, "/model.0/conv/Conv");
+    ASSERT_STREQ(r.top[0].fused, "silu");
+    ASSERT_NEAR(r.top[0].ms_per_frame, 3.0, 1e-12);
+    ASSERT_NEAR(r.top[0].pct, 60.0, 1e-9);
+    ASSERT_NEAR(r.top[0].gflops_per_s, 2.0 / 0.003, 1e-6);
+    ASSERT_STREQ(r.top[1].name, "/model.2/conv/Conv");
+    ASSERT_STREQ(r.top[2].name, "/model.1/act/Sigmoid");
+    ASSERT_STREQ(r.top[3].name, "/model.3/Concat"); /* equal times keep execution order */
+    ASSERT_TRUE(isnan(r.sum_to_inference));         /* no inference mean: no ratio */
+}
+
+EB_TEST(build_caps_top_nodes_and_op_types)
+{
+    enum { N = 60 };
+    struct eb_backend_prof_node nodes[N];
+    char names[N][16], ops[N][16];
+    for (int k = 0; k < N; k++) {
+        snprintf(names[k], sizeof(names[k]), "n%d", k);
+        snprintf(ops[k], sizeof(ops[k]), "Op%d", k % 40); /* 40 distinct op types */
+        nodes[k] = (struct eb_backend_prof_node){names[k], ops[k], "", (double)(k + 1), 0};
+    }
+    struct eb_backend_profile prof = {.n_nodes = N, .nodes = nodes, .runs = 1};
+    struct eb_profile_result r;
+    eb_profile_result_build(&prof, 0.0, &r);
+    ASSERT_EQ_INT(r.n_top, EB_PROFILE_TOP_NODES);
+    for (int i = 0; i < EB_PROFILE_TOP_NODES; i++) /* the slowest, slowest first */
+        ASSERT_NEAR(r.top[i].ms_per_frame, (double)(N - i), 1e-12);
+    ASSERT_EQ_INT(r.n_ops, EB_PROFILE_MAX_OPS);
+    uint32_t count = 0;
+    double pct = 0;
+    int other = 0;
+    for (size_t i = 0; i < r.n_ops; i++) {
+        count += r.ops[i].nodes;
+        pct += r.ops[i].pct;
+        other += strcmp(r.ops[i].op, "(other)") == 0;
+        ASSERT_TRUE(isnan(r.ops[i].gflops_per_s) || r.ops[i].gflops_per_s == 0.0);
+    }
+    ASSERT_EQ_INT(count, N); /* no node is lost past the cap */
+    ASSERT_EQ_INT(other, 1);
+    ASSERT_NEAR(pct, 100.0, 1e-9);
+    ASSERT_TRUE(isnan(r.sum_to_inference)); /* a zero inference mean gives no ratio */
+}
+
+EB_TEST(build_without_runs_is_unavailable)
+{
+    struct eb_backend_profile prof = {.n_nodes = 5, .nodes = small_nodes, .runs = 0};
+    struct eb_profile_result r;
+    eb_profile_result_build(&prof, 1.0, &r);
+    ASSERT_EQ_INT(r.available, 0);
+    eb_profile_result_build(NULL, 1.0, &r);
+    ASSERT_EQ_INT(r.available, 0);
+}
+
+/* ---- rendering -------------------------------------------------------------------------- */
+
+static struct eb_json_value *render_json(const struct eb_run_result *r)
+{
+    struct eb_json_writer w;
+    eb_json_writer_init_mem(&w, 1);
+    eb_report_write_json(r, &w);
+    ASSERT_TRUE(!eb_json_writer_error(&w));
+    char *text = eb_json_writer_take(&w, NULL);
+    ASSERT_TRUE(text != NULL);
+    struct eb_json_value *root = NULL;
+    struct eb_diag diag = {0};
+    if (eb_json_parse(text, strlen(text), &root, &diag) != EB_OK)
+        EB_FAIL("report.json does not parse: %s", diag.msg);
+    free(text);
+    return root;
+}
+
+static char *render_md(const struct eb_run_result *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    ASSERT_TRUE(fp != NULL);
+    eb_report_write_md(r, fp);
+    ASSERT_TRUE(fclose(fp) == 0);
+    return buf;
+}
+
+static const struct eb_json_value *need(const struct eb_json_value *root, const char *path)
+{
+    const struct eb_json_value *v = eb_json_path(root, path);
+    if (v == NULL)
+        EB_FAIL("missing key %s", path);
+    return v;
+}
+
+static void fill_run(struct eb_run_result *r)
+{
+    eb_run_result_init(r);
+    snprintf(r->mode, sizeof(r->mode), "dual");
+    r->version = "test";
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        struct eb_slot_result *s = &r->slots[i];
+        s->status = EB_SLOT_OK;
+        s->frames_measured = 2;
+        s->profile_requested = 1;
+        snprintf(s->model_path, sizeof(s->model_path), "m%d.onnx", i);
+    }
+    snprintf(r->slots[0].backend, sizeof(r->slots[0].backend), "native");
+    build_small(&r->slots[0].profile, 5.0);
+    snprintf(r->slots[1].backend, sizeof(r->slots[1].backend), "ort");
+    snprintf(r->slots[1].profile_note, sizeof(r->slots[1].profile_note),
+             "slot thermal: --profile: the per-operator profile is available with the native "
+             "backend only");
+}
+
+EB_TEST(report_json_has_profile_or_null)
+{
+    struct eb_run_result r;
+    fill_run(&r);
+    struct eb_json_value *root = render_json(&r);
+    ASSERT_EQ_INT(need(root, "slots/0/profile/by_op_type")->n, 4);
+    ASSERT_STREQ(need(root, "slots/0/profile/by_op_type/0/op")->str, "Conv");
+    ASSERT_NEAR(need(root, "slots/0/profile/by_op_type/0/pct")->num, 80.0, 1e-9);
+    ASSERT_NEAR(need(root, "slots/0/profile/by_op_type/0/nodes")->num, 2, 0);
+    ASSERT_NEAR(need(root, "slots/0/profile/sum_to_inference")->num, 1.0, 1e-12);
+    ASSERT_EQ_INT(need(root, "slots/0/profile/top_nodes")->n, 5);
+    ASSERT_STREQ(need(root, "slots/0/profile/top_nodes/0/fused")->str, "silu");
+    ASSERT_EQ_INT(need(root, "slots/0/profile/top_nodes/1/fused")->type, EB_JSON_NULL);
+    ASSERT_EQ_INT(need(root, "slots/0/profile_note")->type, EB_JSON_NULL);
+    ASSERT_EQ_INT(need(root, "slots/1/profile")->type, EB_JSON_NULL);
+    ASSERT_CONTAINS(need(root, "slots/1/profile_note")->str, "native backend only");
+    ASSERT_EQ_INT(need(root, "warnings")->n, 1);
+    ASSERT_CONTAINS(need(root, "warnings/0")->str, "native backend only");
+    eb_json_free(root);
+    eb_run_result_fini(&r);
+}
+
+EB_TEST(report_md_has_profile_tables)
+{
+    struct eb_run_result r;
+    fill_run(&r);
+    char *md = render_md(&r);
+    ASSERT_CONTAINS(md, "### Per-operator profile");
+    ASSERT_CONTAINS(md, "| Op type | Nodes | ms/frame | % | GFLOP/frame | GFLOP/s |");
+    ASSERT_CONTAINS(md, "| Conv | 2 | 4.000 | 80.0 | 2.500 | 625.0 |");
+    ASSERT_CONTAINS(md, "| /model.0/conv/Conv | Conv | silu | 3.000 | 60.0 | 666.7 |");
+    ASSERT_CONTAINS(md, "= 100.0% of the measured inference mean 5.000 ms");
+    ASSERT_CONTAINS(md, "> **Warning:** slot thermal: --profile");
+    ASSERT_CONTAINS(md, "## Warnings");
+    free(md);
+    eb_run_result_fini(&r);
+}
+
+/* ---- the vtable wrapper ------------------------------------------------------------------ */
+
+static enum eb_status noprof_probe(const struct eb_backend_config *cfg,
+                                   struct eb_backend_probe *probe_out, struct eb_diag *diag)
+{
+    (void)cfg;
+    (void)diag;
+    memset(probe_out, 0, sizeof(*probe_out));
+    return EB_OK;
+}
+
+static enum eb_status noprof_open(void *priv, const struct eb_backend_config *cfg,
+                                  struct eb_diag *diag)
+{
+    (void)priv;
+    (void)cfg;
+    (void)diag;
+    return EB_OK;
+}
+
+static void noprof_close(void *priv)
+{
+    (void)priv;
+}
+
+EB_TEST(wrapper_without_profile_entry_is_unsupported)
+{
+    const struct eb_backend_ops ops = {.abi = EB_BACKEND_ABI,
+                                       .name = "noprof",
+                                       .priv_size = 8,
+                                       .probe = noprof_probe,
+                                       .open = noprof_open,
+                                       .close = noprof_close};
+    struct eb_backend *be = NULL;
+    struct eb_backend_config cfg = {.profile = 1};
+    struct eb_diag diag = {0};
+    ASSERT_OK(eb_backend_create(&ops, &cfg, &be, &diag));
+    struct eb_backend_profile prof;
+    memset(&prof, 0xFF, sizeof(prof));
+    ASSERT_EQ_INT(eb_backend_profile_get(be, &prof, &diag), EB_ERR_UNSUPPORTED);
+    ASSERT_EQ_INT(prof.n_nodes, 0);
+    ASSERT_TRUE(prof.nodes == NULL);
+    ASSERT_CONTAINS(diag.msg, "noprof");
+    eb_backend_profile_reset(be); /* no entry: nothing happens */
+    eb_backend_destroy(be);
+}
+
+EB_TEST(native_ops_declare_profile)
+{
+    const struct eb_backend_ops *ops = eb_backend_find("native");
+    if (ops == NULL)
+        EB_SKIP("no native backend in this build");
+    ASSERT_TRUE((ops->caps & EB_BACKEND_CAP_OP_PROFILE) != 0);
+    ASSERT_TRUE(ops->profile != NULL && ops->profile_reset != NULL);
+    const struct eb_backend_ops *ort = eb_backend_find("ort");
+    if (ort != NULL)
+        ASSERT_TRUE(ort->profile == NULL && (ort->caps & EB_BACKEND_CAP_OP_PROFILE) == 0);
+}
