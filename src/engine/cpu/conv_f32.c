@@ -8,7 +8,7 @@
  * a 1x1 stride-1 unpadded conv copies input rows) into its worker's scratch, then the
  * macro-kernel writes NCHW output rows with the epilogue applied per tile.
  *
- * Blocking: KC <= 320 (a 6x16 kernel's B micro-panel, KC x NR, stays in L1), MC <= 144 rows
+ * Blocking: KC <= 320 (a 6x16 kernel's B micro-panel, KC x NR, stays in L1), MC <= 288 rows
  * (the A block stays in L2), NC <= 256 columns, shrunk until there are enough tasks
  * (image x group x M block x N block) for every worker to get several.
  *
@@ -21,7 +21,7 @@
 #include "engine/cpu/gemm.h"
 
 #define CONV_KC_MAX 320
-#define CONV_MC_MAX 144
+#define CONV_MC_MAX 288
 #define CONV_NC_MAX 256
 
 enum conv_kind { CONV_GEMM, CONV_DEPTHWISE };

@@ -92,6 +92,14 @@ AVX2 static inline __attribute__((always_inline)) __m256 exp256(__m256 x)
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
+/* 1/d for d >= 1: the 12-bit estimate and one Newton step (rel. err ~1e-7), cheaper than a
+ * division on every x86 core we target. */
+AVX2 static inline __attribute__((always_inline)) __m256 recip256(__m256 d)
+{
+    const __m256 r = _mm256_rcp_ps(d);
+    return _mm256_mul_ps(r, _mm256_fnmadd_ps(d, r, _mm256_set1_ps(2.0f)));
+}
+
 AVX2 static inline __attribute__((always_inline)) __m256 act256(const struct eb_epilogue *e,
                                                                 __m256 v)
 {
@@ -104,9 +112,9 @@ AVX2 static inline __attribute__((always_inline)) __m256 act256(const struct eb_
                                 _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
     case EB_ACT_CLIP:
         return _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(e->alpha)), _mm256_set1_ps(e->beta));
-    case EB_ACT_SIGMOID:
-        return _mm256_div_ps(one, _mm256_add_ps(one, exp256(_mm256_sub_ps(zero, v))));
-    case EB_ACT_SILU: return _mm256_div_ps(v, _mm256_add_ps(one, exp256(_mm256_sub_ps(zero, v))));
+    case EB_ACT_SIGMOID: return recip256(_mm256_add_ps(one, exp256(_mm256_sub_ps(zero, v))));
+    case EB_ACT_SILU:
+        return _mm256_mul_ps(v, recip256(_mm256_add_ps(one, exp256(_mm256_sub_ps(zero, v)))));
     case EB_ACT_HARD_SIGMOID: {
         __m256 t = _mm256_fmadd_ps(v, _mm256_set1_ps(e->alpha), _mm256_set1_ps(e->beta));
         return _mm256_min_ps(_mm256_max_ps(t, zero), one);
