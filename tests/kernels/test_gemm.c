@@ -10,47 +10,7 @@
 
 #include "eb_test.h"
 #include "engine/cpu/fast.h"
-
-#define GUARD 64
-static const float CANARY = -12345.678f;
-
-static float frand(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return (float)((*s >> 40) & 0xffffff) / (float)0x800000 - 1.0f; /* [-1, 1) */
-}
-
-/* A buffer of n floats with GUARD canaries either side; returns the payload. */
-static float *guarded(size_t n)
-{
-    float *p = malloc((n + 2 * GUARD) * sizeof(float) + 64);
-    ASSERT_TRUE(p != NULL);
-    /* keep the payload 64-byte aligned (scratch contract) */
-    uintptr_t u = ((uintptr_t)p + GUARD * sizeof(float) + 63) & ~(uintptr_t)63;
-    float *payload = (float *)u;
-    for (size_t i = 0; i < GUARD; i++)
-        payload[-1 - (ptrdiff_t)i] = payload[n + i] = CANARY;
-    ((void **)payload)[-GUARD / 2] = p; /* original pointer, inside the low guard */
-    return payload;
-}
-
-static void check_guards(const float *payload, size_t n, const char *what)
-{
-    for (size_t i = 0; i < GUARD / 4; i++)
-        if (payload[-1 - (ptrdiff_t)i] != CANARY || payload[n + i] != CANARY)
-            EB_FAIL("%s: guard float %zu overwritten", what, i);
-    for (size_t i = GUARD / 4; i < GUARD; i++)
-        if (payload[n + i] != CANARY)
-            EB_FAIL("%s: high guard float %zu overwritten", what, i);
-}
-
-static void release(float *payload)
-{
-    if (payload != NULL)
-        free(((void **)payload)[-GUARD / 2]);
-}
+#include "guarded.h"
 
 static void run_case(enum eb_cpu_isa isa, int workers, int64_t batch, int64_t m, int64_t k,
                      int64_t n, int bcast_a, int bcast_b, uint64_t seed)
