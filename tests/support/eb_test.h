@@ -26,6 +26,18 @@ const char *eb_test_tmpdir(void);
 /** Reads a whole file into a malloc'd NUL-terminated buffer; NULL when unreadable. */
 char *eb_test_read_file(const char *path, size_t *len_out);
 
+/* 1 in an ASan or TSan build (gcc defines __SANITIZE_*__, clang has __has_feature). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define EB_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define EB_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef EB_TEST_SANITIZED
+#define EB_TEST_SANITIZED 0
+#endif
+
 #define EB_TEST(name)                                                                              \
     static void eb_test_##name(void);                                                              \
     __attribute__((constructor)) static void eb_test_reg_##name(void)                              \
