@@ -41,11 +41,6 @@ struct eb_conv2d_f32_plan {
     size_t worker_floats; /* per-worker scratch slice */
 };
 
-static int64_t round_up(int64_t v, int64_t to)
-{
-    return (v + to - 1) / to * to;
-}
-
 static void *arena_alloc64(struct eb_ir_arena *arena, size_t bytes)
 {
     unsigned char *p = eb_ir_arena_alloc(arena, bytes + 64);
@@ -99,15 +94,15 @@ enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const f
     p->kc = (p->k + p->kb - 1) / p->kb;
     p->m_panels = (p->m + uk.mr - 1) / uk.mr;
     p->mb = (p->m + CONV_MC_MAX - 1) / CONV_MC_MAX;
-    p->mc = round_up((p->m + p->mb - 1) / p->mb, uk.mr);
+    p->mc = eb_cpu_round_up((p->m + p->mb - 1) / p->mb, uk.mr);
     p->mb = (p->m + p->mc - 1) / p->mc;
-    p->nc = round_up(p->n, uk.nr) < CONV_NC_MAX ? round_up(p->n, uk.nr) : CONV_NC_MAX;
+    p->nc = eb_cpu_round_up(p->n, uk.nr) < CONV_NC_MAX ? eb_cpu_round_up(p->n, uk.nr) : CONV_NC_MAX;
     /* Enough tasks for dynamic balancing: ~4 per worker, NC no smaller than 2 NR. */
     for (;;) {
         p->nb = (p->n + p->nc - 1) / p->nc;
         if (d->n * d->groups * p->mb * p->nb >= 4 * workers || p->nc <= 2 * uk.nr)
             break;
-        p->nc = round_up(p->nc / 2, uk.nr);
+        p->nc = eb_cpu_round_up(p->nc / 2, uk.nr);
     }
     /* Packed weights: per group, panels of MR rows (zero rows past M), k-major. */
     const size_t ab = (size_t)(d->groups * p->m_panels * p->k * uk.mr) * sizeof(float);
@@ -117,7 +112,7 @@ enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const f
         eb_cpu__pack_a(uk.mr, p->m, p->k, w + g * p->m * p->k, p->k,
                        p->a + g * p->m_panels * p->k * uk.mr);
     /* Scratch per worker: the B block (KC x NC, NR-padded). */
-    const int64_t ncp = round_up(p->nc, uk.nr);
+    const int64_t ncp = eb_cpu_round_up(p->nc, uk.nr);
     p->worker_floats = eb_cpu_align64((size_t)(p->kc * ncp) * sizeof(float)) / sizeof(float);
     *plan_out = p;
     *scratch_bytes_out = (size_t)workers * p->worker_floats * sizeof(float);

@@ -77,11 +77,6 @@ struct eb_conv2d_u8_plan {
     int32_t *wdw; /* [oc][kh*kw] w - w_zp (DW) */
 };
 
-static int64_t round_up(int64_t v, int64_t m)
-{
-    return (v + m - 1) / m * m;
-}
-
 enum eb_status eb_cpu_conv2d_u8_prepare(const struct eb_conv2d_desc *d, const void *w, int w_signed,
                                         const int32_t *w_zp, size_t n_w_zp, enum eb_cpu_isa isa,
                                         int n_workers, struct eb_ir_arena *arena,
@@ -183,7 +178,7 @@ static void gemm_task(void *ctx, size_t task, int worker)
     const int64_t n = (int64_t)task / p->n_blocks / d->groups;
     const int64_t p0 = blk * BLOCK_PIXELS;
     const int64_t cnt = p->plane - p0 < BLOCK_PIXELS ? p->plane - p0 : BLOCK_PIXELS;
-    const int64_t nbp = round_up(cnt, EB_IGEMM_NR);
+    const int64_t nbp = eb_cpu_round_up(cnt, EB_IGEMM_NR);
     uint8_t *col = (uint8_t *)r->ex->scratch + (size_t)worker * p->worker_bytes;
     int16_t *packed = (int16_t *)(col + eb_cpu_align64((size_t)(p->k * BLOCK_PIXELS)));
     const uint8_t *xg = r->x + (n * d->ic + g * p->icg) * d->ih * d->iw;

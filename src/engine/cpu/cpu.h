@@ -12,6 +12,7 @@
 #define EB_ENGINE_CPU_CPU_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "eb/alloc.h"
 #include "eb/diag.h"
@@ -84,6 +85,12 @@ struct eb_cpu_exec {
     void *scratch;              /* 64-byte aligned; NULL when no node asked for any */
     size_t scratch_bytes;
 };
+
+/** `v` rounded up to a multiple of `to` (> 0): tile and panel counts. */
+static inline int64_t eb_cpu_round_up(int64_t v, int64_t to)
+{
+    return (v + to - 1) / to * to;
+}
 
 /** Round `n` up to a multiple of 64 (scratch and packed-buffer sizes). */
 static inline size_t eb_cpu_align64(size_t n)

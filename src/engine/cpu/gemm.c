@@ -113,17 +113,12 @@ void eb_cpu__pack_b(int nr, int64_t k, int64_t n, const float *b, int64_t ldb, f
 
 /* ---- MatMul / Gemm ---------------------------------------------------------------------- */
 
-static int64_t round_up(int64_t v, int64_t to)
-{
-    return (v + to - 1) / to * to;
-}
-
 /* Per-worker floats: the A block (MC x KC, MR-padded) and the B block (KC x NC, NR-padded). */
 static size_t mm_worker_floats(int64_t m, int64_t k, int64_t n)
 {
-    const int64_t mc = round_up(m < MM_MC ? m : MM_MC, 24); /* lcm of every MR */
+    const int64_t mc = eb_cpu_round_up(m < MM_MC ? m : MM_MC, 24); /* lcm of every MR */
     const int64_t kc = k < MM_KC ? k : MM_KC;
-    const int64_t nc = round_up(n < MM_NC ? n : MM_NC, MM_NR_MAX);
+    const int64_t nc = eb_cpu_round_up(n < MM_NC ? n : MM_NC, MM_NR_MAX);
     return eb_cpu_align64((size_t)(mc * kc + 16 + kc * nc) * sizeof(float)) / sizeof(float);
 }
 
@@ -155,7 +150,8 @@ static void mm_task(void *vctx, size_t task, int worker)
     const int64_t mc = m1 - m0;
     for (int64_t k0 = 0; k0 < c->k; k0 += MM_KC) {
         const int64_t kc = c->k - k0 < MM_KC ? c->k - k0 : MM_KC;
-        float *bbuf = abuf + round_up(round_up(mc, c->uk.mr) * kc, 16); /* 64-byte aligned */
+        float *bbuf =
+            abuf + eb_cpu_round_up(eb_cpu_round_up(mc, c->uk.mr) * kc, 16); /* 64-byte aligned */
         eb_cpu__pack_a(c->uk.mr, mc, kc, a + m0 * c->k + k0, c->k, abuf);
         eb_cpu__pack_b(c->uk.nr, kc, n1 - n0, b + k0 * c->n + n0, c->n, bbuf);
         eb_cpu__sgemm_block(&c->uk, mc, n1 - n0, kc, abuf, kc * c->uk.mr, bbuf, y + m0 * c->n + n0,

@@ -24,6 +24,7 @@ struct conv_params {
     int have_kernel;
     struct eb_epilogue epi;          /* set by the fusion pass; zero = plain Conv */
     struct eb_conv2d_f32_plan *plan; /* fast kernel (prepare); NULL = reference */
+    void *ext;                       /* ConvInteger's own state (conv_integer.c) */
 };
 
 enum eb_status eb_op__conv_check(struct eb_op_ctx *ctx)
@@ -213,6 +214,11 @@ static uint64_t flops_conv(const struct eb_graph *g, const struct eb_ir_node *n)
     struct eb_conv2d_desc d;
     eb_op__conv_run_geometry(g, n, &d);
     return 2u * (uint64_t)(d.n * d.oc * d.oh * d.ow) * (uint64_t)(d.ic / d.groups * d.kh * d.kw);
+}
+
+void **eb_op__conv_ext(const struct eb_ir_node *n)
+{
+    return &((struct conv_params *)n->params)->ext;
 }
 
 struct eb_epilogue *eb_op__conv_epilogue(struct eb_ir_node *n)

@@ -20,6 +20,12 @@ EB_NODISCARD enum eb_status eb_op__conv_geometry(struct eb_op_ctx *ctx, const st
 void eb_op__conv_run_geometry(const struct eb_graph *g, const struct eb_ir_node *n,
                               struct eb_conv2d_desc *d);
 
+/**
+ * The slot where an op that shares Conv's attributes (ConvInteger) keeps its own state; the
+ * node's params are Conv's (set by eb_op__conv_check).
+ */
+void **eb_op__conv_ext(const struct eb_ir_node *n);
+
 /** The epilogue of a float Conv node (params set by check), NULL for any other node. */
 struct eb_epilogue *eb_op__conv_epilogue(struct eb_ir_node *n);
 

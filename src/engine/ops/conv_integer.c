@@ -12,12 +12,10 @@
 #include "engine/ops/op.h"
 
 /*
- * n->params of a ConvInteger node. Conv's attribute parser (eb_op__conv_check) stores Conv's
- * private params in n->params; we keep them in `conv` and put them back in n->params only
- * around calls into conv.c's geometry helper.
+ * ConvInteger's state, kept in the ext slot of Conv's params (n->params, set by
+ * eb_op__conv_check), so conv.c's geometry helper reads the node as it reads a Conv.
  */
 struct conv_integer_params {
-    void *conv;                     /* Conv's params (conv.c) */
     struct eb_conv2d_desc d;        /* geometry, set by infer_shape */
     struct eb_conv2d_u8_plan *plan; /* fast kernel (prepare); NULL = reference */
 };
@@ -30,8 +28,7 @@ static enum eb_status check_conv_integer(struct eb_op_ctx *ctx)
     struct conv_integer_params *p = eb_ir_arena_alloc(&ctx->g->arena, sizeof(*p));
     if (p == NULL)
         return eb_op_fail(ctx, EB_ERR_NOMEM, "out of memory");
-    p->conv = ctx->n->params;
-    ctx->n->params = p;
+    *eb_op__conv_ext(ctx->n) = p;
     return EB_OK;
 }
 
@@ -39,7 +36,7 @@ static enum eb_status infer_conv_integer(struct eb_op_ctx *ctx)
 {
     const struct eb_ir_value *x = eb_op_in(ctx->g, ctx->n, 0), *w = eb_op_in(ctx->g, ctx->n, 1);
     const struct eb_ir_value *xz = eb_op_in(ctx->g, ctx->n, 2), *wz = eb_op_in(ctx->g, ctx->n, 3);
-    struct conv_integer_params *p = ctx->n->params;
+    struct conv_integer_params *p = *eb_op__conv_ext(ctx->n);
     struct eb_conv2d_desc d;
     enum eb_status st;
     if ((st = eb_op_want_dtype(ctx, 0, EB_DTYPE_U8)) != EB_OK)
@@ -48,10 +45,7 @@ static enum eb_status infer_conv_integer(struct eb_op_ctx *ctx)
         return eb_op_unsupported(ctx, "weights of type %s", eb_dtype_name(w->dtype));
     if (xz != NULL && (xz->dtype != EB_DTYPE_U8 || xz->numel != 1))
         return eb_op_unsupported(ctx, "an x_zero_point that is not one uint8");
-    ctx->n->params = p->conv;
-    st = eb_op__conv_geometry(ctx, x, w, &d);
-    ctx->n->params = p;
-    if (st != EB_OK)
+    if ((st = eb_op__conv_geometry(ctx, x, w, &d)) != EB_OK)
         return st;
     if (wz != NULL && (wz->dtype != w->dtype || (wz->numel != 1 && wz->numel != d.oc) ||
                        wz->numel > 1024 || !wz->is_const))
@@ -81,7 +75,7 @@ static enum eb_status prepare_conv_integer(struct eb_op_prepare *pp)
 {
     struct eb_graph *g = pp->op.g;
     struct eb_ir_node *n = pp->op.n;
-    struct conv_integer_params *p = n->params;
+    struct conv_integer_params *p = *eb_op__conv_ext(n);
     const struct eb_ir_value *w = eb_op_in(g, n, 1), *wz = eb_op_in(g, n, 3);
     if (!w->is_const || w->data == NULL)
         return EB_OK;
@@ -99,7 +93,7 @@ static void exec_conv_integer(const struct eb_exec *ex)
 {
     const struct eb_graph *g = ex->g;
     const struct eb_ir_node *n = ex->n;
-    const struct conv_integer_params *p = n->params;
+    const struct conv_integer_params *p = *eb_op__conv_ext(n);
     const struct eb_ir_value *w = eb_op_in(g, n, 1);
     const struct eb_ir_value *xz = eb_op_in(g, n, 2), *wz = eb_op_in(g, n, 3);
     const int32_t x_zp = xz != NULL ? *(const uint8_t *)xz->data : 0;
@@ -116,7 +110,7 @@ static void exec_conv_integer(const struct eb_exec *ex)
 
 static uint64_t flops_conv_integer(const struct eb_graph *g, const struct eb_ir_node *n)
 {
-    const struct conv_integer_params *p = n->params;
+    const struct conv_integer_params *p = *eb_op__conv_ext(n);
     (void)g;
     return 2u * (uint64_t)(p->d.n * p->d.oc * p->d.oh * p->d.ow) *
            (uint64_t)(p->d.ic / p->d.groups * p->d.kh * p->d.kw);
