@@ -12,7 +12,12 @@
  *   runs, read VmHWM; peak = VmHWM - VmRSS before. The instance is destroyed and malloc_trim(0)
  *   called before the next one is measured; the input buffer is allocated before the reset.
  *
+ * With --profile N, each row also loads the native engine once more with its per-operator
+ * profile on (after the timed instances, so that the timer calls do not touch the table) and
+ * prints, to stderr, the time per op type and the N slowest nodes.
+ *
  * Usage: bench_engine [--runs N] [--models LIST] [--threads LIST] [--qdq float|int8|both]
+ *                     [--profile N]
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -60,6 +65,7 @@ struct opts {
     int threads[MAX_THREAD];
     int n_threads;
     int qdq_float, qdq_int8;
+    int profile_top;  /* 0 = no profile */
     char models[256]; /* comma list; "" = all */
     char data_dir[1024];
 };
@@ -114,15 +120,81 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Per-node profile of the timed runs to stderr: time per op type, then the `top` slowest. */
+static void print_profile(const char *label, int threads, const struct eb_backend_profile *pr,
+                          int top)
+{
+    struct agg {
+        char key[64];
+        double ms, flops;
+        int nodes;
+    } types[64];
+    size_t n_types = 0;
+    double sum = 0.0;
+    const double runs = pr->runs > 0 ? (double)pr->runs : 1.0;
+    for (size_t i = 0; i < pr->n_nodes; i++) {
+        const struct eb_backend_prof_node *nd = &pr->nodes[i];
+        char key[64];
+        snprintf(key, sizeof(key), "%s%s%s", nd->op, nd->fused[0] ? "+" : "", nd->fused);
+        size_t t = 0;
+        while (t < n_types && strcmp(types[t].key, key) != 0)
+            t++;
+        if (t == n_types && n_types < sizeof(types) / sizeof(types[0])) {
+            snprintf(types[t].key, sizeof(types[t].key), "%s", key);
+            types[t].ms = types[t].flops = 0.0;
+            types[t].nodes = 0;
+            n_types++;
+        }
+        if (t < n_types) {
+            types[t].ms += nd->total_ms / runs;
+            types[t].flops += (double)nd->flops;
+            types[t].nodes++;
+        }
+        sum += nd->total_ms / runs;
+    }
+    fprintf(stderr,
+            "\n### native profile: %s, %d threads (%.2f ms/run in nodes, %.2f ms/run measured)"
+            "\n\n| op (fused) | nodes | ms/run | %% | GFLOP/s |\n|---|---:|---:|---:|---:|\n",
+            label, threads, sum, pr->run_total_ms / runs);
+    for (size_t a = 0; a < n_types; a++) /* by time, descending */
+        for (size_t b = a + 1; b < n_types; b++)
+            if (types[b].ms > types[a].ms) {
+                struct agg tmp = types[a];
+                types[a] = types[b];
+                types[b] = tmp;
+            }
+    for (size_t a = 0; a < n_types; a++)
+        fprintf(stderr, "| %s | %d | %.3f | %.1f | %.1f |\n", types[a].key, types[a].nodes,
+                types[a].ms, sum > 0 ? 100.0 * types[a].ms / sum : 0.0,
+                types[a].ms > 0 ? types[a].flops / types[a].ms / 1e6 : 0.0);
+    fprintf(stderr, "\n| node | op (fused) | ms/run | %% | GFLOP/s |\n|---|---|---:|---:|---:|\n");
+    int *done = calloc(pr->n_nodes ? pr->n_nodes : 1, sizeof(int));
+    for (int r = 0; done != NULL && r < top && (size_t)r < pr->n_nodes; r++) {
+        size_t best = pr->n_nodes;
+        for (size_t i = 0; i < pr->n_nodes; i++)
+            if (!done[i] &&
+                (best == pr->n_nodes || pr->nodes[i].total_ms > pr->nodes[best].total_ms))
+                best = i;
+        done[best] = 1;
+        const struct eb_backend_prof_node *nd = &pr->nodes[best];
+        const double ms = nd->total_ms / runs;
+        fprintf(stderr, "| %s | %s%s%s | %.3f | %.1f | %.1f |\n", nd->name, nd->op,
+                nd->fused[0] ? "+" : "", nd->fused, ms, sum > 0 ? 100.0 * ms / sum : 0.0,
+                ms > 0 ? (double)nd->flops / ms / 1e6 : 0.0);
+    }
+    free(done);
+}
+
 static void measure_backend(const char *backend, const struct eb_model_spec *spec, int threads,
                             int qdq, int runs, const struct eb_tensor *in, double *ms,
-                            struct measure *m)
+                            struct measure *m, int profile_top, const char *label)
 {
     struct eb_backend_config cfg = {.device = EB_DEVICE_CPU,
                                     .threads = threads,
                                     .qdq = qdq,
                                     .kernels = NULL,
                                     .passes = 0,
+                                    .profile = profile_top > 0,
                                     .gpu_mem_limit_gb = 8.0};
     struct eb_backend *be = NULL;
     struct eb_model_info info;
@@ -163,6 +235,14 @@ static void measure_backend(const char *backend, const struct eb_model_spec *spe
             goto fail;
         if (r >= WARMUP)
             ms[r - WARMUP] = (double)(eb_clock_ns() - t0) / 1e6;
+        if (profile_top > 0 && r == WARMUP - 1)
+            eb_backend_profile_reset(be);
+    }
+    if (profile_top > 0) {
+        struct eb_backend_profile pr;
+        if (eb_backend_profile_get(be, &pr, &diag) != EB_OK)
+            goto fail;
+        print_profile(label, threads, &pr, profile_top);
     }
     hwm = proc_status_kb("VmHWM");
     if (hwm_ok && rss0 >= 0 && hwm >= 0)
@@ -225,7 +305,7 @@ static int model_selected(const struct opts *o, const char *name)
 static void usage(FILE *fp)
 {
     fprintf(fp, "usage: bench_engine [--runs N] [--models LIST] [--threads LIST] "
-                "[--qdq float|int8|both]\nmodels:");
+                "[--qdq float|int8|both] [--profile N]\nmodels:");
     for (size_t i = 0; i < N_MODELS; i++)
         fprintf(fp, " %s", k_models[i].name);
     fprintf(fp, "\n");
@@ -257,6 +337,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             snprintf(o->models, sizeof(o->models), "%s", v);
         } else if (!strcmp(a, "--threads")) {
             if (!parse_threads(v, o))
+                return 0;
+        } else if (!strcmp(a, "--profile")) {
+            if (!parse_int(v, 1, 1000, &o->profile_top))
                 return 0;
         } else if (!strcmp(a, "--qdq")) {
             o->qdq_float = !strcmp(v, "float") || !strcmp(v, "both");
@@ -387,10 +470,10 @@ int main(int argc, char **argv)
             .dtype = EB_DTYPE_F32, .rank = 4, .shape = {1, 3, 320, 320}, .data = input};
         if (eb_model_synth(&so, &b, &len, &d) == EB_OK) {
             struct eb_model_spec spec = {.path = "embedded:prime", .bytes = b, .n_bytes = len};
-            measure_backend("ort", &spec, 1, 0, 1, &in, ms, &m);
+            measure_backend("ort", &spec, 1, 0, 1, &in, ms, &m, 0, NULL);
             if (!m.ok)
                 printf("note: ONNX Runtime priming failed: %s\n\n", m.why);
-            measure_backend("native", &spec, 1, 0, 1, &in, ms, &m);
+            measure_backend("native", &spec, 1, 0, 1, &in, ms, &m, 0, NULL);
         }
         free(b);
     }
@@ -443,11 +526,18 @@ int main(int argc, char **argv)
                 snprintf(label, sizeof(label), "%s", md->name);
             for (int ti = 0; ti < o.n_threads; ti++) {
                 struct measure nat, ort;
-                measure_backend("native", &spec, o.threads[ti], q, o.runs, &in, ms, &nat);
-                measure_backend("ort", &spec, o.threads[ti], 0, o.runs, &in, ms, &ort);
+                measure_backend("native", &spec, o.threads[ti], q, o.runs, &in, ms, &nat, 0, NULL);
+                measure_backend("ort", &spec, o.threads[ti], 0, o.runs, &in, ms, &ort, 0, NULL);
                 print_row(label, o.threads[ti], &nat, &ort, &t,
                           strcmp(md->name, "yolo11n-640") == 0);
                 fflush(stdout);
+                if (o.profile_top > 0) {
+                    struct measure prof;
+                    measure_backend("native", &spec, o.threads[ti], q, o.runs, &in, ms, &prof,
+                                    o.profile_top, label);
+                    if (!prof.ok)
+                        fprintf(stderr, "\nprofile of %s failed: %s\n", label, prof.why);
+                }
             }
         }
         free(bytes);

@@ -1,16 +1,25 @@
 /*
- * Fast float convolution (fast.h) on the packed SGEMM (gemm.c):
+ * Fast float convolution (fast.h) on the SGEMM micro-kernels (gemm.c):
  *
- *   per image and group: C[M = OC/g, N = OH*OW] = A[M, K = IC/g*KH*KW] · B[K, N]
+ *   per image and group: C[M = OC/g, N] = A[M, K = IC/g*KH*KW] · B[K, N]
  *
- * A (weights) is packed into MR-row panels at prepare. B is never materialised: each task packs
- * the KC x NC block it needs straight from the NCHW input (implicit im2col, zeros for padding;
- * a 1x1 stride-1 unpadded conv copies input rows) into its worker's scratch, then the
- * macro-kernel writes NCHW output rows with the epilogue applied per tile.
+ * A (weights) is packed into MR-row panels at prepare. B is never materialised or packed: every
+ * row of B is a shifted view of the input, and the direct micro-kernels read row p at
+ * b + boff[p] (offsets computed at prepare):
  *
- * Blocking: KC <= 320 (a 6x16 kernel's B micro-panel, KC x NR, stays in L1), MC <= 288 rows
- * (the A block stays in L2), NC <= 256 columns, shrunk until there are enough tasks
- * (image x group x M block x N block) for every worker to get several.
+ *  - 1x1, stride 1, no padding ("pointwise"): B row (c) is input plane c itself, N = OH*OW, and
+ *    the output tiles are written straight into y (a partial last tile is packed).
+ *  - anything else: each image's input is first copied, channel by channel in parallel, into a
+ *    padded buffer split into stride phases: plane (c, py, px)[i][j] = xpad[c][i*sh + py]
+ *    [j*sw + px], Hph x Wph with Wph = OW + (KW-1)*dw/sw. Tap (ky, kx) of channel c then reads
+ *    plane (c, ky*dh % sh, kx*dw % sw) shifted by (ky*dh/sh) rows and (kx*dw/sw) columns, so
+ *    over an "extended" output grid of OH x Wph columns every B row is contiguous. The
+ *    (Wph - OW) extra columns per output row are computed and dropped: the task accumulates its
+ *    MC x NC block in a per-worker buffer and the epilogue copies the valid columns into y.
+ *
+ * Blocking: KC <= 320 (K split evenly), MC <= 288 rows (the A block stays in L2), NC columns
+ * and then MC shrunk until there are enough tasks (group x M block x N block) for every worker
+ * to get several.
  *
  * Depthwise convs (groups == IC == OC) run a direct per-channel kernel instead (the GEMM would
  * be 1 x 9 x N), one task per channel, with the tile epilogue on the finished plane.
@@ -20,25 +29,29 @@
 #include "engine/cpu/fast.h"
 #include "engine/cpu/gemm.h"
 
-#define CONV_KC_MAX 320
-#define CONV_MC_MAX 288
-#define CONV_NC_MAX 256
+#define CONV_KC_MAX   320
+#define CONV_MC_MAX   288
+#define CONV_NC_MAX   256
+#define CONV_CBUF_MAX (48 * 1024) /* floats of a task's C block (extended grid) */
 
-enum conv_kind { CONV_GEMM, CONV_DEPTHWISE };
+enum conv_kind { CONV_POINTWISE, CONV_PADDED, CONV_DEPTHWISE };
 
 struct eb_conv2d_f32_plan {
     struct eb_conv2d_desc d;
     struct eb_sgemm_ukernel uk;
     enum conv_kind kind;
-    int pointwise;        /* 1x1, stride 1, no padding: B rows are input rows */
-    int64_t m, k, n;      /* per group: OC/g, IC/g*KH*KW, OH*OW */
-    int64_t kc, mc, nc;   /* block sizes (kc: K split evenly; mc multiple of MR) */
+    int64_t m, k, n;      /* per group: OC/g, IC/g*KH*KW, columns (OH*OW, or OH*Wph: padded) */
+    int64_t kc, mc, nc;   /* block sizes (kc: K split evenly; mc multiple of MR, nc of NR) */
     int64_t kb, mb, nb;   /* blocks per dimension */
     int64_t m_panels;     /* MR panels per group */
+    int64_t hph, wph;     /* padded: phase plane rows and columns */
+    int64_t chan_stride;  /* floats per input channel in B's source (plane or sh*sw phases) */
+    int32_t *boff;        /* [K] offset of B row k from the group's first channel */
     float *a;             /* [groups][m_panels][K][MR] (GEMM) or [OC][KH*KW] (depthwise) */
     float *bias;          /* [OC] */
     int n_workers;        /* scratch was sized for this many */
-    size_t worker_floats; /* per-worker scratch slice */
+    size_t shared_floats; /* padded: the phase buffer of one image, slack included */
+    size_t worker_floats; /* per-worker scratch slice: tail panel or C block */
 };
 
 static void *arena_alloc64(struct eb_ir_arena *arena, size_t bytes)
@@ -47,6 +60,46 @@ static void *arena_alloc64(struct eb_ir_arena *arena, size_t bytes)
     if (p == NULL)
         return NULL;
     return p + ((64u - ((uintptr_t)p & 63u)) & 63u);
+}
+
+/* Padded geometry and the B row offsets; 0 when an offset does not fit in int32. */
+static int plan_offsets(struct eb_conv2d_f32_plan *p, struct eb_ir_arena *arena, int *nomem)
+{
+    const struct eb_conv2d_desc *d = &p->d;
+    const int64_t taps = d->kh * d->kw;
+    const int64_t sh = d->stride_h, sw = d->stride_w;
+    if (p->kind == CONV_POINTWISE) {
+        p->hph = d->ih;
+        p->wph = d->iw;
+        p->chan_stride = d->ih * d->iw;
+    } else {
+        p->hph = d->oh + (d->kh - 1) * d->dil_h / sh;
+        p->wph = d->ow + (d->kw - 1) * d->dil_w / sw;
+        p->chan_stride = sh * sw * p->hph * p->wph;
+    }
+    const int64_t slack = p->uk.nr + p->wph;
+    if (d->ic * p->chan_stride + slack > INT32_MAX)
+        return 0;
+    if ((p->boff = arena_alloc64(arena, (size_t)p->k * sizeof(int32_t))) == NULL) {
+        *nomem = 1;
+        return 0;
+    }
+    const int64_t pp = p->hph * p->wph;
+    for (int64_t k = 0; k < p->k; k++) {
+        const int64_t c = k / taps, ky = k % taps / d->kw, kx = k % d->kw;
+        int64_t off = c * p->chan_stride;
+        if (p->kind == CONV_PADDED) {
+            const int64_t yy = ky * d->dil_h, xx = kx * d->dil_w;
+            off += (yy % sh * sw + xx % sw) * pp + yy / sh * p->wph + xx / sw;
+        }
+        p->boff[k] = (int32_t)off;
+    }
+    p->shared_floats =
+        p->kind == CONV_PADDED
+            ? eb_cpu_align64((size_t)(d->ic * p->chan_stride + slack) * sizeof(float)) /
+                  sizeof(float)
+            : 0;
+    return 1;
 }
 
 enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const float *w,
@@ -59,18 +112,18 @@ enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const f
     *plan_out = NULL;
     *scratch_bytes_out = 0;
     *packed_bytes_out = 0;
-    if (!eb_cpu__sgemm_select(isa, &uk) || d->n < 1 || d->oh < 1 || d->ow < 1)
+    if (!eb_cpu__sgemm_select(isa, &uk) || uk.direct == NULL || d->n < 1 || d->oh < 1 || d->ow < 1)
         return EB_OK;
     struct eb_conv2d_f32_plan *p = eb_ir_arena_alloc(arena, sizeof(*p));
     if (p == NULL)
         return EB_ERR_NOMEM;
+    memset(p, 0, sizeof(*p));
     const int workers = n_workers < 1 ? 1 : n_workers;
     p->d = *d;
     p->uk = uk;
     p->n_workers = workers;
     p->m = d->oc / d->groups;
     p->k = d->ic / d->groups * d->kh * d->kw;
-    p->n = d->oh * d->ow;
     p->bias = arena_alloc64(arena, (size_t)d->oc * sizeof(float));
     if (p->bias == NULL)
         return EB_ERR_NOMEM;
@@ -87,22 +140,37 @@ enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const f
         *packed_bytes_out = packed + wb;
         return EB_OK;
     }
-    p->kind = CONV_GEMM;
-    p->pointwise = d->kh == 1 && d->kw == 1 && d->stride_h == 1 && d->stride_w == 1 &&
-                   d->pad_t == 0 && d->pad_l == 0 && d->oh == d->ih && d->ow == d->iw;
+    const int pointwise = d->kh == 1 && d->kw == 1 && d->stride_h == 1 && d->stride_w == 1 &&
+                          d->pad_t == 0 && d->pad_l == 0 && d->oh == d->ih && d->ow == d->iw;
+    p->kind = pointwise ? CONV_POINTWISE : CONV_PADDED;
+    int nomem = 0;
+    if (!plan_offsets(p, arena, &nomem))
+        return nomem ? EB_ERR_NOMEM : EB_OK; /* offsets past int32: the reference runs */
+    p->n = pointwise ? d->oh * d->ow : d->oh * p->wph;
     p->kb = (p->k + CONV_KC_MAX - 1) / CONV_KC_MAX;
     p->kc = (p->k + p->kb - 1) / p->kb;
     p->m_panels = (p->m + uk.mr - 1) / uk.mr;
     p->mb = (p->m + CONV_MC_MAX - 1) / CONV_MC_MAX;
     p->mc = eb_cpu_round_up((p->m + p->mb - 1) / p->mb, uk.mr);
     p->mb = (p->m + p->mc - 1) / p->mc;
-    p->nc = eb_cpu_round_up(p->n, uk.nr) < CONV_NC_MAX ? eb_cpu_round_up(p->n, uk.nr) : CONV_NC_MAX;
+    int64_t nc_max = CONV_NC_MAX;
+    if (!pointwise) {
+        const int64_t fit = CONV_CBUF_MAX / p->mc / uk.nr * uk.nr;
+        nc_max = fit < uk.nr ? uk.nr : fit < nc_max ? fit : nc_max;
+    }
+    p->nc = eb_cpu_round_up(p->n, uk.nr) < nc_max ? eb_cpu_round_up(p->n, uk.nr) : nc_max;
     /* Enough tasks for dynamic balancing: ~4 per worker, NC no smaller than 2 NR. */
     for (;;) {
         p->nb = (p->n + p->nc - 1) / p->nc;
-        if (d->n * d->groups * p->mb * p->nb >= 4 * workers || p->nc <= 2 * uk.nr)
+        if (d->groups * p->mb * p->nb >= 4 * workers || p->nc <= 2 * uk.nr)
             break;
         p->nc = eb_cpu_round_up(p->nc / 2, uk.nr);
+    }
+    /* Few columns (deep layers): split M as well; B is read in place, so an M block more costs
+     * no packing, only a sweep of its columns. */
+    while (d->groups * p->mb * p->nb < 4 * workers && p->mc > 4 * uk.mr) {
+        p->mc = eb_cpu_round_up((p->mc + 1) / 2, uk.mr);
+        p->mb = (p->m + p->mc - 1) / p->mc;
     }
     /* Packed weights: per group, panels of MR rows (zero rows past M), k-major. */
     const size_t ab = (size_t)(d->groups * p->m_panels * p->k * uk.mr) * sizeof(float);
@@ -111,12 +179,12 @@ enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const f
     for (int64_t g = 0; g < d->groups; g++)
         eb_cpu__pack_a(uk.mr, p->m, p->k, w + g * p->m * p->k, p->k,
                        p->a + g * p->m_panels * p->k * uk.mr);
-    /* Scratch per worker: the B block (KC x NC, NR-padded). */
-    const int64_t ncp = eb_cpu_round_up(p->nc, uk.nr);
-    p->worker_floats = eb_cpu_align64((size_t)(p->kc * ncp) * sizeof(float)) / sizeof(float);
+    /* Per worker: the packed tail panel (pointwise) or the C block (padded). */
+    const size_t wf = pointwise ? (size_t)(p->kc * uk.nr) : (size_t)(p->mc * p->nc);
+    p->worker_floats = eb_cpu_align64(wf * sizeof(float)) / sizeof(float);
     *plan_out = p;
-    *scratch_bytes_out = (size_t)workers * p->worker_floats * sizeof(float);
-    *packed_bytes_out = packed + ab;
+    *scratch_bytes_out = (p->shared_floats + (size_t)workers * p->worker_floats) * sizeof(float);
+    *packed_bytes_out = packed + ab + (size_t)p->k * sizeof(int32_t);
     return EB_OK;
 }
 
@@ -125,151 +193,132 @@ enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const f
 struct conv_ctx {
     const struct eb_conv2d_f32_plan *p;
     const struct eb_epilogue *epi;
-    const float *in, *res;
-    float *y, *scratch;
+    const float *in, *res; /* this image */
+    float *y;              /* this image */
+    float *shared;         /* padded: the phase buffer */
+    float *workers;        /* per-worker slices */
 };
 
-/*
- * Writes `n` consecutive B columns starting at column j of row kk (values from `src`, or zeros
- * when src is NULL) into the NR panels, splitting the run at panel boundaries.
- */
-static inline void put_run(int nr, int64_t kc, float *dst_k, int64_t j, const float *src, int64_t n)
-{
-    while (n > 0) {
-        const int64_t off = j % nr, m = nr - off < n ? nr - off : n;
-        float *dst = dst_k + (j / nr) * kc * nr + off;
-        /* Plain loops: runs are short (<= NR floats), a libc call costs more than the copy. */
-        if (src != NULL) {
-            if (m == 16) {
-                memcpy(dst, src, 16 * sizeof(float)); /* constant size: inlined */
-            } else if (m == 8) {
-                memcpy(dst, src, 8 * sizeof(float));
-            } else {
-                for (int64_t t = 0; t < m; t++)
-                    dst[t] = src[t];
-            }
-            src += m;
-        } else {
-            for (int64_t t = 0; t < m; t++)
-                dst[t] = 0.0f;
-        }
-        j += m;
-        n -= m;
-    }
-}
-
-/*
- * Implicit im2col straight into the NR panels: B rows k0 .. k0+kc (channel, tap) for output
- * pixels [p0, p0 + len), walked as runs along output rows. With stride 1 a run reads one input
- * row: zeros for the left padding, one contiguous copy, zeros for the right padding (split at
- * panel boundaries only). Strided runs gather. Columns past len in the last panel are zero.
- */
-static void pack_b_conv(const struct eb_conv2d_f32_plan *p, const float *xin, int64_t k0,
-                        int64_t kc, int64_t p0, int64_t len, float *bbuf)
-{
-    const struct eb_conv2d_desc *d = &p->d;
-    const int nr = p->uk.nr;
-    const int64_t taps = d->kh * d->kw, iplane = d->ih * d->iw, sw = d->stride_w;
-    const int64_t padded = (len + nr - 1) / nr * nr;
-    float gather[CONV_NC_MAX];
-    for (int64_t kk = 0; kk < kc; kk++) {
-        const int64_t k = k0 + kk, tap = k % taps, kh = tap / d->kw, kw = tap % d->kw;
-        const float *xc = xin + (k / taps) * iplane;
-        const int64_t dh = kh * d->dil_h - d->pad_t, dw = kw * d->dil_w - d->pad_l;
-        float *dst_k = bbuf + kk * nr;
-        int64_t q = p0, oh = p0 / d->ow, ow = p0 % d->ow;
-        const int64_t end = p0 + len;
-        while (q < end) {
-            const int64_t run = d->ow - ow < end - q ? d->ow - ow : end - q;
-            const int64_t j = q - p0, ih = oh * d->stride_h + dh;
-            if (ih < 0 || ih >= d->ih) {
-                put_run(nr, kc, dst_k, j, NULL, run);
-            } else {
-                const float *xr = xc + ih * d->iw;
-                /* output columns ow .. ow+run read input columns iw0 + t*sw */
-                const int64_t iw0 = ow * sw + dw;
-                int64_t lo = iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw;
-                int64_t hi = iw0 >= d->iw ? 0 : (d->iw - iw0 + sw - 1) / sw;
-                lo = lo < run ? lo : run;
-                hi = hi < run ? hi : run;
-                hi = hi < lo ? lo : hi;
-                if (lo > 0)
-                    put_run(nr, kc, dst_k, j, NULL, lo);
-                if (hi > lo) {
-                    if (sw == 1) {
-                        put_run(nr, kc, dst_k, j + lo, xr + iw0 + lo, hi - lo);
-                    } else {
-                        for (int64_t t = lo; t < hi; t++)
-                            gather[t - lo] = xr[iw0 + t * sw];
-                        put_run(nr, kc, dst_k, j + lo, gather, hi - lo);
-                    }
-                }
-                if (run > hi)
-                    put_run(nr, kc, dst_k, j + hi, NULL, run - hi);
-            }
-            q += run;
-            ow = 0;
-            oh++;
-        }
-        if (padded > len)
-            put_run(nr, kc, dst_k, len, NULL, padded - len);
-    }
-}
-
-/* Scatters one B row of `len` columns into the NR panels (row kk of kc), zero-padding the tail. */
-static void scatter_row(int nr, int64_t kc, int64_t kk, const float *src, int64_t len, float *bbuf)
-{
-    float *dst = bbuf + kk * nr;
-    int64_t j = 0;
-    const size_t step = (size_t)(kc * nr);
-    if (nr == 16) {
-        for (; j + 16 <= len; j += 16, dst += step)
-            memcpy(dst, src + j, 16 * sizeof(float));
-    } else if (nr == 32) {
-        for (; j + 32 <= len; j += 32, dst += step)
-            memcpy(dst, src + j, 32 * sizeof(float));
-    } else if (nr == 8) {
-        for (; j + 8 <= len; j += 8, dst += step)
-            memcpy(dst, src + j, 8 * sizeof(float));
-    }
-    for (; j < len; j += nr, dst += step) {
-        const int64_t w = len - j < nr ? len - j : nr;
-        memcpy(dst, src + j, (size_t)w * sizeof(float));
-        for (int64_t t = w; t < nr; t++)
-            dst[t] = 0.0f;
-    }
-}
-
-static void gemm_task(void *vctx, size_t task, int worker)
+/* Padded: fills the sh*sw phase planes of input channel `task` (zeros outside the input). */
+static void pad_task(void *vctx, size_t task, int worker)
 {
     const struct conv_ctx *c = vctx;
     const struct eb_conv2d_f32_plan *p = c->p;
     const struct eb_conv2d_desc *d = &p->d;
+    const int64_t ch = (int64_t)task, sh = d->stride_h, sw = d->stride_w;
+    const float *x = c->in + ch * d->ih * d->iw;
+    float *dst = c->shared + ch * p->chan_stride;
+    (void)worker;
+    for (int64_t py = 0; py < sh; py++) {
+        for (int64_t px = 0; px < sw; px++) {
+            /* columns j of this phase read input column j*sw + px - pad_l: [jlo, jhi) inside */
+            const int64_t x0 = px - d->pad_l;
+            int64_t jlo = x0 >= 0 ? 0 : (-x0 + sw - 1) / sw;
+            int64_t jhi = x0 >= d->iw ? 0 : (d->iw - x0 + sw - 1) / sw;
+            jlo = jlo < p->wph ? jlo : p->wph;
+            jhi = jhi < p->wph ? jhi : p->wph;
+            jhi = jhi < jlo ? jlo : jhi;
+            for (int64_t i = 0; i < p->hph; i++, dst += p->wph) {
+                const int64_t iy = i * sh + py - d->pad_t;
+                if (iy < 0 || iy >= d->ih) {
+                    memset(dst, 0, (size_t)p->wph * sizeof(float));
+                    continue;
+                }
+                const float *xr = x + iy * d->iw + x0;
+                memset(dst, 0, (size_t)jlo * sizeof(float));
+                if (sw == 1) {
+                    memcpy(dst + jlo, xr + jlo, (size_t)(jhi - jlo) * sizeof(float));
+                } else {
+                    for (int64_t j = jlo; j < jhi; j++)
+                        dst[j] = xr[j * sw];
+                }
+                memset(dst + jhi, 0, (size_t)(p->wph - jhi) * sizeof(float));
+            }
+        }
+    }
+    if (ch == d->ic - 1) /* the slack that the last tiles read past the planes */
+        memset(c->shared + d->ic * p->chan_stride, 0,
+               (p->shared_floats - (size_t)(d->ic * p->chan_stride)) * sizeof(float));
+}
+
+/* Task index -> group, M block, N block (row/column ranges). */
+struct task_range {
+    int64_t g, m0, mlen, q0, nlen;
+};
+
+static struct task_range task_range(const struct eb_conv2d_f32_plan *p, size_t task)
+{
+    struct task_range r;
     int64_t t = (int64_t)task;
     const int64_t nb = t % p->nb;
     t /= p->nb;
     const int64_t mb = t % p->mb;
-    t /= p->mb;
-    const int64_t g = t % d->groups, img = t / d->groups;
-    const int64_t m0 = mb * p->mc, mlen = p->m - m0 < p->mc ? p->m - m0 : p->mc;
-    const int64_t p0 = nb * p->nc, nlen = p->n - p0 < p->nc ? p->n - p0 : p->nc;
-    const int64_t icg = d->ic / d->groups, iplane = d->ih * d->iw;
+    r.g = t / p->mb;
+    r.m0 = mb * p->mc;
+    r.mlen = p->m - r.m0 < p->mc ? p->m - r.m0 : p->mc;
+    r.q0 = nb * p->nc;
+    r.nlen = p->n - r.q0 < p->nc ? p->n - r.q0 : p->nc;
+    return r;
+}
+
+static void pointwise_task(void *vctx, size_t task, int worker)
+{
+    const struct conv_ctx *c = vctx;
+    const struct eb_conv2d_f32_plan *p = c->p;
+    const struct task_range r = task_range(p, task);
     const int nr = p->uk.nr, mr = p->uk.mr;
-    float *bbuf = c->scratch + (size_t)worker * p->worker_floats;
-    const float *xin = c->in + (img * d->ic + g * icg) * iplane;
-    const size_t yoff = (size_t)((img * d->oc + g * p->m + m0) * p->n + p0);
-    const float *apanels = p->a + (g * p->m_panels + m0 / mr) * p->k * mr;
+    const int64_t icg = p->d.ic / p->d.groups;
+    const float *xg = c->in + r.g * icg * p->chan_stride;
+    const size_t yoff = (size_t)((r.g * p->m + r.m0) * p->n + r.q0);
+    const float *apanels = p->a + (r.g * p->m_panels + r.m0 / mr) * p->k * mr;
+    const int64_t full = r.nlen / nr * nr, tw = r.nlen - full;
+    float *tail = tw > 0 ? c->workers + (size_t)worker * p->worker_floats : NULL;
     for (int64_t kb = 0; kb < p->kb; kb++) {
         const int64_t k0 = kb * p->kc, kc = p->k - k0 < p->kc ? p->k - k0 : p->kc;
-        if (p->pointwise)
-            for (int64_t kk = 0; kk < kc; kk++)
-                scatter_row(nr, kc, kk, xin + (k0 + kk) * iplane + p0, nlen, bbuf);
-        else
-            pack_b_conv(p, xin, k0, kc, p0, nlen, bbuf);
+        if (tail != NULL)
+            for (int64_t kk = 0; kk < kc; kk++) {
+                float *t = tail + kk * nr;
+                memcpy(t, xg + (k0 + kk) * p->chan_stride + r.q0 + full,
+                       (size_t)tw * sizeof(float));
+                memset(t + tw, 0, (size_t)(nr - tw) * sizeof(float));
+            }
         const int last = kb == p->kb - 1;
-        eb_cpu__sgemm_block(&p->uk, mlen, nlen, kc, apanels + k0 * mr, p->k * mr, bbuf, c->y + yoff,
-                            p->n, kb > 0, last ? c->epi : NULL, p->bias + g * p->m + m0,
-                            c->res != NULL ? c->res + yoff : NULL);
+        eb_cpu__sgemm_block_direct(&p->uk, r.mlen, r.nlen, kc, apanels + k0 * mr, p->k * mr,
+                                   xg + r.q0, p->boff + k0, tail, c->y + yoff, p->n, kb > 0,
+                                   last ? c->epi : NULL, p->bias + r.g * p->m + r.m0,
+                                   c->res != NULL ? c->res + yoff : NULL);
+    }
+}
+
+static void padded_task(void *vctx, size_t task, int worker)
+{
+    const struct conv_ctx *c = vctx;
+    const struct eb_conv2d_f32_plan *p = c->p;
+    const struct eb_conv2d_desc *d = &p->d;
+    const struct task_range r = task_range(p, task);
+    const int mr = p->uk.mr;
+    const int64_t icg = d->ic / d->groups, plane = d->oh * d->ow;
+    const float *bg = c->shared + r.g * icg * p->chan_stride + r.q0;
+    const float *apanels = p->a + (r.g * p->m_panels + r.m0 / mr) * p->k * mr;
+    float *cbuf = c->workers + (size_t)worker * p->worker_floats;
+    for (int64_t kb = 0; kb < p->kb; kb++) {
+        const int64_t k0 = kb * p->kc, kc = p->k - k0 < p->kc ? p->k - k0 : p->kc;
+        eb_cpu__sgemm_block_direct(&p->uk, r.mlen, r.nlen, kc, apanels + k0 * mr, p->k * mr, bg,
+                                   p->boff + k0, NULL, cbuf, p->nc, kb > 0, NULL, NULL, NULL);
+    }
+    /* The valid columns of each output row in the block, through the epilogue into y. */
+    const size_t ch0 = (size_t)((r.g * p->m + r.m0) * plane);
+    const float *bias = p->bias + r.g * p->m + r.m0;
+    for (int64_t q = r.q0, end = r.q0 + r.nlen; q < end;) {
+        const int64_t oy = q / p->wph, ox = q % p->wph;
+        const int64_t run = p->wph - ox < end - q ? p->wph - ox : end - q;
+        const int64_t valid = ox < d->ow ? (d->ow - ox < run ? d->ow - ox : run) : 0;
+        if (valid > 0) {
+            const size_t yo = ch0 + (size_t)(oy * d->ow + ox);
+            p->uk.epilogue(c->epi, bias, r.mlen, valid, cbuf + (q - r.q0), p->nc, c->y + yo, plane,
+                           c->res != NULL ? c->res + yo : NULL, plane);
+        }
+        q += run;
     }
 }
 
@@ -287,8 +336,8 @@ static void depthwise_task(void *vctx, size_t task, int worker)
      * in L1; what it lacks is threads and the fused epilogue. */
     eb_cpu_conv2d_f32__ref(&one, c->in + (img * p->d.ic + ch) * p->d.ih * p->d.iw,
                            p->a + ch * p->d.kh * p->d.kw, p->bias + ch, c->y + off);
-    p->uk.epilogue(c->epi, NULL, 1, plane, c->y + off, plane, c->res != NULL ? c->res + off : NULL,
-                   plane);
+    p->uk.epilogue(c->epi, NULL, 1, plane, c->y + off, plane, c->y + off, plane,
+                   c->res != NULL ? c->res + off : NULL, plane);
 }
 
 void eb_cpu_conv2d_f32_run(const struct eb_conv2d_f32_plan *plan, const struct eb_epilogue *epi,
@@ -296,15 +345,34 @@ void eb_cpu_conv2d_f32_run(const struct eb_conv2d_f32_plan *plan, const struct e
                            float *y)
 {
     static const struct eb_epilogue none = {.act = EB_ACT_NONE};
-    struct conv_ctx c = {.p = plan, .epi = epi != NULL ? epi : &none, .in = in, .y = y};
-    c.res = c.epi->residual ? residual : NULL;
-    c.scratch = x->scratch;
+    const struct eb_conv2d_desc *d = &plan->d;
+    struct conv_ctx c = {.p = plan, .epi = epi != NULL ? epi : &none};
+    const float *res = c.epi->residual ? residual : NULL;
+    const size_t in_img = (size_t)(d->ic * d->ih * d->iw),
+                 out_img = (size_t)(d->oc * d->oh * d->ow);
     if (plan->kind == CONV_DEPTHWISE) {
-        eb_threadpool_run(x->pool, (size_t)(plan->d.n * plan->d.oc), depthwise_task, &c);
+        c.in = in;
+        c.y = y;
+        c.res = res;
+        eb_threadpool_run(x->pool, (size_t)(d->n * d->oc), depthwise_task, &c);
         return;
     }
     EB_ASSERT(x->n_workers <= plan->n_workers &&
-              x->scratch_bytes >= (size_t)plan->n_workers * plan->worker_floats * sizeof(float));
-    const int64_t tasks = plan->d.n * plan->d.groups * plan->mb * plan->nb;
-    eb_threadpool_run(x->pool, (size_t)tasks, gemm_task, &c);
+              x->scratch_bytes >=
+                  (plan->shared_floats + (size_t)plan->n_workers * plan->worker_floats) *
+                      sizeof(float));
+    c.shared = x->scratch;
+    c.workers = (float *)x->scratch + plan->shared_floats;
+    const size_t tasks = (size_t)(d->groups * plan->mb * plan->nb);
+    for (int64_t img = 0; img < d->n; img++) {
+        c.in = in + (size_t)img * in_img;
+        c.y = y + (size_t)img * out_img;
+        c.res = res != NULL ? res + (size_t)img * out_img : NULL;
+        if (plan->kind == CONV_POINTWISE) {
+            eb_threadpool_run(x->pool, tasks, pointwise_task, &c);
+        } else {
+            eb_threadpool_run(x->pool, (size_t)d->ic, pad_task, &c);
+            eb_threadpool_run(x->pool, tasks, padded_task, &c);
+        }
+    }
 }

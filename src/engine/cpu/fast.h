@@ -4,10 +4,11 @@
  * cpu/arm) for `isa`, and falls back to the reference kernel where it has no faster one. Every
  * kernel is tested against cpu/ref on random and edge shapes with guard bytes (tests/kernels).
  *
- * Convolution and matrix products share one packed SGEMM (cpu/gemm.c): weights are packed at
- * load time (prepare), activations are packed panel by panel into per-worker scratch at run time
- * (implicit im2col: no full im2col buffer), and the epilogue (bias, activation, residual, fake
- * quantisation) is applied to each output tile while it is in cache.
+ * Convolution and matrix products share the SGEMM micro-kernels (cpu/gemm.c): weights are packed
+ * at load time (prepare); a convolution reads its activations in place (every im2col row is a
+ * shifted view of the input, or of a padded copy split into stride phases: see conv_f32.c), a
+ * matrix product packs them panel by panel into per-worker scratch; the epilogue (bias,
+ * activation, residual, fake quantisation) is applied to each output tile while it is in cache.
  */
 #ifndef EB_ENGINE_CPU_FAST_H
 #define EB_ENGINE_CPU_FAST_H

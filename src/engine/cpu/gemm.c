@@ -24,17 +24,20 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
 #if defined(__x86_64__) || defined(_M_X64)
     case EB_CPU_ISA_AVX2:
         *uk_out = (struct eb_sgemm_ukernel){6, 16, eb_cpu_sgemm_f32_6x16__avx2,
-                                            eb_cpu_epilogue_tile_f32__avx2};
+                                            eb_cpu_epilogue_tile_f32__avx2,
+                                            eb_cpu_sgemm_f32_6x16_direct__avx2};
         return 1;
     case EB_CPU_ISA_AVX512:
         *uk_out = (struct eb_sgemm_ukernel){6, 32, eb_cpu_sgemm_f32_6x32__avx512,
-                                            eb_cpu_epilogue_tile_f32__avx512};
+                                            eb_cpu_epilogue_tile_f32__avx512,
+                                            eb_cpu_sgemm_f32_6x32_direct__avx512};
         return 1;
 #endif
 #if defined(__aarch64__)
     case EB_CPU_ISA_NEON:
         *uk_out = (struct eb_sgemm_ukernel){8, 8, eb_cpu_sgemm_f32_8x8__neon,
-                                            eb_cpu_epilogue_tile_f32__neon};
+                                            eb_cpu_epilogue_tile_f32__neon,
+                                            eb_cpu_sgemm_f32_8x8_direct__neon};
         return 1;
 #endif
     default: return 0;
@@ -42,13 +45,14 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
 }
 
 void eb_cpu__epilogue_tile_f32(const struct eb_epilogue *e, const float *bias, int64_t m, int64_t n,
-                               float *c, int64_t ldc, const float *r, int64_t ldr)
+                               const float *s, int64_t lds, float *c, int64_t ldc, const float *r,
+                               int64_t ldr)
 {
     for (int64_t i = 0; i < m; i++) {
+        const float *si = s + i * lds;
         float *ci = c + i * ldc;
-        if (bias != NULL)
-            for (int64_t j = 0; j < n; j++)
-                ci[j] += bias[i];
+        for (int64_t j = 0; j < n; j++)
+            ci[j] = si[j] + (bias != NULL ? bias[i] : 0.0f);
         eb_cpu_epilogue_f32__ref(e, (size_t)n, e->residual ? r + i * ldr : NULL, ci);
     }
 }
@@ -78,7 +82,44 @@ void eb_cpu__sgemm_block(const struct eb_sgemm_ukernel *uk, int64_t m, int64_t n
                     memcpy(ct + t * ldc, tile + t * nr, (size_t)nj * sizeof(float));
             }
             if (epi != NULL)
-                uk->epilogue(epi, bias != NULL ? bias + i : NULL, mi, nj, ct, ldc,
+                uk->epilogue(epi, bias != NULL ? bias + i : NULL, mi, nj, ct, ldc, ct, ldc,
+                             epi->residual ? r + i * ldc + j : NULL, ldc);
+        }
+    }
+}
+
+void eb_cpu__sgemm_block_direct(const struct eb_sgemm_ukernel *uk, int64_t m, int64_t n, int64_t k,
+                                const float *a, int64_t a_ps, const float *b, const int32_t *boff,
+                                const float *tail, float *c, int64_t ldc, int accumulate,
+                                const struct eb_epilogue *epi, const float *bias, const float *r)
+{
+    const int mr = uk->mr, nr = uk->nr;
+    float tile[8 * 32] __attribute__((aligned(64))); /* MR x NR at most */
+    for (int64_t j = 0; j < n; j += nr) {
+        const int64_t nj = n - j < nr ? n - j : nr;
+        const int packed = nj < nr && tail != NULL;
+        for (int64_t i = 0; i < m; i += mr) {
+            const int64_t mi = m - i < mr ? m - i : mr;
+            const float *ap = a + (i / mr) * a_ps;
+            float *ct = c + i * ldc + j;
+            float *dst = ct;
+            int64_t ldd = ldc;
+            if (mi < mr || nj < nr) {
+                if (accumulate)
+                    for (int64_t t = 0; t < mi; t++)
+                        memcpy(tile + t * nr, ct + t * ldc, (size_t)nj * sizeof(float));
+                dst = tile;
+                ldd = nr;
+            }
+            if (packed)
+                uk->gemm(k, ap, tail, dst, ldd, accumulate);
+            else
+                uk->direct(k, ap, b + j, boff, dst, ldd, accumulate);
+            if (dst == tile)
+                for (int64_t t = 0; t < mi; t++)
+                    memcpy(ct + t * ldc, tile + t * nr, (size_t)nj * sizeof(float));
+            if (epi != NULL)
+                uk->epilogue(epi, bias != NULL ? bias + i : NULL, mi, nj, ct, ldc, ct, ldc,
                              epi->residual ? r + i * ldc + j : NULL, ldc);
         }
     }

@@ -18,21 +18,30 @@
 #include "engine/cpu/cpu.h"
 #include "engine/cpu/epilogue.h"
 
-/** C[MR x NR] (+)= A panel · B panel; a and b 32-byte aligned. */
+/** C[MR x NR] (+)= A panel · B panel. */
 typedef void (*eb_sgemm_ukernel_fn)(int64_t k, const float *a, const float *b, float *c,
                                     int64_t ldc, int accumulate);
 /**
- * Epilogue on an m x n tile of C (row stride ldc): c = fq(act(c + bias[row]) + r) with r
- * (row stride ldr) read only when e->residual; bias NULL = none.
+ * C[MR x NR] (+)= A panel · B where B is not packed: row p of B is the NR floats at
+ * b + boff[p] (any alignment). A convolution's B rows are shifted views of its (padded) input.
+ */
+typedef void (*eb_sgemm_direct_fn)(int64_t k, const float *a, const float *b, const int32_t *boff,
+                                   float *c, int64_t ldc, int accumulate);
+/**
+ * Epilogue on an m x n tile: c = fq(act(s + bias[row]) + r), s (row stride lds) and c (row
+ * stride ldc) the same memory or disjoint; r (row stride ldr) read only when e->residual; bias
+ * NULL = none.
  */
 typedef void (*eb_epilogue_tile_fn)(const struct eb_epilogue *e, const float *bias, int64_t m,
-                                    int64_t n, float *c, int64_t ldc, const float *r, int64_t ldr);
+                                    int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
+                                    const float *r, int64_t ldr);
 
-/** One ISA's SGEMM: tile sizes, micro-kernel, tile epilogue. */
+/** One ISA's SGEMM: tile sizes, micro-kernels, tile epilogue. */
 struct eb_sgemm_ukernel {
     int mr, nr;
     eb_sgemm_ukernel_fn gemm;
     eb_epilogue_tile_fn epilogue;
+    eb_sgemm_direct_fn direct;
 };
 
 /** The micro-kernel for `isa`; 0 when there is none (REF, or an ISA absent from this build). */
@@ -40,7 +49,8 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out);
 
 /** The portable tile epilogue (scalar; what ISA versions are tested against). */
 void eb_cpu__epilogue_tile_f32(const struct eb_epilogue *e, const float *bias, int64_t m, int64_t n,
-                               float *c, int64_t ldc, const float *r, int64_t ldr);
+                               const float *s, int64_t lds, float *c, int64_t ldc, const float *r,
+                               int64_t ldr);
 
 /**
  * Macro-kernel: C[m x n] (+)= A block · B block, A packed as ceil(m/MR) panels of `k` rows
@@ -53,6 +63,17 @@ void eb_cpu__sgemm_block(const struct eb_sgemm_ukernel *uk, int64_t m, int64_t n
                          int accumulate, const struct eb_epilogue *epi, const float *bias,
                          const float *r);
 
+/**
+ * The same with B not packed (uk->direct): B tile column j starts at b + j, row p at
+ * b + j + boff[p]. Every tile reads NR columns, so up to NR - 1 floats past column n of each B
+ * row must be readable (their results are discarded), unless `tail` is non-NULL: then a
+ * partial last tile reads its columns from `tail`, the packed NR panel of those columns (k rows).
+ */
+void eb_cpu__sgemm_block_direct(const struct eb_sgemm_ukernel *uk, int64_t m, int64_t n, int64_t k,
+                                const float *a, int64_t a_ps, const float *b, const int32_t *boff,
+                                const float *tail, float *c, int64_t ldc, int accumulate,
+                                const struct eb_epilogue *epi, const float *bias, const float *r);
+
 /** Packs rows [0, m) x cols [0, k) of row-major a (row stride lda) into MR panels. */
 void eb_cpu__pack_a(int mr, int64_t m, int64_t k, const float *a, int64_t lda, float *dst);
 /** Packs rows [0, k) x cols [0, n) of row-major b (row stride ldb) into NR panels. */
@@ -61,19 +82,28 @@ void eb_cpu__pack_b(int nr, int64_t k, int64_t n, const float *b, int64_t ldb, f
 #if defined(__x86_64__) || defined(_M_X64)
 void eb_cpu_sgemm_f32_6x16__avx2(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
                                  int accumulate);
+void eb_cpu_sgemm_f32_6x16_direct__avx2(int64_t k, const float *a, const float *b,
+                                        const int32_t *boff, float *c, int64_t ldc, int accumulate);
 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const float *bias, int64_t m,
-                                    int64_t n, float *c, int64_t ldc, const float *r, int64_t ldr);
+                                    int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
+                                    const float *r, int64_t ldr);
 void eb_cpu_sgemm_f32_6x32__avx512(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
                                    int accumulate);
+void eb_cpu_sgemm_f32_6x32_direct__avx512(int64_t k, const float *a, const float *b,
+                                          const int32_t *boff, float *c, int64_t ldc,
+                                          int accumulate);
 void eb_cpu_epilogue_tile_f32__avx512(const struct eb_epilogue *e, const float *bias, int64_t m,
-                                      int64_t n, float *c, int64_t ldc, const float *r,
-                                      int64_t ldr);
+                                      int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
+                                      const float *r, int64_t ldr);
 #endif
 #if defined(__aarch64__)
 void eb_cpu_sgemm_f32_8x8__neon(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
                                 int accumulate);
+void eb_cpu_sgemm_f32_8x8_direct__neon(int64_t k, const float *a, const float *b,
+                                       const int32_t *boff, float *c, int64_t ldc, int accumulate);
 void eb_cpu_epilogue_tile_f32__neon(const struct eb_epilogue *e, const float *bias, int64_t m,
-                                    int64_t n, float *c, int64_t ldc, const float *r, int64_t ldr);
+                                    int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
+                                    const float *r, int64_t ldr);
 #endif
 
 #endif

@@ -7,14 +7,18 @@
 
 #include "engine/cpu/gemm.h"
 
-void eb_cpu_sgemm_f32_8x8__neon(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
-                                int accumulate)
+/* The 8x8 tile over k rows of B: packed (boff NULL: row p at b + 8p) or direct (row p at
+ * b + boff[p]); both callers below get their own copy with the branch folded away. */
+static inline __attribute__((always_inline)) void tile_8x8(int64_t k, const float *a,
+                                                           const float *b, const int32_t *boff,
+                                                           float *c, int64_t ldc, int accumulate)
 {
     float32x4_t acc[8][2];
     for (int i = 0; i < 8; i++)
         acc[i][0] = acc[i][1] = vdupq_n_f32(0.0f);
     for (int64_t p = 0; p < k; p++) {
-        const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4);
+        const float *bp = boff != NULL ? b + boff[p] : b + p * 8;
+        const float32x4_t b0 = vld1q_f32(bp), b1 = vld1q_f32(bp + 4);
         const float32x4_t a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);
         acc[0][0] = vfmaq_laneq_f32(acc[0][0], b0, a0, 0);
         acc[0][1] = vfmaq_laneq_f32(acc[0][1], b1, a0, 0);
@@ -33,7 +37,6 @@ void eb_cpu_sgemm_f32_8x8__neon(int64_t k, const float *a, const float *b, float
         acc[7][0] = vfmaq_laneq_f32(acc[7][0], b0, a1, 3);
         acc[7][1] = vfmaq_laneq_f32(acc[7][1], b1, a1, 3);
         a += 8;
-        b += 8;
     }
     for (int i = 0; i < 8; i++) {
         float *ci = c + i * ldc;
@@ -46,19 +49,31 @@ void eb_cpu_sgemm_f32_8x8__neon(int64_t k, const float *a, const float *b, float
     }
 }
 
+void eb_cpu_sgemm_f32_8x8__neon(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
+                                int accumulate)
+{
+    tile_8x8(k, a, b, NULL, c, ldc, accumulate);
+}
+
+void eb_cpu_sgemm_f32_8x8_direct__neon(int64_t k, const float *a, const float *b,
+                                       const int32_t *boff, float *c, int64_t ldc, int accumulate)
+{
+    tile_8x8(k, a, b, boff, c, ldc, accumulate);
+}
+
 void eb_cpu_epilogue_tile_f32__neon(const struct eb_epilogue *e, const float *bias, int64_t m,
-                                    int64_t n, float *c, int64_t ldc, const float *r, int64_t ldr)
+                                    int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
+                                    const float *r, int64_t ldr)
 {
     for (int64_t i = 0; i < m; i++) {
+        const float *si = s + i * lds;
         float *ci = c + i * ldc;
-        if (bias != NULL) {
-            const float32x4_t bv = vdupq_n_f32(bias[i]);
-            int64_t j = 0;
-            for (; j + 4 <= n; j += 4)
-                vst1q_f32(ci + j, vaddq_f32(vld1q_f32(ci + j), bv));
-            for (; j < n; j++)
-                ci[j] += bias[i];
-        }
+        const float32x4_t bv = vdupq_n_f32(bias != NULL ? bias[i] : 0.0f);
+        int64_t j = 0;
+        for (; j + 4 <= n; j += 4)
+            vst1q_f32(ci + j, vaddq_f32(vld1q_f32(si + j), bv));
+        for (; j < n; j++)
+            ci[j] = si[j] + (bias != NULL ? bias[i] : 0.0f);
     }
-    eb_cpu__epilogue_tile_f32(e, NULL, m, n, c, ldc, r, ldr);
+    eb_cpu__epilogue_tile_f32(e, NULL, m, n, c, ldc, c, ldc, r, ldr);
 }

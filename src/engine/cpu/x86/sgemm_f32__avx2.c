@@ -9,8 +9,12 @@
 
 #define AVX2 __attribute__((target("avx2,fma")))
 
-AVX2 void eb_cpu_sgemm_f32_6x16__avx2(int64_t k, const float *a, const float *b, float *c,
-                                      int64_t ldc, int accumulate)
+/* The 6x16 tile over k rows of B: packed (boff NULL: row p at b + 16p) or direct (row p at
+ * b + boff[p]); both callers below get their own copy with the branch folded away. */
+AVX2 static inline __attribute__((always_inline)) void tile_6x16(int64_t k, const float *a,
+                                                                 const float *b,
+                                                                 const int32_t *boff, float *c,
+                                                                 int64_t ldc, int accumulate)
 {
     __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
     __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
@@ -19,7 +23,8 @@ AVX2 void eb_cpu_sgemm_f32_6x16__avx2(int64_t k, const float *a, const float *b,
     __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
     __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
     for (int64_t p = 0; p < k; p++) {
-        const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+        const float *bp = boff != NULL ? b + boff[p] : b + p * 16;
+        const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
         __m256 av = _mm256_broadcast_ss(a);
         c00 = _mm256_fmadd_ps(av, b0, c00);
         c01 = _mm256_fmadd_ps(av, b1, c01);
@@ -39,7 +44,6 @@ AVX2 void eb_cpu_sgemm_f32_6x16__avx2(int64_t k, const float *a, const float *b,
         c50 = _mm256_fmadd_ps(av, b0, c50);
         c51 = _mm256_fmadd_ps(av, b1, c51);
         a += 6;
-        b += 16;
     }
     float *r0 = c, *r1 = c + ldc, *r2 = c + 2 * ldc, *r3 = c + 3 * ldc, *r4 = c + 4 * ldc,
           *r5 = c + 5 * ldc;
@@ -69,6 +73,19 @@ AVX2 void eb_cpu_sgemm_f32_6x16__avx2(int64_t k, const float *a, const float *b,
     _mm256_storeu_ps(r4 + 8, c41);
     _mm256_storeu_ps(r5, c50);
     _mm256_storeu_ps(r5 + 8, c51);
+}
+
+AVX2 void eb_cpu_sgemm_f32_6x16__avx2(int64_t k, const float *a, const float *b, float *c,
+                                      int64_t ldc, int accumulate)
+{
+    tile_6x16(k, a, b, NULL, c, ldc, accumulate);
+}
+
+AVX2 void eb_cpu_sgemm_f32_6x16_direct__avx2(int64_t k, const float *a, const float *b,
+                                             const int32_t *boff, float *c, int64_t ldc,
+                                             int accumulate)
+{
+    tile_6x16(k, a, b, boff, c, ldc, accumulate);
 }
 
 /* exp(x): x = n ln2 + r, |r| <= ln2/2, exp(r) by a degree-6 polynomial, 2^n through the
@@ -133,8 +150,8 @@ AVX2 static inline __attribute__((always_inline)) __m256 act256(const struct eb_
 }
 
 AVX2 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const float *bias, int64_t m,
-                                         int64_t n, float *c, int64_t ldc, const float *r,
-                                         int64_t ldr)
+                                         int64_t n, const float *s, int64_t lds, float *c,
+                                         int64_t ldc, const float *r, int64_t ldr)
 {
     const __m256 scale = _mm256_set1_ps(e->fq_scale), zp = _mm256_set1_ps((float)e->fq_zp);
     const __m256 qmin = _mm256_set1_ps((float)e->fq_qmin), qmax = _mm256_set1_ps((float)e->fq_qmax);
@@ -142,16 +159,17 @@ AVX2 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const floa
     float tail[8];
     for (int64_t i = 0; i < m; i++) {
         float *ci = c + i * ldc;
+        const float *si = s + i * lds;
         const float *ri = e->residual ? r + i * ldr : NULL;
         const __m256 bv = _mm256_set1_ps(bias != NULL ? bias[i] : 0.0f);
         for (int64_t j = 0; j < n; j += 8) {
             const int64_t w = n - j < 8 ? n - j : 8;
             __m256 v;
             if (w == 8) {
-                v = _mm256_loadu_ps(ci + j);
+                v = _mm256_loadu_ps(si + j);
             } else {
                 for (int64_t t = 0; t < 8; t++)
-                    tail[t] = t < w ? ci[j + t] : 0.0f;
+                    tail[t] = t < w ? si[j + t] : 0.0f;
                 v = _mm256_loadu_ps(tail);
             }
             v = _mm256_add_ps(v, bv);

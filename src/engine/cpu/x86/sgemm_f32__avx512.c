@@ -9,8 +9,12 @@
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
 
-AVX512 void eb_cpu_sgemm_f32_6x32__avx512(int64_t k, const float *a, const float *b, float *c,
-                                          int64_t ldc, int accumulate)
+/* The 6x32 tile over k rows of B: packed (boff NULL: row p at b + 32p) or direct (row p at
+ * b + boff[p]); both callers below get their own copy with the branch folded away. */
+AVX512 static inline __attribute__((always_inline)) void tile_6x32(int64_t k, const float *a,
+                                                                   const float *b,
+                                                                   const int32_t *boff, float *c,
+                                                                   int64_t ldc, int accumulate)
 {
     __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
     __m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
@@ -19,7 +23,8 @@ AVX512 void eb_cpu_sgemm_f32_6x32__avx512(int64_t k, const float *a, const float
     __m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps();
     __m512 c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
     for (int64_t p = 0; p < k; p++) {
-        const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+        const float *bp = boff != NULL ? b + boff[p] : b + p * 32;
+        const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
         __m512 av = _mm512_set1_ps(a[0]);
         c00 = _mm512_fmadd_ps(av, b0, c00);
         c01 = _mm512_fmadd_ps(av, b1, c01);
@@ -39,7 +44,6 @@ AVX512 void eb_cpu_sgemm_f32_6x32__avx512(int64_t k, const float *a, const float
         c50 = _mm512_fmadd_ps(av, b0, c50);
         c51 = _mm512_fmadd_ps(av, b1, c51);
         a += 6;
-        b += 32;
     }
     float *r0 = c, *r1 = c + ldc, *r2 = c + 2 * ldc, *r3 = c + 3 * ldc, *r4 = c + 4 * ldc,
           *r5 = c + 5 * ldc;
@@ -69,6 +73,19 @@ AVX512 void eb_cpu_sgemm_f32_6x32__avx512(int64_t k, const float *a, const float
     _mm512_storeu_ps(r4 + 16, c41);
     _mm512_storeu_ps(r5, c50);
     _mm512_storeu_ps(r5 + 16, c51);
+}
+
+AVX512 void eb_cpu_sgemm_f32_6x32__avx512(int64_t k, const float *a, const float *b, float *c,
+                                          int64_t ldc, int accumulate)
+{
+    tile_6x32(k, a, b, NULL, c, ldc, accumulate);
+}
+
+AVX512 void eb_cpu_sgemm_f32_6x32_direct__avx512(int64_t k, const float *a, const float *b,
+                                                 const int32_t *boff, float *c, int64_t ldc,
+                                                 int accumulate)
+{
+    tile_6x32(k, a, b, boff, c, ldc, accumulate);
 }
 
 /* exp(x): x = n ln2 + r, |r| <= ln2/2, exp(r) by a degree-6 polynomial, 2^n through the
@@ -132,8 +149,8 @@ AVX512 static inline __attribute__((always_inline)) __m512 act512(const struct e
 }
 
 AVX512 void eb_cpu_epilogue_tile_f32__avx512(const struct eb_epilogue *e, const float *bias,
-                                             int64_t m, int64_t n, float *c, int64_t ldc,
-                                             const float *r, int64_t ldr)
+                                             int64_t m, int64_t n, const float *s, int64_t lds,
+                                             float *c, int64_t ldc, const float *r, int64_t ldr)
 {
     const __m512 scale = _mm512_set1_ps(e->fq_scale), zp = _mm512_set1_ps((float)e->fq_zp);
     const __m512 qmin = _mm512_set1_ps((float)e->fq_qmin), qmax = _mm512_set1_ps((float)e->fq_qmax);
@@ -141,16 +158,17 @@ AVX512 void eb_cpu_epilogue_tile_f32__avx512(const struct eb_epilogue *e, const 
     float tail[16];
     for (int64_t i = 0; i < m; i++) {
         float *ci = c + i * ldc;
+        const float *si = s + i * lds;
         const float *ri = e->residual ? r + i * ldr : NULL;
         const __m512 bv = _mm512_set1_ps(bias != NULL ? bias[i] : 0.0f);
         for (int64_t j = 0; j < n; j += 16) {
             const int64_t w = n - j < 16 ? n - j : 16;
             __m512 v;
             if (w == 16) {
-                v = _mm512_loadu_ps(ci + j);
+                v = _mm512_loadu_ps(si + j);
             } else {
                 for (int64_t t = 0; t < 16; t++)
-                    tail[t] = t < w ? ci[j + t] : 0.0f;
+                    tail[t] = t < w ? si[j + t] : 0.0f;
                 v = _mm512_loadu_ps(tail);
             }
             v = _mm512_add_ps(v, bv);
