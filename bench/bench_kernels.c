@@ -12,6 +12,7 @@
 
 #include "eb/clock.h"
 #include "engine/cpu/fast.h"
+#include "engine/cpu/gemm.h"
 #include "engine/ir/graph.h"
 
 struct layer {
@@ -75,6 +76,40 @@ out:
     return best;
 }
 
+/*
+ * The micro-kernel alone on L1-resident panels (k = 256: A 8 KiB-ish, B 32 KiB at most),
+ * packed and direct (B rows through an offset table): the ceiling of every conv row below.
+ */
+static void bench_ukernel(enum eb_cpu_isa isa)
+{
+    struct eb_sgemm_ukernel uk;
+    enum { K = 192, CALLS = 20000 };
+    if (!eb_cpu__sgemm_select(isa, &uk))
+        return;
+    float *a = fill((size_t)(K * uk.mr), 5), *b = fill((size_t)(K * uk.nr), 6);
+    float *c = fill((size_t)(uk.mr * uk.nr), 7);
+    int32_t off[K];
+    for (int p = 0; p < K; p++)
+        off[p] = p * uk.nr;
+    const double flop = 2.0 * K * uk.mr * uk.nr * CALLS;
+    double best_p = -1.0, best_d = -1.0;
+    for (int r = 0; r < 5; r++) {
+        double t0 = now_ms();
+        for (int i = 0; i < CALLS; i++)
+            uk.gemm(K, a, b, c, uk.nr, 1);
+        double t = now_ms() - t0;
+        best_p = best_p < 0 || t < best_p ? t : best_p;
+        t0 = now_ms();
+        for (int i = 0; i < CALLS; i++)
+            uk.direct(K, a, b, off, c, uk.nr, 1);
+        t = now_ms() - t0;
+        best_d = best_d < 0 || t < best_d ? t : best_d;
+    }
+    printf("micro-kernel %s %dx%d in L1 (k=%d): packed %.1f GFLOP/s, direct %.1f GFLOP/s\n\n",
+           eb_cpu_isa_name(isa), uk.mr, uk.nr, K, flop / best_p / 1e6, flop / best_d / 1e6);
+    free(a), free(b), free(c);
+}
+
 int main(int argc, char **argv)
 {
     const int reps = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 10;
@@ -83,6 +118,7 @@ int main(int argc, char **argv)
     const enum eb_cpu_isa isa = eb_cpu_isa_best(&f);
     const struct eb_epilogue epi = {.act = EB_ACT_SILU};
     printf("fast ISA: %s, best of %d runs, SiLU epilogue\n\n", eb_cpu_isa_name(isa), reps);
+    bench_ukernel(isa);
     printf("| layer | MFLOP | ref ms | ref GF/s | %s 1t ms | GF/s | %s 2t ms | GF/s | 2t/1t |\n",
            eb_cpu_isa_name(isa), eb_cpu_isa_name(isa));
     printf("|---|---|---|---|---|---|---|---|---|\n");

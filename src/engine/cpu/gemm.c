@@ -28,9 +28,9 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             eb_cpu_sgemm_f32_6x16_direct__avx2};
         return 1;
     case EB_CPU_ISA_AVX512:
-        *uk_out = (struct eb_sgemm_ukernel){6, 32, eb_cpu_sgemm_f32_6x32__avx512,
+        *uk_out = (struct eb_sgemm_ukernel){8, 32, eb_cpu_sgemm_f32_8x32__avx512,
                                             eb_cpu_epilogue_tile_f32__avx512,
-                                            eb_cpu_sgemm_f32_6x32_direct__avx512};
+                                            eb_cpu_sgemm_f32_8x32_direct__avx512};
         return 1;
 #endif
 #if defined(__aarch64__)

@@ -87,9 +87,9 @@ void eb_cpu_sgemm_f32_6x16_direct__avx2(int64_t k, const float *a, const float *
 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const float *bias, int64_t m,
                                     int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
                                     const float *r, int64_t ldr);
-void eb_cpu_sgemm_f32_6x32__avx512(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
+void eb_cpu_sgemm_f32_8x32__avx512(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
                                    int accumulate);
-void eb_cpu_sgemm_f32_6x32_direct__avx512(int64_t k, const float *a, const float *b,
+void eb_cpu_sgemm_f32_8x32_direct__avx512(int64_t k, const float *a, const float *b,
                                           const int32_t *boff, float *c, int64_t ldc,
                                           int accumulate);
 void eb_cpu_epilogue_tile_f32__avx512(const struct eb_epilogue *e, const float *bias, int64_t m,

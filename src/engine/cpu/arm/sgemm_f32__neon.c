@@ -7,17 +7,18 @@
 
 #include "engine/cpu/gemm.h"
 
-/* The 8x8 tile over k rows of B: packed (boff NULL: row p at b + 8p) or direct (row p at
- * b + boff[p]); both callers below get their own copy with the branch folded away. */
+/* The 8x8 tile over k rows of B: packed (direct 0: row p at b + 8p) or direct (1: row p at
+ * b + boff[p]); each caller below passes a constant, so the choice is folded away. */
 static inline __attribute__((always_inline)) void tile_8x8(int64_t k, const float *a,
                                                            const float *b, const int32_t *boff,
-                                                           float *c, int64_t ldc, int accumulate)
+                                                           float *c, int64_t ldc, int accumulate,
+                                                           int direct)
 {
     float32x4_t acc[8][2];
     for (int i = 0; i < 8; i++)
         acc[i][0] = acc[i][1] = vdupq_n_f32(0.0f);
     for (int64_t p = 0; p < k; p++) {
-        const float *bp = boff != NULL ? b + boff[p] : b + p * 8;
+        const float *bp = direct ? b + boff[p] : b + p * 8;
         const float32x4_t b0 = vld1q_f32(bp), b1 = vld1q_f32(bp + 4);
         const float32x4_t a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);
         acc[0][0] = vfmaq_laneq_f32(acc[0][0], b0, a0, 0);
@@ -52,13 +53,13 @@ static inline __attribute__((always_inline)) void tile_8x8(int64_t k, const floa
 void eb_cpu_sgemm_f32_8x8__neon(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
                                 int accumulate)
 {
-    tile_8x8(k, a, b, NULL, c, ldc, accumulate);
+    tile_8x8(k, a, b, NULL, c, ldc, accumulate, 0);
 }
 
 void eb_cpu_sgemm_f32_8x8_direct__neon(int64_t k, const float *a, const float *b,
                                        const int32_t *boff, float *c, int64_t ldc, int accumulate)
 {
-    tile_8x8(k, a, b, boff, c, ldc, accumulate);
+    tile_8x8(k, a, b, boff, c, ldc, accumulate, 1);
 }
 
 void eb_cpu_epilogue_tile_f32__neon(const struct eb_epilogue *e, const float *bias, int64_t m,

@@ -9,12 +9,11 @@
 
 #define AVX2 __attribute__((target("avx2,fma")))
 
-/* The 6x16 tile over k rows of B: packed (boff NULL: row p at b + 16p) or direct (row p at
- * b + boff[p]); both callers below get their own copy with the branch folded away. */
-AVX2 static inline __attribute__((always_inline)) void tile_6x16(int64_t k, const float *a,
-                                                                 const float *b,
-                                                                 const int32_t *boff, float *c,
-                                                                 int64_t ldc, int accumulate)
+/* The 6x16 tile over k rows of B: packed (direct 0: row p at b + 16p) or direct (1: row p at
+ * b + boff[p]); each caller below passes a constant, so the choice is folded away. */
+AVX2 static inline __attribute__((always_inline)) void
+tile_6x16(int64_t k, const float *a, const float *b, const int32_t *boff, float *c, int64_t ldc,
+          int accumulate, int direct)
 {
     __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
     __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
@@ -23,7 +22,7 @@ AVX2 static inline __attribute__((always_inline)) void tile_6x16(int64_t k, cons
     __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
     __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
     for (int64_t p = 0; p < k; p++) {
-        const float *bp = boff != NULL ? b + boff[p] : b + p * 16;
+        const float *bp = direct ? b + boff[p] : b + p * 16;
         const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
         __m256 av = _mm256_broadcast_ss(a);
         c00 = _mm256_fmadd_ps(av, b0, c00);
@@ -78,14 +77,14 @@ AVX2 static inline __attribute__((always_inline)) void tile_6x16(int64_t k, cons
 AVX2 void eb_cpu_sgemm_f32_6x16__avx2(int64_t k, const float *a, const float *b, float *c,
                                       int64_t ldc, int accumulate)
 {
-    tile_6x16(k, a, b, NULL, c, ldc, accumulate);
+    tile_6x16(k, a, b, NULL, c, ldc, accumulate, 0);
 }
 
 AVX2 void eb_cpu_sgemm_f32_6x16_direct__avx2(int64_t k, const float *a, const float *b,
                                              const int32_t *boff, float *c, int64_t ldc,
                                              int accumulate)
 {
-    tile_6x16(k, a, b, boff, c, ldc, accumulate);
+    tile_6x16(k, a, b, boff, c, ldc, accumulate, 1);
 }
 
 /* exp(x): x = n ln2 + r, |r| <= ln2/2, exp(r) by a degree-6 polynomial, 2^n through the

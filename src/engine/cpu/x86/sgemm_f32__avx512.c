@@ -1,5 +1,5 @@
 /*
- * AVX-512 SGEMM micro-kernel (6x32: 12 zmm accumulators) and tile epilogue: the AVX2 kernel
+ * AVX-512 SGEMM micro-kernel (8x32: 16 zmm accumulators) and tile epilogue: the AVX2 kernel
  * widened to 16 lanes; column tails of the
  * epilogue go through a small stack buffer.
  */
@@ -9,12 +9,32 @@
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
 
-/* The 6x32 tile over k rows of B: packed (boff NULL: row p at b + 32p) or direct (row p at
- * b + boff[p]); both callers below get their own copy with the branch folded away. */
-AVX512 static inline __attribute__((always_inline)) void tile_6x32(int64_t k, const float *a,
-                                                                   const float *b,
-                                                                   const int32_t *boff, float *c,
-                                                                   int64_t ldc, int accumulate)
+/* One k step of row r: both 16-column halves of B times the broadcast A element. */
+#define ROW_FMA(r)                                                                                 \
+    do {                                                                                           \
+        const __m512 av = _mm512_set1_ps(a[r]);                                                    \
+        c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0);                                                \
+        c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1);                                                \
+    } while (0)
+
+/* Stores row r of the tile, adding what C holds when accumulating. */
+#define ROW_STORE(r)                                                                               \
+    do {                                                                                           \
+        float *cr = c + (r)*ldc;                                                                   \
+        if (accumulate) {                                                                          \
+            c##r##0 = _mm512_add_ps(c##r##0, _mm512_loadu_ps(cr));                                 \
+            c##r##1 = _mm512_add_ps(c##r##1, _mm512_loadu_ps(cr + 16));                            \
+        }                                                                                          \
+        _mm512_storeu_ps(cr, c##r##0);                                                             \
+        _mm512_storeu_ps(cr + 16, c##r##1);                                                        \
+    } while (0)
+
+/* The 8x32 tile (16 zmm accumulators; 8 rows fit YOLO's channel counts, all multiples of 8)
+ * over k rows of B: packed (direct 0: row p at b + 32p) or direct (1: row p at b + boff[p]);
+ * each caller below passes a constant, so the choice is folded away. */
+AVX512 static inline __attribute__((always_inline)) void
+tile_8x32(int64_t k, const float *a, const float *b, const int32_t *boff, float *c, int64_t ldc,
+          int accumulate, int direct)
 {
     __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
     __m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
@@ -22,70 +42,42 @@ AVX512 static inline __attribute__((always_inline)) void tile_6x32(int64_t k, co
     __m512 c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
     __m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps();
     __m512 c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
+    __m512 c60 = _mm512_setzero_ps(), c61 = _mm512_setzero_ps();
+    __m512 c70 = _mm512_setzero_ps(), c71 = _mm512_setzero_ps();
     for (int64_t p = 0; p < k; p++) {
-        const float *bp = boff != NULL ? b + boff[p] : b + p * 32;
+        const float *bp = direct ? b + boff[p] : b + p * 32;
         const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
-        __m512 av = _mm512_set1_ps(a[0]);
-        c00 = _mm512_fmadd_ps(av, b0, c00);
-        c01 = _mm512_fmadd_ps(av, b1, c01);
-        av = _mm512_set1_ps(a[1]);
-        c10 = _mm512_fmadd_ps(av, b0, c10);
-        c11 = _mm512_fmadd_ps(av, b1, c11);
-        av = _mm512_set1_ps(a[2]);
-        c20 = _mm512_fmadd_ps(av, b0, c20);
-        c21 = _mm512_fmadd_ps(av, b1, c21);
-        av = _mm512_set1_ps(a[3]);
-        c30 = _mm512_fmadd_ps(av, b0, c30);
-        c31 = _mm512_fmadd_ps(av, b1, c31);
-        av = _mm512_set1_ps(a[4]);
-        c40 = _mm512_fmadd_ps(av, b0, c40);
-        c41 = _mm512_fmadd_ps(av, b1, c41);
-        av = _mm512_set1_ps(a[5]);
-        c50 = _mm512_fmadd_ps(av, b0, c50);
-        c51 = _mm512_fmadd_ps(av, b1, c51);
-        a += 6;
+        ROW_FMA(0);
+        ROW_FMA(1);
+        ROW_FMA(2);
+        ROW_FMA(3);
+        ROW_FMA(4);
+        ROW_FMA(5);
+        ROW_FMA(6);
+        ROW_FMA(7);
+        a += 8;
     }
-    float *r0 = c, *r1 = c + ldc, *r2 = c + 2 * ldc, *r3 = c + 3 * ldc, *r4 = c + 4 * ldc,
-          *r5 = c + 5 * ldc;
-    if (accumulate) {
-        c00 = _mm512_add_ps(c00, _mm512_loadu_ps(r0));
-        c01 = _mm512_add_ps(c01, _mm512_loadu_ps(r0 + 16));
-        c10 = _mm512_add_ps(c10, _mm512_loadu_ps(r1));
-        c11 = _mm512_add_ps(c11, _mm512_loadu_ps(r1 + 16));
-        c20 = _mm512_add_ps(c20, _mm512_loadu_ps(r2));
-        c21 = _mm512_add_ps(c21, _mm512_loadu_ps(r2 + 16));
-        c30 = _mm512_add_ps(c30, _mm512_loadu_ps(r3));
-        c31 = _mm512_add_ps(c31, _mm512_loadu_ps(r3 + 16));
-        c40 = _mm512_add_ps(c40, _mm512_loadu_ps(r4));
-        c41 = _mm512_add_ps(c41, _mm512_loadu_ps(r4 + 16));
-        c50 = _mm512_add_ps(c50, _mm512_loadu_ps(r5));
-        c51 = _mm512_add_ps(c51, _mm512_loadu_ps(r5 + 16));
-    }
-    _mm512_storeu_ps(r0, c00);
-    _mm512_storeu_ps(r0 + 16, c01);
-    _mm512_storeu_ps(r1, c10);
-    _mm512_storeu_ps(r1 + 16, c11);
-    _mm512_storeu_ps(r2, c20);
-    _mm512_storeu_ps(r2 + 16, c21);
-    _mm512_storeu_ps(r3, c30);
-    _mm512_storeu_ps(r3 + 16, c31);
-    _mm512_storeu_ps(r4, c40);
-    _mm512_storeu_ps(r4 + 16, c41);
-    _mm512_storeu_ps(r5, c50);
-    _mm512_storeu_ps(r5 + 16, c51);
+    ROW_STORE(0);
+    ROW_STORE(1);
+    ROW_STORE(2);
+    ROW_STORE(3);
+    ROW_STORE(4);
+    ROW_STORE(5);
+    ROW_STORE(6);
+    ROW_STORE(7);
 }
 
-AVX512 void eb_cpu_sgemm_f32_6x32__avx512(int64_t k, const float *a, const float *b, float *c,
+AVX512 void eb_cpu_sgemm_f32_8x32__avx512(int64_t k, const float *a, const float *b, float *c,
                                           int64_t ldc, int accumulate)
 {
-    tile_6x32(k, a, b, NULL, c, ldc, accumulate);
+    tile_8x32(k, a, b, NULL, c, ldc, accumulate, 0);
 }
 
-AVX512 void eb_cpu_sgemm_f32_6x32_direct__avx512(int64_t k, const float *a, const float *b,
+AVX512 void eb_cpu_sgemm_f32_8x32_direct__avx512(int64_t k, const float *a, const float *b,
                                                  const int32_t *boff, float *c, int64_t ldc,
                                                  int accumulate)
 {
-    tile_6x32(k, a, b, boff, c, ldc, accumulate);
+    tile_8x32(k, a, b, boff, c, ldc, accumulate, 1);
 }
 
 /* exp(x): x = n ln2 + r, |r| <= ln2/2, exp(r) by a degree-6 polynomial, 2^n through the
