@@ -153,6 +153,9 @@ EB_TEST(conv_3x3_stride2)
     run_all(conv(1, 3, 33, 31, 16, 3, 3, 2, 1, 1, 1), &plain, 21); /* first yolo layer */
     run_all(conv(1, 16, 20, 18, 32, 3, 3, 2, 1, 1, 1), &plain, 22);
     run_all(conv(1, 5, 9, 9, 7, 3, 3, 3, 2, 1, 1), &plain, 23); /* stride 3 */
+    /* unpadded, odd width: the stride-2 gather's last vector ends on the row's last input */
+    run_all(conv(1, 4, 9, 37, 8, 3, 3, 2, 0, 1, 1), &plain, 24);
+    run_all(conv(1, 2, 5, 36, 8, 2, 2, 2, 0, 1, 1), &plain, 25);
 }
 
 EB_TEST(conv_dilation2_asymmetric)

@@ -228,6 +228,8 @@ static void pad_task(void *vctx, size_t task, int worker)
                 memset(dst, 0, (size_t)jlo * sizeof(float));
                 if (sw == 1) {
                     memcpy(dst + jlo, xr + jlo, (size_t)(jhi - jlo) * sizeof(float));
+                } else if (sw == 2) {
+                    p->uk.gather2(jhi - jlo, xr + 2 * jlo, dst + jlo);
                 } else {
                     for (int64_t j = jlo; j < jhi; j++)
                         dst[j] = xr[j * sw];

@@ -23,21 +23,30 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
     switch (isa) {
 #if defined(__x86_64__) || defined(_M_X64)
     case EB_CPU_ISA_AVX2:
-        *uk_out = (struct eb_sgemm_ukernel){6, 16, eb_cpu_sgemm_f32_6x16__avx2,
+        *uk_out = (struct eb_sgemm_ukernel){6,
+                                            16,
+                                            eb_cpu_sgemm_f32_6x16__avx2,
                                             eb_cpu_epilogue_tile_f32__avx2,
-                                            eb_cpu_sgemm_f32_6x16_direct__avx2};
+                                            eb_cpu_sgemm_f32_6x16_direct__avx2,
+                                            eb_cpu_gather2_f32__avx2};
         return 1;
     case EB_CPU_ISA_AVX512:
-        *uk_out = (struct eb_sgemm_ukernel){8, 32, eb_cpu_sgemm_f32_8x32__avx512,
+        *uk_out = (struct eb_sgemm_ukernel){8,
+                                            32,
+                                            eb_cpu_sgemm_f32_8x32__avx512,
                                             eb_cpu_epilogue_tile_f32__avx512,
-                                            eb_cpu_sgemm_f32_8x32_direct__avx512};
+                                            eb_cpu_sgemm_f32_8x32_direct__avx512,
+                                            eb_cpu_gather2_f32__avx2};
         return 1;
 #endif
 #if defined(__aarch64__)
     case EB_CPU_ISA_NEON:
-        *uk_out = (struct eb_sgemm_ukernel){8, 8, eb_cpu_sgemm_f32_8x8__neon,
+        *uk_out = (struct eb_sgemm_ukernel){8,
+                                            8,
+                                            eb_cpu_sgemm_f32_8x8__neon,
                                             eb_cpu_epilogue_tile_f32__neon,
-                                            eb_cpu_sgemm_f32_8x8_direct__neon};
+                                            eb_cpu_sgemm_f32_8x8_direct__neon,
+                                            eb_cpu_gather2_f32__neon};
         return 1;
 #endif
     default: return 0;

@@ -36,12 +36,16 @@ typedef void (*eb_epilogue_tile_fn)(const struct eb_epilogue *e, const float *bi
                                     int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
                                     const float *r, int64_t ldr);
 
-/** One ISA's SGEMM: tile sizes, micro-kernels, tile epilogue. */
+/** dst[j] = src[2j] for j < n; reads src[0 .. 2n-2] only. */
+typedef void (*eb_gather2_fn)(int64_t n, const float *src, float *dst);
+
+/** One ISA's SGEMM: tile sizes, micro-kernels, tile epilogue, the stride-2 gather. */
 struct eb_sgemm_ukernel {
     int mr, nr;
     eb_sgemm_ukernel_fn gemm;
     eb_epilogue_tile_fn epilogue;
     eb_sgemm_direct_fn direct;
+    eb_gather2_fn gather2;
 };
 
 /** The micro-kernel for `isa`; 0 when there is none (REF, or an ISA absent from this build). */
@@ -84,6 +88,7 @@ void eb_cpu_sgemm_f32_6x16__avx2(int64_t k, const float *a, const float *b, floa
                                  int accumulate);
 void eb_cpu_sgemm_f32_6x16_direct__avx2(int64_t k, const float *a, const float *b,
                                         const int32_t *boff, float *c, int64_t ldc, int accumulate);
+void eb_cpu_gather2_f32__avx2(int64_t n, const float *src, float *dst);
 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const float *bias, int64_t m,
                                     int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
                                     const float *r, int64_t ldr);
@@ -101,6 +106,7 @@ void eb_cpu_sgemm_f32_8x8__neon(int64_t k, const float *a, const float *b, float
                                 int accumulate);
 void eb_cpu_sgemm_f32_8x8_direct__neon(int64_t k, const float *a, const float *b,
                                        const int32_t *boff, float *c, int64_t ldc, int accumulate);
+void eb_cpu_gather2_f32__neon(int64_t n, const float *src, float *dst);
 void eb_cpu_epilogue_tile_f32__neon(const struct eb_epilogue *e, const float *bias, int64_t m,
                                     int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
                                     const float *r, int64_t ldr);

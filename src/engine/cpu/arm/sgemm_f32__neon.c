@@ -62,6 +62,16 @@ void eb_cpu_sgemm_f32_8x8_direct__neon(int64_t k, const float *a, const float *b
     tile_8x8(k, a, b, boff, c, ldc, accumulate, 1);
 }
 
+void eb_cpu_gather2_f32__neon(int64_t n, const float *src, float *dst)
+{
+    int64_t j = 0;
+    /* vld2q splits 8 floats into evens and odds; the read ends at src[2j + 7] <= src[2n - 2]. */
+    for (; j + 4 < n; j += 4)
+        vst1q_f32(dst + j, vld2q_f32(src + 2 * j).val[0]);
+    for (; j < n; j++)
+        dst[j] = src[2 * j];
+}
+
 void eb_cpu_epilogue_tile_f32__neon(const struct eb_epilogue *e, const float *bias, int64_t m,
                                     int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
                                     const float *r, int64_t ldr)

@@ -87,6 +87,21 @@ AVX2 void eb_cpu_sgemm_f32_6x16_direct__avx2(int64_t k, const float *a, const fl
     tile_6x16(k, a, b, boff, c, ldc, accumulate, 1);
 }
 
+AVX2 void eb_cpu_gather2_f32__avx2(int64_t n, const float *src, float *dst)
+{
+    int64_t j = 0;
+    /* 8 outputs from 16 inputs; the last vector read ends at src[2j + 15] <= src[2n - 2]. */
+    for (; j + 8 < n; j += 8) {
+        const __m256 lo = _mm256_loadu_ps(src + 2 * j), hi = _mm256_loadu_ps(src + 2 * j + 8);
+        /* evens per 128-bit lane: lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6, then the lanes in order */
+        const __m256 ev = _mm256_shuffle_ps(lo, hi, 0x88);
+        _mm256_storeu_ps(dst + j,
+                         _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(ev), 0xd8)));
+    }
+    for (; j < n; j++)
+        dst[j] = src[2 * j];
+}
+
 /* exp(x): x = n ln2 + r, |r| <= ln2/2, exp(r) by a degree-6 polynomial, 2^n through the
  * exponent bits. Input clamped to [-87.3, 88.3] so 2^n stays a normal float; rel. err ~2e-7. */
 AVX2 static inline __attribute__((always_inline)) __m256 exp256(__m256 x)
