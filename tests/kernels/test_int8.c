@@ -1,10 +1,14 @@
 /*
- * Fast integer kernels (cpu/conv_u8.c + cpu/x86/igemm_u8s8__avx2.c) against the reference:
- * ConvInteger exactly (int32) on random and edge shapes (odd sizes, strides 1/2, pads,
- * dilation, groups incl. depthwise, 1x1, batch 2, per-channel weight zero points, uint8 and
- * int8 weights, extreme values) and DynamicQuantizeLinear bit for bit (random, all-zero,
- * all-positive, NaN/inf, odd lengths). Every ISA this CPU has, with 1 and 3 workers; canary
- * bytes guard every buffer, including the scratch.
+ * Fast integer kernels (cpu/conv_u8.c + cpu/x86/igemm_u8s8__avx2.c, __avx512.c) against the
+ * reference: ConvInteger exactly (int32) and its fused requantisation on random and edge shapes
+ * (odd sizes, strides 1/2/3, pads, dilation, groups incl. depthwise, 1x1, batch 2, output
+ * channels not a multiple of 8, pixel counts not a multiple of 32, per-channel weight zero
+ * points, uint8 and int8 weights, extreme values) and DynamicQuantizeLinear bit for bit
+ * (random, all-zero, all-positive, NaN/inf, odd lengths). Every ISA this CPU has, with 1 and 3
+  * workers; AVX-512 in all three flavours (vpdpbusd on uint8 x int8 quads, vpdpwssd and
+ * vpmaddwd on int16 pairs, forced through eb_cpu_conv2d_u8_prepare_opt), with several
+ * pixel-block sizes, and both ways of looking up the requantisation's table. Canary bytes guard every
+ * buffer, including the scratch. Tests for an ISA or feature this CPU lacks exit as skipped.
  */
 #include <math.h>
 #include <stdint.h>
@@ -65,12 +69,35 @@ static int isa_present(enum eb_cpu_isa isa)
            (isa == EB_CPU_ISA_NEON && f.neon);
 }
 
+static int vnni_present(void)
+{
+    struct eb_cpu_features f;
+    eb_cpu_features_detect(&f);
+    return f.avx512_vnni;
+}
+
+/* The GEMM kernel a plan for `isa` must pick with `opt`. */
+static const char *gemm_kernel_expected(enum eb_cpu_isa isa, const struct eb_conv2d_u8_options *opt)
+{
+    if (isa != EB_CPU_ISA_AVX512)
+        return "avx2";
+    if (!vnni_present() || (opt != NULL && opt->no_vnni))
+        return "avx512";
+    return opt != NULL && opt->no_u8x4 ? "avx512vnni" : "avx512vnni_u8";
+}
+
 struct cshape {
     int64_t n, ic, ih, iw, oc, kh, kw, groups, sh, sw, pt, pl, pb, pr, dh, dw;
 };
 
+/*
+ * One shape against the reference. extreme: 0 random values, 1 the extreme ones, 2 random
+ * values with weight zero points 0 (symmetric int8 weights: the u8 kernels skip the column
+ * sums).
+ */
 static void conv_case(const struct cshape *c, int w_signed, int per_channel, int extreme,
-                      enum eb_cpu_isa isa, int workers, uint64_t seed)
+                      enum eb_cpu_isa isa, const struct eb_conv2d_u8_options *opt, int workers,
+                      uint64_t seed)
 {
     struct eb_conv2d_desc d = {.n = c->n,
                                .ic = c->ic,
@@ -96,6 +123,8 @@ static void conv_case(const struct cshape *c, int w_signed, int per_channel, int
     int32_t *yr = guarded(ny * 4), *yf = guarded(ny * 4);
     int32_t wzp[1024];
     uint64_t s = seed;
+    const int zp0 = extreme == 2;
+    extreme = extreme == 1;
     for (size_t i = 0; i < nx; i++)
         x[i] = extreme ? (uint8_t)(rnd(&s) & 1 ? 255 : 0) : (uint8_t)rnd(&s);
     for (size_t i = 0; i < nw; i++)
@@ -107,6 +136,8 @@ static void conv_case(const struct cshape *c, int w_signed, int per_channel, int
     if (extreme)
         for (size_t i = 0; i < n_wzp; i++)
             wzp[i] = w_signed ? (i % 2 ? 127 : -128) : (i % 2 ? 255 : 0);
+    if (zp0)
+        memset(wzp, 0, n_wzp * sizeof(wzp[0]));
     const int32_t x_zp = extreme ? (int32_t)(seed % 2 ? 255 : 0) : (int32_t)(uint8_t)rnd(&s);
     memset(yf, 0x5a, ny * 4);
     eb_cpu_conv2d_u8_i32__ref(&d, x, x_zp, w, w_signed, wzp, n_wzp, yr);
@@ -115,14 +146,18 @@ static void conv_case(const struct cshape *c, int w_signed, int per_channel, int
     eb_ir_arena_init(&arena, &sys);
     struct eb_conv2d_u8_plan *plan = NULL;
     size_t scratch_bytes = 0, packed_bytes = 0;
-    ASSERT_EQ_INT(eb_cpu_conv2d_u8_prepare(&d, w, w_signed, wzp, n_wzp, isa, workers, &arena, &plan,
-                                           &scratch_bytes, &packed_bytes),
+    ASSERT_EQ_INT(eb_cpu_conv2d_u8_prepare_opt(&d, w, w_signed, wzp, n_wzp, isa, workers, opt,
+                                               &arena, &plan, &scratch_bytes, &packed_bytes),
                   EB_OK);
     if (plan == NULL) {
         eb_ir_arena_fini(&arena);
         release(x), release(w), release(yr), release(yf);
         return; /* no fast kernel for this ISA: the op runs the reference */
     }
+    const char *kern = eb_cpu_conv2d_u8_kernel_name(plan);
+    if (eb_cpu_conv2d_u8_fuses_requant(plan) && strcmp(kern, gemm_kernel_expected(isa, opt)) != 0)
+        EB_FAIL("conv %s: plan picked kernel %s, expected %s", eb_cpu_isa_name(isa), kern,
+                gemm_kernel_expected(isa, opt));
     struct eb_threadpool *pool = NULL;
     ASSERT_EQ_INT(eb_threadpool_create(workers, &sys, &pool, NULL), EB_OK);
     uint8_t *scratch = scratch_bytes ? guarded(scratch_bytes) : NULL;
@@ -135,10 +170,10 @@ static void conv_case(const struct cshape *c, int w_signed, int per_channel, int
     for (size_t i = 0; i < ny; i++)
         if (yr[i] != yf[i])
             EB_FAIL("conv %s w%d pc%d ex%d workers %d: y[%zu] %d vs ref %d (ic %lld oc %lld g "
-                    "%lld k %lldx%lld s %lld)",
-                    eb_cpu_isa_name(isa), w_signed, per_channel, extreme, workers, i, yf[i], yr[i],
-                    (long long)d.ic, (long long)d.oc, (long long)d.groups, (long long)d.kh,
-                    (long long)d.kw, (long long)d.stride_h);
+                    "%lld k %lldx%lld s %lld ih %lld iw %lld)",
+                    kern, w_signed, per_channel, extreme, workers, i, yf[i], yr[i], (long long)d.ic,
+                    (long long)d.oc, (long long)d.groups, (long long)d.kh, (long long)d.kw,
+                    (long long)d.stride_h, (long long)d.ih, (long long)d.iw);
     if (eb_cpu_conv2d_u8_fuses_requant(plan)) {
         /* The tile-fused requantisation equals requantising the reference's int32 result. */
         float mult[1024], bias[1024];
@@ -165,8 +200,9 @@ static void conv_case(const struct cshape *c, int w_signed, int per_channel, int
             uint8_t b = (uint8_t)(int32_t)q;
             b = rq.lut != NULL ? rq.lut[b] : b;
             if (yq[i] != b)
-                EB_FAIL("requant %s workers %d: y[%zu] %d vs %d", eb_cpu_isa_name(isa), workers, i,
-                        yq[i], b);
+                EB_FAIL("requant %s workers %d: y[%zu] %d vs %d (ic %lld oc %lld k %lldx%lld)",
+                        kern, workers, i, yq[i], b, (long long)d.ic, (long long)d.oc,
+                        (long long)d.kh, (long long)d.kw);
         }
         check_guards(yq, ny, "yq");
         release(yq);
@@ -201,30 +237,77 @@ static const struct cshape SHAPES[] = {
     {1, 8, 41, 67, 8, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1},    /* stride 2, wide rows (vector) */
     {1, 4, 33, 80, 8, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1},    /* 1x1 stride 2 */
     {1, 4, 12, 70, 4, 3, 3, 1, 2, 2, 2, 3, 0, 1, 2, 2},    /* stride 2, dilation 2, pads */
+    /* AVX-512 tile edges (OC % 8, pixels % 32) and gather paths */
+    {1, 20, 13, 37, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* same 3x3 (direct), OC 8 + 4 */
+    {1, 9, 11, 29, 20, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},  /* 1x1 (direct), 319 pixels */
+    {1, 6, 10, 21, 13, 3, 3, 1, 1, 1, 2, 2, 2, 2, 2, 2},  /* same, dilation 2, OC 13 */
+    {1, 5, 9, 15, 10, 3, 3, 1, 1, 1, 0, 2, 2, 0, 1, 1},   /* same width, asymmetric pads */
+    {1, 3, 5, 40, 7, 1, 3, 1, 1, 1, 0, 1, 0, 1, 1, 1},    /* 1x3 same, OC 7 */
+    {1, 4, 9, 10, 8, 3, 1, 1, 1, 1, 1, 0, 1, 0, 1, 1},    /* 3x1 same */
+    {1, 5, 12, 17, 11, 3, 3, 1, 1, 1, 0, 0, 0, 0, 1, 1},  /* stride 1 valid (im2col) */
+    {1, 7, 23, 31, 9, 3, 3, 1, 3, 3, 1, 1, 1, 1, 1, 1},   /* stride 3 */
+    {1, 64, 14, 18, 40, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1}, /* stride 2, several chunks */
+    {1, 7, 19, 19, 17, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1},  /* odd K, odd last chunk, OC 17 */
+    {1, 16, 8, 8, 24, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1},   /* groups 2, same, 12 per group */
+    {2, 12, 6, 7, 6, 1, 1, 3, 1, 1, 0, 0, 0, 0, 1, 1},    /* 1x1 groups 3, batch 2 */
+    {1, 8, 3, 200, 33, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* long rows, OC 33 */
 };
 
-static void conv_all(enum eb_cpu_isa isa)
+/* Pixel-block sizes tried on AVX-512 (0 = the plan's choice); the second pass also looks the
+ * requantisation's table up by gathers where the CPU has VBMI. */
+static const int BLOCKS512[] = {0, 32, 96};
+
+static void conv_all(enum eb_cpu_isa isa, const struct eb_conv2d_u8_options *base)
 {
     if (!isa_present(isa))
         EB_SKIP("%s not present", eb_cpu_isa_name(isa));
     uint64_t seed = 0x9e3779b97f4a7c15ull;
-    for (size_t i = 0; i < EB_ARRAY_LEN(SHAPES); i++)
-        for (int ws = 0; ws < 2; ws++)
-            for (int pc = 0; pc < 2; pc++)
-                for (int workers = 1; workers <= 3; workers += 2) {
-                    conv_case(&SHAPES[i], ws, pc, 0, isa, workers, seed + i * 7 + (uint64_t)ws);
-                    conv_case(&SHAPES[i], ws, pc, 1, isa, workers, seed + i * 3 + 1);
-                }
+    const size_t n_blocks = isa == EB_CPU_ISA_AVX512 ? EB_ARRAY_LEN(BLOCKS512) : 1;
+    for (size_t bi = 0; bi < n_blocks; bi++) {
+        struct eb_conv2d_u8_options opt = *base;
+        opt.block_pixels = BLOCKS512[bi];
+        opt.no_vbmi = bi == 1;
+        for (size_t i = 0; i < EB_ARRAY_LEN(SHAPES); i++)
+            for (int ws = 0; ws < 2; ws++)
+                for (int pc = 0; pc < 2; pc++)
+                    for (int workers = 1; workers <= 3; workers += 2) {
+                        conv_case(&SHAPES[i], ws, pc, 0, isa, &opt, workers,
+                                  seed + i * 7 + (uint64_t)ws + bi);
+                        conv_case(&SHAPES[i], ws, pc, 1, isa, &opt, workers, seed + i * 3 + 1 + bi);
+                        conv_case(&SHAPES[i], ws, pc, 2, isa, &opt, workers, seed + i * 5 + 2 + bi);
+                    }
+    }
 }
 
 EB_TEST(conv_u8_avx2)
 {
-    conv_all(EB_CPU_ISA_AVX2);
+    const struct eb_conv2d_u8_options opt = {0};
+    conv_all(EB_CPU_ISA_AVX2, &opt);
 }
 
+/* AVX-512 without VNNI (vpmaddwd + vpaddd), forced even where the CPU has VNNI. */
 EB_TEST(conv_u8_avx512)
 {
-    conv_all(EB_CPU_ISA_AVX512);
+    const struct eb_conv2d_u8_options opt = {.no_vnni = 1};
+    conv_all(EB_CPU_ISA_AVX512, &opt);
+}
+
+/* AVX512_VNNI on int16 pairs (vpdpwssd), forced. */
+EB_TEST(conv_u8_avx512vnni)
+{
+    if (isa_present(EB_CPU_ISA_AVX512) && !vnni_present())
+        EB_SKIP("avx512 without VNNI");
+    const struct eb_conv2d_u8_options opt = {.no_u8x4 = 1};
+    conv_all(EB_CPU_ISA_AVX512, &opt);
+}
+
+/* AVX512_VNNI on uint8 x int8 quads (vpdpbusd): what a VNNI CPU runs by default. */
+EB_TEST(conv_u8_avx512vnni_u8)
+{
+    if (isa_present(EB_CPU_ISA_AVX512) && !vnni_present())
+        EB_SKIP("avx512 without VNNI");
+    const struct eb_conv2d_u8_options opt = {0};
+    conv_all(EB_CPU_ISA_AVX512, &opt);
 }
 
 EB_TEST(conv_u8_random_shapes)
@@ -235,7 +318,7 @@ EB_TEST(conv_u8_random_shapes)
     if (isa == EB_CPU_ISA_REF)
         EB_SKIP("no fast ISA");
     uint64_t s = 12345;
-    for (int it = 0; it < 60; it++) {
+    for (int it = 0; it < 120; it++) {
         struct cshape c = {.n = 1 + (int64_t)(rnd(&s) % 2),
                            .kh = 1 + (int64_t)(rnd(&s) % 3),
                            .sh = 1 + (int64_t)(rnd(&s) % 2),
@@ -255,8 +338,19 @@ EB_TEST(conv_u8_random_shapes)
         if (c.ih + c.pt + c.pb < (c.kh - 1) * c.dh + 1 ||
             c.iw + c.pl + c.pr < (c.kw - 1) * c.dw + 1)
             continue;
-        conv_case(&c, (int)(rnd(&s) % 2), (int)(rnd(&s) % 2), 0, isa, 1 + (int)(rnd(&s) % 3),
-                  rnd(&s));
+        const int ws = (int)(rnd(&s) % 2), pc = (int)(rnd(&s) % 2);
+        const int workers = 1 + (int)(rnd(&s) % 3);
+        const uint64_t seed = rnd(&s);
+        /* AVX-512: every kernel flavour, a random block size and both table lookups. */
+        const int blk = (int)(rnd(&s) % 4) * 32, zp0 = (int)(rnd(&s) % 2) * 2;
+        const struct eb_conv2d_u8_options opt = {.block_pixels = blk, .no_vbmi = it % 2};
+        conv_case(&c, ws, pc, zp0, isa, &opt, workers, seed);
+        if (isa == EB_CPU_ISA_AVX512) {
+            const struct eb_conv2d_u8_options madd = {.no_vnni = 1, .block_pixels = blk};
+            const struct eb_conv2d_u8_options pairs = {.no_u8x4 = 1, .block_pixels = blk};
+            conv_case(&c, ws, pc, zp0, isa, &madd, workers, seed);
+            conv_case(&c, ws, pc, zp0, isa, &pairs, workers, seed);
+        }
     }
 }
 

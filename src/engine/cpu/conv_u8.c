@@ -1,7 +1,8 @@
 /*
  * ConvInteger and DynamicQuantizeLinear behind run-time ISA dispatch (see conv_u8.h). The
- * blocking and the implicit im2col are portable C here; the inner loops are cpu/x86 (AVX2).
- * ISAs without an integer kernel (NEON for now) get a NULL plan and stay on the reference.
+ * blocking is portable C here; the inner loops are cpu/x86 (AVX2; AVX-512 with or without
+ * VNNI for the packed GEMM). ISAs without an integer kernel (NEON for now) get a NULL plan and
+ * stay on the reference.
  */
 #include <math.h>
 #include <string.h>
@@ -50,10 +51,84 @@ static void eb_cpu_quantize_u8__avx2(int64_t n, const float *x, float scale, flo
 {
     (void)n, (void)x, (void)scale, (void)zp, (void)y;
 }
+static void eb_cpu_igemm_gather_u8__avx512(const struct eb_conv2d_desc *d, int64_t icg,
+                                           const uint8_t *xg, uint8_t zp, int64_t p0, int64_t cnt,
+                                           int64_t nbp, uint8_t *tmp, size_t tmp_bytes,
+                                           int16_t *out)
+{
+    (void)d, (void)icg, (void)xg, (void)zp, (void)p0, (void)cnt, (void)nbp, (void)tmp,
+        (void)tmp_bytes, (void)out;
+}
+static void eb_cpu_igemm_u8s8_8x32__avx512(int64_t kp, const int32_t *w, const int16_t *b,
+                                           const int32_t *corr, int32_t *y, int64_t ldy, int mr,
+                                           int nr)
+{
+    (void)kp, (void)w, (void)b, (void)corr, (void)y, (void)ldy, (void)mr, (void)nr;
+}
+static void eb_cpu_igemm_u8s8_8x32_q__avx512(int64_t kp, const int32_t *w, const int16_t *b,
+                                             const int32_t *corr, const float *mult,
+                                             const float *bias,
+                                             const struct eb_conv2d_u8_requant *rq, uint8_t *y,
+                                             int64_t ldy, int mr, int nr)
+{
+    (void)kp, (void)w, (void)b, (void)corr, (void)mult, (void)bias, (void)rq, (void)y, (void)ldy,
+        (void)mr, (void)nr;
+}
+static void eb_cpu_igemm_gather_u8x4__avx512vnni(const struct eb_conv2d_desc *d, int64_t icg,
+                                                 const uint8_t *xg, uint8_t zp, int64_t p0,
+                                                 int64_t cnt, int64_t nbp, uint8_t *tmp,
+                                                 size_t tmp_bytes, uint8_t *out, int32_t *colsum)
+{
+    (void)d, (void)icg, (void)xg, (void)zp, (void)p0, (void)cnt, (void)nbp, (void)tmp,
+        (void)tmp_bytes, (void)out, (void)colsum;
+}
+static void eb_cpu_igemm_u8s8x4_8x32__avx512vnni(int64_t kq, const int32_t *w, const uint8_t *b,
+                                                 const int32_t *colsum, const int32_t *wc,
+                                                 const int32_t *corr, int32_t *y, int64_t ldy,
+                                                 int mr, int nr)
+{
+    (void)kq, (void)w, (void)b, (void)colsum, (void)wc, (void)corr, (void)y, (void)ldy, (void)mr,
+        (void)nr;
+}
+static void eb_cpu_igemm_u8s8x4_8x32_q__avx512vnni(int64_t kq, const int32_t *w, const uint8_t *b,
+                                                   const int32_t *colsum, const int32_t *wc,
+                                                   const int32_t *corr, const float *mult,
+                                                   const float *bias,
+                                                   const struct eb_conv2d_u8_requant *rq,
+                                                   uint8_t *y, int64_t ldy, int mr, int nr)
+{
+    (void)kq, (void)w, (void)b, (void)colsum, (void)wc, (void)corr, (void)mult, (void)bias,
+        (void)rq, (void)y, (void)ldy, (void)mr, (void)nr;
+}
+static void eb_cpu_lut_u8__avx512vbmi(int64_t rows, int64_t n, uint8_t *y, int64_t ldy,
+                                      const uint8_t *lut)
+{
+    (void)rows, (void)n, (void)y, (void)ldy, (void)lut;
+}
+static void eb_cpu_igemm_u8s8_8x32__avx512vnni(int64_t kp, const int32_t *w, const int16_t *b,
+                                               const int32_t *corr, int32_t *y, int64_t ldy, int mr,
+                                               int nr)
+{
+    eb_cpu_igemm_u8s8_8x32__avx512(kp, w, b, corr, y, ldy, mr, nr);
+}
+static void eb_cpu_igemm_u8s8_8x32_q__avx512vnni(int64_t kp, const int32_t *w, const int16_t *b,
+                                                 const int32_t *corr, const float *mult,
+                                                 const float *bias,
+                                                 const struct eb_conv2d_u8_requant *rq, uint8_t *y,
+                                                 int64_t ldy, int mr, int nr)
+{
+    eb_cpu_igemm_u8s8_8x32_q__avx512(kp, w, b, corr, mult, bias, rq, y, ldy, mr, nr);
+}
 #endif
 
-/* Output pixels gathered per block (multiple of EB_IGEMM_NR). */
+/* AVX2: output pixels gathered per block (multiple of EB_IGEMM_NR). */
 #define BLOCK_PIXELS 64
+/* AVX-512: pixel blocks are multiples of the 32-column tile, between these bounds. */
+#define BLOCK512_MIN 64
+#define BLOCK512_MAX 512
+/* AVX-512 tile: rows (two weight panels) and columns (two activation panels). */
+#define TILE512_M (2 * EB_IGEMM_MR)
+#define TILE512_N (2 * EB_IGEMM_NR)
 
 enum u8_algo {
     U8_ALGO_GEMM = 0, /* packed integer GEMM per group */
@@ -61,27 +136,141 @@ enum u8_algo {
     U8_ALGO_DW,       /* depthwise, stride 1: direct kernel per channel */
 };
 
+/* Which GEMM kernels a U8_ALGO_GEMM plan runs. */
+enum u8_kern {
+    U8_KERN_AVX2 = 0,       /* 4x16 vpmaddwd, separate im2col and pack */
+    U8_KERN_AVX512,         /* 8x32 vpmaddwd + vpaddd, direct gather */
+    U8_KERN_AVX512_VNNI,    /* 8x32 vpdpwssd, direct gather */
+    U8_KERN_AVX512_VNNI_U8, /* 8x32 vpdpbusd on uint8 x int8 quads, direct gather */
+};
+
 struct eb_conv2d_u8_plan {
     struct eb_conv2d_desc d;
     enum eb_cpu_isa isa;
     enum u8_algo algo;
+    enum u8_kern kern;
     int64_t icg, ocg, k, kp, n_ob; /* per group: channels in/out, reduction, pairs, OC blocks */
+    int64_t kq;                    /* quads of the reduction (U8_KERN_AVX512_VNNI_U8) */
     int64_t plane;                 /* oh * ow */
+    int64_t blk;                   /* output pixels per block */
     int64_t n_blocks;              /* pixel blocks per image */
     size_t worker_bytes;           /* scratch per worker */
-    int32_t *w;                    /* [groups][n_ob][kp][MR] int16 pairs (GEMM) */
-    int32_t *wsum;                 /* [oc] Σ_k (w - w_zp) */
-    const void *raw;               /* the constant weights (GROUPREF) */
+    size_t packed_bytes;           /* AVX-512: the packed block at the start of a worker's part */
+    size_t colsum_bytes;           /* AVX-512 u8: column sums after it (when has_wc) */
+    size_t tmp_bytes;              /* AVX-512: the gather's tmp after those */
+    int vbmi;                      /* AVX-512: lookup tables by vpermi2b after each block */
+    int has_wc;                    /* u8: some wc ≠ 0 (the kernel needs the column sums) */
+    int32_t *wc;                   /* u8: [oc] (w - w_zp) - s, see pack_quads */
+    int32_t *w;      /* GEMM: [groups][n_ob][kp][MR] int16 pairs, or [..][kq][MR] int8 quads */
+    int32_t *wsum;   /* [oc] Σ_k (w - w_zp) */
+    const void *raw; /* the constant weights (GROUPREF) */
     int w_signed;
     int32_t *wzp; /* [oc] */
     int32_t *wdw; /* [oc][kh*kw] w - w_zp (DW) */
 };
+
+/* Weight `i` of the constant weights as an integer. */
+static int32_t wval(const void *w, int w_signed, int64_t i)
+{
+    return w_signed ? (int32_t)((const int8_t *)w)[i] : (int32_t)((const uint8_t *)w)[i];
+}
+
+/* Int16 pairs (w - w_zp) in panels of MR rows: [groups][n_ob][kp][MR]. */
+static enum eb_status pack_pairs(struct eb_conv2d_u8_plan *p, const void *w, int w_signed,
+                                 struct eb_ir_arena *arena, size_t *packed)
+{
+    const size_t wbytes = (size_t)(p->d.groups * p->n_ob * p->kp * EB_IGEMM_MR) * sizeof(int32_t);
+    p->w = eb_ir_arena_alloc(arena, wbytes); /* zeroed: missing rows and odd tails stay 0 */
+    if (p->w == NULL)
+        return EB_ERR_NOMEM;
+    *packed += wbytes;
+    for (int64_t o = 0; o < p->d.oc; o++) {
+        const int64_t g = o / p->ocg, m = o % p->ocg;
+        int32_t *dst =
+            p->w + ((g * p->n_ob + m / EB_IGEMM_MR) * p->kp) * EB_IGEMM_MR + m % EB_IGEMM_MR;
+        for (int64_t i = 0; i < p->k; i++) {
+            const int32_t v = wval(w, w_signed, o * p->k + i) - p->wzp[o];
+            /* Pair i/2: low half = even row, high half = odd row (little endian). */
+            uint32_t *pair = (uint32_t *)&dst[(i / 2) * EB_IGEMM_MR];
+            const uint32_t h = (uint32_t)(uint16_t)(int16_t)v;
+            *pair |= (i % 2 == 0) ? h : h << 16;
+        }
+    }
+    return EB_OK;
+}
+
+/*
+ * Int8 quads for vpdpbusd: s = w (int8 weights) or w - 128 (uint8), so that w - w_zp = s + wc
+ * with wc = -w_zp or 128 - w_zp per output channel; [groups][n_ob][kq][MR] int32 of four s.
+ */
+static enum eb_status pack_quads(struct eb_conv2d_u8_plan *p, const void *w, int w_signed,
+                                 struct eb_ir_arena *arena, size_t *packed)
+{
+    const size_t wbytes = (size_t)(p->d.groups * p->n_ob * p->kq * EB_IGEMM_MR) * sizeof(int32_t);
+    p->w = eb_ir_arena_alloc(arena, wbytes);
+    p->wc = eb_ir_arena_alloc(arena, (size_t)p->d.oc * sizeof(int32_t));
+    if (p->w == NULL || p->wc == NULL)
+        return EB_ERR_NOMEM;
+    *packed += wbytes + (size_t)p->d.oc * sizeof(int32_t);
+    for (int64_t o = 0; o < p->d.oc; o++) {
+        const int64_t g = o / p->ocg, m = o % p->ocg;
+        int32_t *dst =
+            p->w + ((g * p->n_ob + m / EB_IGEMM_MR) * p->kq) * EB_IGEMM_MR + m % EB_IGEMM_MR;
+        for (int64_t i = 0; i < p->k; i++) {
+            const int32_t s = wval(w, w_signed, o * p->k + i) - (w_signed ? 0 : 128);
+            uint32_t *quad = (uint32_t *)&dst[(i / 4) * EB_IGEMM_MR];
+            *quad |= (uint32_t)(uint8_t)(int8_t)s << (8 * (i % 4));
+        }
+        p->wc[o] = (w_signed ? 0 : 128) - p->wzp[o];
+        p->has_wc |= p->wc[o] != 0;
+    }
+    return EB_OK;
+}
+
+/*
+ * AVX-512 pixel block: the packed activations of a block (`px_bytes` per pixel) in about
+ * 256 KiB, so that they stay in L2 next to the weights (the columns of one tile stay in L1
+ * while the weights stream), and at least 4 tasks per worker when there are several (small
+ * late layers would leave one idle).
+ */
+static int64_t block512(const struct eb_conv2d_u8_plan *p, int n_workers, int64_t px_bytes,
+                        const struct eb_conv2d_u8_options *opt)
+{
+    const struct eb_conv2d_desc *d = &p->d;
+    int64_t blk;
+    if (opt != NULL && opt->block_pixels > 0) {
+        blk = eb_cpu_round_up(opt->block_pixels, TILE512_N);
+    } else {
+        blk = 262144 / (px_bytes > 0 ? px_bytes : 1) / TILE512_N * TILE512_N;
+        blk = blk < BLOCK512_MIN ? BLOCK512_MIN : (blk > BLOCK512_MAX ? BLOCK512_MAX : blk);
+        const int64_t per_block = d->n * d->groups, want = 4 * (int64_t)n_workers;
+        if (n_workers > 1 && per_block * ((p->plane + blk - 1) / blk) < want) {
+            const int64_t blocks = (want + per_block - 1) / per_block;
+            const int64_t b = eb_cpu_round_up((p->plane + blocks - 1) / blocks, TILE512_N);
+            blk = b < blk ? b : blk;
+        }
+    }
+    const int64_t whole = eb_cpu_round_up(p->plane, TILE512_N);
+    return blk < whole ? blk : whole;
+}
 
 enum eb_status eb_cpu_conv2d_u8_prepare(const struct eb_conv2d_desc *d, const void *w, int w_signed,
                                         const int32_t *w_zp, size_t n_w_zp, enum eb_cpu_isa isa,
                                         int n_workers, struct eb_ir_arena *arena,
                                         struct eb_conv2d_u8_plan **plan_out,
                                         size_t *scratch_bytes_out, size_t *packed_bytes_out)
+{
+    return eb_cpu_conv2d_u8_prepare_opt(d, w, w_signed, w_zp, n_w_zp, isa, n_workers, NULL, arena,
+                                        plan_out, scratch_bytes_out, packed_bytes_out);
+}
+
+enum eb_status eb_cpu_conv2d_u8_prepare_opt(const struct eb_conv2d_desc *d, const void *w,
+                                            int w_signed, const int32_t *w_zp, size_t n_w_zp,
+                                            enum eb_cpu_isa isa, int n_workers,
+                                            const struct eb_conv2d_u8_options *opt,
+                                            struct eb_ir_arena *arena,
+                                            struct eb_conv2d_u8_plan **plan_out,
+                                            size_t *scratch_bytes_out, size_t *packed_bytes_out)
 {
     *plan_out = NULL;
     *scratch_bytes_out = 0;
@@ -97,8 +286,11 @@ enum eb_status eb_cpu_conv2d_u8_prepare(const struct eb_conv2d_desc *d, const vo
     p->ocg = d->oc / d->groups;
     p->k = p->icg * d->kh * d->kw;
     p->kp = (p->k + 1) / 2;
+    p->kq = (p->k + 3) / 4;
     p->n_ob = (p->ocg + EB_IGEMM_MR - 1) / EB_IGEMM_MR;
     p->plane = d->oh * d->ow;
+    p->kern = U8_KERN_AVX2;
+    p->blk = BLOCK_PIXELS;
     p->n_blocks = (p->plane + BLOCK_PIXELS - 1) / BLOCK_PIXELS;
     p->w_signed = w_signed;
     p->raw = w;
@@ -124,33 +316,45 @@ enum eb_status eb_cpu_conv2d_u8_prepare(const struct eb_conv2d_desc *d, const vo
         p->worker_bytes = eb_cpu_align64(eb_cpu_dwconv_u8_pad_elems(d) * sizeof(int16_t) + 64);
     }
     if (p->algo == U8_ALGO_GEMM) {
-        const size_t wbytes = (size_t)(d->groups * p->n_ob * p->kp * EB_IGEMM_MR) * sizeof(int32_t);
-        p->w = eb_ir_arena_alloc(arena, wbytes);
         p->wsum = eb_ir_arena_alloc(arena, (size_t)d->oc * sizeof(int32_t));
-        if (p->w == NULL || p->wsum == NULL)
+        if (p->wsum == NULL)
             return EB_ERR_NOMEM;
-        packed += wbytes + (size_t)d->oc * sizeof(int32_t);
+        packed += (size_t)d->oc * sizeof(int32_t);
         for (int64_t o = 0; o < d->oc; o++) {
-            const int64_t g = o / p->ocg, m = o % p->ocg;
-            int32_t *dst =
-                p->w + ((g * p->n_ob + m / EB_IGEMM_MR) * p->kp) * EB_IGEMM_MR + m % EB_IGEMM_MR;
             int32_t sum = 0;
-            for (int64_t i = 0; i < p->k; i++) {
-                const int64_t wi = o * p->k + i;
-                const int32_t v = (w_signed ? (int32_t)((const int8_t *)w)[wi]
-                                            : (int32_t)((const uint8_t *)w)[wi]) -
-                                  p->wzp[o];
-                sum += v;
-                /* Pair i/2: low half = even row, high half = odd row (little endian). */
-                uint32_t *pair = (uint32_t *)&dst[(i / 2) * EB_IGEMM_MR];
-                const uint32_t h = (uint32_t)(uint16_t)(int16_t)v;
-                *pair |= (i % 2 == 0) ? h : h << 16;
-            }
+            for (int64_t i = 0; i < p->k; i++)
+                sum += wval(w, w_signed, o * p->k + i) - p->wzp[o];
             p->wsum[o] = sum;
         }
-        const size_t col = eb_cpu_align64((size_t)(p->k * BLOCK_PIXELS));
-        const size_t pk = eb_cpu_align64((size_t)(p->kp * 2 * BLOCK_PIXELS) * sizeof(int16_t));
-        p->worker_bytes = col + pk;
+        if (isa == EB_CPU_ISA_AVX512) {
+            /* The features are read here (cpuid, cheap) since prepare gets only the ISA. */
+            struct eb_cpu_features f;
+            eb_cpu_features_detect(&f);
+            const int vnni = f.avx512_vnni && !(opt != NULL && opt->no_vnni);
+            p->kern = !vnni ? U8_KERN_AVX512
+                            : (opt != NULL && opt->no_u8x4 ? U8_KERN_AVX512_VNNI
+                                                           : U8_KERN_AVX512_VNNI_U8);
+            p->vbmi = f.avx512_vbmi && !(opt != NULL && opt->no_vbmi);
+        }
+        const enum eb_status st = p->kern == U8_KERN_AVX512_VNNI_U8
+                                      ? pack_quads(p, w, w_signed, arena, &packed)
+                                      : pack_pairs(p, w, w_signed, arena, &packed);
+        if (st != EB_OK)
+            return st;
+        if (isa == EB_CPU_ISA_AVX512) {
+            const int u8 = p->kern == U8_KERN_AVX512_VNNI_U8;
+            p->blk = block512(p, n_workers, u8 ? p->kq * 4 : p->kp * 4, opt);
+            p->n_blocks = (p->plane + p->blk - 1) / p->blk;
+            p->packed_bytes = eb_cpu_align64(
+                (size_t)(u8 ? p->kq * 4 * p->blk : p->kp * 2 * p->blk * (int64_t)sizeof(int16_t)));
+            p->colsum_bytes = p->has_wc ? eb_cpu_align64((size_t)p->blk * sizeof(int32_t)) : 0;
+            p->tmp_bytes = eb_cpu_igemm_gather_tmp_bytes(d, p->blk);
+            p->worker_bytes = p->packed_bytes + p->colsum_bytes + p->tmp_bytes;
+        } else {
+            const size_t col = eb_cpu_align64((size_t)(p->k * BLOCK_PIXELS));
+            const size_t pk = eb_cpu_align64((size_t)(p->kp * 2 * BLOCK_PIXELS) * sizeof(int16_t));
+            p->worker_bytes = col + pk;
+        }
     }
     *scratch_bytes_out = p->worker_bytes * (size_t)(n_workers > 0 ? n_workers : 1);
     *packed_bytes_out = packed;
@@ -213,6 +417,94 @@ static void gemm_task(void *ctx, size_t task, int worker)
     }
 }
 
+/* One 8x32 tile of the AVX-512 kernels: `b` the tile's packed activations (pairs or quads). */
+static void tile512(const struct u8_run *r, const struct eb_conv2d_u8_requant *rq, const void *b,
+                    const int32_t *colsum, int64_t oc0, const int32_t *wp, const int32_t *corr,
+                    int64_t yoff, int mr, int nr)
+{
+    const struct eb_conv2d_u8_plan *p = r->p;
+    const int64_t ld = p->plane;
+    switch (p->kern) {
+    case U8_KERN_AVX512_VNNI_U8:
+        if (rq == NULL)
+            eb_cpu_igemm_u8s8x4_8x32__avx512vnni(p->kq, wp, b, colsum, p->wc + oc0, corr,
+                                                 r->y + yoff, ld, mr, nr);
+        else
+            eb_cpu_igemm_u8s8x4_8x32_q__avx512vnni(p->kq, wp, b, colsum, p->wc + oc0, corr,
+                                                   rq->mult + oc0, rq->bias + oc0, rq, r->yq + yoff,
+                                                   ld, mr, nr);
+        break;
+    case U8_KERN_AVX512_VNNI:
+        if (rq == NULL)
+            eb_cpu_igemm_u8s8_8x32__avx512vnni(p->kp, wp, b, corr, r->y + yoff, ld, mr, nr);
+        else
+            eb_cpu_igemm_u8s8_8x32_q__avx512vnni(p->kp, wp, b, corr, rq->mult + oc0, rq->bias + oc0,
+                                                 rq, r->yq + yoff, ld, mr, nr);
+        break;
+    default:
+        if (rq == NULL)
+            eb_cpu_igemm_u8s8_8x32__avx512(p->kp, wp, b, corr, r->y + yoff, ld, mr, nr);
+        else
+            eb_cpu_igemm_u8s8_8x32_q__avx512(p->kp, wp, b, corr, rq->mult + oc0, rq->bias + oc0, rq,
+                                             r->yq + yoff, ld, mr, nr);
+        break;
+    }
+}
+
+/* AVX-512: one pixel block of one group and image, gathered once, times every OC block. */
+static void gemm512_task(void *ctx, size_t task, int worker)
+{
+    const struct u8_run *r = ctx;
+    const struct eb_conv2d_u8_plan *p = r->p;
+    const struct eb_conv2d_desc *d = &p->d;
+    const int64_t blk = (int64_t)task % p->n_blocks;
+    const int64_t g = ((int64_t)task / p->n_blocks) % d->groups;
+    const int64_t n = (int64_t)task / p->n_blocks / d->groups;
+    const int64_t p0 = blk * p->blk;
+    const int64_t cnt = p->plane - p0 < p->blk ? p->plane - p0 : p->blk;
+    const int64_t nbp = eb_cpu_round_up(cnt, EB_IGEMM_NR);
+    uint8_t *ws = (uint8_t *)r->ex->scratch + (size_t)worker * p->worker_bytes;
+    int32_t *colsum = p->has_wc ? (int32_t *)(void *)(ws + p->packed_bytes) : NULL;
+    uint8_t *tmp = ws + p->packed_bytes + p->colsum_bytes;
+    const uint8_t *xg = r->x + (n * d->ic + g * p->icg) * d->ih * d->iw;
+    const int u8 = p->kern == U8_KERN_AVX512_VNNI_U8;
+    if (u8)
+        eb_cpu_igemm_gather_u8x4__avx512vnni(d, p->icg, xg, (uint8_t)r->x_zp, p0, cnt, nbp, tmp,
+                                             p->tmp_bytes, ws, colsum);
+    else
+        eb_cpu_igemm_gather_u8__avx512(d, p->icg, xg, (uint8_t)r->x_zp, p0, cnt, nbp, tmp,
+                                       p->tmp_bytes, (int16_t *)(void *)ws);
+    /* With VBMI the lookup table runs over the finished block instead of gathers per tile. */
+    struct eb_conv2d_u8_requant rq_nolut;
+    const struct eb_conv2d_u8_requant *rq = r->rq;
+    if (rq != NULL && rq->lut != NULL && p->vbmi) {
+        rq_nolut = *rq;
+        rq_nolut.lut = NULL;
+        rq = &rq_nolut;
+    }
+    const int64_t kstep = u8 ? p->kq : p->kp;                    /* quads or pairs per tile row */
+    const size_t tile_bytes = (size_t)(kstep * 4 * EB_IGEMM_NR); /* both are 4 bytes wide */
+    int32_t corr[TILE512_M];
+    /* Columns outer: the block's two activation panels stay in L1 while the weights stream. */
+    for (int64_t t = 0; t < nbp; t += TILE512_N) {
+        const int nr = (int)(cnt - t < TILE512_N ? cnt - t : TILE512_N);
+        const uint8_t *b = ws + (size_t)(t / EB_IGEMM_NR) * tile_bytes;
+        for (int64_t ob = 0; ob < p->n_ob; ob += 2) {
+            const int64_t m0 = ob * EB_IGEMM_MR;
+            const int mr = (int)(p->ocg - m0 < TILE512_M ? p->ocg - m0 : TILE512_M);
+            const int64_t oc0 = g * p->ocg + m0;
+            for (int m = 0; m < mr; m++)
+                corr[m] = (int32_t)((uint32_t)r->x_zp * (uint32_t)p->wsum[oc0 + m]);
+            const int32_t *wp = p->w + (g * p->n_ob + ob) * kstep * EB_IGEMM_MR;
+            tile512(r, rq, b, colsum != NULL ? colsum + t : NULL, oc0, wp, corr,
+                    (n * d->oc + oc0) * p->plane + p0 + t, mr, nr);
+        }
+    }
+    if (rq == &rq_nolut)
+        eb_cpu_lut_u8__avx512vbmi(p->ocg, cnt, r->yq + (n * d->oc + g * p->ocg) * p->plane + p0,
+                                  p->plane, r->rq->lut);
+}
+
 static void groupref_task(void *ctx, size_t task, int worker)
 {
     const struct u8_run *r = ctx;
@@ -255,7 +547,8 @@ void eb_cpu_conv2d_u8_run(const struct eb_conv2d_u8_plan *p, const struct eb_cpu
     else if (p->algo == U8_ALGO_GROUPREF)
         eb_threadpool_run(ex->pool, (size_t)(p->d.n * p->d.groups), groupref_task, &r);
     else
-        eb_threadpool_run(ex->pool, (size_t)(p->d.n * p->d.groups * p->n_blocks), gemm_task, &r);
+        eb_threadpool_run(ex->pool, (size_t)(p->d.n * p->d.groups * p->n_blocks),
+                          p->kern == U8_KERN_AVX2 ? gemm_task : gemm512_task, &r);
 }
 
 int eb_cpu_conv2d_u8_fuses_requant(const struct eb_conv2d_u8_plan *p)
@@ -263,12 +556,28 @@ int eb_cpu_conv2d_u8_fuses_requant(const struct eb_conv2d_u8_plan *p)
     return p != NULL && p->algo == U8_ALGO_GEMM;
 }
 
+const char *eb_cpu_conv2d_u8_kernel_name(const struct eb_conv2d_u8_plan *p)
+{
+    if (p->algo == U8_ALGO_DW)
+        return "dw_avx2";
+    if (p->algo == U8_ALGO_GROUPREF)
+        return "groupref";
+    switch (p->kern) {
+    case U8_KERN_AVX2: return "avx2";
+    case U8_KERN_AVX512: return "avx512";
+    case U8_KERN_AVX512_VNNI: return "avx512vnni";
+    case U8_KERN_AVX512_VNNI_U8: return "avx512vnni_u8";
+    }
+    return "?";
+}
+
 void eb_cpu_conv2d_u8_run_requant(const struct eb_conv2d_u8_plan *p, const struct eb_cpu_exec *ex,
                                   const uint8_t *x, int32_t x_zp,
                                   const struct eb_conv2d_u8_requant *rq, uint8_t *y)
 {
     struct u8_run r = {.p = p, .ex = ex, .x = x, .x_zp = x_zp, .rq = rq, .yq = y};
-    eb_threadpool_run(ex->pool, (size_t)(p->d.n * p->d.groups * p->n_blocks), gemm_task, &r);
+    eb_threadpool_run(ex->pool, (size_t)(p->d.n * p->d.groups * p->n_blocks),
+                      p->kern == U8_KERN_AVX2 ? gemm_task : gemm512_task, &r);
 }
 
 /* ---- DynamicQuantizeLinear ------------------------------------------------------------- */

@@ -10,6 +10,15 @@
  * subtracts x_zp·Σ(w - w_zp) per output channel, which cancels the padded taps and the zero
  * point: the result equals eb_cpu_conv2d_u8_i32__ref bit for bit (int32, wrap-around arithmetic
  * both ways).
+ *
+ * The AVX-512 ISA computes 8×32 tiles (two weight panels × two activation panels) and gathers
+ * the activations straight into the packed format (no separate im2col pass for stride-1 "same"
+ * convolutions and 1x1). Without AVX512_VNNI it keeps the int16 pairs (vpmaddwd + vpaddd);
+ * with VNNI it packs four uint8 activations and four int8 weights per int32 lane and uses
+ * vpdpbusd (see igemm_u8s8__avx512.c for the exact arithmetic), or, when asked, the int16
+ * pairs with vpdpwssd. With AVX512_VBMI the requantisation's lookup table is a vpermi2b pass
+ * per block instead of gathers. eb_cpu_conv2d_u8_kernel_name says which kernel a plan uses;
+ * every variant equals the reference bit for bit.
  */
 #ifndef EB_ENGINE_CPU_CONV_U8_H
 #define EB_ENGINE_CPU_CONV_U8_H
@@ -36,6 +45,32 @@ eb_cpu_conv2d_u8_prepare(const struct eb_conv2d_desc *d, const void *w, int w_si
                          const int32_t *w_zp, size_t n_w_zp, enum eb_cpu_isa isa, int n_workers,
                          struct eb_ir_arena *arena, struct eb_conv2d_u8_plan **plan_out,
                          size_t *scratch_bytes_out, size_t *packed_bytes_out);
+
+/** Options of eb_cpu_conv2d_u8_prepare_opt; all zero = what eb_cpu_conv2d_u8_prepare does. */
+struct eb_conv2d_u8_options {
+    int no_vnni;      /* 1: the AVX-512 kernels use vpmaddwd + vpaddd even with AVX512_VNNI */
+    int no_u8x4;      /* 1: with VNNI, int16 pairs and vpdpwssd instead of vpdpbusd */
+    int no_vbmi;      /* 1: the requantisation's lookup table by gathers even with VBMI */
+    int block_pixels; /* > 0: output pixels per block (AVX-512: rounded up to 32); 0 = auto */
+};
+
+/**
+ * eb_cpu_conv2d_u8_prepare with `opt` (NULL = defaults): the kernel tests force each AVX-512
+ * variant through it, and benchmarks try block sizes.
+ */
+EB_NODISCARD enum eb_status
+eb_cpu_conv2d_u8_prepare_opt(const struct eb_conv2d_desc *d, const void *w, int w_signed,
+                             const int32_t *w_zp, size_t n_w_zp, enum eb_cpu_isa isa, int n_workers,
+                             const struct eb_conv2d_u8_options *opt, struct eb_ir_arena *arena,
+                             struct eb_conv2d_u8_plan **plan_out, size_t *scratch_bytes_out,
+                             size_t *packed_bytes_out);
+
+/**
+ * The kernel `plan` runs: "avx2", "avx512" (int16 pairs, vpmaddwd), "avx512vnni" (int16
+ * pairs, vpdpwssd), "avx512vnni_u8" (uint8 × int8 quads, vpdpbusd), "dw_avx2" (depthwise,
+ * stride 1), "groupref" (the reference per group). Static string.
+ */
+const char *eb_cpu_conv2d_u8_kernel_name(const struct eb_conv2d_u8_plan *plan);
 
 /**
  * y [N, OC, OH, OW] = ConvInteger(x [N, IC, IH, IW], w) with activation zero point `x_zp`,
@@ -130,6 +165,80 @@ void eb_cpu_igemm_u8s8_4x16_q__avx2(int64_t kp, const int32_t *w, const int16_t 
 void eb_cpu_minmax_f32__avx2(int64_t n, const float *x, float *mn, float *mx);
 /** y = sat(round_half_even(x / scale) + zp, 0, 255), NaN → zp. */
 void eb_cpu_quantize_u8__avx2(int64_t n, const float *x, float scale, float zp, uint8_t *y);
+
+/* AVX-512 (cpu/x86/igemm_u8s8__avx512.c): the __avx512vnni kernels need AVX512_VNNI too. */
+/**
+ * One tile of up to 8×32: acc[m][j] = Σ_i w[i][m]·b[i][j] over `kp` pairs, y[m*ldy + j] =
+ * acc - corr[m] for m < mr (1..8), j < nr (1..32). w: the packed panel of rows 0..3 ([kp][MR]
+ * int16 pairs as int32), rows 4..7 in the next panel (w + kp*MR, read only when mr > 4);
+ * b: one packed activation tile, columns 16..31 in the next one (b + kp*2*NR, read only when
+ * nr > 16). Stores are masked: nothing outside the mr×nr tile is written.
+ */
+void eb_cpu_igemm_u8s8_8x32__avx512(int64_t kp, const int32_t *w, const int16_t *b,
+                                    const int32_t *corr, int32_t *y, int64_t ldy, int mr, int nr);
+void eb_cpu_igemm_u8s8_8x32__avx512vnni(int64_t kp, const int32_t *w, const int16_t *b,
+                                        const int32_t *corr, int32_t *y, int64_t ldy, int mr,
+                                        int nr);
+/** The same tile requantised as eb_cpu_igemm_u8s8_4x16_q__avx2 does. */
+void eb_cpu_igemm_u8s8_8x32_q__avx512(int64_t kp, const int32_t *w, const int16_t *b,
+                                      const int32_t *corr, const float *mult, const float *bias,
+                                      const struct eb_conv2d_u8_requant *rq, uint8_t *y,
+                                      int64_t ldy, int mr, int nr);
+void eb_cpu_igemm_u8s8_8x32_q__avx512vnni(int64_t kp, const int32_t *w, const int16_t *b,
+                                          const int32_t *corr, const float *mult, const float *bias,
+                                          const struct eb_conv2d_u8_requant *rq, uint8_t *y,
+                                          int64_t ldy, int mr, int nr);
+/**
+ * Implicit im2col of one pixel block straight into the packed pairs: the same `out` as
+ * eb_cpu_igemm_pack_u8__avx2(k, nbp, col) of eb_cpu_im2col_u8__avx2's col (padded taps and
+ * columns j >= cnt hold `zp`). `tmp` (64-byte aligned) holds eb_cpu_igemm_gather_tmp_bytes
+ * for a block of at least nbp pixels; `tmp_bytes` is its size.
+ */
+void eb_cpu_igemm_gather_u8__avx512(const struct eb_conv2d_desc *d, int64_t icg, const uint8_t *xg,
+                                    uint8_t zp, int64_t p0, int64_t cnt, int64_t nbp, uint8_t *tmp,
+                                    size_t tmp_bytes, int16_t *out);
+/**
+ * The same into quads: per tile of NR columns [ceil(k/4)][NR][4] uint8 (rows past k are 0),
+ * and, when colsum is not NULL, colsum[j] = Σ_k col[k][j] for j < nbp (int32).
+ */
+void eb_cpu_igemm_gather_u8x4__avx512vnni(const struct eb_conv2d_desc *d, int64_t icg,
+                                          const uint8_t *xg, uint8_t zp, int64_t p0, int64_t cnt,
+                                          int64_t nbp, uint8_t *tmp, size_t tmp_bytes, uint8_t *out,
+                                          int32_t *colsum);
+/**
+ * One tile as eb_cpu_igemm_u8s8_8x32__avx512vnni over `kq` quads: w [kq][MR] int32 of four
+ * int8 weights s (rows 4..7 in the next panel), b one quad tile (columns 16..31 in the next,
+ * b + kq*4*NR); y = Σ s·x - corr[m] + wc[m]·colsum[j] (the last term only when colsum is not
+ * NULL; colsum points at the tile's first column).
+ */
+void eb_cpu_igemm_u8s8x4_8x32__avx512vnni(int64_t kq, const int32_t *w, const uint8_t *b,
+                                          const int32_t *colsum, const int32_t *wc,
+                                          const int32_t *corr, int32_t *y, int64_t ldy, int mr,
+                                          int nr);
+/** The same tile requantised as eb_cpu_igemm_u8s8_4x16_q__avx2 does. */
+void eb_cpu_igemm_u8s8x4_8x32_q__avx512vnni(int64_t kq, const int32_t *w, const uint8_t *b,
+                                            const int32_t *colsum, const int32_t *wc,
+                                            const int32_t *corr, const float *mult,
+                                            const float *bias,
+                                            const struct eb_conv2d_u8_requant *rq, uint8_t *y,
+                                            int64_t ldy, int mr, int nr);
+/** y[r*ldy + j] = lut[y[r*ldy + j]] for r < rows, j < n (AVX512_VBMI). */
+void eb_cpu_lut_u8__avx512vbmi(int64_t rows, int64_t n, uint8_t *y, int64_t ldy,
+                               const uint8_t *lut);
 #endif
+
+/**
+ * Bytes of `tmp` eb_cpu_igemm_gather_u8__avx512 needs for blocks of up to `blk` (multiple of
+ * EB_IGEMM_NR) pixels: the larger of the stride-1 path's pixel coordinates and tap masks and
+  * four channels of im2col rows (the other shapes), at least 16 KiB (more channels per chunk).
+ */
+static inline size_t eb_cpu_igemm_gather_tmp_bytes(const struct eb_conv2d_desc *d, int64_t blk)
+{
+    const size_t khw = (size_t)(d->kh * d->kw), n = (size_t)blk;
+    const size_t direct = 8 * n + 2 * khw * (n / EB_IGEMM_NR) + 64 + 8 * khw + 64;
+    const size_t chunk = 4 * khw * n;
+    const size_t b = direct > chunk ? direct : chunk;
+    return eb_cpu_align64(b > 16384 ? b : 16384);
+}
 
 #endif

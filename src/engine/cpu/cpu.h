@@ -26,9 +26,11 @@ enum eb_cpu_isa {
 };
 
 struct eb_cpu_features {
-    int avx2;   /* AVX2 and FMA3, and the OS saves YMM state */
-    int avx512; /* AVX-512 F, BW, DQ, VL, and the OS saves ZMM state */
-    int neon;   /* aarch64 (Advanced SIMD is mandatory there) */
+    int avx2;        /* AVX2 and FMA3, and the OS saves YMM state */
+    int avx512;      /* AVX-512 F, BW, DQ, VL, and the OS saves ZMM state */
+    int avx512_vnni; /* AVX512_VNNI (vpdpwssd, vpdpbusd); only set together with avx512 */
+    int avx512_vbmi; /* AVX512_VBMI (vpermi2b); only set together with avx512 */
+    int neon;        /* aarch64 (Advanced SIMD is mandatory there) */
 };
 
 /** Reads the running CPU's features (cpuid/xgetbv on x86-64; compile-time on aarch64). */

@@ -34,6 +34,10 @@ void eb_cpu_features_detect(struct eb_cpu_features *f_out)
         avx512vl = (b >> 31) & 1;
     f_out->avx2 = ymm && avx2 && fma;
     f_out->avx512 = f_out->avx2 && zmm && avx512f && avx512dq && avx512bw && avx512vl;
+    /* AVX512_VNNI: leaf 7 subleaf 0, ECX bit 11, AVX512_VBMI: ECX bit 1; their zmm forms need
+     * the rest of AVX-512. */
+    f_out->avx512_vnni = f_out->avx512 && ((c >> 11) & 1);
+    f_out->avx512_vbmi = f_out->avx512 && ((c >> 1) & 1);
 }
 #else
 void eb_cpu_features_detect(struct eb_cpu_features *f_out)
