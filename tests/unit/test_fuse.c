@@ -198,6 +198,38 @@ EB_TEST(fuse_qdq_model)
     free(bytes);
 }
 
+/* The dynamic int8 model: each ConvInteger's Cast → Mul(scale) → Add(bias) becomes one
+ * edgebench.DequantizeI32 node, into which the SiLU (Sigmoid + Mul) then fuses as well. */
+EB_TEST(fuse_dynamic_int8_model)
+{
+    const char *dir = eb_test_shared_data();
+    char path[1024];
+    size_t len;
+    if (dir == NULL)
+        EB_SKIP("shared data folder absent");
+    snprintf(path, sizeof(path), "%s/models/yolov8n_320_int8_dynamic.onnx", dir);
+    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
+    if (bytes == NULL)
+        EB_SKIP("%s is absent", path);
+    struct run_result f, u;
+    load_and_run(bytes, len, "yolov8n_320_int8_dynamic", 320, EB_ENGINE_PASS_ALL, NULL, &f);
+    load_and_run(bytes, len, "yolov8n_320_int8_dynamic", 320, no_fuse, NULL, &u);
+    struct diff df = compare(&f, &u);
+    printf("yolov8n_320_int8_dynamic isa %s: nodes %zu unfused, %zu fused (%zu absorbed); max abs "
+           "%.3g, scores max %.3g, mean abs %.3g\n",
+           f.info.isa, u.info.n_nodes, f.info.n_nodes, f.info.n_fused, df.max_abs, df.max_score,
+           df.mean_abs);
+    /* 64 ConvInteger tails (Mul + Add each), 57 of them with a SiLU (Sigmoid + Mul) */
+    ASSERT_TRUE(f.info.n_fused >= 64 * 2 + 57 * 2);
+    ASSERT_EQ_INT(f.info.n_nodes + f.info.n_fused, u.info.n_nodes);
+    /* See the tolerance note at the top of the file. */
+    ASSERT_TRUE(df.max_score <= 0.02);
+    ASSERT_TRUE(df.mean_abs <= 0.05);
+    eb_engine_destroy(f.e);
+    eb_engine_destroy(u.e);
+    free(bytes);
+}
+
 /* ---- tiny hand-built models: x [1,2,2,2] and 1x1 convolutions --------------------------- */
 
 struct tiny_node {

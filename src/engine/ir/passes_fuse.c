@@ -15,6 +15,11 @@
  * chain in another order (e.g. the QDQ models' Conv → Q → DQ → Sigmoid·Mul) fuses only its
  * first part.
  *
+ * Before those, the float tail of a dynamically quantised convolution, Cast(int32 → float) →
+ * Mul(scale: one value or one per channel) [→ Add(constant per-channel bias)], becomes one
+ * edgebench.DequantizeI32 node at the Cast (ops/dequant_i32.c), which has the same epilogue, so
+ * the steps above then fold its SiLU, residual or fake quantisation in as well.
+ *
  * The DFL head is not fused: see docs/architecture.md ("Fusions") for why.
  */
 #include <math.h>
@@ -24,6 +29,7 @@
 #include "engine/cpu/epilogue.h"
 #include "engine/ir/graph.h"
 #include "engine/ops/conv.h"
+#include "engine/ops/dequant_i32.h"
 #include "engine/ops/fuse_access.h"
 #include "engine/ops/op.h"
 
@@ -280,6 +286,101 @@ static int fuse_qdq(struct fuse *f, size_t ci, struct eb_epilogue *epi)
     return 1;
 }
 
+/* v broadcasts against y ([N, C, ...]) as one value (1) or one per channel (2); else 0. */
+static int channel_broadcast(const struct eb_ir_value *v, const struct eb_ir_value *y)
+{
+    if (v->dtype != EB_DTYPE_F32 || v->rank > y->rank)
+        return 0;
+    if (v->numel == 1)
+        return 1;
+    if (y->rank < 2 || v->numel != y->shape[1])
+        return 0;
+    for (int i = 0; i < v->rank; i++) { /* right-aligned: C on y's axis 1, 1 elsewhere */
+        const int axis = y->rank - v->rank + i;
+        if (v->shape[i] != (axis == 1 ? y->shape[1] : 1))
+            return 0;
+    }
+    return 2;
+}
+
+/* The other input of a two-input node that reads `v` once; -1 otherwise. */
+static int other_input(const struct eb_ir_node *n, int v)
+{
+    if (n->n_in != 2 || (n->in[0] == v) == (n->in[1] == v))
+        return -1;
+    return n->in[0] == v ? n->in[1] : n->in[0];
+}
+
+/* Ready before node `k` runs: a constant, a graph input or an earlier node's output. */
+static int ready_before(const struct eb_graph *g, int v, size_t k)
+{
+    const struct eb_ir_value *vv = &g->values[v];
+    return vv->is_const || vv->is_input || (vv->producer >= 0 && (size_t)vv->producer < k);
+}
+
+/* Cast(int32 → float) → Mul(scale) [→ Add(per-channel constant bias)] → edgebench.DequantizeI32
+ * at the Cast's place. */
+static enum eb_status fuse_dequant(struct fuse *f, size_t k, struct eb_diag *diag)
+{
+    struct eb_graph *g = f->g;
+    struct eb_ir_node *cast = &g->nodes[k];
+    if (cast->op != &eb_op_cast || cast->n_in != 1 || cast->n_out != 1 || cast->in[0] < 0)
+        return EB_OK;
+    const int c = cast->out[0];
+    const struct eb_ir_value *cv = &g->values[c];
+    if (g->values[cast->in[0]].dtype != EB_DTYPE_I32 || cv->dtype != EB_DTYPE_F32 || cv->rank < 2)
+        return EB_OK;
+    const int mi = sole_reader(f, c, k, &eb_op_mul);
+    if (mi < 0)
+        return EB_OK;
+    struct eb_ir_node *mul = &g->nodes[mi], *add = NULL;
+    const int sv = other_input(mul, c);
+    if (sv < 0 || !channel_broadcast(&g->values[sv], cv) || !ready_before(g, sv, k) ||
+        !same_shape(&g->values[mul->out[0]], cv))
+        return EB_OK;
+    int bv = -1;
+    const int ai = sole_reader(f, mul->out[0], (size_t)mi, &eb_op_add);
+    if (ai >= 0) {
+        add = &g->nodes[ai];
+        bv = other_input(add, mul->out[0]);
+        if (bv < 0 || !g->values[bv].is_const || channel_broadcast(&g->values[bv], cv) != 2 ||
+            !same_shape(&g->values[add->out[0]], cv)) {
+            add = NULL;
+            bv = -1;
+        }
+    }
+    struct eb_dequant_i32_params *p = eb_ir_arena_alloc(&g->arena, sizeof(*p));
+    int *in = eb_ir_arena_alloc(&g->arena, 3 * sizeof(int));
+    if (p == NULL || in == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory fusing",
+                            g->what);
+    memset(p, 0, sizeof(*p));
+    p->epi.act = EB_ACT_NONE;
+    in[0] = cast->in[0];
+    in[1] = sv;
+    in[2] = bv;
+    cast->op = &eb_op_dequant_i32;
+    cast->params = p;
+    cast->in = in;
+    cast->n_in = 3;
+    take_over(f, k, add != NULL ? add : mul);
+    absorb(f, mul);
+    if (add != NULL)
+        absorb(f, add);
+    f->uses[sv]++;
+    if (bv >= 0)
+        f->uses[bv]++;
+    return EB_OK;
+}
+
+/* The epilogue a node carries (Conv, edgebench.DequantizeI32); NULL for others. */
+static struct eb_epilogue *node_epilogue(struct eb_ir_node *n)
+{
+    if (n->op == &eb_op_dequant_i32)
+        return n->params != NULL ? &((struct eb_dequant_i32_params *)n->params)->epi : NULL;
+    return eb_op__conv_epilogue(n);
+}
+
 static const char *describe(struct eb_graph *g, const struct eb_epilogue *epi)
 {
     char buf[48];
@@ -309,7 +410,12 @@ enum eb_status eb_graph__fuse(struct eb_graph *g, struct eb_diag *diag)
     }
     for (size_t k = 0; k < g->n_nodes; k++) {
         struct eb_ir_node *n = &g->nodes[k];
-        struct eb_epilogue *epi = n->alive ? eb_op__conv_epilogue(n) : NULL;
+        if (n->alive) {
+            enum eb_status st = fuse_dequant(&f, k, diag);
+            if (st != EB_OK)
+                return st;
+        }
+        struct eb_epilogue *epi = n->alive ? node_epilogue(n) : NULL;
         if (epi == NULL || n->n_out != 1 || g->values[n->out[0]].dtype != EB_DTYPE_F32)
             continue;
         int changed = 0, added = 0;
