@@ -208,6 +208,11 @@ EB_TEST(conv_depthwise)
     run_all(conv(1, 10, 13, 11, 10, 3, 3, 1, 1, 1, 10), &plain, 51);
     run_all(conv(1, 10, 13, 11, 10, 3, 3, 2, 1, 1, 10), &silu, 52);
     run_all(conv(2, 7, 9, 8, 7, 5, 5, 1, 2, 1, 7), &plain, 53);
+    /* yolo11n's head shape, dilation 2, unpadded stride 2, a one-pixel plane */
+    run_all(conv(1, 16, 20, 20, 16, 3, 3, 1, 1, 1, 16), &silu, 54);
+    run_all(conv(1, 5, 17, 19, 5, 3, 3, 1, 2, 2, 5), &plain, 55);
+    run_all(conv(1, 6, 15, 23, 6, 3, 3, 2, 0, 1, 6), &plain, 56);
+    run_all(conv(1, 3, 1, 1, 3, 3, 3, 1, 1, 1, 3), &silu, 57);
 }
 
 EB_TEST(conv_large_k_blocks)

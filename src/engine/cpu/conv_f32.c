@@ -21,8 +21,9 @@
  * and then MC shrunk until there are enough tasks (group x M block x N block) for every worker
  * to get several.
  *
- * Depthwise convs (groups == IC == OC) run a direct per-channel kernel instead (the GEMM would
- * be 1 x 9 x N), one task per channel, with the tile epilogue on the finished plane.
+ * Depthwise convs (groups == IC == OC; the GEMM would be 1 x 9 x N) use the same padded phase
+ * planes: one task per channel sums the KH*KW shifted views of its planes, weighted, over the
+ * extended grid (uk.dw_rows), and the epilogue copies the valid columns into y.
  */
 #include <string.h>
 
@@ -88,14 +89,14 @@ static int plan_offsets(struct eb_conv2d_f32_plan *p, struct eb_ir_arena *arena,
     for (int64_t k = 0; k < p->k; k++) {
         const int64_t c = k / taps, ky = k % taps / d->kw, kx = k % d->kw;
         int64_t off = c * p->chan_stride;
-        if (p->kind == CONV_PADDED) {
+        if (p->kind != CONV_POINTWISE) {
             const int64_t yy = ky * d->dil_h, xx = kx * d->dil_w;
             off += (yy % sh * sw + xx % sw) * pp + yy / sh * p->wph + xx / sw;
         }
         p->boff[k] = (int32_t)off;
     }
     p->shared_floats =
-        p->kind == CONV_PADDED
+        p->kind != CONV_POINTWISE
             ? eb_cpu_align64((size_t)(d->ic * p->chan_stride + slack) * sizeof(float)) /
                   sizeof(float)
             : 0;
@@ -136,8 +137,17 @@ enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const f
         if ((p->a = arena_alloc64(arena, wb)) == NULL)
             return EB_ERR_NOMEM;
         memcpy(p->a, w, wb);
+        int nomem = 0;
+        if (!plan_offsets(p, arena, &nomem))
+            return nomem ? EB_ERR_NOMEM : EB_OK;
+        p->n = d->oh * p->wph;
+        /* Per worker: one channel's extended output plane, whole vectors. */
+        p->worker_floats =
+            eb_cpu_align64((size_t)eb_cpu_round_up(p->n, 32) * sizeof(float)) / sizeof(float);
         *plan_out = p;
-        *packed_bytes_out = packed + wb;
+        *scratch_bytes_out =
+            (p->shared_floats + (size_t)workers * p->worker_floats) * sizeof(float);
+        *packed_bytes_out = packed + wb + (size_t)p->k * sizeof(int32_t);
         return EB_OK;
     }
     const int pointwise = d->kh == 1 && d->kw == 1 && d->stride_h == 1 && d->stride_w == 1 &&
@@ -324,22 +334,20 @@ static void padded_task(void *vctx, size_t task, int worker)
     }
 }
 
+/* Depthwise: one channel's extended output plane by shifted multiply-adds over its phase
+ * planes, then the valid columns through the epilogue into y. */
 static void depthwise_task(void *vctx, size_t task, int worker)
 {
     const struct conv_ctx *c = vctx;
     const struct eb_conv2d_f32_plan *p = c->p;
-    const int64_t ch = (int64_t)task % p->d.oc, img = (int64_t)task / p->d.oc;
-    struct eb_conv2d_desc one = p->d;
-    const int64_t plane = p->d.oh * p->d.ow;
-    const size_t off = (size_t)((img * p->d.oc + ch) * plane);
-    (void)worker;
-    one.n = one.ic = one.oc = one.groups = 1;
-    /* The reference loop on one plane is already a unit-stride multiply-add per tap over rows
-     * in L1; what it lacks is threads and the fused epilogue. */
-    eb_cpu_conv2d_f32__ref(&one, c->in + (img * p->d.ic + ch) * p->d.ih * p->d.iw,
-                           p->a + ch * p->d.kh * p->d.kw, p->bias + ch, c->y + off);
-    p->uk.epilogue(c->epi, NULL, 1, plane, c->y + off, plane, c->y + off, plane,
-                   c->res != NULL ? c->res + off : NULL, plane);
+    const struct eb_conv2d_desc *d = &p->d;
+    const int64_t ch = (int64_t)task, plane = d->oh * d->ow;
+    float *ext = c->workers + (size_t)worker * p->worker_floats;
+    p->uk.dw_rows(p->n, (int)p->k, p->a + ch * p->k, p->bias[ch], c->shared + ch * p->chan_stride,
+                  p->boff, ext);
+    const size_t off = (size_t)(ch * plane);
+    p->uk.epilogue(c->epi, NULL, d->oh, d->ow, ext, p->wph, c->y + off, d->ow,
+                   c->res != NULL ? c->res + off : NULL, d->ow);
 }
 
 void eb_cpu_conv2d_f32_run(const struct eb_conv2d_f32_plan *plan, const struct eb_epilogue *epi,
@@ -352,13 +360,6 @@ void eb_cpu_conv2d_f32_run(const struct eb_conv2d_f32_plan *plan, const struct e
     const float *res = c.epi->residual ? residual : NULL;
     const size_t in_img = (size_t)(d->ic * d->ih * d->iw),
                  out_img = (size_t)(d->oc * d->oh * d->ow);
-    if (plan->kind == CONV_DEPTHWISE) {
-        c.in = in;
-        c.y = y;
-        c.res = res;
-        eb_threadpool_run(x->pool, (size_t)(d->n * d->oc), depthwise_task, &c);
-        return;
-    }
     EB_ASSERT(x->n_workers <= plan->n_workers &&
               x->scratch_bytes >=
                   (plan->shared_floats + (size_t)plan->n_workers * plan->worker_floats) *
@@ -374,7 +375,10 @@ void eb_cpu_conv2d_f32_run(const struct eb_conv2d_f32_plan *plan, const struct e
             eb_threadpool_run(x->pool, tasks, pointwise_task, &c);
         } else {
             eb_threadpool_run(x->pool, (size_t)d->ic, pad_task, &c);
-            eb_threadpool_run(x->pool, tasks, padded_task, &c);
+            if (plan->kind == CONV_DEPTHWISE)
+                eb_threadpool_run(x->pool, (size_t)d->oc, depthwise_task, &c);
+            else
+                eb_threadpool_run(x->pool, tasks, padded_task, &c);
         }
     }
 }

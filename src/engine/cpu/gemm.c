@@ -28,7 +28,8 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             eb_cpu_sgemm_f32_6x16__avx2,
                                             eb_cpu_epilogue_tile_f32__avx2,
                                             eb_cpu_sgemm_f32_6x16_direct__avx2,
-                                            eb_cpu_gather2_f32__avx2};
+                                            eb_cpu_gather2_f32__avx2,
+                                            eb_cpu_dw_rows_f32__avx2};
         return 1;
     case EB_CPU_ISA_AVX512:
         *uk_out = (struct eb_sgemm_ukernel){8,
@@ -36,7 +37,8 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             eb_cpu_sgemm_f32_8x32__avx512,
                                             eb_cpu_epilogue_tile_f32__avx512,
                                             eb_cpu_sgemm_f32_8x32_direct__avx512,
-                                            eb_cpu_gather2_f32__avx2};
+                                            eb_cpu_gather2_f32__avx2,
+                                            eb_cpu_dw_rows_f32__avx2};
         return 1;
 #endif
 #if defined(__aarch64__)
@@ -46,7 +48,8 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             eb_cpu_sgemm_f32_8x8__neon,
                                             eb_cpu_epilogue_tile_f32__neon,
                                             eb_cpu_sgemm_f32_8x8_direct__neon,
-                                            eb_cpu_gather2_f32__neon};
+                                            eb_cpu_gather2_f32__neon,
+                                            eb_cpu_dw_rows_f32__neon};
         return 1;
 #endif
     default: return 0;

@@ -39,13 +39,21 @@ typedef void (*eb_epilogue_tile_fn)(const struct eb_epilogue *e, const float *bi
 /** dst[j] = src[2j] for j < n; reads src[0 .. 2n-2] only. */
 typedef void (*eb_gather2_fn)(int64_t n, const float *src, float *dst);
 
-/** One ISA's SGEMM: tile sizes, micro-kernels, tile epilogue, the stride-2 gather. */
+/**
+ * Depthwise rows: y[q] = bias + Σ_t w[t] · src[q + off[t]] for q < n rounded up to the vector
+ * width (at most 16): the caller makes those reads and writes valid.
+ */
+typedef void (*eb_dw_rows_fn)(int64_t n, int taps, const float *w, float bias, const float *src,
+                              const int32_t *off, float *y);
+
+/** One ISA's SGEMM: tile sizes, micro-kernels, tile epilogue, the stride-2 gather, depthwise. */
 struct eb_sgemm_ukernel {
     int mr, nr;
     eb_sgemm_ukernel_fn gemm;
     eb_epilogue_tile_fn epilogue;
     eb_sgemm_direct_fn direct;
     eb_gather2_fn gather2;
+    eb_dw_rows_fn dw_rows;
 };
 
 /** The micro-kernel for `isa`; 0 when there is none (REF, or an ISA absent from this build). */
@@ -89,6 +97,8 @@ void eb_cpu_sgemm_f32_6x16__avx2(int64_t k, const float *a, const float *b, floa
 void eb_cpu_sgemm_f32_6x16_direct__avx2(int64_t k, const float *a, const float *b,
                                         const int32_t *boff, float *c, int64_t ldc, int accumulate);
 void eb_cpu_gather2_f32__avx2(int64_t n, const float *src, float *dst);
+void eb_cpu_dw_rows_f32__avx2(int64_t n, int taps, const float *w, float bias, const float *src,
+                              const int32_t *off, float *y);
 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const float *bias, int64_t m,
                                     int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
                                     const float *r, int64_t ldr);
@@ -107,6 +117,8 @@ void eb_cpu_sgemm_f32_8x8__neon(int64_t k, const float *a, const float *b, float
 void eb_cpu_sgemm_f32_8x8_direct__neon(int64_t k, const float *a, const float *b,
                                        const int32_t *boff, float *c, int64_t ldc, int accumulate);
 void eb_cpu_gather2_f32__neon(int64_t n, const float *src, float *dst);
+void eb_cpu_dw_rows_f32__neon(int64_t n, int taps, const float *w, float bias, const float *src,
+                              const int32_t *off, float *y);
 void eb_cpu_epilogue_tile_f32__neon(const struct eb_epilogue *e, const float *bias, int64_t m,
                                     int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
                                     const float *r, int64_t ldr);

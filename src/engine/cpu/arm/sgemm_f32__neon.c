@@ -72,6 +72,22 @@ void eb_cpu_gather2_f32__neon(int64_t n, const float *src, float *dst)
         dst[j] = src[2 * j];
 }
 
+void eb_cpu_dw_rows_f32__neon(int64_t n, int taps, const float *w, float bias, const float *src,
+                              const int32_t *off, float *y)
+{
+    /* 8 outputs per step in two accumulators; every tap is two loads and two lane FMAs. */
+    for (int64_t q = 0; q < n; q += 8) {
+        float32x4_t a0 = vdupq_n_f32(bias), a1 = a0;
+        for (int t = 0; t < taps; t++) {
+            const float *s = src + q + off[t];
+            a0 = vfmaq_n_f32(a0, vld1q_f32(s), w[t]);
+            a1 = vfmaq_n_f32(a1, vld1q_f32(s + 4), w[t]);
+        }
+        vst1q_f32(y + q, a0);
+        vst1q_f32(y + q + 4, a1);
+    }
+}
+
 void eb_cpu_epilogue_tile_f32__neon(const struct eb_epilogue *e, const float *bias, int64_t m,
                                     int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
                                     const float *r, int64_t ldr)

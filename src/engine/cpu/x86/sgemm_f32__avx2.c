@@ -102,6 +102,23 @@ AVX2 void eb_cpu_gather2_f32__avx2(int64_t n, const float *src, float *dst)
         dst[j] = src[2 * j];
 }
 
+AVX2 void eb_cpu_dw_rows_f32__avx2(int64_t n, int taps, const float *w, float bias,
+                                   const float *src, const int32_t *off, float *y)
+{
+    /* 16 outputs per step in two accumulators; every tap is one broadcast and two loads. */
+    for (int64_t q = 0; q < n; q += 16) {
+        __m256 a0 = _mm256_set1_ps(bias), a1 = a0;
+        for (int t = 0; t < taps; t++) {
+            const __m256 wv = _mm256_broadcast_ss(w + t);
+            const float *s = src + q + off[t];
+            a0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s), a0);
+            a1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(s + 8), a1);
+        }
+        _mm256_storeu_ps(y + q, a0);
+        _mm256_storeu_ps(y + q + 8, a1);
+    }
+}
+
 /* exp(x): x = n ln2 + r, |r| <= ln2/2, exp(r) by a degree-6 polynomial, 2^n through the
  * exponent bits. Input clamped to [-87.3, 88.3] so 2^n stays a normal float; rel. err ~2e-7. */
 AVX2 static inline __attribute__((always_inline)) __m256 exp256(__m256 x)
