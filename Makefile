@@ -23,8 +23,9 @@ demo: setup
 	@$(MAKE) --no-print-directory build
 	@./$(BUILD)/src/edgebench run --mode dual
 
-# Every test: the normal build, the ASan+UBSan build (whole suite) and the TSan build (the
-# threaded tests); one closing line with the totals.
+# Every test: the normal build, the ASan+UBSan build (whole suite), the TSan build (the
+# threaded tests) and the aarch64 kernel tests under qemu (x86-64 hosts); one closing line with
+# the totals.
 test: setup
 	@bash scripts/test.sh
 
@@ -32,4 +33,4 @@ install: build
 	@cmake --install $(BUILD)
 
 clean:
-	@rm -rf $(BUILD) build-asan build-tsan
+	@rm -rf $(BUILD) build-asan build-tsan build-aarch64

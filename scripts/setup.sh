@@ -19,6 +19,13 @@ libpng-dev libjpeg62-turbo-dev libonnx-testdata
 clang libclang-rt-14-dev"
 # clang + libclang-rt-14-dev: the libFuzzer targets (-DEB_FUZZ=ON); clang-14 only recommends the
 # runtime, and the install below skips recommendations.
+# gcc-aarch64-linux-gnu + libc6-dev-arm64-cross + qemu-user: scripts/test.sh cross-compiles the
+# kernel tests for aarch64 and runs the NEON kernels under qemu (x86-64 hosts only; the C library
+# is only a recommendation of the compiler, hence listed).
+if [ "$(uname -m)" = x86_64 ]; then
+    EB_PACKAGES="$EB_PACKAGES
+gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+fi
 
 # ONNX Runtime comes from the npm registry: headers from the Unity package (ONNX Runtime 1.29,
 # its C API is what we compile against), libraries from onnxruntime-node (ONNX Runtime 1.30,

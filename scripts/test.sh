@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs every test suite: the normal build (all tests), an ASan+UBSan build (all
-# tests) and a TSan build (the threaded tests: label "dual" and the sampler). Prints one closing
-# line "tests: N passed, N failed, N skipped" over all three. Exit status 0 only when nothing
-# failed.
+# tests), a TSan build (the threaded tests: label "dual" and the sampler) and, on x86-64 hosts,
+# an aarch64 cross build of the CPU kernel tests run under qemu (the NEON kernels). Prints one
+# closing line "tests: N passed, N failed, N skipped" over all four. Exit status 0 only when
+# nothing failed.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -43,6 +44,28 @@ run_suite "asan+ubsan" build-asan \
 EB_TEST_RUN_ARGS="--threads 1" run_suite "tsan" build-tsan \
   "-DCMAKE_BUILD_TYPE=Debug -DEB_SANITIZE=thread -DEB_TEST_TIMEOUT_MULTIPLIER=5" \
   "-R dual|sampler|thread|concurrent"
+
+# The NEON kernels (src/engine/cpu/arm) against their references: the kernel tests only
+# (EB_KERNEL_TESTS_ONLY), cross-compiled for aarch64 and run by ctest through qemu user-mode
+# emulation (cmake/aarch64-linux-gnu.cmake). scripts/setup.sh installs the cross compiler and
+# qemu on x86-64 hosts; elsewhere the suite is skipped with its reason and counted as 1 skipped.
+aarch64_skip=""
+if [ "$(uname -m)" != x86_64 ]; then
+  aarch64_skip="the host is $(uname -m), not x86-64 (on aarch64 the normal suite runs the NEON kernels)"
+elif ! command -v aarch64-linux-gnu-gcc >/dev/null 2>&1; then
+  aarch64_skip="aarch64-linux-gnu-gcc is missing (Debian package gcc-aarch64-linux-gnu)"
+elif [ ! -f /usr/aarch64-linux-gnu/include/stdio.h ]; then
+  aarch64_skip="the aarch64 C library headers are missing (Debian package libc6-dev-arm64-cross)"
+elif ! command -v qemu-aarch64 >/dev/null 2>&1; then
+  aarch64_skip="qemu-aarch64 is missing (Debian package qemu-user)"
+fi
+if [ -n "$aarch64_skip" ]; then
+  echo "== aarch64 (qemu): skipped: $aarch64_skip"
+  skipped=$((skipped + 1))
+else
+  run_suite "aarch64 (qemu)" build-aarch64 \
+    "-DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DEB_KERNEL_TESTS_ONLY=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo" ""
+fi
 
 failed=$((failed + broken))
 echo "tests: $passed passed, $failed failed, $skipped skipped"
