@@ -195,6 +195,15 @@ EB_TEST(conv_dilation2_asymmetric)
     run_all(e, &plain, 33);
 }
 
+/* Inputs big enough to be padded and multiplied band by band (several bands of output rows,
+ * the last one shorter), stride 1 and 2, with a residual epilogue. */
+EB_TEST(conv_bands)
+{
+    struct eb_epilogue silu_add = {.act = EB_ACT_SILU, .residual = 1};
+    run_all(conv(1, 64, 41, 40, 16, 3, 3, 1, 1, 1, 1), &silu_add, 61);
+    run_all(conv(1, 32, 64, 66, 16, 3, 3, 2, 1, 1, 1), &plain, 62);
+}
+
 EB_TEST(conv_groups)
 {
     run_all(conv(1, 8, 10, 9, 12, 3, 3, 1, 1, 1, 2), &plain, 41);

@@ -17,6 +17,9 @@
  *    (Wph - OW) extra columns per output row are computed and dropped: the task accumulates its
  *    MC x NC block in a per-worker buffer and the epilogue copies the valid columns into y.
  *
+ * The padded buffer is filled band by band (output rows whose phase rows take ~256 KiB), each
+ * band's GEMM right after its padding, so B is read from L2 rather than from memory.
+ *
  * Blocking: KC <= 320 (K split evenly), MC <= 288 rows (the A block stays in L2), NC columns
  * and then MC shrunk until there are enough tasks (group x M block x N block) for every worker
  * to get several.
@@ -30,10 +33,11 @@
 #include "engine/cpu/fast.h"
 #include "engine/cpu/gemm.h"
 
-#define CONV_KC_MAX   320
-#define CONV_MC_MAX   288
-#define CONV_NC_MAX   256
-#define CONV_CBUF_MAX (48 * 1024) /* floats of a task's C block (extended grid) */
+#define CONV_KC_MAX     320
+#define CONV_MC_MAX     288
+#define CONV_NC_MAX     256
+#define CONV_CBUF_MAX   (48 * 1024)  /* floats of a task's C block (extended grid) */
+#define CONV_BAND_BYTES (256 * 1024) /* phase rows padded per band: B stays in L2 for its GEMM */
 
 enum conv_kind { CONV_POINTWISE, CONV_PADDED, CONV_DEPTHWISE };
 
@@ -46,6 +50,7 @@ struct eb_conv2d_f32_plan {
     int64_t kb, mb, nb;   /* blocks per dimension */
     int64_t m_panels;     /* MR panels per group */
     int64_t hph, wph;     /* padded: phase plane rows and columns */
+    int64_t band_rows;    /* padded: output rows per band (pad, then GEMM, band by band) */
     int64_t chan_stride;  /* floats per input channel in B's source (plane or sh*sw phases) */
     int32_t *boff;        /* [K] offset of B row k from the group's first channel */
     float *a;             /* [groups][m_panels][K][MR] (GEMM) or [OC][KH*KW] (depthwise) */
@@ -141,8 +146,12 @@ enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const f
         if (!plan_offsets(p, arena, &nomem))
             return nomem ? EB_ERR_NOMEM : EB_OK;
         p->n = d->oh * p->wph;
-        /* Per worker: one channel's extended output plane, whole vectors. */
+        /* Per worker: one channel's phase planes (+ the slack its last vectors read) and its
+         * extended output plane, whole vectors; nothing shared. */
+        p->shared_floats = 0;
         p->worker_floats =
+            eb_cpu_align64((size_t)(p->chan_stride + p->uk.nr + p->wph) * sizeof(float)) /
+                sizeof(float) +
             eb_cpu_align64((size_t)eb_cpu_round_up(p->n, 32) * sizeof(float)) / sizeof(float);
         *plan_out = p;
         *scratch_bytes_out =
@@ -168,10 +177,22 @@ enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const f
         const int64_t fit = CONV_CBUF_MAX / p->mc / uk.nr * uk.nr;
         nc_max = fit < uk.nr ? uk.nr : fit < nc_max ? fit : nc_max;
     }
-    p->nc = eb_cpu_round_up(p->n, uk.nr) < nc_max ? eb_cpu_round_up(p->n, uk.nr) : nc_max;
+    /* Padded: bands of output rows whose phase rows (all channels) fit CONV_BAND_BYTES, but
+     * wide enough for every worker to get several tiles. */
+    p->band_rows = d->oh;
+    if (!pointwise) {
+        const int64_t row_bytes =
+            d->ic * d->stride_h * d->stride_w * p->wph * (int64_t)sizeof(float);
+        const int64_t min_rows = (8 * workers * uk.nr + p->wph - 1) / p->wph;
+        int64_t rows = CONV_BAND_BYTES / row_bytes - (p->hph - d->oh);
+        rows = rows < min_rows ? min_rows : rows;
+        p->band_rows = rows < d->oh ? rows : d->oh;
+    }
+    const int64_t band_cols = pointwise ? p->n : p->band_rows * p->wph;
+    p->nc = eb_cpu_round_up(band_cols, uk.nr) < nc_max ? eb_cpu_round_up(band_cols, uk.nr) : nc_max;
     /* Enough tasks for dynamic balancing: ~4 per worker, NC no smaller than 2 NR. */
     for (;;) {
-        p->nb = (p->n + p->nc - 1) / p->nc;
+        p->nb = (band_cols + p->nc - 1) / p->nc;
         if (d->groups * p->mb * p->nb >= 4 * workers || p->nc <= 2 * uk.nr)
             break;
         p->nc = eb_cpu_round_up(p->nc / 2, uk.nr);
@@ -203,22 +224,20 @@ enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const f
 struct conv_ctx {
     const struct eb_conv2d_f32_plan *p;
     const struct eb_epilogue *epi;
-    const float *in, *res; /* this image */
-    float *y;              /* this image */
-    float *shared;         /* padded: the phase buffer */
-    float *workers;        /* per-worker slices */
+    const float *in, *res;  /* this image */
+    float *y;               /* this image */
+    float *shared;          /* padded: the phase buffer */
+    float *workers;         /* per-worker slices */
+    int64_t pad_r0, pad_r1; /* padded: the phase rows this band fills */
+    int64_t q0, q1, nb;     /* padded: the band's extended columns and their N blocks */
 };
 
-/* Padded: fills the sh*sw phase planes of input channel `task` (zeros outside the input). */
-static void pad_task(void *vctx, size_t task, int worker)
+/* Rows [r0, r1) of the sh*sw phase planes of one input channel x into dst (zeros outside x). */
+static void pad_channel(const struct eb_conv2d_f32_plan *p, const float *x, float *dst, int64_t r0,
+                        int64_t r1)
 {
-    const struct conv_ctx *c = vctx;
-    const struct eb_conv2d_f32_plan *p = c->p;
     const struct eb_conv2d_desc *d = &p->d;
-    const int64_t ch = (int64_t)task, sh = d->stride_h, sw = d->stride_w;
-    const float *x = c->in + ch * d->ih * d->iw;
-    float *dst = c->shared + ch * p->chan_stride;
-    (void)worker;
+    const int64_t sh = d->stride_h, sw = d->stride_w;
     for (int64_t py = 0; py < sh; py++) {
         for (int64_t px = 0; px < sw; px++) {
             /* columns j of this phase read input column j*sw + px - pad_l: [jlo, jhi) inside */
@@ -228,27 +247,40 @@ static void pad_task(void *vctx, size_t task, int worker)
             jlo = jlo < p->wph ? jlo : p->wph;
             jhi = jhi < p->wph ? jhi : p->wph;
             jhi = jhi < jlo ? jlo : jhi;
-            for (int64_t i = 0; i < p->hph; i++, dst += p->wph) {
+            float *row = dst + (py * sw + px) * p->hph * p->wph + r0 * p->wph;
+            for (int64_t i = r0; i < r1; i++, row += p->wph) {
                 const int64_t iy = i * sh + py - d->pad_t;
                 if (iy < 0 || iy >= d->ih) {
-                    memset(dst, 0, (size_t)p->wph * sizeof(float));
+                    memset(row, 0, (size_t)p->wph * sizeof(float));
                     continue;
                 }
                 const float *xr = x + iy * d->iw + x0;
-                memset(dst, 0, (size_t)jlo * sizeof(float));
+                memset(row, 0, (size_t)jlo * sizeof(float));
                 if (sw == 1) {
-                    memcpy(dst + jlo, xr + jlo, (size_t)(jhi - jlo) * sizeof(float));
+                    memcpy(row + jlo, xr + jlo, (size_t)(jhi - jlo) * sizeof(float));
                 } else if (sw == 2) {
-                    p->uk.gather2(jhi - jlo, xr + 2 * jlo, dst + jlo);
+                    p->uk.gather2(jhi - jlo, xr + 2 * jlo, row + jlo);
                 } else {
                     for (int64_t j = jlo; j < jhi; j++)
-                        dst[j] = xr[j * sw];
+                        row[j] = xr[j * sw];
                 }
-                memset(dst + jhi, 0, (size_t)(p->wph - jhi) * sizeof(float));
+                memset(row + jhi, 0, (size_t)(p->wph - jhi) * sizeof(float));
             }
         }
     }
-    if (ch == d->ic - 1) /* the slack that the last tiles read past the planes */
+}
+
+/* Padded: this band's phase rows of input channel `task` into the shared buffer. */
+static void pad_task(void *vctx, size_t task, int worker)
+{
+    const struct conv_ctx *c = vctx;
+    const struct eb_conv2d_f32_plan *p = c->p;
+    const struct eb_conv2d_desc *d = &p->d;
+    const int64_t ch = (int64_t)task;
+    (void)worker;
+    pad_channel(p, c->in + ch * d->ih * d->iw, c->shared + ch * p->chan_stride, c->pad_r0,
+                c->pad_r1);
+    if (ch == d->ic - 1 && c->pad_r1 == p->hph) /* the slack the last tiles read past the planes */
         memset(c->shared + d->ic * p->chan_stride, 0,
                (p->shared_floats - (size_t)(d->ic * p->chan_stride)) * sizeof(float));
 }
@@ -258,18 +290,19 @@ struct task_range {
     int64_t g, m0, mlen, q0, nlen;
 };
 
-static struct task_range task_range(const struct eb_conv2d_f32_plan *p, size_t task)
+static struct task_range task_range(const struct conv_ctx *c, size_t task)
 {
+    const struct eb_conv2d_f32_plan *p = c->p;
     struct task_range r;
     int64_t t = (int64_t)task;
-    const int64_t nb = t % p->nb;
-    t /= p->nb;
+    const int64_t nb = t % c->nb;
+    t /= c->nb;
     const int64_t mb = t % p->mb;
     r.g = t / p->mb;
     r.m0 = mb * p->mc;
     r.mlen = p->m - r.m0 < p->mc ? p->m - r.m0 : p->mc;
-    r.q0 = nb * p->nc;
-    r.nlen = p->n - r.q0 < p->nc ? p->n - r.q0 : p->nc;
+    r.q0 = c->q0 + nb * p->nc;
+    r.nlen = c->q1 - r.q0 < p->nc ? c->q1 - r.q0 : p->nc;
     return r;
 }
 
@@ -277,7 +310,7 @@ static void pointwise_task(void *vctx, size_t task, int worker)
 {
     const struct conv_ctx *c = vctx;
     const struct eb_conv2d_f32_plan *p = c->p;
-    const struct task_range r = task_range(p, task);
+    const struct task_range r = task_range(c, task);
     const int nr = p->uk.nr, mr = p->uk.mr;
     const int64_t icg = p->d.ic / p->d.groups;
     const float *xg = c->in + r.g * icg * p->chan_stride;
@@ -307,7 +340,7 @@ static void padded_task(void *vctx, size_t task, int worker)
     const struct conv_ctx *c = vctx;
     const struct eb_conv2d_f32_plan *p = c->p;
     const struct eb_conv2d_desc *d = &p->d;
-    const struct task_range r = task_range(p, task);
+    const struct task_range r = task_range(c, task);
     const int mr = p->uk.mr;
     const int64_t icg = d->ic / d->groups, plane = d->oh * d->ow;
     const float *bg = c->shared + r.g * icg * p->chan_stride + r.q0;
@@ -334,17 +367,21 @@ static void padded_task(void *vctx, size_t task, int worker)
     }
 }
 
-/* Depthwise: one channel's extended output plane by shifted multiply-adds over its phase
- * planes, then the valid columns through the epilogue into y. */
+/* Depthwise: pads one channel into the worker's phase planes, sums their shifted views over
+ * the extended grid, then copies the valid columns through the epilogue into y. */
 static void depthwise_task(void *vctx, size_t task, int worker)
 {
     const struct conv_ctx *c = vctx;
     const struct eb_conv2d_f32_plan *p = c->p;
     const struct eb_conv2d_desc *d = &p->d;
     const int64_t ch = (int64_t)task, plane = d->oh * d->ow;
-    float *ext = c->workers + (size_t)worker * p->worker_floats;
-    p->uk.dw_rows(p->n, (int)p->k, p->a + ch * p->k, p->bias[ch], c->shared + ch * p->chan_stride,
-                  p->boff, ext);
+    float *planes = c->workers + (size_t)worker * p->worker_floats;
+    const size_t pf = eb_cpu_align64((size_t)(p->chan_stride + p->uk.nr + p->wph) * sizeof(float)) /
+                      sizeof(float);
+    float *ext = planes + pf;
+    pad_channel(p, c->in + ch * d->ih * d->iw, planes, 0, p->hph);
+    memset(planes + p->chan_stride, 0, (pf - (size_t)p->chan_stride) * sizeof(float));
+    p->uk.dw_rows(p->n, (int)p->k, p->a + ch * p->k, p->bias[ch], planes, p->boff, ext);
     const size_t off = (size_t)(ch * plane);
     p->uk.epilogue(c->epi, NULL, d->oh, d->ow, ext, p->wph, c->y + off, d->ow,
                    c->res != NULL ? c->res + off : NULL, d->ow);
@@ -366,19 +403,29 @@ void eb_cpu_conv2d_f32_run(const struct eb_conv2d_f32_plan *plan, const struct e
                       sizeof(float));
     c.shared = x->scratch;
     c.workers = (float *)x->scratch + plan->shared_floats;
-    const size_t tasks = (size_t)(d->groups * plan->mb * plan->nb);
+    const int64_t amax = plan->hph - d->oh;
     for (int64_t img = 0; img < d->n; img++) {
         c.in = in + (size_t)img * in_img;
         c.y = y + (size_t)img * out_img;
         c.res = res != NULL ? res + (size_t)img * out_img : NULL;
         if (plan->kind == CONV_POINTWISE) {
-            eb_threadpool_run(x->pool, tasks, pointwise_task, &c);
+            c.q0 = 0;
+            c.q1 = plan->n;
+            c.nb = plan->nb;
+            eb_threadpool_run(x->pool, (size_t)(d->groups * plan->mb * c.nb), pointwise_task, &c);
+        } else if (plan->kind == CONV_DEPTHWISE) {
+            eb_threadpool_run(x->pool, (size_t)d->oc, depthwise_task, &c);
         } else {
-            eb_threadpool_run(x->pool, (size_t)d->ic, pad_task, &c);
-            if (plan->kind == CONV_DEPTHWISE)
-                eb_threadpool_run(x->pool, (size_t)d->oc, depthwise_task, &c);
-            else
-                eb_threadpool_run(x->pool, tasks, padded_task, &c);
+            for (int64_t oy0 = 0; oy0 < d->oh; oy0 += plan->band_rows) {
+                const int64_t oy1 = oy0 + plan->band_rows < d->oh ? oy0 + plan->band_rows : d->oh;
+                c.pad_r0 = oy0 == 0 ? 0 : oy0 + amax; /* earlier rows: the previous band */
+                c.pad_r1 = oy1 + amax;
+                eb_threadpool_run(x->pool, (size_t)d->ic, pad_task, &c);
+                c.q0 = oy0 * plan->wph;
+                c.q1 = oy1 * plan->wph;
+                c.nb = (c.q1 - c.q0 + plan->nc - 1) / plan->nc;
+                eb_threadpool_run(x->pool, (size_t)(d->groups * plan->mb * c.nb), padded_task, &c);
+            }
         }
     }
 }
