@@ -1,9 +1,10 @@
 /*
  * cpu/eltwise.h kernels against the scalar references of cpu/ref, for every ISA this CPU has
  * (absent ones are skipped) and with 1 and 3 workers. Outputs sit between guard bytes that are
- * checked after every call. Arithmetic, MaxPool, Resize, Quantize/Dequantize and the copies must
- * be bit-exact; Sigmoid and Softmax within 1e-6 relative + 1e-30 absolute (polynomial exp; see
- * eltwise.h).
+ * checked after every call (MaxPool's between guarded.h canaries, with inputs allocated to the
+ * exact size so that ASan sees any read past them). Arithmetic, MaxPool, Resize,
+ * Quantize/Dequantize and the copies must be bit-exact; Sigmoid and Softmax within 1e-6
+ * relative + 1e-30 absolute (polynomial exp; see eltwise.h).
  */
 #include <math.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 #include "engine/cpu/cpu.h"
 #include "engine/cpu/eltwise.h"
 #include "engine/cpu/ref/ref.h"
+#include "guarded.h"
 
 #define GUARD 64
 
@@ -242,9 +244,10 @@ EB_TEST(eltwise_softmax)
     struct cfg c;
     struct rng r = {7};
     cfg_init(&c);
-    const int64_t shapes[][3] = {{1, 1, 1},         {3, 5, 1},  {2, 16, 1},
-                                 {4, 37, 1},        {1, 16, 4}, {2, 16, 13},
-                                 {1, 16, 4 * 8400}, {3, 7, 9},  {1, 80, 8400}};
+    const int64_t shapes[][3] = {{1, 1, 1},     {3, 5, 1},         {2, 16, 1},    {4, 37, 1},
+                                 {2, 8, 1},     {1, 9, 1},         {1, 1000, 1},  {1, 16, 4},
+                                 {2, 16, 13},   {1, 16, 4 * 8400}, {1, 16, 8401}, {3, 7, 9},
+                                 {1, 80, 8400}, {2, 3, 7},         {1, 16, 2100}};
     for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
         const int64_t o = shapes[s][0], a = shapes[s][1], in = shapes[s][2], n = o * a * in;
         float *x = gbuf((size_t)n * 4), *want = gbuf((size_t)n * 4), *got = gbuf((size_t)n * 4);
@@ -269,35 +272,106 @@ EB_TEST(eltwise_softmax)
 
 /* ---- MaxPool ------------------------------------------------------------------------------ */
 
+/* One MaxPool geometry: kernel, stride and dilation (h, w), pads (top, left, bottom, right). */
+struct pool_case {
+    int64_t nc, ih, iw, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+    int ceil;
+};
+
+/* Output size along one dim as eb_op__pool_geometry computes it; 0 when the window does not fit. */
+static int64_t pool_out(int64_t in, int64_t p0, int64_t p1, int64_t k, int64_t s, int64_t dil,
+                        int ceil)
+{
+    const int64_t e = in + p0 + p1 - (k - 1) * dil - 1;
+    if (e < 0)
+        return 0;
+    int64_t out = (ceil ? (e + s - 1) / s : e / s) + 1;
+    if (ceil && (out - 1) * s >= in + p0)
+        out--;
+    return out;
+}
+
+static float f_bits(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, sizeof(f));
+    return f;
+}
+
+enum pool_fill {
+    POOL_FILL_PLAIN, /* random, a quarter of it +0 or -0 (ties) */
+    POOL_FILL_NAN,   /* also 17% NaNs of distinct bits (both signs, quiet or signalling), 3% inf */
+    POOL_FILL_NINF,  /* -inf, 3% -0 */
+};
+
+static void pool_fill(struct rng *r, float *x, int64_t n, enum pool_fill mode)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const uint32_t u = rnd_u32(r) % 100;
+        if (mode == POOL_FILL_NINF)
+            x[i] = u < 3 ? -0.0f : -INFINITY;
+        else if (u < 12)
+            x[i] = 0.0f;
+        else if (u < 25)
+            x[i] = -0.0f;
+        else if (mode == POOL_FILL_NAN && u < 40) /* the payload tells which NaN won */
+            x[i] = f_bits((u & 1 ? 0xffc00000u : 0x7fc00000u) | (uint32_t)(i & 0x3fffff));
+        else if (mode == POOL_FILL_NAN && u < 42)
+            x[i] = f_bits(0x7f800000u | (uint32_t)(i & 0x3fffff) | 1u); /* signalling */
+        else if (mode == POOL_FILL_NAN && u < 45)
+            x[i] = u & 1 ? INFINITY : -INFINITY;
+        else
+            x[i] = rnd_f(r, -5.0f, 5.0f);
+    }
+}
+
+/*
+ * Every configuration against the reference, bit for bit. The input has no guard (ASan sees
+ * any read past it); the output sits between guarded.h's canaries.
+ */
+static void check_pool(struct cfg *c, struct rng *r, const struct pool_case *pc,
+                       enum pool_fill mode)
+{
+    struct eb_pool2d_desc d = {.n = 1, .c = pc->nc, .ih = pc->ih, .iw = pc->iw};
+    d.kh = pc->kh, d.kw = pc->kw, d.stride_h = pc->sh, d.stride_w = pc->sw;
+    d.dil_h = pc->dh, d.dil_w = pc->dw;
+    d.pad_t = pc->pt, d.pad_l = pc->pl, d.pad_b = pc->pb, d.pad_r = pc->pr;
+    d.oh = pool_out(pc->ih, pc->pt, pc->pb, pc->kh, pc->sh, pc->dh, pc->ceil);
+    d.ow = pool_out(pc->iw, pc->pl, pc->pr, pc->kw, pc->sw, pc->dw, pc->ceil);
+    if (d.oh <= 0 || d.ow <= 0)
+        return;
+    const int64_t nx = pc->nc * pc->ih * pc->iw, ny = pc->nc * d.oh * d.ow;
+    float *x = malloc((size_t)nx * sizeof(float));
+    float *want = guarded((size_t)ny), *got = guarded((size_t)ny);
+    ASSERT_TRUE(x != NULL);
+    pool_fill(r, x, nx, mode);
+    eb_cpu_maxpool2d_f32__ref(&d, x, want);
+    for (int i = 0; i < c->n; i++) {
+        char what[160];
+        snprintf(what, sizeof(what),
+                 "%s maxpool %lldx%lldx%lld k%lldx%lld s%lldx%lld d%lldx%lld p%lld,%lld,%lld,%lld "
+                 "ceil %d fill %d",
+                 c->names[i], (long long)pc->nc, (long long)pc->ih, (long long)pc->iw,
+                 (long long)pc->kh, (long long)pc->kw, (long long)pc->sh, (long long)pc->sw,
+                 (long long)pc->dh, (long long)pc->dw, (long long)pc->pt, (long long)pc->pl,
+                 (long long)pc->pb, (long long)pc->pr, pc->ceil, (int)mode);
+        memset(got, 0x5A, (size_t)ny * sizeof(float));
+        eb_cpu_maxpool2d_f32(&c->ex[i], &d, x, got);
+        check_guards(got, (size_t)ny, what);
+        same_bytes(got, want, (size_t)ny * sizeof(float), what);
+    }
+    free(x);
+    release(want);
+    release(got);
+}
+
+/* A square window with equal pads on every side (the common ONNX export). */
 static void check_maxpool(struct cfg *c, struct rng *r, int64_t nc, int64_t ih, int64_t iw,
                           int64_t k, int64_t s, int64_t pad, int64_t dil)
 {
-    struct eb_pool2d_desc d = {.n = 1, .c = nc, .ih = ih, .iw = iw, .kh = k, .kw = k};
-    d.stride_h = d.stride_w = s;
-    d.pad_t = d.pad_l = d.pad_b = d.pad_r = pad;
-    d.dil_h = d.dil_w = dil;
-    d.oh = (ih + 2 * pad - dil * (k - 1) - 1) / s + 1;
-    d.ow = (iw + 2 * pad - dil * (k - 1) - 1) / s + 1;
-    const int64_t nx = nc * ih * iw, ny = nc * d.oh * d.ow;
-    float *x = gbuf((size_t)nx * 4), *want = gbuf((size_t)ny * 4), *got = gbuf((size_t)ny * 4);
-    fill_f(r, x, nx, -5.0f, 5.0f);
-    for (int64_t i = 0; i < nx; i += 7) /* ties between +0 and -0, NaN, infinities */
-        x[i] = (i / 7) % 4 == 0 ? 0.0f : (i / 7) % 4 == 1 ? -0.0f : x[i];
-    if (nx > 40) {
-        x[11] = NAN;
-        x[23] = -INFINITY;
-        x[37] = INFINITY;
-    }
-    eb_cpu_maxpool2d_f32__ref(&d, x, want);
-    for (int i = 0; i < c->n; i++) {
-        memset(got, 0x5A, (size_t)ny * 4);
-        eb_cpu_maxpool2d_f32(&c->ex[i], &d, x, got);
-        gcheck(got, (size_t)ny * 4, c->names[i]);
-        same_bytes(got, want, (size_t)ny * 4, c->names[i]);
-    }
-    gfree(x);
-    gfree(want);
-    gfree(got);
+    const struct pool_case pc = {nc, ih, iw, k, k, s, s, dil, dil, pad, pad, pad, pad, 0};
+    check_pool(c, r, &pc, POOL_FILL_PLAIN);
+    check_pool(c, r, &pc, POOL_FILL_NAN);
 }
 
 EB_TEST(eltwise_maxpool)
@@ -307,14 +381,122 @@ EB_TEST(eltwise_maxpool)
     cfg_init(&c);
     check_maxpool(&c, &r, 3, 1, 1, 5, 1, 2, 1); /* SPPF on a 1x1 map */
     check_maxpool(&c, &r, 2, 3, 7, 5, 1, 2, 1);
+    check_maxpool(&c, &r, 128, 10, 10, 5, 1, 2, 1); /* SPPF of a 320 model */
     check_maxpool(&c, &r, 4, 20, 20, 5, 1, 2, 1);
     check_maxpool(&c, &r, 3, 13, 29, 5, 1, 2, 1);
     check_maxpool(&c, &r, 256, 20, 20, 5, 1, 2, 1); /* threaded */
+    check_maxpool(&c, &r, 2, 40, 40, 9, 1, 4, 1);   /* SPP 9 and 13 */
+    check_maxpool(&c, &r, 2, 13, 13, 13, 1, 6, 1);
     check_maxpool(&c, &r, 3, 17, 33, 3, 1, 1, 1);
     check_maxpool(&c, &r, 3, 17, 33, 3, 2, 1, 1);
     check_maxpool(&c, &r, 2, 16, 16, 2, 2, 0, 1);
     check_maxpool(&c, &r, 2, 19, 40, 3, 1, 2, 2); /* dilation */
     check_maxpool(&c, &r, 1, 9, 11, 5, 1, 0, 1);  /* no padding */
+    cfg_fini(&c);
+}
+
+/*
+ * Small planes (1x1 .. 10x10, odd sizes) with every combination of the kernels, strides and
+ * dilations below, pads of 0, about half and k - 1 on each side independently, and ceil_mode.
+ */
+/* Whether v[i] equals an earlier v[j] (a pad choice that a small kernel makes a duplicate). */
+static int repeats(const int64_t *v, int i)
+{
+    for (int j = 0; j < i; j++)
+        if (v[j] == v[i])
+            return 1;
+    return 0;
+}
+
+EB_TEST(eltwise_maxpool_small)
+{
+    struct cfg c;
+    struct rng r = {0x51};
+    cfg_init(&c);
+    const int64_t sizes[][2] = {{1, 1}, {3, 3}, {2, 5}, {7, 4}, {10, 10}};
+    const int64_t kernels[][2] = {{1, 1}, {2, 2}, {3, 3}, {2, 3}, {5, 5}};
+    const int64_t strides[][2] = {{1, 1}, {2, 2}, {1, 2}, {3, 1}};
+    const int64_t dils[][2] = {{1, 1}, {2, 2}, {1, 3}};
+    for (size_t si = 0; si < EB_ARRAY_LEN(sizes); si++)
+        for (size_t ki = 0; ki < EB_ARRAY_LEN(kernels); ki++)
+            for (size_t ti = 0; ti < EB_ARRAY_LEN(strides); ti++)
+                for (size_t di = 0; di < EB_ARRAY_LEN(dils); di++)
+                    for (int pads = 0; pads < 81; pads++) {
+                        const int64_t kh = kernels[ki][0], kw = kernels[ki][1];
+                        const int64_t ph[3] = {0, (kh - 1) / 2, kh - 1};
+                        const int64_t pw[3] = {0, (kw - 1) / 2, kw - 1};
+                        const int t = pads % 3, l = pads / 3 % 3, b = pads / 9 % 3, rt = pads / 27;
+                        if (repeats(ph, t) || repeats(pw, l) || repeats(ph, b) || repeats(pw, rt))
+                            continue;
+                        for (int ceil = 0; ceil < 2; ceil++) {
+                            const struct pool_case pc = {.nc = 2,
+                                                         .ih = sizes[si][0],
+                                                         .iw = sizes[si][1],
+                                                         .kh = kh,
+                                                         .kw = kw,
+                                                         .sh = strides[ti][0],
+                                                         .sw = strides[ti][1],
+                                                         .dh = dils[di][0],
+                                                         .dw = dils[di][1],
+                                                         .pt = ph[t],
+                                                         .pl = pw[l],
+                                                         .pb = ph[b],
+                                                         .pr = pw[rt],
+                                                         .ceil = ceil};
+                            check_pool(&c, &r, &pc, pads % 2 ? POOL_FILL_NAN : POOL_FILL_PLAIN);
+                        }
+                    }
+    cfg_fini(&c);
+}
+
+/* NaN-dense inputs, all -inf planes, windows that hold padding only, more than 32 taps. */
+EB_TEST(eltwise_maxpool_special)
+{
+    struct cfg c;
+    struct rng r = {0x7ff};
+    cfg_init(&c);
+    const struct pool_case cases[] = {
+        {3, 10, 10, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 0},
+        {2, 20, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1},
+        {2, 7, 9, 3, 3, 1, 2, 2, 3, 2, 1, 0, 2, 0},
+        {2, 2, 2, 2, 2, 1, 1, 3, 3, 1, 1, 1, 1, 0},     /* the only window holds padding only */
+        {1, 5, 6, 2, 2, 4, 4, 3, 3, 1, 1, 1, 1, 1},     /* ceil_mode windows with no input */
+        {2, 3, 50, 1, 40, 1, 1, 1, 1, 0, 39, 0, 20, 0}, /* 40 taps in a row: chained folds */
+        {2, 50, 3, 40, 1, 1, 1, 1, 1, 39, 0, 20, 0, 0}, /* 40 taps down a column */
+        {1, 45, 45, 35, 35, 2, 3, 1, 1, 17, 34, 30, 5, 1},
+    };
+    for (size_t i = 0; i < EB_ARRAY_LEN(cases); i++) {
+        check_pool(&c, &r, &cases[i], POOL_FILL_NAN);
+        check_pool(&c, &r, &cases[i], POOL_FILL_NINF);
+        check_pool(&c, &r, &cases[i], POOL_FILL_PLAIN);
+    }
+    cfg_fini(&c);
+}
+
+/*
+ * Large geometries: rows wider than one column chunk, a single tall plane split into row
+ * blocks over the workers, strides with dilations (phases), and windows too tall for the
+ * stack buffer (the reference path).
+ */
+EB_TEST(eltwise_maxpool_large)
+{
+    struct cfg c;
+    struct rng r = {0xbeef};
+    cfg_init(&c);
+    const struct pool_case cases[] = {
+        {1, 6, 3000, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 0},    /* column chunks */
+        {1, 256, 256, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 0},   /* row blocks and chunks, threaded */
+        {2, 160, 161, 2, 2, 2, 2, 1, 1, 0, 0, 1, 1, 1},   /* a stride-2 downsample */
+        {3, 41, 77, 3, 3, 2, 2, 3, 3, 1, 2, 2, 1, 1},     /* phases with dilation */
+        {2, 31, 64, 3, 4, 3, 3, 2, 5, 0, 3, 2, 1, 0},     /* stride 3, dilation 5 */
+        {1, 9, 200, 2, 3, 1, 7, 1, 1, 0, 2, 1, 0, 1},     /* stride > window: skipped columns */
+        {2, 1200, 3, 2, 1, 1, 1, 1100, 1, 0, 0, 0, 0, 0}, /* too tall: the reference */
+        {1, 3, 1500, 1, 3, 1, 1, 1, 700, 0, 1, 0, 2, 0},  /* a very wide window */
+    };
+    for (size_t i = 0; i < EB_ARRAY_LEN(cases); i++) {
+        check_pool(&c, &r, &cases[i], POOL_FILL_PLAIN);
+        check_pool(&c, &r, &cases[i], POOL_FILL_NAN);
+    }
     cfg_fini(&c);
 }
 
@@ -362,6 +544,33 @@ EB_TEST(eltwise_resize)
     check_resize(&c, &r, s9, x15, EB_RESIZE_HALF_PIXEL, EB_RESIZE_ROUND_PREFER_FLOOR);
     check_resize(&c, &r, s9, half, EB_RESIZE_ASYMMETRIC, EB_RESIZE_CEIL);
     check_resize(&c, &r, odd, x2w, EB_RESIZE_PYTORCH_HALF_PIXEL, EB_RESIZE_FLOOR);
+    cfg_fini(&c);
+}
+
+/*
+ * Integer upsampling of the last two dims (one input row written to several output rows):
+ * widths around the vector length, factors 1 to 9, the N and C dims copied or not.
+ */
+EB_TEST(eltwise_resize_upsample)
+{
+    struct cfg c;
+    struct rng r = {0x2468};
+    cfg_init(&c);
+    const float f22[] = {1, 1, 2, 2}, f32[] = {1, 1, 3, 2}, f12[] = {1, 1, 1, 2};
+    const float f21[] = {1, 1, 2, 1}, f49[] = {1, 1, 4, 9}, f11[] = {1, 1, 1, 1};
+    const float c22[] = {1, 2, 2, 2}, n22[] = {2, 1, 2, 2};
+    const float *fs[] = {f22, f32, f12, f21, f49, f11, c22, n22};
+    for (int64_t w = 1; w <= 21; w++) {
+        const int64_t xs[] = {1, 3, w % 5 + 1, w};
+        for (size_t f = 0; f < EB_ARRAY_LEN(fs); f++)
+            check_resize(&c, &r, xs, fs[f], EB_RESIZE_ASYMMETRIC, EB_RESIZE_FLOOR);
+        check_resize(&c, &r, xs, f22, EB_RESIZE_HALF_PIXEL, EB_RESIZE_ROUND_PREFER_FLOOR);
+        check_resize(&c, &r, xs, f22, EB_RESIZE_ALIGN_CORNERS, EB_RESIZE_ROUND_PREFER_CEIL);
+        check_resize(&c, &r, xs, f32, EB_RESIZE_ASYMMETRIC, EB_RESIZE_CEIL);
+    }
+    const int64_t big[] = {2, 64, 40, 40}, yolo[] = {1, 128, 10, 10};
+    check_resize(&c, &r, big, f22, EB_RESIZE_ASYMMETRIC, EB_RESIZE_FLOOR); /* threaded */
+    check_resize(&c, &r, yolo, f22, EB_RESIZE_ASYMMETRIC, EB_RESIZE_FLOOR);
     cfg_fini(&c);
 }
 

@@ -2,8 +2,10 @@
  * Dispatch and threading for the elementwise, pooling, quantization and data-movement kernels
  * (eltwise.h). Shapes are first collapsed into "rows": runs that one ISA kernel (or one memcpy)
  * handles; rows, or parts of long rows, are then spread over the thread pool with tasks of at
- * least ~64K elements. Nothing here allocates: each parallel loop's context lives on the stack.
+ * least ~64K elements. Nothing here allocates: each parallel loop's context lives on the stack,
+ * and so do MaxPool's per-task row buffers.
  */
+#include <math.h>
 #include <string.h>
 
 #include "engine/cpu/eltwise.h"
@@ -232,45 +234,308 @@ void eb_cpu_softmax_f32(const struct eb_cpu_exec *cpu, int64_t outer, int64_t ax
 
 /* ---- MaxPool ------------------------------------------------------------------------------- */
 
+/*
+ * Separable MaxPool. The reference folds each window in row-major order with
+ * m = (v > m || isnan(v)) ? v : m from -inf, which yields the window's last NaN if it has one,
+ * else its first element equal to the maximum (that is how -0 and +0 tie). Folding a sequence
+ * in consecutive pieces and then folding the pieces' results gives the same bits, and a -inf
+ * operand never changes m. So a window is folded along each of its input rows first (the
+ * horizontal pass: kw taps of a row copy whose padding is -inf, into the row buffer H), then
+ * down its kh rows of H (the vertical pass; rows outside the input are skipped). Each H row
+ * serves every output row whose window covers it. Folding down the columns first would be
+ * column-major and could pick a different zero or NaN than the reference.
+ *
+ * With stride_w > 1 the padded input row is split into stride_w phases (phase t holds columns
+ * t, t + stride_w, ...), so that every tap reads a contiguous run of one phase.
+ *
+ * Buffers live on the task's stack (POOL_BUF floats); wide rows are cut into column chunks and
+ * tall planes into row chunks that fit. A window too large for any chunk (huge kernels or
+ * dilations) runs the reference, which needs no buffer.
+ */
+#define POOL_BUF  8192 /* floats (32 KiB) of each task's stack buffer */
+#define POOL_TAPS 32   /* source rows per fold call */
+
 struct pool_ctx {
     const struct eb_pool2d_desc *d;
     int64_t rows, blocks; /* output rows per unit, units per plane */
+    int64_t cw;           /* output columns per chunk (a multiple of 8); 0: the reference */
+    int64_t chunk_rows;   /* output rows per chunk */
+    int64_t tap_t, tap_q; /* dil_w % stride_w, dil_w / stride_w */
+    int64_t o_a, o_b;     /* output rows [o_a, o_b] have all kh input rows */
     const float *x;
     float *y;
     size_t n_tasks;
     int64_t units;
 };
 
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* floor(a / b) and ceil(a / b) for any a and b > 0. */
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return -floor_div(-a, b);
+}
+
+static int64_t round8(int64_t v)
+{
+    return (v + 7) & ~(int64_t)7;
+}
+
+static void pool_fold(int64_t rows, int64_t n, int cnt, const float *const *src, int64_t src_stride,
+                      int acc, int nan, float *y, int64_t y_stride)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+    K(maxpool_fold_f32)(rows, n, cnt, src, src_stride, acc, nan, y, y_stride);
+#else
+    (void)rows, (void)n, (void)cnt, (void)src, (void)src_stride, (void)acc, (void)nan, (void)y,
+        (void)y_stride;
+#endif
+}
+
+static int pool_any_nan(int64_t n, const float *x)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+    return K(any_nan_f32)(n, x);
+#else
+    (void)n, (void)x;
+    return 1;
+#endif
+}
+
+/* Taps [*k0, *k1) of output row `o` whose input rows exist (empty when *k0 >= *k1). */
+static void pool_taps(const struct eb_pool2d_desc *d, int64_t o, int64_t *k0, int64_t *k1)
+{
+    const int64_t top = o * d->stride_h - d->pad_t;
+    if (d->dil_h == 1) { /* the common case, without divisions */
+        *k0 = max64(0, -top);
+        *k1 = min64(d->kh, d->ih - top);
+        return;
+    }
+    *k0 = top >= 0 ? 0 : ceil_div(-top, d->dil_h);
+    *k1 = min64(d->kh, floor_div(d->ih - 1 - top, d->dil_h) + 1);
+}
+
+/*
+ * dst[i] = src[i] for i < n: blocks of 8 floats (fixed-size memcpy, inlined as vector moves)
+ * and an overlapping last block; maxpool rows are short, so a library call would dominate.
+ */
+static void copy_floats(float *dst, const float *src, int64_t n)
+{
+    if (n < 8) {
+        for (int64_t i = 0; i < n; i++)
+            dst[i] = src[i];
+        return;
+    }
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        memcpy(dst + i, src + i, 8 * sizeof(float));
+    if (i < n)
+        memcpy(dst + n - 8, src + n - 8, 8 * sizeof(float));
+}
+
+/*
+ * The phases of `nr` input rows (x: the first), for the output columns from the one whose
+ * window starts at column `base`: phase t of row i is ph[(t * nr + i) * len + j] = column
+ * base + t + j * stride_w, or -inf outside the input. The -inf parts depend on nr and base
+ * only; `pad` 0 leaves them as an earlier call with the same nr and base wrote them.
+ */
+static void pool_phases(const struct eb_pool2d_desc *d, const float *x, int64_t nr, int64_t base,
+                        int64_t len, int pad, float *ph)
+{
+    const int64_t s = d->stride_w, iw = d->iw;
+    for (int64_t t = 0; t < s; t++) {
+        const int64_t q0 = base + t;
+        const int64_t j0 = max64(0, min64(len, s == 1 ? -q0 : ceil_div(-q0, s)));
+        const int64_t j1 = max64(j0, min64(len, s == 1 ? iw - q0 : ceil_div(iw - q0, s)));
+        for (int64_t i = 0; i < nr; i++) {
+            float *dst = ph + (t * nr + i) * len;
+            const float *xr = x + i * iw;
+            if (s == 1)
+                copy_floats(dst + j0, xr + q0 + j0, j1 - j0);
+            else
+                for (int64_t j = j0; j < j1; j++)
+                    dst[j] = xr[q0 + j * s];
+            if (!pad)
+                continue;
+            for (int64_t j = 0; j < j0; j++)
+                dst[j] = -INFINITY;
+            for (int64_t j = j1; j < len; j++)
+                dst[j] = -INFINITY;
+        }
+    }
+}
+
+/* A task's stack buffer (POOL_BUF floats) and the (nr, base) its phases' padding was set for. */
+struct pool_buf {
+    float *f;
+    int64_t nr, base;
+};
+
+/* Output rows [oh0, oh1) of one plane through the separable passes. */
+static void pool_rows(const struct pool_ctx *c, int64_t oh0, int64_t oh1, const float *x, float *y,
+                      struct pool_buf *b)
+{
+    const struct eb_pool2d_desc *d = c->d;
+    const int64_t s = d->stride_w, sh = d->stride_h, cw = c->cw, ow = d->ow;
+    const int64_t span_h = (d->kh - 1) * d->dil_h;
+    const int64_t len = cw + (d->kw - 1) * d->dil_w / s; /* phase row length */
+    const int64_t hs = min64(cw, ow);                    /* H row stride */
+    const float *p[POOL_TAPS];
+    for (int64_t oc0 = oh0; oc0 < oh1; oc0 += c->chunk_rows) {
+        const int64_t oc1 = min64(oh1, oc0 + c->chunk_rows);
+        /* Input rows [r_lo, r_lo + nr) cover every window of the chunk's rows. */
+        const int64_t r_lo = max64(0, oc0 * sh - d->pad_t);
+        const int64_t nr = min64(d->ih, (oc1 - 1) * sh - d->pad_t + span_h + 1) - r_lo;
+        float *ph = b->f, *hb = b->f + round8(s * nr * len);
+        /* Without NaNs in the rows (the usual case) both passes fold with a plain max. */
+        const int nan = nr > 0 && pool_any_nan(nr * d->iw, x + r_lo * d->iw);
+        for (int64_t c0 = 0; c0 < ow; c0 += cw) {
+            const int64_t n = min64(cw, ow - c0), base = c0 * s - d->pad_l;
+            if (nr > 0) {
+                const int pad = b->nr != nr || b->base != base;
+                pool_phases(d, x + r_lo * d->iw, nr, base, len, pad, ph);
+                b->nr = nr;
+                b->base = base;
+                /* Tap k reads phase (k * dil_w) % s from column (k * dil_w) / s. */
+                int64_t t = 0, q = 0;
+                for (int64_t k0 = 0; k0 < d->kw; k0 += POOL_TAPS) {
+                    const int cnt = (int)min64(d->kw - k0, POOL_TAPS);
+                    for (int i = 0; i < cnt; i++) {
+                        p[i] = ph + t * nr * len + q;
+                        t += c->tap_t;
+                        q += c->tap_q + (t >= s);
+                        t -= t >= s ? s : 0;
+                    }
+                    pool_fold(nr, n, cnt, p, len, k0 > 0, nan, hb, hs);
+                }
+            }
+            /*
+             * Vertical: the rows with all kh taps in one fold call (one flat run when the
+             * rows are contiguous in both H and y), the others one by one.
+             */
+            for (int64_t o = oc0; o < oc1;) {
+                int64_t k0 = 0, k1 = d->kh, g = o + 1;
+                if (o >= c->o_a && o <= c->o_b)
+                    g = min64(oc1, c->o_b + 1);
+                else
+                    pool_taps(d, o, &k0, &k1);
+                float *yo = y + o * ow + c0;
+                if (k0 >= k1) /* the window holds padding only */
+                    for (int64_t j = 0; j < n; j++)
+                        yo[j] = -INFINITY;
+                const int64_t top = o * sh - d->pad_t - r_lo;
+                const int flat = sh == 1 && n == ow;
+                for (int64_t kk = k0; kk < k1; kk += POOL_TAPS) {
+                    const int cnt = (int)min64(k1 - kk, POOL_TAPS);
+                    for (int i = 0; i < cnt; i++)
+                        p[i] = hb + (top + (kk + i) * d->dil_h) * hs;
+                    if (flat)
+                        pool_fold(1, (g - o) * n, cnt, p, 0, kk > k0, nan, yo, 0);
+                    else
+                        pool_fold(g - o, n, cnt, p, sh * hs, kk > k0, nan, yo, ow);
+                }
+                o = g;
+            }
+        }
+    }
+}
+
+/* Output rows [oh0, oh1) of one plane by the reference (windows too large for the buffer). */
+static void pool_rows_ref(const struct eb_pool2d_desc *d, int64_t oh0, int64_t oh1, const float *x,
+                          float *y)
+{
+    struct eb_pool2d_desc s = *d;
+    s.n = s.c = 1;
+    s.oh = oh1 - oh0;
+    s.pad_t = d->pad_t - oh0 * d->stride_h;
+    eb_cpu_maxpool2d_f32__ref(&s, x, y + oh0 * d->ow);
+}
+
+/*
+ * Chunk geometry: the widest column chunk (a multiple of 8) that leaves room for at least
+ * min(oh, 16) output rows, but no narrower than 64 columns while one row fits; cw 0 when not
+ * even 8 columns of one output row fit.
+ */
+static void pool_plan(struct pool_ctx *c)
+{
+    const struct eb_pool2d_desc *d = c->d;
+    const int64_t span_h = (d->kh - 1) * d->dil_h, span_w = (d->kw - 1) * d->dil_w;
+    const int64_t want = min64(d->oh, 16);
+    int64_t cw = round8(d->ow);
+    c->cw = 0;
+    for (;;) {
+        const int64_t per_row = d->stride_w * (cw + span_w / d->stride_w) + cw;
+        const int64_t rows_in = (POOL_BUF - 8) / per_row;
+        const int64_t r = rows_in > span_h ? (rows_in - span_h - 1) / d->stride_h + 1 : 0;
+        if (r >= want || (r >= 1 && cw <= 64)) {
+            c->cw = cw;
+            c->chunk_rows = r;
+            return;
+        }
+        if (cw == 8)
+            return;
+        cw = round8(cw / 2);
+    }
+}
+
 static void maxpool_task(void *vctx, size_t task, int worker)
 {
     const struct pool_ctx *c = vctx;
     const struct eb_pool2d_desc *d = c->d;
+    _Alignas(64) float buf[POOL_BUF];
+    struct pool_buf b = {.f = buf, .nr = -1};
     int64_t u0, u1;
     (void)worker;
     task_range(task, c->n_tasks, c->units, &u0, &u1);
     for (int64_t u = u0; u < u1; u++) {
         const int64_t p = u / c->blocks, r0 = u % c->blocks * c->rows;
-        const int64_t r1 = r0 + c->rows < d->oh ? r0 + c->rows : d->oh;
-#if defined(__x86_64__) || defined(__aarch64__)
-        K(maxpool2d_f32)(d, r0, r1, c->x + p * d->ih * d->iw, c->y + p * d->oh * d->ow);
-#endif
+        const int64_t r1 = min64(r0 + c->rows, d->oh);
+        const float *xp = c->x + p * d->ih * d->iw;
+        float *yp = c->y + p * d->oh * d->ow;
+        if (c->cw == 0)
+            pool_rows_ref(d, r0, r1, xp, yp);
+        else
+            pool_rows(c, r0, r1, xp, yp, &b);
     }
 }
 
 void eb_cpu_maxpool2d_f32(const struct eb_cpu_exec *cpu, const struct eb_pool2d_desc *d,
                           const float *x, float *y)
 {
-    if (!simd(cpu) || d->n * d->c * d->oh * d->ow == 0) {
+    const int64_t planes = d->n * d->c;
+    if (!simd(cpu) || planes * d->oh * d->ow == 0) {
         eb_cpu_maxpool2d_f32__ref(d, x, y);
         return;
     }
-    const int64_t row_cost = d->ow * d->kh * d->kw;
     struct pool_ctx c = {.d = d, .x = x, .y = y};
-    c.rows = TASK_ELEMS / 4 / (row_cost > 0 ? row_cost : 1);
-    c.rows = c.rows < 1 ? 1 : (c.rows > d->oh ? d->oh : c.rows);
+    pool_plan(&c);
+    c.tap_t = d->dil_w % d->stride_w;
+    c.tap_q = d->dil_w / d->stride_w;
+    c.o_a = ceil_div(d->pad_t, d->stride_h);
+    c.o_b = floor_div(d->ih - 1 - (d->kh - 1) * d->dil_h + d->pad_t, d->stride_h);
+    /*
+     * Whole planes per unit (their H rows are shared by all output rows); planes are cut into
+     * row blocks only when there are too few of them to keep the workers busy.
+     */
+    const int64_t spread = (int64_t)cpu->n_workers * 4;
+    const int64_t blocks = planes >= spread ? 1 : min64(d->oh, (spread + planes - 1) / planes);
+    c.rows = (d->oh + blocks - 1) / blocks;
     c.blocks = (d->oh + c.rows - 1) / c.rows;
-    c.units = d->n * d->c * c.blocks;
-    c.n_tasks = task_count(cpu, c.units, c.rows * row_cost);
+    c.units = planes * c.blocks;
+    c.n_tasks = task_count(cpu, c.units, c.rows * d->ow * (d->kh + d->kw));
     eb_threadpool_run(cpu->pool, c.n_tasks, maxpool_task, &c);
 }
 
@@ -284,12 +549,45 @@ struct resize_ctx {
     enum eb_resize_round rnd;
     int64_t xs[EB_MAX_RANK];
     int64_t factor; /* > 0: the last dim maps j → j / factor */
+    int64_t fh;     /* > 0: rows map i → i / fh and the dims before them are copies */
     int fast;       /* the SIMD upsample row kernel may run */
     const float *x;
     float *y;
     size_t n_tasks;
     int64_t rows;
 };
+
+/* Writes input row xr upsampled by c->factor into `copies` output rows from yr. */
+static void resize_row(const struct resize_ctx *c, const float *xr, int64_t copies, float *yr)
+{
+    const int64_t iw = c->x_shape[c->rank - 1], ow = c->y_shape[c->rank - 1];
+#if defined(__x86_64__) || defined(__aarch64__)
+    if (c->fast) {
+        K(upsample_row_f32)(iw, c->factor, xr, copies, yr, ow);
+        return;
+    }
+#endif
+    for (int64_t j = 0; j < iw; j++)
+        for (int64_t k = 0; k < c->factor; k++)
+            yr[j * c->factor + k] = xr[j];
+    for (int64_t r = 1; r < copies; r++)
+        memcpy(yr + r * ow, yr, (size_t)ow * sizeof(float));
+}
+
+/* Integer upsample of the last two dims: one task unit per input row, written fh times. */
+static void resize_up_task(void *vctx, size_t task, int worker)
+{
+    const struct resize_ctx *c = vctx;
+    const int64_t ih = c->x_shape[c->rank - 2], iw = c->x_shape[c->rank - 1];
+    const int64_t ow = c->y_shape[c->rank - 1];
+    int64_t q0, q1;
+    (void)worker;
+    task_range(task, c->n_tasks, c->rows, &q0, &q1);
+    for (int64_t q = q0; q < q1; q++) {
+        const int64_t plane = q / ih, i = q % ih;
+        resize_row(c, c->x + q * iw, c->fh, c->y + (plane * ih + i) * c->fh * ow);
+    }
+}
 
 static void resize_task(void *vctx, size_t task, int worker)
 {
@@ -316,21 +614,24 @@ static void resize_task(void *vctx, size_t task, int worker)
         prev = off;
         const float *xr = c->x + off;
         if (c->factor > 0) {
-#if defined(__x86_64__) || defined(__aarch64__)
-            if (c->fast) {
-                K(upsample_row_f32)(iw, c->factor, xr, yr);
-                continue;
-            }
-#endif
-            for (int64_t j = 0; j < iw; j++)
-                for (int64_t k = 0; k < c->factor; k++)
-                    yr[j * c->factor + k] = xr[j];
+            resize_row(c, xr, 1, yr);
         } else {
             for (int64_t j = 0; j < ow; j++)
                 yr[j] =
                     xr[eb_cpu_resize_nearest_index(j, iw, ow, c->scales[last], c->coord, c->rnd)];
         }
     }
+}
+
+/* f > 0 when output index j of dim d reads input index j / f for every j, else 0. */
+static int64_t resize_factor(const struct resize_ctx *c, int d)
+{
+    const int64_t in = c->x_shape[d], out = c->y_shape[d];
+    const int64_t f = in > 0 && out % in == 0 ? out / in : 0;
+    for (int64_t j = 0; f > 0 && j < out; j++)
+        if (eb_cpu_resize_nearest_index(j, in, out, c->scales[d], c->coord, c->rnd) != j / f)
+            return 0;
+    return f;
 }
 
 void eb_cpu_resize_nearest_f32(const struct eb_cpu_exec *cpu, int rank, const int64_t *x_shape,
@@ -353,13 +654,21 @@ void eb_cpu_resize_nearest_f32(const struct eb_cpu_exec *cpu, int rank, const in
         c.xs[d] = s;
         s *= x_shape[d];
     }
-    /* Is the last dim an integer upsample (output j reads input j / factor)? */
     const int last = rank - 1;
-    const int64_t iw = x_shape[last], ow = y_shape[last];
-    c.factor = iw > 0 && ow % iw == 0 ? ow / iw : 0;
-    for (int64_t j = 0; c.factor > 0 && j < ow; j++)
-        if (eb_cpu_resize_nearest_index(j, iw, ow, scales[last], coord, rnd) != j / c.factor)
-            c.factor = 0;
+    const int64_t ow = y_shape[last];
+    c.factor = resize_factor(&c, last);
+    /* YOLO's upsample: integer factors on the last two dims, the others copied. */
+    if (c.factor > 0 && rank >= 2 && (c.fh = resize_factor(&c, last - 1)) > 0) {
+        for (int d = 0; d < last - 1; d++)
+            if (resize_factor(&c, d) != 1)
+                c.fh = 0;
+    }
+    if (c.fh > 0) {
+        c.rows = s / x_shape[last];
+        c.n_tasks = task_count(cpu, c.rows, c.fh * ow);
+        eb_threadpool_run(cpu->pool, c.n_tasks, resize_up_task, &c);
+        return;
+    }
     c.rows = total / ow;
     c.n_tasks = task_count(cpu, c.rows, ow);
     eb_threadpool_run(cpu->pool, c.n_tasks, resize_task, &c);

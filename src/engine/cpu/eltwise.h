@@ -7,12 +7,14 @@
  * AVX-512 CPUs run the AVX2 kernels; NEON on aarch64); with EB_CPU_ISA_REF it runs the scalar
  * reference kernel of cpu/ref unchanged, which constant folding relies on. Large tensors are
  * split over `cpu->pool` (tasks of at least ~64K elements). No entry point allocates; every
- * buffer is borrowed for the call.
+ * buffer is borrowed for the call, and MaxPool's row buffers live on each task's stack (32 KiB).
  *
  * Exactness against the reference: arithmetic (Add, Sub, Mul, Div), MaxPool, Resize, the copies
- * and Quantize/DequantizeLinear are bit-exact (same IEEE operations in the same order; NaN
- * propagation included). Sigmoid and Softmax use a polynomial exp: within 1e-6 relative (plus
- * an absolute 1e-30 for results that the reference flushes to 0 or to a denormal).
+ * and Quantize/DequantizeLinear are bit-exact (same IEEE operations; NaN propagation and the
+ * sign of zero ties included; MaxPool folds each window in the reference's row-major order,
+ * see eltwise.c). Sigmoid and Softmax use a polynomial exp, and Softmax scales by the
+ * reciprocal of the sum: within 1e-6 relative (plus an absolute 1e-30 for results that the
+ * reference flushes to 0 or to a denormal).
  */
 #ifndef EB_ENGINE_CPU_ELTWISE_H
 #define EB_ENGINE_CPU_ELTWISE_H
@@ -72,11 +74,25 @@ void eb_cpu_binary_f32__avx2(enum eb_binop op, int64_t n, const float *a, int a_
 void eb_cpu_sigmoid_f32__avx2(int64_t n, const float *x, float *y);
 /** Softmax of `cnt` adjacent columns (columns col0.. of `inner`) for one outer index. */
 void eb_cpu_softmax_f32__avx2(int64_t axis, int64_t inner, int64_t cnt, const float *x, float *y);
-/** MaxPool of output rows [oh0, oh1) of one plane (x, y point at the plane). */
-void eb_cpu_maxpool2d_f32__avx2(const struct eb_pool2d_desc *d, int64_t oh0, int64_t oh1,
-                                const float *x, float *y);
-/** y[j * k + r] = x[j] for r < k, j < n (nearest upsample of one row by an integer factor). */
-void eb_cpu_upsample_row_f32__avx2(int64_t n, int64_t k, const float *x, float *y);
+/**
+ * MaxPool's fold, the step both passes of the separable kernel are made of: for r < rows and
+ * j < n, y[r * y_stride + j] = the reference's running max (m = v > m || isnan(v) ? v : m) over
+ * src[0][r * src_stride + j], ..., src[cnt - 1][r * src_stride + j] in that order, starting
+ * from y[r * y_stride + j] when `acc` is set and from -inf otherwise. cnt >= 1. `nan` 0 promises
+ * that no source holds a NaN (a plain max then gives the same bits). Exactly n elements of each
+ * source row and of each y row are read or written.
+ */
+void eb_cpu_maxpool_fold_f32__avx2(int64_t rows, int64_t n, int cnt, const float *const *src,
+                                   int64_t src_stride, int acc, int nan, float *y,
+                                   int64_t y_stride);
+/** 1 when any of x[0..n) is a NaN, else 0. */
+int eb_cpu_any_nan_f32__avx2(int64_t n, const float *x);
+/**
+ * Nearest upsample of one row by an integer factor, written to `rows` output rows y_stride
+ * apart: y[i * y_stride + j * k + r] = x[j] for i < rows, r < k, j < n.
+ */
+void eb_cpu_upsample_row_f32__avx2(int64_t n, int64_t k, const float *x, int64_t rows, float *y,
+                                   int64_t y_stride);
 /** Per-tensor quantization of n elements: scale, zero point z (as float), int8 or uint8. */
 void eb_cpu_quantize_f32__avx2(int64_t n, const float *x, float scale, float z, int out_signed,
                                void *y);
@@ -88,9 +104,12 @@ void eb_cpu_binary_f32__neon(enum eb_binop op, int64_t n, const float *a, int a_
                              int b_inc, float *y);
 void eb_cpu_sigmoid_f32__neon(int64_t n, const float *x, float *y);
 void eb_cpu_softmax_f32__neon(int64_t axis, int64_t inner, int64_t cnt, const float *x, float *y);
-void eb_cpu_maxpool2d_f32__neon(const struct eb_pool2d_desc *d, int64_t oh0, int64_t oh1,
-                                const float *x, float *y);
-void eb_cpu_upsample_row_f32__neon(int64_t n, int64_t k, const float *x, float *y);
+void eb_cpu_maxpool_fold_f32__neon(int64_t rows, int64_t n, int cnt, const float *const *src,
+                                   int64_t src_stride, int acc, int nan, float *y,
+                                   int64_t y_stride);
+int eb_cpu_any_nan_f32__neon(int64_t n, const float *x);
+void eb_cpu_upsample_row_f32__neon(int64_t n, int64_t k, const float *x, int64_t rows, float *y,
+                                   int64_t y_stride);
 void eb_cpu_quantize_f32__neon(int64_t n, const float *x, float scale, float z, int out_signed,
                                void *y);
 void eb_cpu_dequantize_f32__neon(int64_t n, const void *x, int x_signed, float scale, int32_t z,

@@ -87,8 +87,9 @@ void eb_cpu_softmax_f32__neon(int64_t axis, int64_t inner, int64_t cnt, const fl
                 vst1q_f32(yp + a * inner, e);
                 s = vaddq_f32(s, e);
             }
+            const float32x4_t r = vdivq_f32(vdupq_n_f32(1.0f), s); /* eltwise.h tolerance */
             for (int64_t a = 0; a < axis; a++)
-                vst1q_f32(yp + a * inner, vdivq_f32(vld1q_f32(yp + a * inner), s));
+                vst1q_f32(yp + a * inner, vmulq_f32(vld1q_f32(yp + a * inner), r));
         }
     }
     /* Remaining columns (and contiguous rows): the reference's scalar formula. */
@@ -107,74 +108,111 @@ void eb_cpu_softmax_f32__neon(int64_t axis, int64_t inner, int64_t cnt, const fl
     }
 }
 
-static float maxpool_one(const struct eb_pool2d_desc *d, const float *x, int64_t oh, int64_t ow)
+/*
+ * The reference's update m = (v > m || isnan(v)) ? v : m, as a keep mask: m stays where v is a
+ * number not above it (ties keep m, so -0 and +0 resolve as in the reference).
+ */
+static inline float32x4_t max_upd(float32x4_t m, float32x4_t v)
 {
-    float m = -INFINITY;
-    for (int64_t kh = 0; kh < d->kh; kh++) {
-        const int64_t ih = oh * d->stride_h - d->pad_t + kh * d->dil_h;
-        if (ih < 0 || ih >= d->ih)
-            continue;
-        for (int64_t kw = 0; kw < d->kw; kw++) {
-            const int64_t iw = ow * d->stride_w - d->pad_l + kw * d->dil_w;
-            if (iw < 0 || iw >= d->iw)
-                continue;
-            const float v = x[ih * d->iw + iw];
-            if (v > m || isnan(v))
-                m = v;
-        }
-    }
-    return m;
+    const uint32x4_t keep = vbicq_u32(vceqq_f32(v, v), vcgtq_f32(v, m));
+    return vbslq_f32(keep, m, v);
 }
 
-void eb_cpu_maxpool2d_f32__neon(const struct eb_pool2d_desc *d, int64_t oh0, int64_t oh1,
-                                const float *x, float *y)
+/* One tap: the reference's update, or a plain max when the caller promised no NaN. */
+#define FOLD_UPD(m, v) ((nan) ? max_upd((m), (v)) : vbslq_f32(vcgtq_f32((v), (m)), (v), (m)))
+
+/* The fold for a constant `nan` (inlined twice, so each loop has one update). */
+static inline __attribute__((always_inline)) void
+fold_rows(int64_t rows, int64_t n, int cnt, const float *const *src, int64_t src_stride, int acc,
+          const int nan, float *y, int64_t y_stride)
 {
-    int64_t w0 = d->ow, w1 = d->ow;
-    if (d->stride_w == 1) {
-        w0 = d->pad_l;
-        w1 = d->iw + d->pad_l - (d->kw - 1) * d->dil_w;
-        w0 = w0 > d->ow ? d->ow : w0;
-        w1 = w1 > d->ow ? d->ow : (w1 < w0 ? w0 : w1);
-    }
-    for (int64_t oh = oh0; oh < oh1; oh++) {
-        float *yr = y + oh * d->ow;
-        int64_t ow = 0;
-        for (; ow < w0; ow++)
-            yr[ow] = maxpool_one(d, x, oh, ow);
-        for (; ow + 4 <= w1; ow += 4) {
-            float32x4_t m = vdupq_n_f32(-INFINITY);
-            for (int64_t kh = 0; kh < d->kh; kh++) {
-                const int64_t ih = oh * d->stride_h - d->pad_t + kh * d->dil_h;
-                if (ih < 0 || ih >= d->ih)
-                    continue;
-                const float *xr = x + ih * d->iw + ow - d->pad_l;
-                for (int64_t kw = 0; kw < d->kw; kw++) {
-                    const float32x4_t v = vld1q_f32(xr + kw * d->dil_w);
-                    const uint32x4_t take = vorrq_u32(vcgtq_f32(v, m), vmvnq_u32(vceqq_f32(v, v)));
-                    m = vbslq_f32(take, v, m);
-                }
+    const int first = acc ? 0 : 1;
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t so = r * src_stride;
+        float *yr = y + r * y_stride;
+        int64_t j = 0;
+        /* Two independent chains per iteration hide the compare-select latency. */
+        for (; j + 8 <= n; j += 8) {
+            float32x4_t m0 = vld1q_f32(acc ? yr + j : src[0] + so + j);
+            float32x4_t m1 = vld1q_f32(acc ? yr + j + 4 : src[0] + so + j + 4);
+            for (int i = first; i < cnt; i++) {
+                const float *s = src[i] + so + j;
+                m0 = FOLD_UPD(m0, vld1q_f32(s));
+                m1 = FOLD_UPD(m1, vld1q_f32(s + 4));
             }
-            vst1q_f32(yr + ow, m);
+            vst1q_f32(yr + j, m0);
+            vst1q_f32(yr + j + 4, m1);
         }
-        for (; ow < d->ow; ow++)
-            yr[ow] = maxpool_one(d, x, oh, ow);
+        for (; j + 4 <= n; j += 4) {
+            float32x4_t m = vld1q_f32(acc ? yr + j : src[0] + so + j);
+            for (int i = first; i < cnt; i++)
+                m = FOLD_UPD(m, vld1q_f32(src[i] + so + j));
+            vst1q_f32(yr + j, m);
+        }
+        for (; j < n; j++) {
+            float m = acc ? yr[j] : src[0][so + j];
+            for (int i = first; i < cnt; i++) {
+                const float v = src[i][so + j];
+                if (v > m || isnan(v))
+                    m = v;
+            }
+            yr[j] = m;
+        }
     }
 }
 
-void eb_cpu_upsample_row_f32__neon(int64_t n, int64_t k, const float *x, float *y)
+#undef FOLD_UPD
+
+void eb_cpu_maxpool_fold_f32__neon(int64_t rows, int64_t n, int cnt, const float *const *src,
+                                   int64_t src_stride, int acc, int nan, float *y, int64_t y_stride)
 {
-    int64_t j = 0;
-    if (k == 2) {
-        for (; j + 4 <= n; j += 4) {
-            const float32x4_t v = vld1q_f32(x + j);
-            const float32x4x2_t z = vzipq_f32(v, v);
-            vst1q_f32(y + 2 * j, z.val[0]);
-            vst1q_f32(y + 2 * j + 4, z.val[1]);
-        }
+    if (nan)
+        fold_rows(rows, n, cnt, src, src_stride, acc, 1, y, y_stride);
+    else
+        fold_rows(rows, n, cnt, src, src_stride, acc, 0, y, y_stride);
+}
+
+int eb_cpu_any_nan_f32__neon(int64_t n, const float *x)
+{
+    uint32x4_t ok = vdupq_n_u32(~0u); /* lanes stay all-ones while every value equals itself */
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t v = vld1q_f32(x + i);
+        ok = vandq_u32(ok, vceqq_f32(v, v));
     }
-    for (; j < n; j++)
-        for (int64_t r = 0; r < k; r++)
-            y[j * k + r] = x[j];
+    int any = vminvq_u32(ok) == 0;
+    for (; i < n; i++)
+        any |= isnan(x[i]) != 0;
+    return any;
+}
+
+void eb_cpu_upsample_row_f32__neon(int64_t n, int64_t k, const float *x, int64_t rows, float *y,
+                                   int64_t y_stride)
+{
+    for (int64_t i = 0; i < rows; i++) {
+        float *yr = y + i * y_stride;
+        int64_t j = 0;
+        if (k == 2) {
+            for (; j + 4 <= n; j += 4) {
+                const float32x4_t v = vld1q_f32(x + j);
+                const float32x4x2_t z = vzipq_f32(v, v);
+                vst1q_f32(yr + 2 * j, z.val[0]);
+                vst1q_f32(yr + 2 * j + 4, z.val[1]);
+            }
+        } else if (k >= 4) {
+            for (; j < n; j++) {
+                const float32x4_t v = vdupq_n_f32(x[j]);
+                int64_t r = 0;
+                for (; r + 4 <= k; r += 4)
+                    vst1q_f32(yr + j * k + r, v);
+                for (; r < k; r++)
+                    yr[j * k + r] = x[j];
+            }
+        }
+        for (; j < n; j++)
+            for (int64_t r = 0; r < k; r++)
+                yr[j * k + r] = x[j];
+    }
 }
 
 void eb_cpu_quantize_f32__neon(int64_t n, const float *x, float scale, float z, int out_signed,

@@ -42,6 +42,24 @@ EB_AVX2 static inline __m256i tail_mask(int64_t rem)
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)rem), idx);
 }
 
+/* Stores the first `cnt` (0..7) lanes of v: SSE pieces, since a masked store is slow on AMD. */
+EB_AVX2 static inline void store_head(float *y, __m256 v, int64_t cnt)
+{
+    __m128 h = _mm256_castps256_ps128(v);
+    if (cnt & 4) {
+        _mm_storeu_ps(y, h);
+        h = _mm256_extractf128_ps(v, 1);
+        y += 4;
+    }
+    if (cnt & 2) {
+        _mm_storel_pi((__m64 *)(void *)y, h);
+        h = _mm_movehl_ps(h, h);
+        y += 2;
+    }
+    if (cnt & 1)
+        _mm_store_ss(y, h);
+}
+
 #define BINARY_LOOP(OPFN)                                                                          \
     do {                                                                                           \
         int64_t i = 0;                                                                             \
@@ -115,28 +133,71 @@ EB_AVX2 static float hsum(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
-/* Softmax of one contiguous row of `len` elements. */
+/*
+ * Softmax of one contiguous row of `len` elements. Full vectors use plain loads and stores
+ * (masked stores are slow on AMD); y is scaled by 1 / sum, within the tolerance of eltwise.h.
+ */
 EB_AVX2 static void softmax_row(int64_t len, const float *x, float *y)
 {
+    const int64_t full = len & ~(int64_t)7, rem = len - full;
+    const __m256i k = tail_mask(rem);
     __m256 vm = _mm256_set1_ps(-INFINITY);
     int64_t i = 0;
-    for (; i + 8 <= len; i += 8)
+    for (; i < full; i += 8)
         vm = _mm256_max_ps(_mm256_loadu_ps(x + i), vm); /* x > m ? x : m, as the reference */
     float m = hmax(vm);
     for (; i < len; i++)
         m = x[i] > m ? x[i] : m;
     const __m256 bm = _mm256_set1_ps(m);
     __m256 vs = _mm256_setzero_ps();
-    for (i = 0; i < len; i += 8) {
-        const __m256i k = tail_mask(len - i);
-        const __m256 e = exp_ps(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), bm));
-        _mm256_maskstore_ps(y + i, k, e);
-        vs = _mm256_add_ps(vs, _mm256_and_ps(e, _mm256_castsi256_ps(k)));
+    for (i = 0; i < full; i += 8) {
+        const __m256 e = exp_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), bm));
+        _mm256_storeu_ps(y + i, e);
+        vs = _mm256_add_ps(vs, e);
     }
-    const __m256 s = _mm256_set1_ps(hsum(vs));
-    for (i = 0; i < len; i += 8) {
-        const __m256i k = tail_mask(len - i);
-        _mm256_maskstore_ps(y + i, k, _mm256_div_ps(_mm256_maskload_ps(y + i, k), s));
+    __m256 et = _mm256_setzero_ps();
+    if (rem > 0) {
+        et = _mm256_and_ps(exp_ps(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), bm)),
+                           _mm256_castsi256_ps(k));
+        vs = _mm256_add_ps(vs, et);
+    }
+    const __m256 r = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_set1_ps(hsum(vs)));
+    for (i = 0; i < full; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), r));
+    if (rem > 0)
+        store_head(y + i, _mm256_mul_ps(et, r), rem);
+}
+
+/*
+ * Softmax of eight columns (fewer when `rem` < 8: masked loads, partial stores) over `axis`
+ * elements `inner` apart; the max and the sum run over `axis` in the reference's order.
+ */
+EB_AVX2 static inline void softmax_cols(int64_t axis, int64_t inner, const float *x, float *y,
+                                        int64_t rem)
+{
+    const __m256i k = tail_mask(rem);
+    __m256 m = _mm256_set1_ps(-INFINITY), s = _mm256_setzero_ps();
+    for (int64_t a = 0; a < axis; a++) {
+        const float *xa = x + a * inner;
+        m = _mm256_max_ps(rem == 8 ? _mm256_loadu_ps(xa) : _mm256_maskload_ps(xa, k), m);
+    }
+    for (int64_t a = 0; a < axis; a++) {
+        const float *xa = x + a * inner;
+        const __m256 v = rem == 8 ? _mm256_loadu_ps(xa) : _mm256_maskload_ps(xa, k);
+        const __m256 e = exp_ps(_mm256_sub_ps(v, m));
+        if (rem == 8)
+            _mm256_storeu_ps(y + a * inner, e);
+        else
+            store_head(y + a * inner, e, rem);
+        s = _mm256_add_ps(s, e);
+    }
+    const __m256 r = _mm256_div_ps(_mm256_set1_ps(1.0f), s);
+    for (int64_t a = 0; a < axis; a++) {
+        float *ya = y + a * inner;
+        if (rem == 8)
+            _mm256_storeu_ps(ya, _mm256_mul_ps(_mm256_loadu_ps(ya), r));
+        else
+            store_head(ya, _mm256_mul_ps(_mm256_maskload_ps(ya, k), r), rem);
     }
 }
 
@@ -147,99 +208,143 @@ EB_AVX2 void eb_cpu_softmax_f32__avx2(int64_t axis, int64_t inner, int64_t cnt, 
         softmax_row(axis, x, y);
         return;
     }
-    /* Columns eight at a time; the reduction over `axis` runs in the reference's order. */
-    for (int64_t c = 0; c < cnt; c += 8) {
-        const __m256i k = tail_mask(cnt - c);
-        const float *xp = x + c;
-        float *yp = y + c;
-        __m256 m = _mm256_set1_ps(-INFINITY), s = _mm256_setzero_ps();
-        for (int64_t a = 0; a < axis; a++)
-            m = _mm256_max_ps(_mm256_maskload_ps(xp + a * inner, k), m);
-        for (int64_t a = 0; a < axis; a++) {
-            const __m256 e = exp_ps(_mm256_sub_ps(_mm256_maskload_ps(xp + a * inner, k), m));
-            _mm256_maskstore_ps(yp + a * inner, k, e);
-            s = _mm256_add_ps(s, e);
-        }
-        for (int64_t a = 0; a < axis; a++)
-            _mm256_maskstore_ps(yp + a * inner, k,
-                                _mm256_div_ps(_mm256_maskload_ps(yp + a * inner, k), s));
-    }
+    int64_t c = 0;
+    for (; c + 8 <= cnt; c += 8)
+        softmax_cols(axis, inner, x + c, y + c, 8);
+    if (c < cnt)
+        softmax_cols(axis, inner, x + c, y + c, cnt - c);
 }
 
-/* The reference's update: m = (v > m || isnan(v)) ? v : m. */
+/*
+ * The reference's update m = (v > m || isnan(v)) ? v : m. max_ps(v, m) is v > m ? v : m, which
+ * keeps m on ties (so -0 and +0 resolve as in the reference) and when m is NaN; only a NaN v
+ * needs the blend.
+ */
 EB_AVX2 static inline __m256 max_upd(__m256 m, __m256 v)
 {
-    const __m256 take =
-        _mm256_or_ps(_mm256_cmp_ps(v, m, _CMP_GT_OQ), _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-    return _mm256_blendv_ps(m, v, take);
+    return _mm256_blendv_ps(_mm256_max_ps(v, m), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
 }
 
-static float maxpool_one(const struct eb_pool2d_desc *d, const float *x, int64_t oh, int64_t ow)
-{
-    float m = -INFINITY;
-    for (int64_t kh = 0; kh < d->kh; kh++) {
-        const int64_t ih = oh * d->stride_h - d->pad_t + kh * d->dil_h;
-        if (ih < 0 || ih >= d->ih)
-            continue;
-        for (int64_t kw = 0; kw < d->kw; kw++) {
-            const int64_t iw = ow * d->stride_w - d->pad_l + kw * d->dil_w;
-            if (iw < 0 || iw >= d->iw)
-                continue;
-            const float v = x[ih * d->iw + iw];
-            if (v > m || isnan(v))
-                m = v;
-        }
-    }
-    return m;
-}
+/* One tap: the reference's update, or a plain max when the caller promised no NaN. */
+#define FOLD_UPD(m, v) ((nan) ? max_upd((m), (v)) : _mm256_max_ps((v), (m)))
 
-EB_AVX2 void eb_cpu_maxpool2d_f32__avx2(const struct eb_pool2d_desc *d, int64_t oh0, int64_t oh1,
-                                        const float *x, float *y)
+/* The fold for a constant `nan` (inlined twice, so each loop has one update). */
+EB_AVX2 static inline __attribute__((always_inline)) void
+fold_rows(int64_t rows, int64_t n, int cnt, const float *const *src, int64_t src_stride, int acc,
+          const int nan, float *y, int64_t y_stride)
 {
-    /* Output columns whose whole window lies inside the row: [w0, w1). */
-    int64_t w0 = d->ow, w1 = d->ow;
-    if (d->stride_w == 1) {
-        w0 = d->pad_l;
-        w1 = d->iw + d->pad_l - (d->kw - 1) * d->dil_w;
-        w0 = w0 > d->ow ? d->ow : w0;
-        w1 = w1 > d->ow ? d->ow : (w1 < w0 ? w0 : w1);
-    }
-    for (int64_t oh = oh0; oh < oh1; oh++) {
-        float *yr = y + oh * d->ow;
-        int64_t ow = 0;
-        for (; ow < w0; ow++)
-            yr[ow] = maxpool_one(d, x, oh, ow);
-        for (; ow + 8 <= w1; ow += 8) {
-            __m256 m = _mm256_set1_ps(-INFINITY);
-            for (int64_t kh = 0; kh < d->kh; kh++) {
-                const int64_t ih = oh * d->stride_h - d->pad_t + kh * d->dil_h;
-                if (ih < 0 || ih >= d->ih)
-                    continue;
-                const float *xr = x + ih * d->iw + ow - d->pad_l;
-                for (int64_t kw = 0; kw < d->kw; kw++)
-                    m = max_upd(m, _mm256_loadu_ps(xr + kw * d->dil_w));
+    const int first = acc ? 0 : 1;
+    const __m256i tail = tail_mask(n & 7);
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t so = r * src_stride;
+        float *yr = y + r * y_stride;
+        int64_t j = 0;
+        /* Two independent chains: each tap depends on m. */
+        for (; j + 16 <= n; j += 16) {
+            __m256 m0 = acc ? _mm256_loadu_ps(yr + j) : _mm256_loadu_ps(src[0] + so + j);
+            __m256 m1 = acc ? _mm256_loadu_ps(yr + j + 8) : _mm256_loadu_ps(src[0] + so + j + 8);
+            for (int i = first; i < cnt; i++) {
+                const float *s = src[i] + so + j;
+                m0 = FOLD_UPD(m0, _mm256_loadu_ps(s));
+                m1 = FOLD_UPD(m1, _mm256_loadu_ps(s + 8));
             }
-            _mm256_storeu_ps(yr + ow, m);
+            _mm256_storeu_ps(yr + j, m0);
+            _mm256_storeu_ps(yr + j + 8, m1);
         }
-        for (; ow < d->ow; ow++)
-            yr[ow] = maxpool_one(d, x, oh, ow);
+        for (; j + 8 <= n; j += 8) {
+            __m256 m = acc ? _mm256_loadu_ps(yr + j) : _mm256_loadu_ps(src[0] + so + j);
+            for (int i = first; i < cnt; i++)
+                m = FOLD_UPD(m, _mm256_loadu_ps(src[i] + so + j));
+            _mm256_storeu_ps(yr + j, m);
+        }
+        if (j < n) {
+            __m256 m =
+                acc ? _mm256_maskload_ps(yr + j, tail) : _mm256_maskload_ps(src[0] + so + j, tail);
+            for (int i = first; i < cnt; i++)
+                m = FOLD_UPD(m, _mm256_maskload_ps(src[i] + so + j, tail));
+            store_head(yr + j, m, n - j);
+        }
     }
 }
 
-EB_AVX2 void eb_cpu_upsample_row_f32__avx2(int64_t n, int64_t k, const float *x, float *y)
+#undef FOLD_UPD
+
+EB_AVX2 void eb_cpu_maxpool_fold_f32__avx2(int64_t rows, int64_t n, int cnt,
+                                           const float *const *src, int64_t src_stride, int acc,
+                                           int nan, float *y, int64_t y_stride)
+{
+    if (nan)
+        fold_rows(rows, n, cnt, src, src_stride, acc, 1, y, y_stride);
+    else
+        fold_rows(rows, n, cnt, src, src_stride, acc, 0, y, y_stride);
+}
+
+EB_AVX2 int eb_cpu_any_nan_f32__avx2(int64_t n, const float *x)
+{
+    __m256 u = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) /* unordered: either operand is a NaN */
+        u = _mm256_or_ps(
+            u, _mm256_cmp_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(x + i + 8), _CMP_UNORD_Q));
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        u = _mm256_or_ps(u, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    }
+    int any = !_mm256_testz_ps(u, u);
+    for (; i < n; i++)
+        any |= isnan(x[i]) != 0;
+    return any;
+}
+
+EB_AVX2 void eb_cpu_upsample_row_f32__avx2(int64_t n, int64_t k, const float *x, int64_t rows,
+                                           float *y, int64_t y_stride)
 {
     int64_t j = 0;
     if (k == 2) {
         for (; j + 8 <= n; j += 8) {
             const __m256 v = _mm256_loadu_ps(x + j);
             const __m256 lo = _mm256_unpacklo_ps(v, v), hi = _mm256_unpackhi_ps(v, v);
-            _mm256_storeu_ps(y + 2 * j, _mm256_permute2f128_ps(lo, hi, 0x20));
-            _mm256_storeu_ps(y + 2 * j + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+            const __m256 a = _mm256_permute2f128_ps(lo, hi, 0x20);
+            const __m256 b = _mm256_permute2f128_ps(lo, hi, 0x31);
+            for (int64_t i = 0; i < rows; i++) {
+                _mm256_storeu_ps(y + i * y_stride + 2 * j, a);
+                _mm256_storeu_ps(y + i * y_stride + 2 * j + 8, b);
+            }
         }
+        if (j < n) { /* the last n - j (< 8) inputs: 2 * (n - j) outputs */
+            const int64_t rem = n - j;
+            const __m256 v = _mm256_maskload_ps(x + j, tail_mask(rem));
+            const __m256 lo = _mm256_unpacklo_ps(v, v), hi = _mm256_unpackhi_ps(v, v);
+            const __m256 a = _mm256_permute2f128_ps(lo, hi, 0x20);
+            const __m256 b = _mm256_permute2f128_ps(lo, hi, 0x31);
+            for (int64_t i = 0; i < rows; i++) {
+                float *yr = y + i * y_stride + 2 * j;
+                if (rem >= 4) {
+                    _mm256_storeu_ps(yr, a);
+                    store_head(yr + 8, b, 2 * rem - 8);
+                } else {
+                    store_head(yr, a, 2 * rem);
+                }
+            }
+        }
+        return;
     }
-    for (; j < n; j++)
-        for (int64_t r = 0; r < k; r++)
-            y[j * k + r] = x[j];
+    for (int64_t i = 0; i < rows; i++) {
+        float *yr = y + i * y_stride;
+        if (k >= 8) { /* each input fills k outputs with whole vectors and one partial store */
+            for (j = 0; j < n; j++) {
+                const __m256 v = _mm256_set1_ps(x[j]);
+                int64_t r = 0;
+                for (; r + 8 <= k; r += 8)
+                    _mm256_storeu_ps(yr + j * k + r, v);
+                store_head(yr + j * k + r, v, k - r);
+            }
+            continue;
+        }
+        for (j = 0; j < n; j++)
+            for (int64_t r = 0; r < k; r++)
+                yr[j * k + r] = x[j];
+    }
 }
 
 EB_AVX2 void eb_cpu_quantize_f32__avx2(int64_t n, const float *x, float scale, float z,
