@@ -9,75 +9,182 @@
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
 
-/* One k step of row r: both 16-column halves of B times the broadcast A element. */
-#define ROW_FMA(r)                                                                                 \
-    do {                                                                                           \
-        const __m512 av = _mm512_set1_ps(a[r]);                                                    \
-        c##r##0 = _mm512_fmadd_ps(av, b0, c##r##0);                                                \
-        c##r##1 = _mm512_fmadd_ps(av, b1, c##r##1);                                                \
-    } while (0)
+/*
+ * The tile in assembly: zmm0..15 accumulate rows 0..7 (two 16-column halves each); per k step
+ * two B loads (zmm30, zmm31) and 16 FMAs whose A operand is an embedded broadcast from memory
+ * ({1to16}), 18 fused uops where the intrinsics version (a separate broadcast per row, and the
+ * compiler's address arithmetic) took about 30: the front end, not the FMA ports, was the
+ * limit. Then the rows are stored to C (row stride ldc), added to what C holds when
+ * accumulating. B row p is at b + 32p (packed) or b + boff[p] (direct); A is k-major, 8 floats
+ * per step; k >= 1.
+ */
+#define ZERO_ACC                                                                                   \
+    "vxorps %%xmm0, %%xmm0, %%xmm0\n\t"                                                            \
+    "vxorps %%xmm1, %%xmm1, %%xmm1\n\t"                                                            \
+    "vxorps %%xmm2, %%xmm2, %%xmm2\n\t"                                                            \
+    "vxorps %%xmm3, %%xmm3, %%xmm3\n\t"                                                            \
+    "vxorps %%xmm4, %%xmm4, %%xmm4\n\t"                                                            \
+    "vxorps %%xmm5, %%xmm5, %%xmm5\n\t"                                                            \
+    "vxorps %%xmm6, %%xmm6, %%xmm6\n\t"                                                            \
+    "vxorps %%xmm7, %%xmm7, %%xmm7\n\t"                                                            \
+    "vxorps %%xmm8, %%xmm8, %%xmm8\n\t"                                                            \
+    "vxorps %%xmm9, %%xmm9, %%xmm9\n\t"                                                            \
+    "vxorps %%xmm10, %%xmm10, %%xmm10\n\t"                                                         \
+    "vxorps %%xmm11, %%xmm11, %%xmm11\n\t"                                                         \
+    "vxorps %%xmm12, %%xmm12, %%xmm12\n\t"                                                         \
+    "vxorps %%xmm13, %%xmm13, %%xmm13\n\t"                                                         \
+    "vxorps %%xmm14, %%xmm14, %%xmm14\n\t"                                                         \
+    "vxorps %%xmm15, %%xmm15, %%xmm15\n\t"
+#define FMA_ROWS                                                                                   \
+    "vfmadd231ps 0(%[a])%{1to16%}, %%zmm30, %%zmm0\n\t"                                            \
+    "vfmadd231ps 0(%[a])%{1to16%}, %%zmm31, %%zmm1\n\t"                                            \
+    "vfmadd231ps 4(%[a])%{1to16%}, %%zmm30, %%zmm2\n\t"                                            \
+    "vfmadd231ps 4(%[a])%{1to16%}, %%zmm31, %%zmm3\n\t"                                            \
+    "vfmadd231ps 8(%[a])%{1to16%}, %%zmm30, %%zmm4\n\t"                                            \
+    "vfmadd231ps 8(%[a])%{1to16%}, %%zmm31, %%zmm5\n\t"                                            \
+    "vfmadd231ps 12(%[a])%{1to16%}, %%zmm30, %%zmm6\n\t"                                           \
+    "vfmadd231ps 12(%[a])%{1to16%}, %%zmm31, %%zmm7\n\t"                                           \
+    "vfmadd231ps 16(%[a])%{1to16%}, %%zmm30, %%zmm8\n\t"                                           \
+    "vfmadd231ps 16(%[a])%{1to16%}, %%zmm31, %%zmm9\n\t"                                           \
+    "vfmadd231ps 20(%[a])%{1to16%}, %%zmm30, %%zmm10\n\t"                                          \
+    "vfmadd231ps 20(%[a])%{1to16%}, %%zmm31, %%zmm11\n\t"                                          \
+    "vfmadd231ps 24(%[a])%{1to16%}, %%zmm30, %%zmm12\n\t"                                          \
+    "vfmadd231ps 24(%[a])%{1to16%}, %%zmm31, %%zmm13\n\t"                                          \
+    "vfmadd231ps 28(%[a])%{1to16%}, %%zmm30, %%zmm14\n\t"                                          \
+    "vfmadd231ps 28(%[a])%{1to16%}, %%zmm31, %%zmm15\n\t"
+#define STORE_ROWS                                                                                 \
+    "vmovups %%zmm0, (%[c])\n\t"                                                                   \
+    "vmovups %%zmm1, 64(%[c])\n\t"                                                                 \
+    "add %[ldc], %[c]\n\t"                                                                         \
+    "vmovups %%zmm2, (%[c])\n\t"                                                                   \
+    "vmovups %%zmm3, 64(%[c])\n\t"                                                                 \
+    "add %[ldc], %[c]\n\t"                                                                         \
+    "vmovups %%zmm4, (%[c])\n\t"                                                                   \
+    "vmovups %%zmm5, 64(%[c])\n\t"                                                                 \
+    "add %[ldc], %[c]\n\t"                                                                         \
+    "vmovups %%zmm6, (%[c])\n\t"                                                                   \
+    "vmovups %%zmm7, 64(%[c])\n\t"                                                                 \
+    "add %[ldc], %[c]\n\t"                                                                         \
+    "vmovups %%zmm8, (%[c])\n\t"                                                                   \
+    "vmovups %%zmm9, 64(%[c])\n\t"                                                                 \
+    "add %[ldc], %[c]\n\t"                                                                         \
+    "vmovups %%zmm10, (%[c])\n\t"                                                                  \
+    "vmovups %%zmm11, 64(%[c])\n\t"                                                                \
+    "add %[ldc], %[c]\n\t"                                                                         \
+    "vmovups %%zmm12, (%[c])\n\t"                                                                  \
+    "vmovups %%zmm13, 64(%[c])\n\t"                                                                \
+    "add %[ldc], %[c]\n\t"                                                                         \
+    "vmovups %%zmm14, (%[c])\n\t"                                                                  \
+    "vmovups %%zmm15, 64(%[c])\n\t"
+#define ACC_STORE_ROWS                                                                             \
+    "vaddps (%[c]), %%zmm0, %%zmm0\n\t"                                                            \
+    "vaddps 64(%[c]), %%zmm1, %%zmm1\n\t"                                                          \
+    "vmovups %%zmm0, (%[c])\n\t"                                                                   \
+    "vmovups %%zmm1, 64(%[c])\n\t"                                                                 \
+    "add %[ldc], %[c]\n\t"                                                                         \
+    "vaddps (%[c]), %%zmm2, %%zmm2\n\t"                                                            \
+    "vaddps 64(%[c]), %%zmm3, %%zmm3\n\t"                                                          \
+    "vmovups %%zmm2, (%[c])\n\t"                                                                   \
+    "vmovups %%zmm3, 64(%[c])\n\t"                                                                 \
+    "add %[ldc], %[c]\n\t"                                                                         \
+    "vaddps (%[c]), %%zmm4, %%zmm4\n\t"                                                            \
+    "vaddps 64(%[c]), %%zmm5, %%zmm5\n\t"                                                          \
+    "vmovups %%zmm4, (%[c])\n\t"                                                                   \
+    "vmovups %%zmm5, 64(%[c])\n\t"                                                                 \
+    "add %[ldc], %[c]\n\t"                                                                         \
+    "vaddps (%[c]), %%zmm6, %%zmm6\n\t"                                                            \
+    "vaddps 64(%[c]), %%zmm7, %%zmm7\n\t"                                                          \
+    "vmovups %%zmm6, (%[c])\n\t"                                                                   \
+    "vmovups %%zmm7, 64(%[c])\n\t"                                                                 \
+    "add %[ldc], %[c]\n\t"                                                                         \
+    "vaddps (%[c]), %%zmm8, %%zmm8\n\t"                                                            \
+    "vaddps 64(%[c]), %%zmm9, %%zmm9\n\t"                                                          \
+    "vmovups %%zmm8, (%[c])\n\t"                                                                   \
+    "vmovups %%zmm9, 64(%[c])\n\t"                                                                 \
+    "add %[ldc], %[c]\n\t"                                                                         \
+    "vaddps (%[c]), %%zmm10, %%zmm10\n\t"                                                          \
+    "vaddps 64(%[c]), %%zmm11, %%zmm11\n\t"                                                        \
+    "vmovups %%zmm10, (%[c])\n\t"                                                                  \
+    "vmovups %%zmm11, 64(%[c])\n\t"                                                                \
+    "add %[ldc], %[c]\n\t"                                                                         \
+    "vaddps (%[c]), %%zmm12, %%zmm12\n\t"                                                          \
+    "vaddps 64(%[c]), %%zmm13, %%zmm13\n\t"                                                        \
+    "vmovups %%zmm12, (%[c])\n\t"                                                                  \
+    "vmovups %%zmm13, 64(%[c])\n\t"                                                                \
+    "add %[ldc], %[c]\n\t"                                                                         \
+    "vaddps (%[c]), %%zmm14, %%zmm14\n\t"                                                          \
+    "vaddps 64(%[c]), %%zmm15, %%zmm15\n\t"                                                        \
+    "vmovups %%zmm14, (%[c])\n\t"                                                                  \
+    "vmovups %%zmm15, 64(%[c])\n\t"
 
-/* Stores row r of the tile, adding what C holds when accumulating. */
-#define ROW_STORE(r)                                                                               \
-    do {                                                                                           \
-        float *cr = c + (r)*ldc;                                                                   \
-        if (accumulate) {                                                                          \
-            c##r##0 = _mm512_add_ps(c##r##0, _mm512_loadu_ps(cr));                                 \
-            c##r##1 = _mm512_add_ps(c##r##1, _mm512_loadu_ps(cr + 16));                            \
-        }                                                                                          \
-        _mm512_storeu_ps(cr, c##r##0);                                                             \
-        _mm512_storeu_ps(cr + 16, c##r##1);                                                        \
-    } while (0)
+#define TILE_CLOBBERS                                                                              \
+    "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10",       \
+        "zmm11", "zmm12", "zmm13", "zmm14", "zmm15", "zmm30", "zmm31", "cc", "memory"
 
-/* The 8x32 tile (16 zmm accumulators; 8 rows fit YOLO's channel counts, all multiples of 8)
- * over k rows of B: packed (direct 0: row p at b + 32p) or direct (1: row p at b + boff[p]);
- * each caller below passes a constant, so the choice is folded away. */
-AVX512 static inline __attribute__((always_inline)) void
-tile_8x32(int64_t k, const float *a, const float *b, const int32_t *boff, float *c, int64_t ldc,
-          int accumulate, int direct)
+AVX512 static void tile_8x32_packed(int64_t k, const float *a, const float *b, float *c,
+                                    int64_t ldc, int accumulate)
 {
-    __m512 c00 = _mm512_setzero_ps(), c01 = _mm512_setzero_ps();
-    __m512 c10 = _mm512_setzero_ps(), c11 = _mm512_setzero_ps();
-    __m512 c20 = _mm512_setzero_ps(), c21 = _mm512_setzero_ps();
-    __m512 c30 = _mm512_setzero_ps(), c31 = _mm512_setzero_ps();
-    __m512 c40 = _mm512_setzero_ps(), c41 = _mm512_setzero_ps();
-    __m512 c50 = _mm512_setzero_ps(), c51 = _mm512_setzero_ps();
-    __m512 c60 = _mm512_setzero_ps(), c61 = _mm512_setzero_ps();
-    __m512 c70 = _mm512_setzero_ps(), c71 = _mm512_setzero_ps();
-    for (int64_t p = 0; p < k; p++) {
-        const float *bp = direct ? b + boff[p] : b + p * 32;
-        const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
-        ROW_FMA(0);
-        ROW_FMA(1);
-        ROW_FMA(2);
-        ROW_FMA(3);
-        ROW_FMA(4);
-        ROW_FMA(5);
-        ROW_FMA(6);
-        ROW_FMA(7);
-        a += 8;
-    }
-    ROW_STORE(0);
-    ROW_STORE(1);
-    ROW_STORE(2);
-    ROW_STORE(3);
-    ROW_STORE(4);
-    ROW_STORE(5);
-    ROW_STORE(6);
-    ROW_STORE(7);
+    const int64_t ldc_bytes = ldc * (int64_t)sizeof(float);
+    __asm__ volatile(ZERO_ACC "1:\n\t"
+                              "vmovups (%[b]), %%zmm30\n\t"
+                              "vmovups 64(%[b]), %%zmm31\n\t" FMA_ROWS "add $128, %[b]\n\t"
+                              "add $32, %[a]\n\t"
+                              "dec %[k]\n\t"
+                              "jnz 1b\n\t"
+                              "test %[acc], %[acc]\n\t"
+                              "jnz 2f\n\t" STORE_ROWS "jmp 3f\n\t"
+                              "2:\n\t" ACC_STORE_ROWS "3:\n\t"
+                              "vzeroupper\n\t"
+                     : [a] "+r"(a), [b] "+r"(b), [k] "+r"(k), [c] "+r"(c)
+                     : [ldc] "r"(ldc_bytes), [acc] "r"(accumulate)
+                     : TILE_CLOBBERS);
+}
+
+AVX512 static void tile_8x32_direct(int64_t k, const float *a, const float *b, const int32_t *boff,
+                                    float *c, int64_t ldc, int accumulate)
+{
+    const int64_t ldc_bytes = ldc * (int64_t)sizeof(float);
+    __asm__ volatile(ZERO_ACC "1:\n\t"
+                              "movslq (%[off]), %%rax\n\t"
+                              "vmovups (%[b],%%rax,4), %%zmm30\n\t"
+                              "vmovups 64(%[b],%%rax,4), %%zmm31\n\t" FMA_ROWS "add $4, %[off]\n\t"
+                              "add $32, %[a]\n\t"
+                              "dec %[k]\n\t"
+                              "jnz 1b\n\t"
+                              "test %[acc], %[acc]\n\t"
+                              "jnz 2f\n\t" STORE_ROWS "jmp 3f\n\t"
+                              "2:\n\t" ACC_STORE_ROWS "3:\n\t"
+                              "vzeroupper\n\t"
+                     : [a] "+r"(a), [off] "+r"(boff), [k] "+r"(k), [c] "+r"(c)
+                     : [b] "r"(b), [ldc] "r"(ldc_bytes), [acc] "r"(accumulate)
+                     : "rax", TILE_CLOBBERS);
 }
 
 AVX512 void eb_cpu_sgemm_f32_8x32__avx512(int64_t k, const float *a, const float *b, float *c,
                                           int64_t ldc, int accumulate)
 {
-    tile_8x32(k, a, b, NULL, c, ldc, accumulate, 0);
+    if (k < 1) { /* C = 0 (+ C) */
+        for (int r = 0; r < 8; r++)
+            if (!accumulate)
+                for (int j = 0; j < 32; j++)
+                    c[r * ldc + j] = 0.0f;
+        return;
+    }
+    tile_8x32_packed(k, a, b, c, ldc, accumulate);
 }
 
 AVX512 void eb_cpu_sgemm_f32_8x32_direct__avx512(int64_t k, const float *a, const float *b,
                                                  const int32_t *boff, float *c, int64_t ldc,
                                                  int accumulate)
 {
-    tile_8x32(k, a, b, boff, c, ldc, accumulate, 1);
+    if (k < 1) { /* C = 0 (+ C) */
+        for (int r = 0; r < 8; r++)
+            if (!accumulate)
+                for (int j = 0; j < 32; j++)
+                    c[r * ldc + j] = 0.0f;
+        return;
+    }
+    tile_8x32_direct(k, a, b, boff, c, ldc, accumulate);
 }
 
 /* exp(x): x = n ln2 + r, |r| <= ln2/2, exp(r) by a degree-6 polynomial, 2^n through the
