@@ -169,65 +169,47 @@ EB_TEST(fuse_yolo11n_320_default_isa)
     fused_equals_unfused(EB_SYNTH_YOLO11, "yolo11n", 320, NULL);
 }
 
-EB_TEST(fuse_qdq_model)
+/* A model of the shared folder, fused and unfused: at least `min_fused` nodes absorbed, the node
+ * counts consistent, outputs within the int8 tolerance (see the note at the top of the file). */
+static void fused_vs_unfused_shared(const char *name, int imgsz, size_t min_fused, double max_score)
 {
     const char *dir = eb_test_shared_data();
     char path[1024];
     size_t len;
     if (dir == NULL)
         EB_SKIP("shared data folder absent");
-    snprintf(path, sizeof(path), "%s/models/yolov8n_int8_qdq.onnx", dir);
+    snprintf(path, sizeof(path), "%s/models/%s.onnx", dir, name);
     uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
     if (bytes == NULL)
         EB_SKIP("%s is absent", path);
     struct run_result f, u;
-    load_and_run(bytes, len, "yolov8n_int8_qdq", 640, EB_ENGINE_PASS_ALL, NULL, &f);
-    load_and_run(bytes, len, "yolov8n_int8_qdq", 640, no_fuse, NULL, &u);
+    load_and_run(bytes, len, name, imgsz, EB_ENGINE_PASS_ALL, NULL, &f);
+    load_and_run(bytes, len, name, imgsz, no_fuse, NULL, &u);
     struct diff df = compare(&f, &u);
-    printf("yolov8n_int8_qdq isa %s: nodes %zu unfused, %zu fused (%zu absorbed); max abs %.3g, "
-           "scores max %.3g, mean abs %.3g\n",
-           f.info.isa, u.info.n_nodes, f.info.n_nodes, f.info.n_fused, df.max_abs, df.max_score,
-           df.mean_abs);
-    ASSERT_TRUE(f.info.n_fused > 0);
+    printf("%s isa %s: nodes %zu unfused, %zu fused (%zu absorbed); max abs %.3g, scores max "
+           "%.3g, mean abs %.3g\n",
+           name, f.info.isa, u.info.n_nodes, f.info.n_nodes, f.info.n_fused, df.max_abs,
+           df.max_score, df.mean_abs);
+    ASSERT_TRUE(f.info.n_fused >= min_fused);
     ASSERT_EQ_INT(f.info.n_nodes + f.info.n_fused, u.info.n_nodes);
-    /* See the tolerance note at the top of the file. */
-    ASSERT_TRUE(df.max_score <= 0.05);
+    ASSERT_TRUE(df.max_score <= max_score);
     ASSERT_TRUE(df.mean_abs <= 0.05);
     eb_engine_destroy(f.e);
     eb_engine_destroy(u.e);
     free(bytes);
 }
 
+EB_TEST(fuse_qdq_model)
+{
+    fused_vs_unfused_shared("yolov8n_int8_qdq", 640, 1, 0.05);
+}
+
 /* The dynamic int8 model: each ConvInteger's Cast → Mul(scale) → Add(bias) becomes one
- * edgebench.DequantizeI32 node, into which the SiLU (Sigmoid + Mul) then fuses as well. */
+ * edgebench.DequantizeI32 node, into which the SiLU (Sigmoid + Mul) then fuses as well: 64
+ * ConvInteger tails (Mul + Add each), 57 of them with a SiLU (Sigmoid + Mul). */
 EB_TEST(fuse_dynamic_int8_model)
 {
-    const char *dir = eb_test_shared_data();
-    char path[1024];
-    size_t len;
-    if (dir == NULL)
-        EB_SKIP("shared data folder absent");
-    snprintf(path, sizeof(path), "%s/models/yolov8n_320_int8_dynamic.onnx", dir);
-    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
-    if (bytes == NULL)
-        EB_SKIP("%s is absent", path);
-    struct run_result f, u;
-    load_and_run(bytes, len, "yolov8n_320_int8_dynamic", 320, EB_ENGINE_PASS_ALL, NULL, &f);
-    load_and_run(bytes, len, "yolov8n_320_int8_dynamic", 320, no_fuse, NULL, &u);
-    struct diff df = compare(&f, &u);
-    printf("yolov8n_320_int8_dynamic isa %s: nodes %zu unfused, %zu fused (%zu absorbed); max abs "
-           "%.3g, scores max %.3g, mean abs %.3g\n",
-           f.info.isa, u.info.n_nodes, f.info.n_nodes, f.info.n_fused, df.max_abs, df.max_score,
-           df.mean_abs);
-    /* 64 ConvInteger tails (Mul + Add each), 57 of them with a SiLU (Sigmoid + Mul) */
-    ASSERT_TRUE(f.info.n_fused >= 64 * 2 + 57 * 2);
-    ASSERT_EQ_INT(f.info.n_nodes + f.info.n_fused, u.info.n_nodes);
-    /* See the tolerance note at the top of the file. */
-    ASSERT_TRUE(df.max_score <= 0.02);
-    ASSERT_TRUE(df.mean_abs <= 0.05);
-    eb_engine_destroy(f.e);
-    eb_engine_destroy(u.e);
-    free(bytes);
+    fused_vs_unfused_shared("yolov8n_320_int8_dynamic", 320, 64 * 2 + 57 * 2, 0.02);
 }
 
 /* ---- tiny hand-built models: x [1,2,2,2] and 1x1 convolutions --------------------------- */
