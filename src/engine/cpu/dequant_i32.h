@@ -2,7 +2,7 @@
  * The dequantising epilogue of an integer convolution's int32 output (edgebench.DequantizeI32,
  * made by the fusion pass from Cast(int32 → float) → Mul(scale) → Add(bias) → activation):
  *
- *   y[n][c][i] = epi(float(x[n][c][i]) * scale[c] + bias[c])
+ *   y[n][c][i] = epi(float(x[n][c][i]) * scale + bias[c])
  *
  * with the float conversion and the product rounded as the separate Cast and Mul nodes round
  * them, and epi the Conv epilogue (activation, residual, fake quantisation; epilogue.h).
@@ -15,12 +15,11 @@
 #include "engine/cpu/cpu.h"
 #include "engine/cpu/epilogue.h"
 
-/** What the kernel reads: `scale` has 1 (per tensor) or `channels` entries, `bias` 0 or channels. */
+/** What the kernel reads: one scale, `bias` with `channels` entries or NULL. */
 struct eb_dequant_i32_args {
     int64_t n, channels, inner; /* x and y are [n][channels][inner] */
     const int32_t *x;
-    const float *scale;
-    int per_channel_scale;
+    float scale;
     const float *bias;     /* NULL = none */
     const float *residual; /* y's shape; read when epi->residual */
     const struct eb_epilogue *epi;

@@ -16,7 +16,7 @@
  * first part.
  *
  * Before those, the float tail of a dynamically quantised convolution, Cast(int32 → float) →
- * Mul(scale: one value or one per channel) [→ Add(constant per-channel bias)], becomes one
+ * Mul(one scale value) [→ Add(constant per-channel bias)], becomes one
  * edgebench.DequantizeI32 node at the Cast (ops/dequant_i32.c), which has the same epilogue, so
  * the steps above then fold its SiLU, residual or fake quantisation in as well.
  *
@@ -335,7 +335,7 @@ static enum eb_status fuse_dequant(struct fuse *f, size_t k, struct eb_diag *dia
         return EB_OK;
     struct eb_ir_node *mul = &g->nodes[mi], *add = NULL;
     const int sv = other_input(mul, c);
-    if (sv < 0 || !channel_broadcast(&g->values[sv], cv) || !ready_before(g, sv, k) ||
+    if (sv < 0 || channel_broadcast(&g->values[sv], cv) != 1 || !ready_before(g, sv, k) ||
         !same_shape(&g->values[mul->out[0]], cv))
         return EB_OK;
     int bv = -1;

@@ -4,9 +4,9 @@
  * whatever the pass folds into its epilogue after that (SiLU, activations, residual Add,
  * QuantizeLinear → DequantizeLinear); never imported from a model file.
  *
- * Inputs: 0 x (int32 [N, C, ...]), 1 scale (float32, one value or one per channel: [1, C, 1..]),
- * 2 bias (float32 constant [1, C, 1..], optional), 3 residual (float32, y's shape; only with
- * the residual epilogue). Output: y (float32, x's shape). See cpu/dequant_i32.h.
+ * Inputs: 0 x (int32 [N, C, ...]), 1 scale (float32, one value), 2 bias (float32 constant
+ * [1, C, 1..], optional), 3 residual (float32, y's shape; only with the residual epilogue).
+ * Output: y (float32, x's shape). See cpu/dequant_i32.h.
  */
 #include "engine/cpu/dequant_i32.h"
 #include "engine/ops/dequant_i32.h"
@@ -41,8 +41,7 @@ static void exec_dequant_i32(const struct eb_exec *ex)
         .channels = ch,
         .inner = batch * ch > 0 ? x->numel / (batch * ch) : 0,
         .x = x->data,
-        .scale = s->data,
-        .per_channel_scale = s->numel > 1,
+        .scale = *(const float *)s->data,
         .bias = b != NULL ? b->data : NULL,
         .residual = r != NULL ? r->data : NULL,
         .epi = &p->epi,
