@@ -1,13 +1,14 @@
 /*
- * Fast integer kernels (cpu/conv_u8.c + cpu/x86/igemm_u8s8__avx2.c, __avx512.c) against the
- * reference: ConvInteger exactly (int32) and its fused requantisation on random and edge shapes
- * (odd sizes, strides 1/2/3, pads, dilation, groups incl. depthwise, 1x1, batch 2, output
- * channels not a multiple of 8, pixel counts not a multiple of 32, per-channel weight zero
- * points, uint8 and int8 weights, extreme values) and DynamicQuantizeLinear bit for bit
- * (random, all-zero, all-positive, NaN/inf, odd lengths). Every ISA this CPU has, with 1 and 3
-  * workers; AVX-512 in all three flavours (vpdpbusd on uint8 x int8 quads, vpdpwssd and
- * vpmaddwd on int16 pairs, forced through eb_cpu_conv2d_u8_prepare_opt), with several
- * pixel-block sizes, and both ways of looking up the requantisation's table. Canary bytes guard every
+ * Fast integer kernels (cpu/conv_u8.c + cpu/x86/igemm_u8s8__avx2.c, __avx512.c and
+ * cpu/arm/igemm_u8s8__neon.c) against the reference: ConvInteger exactly (int32) and its fused
+ * requantisation on random and edge shapes (odd sizes, strides 1/2/3, pads, dilation, groups
+ * incl. depthwise, 1x1, batch 2, output channels not a multiple of 8, pixel counts not a
+ * multiple of 32, per-channel weight zero points, uint8 and int8 weights, extreme values) and
+ * DynamicQuantizeLinear bit for bit (random, all-zero, all-positive, NaN/inf, odd lengths).
+ * Every ISA this CPU has, with 1 and 3 workers; AVX-512 in all three flavours (vpdpbusd on
+ * uint8 x int8 quads, vpdpwssd and vpmaddwd on int16 pairs, forced through
+ * eb_cpu_conv2d_u8_prepare_opt), with several pixel-block sizes, and both ways of looking up
+ * the requantisation's table; NEON (aarch64) with its 4x16 tiles. Canary bytes guard every
  * buffer, including the scratch. Tests for an ISA or feature this CPU lacks exit as skipped.
  */
 #include <math.h>
@@ -79,6 +80,8 @@ static int vnni_present(void)
 /* The GEMM kernel a plan for `isa` must pick with `opt`. */
 static const char *gemm_kernel_expected(enum eb_cpu_isa isa, const struct eb_conv2d_u8_options *opt)
 {
+    if (isa == EB_CPU_ISA_NEON)
+        return "neon";
     if (isa != EB_CPU_ISA_AVX512)
         return "avx2";
     if (!vnni_present() || (opt != NULL && opt->no_vnni))
@@ -149,6 +152,8 @@ static void conv_case(const struct cshape *c, int w_signed, int per_channel, int
     ASSERT_EQ_INT(eb_cpu_conv2d_u8_prepare_opt(&d, w, w_signed, wzp, n_wzp, isa, workers, opt,
                                                &arena, &plan, &scratch_bytes, &packed_bytes),
                   EB_OK);
+    if (plan == NULL && isa == EB_CPU_ISA_NEON)
+        EB_FAIL("conv neon: no plan (the NEON build must have the integer kernels)");
     if (plan == NULL) {
         eb_ir_arena_fini(&arena);
         release(x), release(w), release(yr), release(yf);
@@ -310,6 +315,13 @@ EB_TEST(conv_u8_avx512vnni_u8)
     conv_all(EB_CPU_ISA_AVX512, &opt);
 }
 
+/* NEON (aarch64): 4x16 vmlal_laneq_s16 tiles; depthwise and tiny groups run "groupref". */
+EB_TEST(conv_u8_neon)
+{
+    const struct eb_conv2d_u8_options opt = {0};
+    conv_all(EB_CPU_ISA_NEON, &opt);
+}
+
 EB_TEST(conv_u8_random_shapes)
 {
     struct eb_cpu_features f;
@@ -410,4 +422,9 @@ EB_TEST(dynamic_quantize_avx2)
 EB_TEST(dynamic_quantize_avx512)
 {
     dq_all(EB_CPU_ISA_AVX512);
+}
+
+EB_TEST(dynamic_quantize_neon)
+{
+    dq_all(EB_CPU_ISA_NEON);
 }

@@ -1,8 +1,9 @@
 /*
  * ConvInteger and DynamicQuantizeLinear behind run-time ISA dispatch (see conv_u8.h). The
  * blocking is portable C here; the inner loops are cpu/x86 (AVX2; AVX-512 with or without
- * VNNI for the packed GEMM). ISAs without an integer kernel (NEON for now) get a NULL plan and
- * stay on the reference.
+ * VNNI for the packed GEMM) and cpu/arm (NEON: the AVX2 scheme, 4x16 tiles, with depthwise and
+ * tiny groups on the reference per group). Other ISAs get a NULL plan and stay on the
+ * reference.
  */
 #include <math.h>
 #include <string.h>
@@ -121,7 +122,53 @@ static void eb_cpu_igemm_u8s8_8x32_q__avx512vnni(int64_t kp, const int32_t *w, c
 }
 #endif
 
-/* AVX2: output pixels gathered per block (multiple of EB_IGEMM_NR). */
+#if defined(__aarch64__)
+#define HAVE_NEON 1
+#else
+#define HAVE_NEON 0
+/* Off aarch64 prepare makes no NEON plan and DynamicQuantizeLinear never picks NEON. */
+static void eb_cpu_igemm_pack_u8__neon(int64_t k, int64_t nb, const uint8_t *col, int64_t ldcol,
+                                       int16_t *out)
+{
+    (void)k, (void)nb, (void)col, (void)ldcol, (void)out;
+}
+static void eb_cpu_igemm_u8s8_4x16__neon(int64_t kp, const int32_t *w, const int16_t *b,
+                                         const int32_t *corr, int32_t *y, int64_t ldy, int mr,
+                                         int nr)
+{
+    (void)kp, (void)w, (void)b, (void)corr, (void)y, (void)ldy, (void)mr, (void)nr;
+}
+static void eb_cpu_igemm_u8s8_4x16_q__neon(int64_t kp, const int32_t *w, const int16_t *b,
+                                           const int32_t *corr, const float *mult,
+                                           const float *bias, const struct eb_conv2d_u8_requant *rq,
+                                           uint8_t *y, int64_t ldy, int mr, int nr)
+{
+    (void)kp, (void)w, (void)b, (void)corr, (void)mult, (void)bias, (void)rq, (void)y, (void)ldy,
+        (void)mr, (void)nr;
+}
+static void eb_cpu_im2col_u8__neon(const struct eb_conv2d_desc *d, int64_t icg, const uint8_t *xg,
+                                   uint8_t zp, int64_t p0, int64_t cnt, int64_t nbp, uint8_t *col)
+{
+    (void)d, (void)icg, (void)xg, (void)zp, (void)p0, (void)cnt, (void)nbp, (void)col;
+}
+static void eb_cpu_minmax_f32__neon(int64_t n, const float *x, float *mn, float *mx)
+{
+    (void)n, (void)x, (void)mn, (void)mx;
+}
+static void eb_cpu_quantize_u8__neon(int64_t n, const float *x, float scale, float zp, uint8_t *y)
+{
+    (void)n, (void)x, (void)scale, (void)zp, (void)y;
+}
+#endif
+
+/* ISAs with a fast ConvInteger and DynamicQuantizeLinear in this build. */
+static int isa_has_u8(enum eb_cpu_isa isa)
+{
+    return (HAVE_X86 && (isa == EB_CPU_ISA_AVX2 || isa == EB_CPU_ISA_AVX512)) ||
+           (HAVE_NEON && isa == EB_CPU_ISA_NEON);
+}
+
+/* AVX2 and NEON: output pixels gathered per block (multiple of EB_IGEMM_NR). */
 #define BLOCK_PIXELS 64
 /* AVX-512: pixel blocks are multiples of the 32-column tile, between these bounds. */
 #define BLOCK512_MIN 64
@@ -142,6 +189,7 @@ enum u8_kern {
     U8_KERN_AVX512,         /* 8x32 vpmaddwd + vpaddd, direct gather */
     U8_KERN_AVX512_VNNI,    /* 8x32 vpdpwssd, direct gather */
     U8_KERN_AVX512_VNNI_U8, /* 8x32 vpdpbusd on uint8 x int8 quads, direct gather */
+    U8_KERN_NEON,           /* 4x16 vmlal_laneq_s16, separate im2col and pack (as AVX2) */
 };
 
 struct eb_conv2d_u8_plan {
@@ -275,7 +323,7 @@ enum eb_status eb_cpu_conv2d_u8_prepare_opt(const struct eb_conv2d_desc *d, cons
     *plan_out = NULL;
     *scratch_bytes_out = 0;
     *packed_bytes_out = 0;
-    if (!HAVE_X86 || (isa != EB_CPU_ISA_AVX2 && isa != EB_CPU_ISA_AVX512))
+    if (!isa_has_u8(isa))
         return EB_OK;
     struct eb_conv2d_u8_plan *p = eb_ir_arena_alloc(arena, sizeof(*p));
     if (p == NULL)
@@ -289,7 +337,7 @@ enum eb_status eb_cpu_conv2d_u8_prepare_opt(const struct eb_conv2d_desc *d, cons
     p->kq = (p->k + 3) / 4;
     p->n_ob = (p->ocg + EB_IGEMM_MR - 1) / EB_IGEMM_MR;
     p->plane = d->oh * d->ow;
-    p->kern = U8_KERN_AVX2;
+    p->kern = isa == EB_CPU_ISA_NEON ? U8_KERN_NEON : U8_KERN_AVX2;
     p->blk = BLOCK_PIXELS;
     p->n_blocks = (p->plane + BLOCK_PIXELS - 1) / BLOCK_PIXELS;
     p->w_signed = w_signed;
@@ -302,7 +350,9 @@ enum eb_status eb_cpu_conv2d_u8_prepare_opt(const struct eb_conv2d_desc *d, cons
     size_t packed = (size_t)d->oc * sizeof(int32_t);
     /* The GEMM wastes most of its tile on one output channel per group (depthwise). */
     p->algo = p->ocg < EB_IGEMM_MR ? U8_ALGO_GROUPREF : U8_ALGO_GEMM;
-    if (p->icg == 1 && p->ocg == 1 && d->stride_h == 1 && d->stride_w == 1) {
+    /* NEON has no depthwise kernel: those stay on the reference per group (GROUPREF). */
+    if (p->icg == 1 && p->ocg == 1 && d->stride_h == 1 && d->stride_w == 1 &&
+        isa != EB_CPU_ISA_NEON) {
         p->algo = U8_ALGO_DW;
         const int64_t taps = d->kh * d->kw;
         p->wdw = eb_ir_arena_alloc(arena, (size_t)(d->oc * taps) * sizeof(int32_t));
@@ -388,9 +438,16 @@ static void gemm_task(void *ctx, size_t task, int worker)
     const uint8_t *xg = r->x + (n * d->ic + g * p->icg) * d->ih * d->iw;
     const int is_1x1 = d->kh == 1 && d->kw == 1 && d->stride_h == 1 && d->stride_w == 1 &&
                        d->pad_t == 0 && d->pad_l == 0 && d->oh == d->ih && d->ow == d->iw;
-    if (is_1x1 && cnt == nbp)
-        eb_cpu_igemm_pack_u8__avx2(p->k, nbp, xg + p0, d->ih * d->iw, packed);
-    else {
+    const int neon = p->kern == U8_KERN_NEON;
+    if (is_1x1 && cnt == nbp) {
+        if (neon)
+            eb_cpu_igemm_pack_u8__neon(p->k, nbp, xg + p0, d->ih * d->iw, packed);
+        else
+            eb_cpu_igemm_pack_u8__avx2(p->k, nbp, xg + p0, d->ih * d->iw, packed);
+    } else if (neon) {
+        eb_cpu_im2col_u8__neon(d, p->icg, xg, (uint8_t)r->x_zp, p0, cnt, nbp, col);
+        eb_cpu_igemm_pack_u8__neon(p->k, nbp, col, nbp, packed);
+    } else {
         eb_cpu_im2col_u8__avx2(d, p->icg, xg, (uint8_t)r->x_zp, p0, cnt, nbp, col);
         eb_cpu_igemm_pack_u8__avx2(p->k, nbp, col, nbp, packed);
     }
@@ -405,14 +462,19 @@ static void gemm_task(void *ctx, size_t task, int worker)
         const int64_t yoff = (n * d->oc + oc0) * p->plane + p0;
         for (int64_t t = 0; t < nbp; t += EB_IGEMM_NR) {
             const int nr = (int)(cnt - t < EB_IGEMM_NR ? cnt - t : EB_IGEMM_NR);
-            if (r->rq == NULL) {
-                eb_cpu_igemm_u8s8_4x16__avx2(p->kp, wp, packed + t * p->kp * 2, corr,
-                                             r->y + yoff + t, p->plane, mr, nr);
-                continue;
-            }
-            eb_cpu_igemm_u8s8_4x16_q__avx2(p->kp, wp, packed + t * p->kp * 2, corr,
-                                           r->rq->mult + oc0, r->rq->bias + oc0, r->rq,
-                                           r->yq + yoff + t, p->plane, mr, nr);
+            const int16_t *b = packed + t * p->kp * 2;
+            if (r->rq == NULL && neon)
+                eb_cpu_igemm_u8s8_4x16__neon(p->kp, wp, b, corr, r->y + yoff + t, p->plane, mr, nr);
+            else if (r->rq == NULL)
+                eb_cpu_igemm_u8s8_4x16__avx2(p->kp, wp, b, corr, r->y + yoff + t, p->plane, mr, nr);
+            else if (neon)
+                eb_cpu_igemm_u8s8_4x16_q__neon(p->kp, wp, b, corr, r->rq->mult + oc0,
+                                               r->rq->bias + oc0, r->rq, r->yq + yoff + t, p->plane,
+                                               mr, nr);
+            else
+                eb_cpu_igemm_u8s8_4x16_q__avx2(p->kp, wp, b, corr, r->rq->mult + oc0,
+                                               r->rq->bias + oc0, r->rq, r->yq + yoff + t, p->plane,
+                                               mr, nr);
         }
     }
 }
@@ -538,6 +600,12 @@ static void dw_task(void *ctx, size_t task, int worker)
                                p->wdw + c * d->kh * d->kw, pad, r->y + (n * d->oc + c) * p->plane);
 }
 
+/* The task of a U8_ALGO_GEMM plan: 4x16 tiles (AVX2, NEON) or the AVX-512 8x32 ones. */
+static eb_parallel_fn gemm_task_of(const struct eb_conv2d_u8_plan *p)
+{
+    return p->kern == U8_KERN_AVX2 || p->kern == U8_KERN_NEON ? gemm_task : gemm512_task;
+}
+
 void eb_cpu_conv2d_u8_run(const struct eb_conv2d_u8_plan *p, const struct eb_cpu_exec *ex,
                           const uint8_t *x, int32_t x_zp, int32_t *y)
 {
@@ -547,8 +615,8 @@ void eb_cpu_conv2d_u8_run(const struct eb_conv2d_u8_plan *p, const struct eb_cpu
     else if (p->algo == U8_ALGO_GROUPREF)
         eb_threadpool_run(ex->pool, (size_t)(p->d.n * p->d.groups), groupref_task, &r);
     else
-        eb_threadpool_run(ex->pool, (size_t)(p->d.n * p->d.groups * p->n_blocks),
-                          p->kern == U8_KERN_AVX2 ? gemm_task : gemm512_task, &r);
+        eb_threadpool_run(ex->pool, (size_t)(p->d.n * p->d.groups * p->n_blocks), gemm_task_of(p),
+                          &r);
 }
 
 int eb_cpu_conv2d_u8_fuses_requant(const struct eb_conv2d_u8_plan *p)
@@ -567,6 +635,7 @@ const char *eb_cpu_conv2d_u8_kernel_name(const struct eb_conv2d_u8_plan *p)
     case U8_KERN_AVX512: return "avx512";
     case U8_KERN_AVX512_VNNI: return "avx512vnni";
     case U8_KERN_AVX512_VNNI_U8: return "avx512vnni_u8";
+    case U8_KERN_NEON: return "neon";
     }
     return "?";
 }
@@ -576,8 +645,7 @@ void eb_cpu_conv2d_u8_run_requant(const struct eb_conv2d_u8_plan *p, const struc
                                   const struct eb_conv2d_u8_requant *rq, uint8_t *y)
 {
     struct u8_run r = {.p = p, .ex = ex, .x = x, .x_zp = x_zp, .rq = rq, .yq = y};
-    eb_threadpool_run(ex->pool, (size_t)(p->d.n * p->d.groups * p->n_blocks),
-                      p->kern == U8_KERN_AVX2 ? gemm_task : gemm512_task, &r);
+    eb_threadpool_run(ex->pool, (size_t)(p->d.n * p->d.groups * p->n_blocks), gemm_task_of(p), &r);
 }
 
 /* ---- DynamicQuantizeLinear ------------------------------------------------------------- */
@@ -590,6 +658,7 @@ struct dq_run {
     uint8_t *y;
     int64_t n, chunk;
     float scale, zp;
+    int neon; /* NEON kernels, else AVX2 */
     float mn[DQ_MAX_TASKS], mx[DQ_MAX_TASKS];
 };
 
@@ -600,7 +669,10 @@ static void dq_minmax_task(void *ctx, size_t task, int worker)
     const int64_t cnt = r->n - i0 < r->chunk ? r->n - i0 : r->chunk;
     float mn = 0.0f, mx = 0.0f;
     (void)worker;
-    eb_cpu_minmax_f32__avx2(cnt, r->x + i0, &mn, &mx);
+    if (r->neon)
+        eb_cpu_minmax_f32__neon(cnt, r->x + i0, &mn, &mx);
+    else
+        eb_cpu_minmax_f32__avx2(cnt, r->x + i0, &mn, &mx);
     r->mn[task] = mn;
     r->mx[task] = mx;
 }
@@ -611,17 +683,20 @@ static void dq_quant_task(void *ctx, size_t task, int worker)
     const int64_t i0 = (int64_t)task * r->chunk;
     const int64_t cnt = r->n - i0 < r->chunk ? r->n - i0 : r->chunk;
     (void)worker;
-    eb_cpu_quantize_u8__avx2(cnt, r->x + i0, r->scale, r->zp, r->y + i0);
+    if (r->neon)
+        eb_cpu_quantize_u8__neon(cnt, r->x + i0, r->scale, r->zp, r->y + i0);
+    else
+        eb_cpu_quantize_u8__avx2(cnt, r->x + i0, r->scale, r->zp, r->y + i0);
 }
 
 void eb_cpu_dynamic_quantize_f32(const struct eb_cpu_exec *ex, int64_t n, const float *x,
                                  uint8_t *y, float *scale_out, uint8_t *zp_out)
 {
-    if (!HAVE_X86 || (ex->isa != EB_CPU_ISA_AVX2 && ex->isa != EB_CPU_ISA_AVX512)) {
+    if (!isa_has_u8(ex->isa)) {
         eb_cpu_dynamic_quantize_f32__ref(n, x, y, scale_out, zp_out);
         return;
     }
-    struct dq_run r = {.x = x, .y = y, .n = n};
+    struct dq_run r = {.x = x, .y = y, .n = n, .neon = ex->isa == EB_CPU_ISA_NEON};
     int64_t tasks = (n + DQ_CHUNK - 1) / DQ_CHUNK;
     tasks = tasks < 1 ? 1 : (tasks > DQ_MAX_TASKS ? DQ_MAX_TASKS : tasks);
     r.chunk = (n + tasks - 1) / tasks;

@@ -19,6 +19,10 @@
  * pairs with vpdpwssd. With AVX512_VBMI the requantisation's lookup table is a vpermi2b pass
  * per block instead of gathers. eb_cpu_conv2d_u8_kernel_name says which kernel a plan uses;
  * every variant equals the reference bit for bit.
+ *
+ * On aarch64 (NEON) the GEMM runs the AVX2 scheme with a NEON 4×16 micro-kernel (vld2q_s16
+ * splits the pairs, vmlal_laneq_s16 multiplies them: exact, base ARMv8-A, no dot product);
+ * depthwise and tiny groups stay on the reference per group ("groupref").
  */
 #ifndef EB_ENGINE_CPU_CONV_U8_H
 #define EB_ENGINE_CPU_CONV_U8_H
@@ -67,8 +71,9 @@ eb_cpu_conv2d_u8_prepare_opt(const struct eb_conv2d_desc *d, const void *w, int 
 
 /**
  * The kernel `plan` runs: "avx2", "avx512" (int16 pairs, vpmaddwd), "avx512vnni" (int16
- * pairs, vpdpwssd), "avx512vnni_u8" (uint8 × int8 quads, vpdpbusd), "dw_avx2" (depthwise,
- * stride 1), "groupref" (the reference per group). Static string.
+ * pairs, vpdpwssd), "avx512vnni_u8" (uint8 × int8 quads, vpdpbusd), "neon" (int16 pairs,
+ * vmlal_laneq_s16), "dw_avx2" (depthwise, stride 1), "groupref" (the reference per group).
+ * Static string.
  */
 const char *eb_cpu_conv2d_u8_kernel_name(const struct eb_conv2d_u8_plan *plan);
 
@@ -225,6 +230,25 @@ void eb_cpu_igemm_u8s8x4_8x32_q__avx512vnni(int64_t kq, const int32_t *w, const 
 /** y[r*ldy + j] = lut[y[r*ldy + j]] for r < rows, j < n (AVX512_VBMI). */
 void eb_cpu_lut_u8__avx512vbmi(int64_t rows, int64_t n, uint8_t *y, int64_t ldy,
                                const uint8_t *lut);
+#endif
+
+#if defined(__aarch64__)
+/*
+ * NEON (cpu/arm/igemm_u8s8__neon.c, base ARMv8-A without the dot product extension): the
+ * contracts of the AVX2 kernels of the same name, same packed layouts and same results.
+ */
+void eb_cpu_igemm_pack_u8__neon(int64_t k, int64_t nb, const uint8_t *col, int64_t ldcol,
+                                int16_t *out);
+void eb_cpu_igemm_u8s8_4x16__neon(int64_t kp, const int32_t *w, const int16_t *b,
+                                  const int32_t *corr, int32_t *y, int64_t ldy, int mr, int nr);
+void eb_cpu_igemm_u8s8_4x16_q__neon(int64_t kp, const int32_t *w, const int16_t *b,
+                                    const int32_t *corr, const float *mult, const float *bias,
+                                    const struct eb_conv2d_u8_requant *rq, uint8_t *y, int64_t ldy,
+                                    int mr, int nr);
+void eb_cpu_im2col_u8__neon(const struct eb_conv2d_desc *d, int64_t icg, const uint8_t *xg,
+                            uint8_t zp, int64_t p0, int64_t cnt, int64_t nbp, uint8_t *col);
+void eb_cpu_minmax_f32__neon(int64_t n, const float *x, float *mn, float *mx);
+void eb_cpu_quantize_u8__neon(int64_t n, const float *x, float scale, float zp, uint8_t *y);
 #endif
 
 /**
