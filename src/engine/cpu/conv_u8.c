@@ -31,10 +31,9 @@ static void eb_cpu_dwconv_u8_i32__avx2(const struct eb_conv2d_desc *d, const uin
 {
     (void)d, (void)x, (void)x_zp, (void)w, (void)pad, (void)y;
 }
-static void eb_cpu_im2col_u8__avx2(const struct eb_conv2d_desc *d, int64_t icg, const uint8_t *xg,
-                                   uint8_t zp, int64_t p0, int64_t cnt, int64_t nbp, uint8_t *col)
+static void eb_cpu_gather2_u8__avx2(int64_t m, const uint8_t *src, uint8_t *dst)
 {
-    (void)d, (void)icg, (void)xg, (void)zp, (void)p0, (void)cnt, (void)nbp, (void)col;
+    (void)m, (void)src, (void)dst;
 }
 static void eb_cpu_igemm_u8s8_4x16_q__avx2(int64_t kp, const int32_t *w, const int16_t *b,
                                            const int32_t *corr, const float *mult,
@@ -146,10 +145,9 @@ static void eb_cpu_igemm_u8s8_4x16_q__neon(int64_t kp, const int32_t *w, const i
     (void)kp, (void)w, (void)b, (void)corr, (void)mult, (void)bias, (void)rq, (void)y, (void)ldy,
         (void)mr, (void)nr;
 }
-static void eb_cpu_im2col_u8__neon(const struct eb_conv2d_desc *d, int64_t icg, const uint8_t *xg,
-                                   uint8_t zp, int64_t p0, int64_t cnt, int64_t nbp, uint8_t *col)
+static void eb_cpu_gather2_u8__neon(int64_t m, const uint8_t *src, uint8_t *dst)
 {
-    (void)d, (void)icg, (void)xg, (void)zp, (void)p0, (void)cnt, (void)nbp, (void)col;
+    (void)m, (void)src, (void)dst;
 }
 static void eb_cpu_minmax_f32__neon(int64_t n, const float *x, float *mn, float *mx)
 {
@@ -422,6 +420,61 @@ struct u8_run {
     uint8_t *yq;
 };
 
+/*
+ * Implicit im2col of one pixel block: col[k][j] (row stride nbp) for k = (c, kh, kw) over the
+ * group's `icg` channels at xg and output pixels p0 + j, j < cnt; padded taps and j >= cnt hold
+ * `zp`. Runs along an output row are copies (stride 1), the ISA's `gather2` (stride 2) or a
+ * strided loop.
+ */
+static void im2col_u8(const struct eb_conv2d_desc *d, int64_t icg, const uint8_t *xg, uint8_t zp,
+                      int64_t p0, int64_t cnt, int64_t nbp,
+                      void (*gather2)(int64_t, const uint8_t *, uint8_t *), uint8_t *col)
+{
+    const int64_t iplane = d->ih * d->iw, khw = d->kh * d->kw;
+    for (int64_t j = 0; j < cnt;) {
+        const int64_t oh = (p0 + j) / d->ow, ow0 = (p0 + j) % d->ow;
+        const int64_t seg = d->ow - ow0 < cnt - j ? d->ow - ow0 : cnt - j;
+        for (int64_t kh = 0; kh < d->kh; kh++) {
+            const int64_t ih = oh * d->stride_h - d->pad_t + kh * d->dil_h;
+            for (int64_t kw = 0; kw < d->kw; kw++) {
+                const int64_t iw0 = ow0 * d->stride_w - d->pad_l + kw * d->dil_w;
+                /* Outputs o in [lo, hi) of the segment read inside the row. */
+                int64_t lo, hi;
+                if (d->stride_w == 1) {
+                    lo = -iw0 > 0 ? -iw0 : 0;
+                    hi = d->iw - iw0;
+                } else {
+                    lo = iw0 < 0 ? (-iw0 + d->stride_w - 1) / d->stride_w : 0;
+                    hi = d->iw - 1 - iw0 < 0 ? 0 : (d->iw - 1 - iw0) / d->stride_w + 1;
+                }
+                lo = lo < seg ? lo : seg;
+                hi = hi < lo ? lo : (hi > seg ? seg : hi);
+                uint8_t *dst = col + (kh * d->kw + kw) * nbp + j;
+                const uint8_t *src = xg + ih * d->iw + iw0;
+                for (int64_t c = 0; c < icg; c++, dst += khw * nbp, src += iplane) {
+                    if (ih < 0 || ih >= d->ih) {
+                        memset(dst, zp, (size_t)seg);
+                        continue;
+                    }
+                    memset(dst, zp, (size_t)lo);
+                    if (d->stride_w == 1)
+                        memcpy(dst + lo, src + lo, (size_t)(hi - lo));
+                    else if (d->stride_w == 2)
+                        gather2(hi - lo, src + 2 * lo, dst + lo);
+                    else
+                        for (int64_t o = lo; o < hi; o++)
+                            dst[o] = src[o * d->stride_w];
+                    memset(dst + hi, zp, (size_t)(seg - hi));
+                }
+            }
+        }
+        j += seg;
+    }
+    if (cnt < nbp)
+        for (int64_t k = 0; k < icg * khw; k++)
+            memset(col + k * nbp + cnt, zp, (size_t)(nbp - cnt));
+}
+
 static void gemm_task(void *ctx, size_t task, int worker)
 {
     const struct u8_run *r = ctx;
@@ -445,10 +498,10 @@ static void gemm_task(void *ctx, size_t task, int worker)
         else
             eb_cpu_igemm_pack_u8__avx2(p->k, nbp, xg + p0, d->ih * d->iw, packed);
     } else if (neon) {
-        eb_cpu_im2col_u8__neon(d, p->icg, xg, (uint8_t)r->x_zp, p0, cnt, nbp, col);
+        im2col_u8(d, p->icg, xg, (uint8_t)r->x_zp, p0, cnt, nbp, eb_cpu_gather2_u8__neon, col);
         eb_cpu_igemm_pack_u8__neon(p->k, nbp, col, nbp, packed);
     } else {
-        eb_cpu_im2col_u8__avx2(d, p->icg, xg, (uint8_t)r->x_zp, p0, cnt, nbp, col);
+        im2col_u8(d, p->icg, xg, (uint8_t)r->x_zp, p0, cnt, nbp, eb_cpu_gather2_u8__avx2, col);
         eb_cpu_igemm_pack_u8__avx2(p->k, nbp, col, nbp, packed);
     }
     int32_t corr[EB_IGEMM_MR];

@@ -145,13 +145,9 @@ void eb_cpu_igemm_u8s8_4x16__avx2(int64_t kp, const int32_t *w, const int16_t *b
  */
 void eb_cpu_dwconv_u8_i32__avx2(const struct eb_conv2d_desc *d, const uint8_t *x, int32_t x_zp,
                                 const int32_t *w, int16_t *pad, int32_t *y);
-/**
- * Implicit im2col of one pixel block: col[k][j] (row stride nbp) for k = (c, kh, kw) over the
- * group's `icg` channels at xg and output pixels p0 + j, j < cnt; padded taps and j >= cnt hold
- * `zp`.
- */
-void eb_cpu_im2col_u8__avx2(const struct eb_conv2d_desc *d, int64_t icg, const uint8_t *xg,
-                            uint8_t zp, int64_t p0, int64_t cnt, int64_t nbp, uint8_t *col);
+/** dst[o] = src[2o] for o < m (the stride-2 runs of the im2col in conv_u8.c); reads
+ * src[0 .. 2m-2] only. */
+void eb_cpu_gather2_u8__avx2(int64_t m, const uint8_t *src, uint8_t *dst);
 /**
  * Requantisation: y = sat(rne(fma((float)acc, mult, bias)) + y_zp) as u8/s8 bytes, then
  * y = lut[y] when lut is not NULL.
@@ -195,7 +191,7 @@ void eb_cpu_igemm_u8s8_8x32_q__avx512vnni(int64_t kp, const int32_t *w, const in
                                           int64_t ldy, int mr, int nr);
 /**
  * Implicit im2col of one pixel block straight into the packed pairs: the same `out` as
- * eb_cpu_igemm_pack_u8__avx2(k, nbp, col) of eb_cpu_im2col_u8__avx2's col (padded taps and
+ * eb_cpu_igemm_pack_u8__avx2(k, nbp, col) of the im2col's col (conv_u8.c) (padded taps and
  * columns j >= cnt hold `zp`). `tmp` (64-byte aligned) holds eb_cpu_igemm_gather_tmp_bytes
  * for a block of at least nbp pixels; `tmp_bytes` is its size.
  */
@@ -245,8 +241,7 @@ void eb_cpu_igemm_u8s8_4x16_q__neon(int64_t kp, const int32_t *w, const int16_t 
                                     const int32_t *corr, const float *mult, const float *bias,
                                     const struct eb_conv2d_u8_requant *rq, uint8_t *y, int64_t ldy,
                                     int mr, int nr);
-void eb_cpu_im2col_u8__neon(const struct eb_conv2d_desc *d, int64_t icg, const uint8_t *xg,
-                            uint8_t zp, int64_t p0, int64_t cnt, int64_t nbp, uint8_t *col);
+void eb_cpu_gather2_u8__neon(int64_t m, const uint8_t *src, uint8_t *dst);
 void eb_cpu_minmax_f32__neon(int64_t n, const float *x, float *mn, float *mx);
 void eb_cpu_quantize_u8__neon(int64_t n, const float *x, float scale, float zp, uint8_t *y);
 #endif

@@ -164,7 +164,7 @@ void eb_cpu_igemm_u8s8_4x16_q__neon(int64_t kp, const int32_t *w, const int16_t 
 }
 
 /* dst[o] = src[2o] for o < m; src[0 .. 2m-1) is readable. */
-static void gather2(int64_t m, const uint8_t *src, uint8_t *dst)
+void eb_cpu_gather2_u8__neon(int64_t m, const uint8_t *src, uint8_t *dst)
 {
     int64_t o = 0;
     /* 16 outputs read src[2o .. 2o+31]; the last is one past what they need, so a vector
@@ -173,54 +173,6 @@ static void gather2(int64_t m, const uint8_t *src, uint8_t *dst)
         vst1q_u8(dst + o, vld2q_u8(src + 2 * o).val[0]);
     for (; o < m; o++)
         dst[o] = src[2 * o];
-}
-
-void eb_cpu_im2col_u8__neon(const struct eb_conv2d_desc *d, int64_t icg, const uint8_t *xg,
-                            uint8_t zp, int64_t p0, int64_t cnt, int64_t nbp, uint8_t *col)
-{
-    const int64_t iplane = d->ih * d->iw, khw = d->kh * d->kw;
-    for (int64_t j = 0; j < cnt;) {
-        const int64_t oh = (p0 + j) / d->ow, ow0 = (p0 + j) % d->ow;
-        const int64_t seg = d->ow - ow0 < cnt - j ? d->ow - ow0 : cnt - j;
-        for (int64_t kh = 0; kh < d->kh; kh++) {
-            const int64_t ih = oh * d->stride_h - d->pad_t + kh * d->dil_h;
-            for (int64_t kw = 0; kw < d->kw; kw++) {
-                const int64_t iw0 = ow0 * d->stride_w - d->pad_l + kw * d->dil_w;
-                /* Outputs o in [lo, hi) of the segment read inside the row. */
-                int64_t lo, hi;
-                if (d->stride_w == 1) {
-                    lo = -iw0 > 0 ? -iw0 : 0;
-                    hi = d->iw - iw0;
-                } else {
-                    lo = iw0 < 0 ? (-iw0 + d->stride_w - 1) / d->stride_w : 0;
-                    hi = d->iw - 1 - iw0 < 0 ? 0 : (d->iw - 1 - iw0) / d->stride_w + 1;
-                }
-                lo = lo < seg ? lo : seg;
-                hi = hi < lo ? lo : (hi > seg ? seg : hi);
-                uint8_t *dst = col + (kh * d->kw + kw) * nbp + j;
-                const uint8_t *src = xg + ih * d->iw + iw0;
-                for (int64_t c = 0; c < icg; c++, dst += khw * nbp, src += iplane) {
-                    if (ih < 0 || ih >= d->ih) {
-                        memset(dst, zp, (size_t)seg);
-                        continue;
-                    }
-                    memset(dst, zp, (size_t)lo);
-                    if (d->stride_w == 1)
-                        memcpy(dst + lo, src + lo, (size_t)(hi - lo));
-                    else if (d->stride_w == 2)
-                        gather2(hi - lo, src + 2 * lo, dst + lo);
-                    else
-                        for (int64_t o = lo; o < hi; o++)
-                            dst[o] = src[o * d->stride_w];
-                    memset(dst + hi, zp, (size_t)(seg - hi));
-                }
-            }
-        }
-        j += seg;
-    }
-    if (cnt < nbp)
-        for (int64_t k = 0; k < icg * khw; k++)
-            memset(col + k * nbp + cnt, zp, (size_t)(nbp - cnt));
 }
 
 void eb_cpu_minmax_f32__neon(int64_t n, const float *x, float *mn, float *mx)

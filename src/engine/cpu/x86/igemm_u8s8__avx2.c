@@ -195,7 +195,7 @@ AVX2 void eb_cpu_quantize_u8__avx2(int64_t n, const float *x, float scale, float
 }
 
 /* dst[o] = src[2o] for o < m; src[0 .. 2m-1) is readable. */
-AVX2 static void gather2(int64_t m, const uint8_t *src, uint8_t *dst)
+AVX2 void eb_cpu_gather2_u8__avx2(int64_t m, const uint8_t *src, uint8_t *dst)
 {
     const __m256i even = _mm256_set1_epi16(0x00ff);
     int64_t o = 0;
@@ -210,73 +210,6 @@ AVX2 static void gather2(int64_t m, const uint8_t *src, uint8_t *dst)
     }
     for (; o < m; o++)
         dst[o] = src[2 * o];
-}
-
-AVX2 static void copy_u8(int64_t n, const uint8_t *src, uint8_t *dst)
-{
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32)
-        _mm256_storeu_si256((__m256i *)(dst + i), _mm256_loadu_si256((const __m256i *)(src + i)));
-    if (i + 16 <= n) {
-        _mm_storeu_si128((__m128i *)(dst + i), _mm_loadu_si128((const __m128i *)(src + i)));
-        i += 16;
-    }
-    for (; i < n; i++)
-        dst[i] = src[i];
-}
-
-AVX2 static void fill_u8(int64_t n, uint8_t v, uint8_t *dst)
-{
-    for (int64_t i = 0; i < n; i++)
-        dst[i] = v;
-}
-
-AVX2 void eb_cpu_im2col_u8__avx2(const struct eb_conv2d_desc *d, int64_t icg, const uint8_t *xg,
-                                 uint8_t zp, int64_t p0, int64_t cnt, int64_t nbp, uint8_t *col)
-{
-    const int64_t iplane = d->ih * d->iw, khw = d->kh * d->kw;
-    for (int64_t j = 0; j < cnt;) {
-        const int64_t oh = (p0 + j) / d->ow, ow0 = (p0 + j) % d->ow;
-        const int64_t seg = d->ow - ow0 < cnt - j ? d->ow - ow0 : cnt - j;
-        for (int64_t kh = 0; kh < d->kh; kh++) {
-            const int64_t ih = oh * d->stride_h - d->pad_t + kh * d->dil_h;
-            for (int64_t kw = 0; kw < d->kw; kw++) {
-                const int64_t iw0 = ow0 * d->stride_w - d->pad_l + kw * d->dil_w;
-                /* Outputs o in [lo, hi) of the segment read inside the row. */
-                int64_t lo, hi;
-                if (d->stride_w == 1) {
-                    lo = -iw0 > 0 ? -iw0 : 0;
-                    hi = d->iw - iw0;
-                } else {
-                    lo = iw0 < 0 ? (-iw0 + d->stride_w - 1) / d->stride_w : 0;
-                    hi = d->iw - 1 - iw0 < 0 ? 0 : (d->iw - 1 - iw0) / d->stride_w + 1;
-                }
-                lo = lo < seg ? lo : seg;
-                hi = hi < lo ? lo : (hi > seg ? seg : hi);
-                uint8_t *dst = col + (kh * d->kw + kw) * nbp + j;
-                const uint8_t *src = xg + ih * d->iw + iw0;
-                for (int64_t c = 0; c < icg; c++, dst += khw * nbp, src += iplane) {
-                    if (ih < 0 || ih >= d->ih) {
-                        fill_u8(seg, zp, dst);
-                        continue;
-                    }
-                    fill_u8(lo, zp, dst);
-                    if (d->stride_w == 1)
-                        copy_u8(hi - lo, src + lo, dst + lo);
-                    else if (d->stride_w == 2)
-                        gather2(hi - lo, src + 2 * lo, dst + lo);
-                    else
-                        for (int64_t o = lo; o < hi; o++)
-                            dst[o] = src[o * d->stride_w];
-                    fill_u8(seg - hi, zp, dst + hi);
-                }
-            }
-        }
-        j += seg;
-    }
-    if (cnt < nbp)
-        for (int64_t k = 0; k < icg * khw; k++)
-            fill_u8(nbp - cnt, zp, col + k * nbp + cnt);
 }
 
 AVX2 void eb_cpu_dwconv_u8_i32__avx2(const struct eb_conv2d_desc *d, const uint8_t *x, int32_t x_zp,

@@ -492,7 +492,7 @@ AVX512VNNI static void gather_direct4(const struct eb_conv2d_desc *d, int64_t ic
 
 /*
  * im2col of channels [0, icg) of xg for pixels p0 + j, j < cnt, into col[k][j] (row stride
- * nbp): eb_cpu_im2col_u8__avx2 with masked loads and stores; columns [cnt, nbp) hold zp.
+ * nbp): the im2col of conv_u8.c with masked loads and stores; columns [cnt, nbp) hold zp.
  */
 AVX512 static void im2col(const struct eb_conv2d_desc *d, int64_t icg, const uint8_t *xg,
                           uint8_t zp, int64_t p0, int64_t cnt, int64_t nbp, uint8_t *col)
