@@ -85,10 +85,12 @@ struct eb_engine_mem {
 
 /** How the engine runs (known at load time). */
 struct eb_engine_exec_info {
-    char isa[16];   /* kernel family: "avx2", "ref", ... */
-    int threads;    /* threads per run, the caller included */
-    size_t n_nodes; /* nodes that run (after folding, fusion and elimination) */
-    size_t n_fused; /* ONNX nodes absorbed into another node's epilogue */
+    char isa[16];             /* kernel family: "avx2", "ref", ... */
+    int threads;              /* threads per run, the caller included */
+    size_t n_nodes;           /* nodes that run (after folding, fusion and elimination) */
+    size_t n_fused;           /* ONNX nodes absorbed into another node's epilogue */
+    size_t n_concat_in_place; /* Concat nodes whose inputs the memory plan placed in their
+                                 output, so they copy nothing */
 };
 
 /** One node of the per-operator profile (eb_engine_profile_get). */

@@ -203,6 +203,32 @@ EB_TEST(ort_yolo11n_320_int8_dynamic)
     compare_shared("yolo11n_320_int8_dynamic.onnx", 320, 0.02, 0.05);
 }
 
+/* The planner puts the inputs of channel Concats (C2f, SPPF, the FPN, the Detect heads) inside
+ * their output, so those Concats copy nothing; the outputs still match ONNX Runtime (the
+ * ort_* tests run the same plans). */
+EB_TEST(concat_in_place)
+{
+    const enum eb_synth_arch archs[2] = {EB_SYNTH_YOLOV8, EB_SYNTH_YOLO11};
+    for (int a = 0; a < 2; a++) {
+        size_t len;
+        uint8_t *bytes = synth(archs[a], 320, &len);
+        struct eb_engine_options opt;
+        eb_engine_options_default(&opt);
+        opt.imgsz = 320;
+        struct eb_engine *e = NULL;
+        struct eb_diag d = {0};
+        ASSERT_OK(eb_engine_load(bytes, len, "synth-320", &opt, &e, &d));
+        struct eb_engine_exec_info info;
+        eb_engine_exec_info_get(e, &info);
+        printf("%s-320: %zu Concat nodes in place\n", a == 0 ? "yolov8n" : "yolo11n",
+               info.n_concat_in_place);
+        /* yolov8n: 8 C2f, SPPF, 4 FPN, 3 Detect levels */
+        ASSERT_TRUE(info.n_concat_in_place >= 8);
+        eb_engine_destroy(e);
+        free(bytes);
+    }
+}
+
 EB_TEST(mem_plan_below_naive_and_cap)
 {
     size_t len;

@@ -61,6 +61,7 @@ struct eb_ir_value {
     int n_uses;      /* uses by live nodes (after DCE) */
     int first, last; /* liveness in node order (memplan) */
     int64_t offset;  /* arena offset from the memory plan; -1 when not planned */
+    int alias_of;    /* memplan: placed inside this value (a Concat output), -1 = own slot */
     void *data;      /* constant data, arena slot (after planning) or the caller's input */
     int owned_data;  /* data was allocated through the graph allocator */
 };

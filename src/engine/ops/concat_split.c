@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "engine/cpu/eltwise.h"
+#include "engine/ops/fuse_access.h"
 #include "engine/ops/op.h"
 
 struct axis_params {
@@ -74,10 +75,20 @@ static void exec_concat(const struct eb_exec *ex)
     for (int i = 0; i < n->n_in; i++) {
         const struct eb_ir_value *x = eb_op_in(g, n, i);
         const int64_t row = x->shape[axis] * inner * (int64_t)es;
-        eb_cpu_copy_rows(ex->cpu, outer, (size_t)row, x->data, (size_t)row, (char *)y->data + off,
-                         (size_t)yrow);
+        /* The memory plan may have placed the input in its slice of y already (no copy). */
+        if (!(outer == 1 && x->data == (char *)y->data + off))
+            eb_cpu_copy_rows(ex->cpu, outer, (size_t)row, x->data, (size_t)row,
+                             (char *)y->data + off, (size_t)yrow);
         off += row;
     }
+}
+
+int eb_op__concat_axis(const struct eb_ir_node *n, int rank)
+{
+    const struct axis_params *p = n->params;
+    if (n->op != &eb_op_concat || p == NULL || p->axis < -rank || p->axis >= rank)
+        return -1;
+    return (int)(p->axis < 0 ? p->axis + rank : p->axis);
 }
 
 const struct eb_op_def eb_op_concat = {

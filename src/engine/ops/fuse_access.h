@@ -1,6 +1,6 @@
 /*
- * Read-only accessors the fusion pass (ir/passes_fuse.c) uses to look at the parameters of the
- * nodes it absorbs; each is defined in its op's file, next to the params it reads.
+ * Read-only accessors the fusion pass (ir/passes_fuse.c) and the memory planner use to look at
+ * the parameters of nodes; each is defined in its op's file, next to the params it reads.
  */
 #ifndef EB_ENGINE_OPS_FUSE_ACCESS_H
 #define EB_ENGINE_OPS_FUSE_ACCESS_H
@@ -15,5 +15,11 @@
  * node or one without params.
  */
 int eb_op__activation_params(const struct eb_ir_node *n, float *a_out, float *b_out);
+
+/**
+ * The axis of a Concat node for an output of `rank` dims, normalised to [0, rank); -1 for any
+ * other node or one without params. Used by the memory planner (plan/memplan.c).
+ */
+int eb_op__concat_axis(const struct eb_ir_node *n, int rank);
 
 #endif

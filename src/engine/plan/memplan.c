@@ -3,6 +3,9 @@
 
 #include "engine/plan/memplan.h"
 
+#include "engine/ops/fuse_access.h"
+#include "engine/ops/op.h"
+
 struct block {
     uint64_t offset, size;
     int value;
@@ -57,6 +60,51 @@ static int planned(const struct eb_graph *g, const struct eb_ir_value *v)
     return v->producer >= 0 && g->nodes[v->producer].alive && !v->is_const;
 }
 
+/*
+ * Concat node n in place (memplan.h): sets alias_of of its inputs and extends the output's
+ * lifetime over theirs; 1 when done. `owner[v]` marks outputs already holding inputs.
+ */
+static int concat_in_place(struct eb_graph *g, const struct eb_ir_node *n, char *owner)
+{
+    if (n->n_out != 1 || n->n_in < 1)
+        return 0;
+    const int yid = n->out[0];
+    struct eb_ir_value *y = &g->values[yid];
+    const int axis = eb_op__concat_axis(n, y->rank);
+    if (axis < 0 || y->is_const || y->alias_of >= 0 || owner[yid])
+        return 0;
+    for (int d = 0; d < axis; d++)
+        if (y->shape[d] != 1)
+            return 0;
+    uint64_t off = 0;
+    for (int i = 0; i < n->n_in; i++) {
+        const int id = n->in[i];
+        if (id < 0 || id == yid || owner[id])
+            return 0;
+        const struct eb_ir_value *v = &g->values[id];
+        if (!planned(g, v) || v->is_input || v->is_output || v->alias_of >= 0 ||
+            off % EB_MEMPLAN_ALIGN != 0)
+            return 0;
+        for (int j = 0; j < i; j++)
+            if (n->in[j] == id)
+                return 0;
+        off += v->nbytes;
+    }
+    if (off != y->nbytes)
+        return 0;
+    off = 0;
+    for (int i = 0; i < n->n_in; i++) {
+        struct eb_ir_value *v = &g->values[n->in[i]];
+        v->alias_of = yid;
+        v->offset = (int64_t)off; /* relative to y until y is placed */
+        off += v->nbytes;
+        if (v->last > y->last)
+            y->last = v->last;
+    }
+    owner[yid] = 1;
+    return 1;
+}
+
 enum eb_status eb_memplan_build(struct eb_graph *g, struct eb_memplan *plan_out,
                                 struct eb_diag *diag)
 {
@@ -68,6 +116,7 @@ enum eb_status eb_memplan_build(struct eb_graph *g, struct eb_memplan *plan_out,
     for (size_t k = 0; k < g->n_values; k++) {
         struct eb_ir_value *v = &g->values[k];
         v->offset = -1;
+        v->alias_of = -1;
         v->first = v->producer;
         v->last = v->is_output ? (int)g->n_nodes : v->producer;
         if (v->is_const && (v->n_uses > 0 || v->is_output))
@@ -81,27 +130,52 @@ enum eb_status eb_memplan_build(struct eb_graph *g, struct eb_memplan *plan_out,
             if (n->in[j] >= 0 && g->values[n->in[j]].last < (int)i)
                 g->values[n->in[j]].last = (int)i;
     }
+    char *owner = eb_ir_arena_alloc(&g->arena, g->n_values + 1);
+    if (owner == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to plan model %s: out of memory", g->what);
+    memset(owner, 0, g->n_values + 1);
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].alive && g->nodes[i].op == &eb_op_concat)
+            plan.n_concat_in_place += (size_t)concat_in_place(g, &g->nodes[i], owner);
     for (size_t i = 0; i < g->n_nodes; i++) {
         const struct eb_ir_node *n = &g->nodes[i];
         if (!n->alive)
             continue;
-        /* Outputs are placed before inputs are released: no in-place reuse in this step. */
+        /* Outputs are placed before inputs are released: no in-place reuse in this step. An
+         * in-place Concat's output is placed with its first input, its inputs inside it. */
         for (int j = 0; j < n->n_out; j++) {
             struct eb_ir_value *v = &g->values[n->out[j]];
             uint64_t size = align_up(v->nbytes > 0 ? v->nbytes : 1);
-            v->offset = (int64_t)place(live, &n_live, size, n->out[j]);
             plan.naive_bytes += size;
-            if ((uint64_t)v->offset + size > plan.arena_bytes)
-                plan.arena_bytes = (uint64_t)v->offset + size;
+            struct eb_ir_value *home = v->alias_of >= 0 ? &g->values[v->alias_of] : v;
+            const int home_id = v->alias_of >= 0 ? v->alias_of : n->out[j];
+            if (home->offset < 0 || home == v) {
+                if (home->offset >= 0) /* an in-place Concat's output, placed already */
+                    continue;
+                const uint64_t hsize = align_up(home->nbytes > 0 ? home->nbytes : 1);
+                home->offset = (int64_t)place(live, &n_live, hsize, home_id);
+                if ((uint64_t)home->offset + hsize > plan.arena_bytes)
+                    plan.arena_bytes = (uint64_t)home->offset + hsize;
+            }
+            if (home != v)
+                v->offset += home->offset;
         }
+        /* A value inside an in-place Concat's output frees nothing itself: the output's slot
+         * goes when the last reader of it or of any of its inputs has run. */
         for (int j = 0; j < n->n_in; j++) {
             int id = n->in[j];
+            if (id >= 0 && g->values[id].alias_of >= 0)
+                id = g->values[id].alias_of;
             if (id >= 0 && planned(g, &g->values[id]) && g->values[id].last == (int)i)
                 release(live, &n_live, id);
         }
-        for (int j = 0; j < n->n_out; j++)
-            if (g->values[n->out[j]].last == (int)i)
-                release(live, &n_live, n->out[j]);
+        for (int j = 0; j < n->n_out; j++) {
+            int id = n->out[j];
+            if (g->values[id].alias_of >= 0)
+                id = g->values[id].alias_of;
+            if (g->values[id].last == (int)i)
+                release(live, &n_live, id);
+        }
     }
     *plan_out = plan;
     return EB_OK;

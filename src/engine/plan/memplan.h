@@ -2,6 +2,13 @@
  * Memory planner: tensor lifetimes over the topologically ordered live nodes → offsets in one
  * arena (greedy best fit over the gaps between live blocks, 64-byte aligned). Graph outputs stay
  * live to the end, so each keeps its own slot. Known in full at load time.
+ *
+ * Concat in place: when a Concat's inputs are contiguous slices of its output (every dim before
+ * the axis is 1), each is produced by a live node, read by nothing that needs a slot of its own
+ * (not a graph input or output, not in another in-place Concat, not twice in this one) and its
+ * slice starts 64-byte aligned, the inputs are placed inside the output, which is placed when the
+ * first of them is produced and lives until the last reader of any of them: the Concat copies
+ * nothing (ops/concat_split.c sees its inputs already in place).
  */
 #ifndef EB_ENGINE_PLAN_MEMPLAN_H
 #define EB_ENGINE_PLAN_MEMPLAN_H
@@ -13,13 +20,15 @@
 #define EB_MEMPLAN_ALIGN 64u
 
 struct eb_memplan {
-    uint64_t arena_bytes;  /* planned peak */
-    uint64_t naive_bytes;  /* sum of every planned tensor (aligned) */
-    uint64_t weight_bytes; /* constants read by live nodes or returned as outputs */
+    uint64_t arena_bytes;     /* planned peak */
+    uint64_t naive_bytes;     /* sum of every planned tensor (aligned) */
+    uint64_t weight_bytes;    /* constants read by live nodes or returned as outputs */
+    size_t n_concat_in_place; /* Concat nodes whose inputs were placed inside their output */
 };
 
 /**
- * Plans every non-constant value produced by a live node: sets value->offset, first, last.
+ * Plans every non-constant value produced by a live node: sets value->offset, alias_of, first,
+ * last.
  * Scratch comes from the graph arena. EB_ERR_NOMEM only.
  */
 EB_NODISCARD enum eb_status eb_memplan_build(struct eb_graph *g, struct eb_memplan *plan_out,
