@@ -58,6 +58,7 @@ struct eb_conv2d_f32_plan {
     int n_workers;        /* scratch was sized for this many */
     size_t shared_floats; /* padded: the phase buffer of one image, slack included */
     size_t worker_floats; /* per-worker scratch slice: tail panel or C block */
+    size_t dw_planes;     /* depthwise: floats of a worker's phase planes (+ slack) */
 };
 
 static void *arena_alloc64(struct eb_ir_arena *arena, size_t bytes)
@@ -149,9 +150,11 @@ enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const f
         /* Per worker: one channel's phase planes (+ the slack its last vectors read) and its
          * extended output plane, whole vectors; nothing shared. */
         p->shared_floats = 0;
-        p->worker_floats =
+        p->dw_planes =
             eb_cpu_align64((size_t)(p->chan_stride + p->uk.nr + p->wph) * sizeof(float)) /
-                sizeof(float) +
+            sizeof(float);
+        p->worker_floats =
+            p->dw_planes +
             eb_cpu_align64((size_t)eb_cpu_round_up(p->n, 32) * sizeof(float)) / sizeof(float);
         *plan_out = p;
         *scratch_bytes_out =
@@ -376,11 +379,9 @@ static void depthwise_task(void *vctx, size_t task, int worker)
     const struct eb_conv2d_desc *d = &p->d;
     const int64_t ch = (int64_t)task, plane = d->oh * d->ow;
     float *planes = c->workers + (size_t)worker * p->worker_floats;
-    const size_t pf = eb_cpu_align64((size_t)(p->chan_stride + p->uk.nr + p->wph) * sizeof(float)) /
-                      sizeof(float);
-    float *ext = planes + pf;
+    float *ext = planes + p->dw_planes;
     pad_channel(p, c->in + ch * d->ih * d->iw, planes, 0, p->hph);
-    memset(planes + p->chan_stride, 0, (pf - (size_t)p->chan_stride) * sizeof(float));
+    memset(planes + p->chan_stride, 0, (p->dw_planes - (size_t)p->chan_stride) * sizeof(float));
     p->uk.dw_rows(p->n, (int)p->k, p->a + ch * p->k, p->bias[ch], planes, p->boff, ext);
     const size_t off = (size_t)(ch * plane);
     p->uk.epilogue(c->epi, NULL, d->oh, d->ow, ext, p->wph, c->y + off, d->ow,

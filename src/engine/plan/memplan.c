@@ -147,18 +147,18 @@ enum eb_status eb_memplan_build(struct eb_graph *g, struct eb_memplan *plan_out,
             struct eb_ir_value *v = &g->values[n->out[j]];
             uint64_t size = align_up(v->nbytes > 0 ? v->nbytes : 1);
             plan.naive_bytes += size;
-            struct eb_ir_value *home = v->alias_of >= 0 ? &g->values[v->alias_of] : v;
             const int home_id = v->alias_of >= 0 ? v->alias_of : n->out[j];
-            if (home->offset < 0 || home == v) {
-                if (home->offset >= 0) /* an in-place Concat's output, placed already */
-                    continue;
+            struct eb_ir_value *home = &g->values[home_id];
+            if (v == home && v->offset >= 0)
+                continue; /* an in-place Concat's output, placed with its first input */
+            if (home->offset < 0) {
                 const uint64_t hsize = align_up(home->nbytes > 0 ? home->nbytes : 1);
                 home->offset = (int64_t)place(live, &n_live, hsize, home_id);
                 if ((uint64_t)home->offset + hsize > plan.arena_bytes)
                     plan.arena_bytes = (uint64_t)home->offset + hsize;
             }
-            if (home != v)
-                v->offset += home->offset;
+            if (v != home)
+                v->offset += home->offset; /* was relative to the Concat output */
         }
         /* A value inside an in-place Concat's output frees nothing itself: the output's slot
          * goes when the last reader of it or of any of its inputs has run. */

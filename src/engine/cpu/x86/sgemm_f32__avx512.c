@@ -117,6 +117,15 @@
     "vmovups %%zmm14, (%[c])\n\t"                                                                  \
     "vmovups %%zmm15, 64(%[c])\n\t"
 
+/* The end of the k loop (A advanced by one step), then the rows stored, or added to C. */
+#define TILE_END                                                                                   \
+    "dec %[k]\n\t"                                                                                 \
+    "jnz 1b\n\t"                                                                                   \
+    "test %[acc], %[acc]\n\t"                                                                      \
+    "jnz 2f\n\t" STORE_ROWS "jmp 3f\n\t"                                                           \
+    "2:\n\t" ACC_STORE_ROWS "3:\n\t"                                                               \
+    "vzeroupper\n\t"
+
 #define TILE_CLOBBERS                                                                              \
     "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10",       \
         "zmm11", "zmm12", "zmm13", "zmm14", "zmm15", "zmm30", "zmm31", "cc", "memory"
@@ -128,13 +137,7 @@ AVX512 static void tile_8x32_packed(int64_t k, const float *a, const float *b, f
     __asm__ volatile(ZERO_ACC "1:\n\t"
                               "vmovups (%[b]), %%zmm30\n\t"
                               "vmovups 64(%[b]), %%zmm31\n\t" FMA_ROWS "add $128, %[b]\n\t"
-                              "add $32, %[a]\n\t"
-                              "dec %[k]\n\t"
-                              "jnz 1b\n\t"
-                              "test %[acc], %[acc]\n\t"
-                              "jnz 2f\n\t" STORE_ROWS "jmp 3f\n\t"
-                              "2:\n\t" ACC_STORE_ROWS "3:\n\t"
-                              "vzeroupper\n\t"
+                              "add $32, %[a]\n\t" TILE_END
                      : [a] "+r"(a), [b] "+r"(b), [k] "+r"(k), [c] "+r"(c)
                      : [ldc] "r"(ldc_bytes), [acc] "r"(accumulate)
                      : TILE_CLOBBERS);
@@ -148,26 +151,25 @@ AVX512 static void tile_8x32_direct(int64_t k, const float *a, const float *b, c
                               "movslq (%[off]), %%rax\n\t"
                               "vmovups (%[b],%%rax,4), %%zmm30\n\t"
                               "vmovups 64(%[b],%%rax,4), %%zmm31\n\t" FMA_ROWS "add $4, %[off]\n\t"
-                              "add $32, %[a]\n\t"
-                              "dec %[k]\n\t"
-                              "jnz 1b\n\t"
-                              "test %[acc], %[acc]\n\t"
-                              "jnz 2f\n\t" STORE_ROWS "jmp 3f\n\t"
-                              "2:\n\t" ACC_STORE_ROWS "3:\n\t"
-                              "vzeroupper\n\t"
+                              "add $32, %[a]\n\t" TILE_END
                      : [a] "+r"(a), [off] "+r"(boff), [k] "+r"(k), [c] "+r"(c)
                      : [b] "r"(b), [ldc] "r"(ldc_bytes), [acc] "r"(accumulate)
                      : "rax", TILE_CLOBBERS);
 }
 
+/* k = 0: C = 0, or C unchanged when accumulating (the assembly loop needs k >= 1). */
+static void empty_tile(float *c, int64_t ldc, int accumulate)
+{
+    for (int r = 0; r < 8 && !accumulate; r++)
+        for (int j = 0; j < 32; j++)
+            c[r * ldc + j] = 0.0f;
+}
+
 AVX512 void eb_cpu_sgemm_f32_8x32__avx512(int64_t k, const float *a, const float *b, float *c,
                                           int64_t ldc, int accumulate)
 {
-    if (k < 1) { /* C = 0 (+ C) */
-        for (int r = 0; r < 8; r++)
-            if (!accumulate)
-                for (int j = 0; j < 32; j++)
-                    c[r * ldc + j] = 0.0f;
+    if (k < 1) {
+        empty_tile(c, ldc, accumulate);
         return;
     }
     tile_8x32_packed(k, a, b, c, ldc, accumulate);
@@ -177,11 +179,8 @@ AVX512 void eb_cpu_sgemm_f32_8x32_direct__avx512(int64_t k, const float *a, cons
                                                  const int32_t *boff, float *c, int64_t ldc,
                                                  int accumulate)
 {
-    if (k < 1) { /* C = 0 (+ C) */
-        for (int r = 0; r < 8; r++)
-            if (!accumulate)
-                for (int j = 0; j < 32; j++)
-                    c[r * ldc + j] = 0.0f;
+    if (k < 1) {
+        empty_tile(c, ldc, accumulate);
         return;
     }
     tile_8x32_direct(k, a, b, boff, c, ldc, accumulate);
