@@ -440,15 +440,7 @@ static void im2col_u8(const struct eb_conv2d_desc *d, int64_t icg, const uint8_t
                 const int64_t iw0 = ow0 * d->stride_w - d->pad_l + kw * d->dil_w;
                 /* Outputs o in [lo, hi) of the segment read inside the row. */
                 int64_t lo, hi;
-                if (d->stride_w == 1) {
-                    lo = -iw0 > 0 ? -iw0 : 0;
-                    hi = d->iw - iw0;
-                } else {
-                    lo = iw0 < 0 ? (-iw0 + d->stride_w - 1) / d->stride_w : 0;
-                    hi = d->iw - 1 - iw0 < 0 ? 0 : (d->iw - 1 - iw0) / d->stride_w + 1;
-                }
-                lo = lo < seg ? lo : seg;
-                hi = hi < lo ? lo : (hi > seg ? seg : hi);
+                eb_cpu__im2col_span(d, iw0, seg, &lo, &hi);
                 uint8_t *dst = col + (kh * d->kw + kw) * nbp + j;
                 const uint8_t *src = xg + ih * d->iw + iw0;
                 for (int64_t c = 0; c < icg; c++, dst += khw * nbp, src += iplane) {

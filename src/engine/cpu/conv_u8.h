@@ -34,6 +34,49 @@
 #include "engine/cpu/ref/ref.h"
 #include "engine/ir/graph.h"
 
+/**
+ * The outputs o in [*lo, *hi) of a segment of `seg` outputs along one output row whose input
+ * column iw0 + o * stride_w lies inside the row (0 <= column < iw); the rest are padded taps.
+ */
+static inline void eb_cpu__im2col_span(const struct eb_conv2d_desc *d, int64_t iw0, int64_t seg,
+                                       int64_t *lo, int64_t *hi)
+{
+    int64_t l, h;
+    if (d->stride_w == 1) {
+        l = -iw0 > 0 ? -iw0 : 0;
+        h = d->iw - iw0;
+    } else {
+        l = iw0 < 0 ? (-iw0 + d->stride_w - 1) / d->stride_w : 0;
+        h = d->iw - 1 - iw0 < 0 ? 0 : (d->iw - 1 - iw0) / d->stride_w + 1;
+    }
+    l = l < seg ? l : seg;
+    *lo = l;
+    *hi = h < l ? l : (h > seg ? seg : h);
+}
+
+/**
+ * The end of an ISA's min/max scan: folds its two pairs of `lanes`-wide accumulators (stored as
+ * lo[2 * lanes], hi[2 * lanes]) and the `n` tail elements at x into *mn, *mx with the
+ * reference's strict comparisons (NaN never taken, -0 never replaces +0).
+ */
+static inline void eb_cpu__minmax_finish(int lanes, const float *lo, const float *hi,
+                                         const float *x, int64_t n, float *mn, float *mx)
+{
+    float l = *mn, h = *mx;
+    for (int j = 0; j < lanes; j++) {
+        l = lo[j] < l ? lo[j] : l;
+        l = lo[lanes + j] < l ? lo[lanes + j] : l;
+        h = hi[j] > h ? hi[j] : h;
+        h = hi[lanes + j] > h ? hi[lanes + j] : h;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        l = x[i] < l ? x[i] : l;
+        h = x[i] > h ? x[i] : h;
+    }
+    *mn = l;
+    *mx = h;
+}
+
 /** A ConvInteger prepared for one ISA: packed weights and blocking (opaque, graph arena). */
 struct eb_conv2d_u8_plan;
 

@@ -189,24 +189,12 @@ void eb_cpu_minmax_f32__neon(int64_t n, const float *x, float *mn, float *mx)
         vmn1 = vbslq_f32(vcltq_f32(b, vmn1), b, vmn1);
         vmx1 = vbslq_f32(vcgtq_f32(b, vmx1), b, vmx1);
     }
-    float a[4], b[4], c[4], d[4];
-    vst1q_f32(a, vmn);
-    vst1q_f32(b, vmx);
-    vst1q_f32(c, vmn1);
-    vst1q_f32(d, vmx1);
-    float lo = *mn, hi = *mx;
-    for (int j = 0; j < 4; j++) {
-        lo = a[j] < lo ? a[j] : lo;
-        lo = c[j] < lo ? c[j] : lo;
-        hi = b[j] > hi ? b[j] : hi;
-        hi = d[j] > hi ? d[j] : hi;
-    }
-    for (; i < n; i++) {
-        lo = x[i] < lo ? x[i] : lo;
-        hi = x[i] > hi ? x[i] : hi;
-    }
-    *mn = lo;
-    *mx = hi;
+    float lo[8], hi[8];
+    vst1q_f32(lo, vmn);
+    vst1q_f32(lo + 4, vmn1);
+    vst1q_f32(hi, vmx);
+    vst1q_f32(hi + 4, vmx1);
+    eb_cpu__minmax_finish(4, lo, hi, x + i, n - i, mn, mx);
 }
 
 /* Four values: sat(rne(x / scale) + zp, 0, 255), NaN → zp, as uint32. */

@@ -142,24 +142,12 @@ AVX2 void eb_cpu_minmax_f32__avx2(int64_t n, const float *x, float *mn, float *m
         vmn1 = _mm256_min_ps(b, vmn1);
         vmx1 = _mm256_max_ps(b, vmx1);
     }
-    float a[8], b[8], c[8], d[8];
-    _mm256_storeu_ps(a, vmn);
-    _mm256_storeu_ps(b, vmx);
-    _mm256_storeu_ps(c, vmn1);
-    _mm256_storeu_ps(d, vmx1);
-    float lo = *mn, hi = *mx;
-    for (int j = 0; j < 8; j++) {
-        lo = a[j] < lo ? a[j] : lo;
-        lo = c[j] < lo ? c[j] : lo;
-        hi = b[j] > hi ? b[j] : hi;
-        hi = d[j] > hi ? d[j] : hi;
-    }
-    for (; i < n; i++) {
-        lo = x[i] < lo ? x[i] : lo;
-        hi = x[i] > hi ? x[i] : hi;
-    }
-    *mn = lo;
-    *mx = hi;
+    float lo[16], hi[16];
+    _mm256_storeu_ps(lo, vmn);
+    _mm256_storeu_ps(lo + 8, vmn1);
+    _mm256_storeu_ps(hi, vmx);
+    _mm256_storeu_ps(hi + 8, vmx1);
+    eb_cpu__minmax_finish(8, lo, hi, x + i, n - i, mn, mx);
 }
 
 AVX2 static __m256i quant8(const float *x, __m256 vs, __m256 vz)

@@ -510,15 +510,7 @@ AVX512 static void im2col(const struct eb_conv2d_desc *d, int64_t icg, const uin
                 const int64_t iw0 = ow0 * d->stride_w - d->pad_l + kw * d->dil_w;
                 /* Outputs o in [lo, hi) of the segment read inside the row. */
                 int64_t lo, hi;
-                if (d->stride_w == 1) {
-                    lo = -iw0 > 0 ? -iw0 : 0;
-                    hi = d->iw - iw0;
-                } else {
-                    lo = iw0 < 0 ? (-iw0 + d->stride_w - 1) / d->stride_w : 0;
-                    hi = d->iw - 1 - iw0 < 0 ? 0 : (d->iw - 1 - iw0) / d->stride_w + 1;
-                }
-                lo = lo < seg ? lo : seg;
-                hi = hi < lo ? lo : (hi > seg ? seg : hi);
+                eb_cpu__im2col_span(d, iw0, seg, &lo, &hi);
                 if (!row_ok)
                     hi = lo;
                 uint8_t *dst = col + (kh * d->kw + kw) * nbp + j;
