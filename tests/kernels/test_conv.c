@@ -1,8 +1,9 @@
 /*
  * Fast float convolution (cpu/conv_f32.c + the ISA SGEMM kernels) against the reference conv
  * and epilogue: odd sizes, strides 1/2, pads, dilation 2, groups, 1x1, depthwise, K split into
- * several KC blocks, M and N tails, batch 2, every epilogue kind. Every ISA this CPU has, with
- * 1 and 3 workers; canary floats guard every output and scratch buffer.
+ * several KC blocks, M and N tails, batch 2, every epilogue kind. Every ISA this CPU has, both
+ * algorithms (implicit GEMM and channel-blocked; AUTO picks one of them), with 1 and 3 workers;
+ * canary floats guard every output and scratch buffer.
  */
 #include <math.h>
 #include <stdint.h>
@@ -21,7 +22,7 @@ static void finish_desc(struct eb_conv2d_desc *d, int64_t pad_b, int64_t pad_r)
 }
 
 static void run_case(const struct eb_conv2d_desc *d, const struct eb_epilogue *epi,
-                     enum eb_cpu_isa isa, int workers, uint64_t seed)
+                     enum eb_cpu_isa isa, enum eb_conv_f32_algo algo, int workers, uint64_t seed)
 {
     const struct eb_allocator sys = eb_allocator_system();
     const int64_t icg = d->ic / d->groups, k = icg * d->kh * d->kw;
@@ -47,8 +48,8 @@ static void run_case(const struct eb_conv2d_desc *d, const struct eb_epilogue *e
     eb_ir_arena_init(&arena, &sys);
     struct eb_conv2d_f32_plan *plan = NULL;
     size_t scratch_bytes = 0, packed = 0;
-    enum eb_status st =
-        eb_cpu_conv2d_f32_prepare(d, w, b, isa, workers, &arena, &plan, &scratch_bytes, &packed);
+    enum eb_status st = eb_cpu__conv2d_f32_prepare_as(d, w, b, isa, workers, algo, &arena, &plan,
+                                                      &scratch_bytes, &packed);
     ASSERT_EQ_INT(st, EB_OK);
     ASSERT_TRUE(plan != NULL);
     const size_t sf = scratch_bytes / sizeof(float);
@@ -76,8 +77,9 @@ static void run_case(const struct eb_conv2d_desc *d, const struct eb_epilogue *e
         if (epi->fake_quant)
             tol += epi->fq_scale * 1.001;
         if (!(fabs((double)yf[i] - (double)yr[i]) <= tol))
-            EB_FAIL("%s x%d: y[%zu] = %.7g, ref %.7g (k %lld, act %s)", eb_cpu_isa_name(isa),
-                    workers, i, (double)yf[i], (double)yr[i], (long long)k, eb_act_name(epi->act));
+            EB_FAIL("%s %s x%d: y[%zu] = %.7g, ref %.7g (k %lld, act %s)", eb_cpu_isa_name(isa),
+                    algo == EB_CONV_F32_BLOCKED ? "blocked" : "gemm", workers, i, (double)yf[i],
+                    (double)yr[i], (long long)k, eb_act_name(epi->act));
     }
     check_guards(yf, ny, "y");
     check_guards(scratch, sf > 0 ? sf : 1, "scratch");
@@ -100,8 +102,10 @@ static void run_all(struct eb_conv2d_desc d, const struct eb_epilogue *epi, uint
     for (size_t i = 0; i < EB_ARRAY_LEN(isas); i++) {
         if (!have[i])
             continue;
-        run_case(&d, epi, isas[i], 1, seed);
-        run_case(&d, epi, isas[i], 3, seed + 1);
+        for (int algo = EB_CONV_F32_GEMM; algo <= EB_CONV_F32_BLOCKED; algo++) {
+            run_case(&d, epi, isas[i], (enum eb_conv_f32_algo)algo, 1, seed);
+            run_case(&d, epi, isas[i], (enum eb_conv_f32_algo)algo, 3, seed + 1);
+        }
         ran = 1;
     }
     if (!ran)

@@ -37,6 +37,15 @@ eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const float *w, const 
                           enum eb_cpu_isa isa, int n_workers, struct eb_ir_arena *arena,
                           struct eb_conv2d_f32_plan **plan_out, size_t *scratch_bytes_out,
                           size_t *packed_bytes_out);
+/** Which algorithm a float conv plan uses: AUTO (what prepare picks), or one forced (tests and
+ * benchmarks); a forced algorithm that does not apply (ISA, groups) falls back to AUTO's. */
+enum eb_conv_f32_algo { EB_CONV_F32_AUTO, EB_CONV_F32_GEMM, EB_CONV_F32_BLOCKED };
+/** eb_cpu_conv2d_f32_prepare with the algorithm chosen by the caller. */
+EB_NODISCARD enum eb_status
+eb_cpu__conv2d_f32_prepare_as(const struct eb_conv2d_desc *d, const float *w, const float *bias,
+                              enum eb_cpu_isa isa, int n_workers, enum eb_conv_f32_algo algo,
+                              struct eb_ir_arena *arena, struct eb_conv2d_f32_plan **plan_out,
+                              size_t *scratch_bytes_out, size_t *packed_bytes_out);
 /**
  * y = epilogue(conv(x) + bias) on the prepared plan; `residual` has y's shape (read when
  * epi->residual). Uses x->scratch (at least the prepared scratch size) and x->pool. No

@@ -29,7 +29,13 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             eb_cpu_epilogue_tile_f32__avx2,
                                             eb_cpu_sgemm_f32_6x16_direct__avx2,
                                             eb_cpu_gather2_f32__avx2,
-                                            eb_cpu_dw_rows_f32__avx2};
+                                            eb_cpu_dw_rows_f32__avx2,
+                                            6,
+                                            16,
+                                            8,
+                                            eb_cpu_conv_cl_f32_6x16__avx2,
+                                            eb_cpu_cl_pack_f32__avx2,
+                                            eb_cpu_cl_unpack_f32__avx2};
         return 1;
     case EB_CPU_ISA_AVX512:
         *uk_out = (struct eb_sgemm_ukernel){8,
@@ -38,7 +44,13 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             eb_cpu_epilogue_tile_f32__avx512,
                                             eb_cpu_sgemm_f32_8x32_direct__avx512,
                                             eb_cpu_gather2_f32__avx2,
-                                            eb_cpu_dw_rows_f32__avx2};
+                                            eb_cpu_dw_rows_f32__avx2,
+                                            12,
+                                            32,
+                                            16,
+                                            eb_cpu_conv_cl_f32_12x32__avx512,
+                                            eb_cpu_cl_pack_f32__avx2,
+                                            eb_cpu_cl_unpack_f32__avx2};
         return 1;
 #endif
 #if defined(__aarch64__)
@@ -49,7 +61,13 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             eb_cpu_epilogue_tile_f32__neon,
                                             eb_cpu_sgemm_f32_8x8_direct__neon,
                                             eb_cpu_gather2_f32__neon,
-                                            eb_cpu_dw_rows_f32__neon};
+                                            eb_cpu_dw_rows_f32__neon,
+                                            0,
+                                            0,
+                                            0,
+                                            NULL,
+                                            NULL,
+                                            NULL};
         return 1;
 #endif
     default: return 0;

@@ -46,7 +46,31 @@ typedef void (*eb_gather2_fn)(int64_t n, const float *src, float *dst);
 typedef void (*eb_dw_rows_fn)(int64_t n, int taps, const float *w, float bias, const float *src,
                               const int32_t *off, float *y);
 
-/** One ISA's SGEMM: tile sizes, micro-kernels, tile epilogue, the stride-2 gather, depthwise. */
+/**
+ * Channel-blocked direct convolution ("channels in the vector lanes", conv_f32.c): for output
+ * pixels q < n_px rounded up to R, and the OB output channels of one block,
+ *
+ *   out[q][o] = Σ_{b < n_icb} Σ_{t < taps} Σ_{c < cn(b)} x[b*xbs + toff[t] + q*xps + c] · w[b][t][c][o]
+ *
+ * with cn(b) = CB except cn(n_icb - 1) = cn_last; w is [n_icb][taps][CB][OB] (rows c >= cn
+ * unread). x is an input laid out [block][row][column][CB channels]: pixel q's window starts
+ * at x + q*xps (xps = stride * CB), tap t at toff[t]. out is [q][OB], written (not summed).
+ * Every tile of R pixels is computed whole: the caller makes the reads past n_px valid.
+ */
+typedef void (*eb_conv_cl_fn)(int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int64_t xbs,
+                              int cn_last, const int32_t *toff, int taps, const float *w,
+                              float *out);
+
+/** dst[j*cb + c] = src[c*src_stride + j] for j < n, c < cn; 0 for cn <= c < cb (cb % 8 == 0). */
+typedef void (*eb_cl_pack_fn)(int64_t n, int cn, int cb, const float *src, int64_t src_stride,
+                              float *dst);
+/** y[o*y_stride + j] = buf[j*ob + o] for j < n, o < olen (ob % 8 == 0). */
+typedef void (*eb_cl_unpack_fn)(int64_t n, int olen, int ob, const float *buf, float *y,
+                                int64_t y_stride);
+
+/** One ISA's SGEMM: tile sizes, micro-kernels, tile epilogue, the stride-2 gather, depthwise;
+ * and the channel-blocked convolution (conv_cl NULL where the ISA has none): R pixels x OB
+ * output channels per tile, input channels in blocks of CB. */
 struct eb_sgemm_ukernel {
     int mr, nr;
     eb_sgemm_ukernel_fn gemm;
@@ -54,6 +78,10 @@ struct eb_sgemm_ukernel {
     eb_sgemm_direct_fn direct;
     eb_gather2_fn gather2;
     eb_dw_rows_fn dw_rows;
+    int cl_r, cl_ob, cl_cb;
+    eb_conv_cl_fn conv_cl;
+    eb_cl_pack_fn cl_pack;
+    eb_cl_unpack_fn cl_unpack;
 };
 
 /** The micro-kernel for `isa`; 0 when there is none (REF, or an ISA absent from this build). */
@@ -102,6 +130,16 @@ void eb_cpu_dw_rows_f32__avx2(int64_t n, int taps, const float *w, float bias, c
 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const float *bias, int64_t m,
                                     int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
                                     const float *r, int64_t ldr);
+void eb_cpu_conv_cl_f32_6x16__avx2(int64_t n_px, const float *x, int64_t xps, int64_t n_icb,
+                                   int64_t xbs, int cn_last, const int32_t *toff, int taps,
+                                   const float *w, float *out);
+void eb_cpu_cl_pack_f32__avx2(int64_t n, int cn, int cb, const float *src, int64_t src_stride,
+                              float *dst);
+void eb_cpu_cl_unpack_f32__avx2(int64_t n, int olen, int ob, const float *buf, float *y,
+                                int64_t y_stride);
+void eb_cpu_conv_cl_f32_12x32__avx512(int64_t n_px, const float *x, int64_t xps, int64_t n_icb,
+                                      int64_t xbs, int cn_last, const int32_t *toff, int taps,
+                                      const float *w, float *out);
 void eb_cpu_sgemm_f32_8x32__avx512(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
                                    int accumulate);
 void eb_cpu_sgemm_f32_8x32_direct__avx512(int64_t k, const float *a, const float *b,

@@ -232,3 +232,135 @@ AVX2 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const floa
         }
     }
 }
+
+/*
+ * Channel-blocked convolution (gemm.h, eb_conv_cl_fn): 6 output pixels x 16 output channels in
+ * 12 ymm accumulators; per input channel and tap two weight loads (the 16 output channels) and
+ * six broadcasts of the pixels' input value. Input channels come in blocks of 8; a full block's
+ * 8 steps are unrolled so that every input address is the tap's base plus a constant when the
+ * pixel stride xps is a constant (stride 1 and 2 below).
+ */
+AVX2 static inline __attribute__((always_inline)) void
+cl_step_6x16(__m256 acc[6][2], const float *xt, int64_t xps, const float *wc)
+{
+    const __m256 w0 = _mm256_load_ps(wc), w1 = _mm256_load_ps(wc + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < 6; r++) {
+        const __m256 v = _mm256_broadcast_ss(xt + r * xps);
+        acc[r][0] = _mm256_fmadd_ps(v, w0, acc[r][0]);
+        acc[r][1] = _mm256_fmadd_ps(v, w1, acc[r][1]);
+    }
+}
+
+AVX2 static inline __attribute__((always_inline)) void
+cl_tiles_6x16(int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int64_t xbs, int cn_last,
+              const int32_t *toff, int taps, const float *w, float *out)
+{
+    for (int64_t q = 0; q < n_px; q += 6, out += 6 * 16) {
+        __m256 acc[6][2];
+#pragma GCC unroll 6
+        for (int r = 0; r < 6; r++)
+            acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+        const float *wp = w;
+        for (int64_t b = 0; b < n_icb; b++) {
+            const float *xb = x + q * xps + b * xbs;
+            const int cn = b < n_icb - 1 ? 8 : cn_last;
+            for (int t = 0; t < taps; t++, wp += 8 * 16) {
+                const float *xt = xb + toff[t];
+                __asm__("" : "+r"(xt)); /* one base register: every address base + constant */
+                if (cn == 8) {
+#pragma GCC unroll 8
+                    for (int c = 0; c < 8; c++)
+                        cl_step_6x16(acc, xt + c, xps, wp + c * 16);
+                } else {
+                    for (int c = 0; c < cn; c++)
+                        cl_step_6x16(acc, xt + c, xps, wp + c * 16);
+                }
+            }
+        }
+#pragma GCC unroll 6
+        for (int r = 0; r < 6; r++) {
+            _mm256_storeu_ps(out + r * 16, acc[r][0]);
+            _mm256_storeu_ps(out + r * 16 + 8, acc[r][1]);
+        }
+    }
+}
+
+AVX2 void eb_cpu_conv_cl_f32_6x16__avx2(int64_t n_px, const float *x, int64_t xps, int64_t n_icb,
+                                        int64_t xbs, int cn_last, const int32_t *toff, int taps,
+                                        const float *w, float *out)
+{
+    if (xps == 8)
+        cl_tiles_6x16(n_px, x, 8, n_icb, xbs, cn_last, toff, taps, w, out);
+    else if (xps == 16)
+        cl_tiles_6x16(n_px, x, 16, n_icb, xbs, cn_last, toff, taps, w, out);
+    else
+        cl_tiles_6x16(n_px, x, xps, n_icb, xbs, cn_last, toff, taps, w, out);
+}
+
+/* r[i] = column i of the 8x8 matrix whose rows are r[0..7]. */
+AVX2 static inline void transpose8x8(__m256 r[8])
+{
+    const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* Channel-blocked layout in (gemm.h, eb_cl_pack_fn): full groups of 8 channels by 8x8
+ * transposes, the column tail and a partial group one float at a time. */
+AVX2 void eb_cpu_cl_pack_f32__avx2(int64_t n, int cn, int cb, const float *src, int64_t src_stride,
+                                   float *dst)
+{
+    for (int c0 = 0; c0 < cb; c0 += 8) {
+        int64_t j = 0;
+        if (c0 + 8 <= cn) {
+            for (; j + 8 <= n; j += 8) {
+                __m256 r[8];
+                for (int i = 0; i < 8; i++)
+                    r[i] = _mm256_loadu_ps(src + (c0 + i) * src_stride + j);
+                transpose8x8(r);
+                for (int i = 0; i < 8; i++)
+                    _mm256_storeu_ps(dst + (j + i) * cb + c0, r[i]);
+            }
+        }
+        for (; j < n; j++)
+            for (int c = c0; c < c0 + 8; c++)
+                dst[j * cb + c] = c < cn ? src[c * src_stride + j] : 0.0f;
+    }
+}
+
+/* Channel-blocked layout out (gemm.h, eb_cl_unpack_fn): the same transposes the other way. */
+AVX2 void eb_cpu_cl_unpack_f32__avx2(int64_t n, int olen, int ob, const float *buf, float *y,
+                                     int64_t y_stride)
+{
+    for (int o0 = 0; o0 < olen; o0 += 8) {
+        int64_t j = 0;
+        if (o0 + 8 <= olen) {
+            for (; j + 8 <= n; j += 8) {
+                __m256 r[8];
+                for (int i = 0; i < 8; i++)
+                    r[i] = _mm256_loadu_ps(buf + (j + i) * ob + o0);
+                transpose8x8(r);
+                for (int i = 0; i < 8; i++)
+                    _mm256_storeu_ps(y + (o0 + i) * y_stride + j, r[i]);
+            }
+        }
+        const int oe = o0 + 8 < olen ? o0 + 8 : olen;
+        for (; j < n; j++)
+            for (int o = o0; o < oe; o++)
+                y[o * y_stride + j] = buf[j * ob + o];
+    }
+}

@@ -298,3 +298,73 @@ AVX512 void eb_cpu_epilogue_tile_f32__avx512(const struct eb_epilogue *e, const 
         }
     }
 }
+
+/*
+ * Channel-blocked convolution (gemm.h, eb_conv_cl_fn): 12 output pixels x 32 output channels
+ * in 24 zmm accumulators; per input channel and tap two weight loads and 24 FMAs whose input
+ * operand is an embedded broadcast ({1to16}) of the pixel's value: one fused uop each, where
+ * the compiler's separate vbroadcastss adds twelve (the front end, not the FMA ports, limits
+ * this loop, as in the SGEMM tile above). Input channels come in blocks of 16; a full block's
+ * 16 steps are unrolled so that every input address is the tap's base plus a constant when the
+ * pixel stride xps is a constant (stride 1 and 2 below).
+ */
+#define CL_FMA(acc, wv, p)                                                                         \
+    __asm__("vfmadd231ps %[m]%{1to16%}, %[w], %[a]" : [a] "+v"(acc) : [w] "v"(wv), [m] "m"(*(p)))
+
+AVX512 static inline __attribute__((always_inline)) void
+cl_step_12x32(__m512 acc[12][2], const float *xt, int64_t xps, const float *wc)
+{
+    const __m512 w0 = _mm512_load_ps(wc), w1 = _mm512_load_ps(wc + 16);
+#pragma GCC unroll 12
+    for (int r = 0; r < 12; r++) {
+        CL_FMA(acc[r][0], w0, xt + r * xps);
+        CL_FMA(acc[r][1], w1, xt + r * xps);
+    }
+}
+
+AVX512 static inline __attribute__((always_inline)) void
+cl_tiles_12x32(int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int64_t xbs, int cn_last,
+               const int32_t *toff, int taps, const float *w, float *out)
+{
+    for (int64_t q = 0; q < n_px; q += 12, out += 12 * 32) {
+        __m512 acc[12][2];
+#pragma GCC unroll 12
+        for (int r = 0; r < 12; r++)
+            acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+        const float *wp = w;
+        for (int64_t b = 0; b < n_icb; b++) {
+            const float *xb = x + q * xps + b * xbs;
+            if (b < n_icb - 1 || cn_last == 16) {
+                for (int t = 0; t < taps; t++, wp += 16 * 32) {
+                    const float *xt = xb + toff[t];
+                    __asm__("" : "+r"(xt)); /* one base register: every address base + constant */
+#pragma GCC unroll 16
+                    for (int c = 0; c < 16; c++)
+                        cl_step_12x32(acc, xt + c, xps, wp + c * 32);
+                }
+            } else {
+                for (int t = 0; t < taps; t++, wp += 16 * 32)
+                    for (int c = 0; c < cn_last; c++)
+                        cl_step_12x32(acc, x + q * xps + b * xbs + toff[t] + c, xps, wp + c * 32);
+            }
+        }
+#pragma GCC unroll 12
+        for (int r = 0; r < 12; r++) {
+            _mm512_storeu_ps(out + r * 32, acc[r][0]);
+            _mm512_storeu_ps(out + r * 32 + 16, acc[r][1]);
+        }
+    }
+}
+
+AVX512 void eb_cpu_conv_cl_f32_12x32__avx512(int64_t n_px, const float *x, int64_t xps,
+                                             int64_t n_icb, int64_t xbs, int cn_last,
+                                             const int32_t *toff, int taps, const float *w,
+                                             float *out)
+{
+    if (xps == 16)
+        cl_tiles_12x32(n_px, x, 16, n_icb, xbs, cn_last, toff, taps, w, out);
+    else if (xps == 32)
+        cl_tiles_12x32(n_px, x, 32, n_icb, xbs, cn_last, toff, taps, w, out);
+    else
+        cl_tiles_12x32(n_px, x, xps, n_icb, xbs, cn_last, toff, taps, w, out);
+}
