@@ -226,6 +226,8 @@ EB_TEST(conv_depthwise)
     run_all(conv(1, 5, 17, 19, 5, 3, 3, 1, 2, 2, 5), &plain, 55);
     run_all(conv(1, 6, 15, 23, 6, 3, 3, 2, 0, 1, 6), &plain, 56);
     run_all(conv(1, 3, 1, 1, 3, 3, 3, 1, 1, 1, 3), &silu, 57);
+    /* channel blocks of 8 and 16, the last one partial; pixel groups of 8 and single pixels */
+    run_all(conv(1, 40, 12, 27, 40, 3, 3, 2, 1, 1, 40), &silu, 58);
 }
 
 EB_TEST(conv_large_k_blocks)

@@ -33,8 +33,13 @@
  * per tap row whatever the stride (the implicit GEMM's B rows for stride 2 are spread over four
  * phase planes and no longer fit L1). A task computes a few output rows of one OB block into
  * per-worker [pixel][channel] rows, transposes them into y's planes and runs the epilogue there.
- * Stride-2 3x3 convs run 1.1-1.4x faster this way, stride-1 3x3 ~1.1x (bench_kernels); 1x1
- * convs and the 3-channel first layer stay on the GEMM, which is faster for them.
+ * Stride-2 3x3 convs run 1.1-1.4x faster this way, stride-1 3x3 ~1.1x (bench_kernels); the
+ * 3-channel first layer stays on the GEMM, which is faster for it. Two relatives:
+ *  - depthwise on small planes (<= 40x40): per channel block, each tap one weight vector times
+ *    one input vector per pixel (uk.dw_cl), through the same packed input and transposes;
+ *  - pointwise on small planes (<= 16x16, where the GEMM's column tiles are mostly tail): the
+ *    channel-blocked tile reading the NCHW input in place, pixels in the tile rows (uk.pw_cl),
+ *    no packing; larger 1x1 convs stay on the GEMM.
  *
  * Depthwise convs (groups == IC == OC; the GEMM would be 1 x 9 x N) use the same padded phase
  * planes: one task per channel sums the KH*KW shifted views of its planes, weighted, over the
@@ -51,8 +56,20 @@
 #define CONV_CBUF_MAX   (48 * 1024)  /* floats of a task's C block (extended grid) */
 #define CONV_BAND_BYTES (256 * 1024) /* phase rows padded per band: B stays in L2 for its GEMM */
 #define CONV_CL_BUF     (8 * 1024)   /* floats of a blocked task's [pixel][channel] rows */
+/* Output planes up to which the channel-blocked forms beat the others (bench_kernels, AVX2 and
+ * AVX-512): pointwise @10 0.7x the GEMM's time, @20 1.1x; depthwise @20 0.4-0.6x, @40 0.95x,
+ * @80 1.0-1.2x. */
+#define CONV_PW_CL_MAX_N (16 * 16)
+#define CONV_DW_CL_MAX_N (40 * 40)
 
-enum conv_kind { CONV_POINTWISE, CONV_PADDED, CONV_DEPTHWISE, CONV_BLOCKED };
+enum conv_kind {
+    CONV_POINTWISE,
+    CONV_PADDED,
+    CONV_DEPTHWISE,
+    CONV_BLOCKED,
+    CONV_DW_BLOCKED,
+    CONV_PW_BLOCKED
+};
 
 struct eb_conv2d_f32_plan {
     struct eb_conv2d_desc d;
@@ -73,8 +90,9 @@ struct eb_conv2d_f32_plan {
     size_t worker_floats; /* per-worker scratch slice: tail panel or C block */
     size_t dw_planes;     /* depthwise: floats of a worker's phase planes (+ slack) */
     /* blocked: the input as [icb][hp][wp][CB] (zero padding around it), weights in a as
-     * [ocb][icb][taps][CB][OB], tap offsets in boff; tasks of rb output rows of one OB block */
-    int64_t icb, ocb, hp, wp, owr, rb, nrb;
+     * [ocb][icb][taps][CB][OB] (depthwise: [icb][taps][CB], OB = CB), tap offsets in boff;
+     * tasks of rb output rows of one OB block */
+    int64_t icb, ocb, ob, hp, wp, owr, rb, nrb;
     int cn_last;
 };
 
@@ -126,13 +144,53 @@ static int plan_offsets(struct eb_conv2d_f32_plan *p, struct eb_ir_arena *arena,
     return 1;
 }
 
+/* Floats of a blocked plan's packed weights (icb, ocb and ob set). */
+static size_t blocked_weight_floats(const struct eb_conv2d_f32_plan *p)
+{
+    const int64_t taps = p->d.kh * p->d.kw, cb = p->uk.cl_cb;
+    if (p->kind == CONV_PW_BLOCKED)
+        return (size_t)(p->ocb * p->d.ic * p->ob);
+    return p->kind == CONV_DW_BLOCKED ? (size_t)(p->icb * taps * cb)
+                                      : (size_t)(p->ocb * p->icb * taps * cb * p->ob);
+}
+
+/* Pointwise with the pixels in the tile rows: weights [ocb][IC][OB]; tasks of rb pixels of one
+ * OB block (the input is read in place, nothing is shared). */
+static int prepare_pw_blocked(struct eb_conv2d_f32_plan *p, const float *w,
+                              struct eb_ir_arena *arena)
+{
+    const struct eb_conv2d_desc *d = &p->d;
+    const int64_t ob = p->uk.cl_ob, r = p->uk.cl_r, n = d->oh * d->ow;
+    p->ob = ob;
+    p->ocb = (d->oc + ob - 1) / ob;
+    const size_t af = blocked_weight_floats(p);
+    if ((p->a = arena_alloc64(arena, af * sizeof(float))) == NULL)
+        return 0;
+    memset(p->a, 0, af * sizeof(float));
+    for (int64_t o = 0; o < d->oc; o++)
+        for (int64_t i = 0; i < d->ic; i++)
+            p->a[(o / ob * d->ic + i) * ob + o % ob] = w[o * d->ic + i];
+    int64_t np = CONV_CL_BUF / ob / r * r;
+    np = np < r ? r : np;
+    np = np < eb_cpu_round_up(n, r) ? np : eb_cpu_round_up(n, r);
+    while (np > r && p->ocb * ((n + np - 1) / np) < 4 * p->n_workers)
+        np = eb_cpu_round_up(np / 2, r);
+    p->rb = np;
+    p->nrb = (n + np - 1) / np;
+    p->shared_floats = 0;
+    p->worker_floats = eb_cpu_align64((size_t)(np * ob) * sizeof(float)) / sizeof(float);
+    return 1;
+}
+
 /* Channel-blocked plan: geometry, tap offsets, packed weights, task rows; 0 when an index
  * would not fit in int32 (the GEMM path runs then). */
 static int prepare_blocked(struct eb_conv2d_f32_plan *p, const float *w, struct eb_ir_arena *arena,
                            int *nomem)
 {
     const struct eb_conv2d_desc *d = &p->d;
-    const int64_t cb = p->uk.cl_cb, ob = p->uk.cl_ob, taps = d->kh * d->kw;
+    const int dw = p->kind == CONV_DW_BLOCKED;
+    const int64_t cb = p->uk.cl_cb, ob = dw ? cb : p->uk.cl_ob, taps = d->kh * d->kw;
+    p->ob = ob;
     p->icb = (d->ic + cb - 1) / cb;
     p->ocb = (d->oc + ob - 1) / ob;
     p->cn_last = (int)(d->ic - (p->icb - 1) * cb);
@@ -147,17 +205,22 @@ static int prepare_blocked(struct eb_conv2d_f32_plan *p, const float *w, struct 
     }
     for (int64_t t = 0; t < taps; t++)
         p->boff[t] = (int32_t)(((t / d->kw) * d->dil_h * p->wp + (t % d->kw) * d->dil_w) * cb);
-    const size_t af = (size_t)(p->ocb * p->icb * taps * cb * ob);
+    const size_t af = blocked_weight_floats(p);
     if ((p->a = arena_alloc64(arena, af * sizeof(float))) == NULL) {
         *nomem = 1;
         return 0;
     }
     memset(p->a, 0, af * sizeof(float));
-    for (int64_t o = 0; o < d->oc; o++)
+    if (dw)
         for (int64_t i = 0; i < d->ic; i++)
             for (int64_t t = 0; t < taps; t++)
-                p->a[(((o / ob * p->icb + i / cb) * taps + t) * cb + i % cb) * ob + o % ob] =
-                    w[(o * d->ic + i) * taps + t];
+                p->a[(i / cb * taps + t) * cb + i % cb] = w[i * taps + t];
+    else
+        for (int64_t o = 0; o < d->oc; o++)
+            for (int64_t i = 0; i < d->ic; i++)
+                for (int64_t t = 0; t < taps; t++)
+                    p->a[(((o / ob * p->icb + i / cb) * taps + t) * cb + i % cb) * ob + o % ob] =
+                        w[(o * d->ic + i) * taps + t];
     /* Rows per task: the [pixel][channel] rows fit CONV_CL_BUF, and enough tasks for every
      * worker to get several. */
     const int64_t row_floats = p->owr * ob;
@@ -210,13 +273,43 @@ enum eb_status eb_cpu__conv2d_f32_prepare_as(const struct eb_conv2d_desc *d, con
     if (bias != NULL)
         memcpy(p->bias, bias, (size_t)d->oc * sizeof(float));
     size_t packed = (size_t)d->oc * sizeof(float);
-    if (d->groups > 1 && d->groups == d->ic && d->groups == d->oc) {
+    const int depthwise = d->groups > 1 && d->groups == d->ic && d->groups == d->oc;
+    const int pointwise = d->kh == 1 && d->kw == 1 && d->stride_h == 1 && d->stride_w == 1 &&
+                          d->pad_t == 0 && d->pad_l == 0 && d->oh == d->ih && d->ow == d->iw;
+    int nomem = 0;
+    if (algo != EB_CONV_F32_GEMM && pointwise && d->groups == 1 && uk.pw_cl != NULL &&
+        (algo == EB_CONV_F32_BLOCKED || d->oh * d->ow <= CONV_PW_CL_MAX_N)) {
+        p->kind = CONV_PW_BLOCKED;
+        if (!prepare_pw_blocked(p, w, arena))
+            return EB_ERR_NOMEM;
+        *plan_out = p;
+        *scratch_bytes_out = (size_t)workers * p->worker_floats * sizeof(float);
+        *packed_bytes_out = packed + blocked_weight_floats(p) * sizeof(float);
+        return EB_OK;
+    }
+    if (algo != EB_CONV_F32_GEMM &&
+        ((depthwise && uk.dw_cl != NULL &&
+          (algo == EB_CONV_F32_BLOCKED || d->oh * d->ow <= CONV_DW_CL_MAX_N)) ||
+         (!depthwise && uk.conv_cl != NULL && d->groups == 1 &&
+          (algo == EB_CONV_F32_BLOCKED || (d->kh * d->kw > 1 && d->ic >= uk.cl_cb))))) {
+        p->kind = depthwise ? CONV_DW_BLOCKED : CONV_BLOCKED;
+        if (prepare_blocked(p, w, arena, &nomem)) {
+            *plan_out = p;
+            *scratch_bytes_out =
+                (p->shared_floats + (size_t)workers * p->worker_floats) * sizeof(float);
+            *packed_bytes_out = packed + blocked_weight_floats(p) * sizeof(float) +
+                                (size_t)(d->kh * d->kw) * sizeof(int32_t);
+            return EB_OK;
+        }
+        if (nomem)
+            return EB_ERR_NOMEM;
+    }
+    if (depthwise) {
         p->kind = CONV_DEPTHWISE;
         const size_t wb = (size_t)(d->oc * d->kh * d->kw) * sizeof(float);
         if ((p->a = arena_alloc64(arena, wb)) == NULL)
             return EB_ERR_NOMEM;
         memcpy(p->a, w, wb);
-        int nomem = 0;
         if (!plan_offsets(p, arena, &nomem))
             return nomem ? EB_ERR_NOMEM : EB_OK;
         p->n = d->oh * p->wph;
@@ -234,25 +327,6 @@ enum eb_status eb_cpu__conv2d_f32_prepare_as(const struct eb_conv2d_desc *d, con
             (p->shared_floats + (size_t)workers * p->worker_floats) * sizeof(float);
         *packed_bytes_out = packed + wb + (size_t)p->k * sizeof(int32_t);
         return EB_OK;
-    }
-    const int pointwise = d->kh == 1 && d->kw == 1 && d->stride_h == 1 && d->stride_w == 1 &&
-                          d->pad_t == 0 && d->pad_l == 0 && d->oh == d->ih && d->ow == d->iw;
-    int nomem = 0;
-    if (uk.conv_cl != NULL && d->groups == 1 && algo != EB_CONV_F32_GEMM &&
-        (algo == EB_CONV_F32_BLOCKED || (d->kh * d->kw > 1 && d->ic >= uk.cl_cb))) {
-        p->kind = CONV_BLOCKED;
-        if (prepare_blocked(p, w, arena, &nomem)) {
-            const int64_t taps = d->kh * d->kw;
-            *plan_out = p;
-            *scratch_bytes_out =
-                (p->shared_floats + (size_t)workers * p->worker_floats) * sizeof(float);
-            *packed_bytes_out =
-                packed + (size_t)(p->ocb * p->icb * taps * uk.cl_cb * uk.cl_ob) * sizeof(float) +
-                (size_t)taps * sizeof(int32_t);
-            return EB_OK;
-        }
-        if (nomem)
-            return EB_ERR_NOMEM;
     }
     p->kind = pointwise ? CONV_POINTWISE : CONV_PADDED;
     if (!plan_offsets(p, arena, &nomem))
@@ -508,22 +582,44 @@ static void blocked_task(void *vctx, size_t task, int worker)
     const struct conv_ctx *c = vctx;
     const struct eb_conv2d_f32_plan *p = c->p;
     const struct eb_conv2d_desc *d = &p->d;
-    const int64_t cb = p->uk.cl_cb, ob = p->uk.cl_ob, taps = d->kh * d->kw;
-    const int64_t o0 = (int64_t)task / p->nrb * ob, oy0 = (int64_t)task % p->nrb * p->rb;
+    const int64_t cb = p->uk.cl_cb, ob = p->ob, taps = d->kh * d->kw, xbs = p->hp * p->wp * cb;
+    const int64_t blk = (int64_t)task / p->nrb, o0 = blk * ob, oy0 = (int64_t)task % p->nrb * p->rb;
     const int64_t oy1 = oy0 + p->rb < d->oh ? oy0 + p->rb : d->oh;
     const int64_t olen = d->oc - o0 < ob ? d->oc - o0 : ob, plane = d->oh * d->ow;
     float *buf = c->workers + (size_t)worker * p->worker_floats;
-    const float *wb = p->a + o0 / ob * p->icb * taps * cb * ob;
-    for (int64_t oy = oy0; oy < oy1; oy++)
-        p->uk.conv_cl(d->ow, c->shared + oy * d->stride_h * p->wp * cb, d->stride_w * cb, p->icb,
-                      p->hp * p->wp * cb, p->cn_last, p->boff, (int)taps, wb,
-                      buf + (oy - oy0) * p->owr * ob);
+    for (int64_t oy = oy0; oy < oy1; oy++) {
+        const float *xr = c->shared + oy * d->stride_h * p->wp * cb;
+        float *out = buf + (oy - oy0) * p->owr * ob;
+        if (p->kind == CONV_DW_BLOCKED)
+            p->uk.dw_cl(d->ow, xr + blk * xbs, d->stride_w * cb, p->boff, (int)taps,
+                        p->a + blk * taps * cb, out);
+        else
+            p->uk.conv_cl(d->ow, xr, d->stride_w * cb, p->icb, xbs, p->cn_last, p->boff, (int)taps,
+                          p->a + blk * p->icb * taps * cb * ob, (int)olen, out);
+    }
     const size_t yo = (size_t)(o0 * plane + oy0 * d->ow);
     float *y = c->y + yo;
     for (int64_t r = 0; r < oy1 - oy0; r++)
         p->uk.cl_unpack(d->ow, (int)olen, (int)ob, buf + r * p->owr * ob, y + r * d->ow, plane);
     p->uk.epilogue(c->epi, p->bias + o0, olen, (oy1 - oy0) * d->ow, y, plane, y, plane,
                    c->res != NULL ? c->res + yo : NULL, plane);
+}
+
+/* Pointwise, pixels in the tile rows: pixels [q0, q0 + rb) of output block `task / nrb`. */
+static void pw_blocked_task(void *vctx, size_t task, int worker)
+{
+    const struct conv_ctx *c = vctx;
+    const struct eb_conv2d_f32_plan *p = c->p;
+    const struct eb_conv2d_desc *d = &p->d;
+    const int64_t n = d->oh * d->ow, ob = p->ob, blk = (int64_t)task / p->nrb;
+    const int64_t q0 = (int64_t)task % p->nrb * p->rb, np = n - q0 < p->rb ? n - q0 : p->rb;
+    const int64_t o0 = blk * ob, olen = d->oc - o0 < ob ? d->oc - o0 : ob;
+    float *buf = c->workers + (size_t)worker * p->worker_floats;
+    p->uk.pw_cl(np, c->in + q0, n, d->ic, p->a + blk * d->ic * ob, (int)olen, buf);
+    const size_t yo = (size_t)(o0 * n + q0);
+    p->uk.cl_unpack(np, (int)olen, (int)ob, buf, c->y + yo, n);
+    p->uk.epilogue(c->epi, p->bias + o0, olen, np, c->y + yo, n, c->y + yo, n,
+                   c->res != NULL ? c->res + yo : NULL, n);
 }
 
 void eb_cpu_conv2d_f32_run(const struct eb_conv2d_f32_plan *plan, const struct eb_epilogue *epi,
@@ -554,7 +650,9 @@ void eb_cpu_conv2d_f32_run(const struct eb_conv2d_f32_plan *plan, const struct e
             eb_threadpool_run(x->pool, (size_t)(d->groups * plan->mb * c.nb), pointwise_task, &c);
         } else if (plan->kind == CONV_DEPTHWISE) {
             eb_threadpool_run(x->pool, (size_t)d->oc, depthwise_task, &c);
-        } else if (plan->kind == CONV_BLOCKED) {
+        } else if (plan->kind == CONV_PW_BLOCKED) {
+            eb_threadpool_run(x->pool, (size_t)(plan->ocb * plan->nrb), pw_blocked_task, &c);
+        } else if (plan->kind == CONV_BLOCKED || plan->kind == CONV_DW_BLOCKED) {
             eb_threadpool_run(x->pool, (size_t)(plan->icb * plan->hp), blocked_pack_task, &c);
             eb_threadpool_run(x->pool, (size_t)(plan->ocb * plan->nrb), blocked_task, &c);
         } else {

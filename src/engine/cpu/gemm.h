@@ -54,13 +54,28 @@ typedef void (*eb_dw_rows_fn)(int64_t n, int taps, const float *w, float bias, c
  *
  * with cn(b) = CB except cn(n_icb - 1) = cn_last; w is [n_icb][taps][CB][OB] (rows c >= cn
  * unread). x is an input laid out [block][row][column][CB channels]: pixel q's window starts
- * at x + q*xps (xps = stride * CB), tap t at toff[t]. out is [q][OB], written (not summed).
- * Every tile of R pixels is computed whole: the caller makes the reads past n_px valid.
+ * at x + q*xps (xps = stride * CB), tap t at toff[t]. out is [q][OB], written (not summed);
+ * only channels o < olen need be (the kernel may skip the vectors past them). Pixels are
+ * computed in whole tiles of up to R: the caller makes reads and writes up to n_px rounded up
+ * to R valid.
  */
 typedef void (*eb_conv_cl_fn)(int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int64_t xbs,
-                              int cn_last, const int32_t *toff, int taps, const float *w,
+                              int cn_last, const int32_t *toff, int taps, const float *w, int olen,
                               float *out);
 
+/**
+ * Channel-blocked depthwise convolution: out[q][c] = Σ_{t < taps} x[toff[t] + q*xps + c] · w[t][c]
+ * for q < n_px (exactly), c < CB; x laid out as for eb_conv_cl_fn (one channel block).
+ */
+typedef void (*eb_dw_cl_fn)(int64_t n_px, const float *x, int64_t xps, const int32_t *toff,
+                            int taps, const float *w, float *out);
+/**
+ * Pointwise convolution, pixels in the tile rows, input read in place (NCHW):
+ * out[q][o] = Σ_{c < k} x[c*cs + q] · w[c][o] for q < n_px, o < olen (w is [k][OB], out
+ * [q][OB]); reads nothing past pixel n_px of a channel.
+ */
+typedef void (*eb_pw_cl_fn)(int64_t n_px, const float *x, int64_t cs, int64_t k, const float *w,
+                            int olen, float *out);
 /** dst[j*cb + c] = src[c*src_stride + j] for j < n, c < cn; 0 for cn <= c < cb (cb % 8 == 0). */
 typedef void (*eb_cl_pack_fn)(int64_t n, int cn, int cb, const float *src, int64_t src_stride,
                               float *dst);
@@ -82,6 +97,8 @@ struct eb_sgemm_ukernel {
     eb_conv_cl_fn conv_cl;
     eb_cl_pack_fn cl_pack;
     eb_cl_unpack_fn cl_unpack;
+    eb_dw_cl_fn dw_cl;
+    eb_pw_cl_fn pw_cl;
 };
 
 /** The micro-kernel for `isa`; 0 when there is none (REF, or an ISA absent from this build). */
@@ -132,14 +149,22 @@ void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const float *bi
                                     const float *r, int64_t ldr);
 void eb_cpu_conv_cl_f32_6x16__avx2(int64_t n_px, const float *x, int64_t xps, int64_t n_icb,
                                    int64_t xbs, int cn_last, const int32_t *toff, int taps,
-                                   const float *w, float *out);
+                                   const float *w, int olen, float *out);
+void eb_cpu_dw_cl_f32__avx2(int64_t n_px, const float *x, int64_t xps, const int32_t *toff,
+                            int taps, const float *w, float *out);
+void eb_cpu_dw_cl_f32__avx512(int64_t n_px, const float *x, int64_t xps, const int32_t *toff,
+                              int taps, const float *w, float *out);
+void eb_cpu_pw_cl_f32_6x16__avx2(int64_t n_px, const float *x, int64_t cs, int64_t k,
+                                 const float *w, int olen, float *out);
+void eb_cpu_pw_cl_f32_12x32__avx512(int64_t n_px, const float *x, int64_t cs, int64_t k,
+                                    const float *w, int olen, float *out);
 void eb_cpu_cl_pack_f32__avx2(int64_t n, int cn, int cb, const float *src, int64_t src_stride,
                               float *dst);
 void eb_cpu_cl_unpack_f32__avx2(int64_t n, int olen, int ob, const float *buf, float *y,
                                 int64_t y_stride);
 void eb_cpu_conv_cl_f32_12x32__avx512(int64_t n_px, const float *x, int64_t xps, int64_t n_icb,
                                       int64_t xbs, int cn_last, const int32_t *toff, int taps,
-                                      const float *w, float *out);
+                                      const float *w, int olen, float *out);
 void eb_cpu_sgemm_f32_8x32__avx512(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
                                    int accumulate);
 void eb_cpu_sgemm_f32_8x32_direct__avx512(int64_t k, const float *a, const float *b,

@@ -238,64 +238,86 @@ AVX2 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const floa
  * 12 ymm accumulators; per input channel and tap two weight loads (the 16 output channels) and
  * six broadcasts of the pixels' input value. Input channels come in blocks of 8; a full block's
  * 8 steps are unrolled so that every input address is the tap's base plus a constant when the
- * pixel stride xps is a constant (stride 1 and 2 below).
+ * pixel stride xps is a constant (stride 1 and 2 below). The row's last pixels (n_px % 6) go
+ * through 2-pixel tiles, and a block with at most 8 output channels wanted (olen) through
+ * one-vector tiles.
  */
 AVX2 static inline __attribute__((always_inline)) void
-cl_step_6x16(__m256 acc[6][2], const float *xt, int64_t xps, const float *wc)
+cl_step256(__m256 acc[6][2], int R, int NV, const float *xt, int64_t xps, const float *wc)
 {
-    const __m256 w0 = _mm256_load_ps(wc), w1 = _mm256_load_ps(wc + 8);
+    const __m256 w0 = _mm256_load_ps(wc), w1 = NV > 1 ? _mm256_load_ps(wc + 8) : w0;
 #pragma GCC unroll 6
-    for (int r = 0; r < 6; r++) {
+    for (int r = 0; r < R; r++) {
         const __m256 v = _mm256_broadcast_ss(xt + r * xps);
         acc[r][0] = _mm256_fmadd_ps(v, w0, acc[r][0]);
-        acc[r][1] = _mm256_fmadd_ps(v, w1, acc[r][1]);
+        if (NV > 1)
+            acc[r][1] = _mm256_fmadd_ps(v, w1, acc[r][1]);
     }
 }
 
 AVX2 static inline __attribute__((always_inline)) void
-cl_tiles_6x16(int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int64_t xbs, int cn_last,
-              const int32_t *toff, int taps, const float *w, float *out)
+cl_tile256(int R, int NV, const float *x, int64_t xps, int64_t n_icb, int64_t xbs, int cn_last,
+           const int32_t *toff, int taps, const float *w, float *out)
 {
-    for (int64_t q = 0; q < n_px; q += 6, out += 6 * 16) {
-        __m256 acc[6][2];
+    __m256 acc[6][2];
 #pragma GCC unroll 6
-        for (int r = 0; r < 6; r++)
-            acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-        const float *wp = w;
-        for (int64_t b = 0; b < n_icb; b++) {
-            const float *xb = x + q * xps + b * xbs;
-            const int cn = b < n_icb - 1 ? 8 : cn_last;
-            for (int t = 0; t < taps; t++, wp += 8 * 16) {
-                const float *xt = xb + toff[t];
-                __asm__("" : "+r"(xt)); /* one base register: every address base + constant */
-                if (cn == 8) {
+    for (int r = 0; r < R; r++)
+        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    const float *wp = w;
+    for (int64_t b = 0; b < n_icb; b++) {
+        const float *xb = x + b * xbs;
+        const int cn = b < n_icb - 1 ? 8 : cn_last;
+        for (int t = 0; t < taps; t++, wp += 8 * 16) {
+            const float *xt = xb + toff[t];
+            __asm__("" : "+r"(xt)); /* one base register: every address base + constant */
+            if (cn == 8) {
 #pragma GCC unroll 8
-                    for (int c = 0; c < 8; c++)
-                        cl_step_6x16(acc, xt + c, xps, wp + c * 16);
-                } else {
-                    for (int c = 0; c < cn; c++)
-                        cl_step_6x16(acc, xt + c, xps, wp + c * 16);
-                }
+                for (int c = 0; c < 8; c++)
+                    cl_step256(acc, R, NV, xt + c, xps, wp + c * 16);
+            } else {
+                for (int c = 0; c < cn; c++)
+                    cl_step256(acc, R, NV, xt + c, xps, wp + c * 16);
             }
         }
-#pragma GCC unroll 6
-        for (int r = 0; r < 6; r++) {
-            _mm256_storeu_ps(out + r * 16, acc[r][0]);
-            _mm256_storeu_ps(out + r * 16 + 8, acc[r][1]);
-        }
     }
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++) {
+        _mm256_storeu_ps(out + r * 16, acc[r][0]);
+        if (NV > 1)
+            _mm256_storeu_ps(out + r * 16 + 8, acc[r][1]);
+    }
+}
+
+AVX2 static inline __attribute__((always_inline)) void
+cl_row256(int NV, int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int64_t xbs,
+          int cn_last, const int32_t *toff, int taps, const float *w, float *out)
+{
+    int64_t q = 0;
+    for (; q + 6 <= n_px; q += 6)
+        cl_tile256(6, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 16);
+    for (; q < n_px; q += 2)
+        cl_tile256(2, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 16);
 }
 
 AVX2 void eb_cpu_conv_cl_f32_6x16__avx2(int64_t n_px, const float *x, int64_t xps, int64_t n_icb,
                                         int64_t xbs, int cn_last, const int32_t *toff, int taps,
-                                        const float *w, float *out)
+                                        const float *w, int olen, float *out)
 {
-    if (xps == 8)
-        cl_tiles_6x16(n_px, x, 8, n_icb, xbs, cn_last, toff, taps, w, out);
-    else if (xps == 16)
-        cl_tiles_6x16(n_px, x, 16, n_icb, xbs, cn_last, toff, taps, w, out);
-    else
-        cl_tiles_6x16(n_px, x, xps, n_icb, xbs, cn_last, toff, taps, w, out);
+    if (olen > 8) {
+        if (xps == 8)
+            cl_row256(2, n_px, x, 8, n_icb, xbs, cn_last, toff, taps, w, out);
+        else if (xps == 16)
+            cl_row256(2, n_px, x, 16, n_icb, xbs, cn_last, toff, taps, w, out);
+        else
+            cl_row256(2, n_px, x, xps, n_icb, xbs, cn_last, toff, taps, w, out);
+    } else {
+        if (xps == 8)
+            cl_row256(1, n_px, x, 8, n_icb, xbs, cn_last, toff, taps, w, out);
+        else if (xps == 16)
+            cl_row256(1, n_px, x, 16, n_icb, xbs, cn_last, toff, taps, w, out);
+        else
+            cl_row256(1, n_px, x, xps, n_icb, xbs, cn_last, toff, taps, w, out);
+    }
 }
 
 /* r[i] = column i of the 8x8 matrix whose rows are r[0..7]. */
@@ -363,4 +385,87 @@ AVX2 void eb_cpu_cl_unpack_f32__avx2(int64_t n, int olen, int ob, const float *b
             for (int o = o0; o < oe; o++)
                 y[o * y_stride + j] = buf[j * ob + o];
     }
+}
+
+/* Channel-blocked depthwise (gemm.h, eb_dw_cl_fn): 8 pixels at a time in 8 accumulators, per
+ * tap one weight vector and one input vector per pixel; then single pixels. */
+AVX2 void eb_cpu_dw_cl_f32__avx2(int64_t n_px, const float *x, int64_t xps, const int32_t *toff,
+                                 int taps, const float *w, float *out)
+{
+    int64_t q = 0;
+    for (; q + 8 <= n_px; q += 8) {
+        __m256 acc[8];
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++)
+            acc[r] = _mm256_setzero_ps();
+        for (int t = 0; t < taps; t++) {
+            const __m256 wv = _mm256_load_ps(w + t * 8);
+            const float *xt = x + q * xps + toff[t];
+#pragma GCC unroll 8
+            for (int r = 0; r < 8; r++)
+                acc[r] = _mm256_fmadd_ps(_mm256_loadu_ps(xt + r * xps), wv, acc[r]);
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++)
+            _mm256_storeu_ps(out + (q + r) * 8, acc[r]);
+    }
+    for (; q < n_px; q++) {
+        __m256 acc = _mm256_setzero_ps();
+        for (int t = 0; t < taps; t++)
+            acc = _mm256_fmadd_ps(_mm256_loadu_ps(x + q * xps + toff[t]), _mm256_load_ps(w + t * 8),
+                                  acc);
+        _mm256_storeu_ps(out + q * 8, acc);
+    }
+}
+
+/*
+ * Pointwise convolution with the pixels in the tile rows (gemm.h, eb_pw_cl_fn): the
+ * channel-blocked tile above reading an NCHW input in place, pixel stride 1, channel stride
+ * cs. Tiles of 6, then 2, then single pixels, so nothing past pixel n_px is read.
+ */
+AVX2 static inline __attribute__((always_inline)) void
+pw_tile256(int R, int NV, const float *x, int64_t cs, int64_t k, const float *w, float *out)
+{
+    __m256 acc[6][2];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++)
+        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    int64_t c = 0;
+    for (; c + 4 <= k; c += 4, x += 4 * cs, w += 4 * 16) {
+        const float *x0 = x, *x1 = x + cs, *x2 = x1 + cs, *x3 = x2 + cs;
+        __asm__("" : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3)); /* base + constant addresses */
+        cl_step256(acc, R, NV, x0, 1, w);
+        cl_step256(acc, R, NV, x1, 1, w + 16);
+        cl_step256(acc, R, NV, x2, 1, w + 32);
+        cl_step256(acc, R, NV, x3, 1, w + 48);
+    }
+    for (; c < k; c++, x += cs, w += 16)
+        cl_step256(acc, R, NV, x, 1, w);
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++) {
+        _mm256_storeu_ps(out + r * 16, acc[r][0]);
+        if (NV > 1)
+            _mm256_storeu_ps(out + r * 16 + 8, acc[r][1]);
+    }
+}
+
+AVX2 static inline __attribute__((always_inline)) void
+pw_row256(int NV, int64_t n_px, const float *x, int64_t cs, int64_t k, const float *w, float *out)
+{
+    int64_t q = 0;
+    for (; q + 6 <= n_px; q += 6)
+        pw_tile256(6, NV, x + q, cs, k, w, out + q * 16);
+    for (; q + 2 <= n_px; q += 2)
+        pw_tile256(2, NV, x + q, cs, k, w, out + q * 16);
+    for (; q < n_px; q++)
+        pw_tile256(1, NV, x + q, cs, k, w, out + q * 16);
+}
+
+AVX2 void eb_cpu_pw_cl_f32_6x16__avx2(int64_t n_px, const float *x, int64_t cs, int64_t k,
+                                      const float *w, int olen, float *out)
+{
+    if (olen > 8)
+        pw_row256(2, n_px, x, cs, k, w, out);
+    else
+        pw_row256(1, n_px, x, cs, k, w, out);
 }

@@ -306,65 +306,173 @@ AVX512 void eb_cpu_epilogue_tile_f32__avx512(const struct eb_epilogue *e, const 
  * the compiler's separate vbroadcastss adds twelve (the front end, not the FMA ports, limits
  * this loop, as in the SGEMM tile above). Input channels come in blocks of 16; a full block's
  * 16 steps are unrolled so that every input address is the tap's base plus a constant when the
- * pixel stride xps is a constant (stride 1 and 2 below).
+ * pixel stride xps is a constant (stride 1 and 2 below). The row's last pixels (n_px % 12) go
+ * through 4-pixel tiles, and a block with at most 16 output channels wanted (olen) through
+ * one-vector tiles, so a 40-pixel row of 80 channels computes nothing it throws away.
  */
 #define CL_FMA(acc, wv, p)                                                                         \
     __asm__("vfmadd231ps %[m]%{1to16%}, %[w], %[a]" : [a] "+v"(acc) : [w] "v"(wv), [m] "m"(*(p)))
 
+/* One input channel step of an R x (16 NV) tile. */
 AVX512 static inline __attribute__((always_inline)) void
-cl_step_12x32(__m512 acc[12][2], const float *xt, int64_t xps, const float *wc)
+cl_step512(__m512 acc[12][2], int R, int NV, const float *xt, int64_t xps, const float *wc)
 {
-    const __m512 w0 = _mm512_load_ps(wc), w1 = _mm512_load_ps(wc + 16);
+    const __m512 w0 = _mm512_load_ps(wc), w1 = NV > 1 ? _mm512_load_ps(wc + 16) : w0;
 #pragma GCC unroll 12
-    for (int r = 0; r < 12; r++) {
+    for (int r = 0; r < R; r++) {
         CL_FMA(acc[r][0], w0, xt + r * xps);
-        CL_FMA(acc[r][1], w1, xt + r * xps);
+        if (NV > 1)
+            CL_FMA(acc[r][1], w1, xt + r * xps);
+    }
+}
+
+/* The R x (16 NV) tile of pixels [q, q + R). */
+AVX512 static inline __attribute__((always_inline)) void
+cl_tile512(int R, int NV, const float *x, int64_t xps, int64_t n_icb, int64_t xbs, int cn_last,
+           const int32_t *toff, int taps, const float *w, float *out)
+{
+    __m512 acc[12][2];
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++)
+        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    const float *wp = w;
+    for (int64_t b = 0; b < n_icb; b++) {
+        const float *xb = x + b * xbs;
+        const int cn = b < n_icb - 1 ? 16 : cn_last;
+        for (int t = 0; t < taps; t++, wp += 16 * 32) {
+            const float *xt = xb + toff[t];
+            __asm__("" : "+r"(xt)); /* one base register: every address base + constant */
+            if (cn == 16) {
+#pragma GCC unroll 16
+                for (int c = 0; c < 16; c++)
+                    cl_step512(acc, R, NV, xt + c, xps, wp + c * 32);
+            } else {
+                for (int c = 0; c < cn; c++)
+                    cl_step512(acc, R, NV, xt + c, xps, wp + c * 32);
+            }
+        }
+    }
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++) {
+        _mm512_storeu_ps(out + r * 32, acc[r][0]);
+        if (NV > 1)
+            _mm512_storeu_ps(out + r * 32 + 16, acc[r][1]);
     }
 }
 
 AVX512 static inline __attribute__((always_inline)) void
-cl_tiles_12x32(int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int64_t xbs, int cn_last,
-               const int32_t *toff, int taps, const float *w, float *out)
+cl_row512(int NV, int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int64_t xbs,
+          int cn_last, const int32_t *toff, int taps, const float *w, float *out)
 {
-    for (int64_t q = 0; q < n_px; q += 12, out += 12 * 32) {
-        __m512 acc[12][2];
-#pragma GCC unroll 12
-        for (int r = 0; r < 12; r++)
-            acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-        const float *wp = w;
-        for (int64_t b = 0; b < n_icb; b++) {
-            const float *xb = x + q * xps + b * xbs;
-            if (b < n_icb - 1 || cn_last == 16) {
-                for (int t = 0; t < taps; t++, wp += 16 * 32) {
-                    const float *xt = xb + toff[t];
-                    __asm__("" : "+r"(xt)); /* one base register: every address base + constant */
-#pragma GCC unroll 16
-                    for (int c = 0; c < 16; c++)
-                        cl_step_12x32(acc, xt + c, xps, wp + c * 32);
-                }
-            } else {
-                for (int t = 0; t < taps; t++, wp += 16 * 32)
-                    for (int c = 0; c < cn_last; c++)
-                        cl_step_12x32(acc, x + q * xps + b * xbs + toff[t] + c, xps, wp + c * 32);
-            }
-        }
-#pragma GCC unroll 12
-        for (int r = 0; r < 12; r++) {
-            _mm512_storeu_ps(out + r * 32, acc[r][0]);
-            _mm512_storeu_ps(out + r * 32 + 16, acc[r][1]);
-        }
-    }
+    int64_t q = 0;
+    for (; q + 12 <= n_px; q += 12)
+        cl_tile512(12, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 32);
+    for (; q < n_px; q += 4)
+        cl_tile512(4, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 32);
 }
 
 AVX512 void eb_cpu_conv_cl_f32_12x32__avx512(int64_t n_px, const float *x, int64_t xps,
                                              int64_t n_icb, int64_t xbs, int cn_last,
                                              const int32_t *toff, int taps, const float *w,
-                                             float *out)
+                                             int olen, float *out)
 {
-    if (xps == 16)
-        cl_tiles_12x32(n_px, x, 16, n_icb, xbs, cn_last, toff, taps, w, out);
-    else if (xps == 32)
-        cl_tiles_12x32(n_px, x, 32, n_icb, xbs, cn_last, toff, taps, w, out);
+    if (olen > 16) {
+        if (xps == 16)
+            cl_row512(2, n_px, x, 16, n_icb, xbs, cn_last, toff, taps, w, out);
+        else if (xps == 32)
+            cl_row512(2, n_px, x, 32, n_icb, xbs, cn_last, toff, taps, w, out);
+        else
+            cl_row512(2, n_px, x, xps, n_icb, xbs, cn_last, toff, taps, w, out);
+    } else {
+        if (xps == 16)
+            cl_row512(1, n_px, x, 16, n_icb, xbs, cn_last, toff, taps, w, out);
+        else if (xps == 32)
+            cl_row512(1, n_px, x, 32, n_icb, xbs, cn_last, toff, taps, w, out);
+        else
+            cl_row512(1, n_px, x, xps, n_icb, xbs, cn_last, toff, taps, w, out);
+    }
+}
+
+/* Channel-blocked depthwise (gemm.h, eb_dw_cl_fn): 8 pixels at a time in 8 accumulators, per
+ * tap one weight vector and one input vector per pixel; then single pixels. */
+AVX512 void eb_cpu_dw_cl_f32__avx512(int64_t n_px, const float *x, int64_t xps, const int32_t *toff,
+                                     int taps, const float *w, float *out)
+{
+    int64_t q = 0;
+    for (; q + 8 <= n_px; q += 8) {
+        __m512 acc[8];
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++)
+            acc[r] = _mm512_setzero_ps();
+        for (int t = 0; t < taps; t++) {
+            const __m512 wv = _mm512_load_ps(w + t * 16);
+            const float *xt = x + q * xps + toff[t];
+#pragma GCC unroll 8
+            for (int r = 0; r < 8; r++)
+                acc[r] = _mm512_fmadd_ps(_mm512_loadu_ps(xt + r * xps), wv, acc[r]);
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < 8; r++)
+            _mm512_storeu_ps(out + (q + r) * 16, acc[r]);
+    }
+    for (; q < n_px; q++) {
+        __m512 acc = _mm512_setzero_ps();
+        for (int t = 0; t < taps; t++)
+            acc = _mm512_fmadd_ps(_mm512_loadu_ps(x + q * xps + toff[t]),
+                                  _mm512_load_ps(w + t * 16), acc);
+        _mm512_storeu_ps(out + q * 16, acc);
+    }
+}
+
+/*
+ * Pointwise convolution with the pixels in the tile rows (gemm.h, eb_pw_cl_fn): the
+ * channel-blocked tile above reading an NCHW input in place, pixel stride 1 (consecutive
+ * floats of a channel plane), channel stride cs. Tiles of 12, then 4, then single pixels, so
+ * nothing past pixel n_px is read.
+ */
+AVX512 static inline __attribute__((always_inline)) void
+pw_tile512(int R, int NV, const float *x, int64_t cs, int64_t k, const float *w, float *out)
+{
+    __m512 acc[12][2];
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++)
+        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    int64_t c = 0;
+    for (; c + 4 <= k; c += 4, x += 4 * cs, w += 4 * 32) {
+        const float *x0 = x, *x1 = x + cs, *x2 = x1 + cs, *x3 = x2 + cs;
+        __asm__("" : "+r"(x0), "+r"(x1), "+r"(x2), "+r"(x3)); /* base + constant addresses */
+        cl_step512(acc, R, NV, x0, 1, w);
+        cl_step512(acc, R, NV, x1, 1, w + 32);
+        cl_step512(acc, R, NV, x2, 1, w + 64);
+        cl_step512(acc, R, NV, x3, 1, w + 96);
+    }
+    for (; c < k; c++, x += cs, w += 32)
+        cl_step512(acc, R, NV, x, 1, w);
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++) {
+        _mm512_storeu_ps(out + r * 32, acc[r][0]);
+        if (NV > 1)
+            _mm512_storeu_ps(out + r * 32 + 16, acc[r][1]);
+    }
+}
+
+AVX512 static inline __attribute__((always_inline)) void
+pw_row512(int NV, int64_t n_px, const float *x, int64_t cs, int64_t k, const float *w, float *out)
+{
+    int64_t q = 0;
+    for (; q + 12 <= n_px; q += 12)
+        pw_tile512(12, NV, x + q, cs, k, w, out + q * 32);
+    for (; q + 4 <= n_px; q += 4)
+        pw_tile512(4, NV, x + q, cs, k, w, out + q * 32);
+    for (; q < n_px; q++)
+        pw_tile512(1, NV, x + q, cs, k, w, out + q * 32);
+}
+
+AVX512 void eb_cpu_pw_cl_f32_12x32__avx512(int64_t n_px, const float *x, int64_t cs, int64_t k,
+                                           const float *w, int olen, float *out)
+{
+    if (olen > 16)
+        pw_row512(2, n_px, x, cs, k, w, out);
     else
-        cl_tiles_12x32(n_px, x, xps, n_icb, xbs, cn_last, toff, taps, w, out);
+        pw_row512(1, n_px, x, cs, k, w, out);
 }
