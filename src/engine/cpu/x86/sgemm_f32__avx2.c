@@ -239,7 +239,7 @@ AVX2 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const floa
  * six broadcasts of the pixels' input value. Input channels come in blocks of 8; a full block's
  * 8 steps are unrolled so that every input address is the tap's base plus a constant when the
  * pixel stride xps is a constant (stride 1 and 2 below). The row's last pixels (n_px % 6) go
- * through 2-pixel tiles, and a block with at most 8 output channels wanted (olen) through
+ * through a 4-pixel tile and then 2-pixel tiles, and a block with at most 8 output channels wanted (olen) through
  * one-vector tiles.
  */
 AVX2 static inline __attribute__((always_inline)) void
@@ -295,6 +295,10 @@ cl_row256(int NV, int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int6
     int64_t q = 0;
     for (; q + 6 <= n_px; q += 6)
         cl_tile256(6, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 16);
+    if (q + 4 <= n_px) {
+        cl_tile256(4, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 16);
+        q += 4;
+    }
     for (; q < n_px; q += 2)
         cl_tile256(2, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 16);
 }

@@ -307,7 +307,7 @@ AVX512 void eb_cpu_epilogue_tile_f32__avx512(const struct eb_epilogue *e, const 
  * this loop, as in the SGEMM tile above). Input channels come in blocks of 16; a full block's
  * 16 steps are unrolled so that every input address is the tap's base plus a constant when the
  * pixel stride xps is a constant (stride 1 and 2 below). The row's last pixels (n_px % 12) go
- * through 4-pixel tiles, and a block with at most 16 output channels wanted (olen) through
+ * through a 10- or 8-pixel tile and then 4-pixel tiles, and a block with at most 16 output channels wanted (olen) through
  * one-vector tiles, so a 40-pixel row of 80 channels computes nothing it throws away.
  */
 #define CL_FMA(acc, wv, p)                                                                         \
@@ -367,6 +367,13 @@ cl_row512(int NV, int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int6
     int64_t q = 0;
     for (; q + 12 <= n_px; q += 12)
         cl_tile512(12, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 32);
+    if (q + 10 <= n_px) { /* 10-wide rows (a 320 model's deepest maps) in one tile */
+        cl_tile512(10, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 32);
+        q += 10;
+    } else if (q + 8 <= n_px) {
+        cl_tile512(8, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 32);
+        q += 8;
+    }
     for (; q < n_px; q += 4)
         cl_tile512(4, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 32);
 }
@@ -462,6 +469,10 @@ pw_row512(int NV, int64_t n_px, const float *x, int64_t cs, int64_t k, const flo
     int64_t q = 0;
     for (; q + 12 <= n_px; q += 12)
         pw_tile512(12, NV, x + q, cs, k, w, out + q * 32);
+    if (q + 8 <= n_px) {
+        pw_tile512(8, NV, x + q, cs, k, w, out + q * 32);
+        q += 8;
+    }
     for (; q + 4 <= n_px; q += 4)
         pw_tile512(4, NV, x + q, cs, k, w, out + q * 32);
     for (; q < n_px; q++)
