@@ -5,12 +5,15 @@
  *
  * Rows: synthesized yolov8n and yolo11n at 320 and 640, and the int8 models of
  * ../shared/data/models ($EB_SHARED_DATA overrides; rows whose file is absent are skipped with
- * the reason), each with 1 and 2 threads. Per row and backend: load, 3 warm-up runs, N timed
- * runs of the infer call (p50, p90 in ms), and the peak memory of that backend instance:
+ * the reason), each with 1 and 2 threads. Per row:
  *
- *   write "5" to /proc/self/clear_refs (VmHWM := VmRSS), read VmRSS, create + load + warm-up +
- *   runs, read VmHWM; peak = VmHWM - VmRSS before. The instance is destroyed and malloc_trim(0)
- *   called before the next one is measured; the input buffer is allocated before the reset.
+ *  - latency: both backends loaded at once, 3 warm-up rounds, then N rounds of one native and
+ *    one ORT infer call, the order flipping every round, so that the bursts of a shared
+ *    machine's noise fall on both (p50, p90 in ms of each backend's own N calls);
+ *  - peak memory of each backend alone: write "5" to /proc/self/clear_refs (VmHWM := VmRSS),
+ *    read VmRSS, create + load + warm-up + 5 runs, read VmHWM; peak = VmHWM - VmRSS before. The
+ *    instance is destroyed and malloc_trim(0) called before the next one is measured; the input
+ *    buffer is allocated before the reset.
  *
  * With --profile N, each row also loads the native engine once more with its per-operator
  * profile on (after the timed instances, so that the timer calls do not touch the table) and
@@ -39,6 +42,7 @@
 #endif
 
 #define WARMUP     3
+#define MEM_RUNS   5 /* runs of the memory-only instances */
 #define MAX_THREAD 8
 #define MIB        (1024.0 * 1024.0)
 
@@ -188,81 +192,158 @@ static void print_profile(const char *label, int threads, const struct eb_backen
     free(done);
 }
 
-static void measure_backend(const char *backend, const struct eb_model_spec *spec, int threads,
-                            int qdq, int runs, const struct eb_tensor *in, double *ms,
-                            struct measure *m, int profile_top, const char *label)
+/* A loaded backend instance, its input checked. */
+struct instance {
+    struct eb_backend *be;
+    struct eb_model_info info;
+};
+
+static enum eb_status open_backend(const char *backend, const struct eb_model_spec *spec,
+                                   int threads, int qdq, int profile, const struct eb_tensor *in,
+                                   struct instance *x, struct eb_diag *diag)
 {
     struct eb_backend_config cfg = {.device = EB_DEVICE_CPU,
                                     .threads = threads,
                                     .qdq = qdq,
                                     .kernels = NULL,
                                     .passes = 0,
-                                    .profile = profile_top > 0,
+                                    .profile = profile,
                                     .gpu_mem_limit_gb = 8.0};
-    struct eb_backend *be = NULL;
-    struct eb_model_info info;
-    struct eb_tensor out[EB_BACKEND_MAX_IO];
-    struct eb_diag diag = {0};
     const struct eb_backend_ops *ops = eb_backend_find(backend);
+    x->be = NULL;
+    if (ops == NULL)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED, "backend %s not compiled in", backend);
+    enum eb_status st;
+    if ((st = eb_backend_create(ops, &cfg, &x->be, diag)) != EB_OK ||
+        (st = eb_backend_load(x->be, spec, &x->info, diag)) != EB_OK)
+        return st;
+    if (x->info.n_inputs != 1 || x->info.inputs[0].rank != 4 ||
+        x->info.inputs[0].dtype != in->dtype)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED, "expected one 4-D float input");
+    for (int d = 0; d < 4; d++)
+        if (x->info.inputs[0].shape[d] >= 0 && x->info.inputs[0].shape[d] != in->shape[d])
+            return eb_diag_fail(diag, EB_ERR_UNSUPPORTED, "input dim %d is %lld, expected %lld", d,
+                                (long long)x->info.inputs[0].shape[d], (long long)in->shape[d]);
+    return EB_OK;
+}
+
+/* One inference; its time in ms, or -1 on failure (diag set). */
+static double infer_ms(struct instance *x, const struct eb_tensor *in, struct eb_diag *diag)
+{
+    struct eb_tensor out[EB_BACKEND_MAX_IO];
+    const uint64_t t0 = eb_clock_ns();
+    if (eb_backend_infer(x->be, in, 1, out, x->info.n_outputs, NULL, diag) != EB_OK)
+        return -1.0;
+    return (double)(eb_clock_ns() - t0) / 1e6;
+}
+
+static void fail_measure(struct measure *m, const struct eb_diag *diag)
+{
+    m->ok = 0;
+    snprintf(m->why, sizeof(m->why), "%s", diag->msg[0] ? diag->msg : "failed");
+    for (char *c = m->why; *c; c++)
+        if (*c == '|' || *c == '\n')
+            *c = '/';
+}
+
+static void set_percentiles(struct measure *m, double *ms, int runs)
+{
+    qsort(ms, (size_t)runs, sizeof(*ms), cmp_double);
+    m->p50 = eb_stat_percentile_sorted(ms, (size_t)runs, 50.0);
+    m->p90 = eb_stat_percentile_sorted(ms, (size_t)runs, 90.0);
+    m->ok = 1;
+}
+
+/*
+ * One backend instance alone: peak memory (create + load + warm-up + runs), and with
+ * profile_top > 0 its per-operator profile; latencies into ms (p50/p90 set).
+ */
+static void measure_backend(const char *backend, const struct eb_model_spec *spec, int threads,
+                            int qdq, int runs, const struct eb_tensor *in, double *ms,
+                            struct measure *m, int profile_top, const char *label)
+{
+    struct instance x = {0};
+    struct eb_diag diag = {0};
     long rss0, hwm;
     int hwm_ok;
 
     memset(m, 0, sizeof(*m));
     m->peak_mib = -1;
-    if (ops == NULL) {
-        snprintf(m->why, sizeof(m->why), "backend %s not compiled in", backend);
-        return;
-    }
     /* Free heap pages left resident by earlier work (model bytes, the plan) go back first, so
      * that this instance cannot reuse them unseen. */
     malloc_trim(0);
     hwm_ok = reset_hwm();
     rss0 = proc_status_kb("VmRSS");
-    if (eb_backend_create(ops, &cfg, &be, &diag) != EB_OK ||
-        eb_backend_load(be, spec, &info, &diag) != EB_OK)
+    if (open_backend(backend, spec, threads, qdq, profile_top > 0, in, &x, &diag) != EB_OK)
         goto fail;
-    if (info.n_inputs != 1 || info.inputs[0].rank != 4 || info.inputs[0].dtype != in->dtype) {
-        eb_diag_fail(&diag, EB_ERR_UNSUPPORTED, "expected one 4-D float input");
-        goto fail;
-    }
-    for (int d = 0; d < 4; d++) {
-        if (info.inputs[0].shape[d] >= 0 && info.inputs[0].shape[d] != in->shape[d]) {
-            eb_diag_fail(&diag, EB_ERR_UNSUPPORTED, "input dim %d is %lld, expected %lld", d,
-                         (long long)info.inputs[0].shape[d], (long long)in->shape[d]);
-            goto fail;
-        }
-    }
     for (int r = 0; r < WARMUP + runs; r++) {
-        uint64_t t0 = eb_clock_ns();
-        if (eb_backend_infer(be, in, 1, out, info.n_outputs, NULL, &diag) != EB_OK)
+        const double t = infer_ms(&x, in, &diag);
+        if (t < 0)
             goto fail;
         if (r >= WARMUP)
-            ms[r - WARMUP] = (double)(eb_clock_ns() - t0) / 1e6;
+            ms[r - WARMUP] = t;
         if (profile_top > 0 && r == WARMUP - 1)
-            eb_backend_profile_reset(be);
+            eb_backend_profile_reset(x.be);
     }
     if (profile_top > 0) {
         struct eb_backend_profile pr;
-        if (eb_backend_profile_get(be, &pr, &diag) != EB_OK)
+        if (eb_backend_profile_get(x.be, &pr, &diag) != EB_OK)
             goto fail;
         print_profile(label, threads, &pr, profile_top);
     }
     hwm = proc_status_kb("VmHWM");
     if (hwm_ok && rss0 >= 0 && hwm >= 0)
         m->peak_mib = (double)(hwm - rss0) / 1024.0;
-    qsort(ms, (size_t)runs, sizeof(*ms), cmp_double);
-    m->p50 = eb_stat_percentile_sorted(ms, (size_t)runs, 50.0);
-    m->p90 = eb_stat_percentile_sorted(ms, (size_t)runs, 90.0);
-    m->ok = 1;
-    eb_backend_destroy(be);
+    set_percentiles(m, ms, runs);
+    eb_backend_destroy(x.be);
     malloc_trim(0);
     return;
 fail:
-    snprintf(m->why, sizeof(m->why), "%s", diag.msg[0] ? diag.msg : "failed");
-    for (char *c = m->why; *c; c++)
-        if (*c == '|' || *c == '\n')
-            *c = '/';
-    eb_backend_destroy(be);
+    fail_measure(m, &diag);
+    eb_backend_destroy(x.be);
+    malloc_trim(0);
+}
+
+/*
+ * Latency side by side: both backends loaded at once and warmed up, then `runs` rounds of one
+ * native and one ORT inference, the order alternating from round to round, so that a noisy
+ * spell of a shared machine falls on both. Sets p50/p90 of nat and ort (not their memory).
+ */
+static void measure_pair(const struct eb_model_spec *spec, int threads, int qdq, int runs,
+                         const struct eb_tensor *in, double *ms_nat, double *ms_ort,
+                         struct measure *nat, struct measure *ort)
+{
+    struct instance xn = {0}, xo = {0};
+    struct eb_diag dn = {0}, dr = {0};
+    const int n_ok = open_backend("native", spec, threads, qdq, 0, in, &xn, &dn) == EB_OK;
+    const int o_ok = open_backend("ort", spec, threads, 0, 0, in, &xo, &dr) == EB_OK;
+    int n_run = n_ok, o_run = o_ok;
+    for (int r = 0; r < WARMUP + runs && (n_run || o_run); r++) {
+        for (int k = 0; k < 2; k++) {
+            const int native_turn = (k == 0) == (r % 2 == 0);
+            if (native_turn && n_run) {
+                const double t = infer_ms(&xn, in, &dn);
+                n_run = t >= 0;
+                if (r >= WARMUP)
+                    ms_nat[r - WARMUP] = t;
+            } else if (!native_turn && o_run) {
+                const double t = infer_ms(&xo, in, &dr);
+                o_run = t >= 0;
+                if (r >= WARMUP)
+                    ms_ort[r - WARMUP] = t;
+            }
+        }
+    }
+    if (n_run)
+        set_percentiles(nat, ms_nat, runs);
+    else
+        fail_measure(nat, &dn);
+    if (o_run)
+        set_percentiles(ort, ms_ort, runs);
+    else
+        fail_measure(ort, &dr);
+    eb_backend_destroy(xn.be);
+    eb_backend_destroy(xo.be);
     malloc_trim(0);
 }
 
@@ -431,16 +512,20 @@ int main(int argc, char **argv)
 {
     struct opts o;
     struct targets t = {0};
-    double *ms;
+    double *ms, *ms2;
     float *input;
     if (!parse_opts(argc, argv, &o)) {
         usage(stderr);
         return 2;
     }
-    ms = malloc(sizeof(*ms) * (size_t)o.runs);
+    /* latency buffers: the timed runs, or a memory-only instance's runs */
+    const size_t n_ms = (size_t)(o.runs > MEM_RUNS ? o.runs : MEM_RUNS);
+    ms = malloc(sizeof(*ms) * n_ms);
+    ms2 = malloc(sizeof(*ms2) * n_ms);
     input = malloc(sizeof(*input) * 3 * 640 * 640);
-    if (ms == NULL || input == NULL) {
+    if (ms == NULL || ms2 == NULL || input == NULL) {
         free(ms);
+        free(ms2);
         free(input);
         return 1;
     }
@@ -450,9 +535,11 @@ int main(int argc, char **argv)
 
     printf("# native engine vs ONNX Runtime (CPU), one process, through the backend vtable\n\n");
     printf("runs: %d timed after %d warm-up; latency = the eb_backend_infer call (input "
-           "tensor in, outputs out); p50/p90 in ms (linear interpolation).\n",
+           "tensor in, outputs out); p50/p90 in ms (linear interpolation). Both backends are "
+           "loaded together for the timed runs, which alternate native/ORT (the order flipping "
+           "every round) so that a noisy spell falls on both.\n",
            o.runs, WARMUP);
-    printf("peak MiB = VmHWM after create+load+warm-up+runs - VmRSS just before create, with the "
+    printf("peak MiB = VmHWM after create+load+warm-up+5 runs - VmRSS just before create, with the "
            "high-water mark reset by writing 5 to /proc/self/clear_refs; one backend instance at "
            "a time (destroyed + malloc_trim(0) before the next); the input buffer is allocated "
            "beforehand and malloc_trim(0) runs just before the reset. Both backends are primed "
@@ -529,9 +616,17 @@ int main(int argc, char **argv)
             else
                 snprintf(label, sizeof(label), "%s", md->name);
             for (int ti = 0; ti < o.n_threads; ti++) {
-                struct measure nat, ort;
-                measure_backend("native", &spec, o.threads[ti], q, o.runs, &in, ms, &nat, 0, NULL);
-                measure_backend("ort", &spec, o.threads[ti], 0, o.runs, &in, ms, &ort, 0, NULL);
+                /* Memory: each backend alone (a few runs reach its steady state); latency:
+                 * both loaded, their runs interleaved. */
+                struct measure nat, ort, lat_nat = {0}, lat_ort = {0};
+                measure_backend("native", &spec, o.threads[ti], q, MEM_RUNS, &in, ms, &nat, 0,
+                                NULL);
+                measure_backend("ort", &spec, o.threads[ti], 0, MEM_RUNS, &in, ms, &ort, 0, NULL);
+                measure_pair(&spec, o.threads[ti], q, o.runs, &in, ms, ms2, &lat_nat, &lat_ort);
+                lat_nat.peak_mib = nat.ok ? nat.peak_mib : -1.0;
+                lat_ort.peak_mib = ort.ok ? ort.peak_mib : -1.0;
+                nat = lat_nat;
+                ort = lat_ort;
                 print_row(label, o.threads[ti], &nat, &ort, &t,
                           strcmp(md->name, "yolo11n-640") == 0);
                 fflush(stdout);
@@ -576,6 +671,7 @@ int main(int argc, char **argv)
         printf("- yolo11n-640 native peak memory <= 60%% of ONNX Runtime's: not measured (row "
                "not selected)\n");
     free(ms);
+    free(ms2);
     free(input);
     return 0;
 }
