@@ -229,6 +229,14 @@ static int prepare_blocked(struct eb_conv2d_f32_plan *p, const float *w, struct 
     while (p->rb > 1 && p->ocb * ((d->oh + p->rb - 1) / p->rb) < 4 * p->n_workers)
         p->rb = (p->rb + 1) / 2;
     p->nrb = (d->oh + p->rb - 1) / p->rb;
+    /* Bands of output rows whose input rows (all channel blocks) take ~CONV_BAND_BYTES: each
+     * band is packed right before its tiles read it, from L2; whole tasks, enough of them. */
+    const int64_t row_bytes = p->icb * p->wp * cb * (int64_t)sizeof(float) * d->stride_h;
+    int64_t band = CONV_BAND_BYTES / row_bytes;
+    const int64_t min_band = p->rb * ((4 * p->n_workers + p->ocb - 1) / p->ocb);
+    band = band < min_band ? min_band : band;
+    band = eb_cpu_round_up(band < 1 ? 1 : band, p->rb);
+    p->band_rows = band < d->oh ? band : d->oh;
     p->shared_floats =
         eb_cpu_align64((size_t)(p->icb * p->hp * p->wp * cb) * sizeof(float)) / sizeof(float);
     p->worker_floats = eb_cpu_align64((size_t)(p->rb * row_floats) * sizeof(float)) / sizeof(float);
@@ -394,8 +402,9 @@ struct conv_ctx {
     float *y;               /* this image */
     float *shared;          /* padded: the phase buffer */
     float *workers;         /* per-worker slices */
-    int64_t pad_r0, pad_r1; /* padded: the phase rows this band fills */
-    int64_t q0, q1, nb;     /* padded: the band's extended columns and their N blocks */
+    int64_t pad_r0, pad_r1; /* padded, blocked: the (phase) rows this band fills */
+    int64_t q0, q1, nb;     /* padded: the band's extended columns and their N blocks;
+                             * blocked: its output rows and their tasks per OB block */
 };
 
 /* Rows [r0, r1) of the sh*sw phase planes of one input channel x into dst (zeros outside x). */
@@ -551,14 +560,15 @@ static void depthwise_task(void *vctx, size_t task, int worker)
                    c->res != NULL ? c->res + off : NULL, d->ow);
 }
 
-/* Blocked: input row `task % hp` of channel block `task / hp` into [icb][hp][wp][CB] (zeros
- * outside the input and past the last channel). */
+/* Blocked: input row pad_r0 + `task % rows` of channel block `task / rows` into
+ * [icb][hp][wp][CB] (zeros outside the input and past the last channel). */
 static void blocked_pack_task(void *vctx, size_t task, int worker)
 {
     const struct conv_ctx *c = vctx;
     const struct eb_conv2d_f32_plan *p = c->p;
     const struct eb_conv2d_desc *d = &p->d;
-    const int64_t cb = p->uk.cl_cb, b = (int64_t)task / p->hp, i = (int64_t)task % p->hp;
+    const int64_t rows = c->pad_r1 - c->pad_r0, cb = p->uk.cl_cb;
+    const int64_t b = (int64_t)task / rows, i = c->pad_r0 + (int64_t)task % rows;
     const int64_t iy = i - d->pad_t, cn = b == p->icb - 1 ? p->cn_last : cb;
     float *dst = c->shared + (b * p->hp + i) * p->wp * cb;
     (void)worker;
@@ -575,7 +585,7 @@ static void blocked_pack_task(void *vctx, size_t task, int worker)
                   dst + jlo * cb);
 }
 
-/* Blocked: rows [oy0, oy1) of output channel block `task / nrb` into the worker's
+/* Blocked: rb rows of the band [q0, q1) of output channel block `task / nb` into the worker's
  * [pixel][channel] rows, then transposed into y's planes through the epilogue. */
 static void blocked_task(void *vctx, size_t task, int worker)
 {
@@ -583,8 +593,9 @@ static void blocked_task(void *vctx, size_t task, int worker)
     const struct eb_conv2d_f32_plan *p = c->p;
     const struct eb_conv2d_desc *d = &p->d;
     const int64_t cb = p->uk.cl_cb, ob = p->ob, taps = d->kh * d->kw, xbs = p->hp * p->wp * cb;
-    const int64_t blk = (int64_t)task / p->nrb, o0 = blk * ob, oy0 = (int64_t)task % p->nrb * p->rb;
-    const int64_t oy1 = oy0 + p->rb < d->oh ? oy0 + p->rb : d->oh;
+    const int64_t blk = (int64_t)task / c->nb, o0 = blk * ob;
+    const int64_t oy0 = c->q0 + (int64_t)task % c->nb * p->rb;
+    const int64_t oy1 = oy0 + p->rb < c->q1 ? oy0 + p->rb : c->q1;
     const int64_t olen = d->oc - o0 < ob ? d->oc - o0 : ob, plane = d->oh * d->ow;
     float *buf = c->workers + (size_t)worker * p->worker_floats;
     for (int64_t oy = oy0; oy < oy1; oy++) {
@@ -653,8 +664,20 @@ void eb_cpu_conv2d_f32_run(const struct eb_conv2d_f32_plan *plan, const struct e
         } else if (plan->kind == CONV_PW_BLOCKED) {
             eb_threadpool_run(x->pool, (size_t)(plan->ocb * plan->nrb), pw_blocked_task, &c);
         } else if (plan->kind == CONV_BLOCKED || plan->kind == CONV_DW_BLOCKED) {
-            eb_threadpool_run(x->pool, (size_t)(plan->icb * plan->hp), blocked_pack_task, &c);
-            eb_threadpool_run(x->pool, (size_t)(plan->ocb * plan->nrb), blocked_task, &c);
+            c.pad_r1 = 0;
+            for (int64_t oy0 = 0; oy0 < d->oh; oy0 += plan->band_rows) {
+                const int64_t oy1 = oy0 + plan->band_rows < d->oh ? oy0 + plan->band_rows : d->oh;
+                /* input rows up to the band's last tap row; earlier ones: the previous band */
+                c.pad_r0 = c.pad_r1;
+                c.pad_r1 =
+                    oy1 == d->oh ? plan->hp : (oy1 - 1) * d->stride_h + (d->kh - 1) * d->dil_h + 1;
+                eb_threadpool_run(x->pool, (size_t)(plan->icb * (c.pad_r1 - c.pad_r0)),
+                                  blocked_pack_task, &c);
+                c.q0 = oy0;
+                c.q1 = oy1;
+                c.nb = (oy1 - oy0 + plan->rb - 1) / plan->rb;
+                eb_threadpool_run(x->pool, (size_t)(plan->ocb * c.nb), blocked_task, &c);
+            }
         } else {
             for (int64_t oy0 = 0; oy0 < d->oh; oy0 += plan->band_rows) {
                 const int64_t oy1 = oy0 + plan->band_rows < d->oh ? oy0 + plan->band_rows : d->oh;
