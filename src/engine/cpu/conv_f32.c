@@ -33,8 +33,10 @@
  * per tap row whatever the stride (the implicit GEMM's B rows for stride 2 are spread over four
  * phase planes and no longer fit L1). A task computes a few output rows of one OB block into
  * per-worker [pixel][channel] rows, transposes them into y's planes and runs the epilogue there.
- * Stride-2 3x3 convs run 1.1-1.4x faster this way, stride-1 3x3 ~1.1x (bench_kernels); the
- * 3-channel first layer stays on the GEMM, which is faster for it. Two relatives:
+ * Stride-2 3x3 convs run 1.1-1.4x faster this way, stride-1 3x3 ~1.1x (bench_kernels). An
+ * input of fewer than CB channels is laid out planar (cb = 1: one padded plane per block); the
+ * 3-channel first layer runs as fast that way as on the GEMM, and AUTO keeps the GEMM. Two
+ * relatives:
  *  - depthwise on small planes (<= 40x40): per channel block, each tap one weight vector times
  *    one input vector per pixel (uk.dw_cl), through the same packed input and transposes;
  *  - pointwise on small planes (<= 16x16, where the GEMM's column tiles are mostly tail): the
@@ -89,10 +91,11 @@ struct eb_conv2d_f32_plan {
     size_t shared_floats; /* padded: the phase buffer of one image, slack included */
     size_t worker_floats; /* per-worker scratch slice: tail panel or C block */
     size_t dw_planes;     /* depthwise: floats of a worker's phase planes (+ slack) */
-    /* blocked: the input as [icb][hp][wp][CB] (zero padding around it), weights in a as
-     * [ocb][icb][taps][CB][OB] (depthwise: [icb][taps][CB], OB = CB), tap offsets in boff;
+    /* blocked: the input as [icb][hp][wp][cb] (zero padding around it; cb = CB, or 1 for an
+     * input of fewer than CB channels: "planar"), weights in a as [ocb][icb][taps][CB][OB]
+     * (depthwise: [icb][taps][CB], OB = CB), tap offsets in boff;
      * tasks of rb output rows of one OB block */
-    int64_t icb, ocb, ob, hp, wp, owr, rb, nrb;
+    int64_t cb, icb, ocb, ob, hp, wp, owr, rb, nrb;
     int cn_last;
 };
 
@@ -189,7 +192,9 @@ static int prepare_blocked(struct eb_conv2d_f32_plan *p, const float *w, struct 
 {
     const struct eb_conv2d_desc *d = &p->d;
     const int dw = p->kind == CONV_DW_BLOCKED;
-    const int64_t cb = p->uk.cl_cb, ob = dw ? cb : p->uk.cl_ob, taps = d->kh * d->kw;
+    const int64_t cbw = p->uk.cl_cb, ob = dw ? cbw : p->uk.cl_ob, taps = d->kh * d->kw;
+    const int64_t cb = !dw && d->ic < cbw ? 1 : cbw;
+    p->cb = cb;
     p->ob = ob;
     p->icb = (d->ic + cb - 1) / cb;
     p->ocb = (d->oc + ob - 1) / ob;
@@ -219,7 +224,7 @@ static int prepare_blocked(struct eb_conv2d_f32_plan *p, const float *w, struct 
         for (int64_t o = 0; o < d->oc; o++)
             for (int64_t i = 0; i < d->ic; i++)
                 for (int64_t t = 0; t < taps; t++)
-                    p->a[(((o / ob * p->icb + i / cb) * taps + t) * cb + i % cb) * ob + o % ob] =
+                    p->a[(((o / ob * p->icb + i / cb) * taps + t) * cbw + i % cb) * ob + o % ob] =
                         w[(o * d->ic + i) * taps + t];
     /* Rows per task: the [pixel][channel] rows fit CONV_CL_BUF, and enough tasks for every
      * worker to get several. */
@@ -567,7 +572,7 @@ static void blocked_pack_task(void *vctx, size_t task, int worker)
     const struct conv_ctx *c = vctx;
     const struct eb_conv2d_f32_plan *p = c->p;
     const struct eb_conv2d_desc *d = &p->d;
-    const int64_t rows = c->pad_r1 - c->pad_r0, cb = p->uk.cl_cb;
+    const int64_t rows = c->pad_r1 - c->pad_r0, cb = p->cb;
     const int64_t b = (int64_t)task / rows, i = c->pad_r0 + (int64_t)task % rows;
     const int64_t iy = i - d->pad_t, cn = b == p->icb - 1 ? p->cn_last : cb;
     float *dst = c->shared + (b * p->hp + i) * p->wp * cb;
@@ -580,9 +585,11 @@ static void blocked_pack_task(void *vctx, size_t task, int worker)
     memset(dst + jhi * cb, 0, (size_t)((p->wp - jhi) * cb) * sizeof(float));
     if (jhi <= jlo)
         return;
-    p->uk.cl_pack(jhi - jlo, (int)cn, (int)cb,
-                  c->in + (b * cb * d->ih + iy) * d->iw + jlo - d->pad_l, d->ih * d->iw,
-                  dst + jlo * cb);
+    const float *src = c->in + (b * cb * d->ih + iy) * d->iw + jlo - d->pad_l;
+    if (cb == 1)
+        memcpy(dst + jlo, src, (size_t)(jhi - jlo) * sizeof(float));
+    else
+        p->uk.cl_pack(jhi - jlo, (int)cn, (int)cb, src, d->ih * d->iw, dst + jlo * cb);
 }
 
 /* Blocked: rb rows of the band [q0, q1) of output channel block `task / nb` into the worker's
@@ -592,7 +599,8 @@ static void blocked_task(void *vctx, size_t task, int worker)
     const struct conv_ctx *c = vctx;
     const struct eb_conv2d_f32_plan *p = c->p;
     const struct eb_conv2d_desc *d = &p->d;
-    const int64_t cb = p->uk.cl_cb, ob = p->ob, taps = d->kh * d->kw, xbs = p->hp * p->wp * cb;
+    const int64_t cb = p->cb, cbw = p->uk.cl_cb, ob = p->ob, taps = d->kh * d->kw;
+    const int64_t xbs = p->hp * p->wp * cb;
     const int64_t blk = (int64_t)task / c->nb, o0 = blk * ob;
     const int64_t oy0 = c->q0 + (int64_t)task % c->nb * p->rb;
     const int64_t oy1 = oy0 + p->rb < c->q1 ? oy0 + p->rb : c->q1;
@@ -603,10 +611,10 @@ static void blocked_task(void *vctx, size_t task, int worker)
         float *out = buf + (oy - oy0) * p->owr * ob;
         if (p->kind == CONV_DW_BLOCKED)
             p->uk.dw_cl(d->ow, xr + blk * xbs, d->stride_w * cb, p->boff, (int)taps,
-                        p->a + blk * taps * cb, out);
+                        p->a + blk * taps * cbw, out);
         else
-            p->uk.conv_cl(d->ow, xr, d->stride_w * cb, p->icb, xbs, p->cn_last, p->boff, (int)taps,
-                          p->a + blk * p->icb * taps * cb * ob, (int)olen, out);
+            p->uk.conv_cl(d->ow, xr, d->stride_w * cb, p->icb, xbs, (int)cb, p->cn_last, p->boff,
+                          (int)taps, p->a + blk * p->icb * taps * cbw * ob, (int)olen, out);
     }
     const size_t yo = (size_t)(o0 * plane + oy0 * d->ow);
     float *y = c->y + yo;

@@ -52,16 +52,16 @@ typedef void (*eb_dw_rows_fn)(int64_t n, int taps, const float *w, float bias, c
  *
  *   out[q][o] = Σ_{b < n_icb} Σ_{t < taps} Σ_{c < cn(b)} x[b*xbs + toff[t] + q*xps + c] · w[b][t][c][o]
  *
- * with cn(b) = CB except cn(n_icb - 1) = cn_last; w is [n_icb][taps][CB][OB] (rows c >= cn
- * unread). x is an input laid out [block][row][column][CB channels]: pixel q's window starts
- * at x + q*xps (xps = stride * CB), tap t at toff[t]. out is [q][OB], written (not summed);
- * only channels o < olen need be (the kernel may skip the vectors past them). Pixels are
- * computed in whole tiles of up to R: the caller makes reads and writes up to n_px rounded up
- * to R valid.
+ * with cn(b) = cb except cn(n_icb - 1) = cn_last; w is [n_icb][taps][CB][OB] (rows c >= cn
+ * unread). x is an input laid out [block][row][column][cb channels], cb = CB or 1 (an input
+ * of fewer channels, one plane per block): pixel q's window starts at x + q*xps (xps = stride
+ * * cb), tap t at toff[t]. out is [q][OB], written (not summed); only channels o < olen need
+ * be (the kernel may skip the vectors past them). Pixels are computed in whole tiles of up to
+ * R: the caller makes reads and writes up to n_px rounded up to R valid.
  */
 typedef void (*eb_conv_cl_fn)(int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int64_t xbs,
-                              int cn_last, const int32_t *toff, int taps, const float *w, int olen,
-                              float *out);
+                              int cb, int cn_last, const int32_t *toff, int taps, const float *w,
+                              int olen, float *out);
 
 /**
  * Channel-blocked depthwise convolution: out[q][c] = Σ_{t < taps} x[toff[t] + q*xps + c] · w[t][c]
@@ -148,7 +148,7 @@ void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const float *bi
                                     int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
                                     const float *r, int64_t ldr);
 void eb_cpu_conv_cl_f32_6x16__avx2(int64_t n_px, const float *x, int64_t xps, int64_t n_icb,
-                                   int64_t xbs, int cn_last, const int32_t *toff, int taps,
+                                   int64_t xbs, int cb, int cn_last, const int32_t *toff, int taps,
                                    const float *w, int olen, float *out);
 void eb_cpu_dw_cl_f32__avx2(int64_t n_px, const float *x, int64_t xps, const int32_t *toff,
                             int taps, const float *w, float *out);
@@ -163,8 +163,8 @@ void eb_cpu_cl_pack_f32__avx2(int64_t n, int cn, int cb, const float *src, int64
 void eb_cpu_cl_unpack_f32__avx2(int64_t n, int olen, int ob, const float *buf, float *y,
                                 int64_t y_stride);
 void eb_cpu_conv_cl_f32_12x32__avx512(int64_t n_px, const float *x, int64_t xps, int64_t n_icb,
-                                      int64_t xbs, int cn_last, const int32_t *toff, int taps,
-                                      const float *w, int olen, float *out);
+                                      int64_t xbs, int cb, int cn_last, const int32_t *toff,
+                                      int taps, const float *w, int olen, float *out);
 void eb_cpu_sgemm_f32_8x32__avx512(int64_t k, const float *a, const float *b, float *c, int64_t ldc,
                                    int accumulate);
 void eb_cpu_sgemm_f32_8x32_direct__avx512(int64_t k, const float *a, const float *b,

@@ -256,8 +256,8 @@ cl_step256(__m256 acc[6][2], int R, int NV, const float *xt, int64_t xps, const 
 }
 
 AVX2 static inline __attribute__((always_inline)) void
-cl_tile256(int R, int NV, const float *x, int64_t xps, int64_t n_icb, int64_t xbs, int cn_last,
-           const int32_t *toff, int taps, const float *w, float *out)
+cl_tile256(int R, int NV, const float *x, int64_t xps, int64_t n_icb, int64_t xbs, int cb,
+           int cn_last, const int32_t *toff, int taps, const float *w, float *out)
 {
     __m256 acc[6][2];
 #pragma GCC unroll 6
@@ -266,7 +266,7 @@ cl_tile256(int R, int NV, const float *x, int64_t xps, int64_t n_icb, int64_t xb
     const float *wp = w;
     for (int64_t b = 0; b < n_icb; b++) {
         const float *xb = x + b * xbs;
-        const int cn = b < n_icb - 1 ? 8 : cn_last;
+        const int cn = b < n_icb - 1 ? cb : cn_last;
         for (int t = 0; t < taps; t++, wp += 8 * 16) {
             const float *xt = xb + toff[t];
             __asm__("" : "+r"(xt)); /* one base register: every address base + constant */
@@ -289,38 +289,38 @@ cl_tile256(int R, int NV, const float *x, int64_t xps, int64_t n_icb, int64_t xb
 }
 
 AVX2 static inline __attribute__((always_inline)) void
-cl_row256(int NV, int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int64_t xbs,
+cl_row256(int NV, int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int64_t xbs, int cb,
           int cn_last, const int32_t *toff, int taps, const float *w, float *out)
 {
     int64_t q = 0;
     for (; q + 6 <= n_px; q += 6)
-        cl_tile256(6, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 16);
+        cl_tile256(6, NV, x + q * xps, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out + q * 16);
     if (q + 4 <= n_px) {
-        cl_tile256(4, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 16);
+        cl_tile256(4, NV, x + q * xps, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out + q * 16);
         q += 4;
     }
     for (; q < n_px; q += 2)
-        cl_tile256(2, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 16);
+        cl_tile256(2, NV, x + q * xps, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out + q * 16);
 }
 
 AVX2 void eb_cpu_conv_cl_f32_6x16__avx2(int64_t n_px, const float *x, int64_t xps, int64_t n_icb,
-                                        int64_t xbs, int cn_last, const int32_t *toff, int taps,
-                                        const float *w, int olen, float *out)
+                                        int64_t xbs, int cb, int cn_last, const int32_t *toff,
+                                        int taps, const float *w, int olen, float *out)
 {
     if (olen > 8) {
         if (xps == 8)
-            cl_row256(2, n_px, x, 8, n_icb, xbs, cn_last, toff, taps, w, out);
+            cl_row256(2, n_px, x, 8, n_icb, xbs, cb, cn_last, toff, taps, w, out);
         else if (xps == 16)
-            cl_row256(2, n_px, x, 16, n_icb, xbs, cn_last, toff, taps, w, out);
+            cl_row256(2, n_px, x, 16, n_icb, xbs, cb, cn_last, toff, taps, w, out);
         else
-            cl_row256(2, n_px, x, xps, n_icb, xbs, cn_last, toff, taps, w, out);
+            cl_row256(2, n_px, x, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out);
     } else {
         if (xps == 8)
-            cl_row256(1, n_px, x, 8, n_icb, xbs, cn_last, toff, taps, w, out);
+            cl_row256(1, n_px, x, 8, n_icb, xbs, cb, cn_last, toff, taps, w, out);
         else if (xps == 16)
-            cl_row256(1, n_px, x, 16, n_icb, xbs, cn_last, toff, taps, w, out);
+            cl_row256(1, n_px, x, 16, n_icb, xbs, cb, cn_last, toff, taps, w, out);
         else
-            cl_row256(1, n_px, x, xps, n_icb, xbs, cn_last, toff, taps, w, out);
+            cl_row256(1, n_px, x, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out);
     }
 }
 

@@ -328,8 +328,8 @@ cl_step512(__m512 acc[12][2], int R, int NV, const float *xt, int64_t xps, const
 
 /* The R x (16 NV) tile of pixels [q, q + R). */
 AVX512 static inline __attribute__((always_inline)) void
-cl_tile512(int R, int NV, const float *x, int64_t xps, int64_t n_icb, int64_t xbs, int cn_last,
-           const int32_t *toff, int taps, const float *w, float *out)
+cl_tile512(int R, int NV, const float *x, int64_t xps, int64_t n_icb, int64_t xbs, int cb,
+           int cn_last, const int32_t *toff, int taps, const float *w, float *out)
 {
     __m512 acc[12][2];
 #pragma GCC unroll 12
@@ -338,7 +338,7 @@ cl_tile512(int R, int NV, const float *x, int64_t xps, int64_t n_icb, int64_t xb
     const float *wp = w;
     for (int64_t b = 0; b < n_icb; b++) {
         const float *xb = x + b * xbs;
-        const int cn = b < n_icb - 1 ? 16 : cn_last;
+        const int cn = b < n_icb - 1 ? cb : cn_last;
         for (int t = 0; t < taps; t++, wp += 16 * 32) {
             const float *xt = xb + toff[t];
             __asm__("" : "+r"(xt)); /* one base register: every address base + constant */
@@ -361,42 +361,42 @@ cl_tile512(int R, int NV, const float *x, int64_t xps, int64_t n_icb, int64_t xb
 }
 
 AVX512 static inline __attribute__((always_inline)) void
-cl_row512(int NV, int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int64_t xbs,
+cl_row512(int NV, int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int64_t xbs, int cb,
           int cn_last, const int32_t *toff, int taps, const float *w, float *out)
 {
     int64_t q = 0;
     for (; q + 12 <= n_px; q += 12)
-        cl_tile512(12, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 32);
+        cl_tile512(12, NV, x + q * xps, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out + q * 32);
     if (q + 10 <= n_px) { /* 10-wide rows (a 320 model's deepest maps) in one tile */
-        cl_tile512(10, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 32);
+        cl_tile512(10, NV, x + q * xps, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out + q * 32);
         q += 10;
     } else if (q + 8 <= n_px) {
-        cl_tile512(8, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 32);
+        cl_tile512(8, NV, x + q * xps, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out + q * 32);
         q += 8;
     }
     for (; q < n_px; q += 4)
-        cl_tile512(4, NV, x + q * xps, xps, n_icb, xbs, cn_last, toff, taps, w, out + q * 32);
+        cl_tile512(4, NV, x + q * xps, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out + q * 32);
 }
 
 AVX512 void eb_cpu_conv_cl_f32_12x32__avx512(int64_t n_px, const float *x, int64_t xps,
-                                             int64_t n_icb, int64_t xbs, int cn_last,
+                                             int64_t n_icb, int64_t xbs, int cb, int cn_last,
                                              const int32_t *toff, int taps, const float *w,
                                              int olen, float *out)
 {
     if (olen > 16) {
         if (xps == 16)
-            cl_row512(2, n_px, x, 16, n_icb, xbs, cn_last, toff, taps, w, out);
+            cl_row512(2, n_px, x, 16, n_icb, xbs, cb, cn_last, toff, taps, w, out);
         else if (xps == 32)
-            cl_row512(2, n_px, x, 32, n_icb, xbs, cn_last, toff, taps, w, out);
+            cl_row512(2, n_px, x, 32, n_icb, xbs, cb, cn_last, toff, taps, w, out);
         else
-            cl_row512(2, n_px, x, xps, n_icb, xbs, cn_last, toff, taps, w, out);
+            cl_row512(2, n_px, x, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out);
     } else {
         if (xps == 16)
-            cl_row512(1, n_px, x, 16, n_icb, xbs, cn_last, toff, taps, w, out);
+            cl_row512(1, n_px, x, 16, n_icb, xbs, cb, cn_last, toff, taps, w, out);
         else if (xps == 32)
-            cl_row512(1, n_px, x, 32, n_icb, xbs, cn_last, toff, taps, w, out);
+            cl_row512(1, n_px, x, 32, n_icb, xbs, cb, cn_last, toff, taps, w, out);
         else
-            cl_row512(1, n_px, x, xps, n_icb, xbs, cn_last, toff, taps, w, out);
+            cl_row512(1, n_px, x, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out);
     }
 }
 
