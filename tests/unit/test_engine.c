@@ -204,8 +204,8 @@ EB_TEST(ort_yolo11n_320_int8_dynamic)
 }
 
 /* The planner puts the inputs of channel Concats (C2f, SPPF, the FPN, the Detect heads) inside
- * their output, so those Concats copy nothing; the outputs still match ONNX Runtime (the
- * ort_* tests run the same plans). */
+ * their output, so those Concats copy nothing, and gives Reshapes their input's bytes; the
+ * outputs still match ONNX Runtime (the ort_* tests run the same plans). */
 EB_TEST(concat_in_place)
 {
     const enum eb_synth_arch archs[2] = {EB_SYNTH_YOLOV8, EB_SYNTH_YOLO11};
@@ -220,10 +220,12 @@ EB_TEST(concat_in_place)
         ASSERT_OK(eb_engine_load(bytes, len, "synth-320", &opt, &e, &d));
         struct eb_engine_exec_info info;
         eb_engine_exec_info_get(e, &info);
-        printf("%s-320: %zu Concat nodes in place\n", a == 0 ? "yolov8n" : "yolo11n",
-               info.n_concat_in_place);
+        printf("%s-320: %zu Concat nodes in place, %zu Reshape-family views\n",
+               a == 0 ? "yolov8n" : "yolo11n", info.n_concat_in_place, info.n_views);
         /* yolov8n: 8 C2f, SPPF, 4 FPN, 3 Detect levels */
         ASSERT_TRUE(info.n_concat_in_place >= 8);
+        /* the Detect head's per-level Reshapes and the DFL's: views of their input */
+        ASSERT_TRUE(info.n_views >= 3);
         eb_engine_destroy(e);
         free(bytes);
     }

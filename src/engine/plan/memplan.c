@@ -105,6 +105,33 @@ static int concat_in_place(struct eb_graph *g, const struct eb_ir_node *n, char 
     return 1;
 }
 
+/*
+ * A Reshape-family node (Reshape, Flatten, Squeeze, Unsqueeze, Identity) as a view (memplan.h):
+ * its output takes its input's bytes (alias_of = the input, offset 0 relative) and the input
+ * lives as long as the output is read; 1 when done.
+ */
+static int view_in_place(struct eb_graph *g, const struct eb_ir_node *n, const char *owner)
+{
+    if (n->n_out != 1 || n->n_in < 1 || n->in[0] < 0 || n->in[0] == n->out[0])
+        return 0;
+    const int xid = n->in[0], yid = n->out[0];
+    struct eb_ir_value *x = &g->values[xid], *y = &g->values[yid];
+    if (!planned(g, x) || x->alias_of >= 0 || !planned(g, y) || y->is_output || y->alias_of >= 0 ||
+        owner[yid] || x->nbytes != y->nbytes)
+        return 0;
+    y->alias_of = xid;
+    y->offset = 0;
+    if (y->last > x->last)
+        x->last = y->last;
+    return 1;
+}
+
+static int is_view_op(const struct eb_op_def *op)
+{
+    return op == &eb_op_reshape || op == &eb_op_flatten || op == &eb_op_squeeze ||
+           op == &eb_op_unsqueeze || op == &eb_op_identity;
+}
+
 enum eb_status eb_memplan_build(struct eb_graph *g, struct eb_memplan *plan_out,
                                 struct eb_diag *diag)
 {
@@ -137,12 +164,16 @@ enum eb_status eb_memplan_build(struct eb_graph *g, struct eb_memplan *plan_out,
     for (size_t i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].alive && g->nodes[i].op == &eb_op_concat)
             plan.n_concat_in_place += (size_t)concat_in_place(g, &g->nodes[i], owner);
+    for (size_t i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].alive && is_view_op(g->nodes[i].op))
+            plan.n_views += (size_t)view_in_place(g, &g->nodes[i], owner);
     for (size_t i = 0; i < g->n_nodes; i++) {
         const struct eb_ir_node *n = &g->nodes[i];
         if (!n->alive)
             continue;
         /* Outputs are placed before inputs are released: no in-place reuse in this step. An
-         * in-place Concat's output is placed with its first input, its inputs inside it. */
+         * in-place Concat's output is placed with its first input, its inputs inside it; a
+         * view's output at its input's offset. */
         for (int j = 0; j < n->n_out; j++) {
             struct eb_ir_value *v = &g->values[n->out[j]];
             uint64_t size = align_up(v->nbytes > 0 ? v->nbytes : 1);

@@ -9,6 +9,11 @@
  * slice starts 64-byte aligned, the inputs are placed inside the output, which is placed when the
  * first of them is produced and lives until the last reader of any of them: the Concat copies
  * nothing (ops/concat_split.c sees its inputs already in place).
+ *
+ * Views: the output of a Reshape, Flatten, Squeeze, Unsqueeze or Identity takes its input's
+ * bytes (same offset; the input's lifetime extended over the output's), unless the output is a
+ * graph output, an in-place Concat's input or output, or the input is itself inside another
+ * value: the node copies nothing (ops/reshape.c sees the same data).
  */
 #ifndef EB_ENGINE_PLAN_MEMPLAN_H
 #define EB_ENGINE_PLAN_MEMPLAN_H
@@ -24,10 +29,12 @@ struct eb_memplan {
     uint64_t naive_bytes;     /* sum of every planned tensor (aligned) */
     uint64_t weight_bytes;    /* constants read by live nodes or returned as outputs */
     size_t n_concat_in_place; /* Concat nodes whose inputs were placed inside their output */
+    size_t n_views;           /* Reshape-family nodes whose output is their input's bytes */
 };
 
 /**
- * Plans every non-constant value produced by a live node: sets value->offset, alias_of, first,
+ * Plans every non-constant value produced by a live node: sets value->offset, alias_of (the
+ * value whose slot holds this one: an in-place Concat's output, or a view's input), first,
  * last.
  * Scratch comes from the graph arena. EB_ERR_NOMEM only.
  */
