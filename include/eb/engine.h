@@ -91,6 +91,8 @@ struct eb_engine_exec_info {
     size_t n_fused;           /* ONNX nodes absorbed into another node's epilogue */
     size_t n_concat_in_place; /* Concat nodes whose inputs the memory plan placed in their
                                  output, so they copy nothing */
+    size_t n_split_in_place;  /* Split nodes whose input the plan placed inside a Concat's
+                                 output with their outputs, so they copy nothing */
     size_t n_views;           /* Reshape/Flatten/Squeeze/Unsqueeze/Identity nodes whose output
                                  the memory plan gave their input's bytes (no copy) */
 };

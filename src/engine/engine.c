@@ -258,6 +258,7 @@ void eb_engine_exec_info_get(const struct eb_engine *e, struct eb_engine_exec_in
     info_out->n_nodes = e->n_order;
     info_out->n_fused = e->g->n_fused;
     info_out->n_concat_in_place = e->plan.n_concat_in_place;
+    info_out->n_split_in_place = e->plan.n_split_in_place;
     info_out->n_views = e->plan.n_views;
 }
 

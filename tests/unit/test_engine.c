@@ -220,10 +220,14 @@ EB_TEST(concat_in_place)
         ASSERT_OK(eb_engine_load(bytes, len, "synth-320", &opt, &e, &d));
         struct eb_engine_exec_info info;
         eb_engine_exec_info_get(e, &info);
-        printf("%s-320: %zu Concat nodes in place, %zu Reshape-family views\n",
-               a == 0 ? "yolov8n" : "yolo11n", info.n_concat_in_place, info.n_views);
+        printf("%s-320: %zu Concat nodes in place, %zu Splits in them, %zu Reshape-family "
+               "views\n",
+               a == 0 ? "yolov8n" : "yolo11n", info.n_concat_in_place, info.n_split_in_place,
+               info.n_views);
         /* yolov8n: 8 C2f, SPPF, 4 FPN, 3 Detect levels */
         ASSERT_TRUE(info.n_concat_in_place >= 8);
+        /* every C2f (yolov8n: 8) / C3k2 (yolo11n: 8) Split feeds its Concat */
+        ASSERT_TRUE(info.n_split_in_place >= 8);
         /* the Detect head's per-level Reshapes and the DFL's: views of their input */
         ASSERT_TRUE(info.n_views >= 3);
         eb_engine_destroy(e);

@@ -91,6 +91,14 @@ int eb_op__concat_axis(const struct eb_ir_node *n, int rank)
     return (int)(p->axis < 0 ? p->axis + rank : p->axis);
 }
 
+int eb_op__split_axis(const struct eb_ir_node *n, int rank)
+{
+    const struct axis_params *p = n->params;
+    if (n->op != &eb_op_split || p == NULL || p->axis < -rank || p->axis >= rank)
+        return -1;
+    return (int)(p->axis < 0 ? p->axis + rank : p->axis);
+}
+
 const struct eb_op_def eb_op_concat = {
     .onnx_name = "Concat",
     .since_opset = 4,
@@ -164,8 +172,10 @@ static void exec_split(const struct eb_exec *ex)
     for (int i = 0; i < n->n_out; i++) {
         const struct eb_ir_value *y = eb_op_out(g, n, i);
         const int64_t row = p->split[i] * inner * (int64_t)es;
-        eb_cpu_copy_rows(ex->cpu, outer, (size_t)row, (const char *)x->data + off, (size_t)xrow,
-                         y->data, (size_t)row);
+        /* The memory plan may have placed the output as its slice of x already (no copy). */
+        if (!(outer == 1 && y->data == (const char *)x->data + off))
+            eb_cpu_copy_rows(ex->cpu, outer, (size_t)row, (const char *)x->data + off, (size_t)xrow,
+                             y->data, (size_t)row);
         off += row;
     }
 }

@@ -21,5 +21,7 @@ int eb_op__activation_params(const struct eb_ir_node *n, float *a_out, float *b_
  * other node or one without params. Used by the memory planner (plan/memplan.c).
  */
 int eb_op__concat_axis(const struct eb_ir_node *n, int rank);
+/** A Split node's axis in [0, rank), or -1 when n is not a Split. */
+int eb_op__split_axis(const struct eb_ir_node *n, int rank);
 
 #endif

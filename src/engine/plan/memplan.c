@@ -61,10 +61,49 @@ static int planned(const struct eb_graph *g, const struct eb_ir_value *v)
 }
 
 /*
+ * After Concat n went in place: where consecutive inputs of n are all the outputs of one Split
+ * along the same axis, in order (C2f, C3k2: Split → [the halves, the bottlenecks] → Concat),
+ * the Split's input goes inside n's output too, at its first output's offset, so the Split
+ * copies nothing either. The input must be produced by a live node and hold no slot of its own
+ * (memplan.h).
+ */
+static size_t split_in_place(struct eb_graph *g, const struct eb_ir_node *n, int axis,
+                             const char *owner)
+{
+    size_t done = 0;
+    const int yid = n->out[0];
+    struct eb_ir_value *y = &g->values[yid];
+    for (int i = 0; i < n->n_in;) {
+        const struct eb_ir_value *v = &g->values[n->in[i]];
+        const struct eb_ir_node *s = &g->nodes[v->producer];
+        int k = s->n_out, ok = s->op == &eb_op_split && s->n_in >= 1 && s->in[0] >= 0 &&
+                               i + k <= n->n_in && eb_op__split_axis(s, v->rank) == axis;
+        for (int j = 0; ok && j < k; j++)
+            ok = s->out[j] == n->in[i + j];
+        if (!ok) {
+            i++;
+            continue;
+        }
+        struct eb_ir_value *x = &g->values[s->in[0]];
+        if (planned(g, x) && !x->is_input && !x->is_output && x->alias_of < 0 && !owner[s->in[0]] &&
+            s->in[0] != yid) {
+            x->alias_of = yid;
+            x->offset = v->offset; /* relative, as the Split's first output */
+            if (x->last > y->last)
+                y->last = x->last;
+            done++;
+        }
+        i += k;
+    }
+    return done;
+}
+
+/*
  * Concat node n in place (memplan.h): sets alias_of of its inputs and extends the output's
  * lifetime over theirs; 1 when done. `owner[v]` marks outputs already holding inputs.
  */
-static int concat_in_place(struct eb_graph *g, const struct eb_ir_node *n, char *owner)
+static int concat_in_place(struct eb_graph *g, const struct eb_ir_node *n, char *owner,
+                           size_t *n_split)
 {
     if (n->n_out != 1 || n->n_in < 1)
         return 0;
@@ -102,6 +141,7 @@ static int concat_in_place(struct eb_graph *g, const struct eb_ir_node *n, char 
             y->last = v->last;
     }
     owner[yid] = 1;
+    *n_split += split_in_place(g, n, axis, owner);
     return 1;
 }
 
@@ -163,7 +203,8 @@ enum eb_status eb_memplan_build(struct eb_graph *g, struct eb_memplan *plan_out,
     memset(owner, 0, g->n_values + 1);
     for (size_t i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].alive && g->nodes[i].op == &eb_op_concat)
-            plan.n_concat_in_place += (size_t)concat_in_place(g, &g->nodes[i], owner);
+            plan.n_concat_in_place +=
+                (size_t)concat_in_place(g, &g->nodes[i], owner, &plan.n_split_in_place);
     for (size_t i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].alive && is_view_op(g->nodes[i].op))
             plan.n_views += (size_t)view_in_place(g, &g->nodes[i], owner);

@@ -8,7 +8,9 @@
  * (not a graph input or output, not in another in-place Concat, not twice in this one) and its
  * slice starts 64-byte aligned, the inputs are placed inside the output, which is placed when the
  * first of them is produced and lives until the last reader of any of them: the Concat copies
- * nothing (ops/concat_split.c sees its inputs already in place).
+ * nothing (ops/concat_split.c sees its inputs already in place). When some of those inputs are
+ * all the outputs of one Split along the same axis, in order (C2f, C3k2), the Split's input is
+ * placed there too (at its first output's slice) and the Split copies nothing.
  *
  * Views: the output of a Reshape, Flatten, Squeeze, Unsqueeze or Identity takes its input's
  * bytes (same offset; the input's lifetime extended over the output's), unless the output is a
@@ -29,6 +31,7 @@ struct eb_memplan {
     uint64_t naive_bytes;     /* sum of every planned tensor (aligned) */
     uint64_t weight_bytes;    /* constants read by live nodes or returned as outputs */
     size_t n_concat_in_place; /* Concat nodes whose inputs were placed inside their output */
+    size_t n_split_in_place;  /* Split nodes whose input went inside an in-place Concat */
     size_t n_views;           /* Reshape-family nodes whose output is their input's bytes */
 };
 
