@@ -242,6 +242,25 @@ AVX2 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const floa
  * through a 4-pixel tile and then 2-pixel tiles, and a block with at most 8 output channels wanted (olen) through
  * one-vector tiles.
  */
+AVX2 static inline __attribute__((always_inline)) void zero_tile256(__m256 acc[6][2], int R)
+{
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++)
+        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+}
+
+/* The R x (8 NV) tile to out ([pixel][16]). */
+AVX2 static inline __attribute__((always_inline)) void store_tile256(__m256 acc[6][2], int R,
+                                                                     int NV, float *out)
+{
+#pragma GCC unroll 6
+    for (int r = 0; r < R; r++) {
+        _mm256_storeu_ps(out + r * 16, acc[r][0]);
+        if (NV > 1)
+            _mm256_storeu_ps(out + r * 16 + 8, acc[r][1]);
+    }
+}
+
 AVX2 static inline __attribute__((always_inline)) void
 cl_step256(__m256 acc[6][2], int R, int NV, const float *xt, int64_t xps, const float *wc)
 {
@@ -260,9 +279,7 @@ cl_tile256(int R, int NV, const float *x, int64_t xps, int64_t n_icb, int64_t xb
            int cn_last, const int32_t *toff, int taps, const float *w, float *out)
 {
     __m256 acc[6][2];
-#pragma GCC unroll 6
-    for (int r = 0; r < R; r++)
-        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    zero_tile256(acc, R);
     const float *wp = w;
     for (int64_t b = 0; b < n_icb; b++) {
         const float *xb = x + b * xbs;
@@ -280,12 +297,7 @@ cl_tile256(int R, int NV, const float *x, int64_t xps, int64_t n_icb, int64_t xb
             }
         }
     }
-#pragma GCC unroll 6
-    for (int r = 0; r < R; r++) {
-        _mm256_storeu_ps(out + r * 16, acc[r][0]);
-        if (NV > 1)
-            _mm256_storeu_ps(out + r * 16 + 8, acc[r][1]);
-    }
+    store_tile256(acc, R, NV, out);
 }
 
 AVX2 static inline __attribute__((always_inline)) void
@@ -345,6 +357,17 @@ AVX2 static inline void transpose8x8(__m256 r[8])
     r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
+/* dst row i (stride ds) = column i of the 8x8 block whose rows are src + i * ss. */
+AVX2 static inline void transpose8x8_block(const float *src, int64_t ss, float *dst, int64_t ds)
+{
+    __m256 r[8];
+    for (int i = 0; i < 8; i++)
+        r[i] = _mm256_loadu_ps(src + i * ss);
+    transpose8x8(r);
+    for (int i = 0; i < 8; i++)
+        _mm256_storeu_ps(dst + i * ds, r[i]);
+}
+
 /* Channel-blocked layout in (gemm.h, eb_cl_pack_fn): full groups of 8 channels by 8x8
  * transposes, the column tail and a partial group one float at a time. */
 AVX2 void eb_cpu_cl_pack_f32__avx2(int64_t n, int cn, int cb, const float *src, int64_t src_stride,
@@ -353,14 +376,8 @@ AVX2 void eb_cpu_cl_pack_f32__avx2(int64_t n, int cn, int cb, const float *src, 
     for (int c0 = 0; c0 < cb; c0 += 8) {
         int64_t j = 0;
         if (c0 + 8 <= cn) {
-            for (; j + 8 <= n; j += 8) {
-                __m256 r[8];
-                for (int i = 0; i < 8; i++)
-                    r[i] = _mm256_loadu_ps(src + (c0 + i) * src_stride + j);
-                transpose8x8(r);
-                for (int i = 0; i < 8; i++)
-                    _mm256_storeu_ps(dst + (j + i) * cb + c0, r[i]);
-            }
+            for (; j + 8 <= n; j += 8)
+                transpose8x8_block(src + c0 * src_stride + j, src_stride, dst + j * cb + c0, cb);
         }
         for (; j < n; j++)
             for (int c = c0; c < c0 + 8; c++)
@@ -375,14 +392,8 @@ AVX2 void eb_cpu_cl_unpack_f32__avx2(int64_t n, int olen, int ob, const float *b
     for (int o0 = 0; o0 < olen; o0 += 8) {
         int64_t j = 0;
         if (o0 + 8 <= olen) {
-            for (; j + 8 <= n; j += 8) {
-                __m256 r[8];
-                for (int i = 0; i < 8; i++)
-                    r[i] = _mm256_loadu_ps(buf + (j + i) * ob + o0);
-                transpose8x8(r);
-                for (int i = 0; i < 8; i++)
-                    _mm256_storeu_ps(y + (o0 + i) * y_stride + j, r[i]);
-            }
+            for (; j + 8 <= n; j += 8)
+                transpose8x8_block(buf + j * ob + o0, ob, y + o0 * y_stride + j, y_stride);
         }
         const int oe = o0 + 8 < olen ? o0 + 8 : olen;
         for (; j < n; j++)
@@ -431,9 +442,7 @@ AVX2 static inline __attribute__((always_inline)) void
 pw_tile256(int R, int NV, const float *x, int64_t cs, int64_t k, const float *w, float *out)
 {
     __m256 acc[6][2];
-#pragma GCC unroll 6
-    for (int r = 0; r < R; r++)
-        acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    zero_tile256(acc, R);
     int64_t c = 0;
     for (; c + 4 <= k; c += 4, x += 4 * cs, w += 4 * 16) {
         const float *x0 = x, *x1 = x + cs, *x2 = x1 + cs, *x3 = x2 + cs;
@@ -445,12 +454,7 @@ pw_tile256(int R, int NV, const float *x, int64_t cs, int64_t k, const float *w,
     }
     for (; c < k; c++, x += cs, w += 16)
         cl_step256(acc, R, NV, x, 1, w);
-#pragma GCC unroll 6
-    for (int r = 0; r < R; r++) {
-        _mm256_storeu_ps(out + r * 16, acc[r][0]);
-        if (NV > 1)
-            _mm256_storeu_ps(out + r * 16 + 8, acc[r][1]);
-    }
+    store_tile256(acc, R, NV, out);
 }
 
 AVX2 static inline __attribute__((always_inline)) void

@@ -313,6 +313,25 @@ AVX512 void eb_cpu_epilogue_tile_f32__avx512(const struct eb_epilogue *e, const 
 #define CL_FMA(acc, wv, p)                                                                         \
     __asm__("vfmadd231ps %[m]%{1to16%}, %[w], %[a]" : [a] "+v"(acc) : [w] "v"(wv), [m] "m"(*(p)))
 
+AVX512 static inline __attribute__((always_inline)) void zero_tile512(__m512 acc[12][2], int R)
+{
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++)
+        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+}
+
+/* The R x (16 NV) tile to out ([pixel][32]). */
+AVX512 static inline __attribute__((always_inline)) void store_tile512(__m512 acc[12][2], int R,
+                                                                       int NV, float *out)
+{
+#pragma GCC unroll 12
+    for (int r = 0; r < R; r++) {
+        _mm512_storeu_ps(out + r * 32, acc[r][0]);
+        if (NV > 1)
+            _mm512_storeu_ps(out + r * 32 + 16, acc[r][1]);
+    }
+}
+
 /* One input channel step of an R x (16 NV) tile. */
 AVX512 static inline __attribute__((always_inline)) void
 cl_step512(__m512 acc[12][2], int R, int NV, const float *xt, int64_t xps, const float *wc)
@@ -332,9 +351,7 @@ cl_tile512(int R, int NV, const float *x, int64_t xps, int64_t n_icb, int64_t xb
            int cn_last, const int32_t *toff, int taps, const float *w, float *out)
 {
     __m512 acc[12][2];
-#pragma GCC unroll 12
-    for (int r = 0; r < R; r++)
-        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    zero_tile512(acc, R);
     const float *wp = w;
     for (int64_t b = 0; b < n_icb; b++) {
         const float *xb = x + b * xbs;
@@ -352,12 +369,7 @@ cl_tile512(int R, int NV, const float *x, int64_t xps, int64_t n_icb, int64_t xb
             }
         }
     }
-#pragma GCC unroll 12
-    for (int r = 0; r < R; r++) {
-        _mm512_storeu_ps(out + r * 32, acc[r][0]);
-        if (NV > 1)
-            _mm512_storeu_ps(out + r * 32 + 16, acc[r][1]);
-    }
+    store_tile512(acc, R, NV, out);
 }
 
 AVX512 static inline __attribute__((always_inline)) void
@@ -441,9 +453,7 @@ AVX512 static inline __attribute__((always_inline)) void
 pw_tile512(int R, int NV, const float *x, int64_t cs, int64_t k, const float *w, float *out)
 {
     __m512 acc[12][2];
-#pragma GCC unroll 12
-    for (int r = 0; r < R; r++)
-        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    zero_tile512(acc, R);
     int64_t c = 0;
     for (; c + 4 <= k; c += 4, x += 4 * cs, w += 4 * 32) {
         const float *x0 = x, *x1 = x + cs, *x2 = x1 + cs, *x3 = x2 + cs;
@@ -455,12 +465,7 @@ pw_tile512(int R, int NV, const float *x, int64_t cs, int64_t k, const float *w,
     }
     for (; c < k; c++, x += cs, w += 32)
         cl_step512(acc, R, NV, x, 1, w);
-#pragma GCC unroll 12
-    for (int r = 0; r < R; r++) {
-        _mm512_storeu_ps(out + r * 32, acc[r][0]);
-        if (NV > 1)
-            _mm512_storeu_ps(out + r * 32 + 16, acc[r][1]);
-    }
+    store_tile512(acc, R, NV, out);
 }
 
 AVX512 static inline __attribute__((always_inline)) void
