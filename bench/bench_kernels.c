@@ -1,7 +1,8 @@
 /*
- * bench_kernels: the fast float convolution (cpu/conv_f32.c on the packed SGEMM) on
- * representative yolov8n/yolo11n 640 layers against the scalar reference, measured in the same
- * run; best of `reps` runs (shared machines are noisy). Prints a Markdown table.
+ * bench_kernels: the fast float convolution (cpu/conv_f32.c) on representative yolov8n/yolo11n
+ * layers, its two algorithms side by side (implicit GEMM and channel-blocked, forced, their runs
+ * alternating), what AUTO picks with 1 and 2 threads, and the scalar reference, measured in the
+ * same run; best of `reps` runs (shared machines are noisy). Prints a Markdown table.
  *
  * Usage: bench_kernels [reps [layer]]   (reps default 10; the reference runs max(2, reps / 4)
  * times; `layer`: only the rows whose name contains it, e.g. "s2")
