@@ -93,8 +93,9 @@ struct eb_conv2d_f32_plan {
     size_t dw_planes;     /* depthwise: floats of a worker's phase planes (+ slack) */
     /* blocked: the input as [icb][hp][wp][cb] (zero padding around it; cb = CB, or 1 for an
      * input of fewer than CB channels: "planar"), weights in a as [ocb][icb][taps][CB][OB]
-     * (depthwise: [icb][taps][CB], OB = CB), tap offsets in boff;
-     * tasks of rb output rows of one OB block */
+     * (depthwise: [icb][taps][CB], OB = CB), tap offsets in boff; tasks of rb output rows of
+     * one OB block, band by band (the band's task count is computed per band at run time).
+     * Pointwise blocked: tasks of rb pixels, nrb of them per OB block. */
     int64_t cb, icb, ocb, ob, hp, wp, owr, rb, nrb;
     int cn_last;
 };
@@ -233,7 +234,6 @@ static int prepare_blocked(struct eb_conv2d_f32_plan *p, const float *w, struct 
     p->rb = p->rb < d->oh ? p->rb : d->oh;
     while (p->rb > 1 && p->ocb * ((d->oh + p->rb - 1) / p->rb) < 4 * p->n_workers)
         p->rb = (p->rb + 1) / 2;
-    p->nrb = (d->oh + p->rb - 1) / p->rb;
     /* Bands of output rows whose input rows (all channel blocks) take ~CONV_BAND_BYTES: each
      * band is packed right before its tiles read it, from L2; whole tasks, enough of them. */
     const int64_t row_bytes = p->icb * p->wp * cb * (int64_t)sizeof(float) * d->stride_h;

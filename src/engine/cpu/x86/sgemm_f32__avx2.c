@@ -315,25 +315,27 @@ cl_row256(int NV, int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int6
         cl_tile256(2, NV, x + q * xps, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out + q * 16);
 }
 
+/* The row with the pixel stride a constant where it is the stride-1 (8) or stride-2 (16) one. */
+AVX2 static inline __attribute__((always_inline)) void
+cl_row_by_stride256(int NV, int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int64_t xbs,
+                    int cb, int cn_last, const int32_t *toff, int taps, const float *w, float *out)
+{
+    if (xps == 8)
+        cl_row256(NV, n_px, x, 8, n_icb, xbs, cb, cn_last, toff, taps, w, out);
+    else if (xps == 16)
+        cl_row256(NV, n_px, x, 16, n_icb, xbs, cb, cn_last, toff, taps, w, out);
+    else
+        cl_row256(NV, n_px, x, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out);
+}
+
 AVX2 void eb_cpu_conv_cl_f32_6x16__avx2(int64_t n_px, const float *x, int64_t xps, int64_t n_icb,
                                         int64_t xbs, int cb, int cn_last, const int32_t *toff,
                                         int taps, const float *w, int olen, float *out)
 {
-    if (olen > 8) {
-        if (xps == 8)
-            cl_row256(2, n_px, x, 8, n_icb, xbs, cb, cn_last, toff, taps, w, out);
-        else if (xps == 16)
-            cl_row256(2, n_px, x, 16, n_icb, xbs, cb, cn_last, toff, taps, w, out);
-        else
-            cl_row256(2, n_px, x, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out);
-    } else {
-        if (xps == 8)
-            cl_row256(1, n_px, x, 8, n_icb, xbs, cb, cn_last, toff, taps, w, out);
-        else if (xps == 16)
-            cl_row256(1, n_px, x, 16, n_icb, xbs, cb, cn_last, toff, taps, w, out);
-        else
-            cl_row256(1, n_px, x, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out);
-    }
+    if (olen > 8)
+        cl_row_by_stride256(2, n_px, x, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out);
+    else
+        cl_row_by_stride256(1, n_px, x, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out);
 }
 
 /* r[i] = column i of the 8x8 matrix whose rows are r[0..7]. */

@@ -390,26 +390,28 @@ cl_row512(int NV, int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int6
         cl_tile512(4, NV, x + q * xps, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out + q * 32);
 }
 
+/* The row with the pixel stride a constant where it is the stride-1 (16) or stride-2 (32) one. */
+AVX512 static inline __attribute__((always_inline)) void
+cl_row_by_stride512(int NV, int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int64_t xbs,
+                    int cb, int cn_last, const int32_t *toff, int taps, const float *w, float *out)
+{
+    if (xps == 16)
+        cl_row512(NV, n_px, x, 16, n_icb, xbs, cb, cn_last, toff, taps, w, out);
+    else if (xps == 32)
+        cl_row512(NV, n_px, x, 32, n_icb, xbs, cb, cn_last, toff, taps, w, out);
+    else
+        cl_row512(NV, n_px, x, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out);
+}
+
 AVX512 void eb_cpu_conv_cl_f32_12x32__avx512(int64_t n_px, const float *x, int64_t xps,
                                              int64_t n_icb, int64_t xbs, int cb, int cn_last,
                                              const int32_t *toff, int taps, const float *w,
                                              int olen, float *out)
 {
-    if (olen > 16) {
-        if (xps == 16)
-            cl_row512(2, n_px, x, 16, n_icb, xbs, cb, cn_last, toff, taps, w, out);
-        else if (xps == 32)
-            cl_row512(2, n_px, x, 32, n_icb, xbs, cb, cn_last, toff, taps, w, out);
-        else
-            cl_row512(2, n_px, x, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out);
-    } else {
-        if (xps == 16)
-            cl_row512(1, n_px, x, 16, n_icb, xbs, cb, cn_last, toff, taps, w, out);
-        else if (xps == 32)
-            cl_row512(1, n_px, x, 32, n_icb, xbs, cb, cn_last, toff, taps, w, out);
-        else
-            cl_row512(1, n_px, x, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out);
-    }
+    if (olen > 16)
+        cl_row_by_stride512(2, n_px, x, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out);
+    else
+        cl_row_by_stride512(1, n_px, x, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out);
 }
 
 /* Channel-blocked depthwise (gemm.h, eb_dw_cl_fn): 8 pixels at a time in 8 accumulators, per
