@@ -64,7 +64,7 @@ static double bench_fast(const struct eb_conv2d_desc *d, const float *w, const f
     size_t sb = 0, pb = 0;
     double best = -1.0;
     eb_ir_arena_init(&arena, &sys);
-    if (eb_cpu__conv2d_f32_prepare_as(d, w, b, isa, threads, algo, &arena, &plan, &sb, &pb) !=
+    if (eb_cpu__conv2d_f32_prepare_as(d, w, b, isa, threads, algo, 0, &arena, &plan, &sb, &pb) !=
             EB_OK ||
         plan == NULL || eb_threadpool_create(threads, &sys, &pool, NULL) != EB_OK)
         goto out;

@@ -10,6 +10,7 @@
 #include "eb/clock.h"
 #include "eb/engine.h"
 #include "engine/cpu/cpu.h"
+#include "engine/cpu/gemm.h"
 #include "engine/ir/graph.h"
 #include "engine/ops/op.h"
 #include "engine/plan/memplan.h"
@@ -26,6 +27,8 @@ struct eb_engine {
     struct eb_cpu_exec cpu;
     struct eb_threadpool *pool;
     uint64_t scratch_bytes, packed_bytes;
+    size_t n_blocked; /* values the layout pass made NCHWc */
+    int block;        /* their CB */
     int profile;
     struct eb_engine_prof_node *prof; /* n_order entries (graph arena) when profiling */
     uint64_t prof_runs;
@@ -172,6 +175,12 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
     }
     e->cpu.pool = e->pool;
     e->cpu.n_workers = eb_threadpool_size(e->pool);
+    if ((opt->passes & EB_ENGINE_PASS_LAYOUT) && isa != EB_CPU_ISA_REF) {
+        struct eb_sgemm_ukernel uk;
+        const int cb = eb_cpu__sgemm_select(isa, &uk) && uk.cl_epilogue != NULL ? uk.cl_cb : 0;
+        eb_graph__layout(g, isa, cb, &e->n_blocked);
+        e->block = e->n_blocked > 0 ? cb : 0;
+    }
     if ((st = prepare_nodes(e, diag)) != EB_OK)
         goto fail;
     st = eb_memplan_build(g, &e->plan, diag);
@@ -186,8 +195,9 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
                           what, mib(total), mib(opt->mem_cap_bytes));
         goto fail;
     }
-    e->arena =
-        g->alloc.alloc(g->alloc.ctx, (size_t)arena_total + EB_MEMPLAN_ALIGN, EB_MEMPLAN_ALIGN);
+    /* + EB_CPU_READ_SLACK: a kernel may read that far past an arena tensor (cpu.h) */
+    e->arena = g->alloc.alloc(
+        g->alloc.ctx, (size_t)arena_total + EB_MEMPLAN_ALIGN + EB_CPU_READ_SLACK, EB_MEMPLAN_ALIGN);
     if (e->arena == NULL) {
         st = eb_diag_fail(diag, EB_ERR_NOMEM,
                           "failed to load model %s: out of memory for a %.1f MiB arena", what,
@@ -260,6 +270,8 @@ void eb_engine_exec_info_get(const struct eb_engine *e, struct eb_engine_exec_in
     info_out->n_concat_in_place = e->plan.n_concat_in_place;
     info_out->n_split_in_place = e->plan.n_split_in_place;
     info_out->n_views = e->plan.n_views;
+    info_out->n_blocked = e->n_blocked;
+    info_out->block = e->block;
 }
 
 enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_tensor *in, size_t n_in,

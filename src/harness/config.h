@@ -37,7 +37,7 @@ struct eb_config {
     int device;  /* enum eb_device */
     int64_t threads;
     int profile;
-    int no_fold, no_fuse, no_dce;
+    int no_fold, no_fuse, no_dce, no_layout;
     int qdq;     /* index in "float|int8" = enum eb_engine_qdq */
     int kernels; /* index in "auto|ref|avx2|avx512|neon" */
     const char *output;

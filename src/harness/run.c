@@ -129,6 +129,8 @@ static void setup_slots(struct run_ctx *rc)
             su.backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_FUSE;
         if (cfg->no_dce)
             su.backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_DCE;
+        if (cfg->no_layout)
+            su.backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_LAYOUT;
         su.backend_cfg.qdq = cfg->qdq;
         {
             static const char *const kernels[] = {"auto", "ref", "avx2", "avx512", "neon"};

@@ -3,7 +3,8 @@
  * and epilogue: odd sizes, strides 1/2, pads, dilation 2, groups, 1x1, depthwise, K split into
  * several KC blocks, M and N tails, batch 2, every epilogue kind. Every ISA this CPU has, both
  * algorithms (implicit GEMM and channel-blocked; AUTO picks one of them), with 1 and 3 workers;
- * canary floats guard every output and scratch buffer.
+ * the channel-blocked one also with its input, its output (and residual) or both in the NCHWc
+ * layout where the channel counts allow; canary floats guard every output and scratch buffer.
  */
 #include <math.h>
 #include <stdint.h>
@@ -21,8 +22,23 @@ static void finish_desc(struct eb_conv2d_desc *d, int64_t pad_b, int64_t pad_r)
     d->ow = (d->iw + d->pad_l + pad_r - (d->kw - 1) * d->dil_w - 1) / d->stride_w + 1;
 }
 
+/* NCHW [n][c][hw] <-> NCHWc [n][c/cb][hw][cb] (to_cl 1: into the blocked layout). */
+static void reorder(const float *src, int64_t n, int64_t c, int64_t hw, int64_t cb, int to_cl,
+                    float *dst)
+{
+    for (int64_t i = 0; i < n * c * hw; i++) {
+        const int64_t img = i / (c * hw), ch = i / hw % c, q = i % hw;
+        const int64_t j = ((img * (c / cb) + ch / cb) * hw + q) * cb + ch % cb;
+        if (to_cl)
+            dst[j] = src[i];
+        else
+            dst[i] = src[j];
+    }
+}
+
 static void run_case(const struct eb_conv2d_desc *d, const struct eb_epilogue *epi,
-                     enum eb_cpu_isa isa, enum eb_conv_f32_algo algo, int workers, uint64_t seed)
+                     enum eb_cpu_isa isa, enum eb_conv_f32_algo algo, unsigned layout, int workers,
+                     uint64_t seed)
 {
     const struct eb_allocator sys = eb_allocator_system();
     const int64_t icg = d->ic / d->groups, k = icg * d->kh * d->kw;
@@ -43,13 +59,28 @@ static void run_case(const struct eb_conv2d_desc *d, const struct eb_epilogue *e
     }
     eb_cpu_conv2d_f32__ref(d, x, w, b, yr);
     eb_cpu_epilogue_f32__ref(epi, ny, r, yr);
+    /* NCHWc operands: the kernel may read past the input's end (EB_CPU_READ_SLACK: its last
+     * 1x1 tile), here into the guard floats, whose values must not reach y. */
+    const int64_t cb = layout != 0 ? eb_cpu_conv2d_f32_cl_block(d, isa) : 1;
+    const int64_t ihw = d->ih * d->iw, ohw = d->oh * d->ow;
+    float *xk = x, *rk = r, *yk = yf;
+    if (layout & EB_CONV_IN_CL) {
+        xk = guarded(nx);
+        reorder(x, d->n, d->ic, ihw, cb, 1, xk);
+    }
+    if (layout & EB_CONV_OUT_CL) {
+        rk = guarded(ny), yk = guarded(ny);
+        reorder(r, d->n, d->oc, ohw, cb, 1, rk);
+        for (size_t i = 0; i < ny; i++)
+            yk[i] = 999.0f;
+    }
 
     struct eb_ir_arena arena;
     eb_ir_arena_init(&arena, &sys);
     struct eb_conv2d_f32_plan *plan = NULL;
     size_t scratch_bytes = 0, packed = 0;
-    enum eb_status st = eb_cpu__conv2d_f32_prepare_as(d, w, b, isa, workers, algo, &arena, &plan,
-                                                      &scratch_bytes, &packed);
+    enum eb_status st = eb_cpu__conv2d_f32_prepare_as(d, w, b, isa, workers, algo, layout, &arena,
+                                                      &plan, &scratch_bytes, &packed);
     ASSERT_EQ_INT(st, EB_OK);
     ASSERT_TRUE(plan != NULL);
     const size_t sf = scratch_bytes / sizeof(float);
@@ -64,8 +95,10 @@ static void run_case(const struct eb_conv2d_desc *d, const struct eb_epilogue *e
     /* A weight change after prepare must not matter: the plan owns packed copies. */
     for (size_t i = 0; i < nw; i++)
         w[i] = 0.0f;
-    eb_cpu_conv2d_f32_run(plan, epi, &ex, x, r, yf);
-    eb_cpu_conv2d_f32_run(plan, epi, &ex, x, r, yf); /* twice: no state kept between runs */
+    eb_cpu_conv2d_f32_run(plan, epi, &ex, xk, rk, yk);
+    eb_cpu_conv2d_f32_run(plan, epi, &ex, xk, rk, yk); /* twice: no state kept between runs */
+    if (layout & EB_CONV_OUT_CL)
+        reorder(yk, d->n, d->oc, ohw, cb, 0, yf);
 
     /* fp32 sums of K products of values in [-1, 1): the rounding error of both sums grows like
      * sqrt(K) * eps * |typical partial sum| (random signs), so 1e-4 * sqrt(K) / 4 relative to
@@ -77,9 +110,19 @@ static void run_case(const struct eb_conv2d_desc *d, const struct eb_epilogue *e
         if (epi->fake_quant)
             tol += epi->fq_scale * 1.001;
         if (!(fabs((double)yf[i] - (double)yr[i]) <= tol))
-            EB_FAIL("%s %s x%d: y[%zu] = %.7g, ref %.7g (k %lld, act %s)", eb_cpu_isa_name(isa),
-                    algo == EB_CONV_F32_BLOCKED ? "blocked" : "gemm", workers, i, (double)yf[i],
-                    (double)yr[i], (long long)k, eb_act_name(epi->act));
+            EB_FAIL("%s %s (layout %u) x%d: y[%zu] = %.7g, ref %.7g (k %lld, act %s)",
+                    eb_cpu_isa_name(isa),
+                    algo == EB_CONV_F32_BLOCKED || layout ? "blocked" : "gemm", layout, workers, i,
+                    (double)yf[i], (double)yr[i], (long long)k, eb_act_name(epi->act));
+    }
+    if (layout & EB_CONV_IN_CL) {
+        check_guards(xk, nx, "x (NCHWc)");
+        release(xk);
+    }
+    if (layout & EB_CONV_OUT_CL) {
+        check_guards(yk, ny, "y (NCHWc)");
+        check_guards(rk, ny, "residual (NCHWc)");
+        release(yk), release(rk);
     }
     check_guards(yf, ny, "y");
     check_guards(scratch, sf > 0 ? sf : 1, "scratch");
@@ -103,8 +146,18 @@ static void run_all(struct eb_conv2d_desc d, const struct eb_epilogue *epi, uint
         if (!have[i])
             continue;
         for (int algo = EB_CONV_F32_GEMM; algo <= EB_CONV_F32_BLOCKED; algo++) {
-            run_case(&d, epi, isas[i], (enum eb_conv_f32_algo)algo, 1, seed);
-            run_case(&d, epi, isas[i], (enum eb_conv_f32_algo)algo, 3, seed + 1);
+            run_case(&d, epi, isas[i], (enum eb_conv_f32_algo)algo, 0, 1, seed);
+            run_case(&d, epi, isas[i], (enum eb_conv_f32_algo)algo, 0, 3, seed + 1);
+        }
+        /* NCHWc input and/or output where the conv and its channel counts allow them; fake
+         * quantisation keeps the output NCHW (the layout pass's rule) */
+        const int cb = eb_cpu_conv2d_f32_cl_block(&d, isas[i]);
+        for (unsigned layout = 1; cb > 0 && layout <= 3; layout++) {
+            if (((layout & EB_CONV_IN_CL) && d.ic % cb != 0) ||
+                ((layout & EB_CONV_OUT_CL) && (d.oc % cb != 0 || epi->fake_quant)))
+                continue;
+            run_case(&d, epi, isas[i], EB_CONV_F32_AUTO, layout, 1, seed + 2);
+            run_case(&d, epi, isas[i], EB_CONV_F32_AUTO, layout, 3, seed + 3);
         }
         ran = 1;
     }
@@ -264,5 +317,29 @@ EB_TEST(conv_epilogues)
                 run_all(d, &e, 100 + i * 4 + (size_t)res * 2 + (size_t)fq);
             }
         }
+    }
+}
+
+/* Shapes whose channels fill whole blocks of 8 and 16, so that run_all also runs them with
+ * NCHWc input and/or output: 1x1 read in place (tail tiles), stride 2, batch 2, depthwise, a
+ * 16-channel last output block, a one-pixel plane, every activation into NCHWc. */
+EB_TEST(conv_nchwc_layouts)
+{
+    struct eb_epilogue silu_add = {.act = EB_ACT_SILU, .residual = 1};
+    run_all(conv(1, 32, 13, 11, 32, 1, 1, 1, 0, 1, 1), &silu_add, 81);
+    run_all(conv(1, 16, 15, 17, 48, 3, 3, 2, 1, 1, 1), &plain, 82);
+    run_all(conv(2, 32, 9, 10, 16, 3, 3, 1, 1, 1, 1), &silu_add, 83);
+    run_all(conv(1, 48, 11, 9, 48, 3, 3, 1, 1, 1, 48), &silu_add, 84);
+    run_all(conv(1, 32, 7, 5, 80, 1, 1, 1, 0, 1, 1), &plain, 85);
+    run_all(conv(1, 64, 1, 1, 32, 1, 1, 1, 0, 1, 1), &plain, 86);
+    run_all(conv(1, 16, 6, 6, 16, 1, 1, 2, 1, 1, 1), &silu_add, 87); /* 1x1, stride 2, padded */
+    const enum eb_act acts[] = {EB_ACT_NONE, EB_ACT_RELU,         EB_ACT_LEAKY_RELU,
+                                EB_ACT_CLIP, EB_ACT_SIGMOID,      EB_ACT_SILU,
+                                EB_ACT_TANH, EB_ACT_HARD_SIGMOID, EB_ACT_HARD_SWISH};
+    for (size_t i = 0; i < EB_ARRAY_LEN(acts); i++) {
+        struct eb_epilogue e = {.act = acts[i], .residual = (int)(i % 2)};
+        e.alpha = acts[i] == EB_ACT_CLIP ? -0.5f : 0.2f;
+        e.beta = acts[i] == EB_ACT_CLIP ? 0.75f : 0.5f;
+        run_all(conv(1, 16, 6, 7, 32, 3, 3, 1, 1, 1, 1), &e, 90 + i);
     }
 }

@@ -235,6 +235,59 @@ EB_TEST(concat_in_place)
     }
 }
 
+/* The NCHWc layout pass: on an ISA with channel-blocked kernels most activations of both models
+ * stay blocked between convs, and the outputs equal those of the same engine without the pass
+ * (NCHW everywhere) to float rounding: boxes in pixels, scores in [0, 1]. */
+EB_TEST(nchwc_layout_same_outputs)
+{
+    const enum eb_synth_arch archs[2] = {EB_SYNTH_YOLOV8, EB_SYNTH_YOLO11};
+    for (int a = 0; a < 2; a++) {
+        size_t len;
+        uint8_t *bytes = synth(archs[a], 160, &len);
+        struct eb_engine_options opt;
+        eb_engine_options_default(&opt);
+        opt.imgsz = 160;
+        struct eb_engine *on = NULL, *off = NULL;
+        struct eb_diag d = {0};
+        ASSERT_OK(eb_engine_load(bytes, len, "synth-160", &opt, &on, &d));
+        opt.passes &= ~(uint32_t)EB_ENGINE_PASS_LAYOUT;
+        ASSERT_OK(eb_engine_load(bytes, len, "synth-160", &opt, &off, &d));
+        struct eb_engine_exec_info i_on, i_off;
+        eb_engine_exec_info_get(on, &i_on);
+        eb_engine_exec_info_get(off, &i_off);
+        printf("%s-160 (%s): %zu activations NCHWc (%d channels per block)\n",
+               a == 0 ? "yolov8n" : "yolo11n", i_on.isa, i_on.n_blocked, i_on.block);
+        ASSERT_EQ_INT((int)i_off.n_blocked, 0);
+        if (strcmp(i_on.isa, "avx2") == 0 || strcmp(i_on.isa, "avx512") == 0) {
+            ASSERT_EQ_INT(i_on.block, strcmp(i_on.isa, "avx2") == 0 ? 8 : 16);
+            ASSERT_TRUE(i_on.n_blocked >= 40); /* the backbone, neck and head stems */
+        } else {
+            ASSERT_EQ_INT((int)i_on.n_blocked, 0); /* no channel-blocked kernels (NEON) */
+        }
+        float *x = random_image(160);
+        struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 4, .data = x};
+        in.shape[0] = 1, in.shape[1] = 3, in.shape[2] = 160, in.shape[3] = 160;
+        struct eb_tensor y_on[EB_ENGINE_MAX_IO], y_off[EB_ENGINE_MAX_IO];
+        ASSERT_OK(eb_engine_run(on, &in, 1, y_on, EB_ENGINE_MAX_IO, &d));
+        ASSERT_OK(eb_engine_run(off, &in, 1, y_off, EB_ENGINE_MAX_IO, &d));
+        const int64_t n = y_on[0].shape[1] * y_on[0].shape[2];
+        double max_d = 0.0;
+        for (int64_t k = 0; k < n; k++) {
+            const double ref = ((const float *)y_off[0].data)[k];
+            const double dd = fabs(((const float *)y_on[0].data)[k] - ref);
+            if (!(dd <= 1e-4 * (1.0 + fabs(ref))))
+                EB_FAIL("output %lld: %.7g with the layout pass, %.7g without", (long long)k,
+                        (double)((const float *)y_on[0].data)[k], ref);
+            max_d = dd > max_d ? dd : max_d;
+        }
+        printf("  max abs difference to NCHW throughout: %.3g\n", max_d);
+        free(x);
+        eb_engine_destroy(on);
+        eb_engine_destroy(off);
+        free(bytes);
+    }
+}
+
 EB_TEST(mem_plan_below_naive_and_cap)
 {
     size_t len;

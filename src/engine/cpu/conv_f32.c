@@ -98,6 +98,7 @@ struct eb_conv2d_f32_plan {
      * Pointwise blocked: tasks of rb pixels, nrb of them per OB block. */
     int64_t cb, icb, ocb, ob, hp, wp, owr, rb, nrb;
     int cn_last;
+    int in_cl, out_cl; /* blocked kinds: input / output (and residual) NCHWc (fast.h) */
 };
 
 static void *arena_alloc64(struct eb_ir_arena *arena, size_t bytes)
@@ -248,19 +249,48 @@ static int prepare_blocked(struct eb_conv2d_f32_plan *p, const float *w, struct 
     return 1;
 }
 
+static int is_depthwise(const struct eb_conv2d_desc *d)
+{
+    return d->groups > 1 && d->groups == d->ic && d->groups == d->oc;
+}
+
+static int is_pointwise(const struct eb_conv2d_desc *d)
+{
+    return d->kh == 1 && d->kw == 1 && d->stride_h == 1 && d->stride_w == 1 && d->pad_t == 0 &&
+           d->pad_l == 0 && d->oh == d->ih && d->ow == d->iw;
+}
+
+int eb_cpu_conv2d_f32_cl_block(const struct eb_conv2d_desc *d, enum eb_cpu_isa isa)
+{
+    struct eb_sgemm_ukernel uk;
+    if (!eb_cpu__sgemm_select(isa, &uk) || uk.direct == NULL || uk.conv_cl == NULL ||
+        uk.cl_epilogue == NULL || d->n < 1 || d->oh < 1 || d->ow < 1)
+        return 0;
+    if (d->groups != 1 && !(is_depthwise(d) && uk.dw_cl != NULL))
+        return 0;
+    /* the blocked geometry's int32 indices (prepare_blocked) */
+    const int64_t cb = uk.cl_cb, owr = eb_cpu_round_up(d->ow, uk.cl_r);
+    const int64_t hp = (d->oh - 1) * d->stride_h + (d->kh - 1) * d->dil_h + 1;
+    const int64_t wp = (owr - 1) * d->stride_w + (d->kw - 1) * d->dil_w + 1;
+    if ((d->ic + cb - 1) / cb * hp * wp * cb > INT32_MAX)
+        return 0;
+    return (int)cb;
+}
+
 enum eb_status eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const float *w,
                                          const float *bias, enum eb_cpu_isa isa, int n_workers,
-                                         struct eb_ir_arena *arena,
+                                         unsigned layout, struct eb_ir_arena *arena,
                                          struct eb_conv2d_f32_plan **plan_out,
                                          size_t *scratch_bytes_out, size_t *packed_bytes_out)
 {
-    return eb_cpu__conv2d_f32_prepare_as(d, w, bias, isa, n_workers, EB_CONV_F32_AUTO, arena,
-                                         plan_out, scratch_bytes_out, packed_bytes_out);
+    return eb_cpu__conv2d_f32_prepare_as(d, w, bias, isa, n_workers, EB_CONV_F32_AUTO, layout,
+                                         arena, plan_out, scratch_bytes_out, packed_bytes_out);
 }
 
 enum eb_status eb_cpu__conv2d_f32_prepare_as(const struct eb_conv2d_desc *d, const float *w,
                                              const float *bias, enum eb_cpu_isa isa, int n_workers,
-                                             enum eb_conv_f32_algo algo, struct eb_ir_arena *arena,
+                                             enum eb_conv_f32_algo algo, unsigned layout,
+                                             struct eb_ir_arena *arena,
                                              struct eb_conv2d_f32_plan **plan_out,
                                              size_t *scratch_bytes_out, size_t *packed_bytes_out)
 {
@@ -286,10 +316,15 @@ enum eb_status eb_cpu__conv2d_f32_prepare_as(const struct eb_conv2d_desc *d, con
     if (bias != NULL)
         memcpy(p->bias, bias, (size_t)d->oc * sizeof(float));
     size_t packed = (size_t)d->oc * sizeof(float);
-    const int depthwise = d->groups > 1 && d->groups == d->ic && d->groups == d->oc;
-    const int pointwise = d->kh == 1 && d->kw == 1 && d->stride_h == 1 && d->stride_w == 1 &&
-                          d->pad_t == 0 && d->pad_l == 0 && d->oh == d->ih && d->ow == d->iw;
+    const int depthwise = is_depthwise(d), pointwise = is_pointwise(d);
     int nomem = 0;
+    if (layout != 0) {
+        if (eb_cpu_conv2d_f32_cl_block(d, isa) == 0)
+            return EB_ERR_INVALID_ARG; /* the layout pass asked eb_cpu_conv2d_f32_cl_block */
+        algo = EB_CONV_F32_BLOCKED;
+        p->in_cl = (layout & EB_CONV_IN_CL) != 0;
+        p->out_cl = (layout & EB_CONV_OUT_CL) != 0;
+    }
     if (algo != EB_CONV_F32_GEMM && pointwise && d->groups == 1 && uk.pw_cl != NULL &&
         (algo == EB_CONV_F32_BLOCKED || d->oh * d->ow <= CONV_PW_CL_MAX_N)) {
         p->kind = CONV_PW_BLOCKED;
@@ -317,6 +352,8 @@ enum eb_status eb_cpu__conv2d_f32_prepare_as(const struct eb_conv2d_desc *d, con
         if (nomem)
             return EB_ERR_NOMEM;
     }
+    if (layout != 0)
+        return EB_ERR_INVALID_ARG; /* not reached: eb_cpu_conv2d_f32_cl_block checked the same */
     if (depthwise) {
         p->kind = CONV_DEPTHWISE;
         const size_t wb = (size_t)(d->oc * d->kh * d->kw) * sizeof(float);
@@ -585,6 +622,11 @@ static void blocked_pack_task(void *vctx, size_t task, int worker)
     memset(dst + jhi * cb, 0, (size_t)((p->wp - jhi) * cb) * sizeof(float));
     if (jhi <= jlo)
         return;
+    if (p->in_cl) { /* NCHWc: the block's row is already [column][cb] */
+        memcpy(dst + jlo * cb, c->in + ((b * d->ih + iy) * d->iw + jlo - d->pad_l) * cb,
+               (size_t)((jhi - jlo) * cb) * sizeof(float));
+        return;
+    }
     const float *src = c->in + (b * cb * d->ih + iy) * d->iw + jlo - d->pad_l;
     if (cb == 1)
         memcpy(dst + jlo, src, (size_t)(jhi - jlo) * sizeof(float));
@@ -616,6 +658,15 @@ static void blocked_task(void *vctx, size_t task, int worker)
             p->uk.conv_cl(d->ow, xr, d->stride_w * cb, p->icb, xbs, (int)cb, p->cn_last, p->boff,
                           (int)taps, p->a + blk * p->icb * taps * cbw * ob, (int)olen, out);
     }
+    if (p->out_cl) { /* NCHWc: block o0 / CB, pixel (oy, 0) */
+        for (int64_t oy = oy0; oy < oy1; oy++) {
+            const size_t yo = (size_t)((o0 / cbw * plane + oy * d->ow) * cbw);
+            p->uk.cl_epilogue(c->epi, p->bias + o0, d->ow, (int)(olen / cbw),
+                              buf + (oy - oy0) * p->owr * ob, (int)ob, c->y + yo, plane * cbw,
+                              c->res != NULL ? c->res + yo : NULL);
+        }
+        return;
+    }
     const size_t yo = (size_t)(o0 * plane + oy0 * d->ow);
     float *y = c->y + yo;
     for (int64_t r = 0; r < oy1 - oy0; r++)
@@ -633,8 +684,21 @@ static void pw_blocked_task(void *vctx, size_t task, int worker)
     const int64_t n = d->oh * d->ow, ob = p->ob, blk = (int64_t)task / p->nrb;
     const int64_t q0 = (int64_t)task % p->nrb * p->rb, np = n - q0 < p->rb ? n - q0 : p->rb;
     const int64_t o0 = blk * ob, olen = d->oc - o0 < ob ? d->oc - o0 : ob;
+    const int64_t cbw = p->uk.cl_cb;
     float *buf = c->workers + (size_t)worker * p->worker_floats;
-    p->uk.pw_cl(np, c->in + q0, n, d->ic, p->a + blk * d->ic * ob, (int)olen, buf);
+    if (p->in_cl) { /* NCHWc read in place: a 1x1 "row" of np pixels, stride CB */
+        static const int32_t tap0 = 0;
+        p->uk.conv_cl(np, c->in + q0 * cbw, cbw, d->ic / cbw, n * cbw, (int)cbw, (int)cbw, &tap0, 1,
+                      p->a + blk * d->ic * ob, (int)olen, buf);
+    } else {
+        p->uk.pw_cl(np, c->in + q0, n, d->ic, p->a + blk * d->ic * ob, (int)olen, buf);
+    }
+    if (p->out_cl) {
+        const size_t yo = (size_t)((o0 / cbw * n + q0) * cbw);
+        p->uk.cl_epilogue(c->epi, p->bias + o0, np, (int)(olen / cbw), buf, (int)ob, c->y + yo,
+                          n * cbw, c->res != NULL ? c->res + yo : NULL);
+        return;
+    }
     const size_t yo = (size_t)(o0 * n + q0);
     p->uk.cl_unpack(np, (int)olen, (int)ob, buf, c->y + yo, n);
     p->uk.epilogue(c->epi, p->bias + o0, olen, np, c->y + yo, n, c->y + yo, n,
@@ -649,6 +713,7 @@ void eb_cpu_conv2d_f32_run(const struct eb_conv2d_f32_plan *plan, const struct e
     const struct eb_conv2d_desc *d = &plan->d;
     struct conv_ctx c = {.p = plan, .epi = epi != NULL ? epi : &none};
     const float *res = c.epi->residual ? residual : NULL;
+    EB_ASSERT(!plan->out_cl || !c.epi->fake_quant);
     const size_t in_img = (size_t)(d->ic * d->ih * d->iw),
                  out_img = (size_t)(d->oc * d->oh * d->ow);
     EB_ASSERT(x->n_workers <= plan->n_workers &&

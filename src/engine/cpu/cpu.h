@@ -94,6 +94,13 @@ static inline int64_t eb_cpu_round_up(int64_t v, int64_t to)
     return (v + to - 1) / to * to;
 }
 
+/**
+ * Bytes a kernel may read past the end of an activation tensor that lives in the engine's arena
+ * (the channel-blocked 1x1 convolution's last tile, whose extra pixels are discarded): the
+ * engine allocates this much beyond the arena and its scratch.
+ */
+#define EB_CPU_READ_SLACK 1024
+
 /** Round `n` up to a multiple of 64 (scratch and packed-buffer sizes). */
 static inline size_t eb_cpu_align64(size_t n)
 {

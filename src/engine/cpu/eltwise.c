@@ -539,6 +539,174 @@ void eb_cpu_maxpool2d_f32(const struct eb_cpu_exec *cpu, const struct eb_pool2d_
     eb_threadpool_run(cpu->pool, c.n_tasks, maxpool_task, &c);
 }
 
+/* ---- MaxPool, channel-blocked ---------------------------------------------------------------- */
+
+struct pool_cl_ctx {
+    const struct eb_pool2d_desc *d;
+    int64_t cb, chunk; /* output rows per buffer fill (0: the direct loop) */
+    const float *x;
+    float *y;
+    size_t n_tasks;
+    int64_t planes;
+};
+
+/* y pixel (oy, ox) of one block plane by the direct loop over its window (the reference's
+ * running max per lane, in tap order): windows too large for the stack buffer. */
+static void pool_cl_direct(const struct pool_cl_ctx *c, const float *x, float *y)
+{
+    const struct eb_pool2d_desc *d = c->d;
+    const int64_t cb = c->cb;
+    for (int64_t oy = 0; oy < d->oh; oy++)
+        for (int64_t ox = 0; ox < d->ow; ox++) {
+            float *yp = y + (oy * d->ow + ox) * cb;
+            for (int64_t l = 0; l < cb; l++)
+                yp[l] = -INFINITY;
+            for (int64_t ky = 0; ky < d->kh; ky++) {
+                const int64_t iy = oy - d->pad_t + ky;
+                for (int64_t kx = 0; iy >= 0 && iy < d->ih && kx < d->kw; kx++) {
+                    const int64_t ix = ox - d->pad_l + kx;
+                    if (ix < 0 || ix >= d->iw)
+                        continue;
+                    const float *xp = x + (iy * d->iw + ix) * cb;
+                    for (int64_t l = 0; l < cb; l++)
+                        yp[l] = xp[l] > yp[l] || isnan(xp[l]) ? xp[l] : yp[l];
+                }
+            }
+        }
+}
+
+/* Pixels of a padded input row: every window's columns, and the input after pad_l. */
+static int64_t pool_cl_prow(const struct eb_pool2d_desc *d)
+{
+    return max64(d->ow + d->kw - 1, d->pad_l + d->iw);
+}
+
+/*
+ * One block plane, separable: per chunk of output rows, each input row they read is padded
+ * with -inf columns and folded over the kw taps (pixels shifted by cb floats) into a row of
+ * horizontal maxima; each output row is then the fold of its valid rows of those.
+ */
+static void pool_cl_plane(const struct pool_cl_ctx *c, const float *x, float *y, float *buf)
+{
+    const struct eb_pool2d_desc *d = c->d;
+    const int64_t cb = c->cb, ow = d->ow, prow_len = pool_cl_prow(d) * cb;
+    const int nan = pool_any_nan(d->ih * d->iw * cb, x);
+    const float *p[POOL_TAPS];
+    float *prow = buf, *h = buf + round8(prow_len);
+    for (int64_t o0 = 0; o0 < d->oh; o0 += c->chunk) {
+        const int64_t o1 = min64(d->oh, o0 + c->chunk);
+        const int64_t r0 = max64(0, o0 - d->pad_t), r1 = min64(d->ih, o1 - 1 - d->pad_t + d->kh);
+        for (int64_t i = r0; i < r1; i++) {
+            for (int64_t j = 0; j < prow_len; j++)
+                prow[j] = -INFINITY;
+            memcpy(prow + d->pad_l * cb, x + i * d->iw * cb, (size_t)(d->iw * cb) * sizeof(float));
+            for (int64_t k0 = 0; k0 < d->kw; k0 += POOL_TAPS) {
+                const int cnt = (int)min64(d->kw - k0, POOL_TAPS);
+                for (int t = 0; t < cnt; t++)
+                    p[t] = prow + (k0 + t) * cb;
+                pool_fold(1, ow * cb, cnt, p, 0, k0 > 0, nan, h + (i - r0) * ow * cb, 0);
+            }
+        }
+        for (int64_t oy = o0; oy < o1; oy++) {
+            const int64_t k0 = max64(0, d->pad_t - oy), k1 = min64(d->kh, d->ih + d->pad_t - oy);
+            float *yr = y + oy * ow * cb;
+            if (k0 >= k1) {
+                for (int64_t j = 0; j < ow * cb; j++)
+                    yr[j] = -INFINITY;
+                continue;
+            }
+            for (int64_t kk = k0; kk < k1; kk += POOL_TAPS) {
+                const int cnt = (int)min64(k1 - kk, POOL_TAPS);
+                for (int t = 0; t < cnt; t++)
+                    p[t] = h + (oy - d->pad_t + kk + t - r0) * ow * cb;
+                pool_fold(1, ow * cb, cnt, p, 0, kk > k0, nan, yr, 0);
+            }
+        }
+    }
+}
+
+static void maxpool_cl_task(void *vctx, size_t task, int worker)
+{
+    const struct pool_cl_ctx *c = vctx;
+    const struct eb_pool2d_desc *d = c->d;
+    _Alignas(64) float buf[POOL_BUF];
+    int64_t p0, p1;
+    (void)worker;
+    task_range(task, c->n_tasks, c->planes, &p0, &p1);
+    for (int64_t p = p0; p < p1; p++) {
+        const float *x = c->x + p * d->ih * d->iw * c->cb;
+        float *y = c->y + p * d->oh * d->ow * c->cb;
+        if (c->chunk == 0)
+            pool_cl_direct(c, x, y);
+        else
+            pool_cl_plane(c, x, y, buf);
+    }
+}
+
+void eb_cpu_maxpool2d_f32_cl(const struct eb_cpu_exec *cpu, const struct eb_pool2d_desc *d, int cb,
+                             const float *x, float *y)
+{
+    struct pool_cl_ctx c = {.d = d, .cb = cb, .x = x, .y = y};
+    EB_ASSERT(d->stride_h == 1 && d->stride_w == 1 && d->dil_h == 1 && d->dil_w == 1 &&
+              d->c % cb == 0);
+    c.planes = d->n * (d->c / cb);
+    if (c.planes * d->oh * d->ow == 0)
+        return;
+    /* Output rows per fill: their input rows' horizontal maxima and one padded row fit. */
+    const int64_t row = d->ow * cb, prow = round8(pool_cl_prow(d) * cb);
+    const int64_t rows_in = prow < POOL_BUF ? (POOL_BUF - prow) / row : 0;
+    c.chunk = simd(cpu) && rows_in >= d->kh ? rows_in - d->kh + 1 : 0;
+    c.n_tasks = task_count(cpu, c.planes, d->oh * row * (d->kh + d->kw));
+    eb_threadpool_run(cpu->pool, c.n_tasks, maxpool_cl_task, &c);
+}
+
+/* ---- nearest upsampling, channel-blocked ---------------------------------------------------- */
+
+struct upsample_cl_ctx {
+    int64_t rows, iw, fh, fw, cb;
+    const float *x;
+    float *y;
+    size_t n_tasks;
+};
+
+/* Input rows (plane-major) of the task: each pixel's cb floats fw times, the row fh times. */
+static void upsample_cl_task(void *vctx, size_t task, int worker)
+{
+    const struct upsample_cl_ctx *c = vctx;
+    const int64_t cb = c->cb, ow = c->iw * c->fw;
+    int64_t r0, r1;
+    (void)worker;
+    task_range(task, c->n_tasks, c->rows, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const float *xr = c->x + r * c->iw * cb;
+        float *yr = c->y + r * c->fh * ow * cb;
+        for (int64_t j = 0; j < c->iw; j++)
+            for (int64_t k = 0; k < c->fw; k++) {
+                float *dst = yr + (j * c->fw + k) * cb;
+                if (cb == 16)
+                    memcpy(dst, xr + j * 16, 16 * sizeof(float));
+                else if (cb == 8)
+                    memcpy(dst, xr + j * 8, 8 * sizeof(float));
+                else
+                    memcpy(dst, xr + j * cb, (size_t)cb * sizeof(float));
+            }
+        for (int64_t t = 1; t < c->fh; t++)
+            memcpy(yr + t * ow * cb, yr, (size_t)(ow * cb) * sizeof(float));
+    }
+}
+
+void eb_cpu_upsample_f32_cl(const struct eb_cpu_exec *cpu, int64_t planes, int64_t ih, int64_t iw,
+                            int64_t fh, int64_t fw, int cb, const float *x, float *y)
+{
+    struct upsample_cl_ctx c = {.rows = planes * ih, .iw = iw, .fh = fh, .fw = fw, .cb = cb};
+    c.x = x;
+    c.y = y;
+    if (c.rows * iw == 0)
+        return;
+    c.n_tasks = task_count(cpu, c.rows, iw * fh * fw * cb);
+    eb_threadpool_run(cpu->pool, c.n_tasks, upsample_cl_task, &c);
+}
+
 /* ---- nearest Resize ------------------------------------------------------------------------ */
 
 struct resize_ctx {

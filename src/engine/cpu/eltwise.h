@@ -41,6 +41,19 @@ void eb_cpu_maxpool2d_f32(const struct eb_cpu_exec *cpu, const struct eb_pool2d_
 void eb_cpu_resize_nearest_f32(const struct eb_cpu_exec *cpu, int rank, const int64_t *x_shape,
                                const float *x, const int64_t *y_shape, const float *scales,
                                enum eb_resize_coord coord, enum eb_resize_round rnd, float *y);
+/**
+ * MaxPool on a channel-blocked input (NCHWc, `cb` channels per block; d->c a multiple of cb):
+ * what eb_cpu_maxpool2d_f32 computes, in that layout. Stride 1 and dilation 1 only (the layout
+ * pass keeps other pools NCHW); any kernel size and pads. Only called when the ISA is not REF.
+ */
+void eb_cpu_maxpool2d_f32_cl(const struct eb_cpu_exec *cpu, const struct eb_pool2d_desc *d, int cb,
+                             const float *x, float *y);
+/**
+ * Nearest upsampling of a channel-blocked tensor by integer factors: `planes` planes of ih x iw
+ * pixels of cb floats each; output pixel (i, j) of a plane is input pixel (i / fh, j / fw).
+ */
+void eb_cpu_upsample_f32_cl(const struct eb_cpu_exec *cpu, int64_t planes, int64_t ih, int64_t iw,
+                            int64_t fh, int64_t fw, int cb, const float *x, float *y);
 /** eb_cpu_quantize_f32__ref. */
 void eb_cpu_quantize_f32(const struct eb_cpu_exec *cpu, int64_t n, int64_t channels, int64_t inner,
                          const float *x, const float *scale, const void *zp, int out_signed,

@@ -26,30 +26,50 @@
 /** A convolution prepared for one ISA: packed weights, bias, chosen algorithm (opaque). */
 struct eb_conv2d_f32_plan;
 
+/*
+ * Activation layouts of a float conv: NCHW, or channel-blocked "NCHWc" — [N][C/CB][H][W][CB],
+ * CB channels in the vector lanes (8 with AVX2, 16 with AVX-512), chosen by the engine's layout
+ * pass for tensors that flow between convs (and the ops that handle both layouts).
+ */
+enum {
+    EB_CONV_IN_CL = 1u << 0,  /* the input is NCHWc */
+    EB_CONV_OUT_CL = 1u << 1, /* the output (and the residual) are NCHWc */
+};
+
+/**
+ * CB when conv `d` can read and write NCHWc with `isa`'s kernels (groups 1 or depthwise; the
+ * channel counts themselves are the caller's to check), 0 when it cannot. A plan prepared with
+ * layout flags for such a conv always honours them.
+ */
+int eb_cpu_conv2d_f32_cl_block(const struct eb_conv2d_desc *d, enum eb_cpu_isa isa);
+
 /**
  * Prepares conv `d` (batch d->n, any groups/strides/pads/dilations) for `isa` with `n_workers`
  * workers: packs w [OC, IC/g, KH, KW] and copies bias (NULL = zeros) into memory from `arena`
- * (graph lifetime). Sets *scratch_bytes_out to the run-time scratch it needs (all workers
- * together) and *packed_bytes_out to the bytes it packed. EB_ERR_NOMEM only.
+ * (graph lifetime). `layout`: EB_CONV_IN_CL / EB_CONV_OUT_CL bits (0: NCHW in and out; bits
+ * only where eb_cpu_conv2d_f32_cl_block says so, with IC resp. OC multiples of CB). Sets
+ * *scratch_bytes_out to the run-time scratch it needs (all workers together) and
+ * *packed_bytes_out to the bytes it packed. EB_ERR_NOMEM only.
  */
 EB_NODISCARD enum eb_status
 eb_cpu_conv2d_f32_prepare(const struct eb_conv2d_desc *d, const float *w, const float *bias,
-                          enum eb_cpu_isa isa, int n_workers, struct eb_ir_arena *arena,
-                          struct eb_conv2d_f32_plan **plan_out, size_t *scratch_bytes_out,
-                          size_t *packed_bytes_out);
+                          enum eb_cpu_isa isa, int n_workers, unsigned layout,
+                          struct eb_ir_arena *arena, struct eb_conv2d_f32_plan **plan_out,
+                          size_t *scratch_bytes_out, size_t *packed_bytes_out);
 /** Which algorithm a float conv plan uses: AUTO (what prepare picks), or one forced (tests and
  * benchmarks); a forced algorithm that does not apply (ISA, groups) falls back to AUTO's. */
 enum eb_conv_f32_algo { EB_CONV_F32_AUTO, EB_CONV_F32_GEMM, EB_CONV_F32_BLOCKED };
-/** eb_cpu_conv2d_f32_prepare with the algorithm chosen by the caller. */
-EB_NODISCARD enum eb_status
-eb_cpu__conv2d_f32_prepare_as(const struct eb_conv2d_desc *d, const float *w, const float *bias,
-                              enum eb_cpu_isa isa, int n_workers, enum eb_conv_f32_algo algo,
-                              struct eb_ir_arena *arena, struct eb_conv2d_f32_plan **plan_out,
-                              size_t *scratch_bytes_out, size_t *packed_bytes_out);
+/** eb_cpu_conv2d_f32_prepare with the algorithm chosen by the caller (layout bits force the
+ * channel-blocked algorithm). */
+EB_NODISCARD enum eb_status eb_cpu__conv2d_f32_prepare_as(
+    const struct eb_conv2d_desc *d, const float *w, const float *bias, enum eb_cpu_isa isa,
+    int n_workers, enum eb_conv_f32_algo algo, unsigned layout, struct eb_ir_arena *arena,
+    struct eb_conv2d_f32_plan **plan_out, size_t *scratch_bytes_out, size_t *packed_bytes_out);
 /**
- * y = epilogue(conv(x) + bias) on the prepared plan; `residual` has y's shape (read when
- * epi->residual). Uses x->scratch (at least the prepared scratch size) and x->pool. No
- * allocation. `y` does not alias `x` or `residual`.
+ * y = epilogue(conv(x) + bias) on the prepared plan; `residual` has y's shape and layout (read
+ * when epi->residual). Uses x->scratch (at least the prepared scratch size) and x->pool. No
+ * allocation. `y` does not alias `x` or `residual`. A 1x1 conv reading NCHWc may read up to
+ * EB_CPU_READ_SLACK bytes past the end of `in` (results from them are discarded).
  */
 void eb_cpu_conv2d_f32_run(const struct eb_conv2d_f32_plan *plan, const struct eb_epilogue *epi,
                            const struct eb_cpu_exec *x, const float *in, const float *residual,

@@ -37,7 +37,8 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             eb_cpu_cl_pack_f32__avx2,
                                             eb_cpu_cl_unpack_f32__avx2,
                                             eb_cpu_dw_cl_f32__avx2,
-                                            eb_cpu_pw_cl_f32_6x16__avx2};
+                                            eb_cpu_pw_cl_f32_6x16__avx2,
+                                            eb_cpu_cl_epilogue_f32__avx2};
         return 1;
     case EB_CPU_ISA_AVX512:
         *uk_out = (struct eb_sgemm_ukernel){8,
@@ -54,7 +55,8 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             eb_cpu_cl_pack_f32__avx2,
                                             eb_cpu_cl_unpack_f32__avx2,
                                             eb_cpu_dw_cl_f32__avx512,
-                                            eb_cpu_pw_cl_f32_12x32__avx512};
+                                            eb_cpu_pw_cl_f32_12x32__avx512,
+                                            eb_cpu_cl_epilogue_f32__avx512};
         return 1;
 #endif
 #if defined(__aarch64__)

@@ -83,6 +83,15 @@ typedef void (*eb_cl_pack_fn)(int64_t n, int cn, int cb, const float *src, int64
 typedef void (*eb_cl_unpack_fn)(int64_t n, int olen, int ob, const float *buf, float *y,
                                 int64_t y_stride);
 
+/**
+ * Epilogue into a channel-blocked output (NCHWc, CB channels per block): for pixels q < n and
+ * channel vectors v < nv, y[v*y_bs + q*CB + l] = act(buf[q*ob + v*CB + l] + bias[v*CB + l])
+ * (+ r[v*y_bs + q*CB + l] when e->residual), l < CB. No fake quantisation (the layout pass
+ * keeps such convs' outputs NCHW).
+ */
+typedef void (*eb_cl_epilogue_fn)(const struct eb_epilogue *e, const float *bias, int64_t n, int nv,
+                                  const float *buf, int ob, float *y, int64_t y_bs, const float *r);
+
 /** One ISA's SGEMM: tile sizes, micro-kernels, tile epilogue, the stride-2 gather, depthwise;
  * and the channel-blocked convolution (conv_cl NULL where the ISA has none): R pixels x OB
  * output channels per tile, input channels in blocks of CB. */
@@ -99,6 +108,7 @@ struct eb_sgemm_ukernel {
     eb_cl_unpack_fn cl_unpack;
     eb_dw_cl_fn dw_cl;
     eb_pw_cl_fn pw_cl;
+    eb_cl_epilogue_fn cl_epilogue;
 };
 
 /** The micro-kernel for `isa`; 0 when there is none (REF, or an ISA absent from this build). */
@@ -162,6 +172,11 @@ void eb_cpu_cl_pack_f32__avx2(int64_t n, int cn, int cb, const float *src, int64
                               float *dst);
 void eb_cpu_cl_unpack_f32__avx2(int64_t n, int olen, int ob, const float *buf, float *y,
                                 int64_t y_stride);
+void eb_cpu_cl_epilogue_f32__avx2(const struct eb_epilogue *e, const float *bias, int64_t n, int nv,
+                                  const float *buf, int ob, float *y, int64_t y_bs, const float *r);
+void eb_cpu_cl_epilogue_f32__avx512(const struct eb_epilogue *e, const float *bias, int64_t n,
+                                    int nv, const float *buf, int ob, float *y, int64_t y_bs,
+                                    const float *r);
 void eb_cpu_conv_cl_f32_12x32__avx512(int64_t n_px, const float *x, int64_t xps, int64_t n_icb,
                                       int64_t xbs, int cb, int cn_last, const int32_t *toff,
                                       int taps, const float *w, int olen, float *out);

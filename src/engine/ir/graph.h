@@ -24,6 +24,7 @@
 #include "eb/diag.h"
 #include "eb/engine.h"
 #include "eb/tensor.h"
+#include "engine/cpu/cpu.h"
 #include "engine/onnx/onnx_model.h"
 
 struct eb_op_def;
@@ -62,6 +63,8 @@ struct eb_ir_value {
     int first, last; /* liveness in node order (memplan) */
     int64_t offset;  /* arena offset from the memory plan; -1 when not planned */
     int alias_of;    /* memplan: placed inside this value (a Concat output), -1 = own slot */
+    int blocked;     /* layout pass: channel-blocked NCHWc with this many channels per block
+                      * ([N][C/CB][H][W][CB]); 0 = as ONNX says (NCHW) */
     void *data;      /* constant data, arena slot (after planning) or the caller's input */
     int owned_data;  /* data was allocated through the graph allocator */
 };
@@ -133,6 +136,16 @@ EB_NODISCARD enum eb_status eb_graph__qdq_int8(struct eb_graph *g, struct eb_dia
  * and the DFL head. Absorbed nodes are marked dead; the Conv takes over their output value.
  */
 EB_NODISCARD enum eb_status eb_graph__fuse(struct eb_graph *g, struct eb_diag *diag);
+/**
+ * The layout pass (passes_layout.c), run by the engine after the other passes when its ISA has
+ * channel-blocked kernels (cb = their CB) and EB_ENGINE_PASS_LAYOUT is set: marks the float
+ * activations that flow only between nodes able to read and write NCHWc — float Convs with a
+ * blocked plan, Concat and Split on channels, stride-1 MaxPool, integer-factor nearest Resize,
+ * same-shape Add/Mul — as blocked (eb_ir_value.blocked = cb), so that consecutive convs skip the
+ * layout conversions. Graph inputs and outputs, constants and tensors whose channels are not a
+ * multiple of cb stay NCHW. Sets *n_blocked_out to the number of values marked.
+ */
+void eb_graph__layout(struct eb_graph *g, enum eb_cpu_isa isa, int cb, size_t *n_blocked_out);
 /** Drops the pointers into the ONNX model (call before destroying it). */
 void eb_graph_forget_source(struct eb_graph *g);
 /** Frees everything; accepts NULL and half-built graphs. */

@@ -7,6 +7,7 @@
 #include "engine/cpu/fast.h"
 #include "engine/cpu/ref/ref.h"
 #include "engine/ops/conv.h"
+#include "engine/ops/fuse_access.h"
 #include "engine/ops/op.h"
 
 /* auto_pad, decided at load: attribute strings live only as long as the ONNX import. */
@@ -201,12 +202,30 @@ static enum eb_status prepare_conv(struct eb_op_prepare *pp)
         return EB_OK;
     struct eb_conv2d_desc d;
     eb_op__conv_run_geometry(g, n, &d);
-    enum eb_status st =
-        eb_cpu_conv2d_f32_prepare(&d, w->data, b != NULL ? b->data : NULL, pp->isa, pp->n_workers,
-                                  &g->arena, &p->plan, &pp->scratch_bytes, &pp->packed_bytes);
-    if (st != EB_OK)
+    const unsigned layout = (eb_op_in(g, n, 0)->blocked ? EB_CONV_IN_CL : 0u) |
+                            (eb_op_out(g, n, 0)->blocked ? EB_CONV_OUT_CL : 0u);
+    enum eb_status st = eb_cpu_conv2d_f32_prepare(&d, w->data, b != NULL ? b->data : NULL, pp->isa,
+                                                  pp->n_workers, layout, &g->arena, &p->plan,
+                                                  &pp->scratch_bytes, &pp->packed_bytes);
+    if (st == EB_ERR_NOMEM)
         return eb_op_fail(&pp->op, st, "out of memory packing the weights");
+    if (st != EB_OK)
+        return eb_op_fail(&pp->op, st, "no channel-blocked kernel for the layout chosen");
     return EB_OK;
+}
+
+int eb_op__conv_cl_block(const struct eb_graph *g, const struct eb_ir_node *n, enum eb_cpu_isa isa,
+                         int output_side)
+{
+    if (n->op != &eb_op_conv || n->params == NULL || n->n_in < 2)
+        return 0;
+    const struct conv_params *p = n->params;
+    const struct eb_ir_value *w = eb_op_in(g, n, 1), *b = eb_op_in(g, n, 2);
+    if (!w->is_const || (b != NULL && !b->is_const) || (output_side && p->epi.fake_quant))
+        return 0;
+    struct eb_conv2d_desc d;
+    eb_op__conv_run_geometry(g, n, &d);
+    return eb_cpu_conv2d_f32_cl_block(&d, isa);
 }
 
 static uint64_t flops_conv(const struct eb_graph *g, const struct eb_ir_node *n)

@@ -1,6 +1,7 @@
 /* MaxPool (float32, 2-D; no Indices output; ceil_mode and dilations supported). */
 #include "engine/cpu/eltwise.h"
 #include "engine/cpu/ref/ref.h"
+#include "engine/ops/fuse_access.h"
 #include "engine/ops/op.h"
 
 struct pool_params {
@@ -32,7 +33,19 @@ static void exec_maxpool(const struct eb_exec *ex)
     const struct eb_graph *g = ex->g;
     const struct eb_ir_node *n = ex->n;
     const struct pool_params *p = n->params;
-    eb_cpu_maxpool2d_f32(ex->cpu, &p->d, eb_op_in(g, n, 0)->data, eb_op_out(g, n, 0)->data);
+    const struct eb_ir_value *x = eb_op_in(g, n, 0);
+    if (x->blocked) /* channel-blocked (the layout pass) */
+        eb_cpu_maxpool2d_f32_cl(ex->cpu, &p->d, x->blocked, x->data, eb_op_out(g, n, 0)->data);
+    else
+        eb_cpu_maxpool2d_f32(ex->cpu, &p->d, x->data, eb_op_out(g, n, 0)->data);
+}
+
+int eb_op__maxpool_cl_ok(const struct eb_ir_node *n)
+{
+    if (n->op != &eb_op_maxpool || n->params == NULL || n->n_out != 1)
+        return 0;
+    const struct eb_pool2d_desc *d = &((const struct pool_params *)n->params)->d;
+    return d->stride_h == 1 && d->stride_w == 1 && d->dil_h == 1 && d->dil_w == 1;
 }
 
 const struct eb_op_def eb_op_maxpool = {

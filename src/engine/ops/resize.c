@@ -7,6 +7,7 @@
 
 #include "engine/cpu/eltwise.h"
 #include "engine/cpu/ref/ref.h"
+#include "engine/ops/fuse_access.h"
 #include "engine/ops/op.h"
 
 struct resize_params {
@@ -113,8 +114,34 @@ static void exec_resize(const struct eb_exec *ex)
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
     if (y->numel == 0 || x->numel == 0)
         return;
+    if (x->blocked) { /* channel-blocked (the layout pass; eb_op__resize_cl_ok) */
+        eb_cpu_upsample_f32_cl(ex->cpu, x->shape[0] * (x->shape[1] / x->blocked), x->shape[2],
+                               x->shape[3], y->shape[2] / x->shape[2], y->shape[3] / x->shape[3],
+                               x->blocked, x->data, y->data);
+        return;
+    }
     eb_cpu_resize_nearest_f32(ex->cpu, x->rank, x->shape, x->data, y->shape, p->scales, p->coord,
                               p->rnd, y->data);
+}
+
+int eb_op__resize_cl_ok(const struct eb_graph *g, const struct eb_ir_node *n)
+{
+    if (n->op != &eb_op_resize || n->params == NULL || n->n_out != 1)
+        return 0;
+    const struct resize_params *p = n->params;
+    const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
+    if (x->rank != 4 || y->rank != 4)
+        return 0;
+    for (int d = 0; d < 4; d++) {
+        const int64_t in = x->shape[d], out = y->shape[d];
+        const int64_t f = in > 0 && out % in == 0 ? out / in : 0;
+        if (f < 1 || (d < 2 && f != 1))
+            return 0;
+        for (int64_t j = 0; j < out; j++)
+            if (eb_cpu_resize_nearest_index(j, in, out, p->scales[d], p->coord, p->rnd) != j / f)
+                return 0;
+    }
+    return 1;
 }
 
 const struct eb_op_def eb_op_resize = {

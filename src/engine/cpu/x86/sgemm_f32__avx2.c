@@ -120,12 +120,15 @@ AVX2 void eb_cpu_dw_rows_f32__avx2(int64_t n, int taps, const float *w, float bi
 }
 
 /* exp(x): x = n ln2 + r, |r| <= ln2/2, exp(r) by a degree-6 polynomial, 2^n through the
- * exponent bits. Input clamped to [-87.3, 88.3] so 2^n stays a normal float; rel. err ~2e-7. */
+ * exponent bits. Input clamped to [-87.3, 88.3] so 2^n stays a normal float; rel. err ~2e-7.
+ * n is rounded by adding 1.5 * 2^23, which leaves it in the low mantissa bits: the exponent
+ * field is those bits shifted up, plus 127 (no round or convert instruction). */
 AVX2 static inline __attribute__((always_inline)) __m256 exp256(__m256 x)
 {
+    const __m256 magic = _mm256_set1_ps(12582912.0f);
     x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), magic);
+    const __m256 n = _mm256_sub_ps(t, magic);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
     r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
     __m256 p = _mm256_set1_ps(1.9875691500e-4f);
@@ -135,8 +138,8 @@ AVX2 static inline __attribute__((always_inline)) __m256 exp256(__m256 x)
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
     p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    const __m256i e =
-        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    const __m256i e = _mm256_add_epi32(_mm256_slli_epi32(_mm256_castps_si256(t), 23),
+                                       _mm256_set1_epi32(127 << 23));
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
@@ -148,11 +151,12 @@ AVX2 static inline __attribute__((always_inline)) __m256 recip256(__m256 d)
     return _mm256_mul_ps(r, _mm256_fnmadd_ps(d, r, _mm256_set1_ps(2.0f)));
 }
 
-AVX2 static inline __attribute__((always_inline)) __m256 act256(const struct eb_epilogue *e,
-                                                                __m256 v)
+/* act(v); every caller passes a constant `act`, so the switch is folded away. */
+AVX2 static inline __attribute__((always_inline)) __m256
+act256(enum eb_act act, const struct eb_epilogue *e, __m256 v)
 {
     const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
-    switch (e->act) {
+    switch (act) {
     case EB_ACT_NONE: return v;
     case EB_ACT_RELU: return _mm256_max_ps(v, zero);
     case EB_ACT_LEAKY_RELU:
@@ -180,13 +184,14 @@ AVX2 static inline __attribute__((always_inline)) __m256 act256(const struct eb_
     return v;
 }
 
-AVX2 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const float *bias, int64_t m,
-                                         int64_t n, const float *s, int64_t lds, float *c,
-                                         int64_t ldc, const float *r, int64_t ldr)
+/* The epilogue with fake quantisation (QDQ models run as float): one vector at a time, the
+ * activation chosen per vector. */
+AVX2 static void epilogue_fq256(const struct eb_epilogue *e, const float *bias, int64_t m,
+                                int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
+                                const float *r, int64_t ldr)
 {
     const __m256 scale = _mm256_set1_ps(e->fq_scale), zp = _mm256_set1_ps((float)e->fq_zp);
     const __m256 qmin = _mm256_set1_ps((float)e->fq_qmin), qmax = _mm256_set1_ps((float)e->fq_qmax);
-    const int plain = e->act == EB_ACT_NONE && !e->residual && !e->fake_quant;
     float tail[8];
     for (int64_t i = 0; i < m; i++) {
         float *ci = c + i * ldc;
@@ -195,42 +200,148 @@ AVX2 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const floa
         const __m256 bv = _mm256_set1_ps(bias != NULL ? bias[i] : 0.0f);
         for (int64_t j = 0; j < n; j += 8) {
             const int64_t w = n - j < 8 ? n - j : 8;
-            __m256 v;
-            if (w == 8) {
-                v = _mm256_loadu_ps(si + j);
-            } else {
+            for (int64_t t = 0; t < 8; t++)
+                tail[t] = t < w ? si[j + t] : 0.0f;
+            __m256 v = act256(e->act, e, _mm256_add_ps(_mm256_loadu_ps(tail), bv));
+            if (ri != NULL) {
                 for (int64_t t = 0; t < 8; t++)
-                    tail[t] = t < w ? si[j + t] : 0.0f;
-                v = _mm256_loadu_ps(tail);
+                    tail[t] = t < w ? ri[j + t] : 0.0f;
+                v = _mm256_add_ps(v, _mm256_loadu_ps(tail));
             }
-            v = _mm256_add_ps(v, bv);
-            if (!plain) {
-                v = act256(e, v);
-                if (ri != NULL) {
-                    if (w == 8) {
-                        v = _mm256_add_ps(v, _mm256_loadu_ps(ri + j));
-                    } else {
-                        for (int64_t t = 0; t < 8; t++)
-                            tail[t] = t < w ? ri[j + t] : 0.0f;
-                        v = _mm256_add_ps(v, _mm256_loadu_ps(tail));
-                    }
-                }
-                if (e->fake_quant) {
-                    __m256 q = _mm256_round_ps(_mm256_div_ps(v, scale),
-                                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-                    q = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(q, zp), qmin), qmax);
-                    v = _mm256_mul_ps(_mm256_sub_ps(q, zp), scale);
-                }
-            }
-            if (w == 8) {
-                _mm256_storeu_ps(ci + j, v);
-            } else {
-                _mm256_storeu_ps(tail, v);
-                for (int64_t t = 0; t < w; t++)
-                    ci[j + t] = tail[t];
-            }
+            __m256 q = _mm256_round_ps(_mm256_div_ps(v, scale),
+                                       _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            q = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(q, zp), qmin), qmax);
+            _mm256_storeu_ps(tail, _mm256_mul_ps(_mm256_sub_ps(q, zp), scale));
+            for (int64_t t = 0; t < w; t++)
+                ci[j + t] = tail[t];
         }
     }
+}
+
+/* Rows of c = act(s + bias[row]) (+ r) with `act` and `res` constants at each call site (the
+ * dispatch below), two vectors per step; a row's last n % 8 columns through masked loads. */
+AVX2 static inline __attribute__((always_inline)) void
+epilogue_rows256(enum eb_act act, int res, const struct eb_epilogue *e, const float *bias,
+                 int64_t m, int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
+                 const float *r, int64_t ldr)
+{
+    const int64_t tw = n % 8;
+    const __m256i mask =
+        _mm256_cmpgt_epi32(_mm256_set1_epi32((int)tw), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    for (int64_t i = 0; i < m; i++) {
+        float *ci = c + i * ldc;
+        const float *si = s + i * lds, *ri = res ? r + i * ldr : NULL;
+        const __m256 bv = _mm256_set1_ps(bias != NULL ? bias[i] : 0.0f);
+        int64_t j = 0;
+        for (; j + 16 <= n; j += 16) {
+            __m256 v0 = act256(act, e, _mm256_add_ps(_mm256_loadu_ps(si + j), bv));
+            __m256 v1 = act256(act, e, _mm256_add_ps(_mm256_loadu_ps(si + j + 8), bv));
+            if (res) {
+                v0 = _mm256_add_ps(v0, _mm256_loadu_ps(ri + j));
+                v1 = _mm256_add_ps(v1, _mm256_loadu_ps(ri + j + 8));
+            }
+            _mm256_storeu_ps(ci + j, v0);
+            _mm256_storeu_ps(ci + j + 8, v1);
+        }
+        if (j + 8 <= n) {
+            __m256 v = act256(act, e, _mm256_add_ps(_mm256_loadu_ps(si + j), bv));
+            if (res)
+                v = _mm256_add_ps(v, _mm256_loadu_ps(ri + j));
+            _mm256_storeu_ps(ci + j, v);
+            j += 8;
+        }
+        if (tw > 0) {
+            __m256 v = act256(act, e, _mm256_add_ps(_mm256_maskload_ps(si + j, mask), bv));
+            if (res)
+                v = _mm256_add_ps(v, _mm256_maskload_ps(ri + j, mask));
+            _mm256_maskstore_ps(ci + j, mask, v);
+        }
+    }
+}
+
+AVX2 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const float *bias, int64_t m,
+                                         int64_t n, const float *s, int64_t lds, float *c,
+                                         int64_t ldc, const float *r, int64_t ldr)
+{
+    if (e->fake_quant) {
+        epilogue_fq256(e, bias, m, n, s, lds, c, ldc, r, ldr);
+        return;
+    }
+#define EPI_CASE(A)                                                                                \
+    case A:                                                                                        \
+        if (e->residual)                                                                           \
+            epilogue_rows256(A, 1, e, bias, m, n, s, lds, c, ldc, r, ldr);                         \
+        else                                                                                       \
+            epilogue_rows256(A, 0, e, bias, m, n, s, lds, c, ldc, r, ldr);                         \
+        return;
+    switch (e->act) {
+        EPI_CASE(EB_ACT_NONE)
+        EPI_CASE(EB_ACT_RELU)
+        EPI_CASE(EB_ACT_LEAKY_RELU)
+        EPI_CASE(EB_ACT_CLIP)
+        EPI_CASE(EB_ACT_SIGMOID)
+        EPI_CASE(EB_ACT_SILU)
+        EPI_CASE(EB_ACT_HARD_SIGMOID)
+        EPI_CASE(EB_ACT_HARD_SWISH)
+        EPI_CASE(EB_ACT_TANH)
+    }
+#undef EPI_CASE
+}
+
+/* Channel-blocked output (gemm.h, eb_cl_epilogue_fn), `act` and `res` constants at each call
+ * site (the dispatch below): per channel vector its bias in a register, two pixels per step. */
+AVX2 static inline __attribute__((always_inline)) void
+cl_epilogue256(enum eb_act act, int res, const struct eb_epilogue *e, const float *bias, int64_t n,
+               int nv, const float *buf, int ob, float *y, int64_t y_bs, const float *r)
+{
+    for (int v = 0; v < nv; v++) {
+        const __m256 bv = _mm256_loadu_ps(bias + v * 8);
+        const float *s = buf + v * 8;
+        float *yv = y + v * y_bs;
+        const float *rv = res ? r + v * y_bs : NULL;
+        int64_t q = 0;
+        for (; q + 2 <= n; q += 2) {
+            __m256 a0 = act256(act, e, _mm256_add_ps(_mm256_loadu_ps(s + q * ob), bv));
+            __m256 a1 = act256(act, e, _mm256_add_ps(_mm256_loadu_ps(s + (q + 1) * ob), bv));
+            if (res) {
+                a0 = _mm256_add_ps(a0, _mm256_loadu_ps(rv + q * 8));
+                a1 = _mm256_add_ps(a1, _mm256_loadu_ps(rv + q * 8 + 8));
+            }
+            _mm256_storeu_ps(yv + q * 8, a0);
+            _mm256_storeu_ps(yv + q * 8 + 8, a1);
+        }
+        if (q < n) {
+            __m256 a = act256(act, e, _mm256_add_ps(_mm256_loadu_ps(s + q * ob), bv));
+            if (res)
+                a = _mm256_add_ps(a, _mm256_loadu_ps(rv + q * 8));
+            _mm256_storeu_ps(yv + q * 8, a);
+        }
+    }
+}
+
+AVX2 void eb_cpu_cl_epilogue_f32__avx2(const struct eb_epilogue *e, const float *bias, int64_t n,
+                                       int nv, const float *buf, int ob, float *y, int64_t y_bs,
+                                       const float *r)
+{
+#define EPI_CASE(A)                                                                                \
+    case A:                                                                                        \
+        if (e->residual)                                                                           \
+            cl_epilogue256(A, 1, e, bias, n, nv, buf, ob, y, y_bs, r);                             \
+        else                                                                                       \
+            cl_epilogue256(A, 0, e, bias, n, nv, buf, ob, y, y_bs, r);                             \
+        return;
+    switch (e->act) {
+        EPI_CASE(EB_ACT_NONE)
+        EPI_CASE(EB_ACT_RELU)
+        EPI_CASE(EB_ACT_LEAKY_RELU)
+        EPI_CASE(EB_ACT_CLIP)
+        EPI_CASE(EB_ACT_SIGMOID)
+        EPI_CASE(EB_ACT_SILU)
+        EPI_CASE(EB_ACT_HARD_SIGMOID)
+        EPI_CASE(EB_ACT_HARD_SWISH)
+        EPI_CASE(EB_ACT_TANH)
+    }
+#undef EPI_CASE
 }
 
 /*

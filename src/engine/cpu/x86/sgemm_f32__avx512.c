@@ -186,8 +186,9 @@ AVX512 void eb_cpu_sgemm_f32_8x32_direct__avx512(int64_t k, const float *a, cons
     tile_8x32_direct(k, a, b, boff, c, ldc, accumulate);
 }
 
-/* exp(x): x = n ln2 + r, |r| <= ln2/2, exp(r) by a degree-6 polynomial, 2^n through the
- * exponent bits. Input clamped to [-87.3, 88.3] so 2^n stays a normal float; rel. err ~2e-7. */
+/* exp(x): x = n ln2 + r, |r| <= ln2/2, exp(r) by a degree-6 polynomial, times 2^n by vscalefps
+ * (no exponent-field arithmetic). Input clamped to [-87.3, 88.3] as in the AVX2 version, so the
+ * two agree; rel. err ~2e-7. */
 AVX512 static inline __attribute__((always_inline)) __m512 exp512(__m512 x)
 {
     x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.3f));
@@ -202,9 +203,7 @@ AVX512 static inline __attribute__((always_inline)) __m512 exp512(__m512 x)
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
     p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-    const __m512i e =
-        _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-    return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+    return _mm512_scalef_ps(p, n);
 }
 
 /* 1/d for d >= 1: the 14-bit estimate and one Newton step (rel. err ~1e-8). */
@@ -214,11 +213,12 @@ AVX512 static inline __attribute__((always_inline)) __m512 recip512(__m512 d)
     return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
 }
 
-AVX512 static inline __attribute__((always_inline)) __m512 act512(const struct eb_epilogue *e,
-                                                                  __m512 v)
+/* act(v); every caller passes a constant `act`, so the switch is folded away. */
+AVX512 static inline __attribute__((always_inline)) __m512
+act512(enum eb_act act, const struct eb_epilogue *e, __m512 v)
 {
     const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.0f);
-    switch (e->act) {
+    switch (act) {
     case EB_ACT_NONE: return v;
     case EB_ACT_RELU: return _mm512_max_ps(v, zero);
     case EB_ACT_LEAKY_RELU:
@@ -246,57 +246,154 @@ AVX512 static inline __attribute__((always_inline)) __m512 act512(const struct e
     return v;
 }
 
-AVX512 void eb_cpu_epilogue_tile_f32__avx512(const struct eb_epilogue *e, const float *bias,
-                                             int64_t m, int64_t n, const float *s, int64_t lds,
-                                             float *c, int64_t ldc, const float *r, int64_t ldr)
+/* The epilogue with fake quantisation (QDQ models run as float): one vector at a time, the
+ * activation chosen per vector. */
+AVX512 static void epilogue_fq512(const struct eb_epilogue *e, const float *bias, int64_t m,
+                                  int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
+                                  const float *r, int64_t ldr)
 {
     const __m512 scale = _mm512_set1_ps(e->fq_scale), zp = _mm512_set1_ps((float)e->fq_zp);
     const __m512 qmin = _mm512_set1_ps((float)e->fq_qmin), qmax = _mm512_set1_ps((float)e->fq_qmax);
-    const int plain = e->act == EB_ACT_NONE && !e->residual && !e->fake_quant;
-    float tail[16];
     for (int64_t i = 0; i < m; i++) {
         float *ci = c + i * ldc;
         const float *si = s + i * lds;
         const float *ri = e->residual ? r + i * ldr : NULL;
         const __m512 bv = _mm512_set1_ps(bias != NULL ? bias[i] : 0.0f);
         for (int64_t j = 0; j < n; j += 16) {
-            const int64_t w = n - j < 16 ? n - j : 16;
-            __m512 v;
-            if (w == 16) {
-                v = _mm512_loadu_ps(si + j);
-            } else {
-                for (int64_t t = 0; t < 16; t++)
-                    tail[t] = t < w ? si[j + t] : 0.0f;
-                v = _mm512_loadu_ps(tail);
-            }
-            v = _mm512_add_ps(v, bv);
-            if (!plain) {
-                v = act512(e, v);
-                if (ri != NULL) {
-                    if (w == 16) {
-                        v = _mm512_add_ps(v, _mm512_loadu_ps(ri + j));
-                    } else {
-                        for (int64_t t = 0; t < 16; t++)
-                            tail[t] = t < w ? ri[j + t] : 0.0f;
-                        v = _mm512_add_ps(v, _mm512_loadu_ps(tail));
-                    }
-                }
-                if (e->fake_quant) {
-                    __m512 q = _mm512_roundscale_ps(_mm512_div_ps(v, scale),
-                                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-                    q = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(q, zp), qmin), qmax);
-                    v = _mm512_mul_ps(_mm512_sub_ps(q, zp), scale);
-                }
-            }
-            if (w == 16) {
-                _mm512_storeu_ps(ci + j, v);
-            } else {
-                _mm512_storeu_ps(tail, v);
-                for (int64_t t = 0; t < w; t++)
-                    ci[j + t] = tail[t];
-            }
+            const __mmask16 k = (__mmask16)(n - j < 16 ? (1u << (n - j)) - 1u : 0xFFFFu);
+            __m512 v = act512(e->act, e, _mm512_add_ps(_mm512_maskz_loadu_ps(k, si + j), bv));
+            if (ri != NULL)
+                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, ri + j));
+            __m512 q = _mm512_roundscale_ps(_mm512_div_ps(v, scale),
+                                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+            q = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(q, zp), qmin), qmax);
+            _mm512_mask_storeu_ps(ci + j, k, _mm512_mul_ps(_mm512_sub_ps(q, zp), scale));
         }
     }
+}
+
+/* Rows of c = act(s + bias[row]) (+ r) with `act` and `res` constants at each call site (the
+ * dispatch below), two vectors per step; a row's last n % 16 columns through masked loads. */
+AVX512 static inline __attribute__((always_inline)) void
+epilogue_rows512(enum eb_act act, int res, const struct eb_epilogue *e, const float *bias,
+                 int64_t m, int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
+                 const float *r, int64_t ldr)
+{
+    const __mmask16 k = (__mmask16)((1u << (n % 16)) - 1u);
+    for (int64_t i = 0; i < m; i++) {
+        float *ci = c + i * ldc;
+        const float *si = s + i * lds, *ri = res ? r + i * ldr : NULL;
+        const __m512 bv = _mm512_set1_ps(bias != NULL ? bias[i] : 0.0f);
+        int64_t j = 0;
+        for (; j + 32 <= n; j += 32) {
+            __m512 v0 = act512(act, e, _mm512_add_ps(_mm512_loadu_ps(si + j), bv));
+            __m512 v1 = act512(act, e, _mm512_add_ps(_mm512_loadu_ps(si + j + 16), bv));
+            if (res) {
+                v0 = _mm512_add_ps(v0, _mm512_loadu_ps(ri + j));
+                v1 = _mm512_add_ps(v1, _mm512_loadu_ps(ri + j + 16));
+            }
+            _mm512_storeu_ps(ci + j, v0);
+            _mm512_storeu_ps(ci + j + 16, v1);
+        }
+        if (j + 16 <= n) {
+            __m512 v = act512(act, e, _mm512_add_ps(_mm512_loadu_ps(si + j), bv));
+            if (res)
+                v = _mm512_add_ps(v, _mm512_loadu_ps(ri + j));
+            _mm512_storeu_ps(ci + j, v);
+            j += 16;
+        }
+        if (k != 0) {
+            __m512 v = act512(act, e, _mm512_add_ps(_mm512_maskz_loadu_ps(k, si + j), bv));
+            if (res)
+                v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(k, ri + j));
+            _mm512_mask_storeu_ps(ci + j, k, v);
+        }
+    }
+}
+
+AVX512 void eb_cpu_epilogue_tile_f32__avx512(const struct eb_epilogue *e, const float *bias,
+                                             int64_t m, int64_t n, const float *s, int64_t lds,
+                                             float *c, int64_t ldc, const float *r, int64_t ldr)
+{
+    if (e->fake_quant) {
+        epilogue_fq512(e, bias, m, n, s, lds, c, ldc, r, ldr);
+        return;
+    }
+#define EPI_CASE(A)                                                                                \
+    case A:                                                                                        \
+        if (e->residual)                                                                           \
+            epilogue_rows512(A, 1, e, bias, m, n, s, lds, c, ldc, r, ldr);                         \
+        else                                                                                       \
+            epilogue_rows512(A, 0, e, bias, m, n, s, lds, c, ldc, r, ldr);                         \
+        return;
+    switch (e->act) {
+        EPI_CASE(EB_ACT_NONE)
+        EPI_CASE(EB_ACT_RELU)
+        EPI_CASE(EB_ACT_LEAKY_RELU)
+        EPI_CASE(EB_ACT_CLIP)
+        EPI_CASE(EB_ACT_SIGMOID)
+        EPI_CASE(EB_ACT_SILU)
+        EPI_CASE(EB_ACT_HARD_SIGMOID)
+        EPI_CASE(EB_ACT_HARD_SWISH)
+        EPI_CASE(EB_ACT_TANH)
+    }
+#undef EPI_CASE
+}
+
+/* Channel-blocked output (gemm.h, eb_cl_epilogue_fn), `act` and `res` constants at each call
+ * site (the dispatch below): per channel vector its bias in a register, two pixels per step. */
+AVX512 static inline __attribute__((always_inline)) void
+cl_epilogue512(enum eb_act act, int res, const struct eb_epilogue *e, const float *bias, int64_t n,
+               int nv, const float *buf, int ob, float *y, int64_t y_bs, const float *r)
+{
+    for (int v = 0; v < nv; v++) {
+        const __m512 bv = _mm512_loadu_ps(bias + v * 16);
+        const float *s = buf + v * 16;
+        float *yv = y + v * y_bs;
+        const float *rv = res ? r + v * y_bs : NULL;
+        int64_t q = 0;
+        for (; q + 2 <= n; q += 2) {
+            __m512 a0 = act512(act, e, _mm512_add_ps(_mm512_loadu_ps(s + q * ob), bv));
+            __m512 a1 = act512(act, e, _mm512_add_ps(_mm512_loadu_ps(s + (q + 1) * ob), bv));
+            if (res) {
+                a0 = _mm512_add_ps(a0, _mm512_loadu_ps(rv + q * 16));
+                a1 = _mm512_add_ps(a1, _mm512_loadu_ps(rv + q * 16 + 16));
+            }
+            _mm512_storeu_ps(yv + q * 16, a0);
+            _mm512_storeu_ps(yv + q * 16 + 16, a1);
+        }
+        if (q < n) {
+            __m512 a = act512(act, e, _mm512_add_ps(_mm512_loadu_ps(s + q * ob), bv));
+            if (res)
+                a = _mm512_add_ps(a, _mm512_loadu_ps(rv + q * 16));
+            _mm512_storeu_ps(yv + q * 16, a);
+        }
+    }
+}
+
+AVX512 void eb_cpu_cl_epilogue_f32__avx512(const struct eb_epilogue *e, const float *bias,
+                                           int64_t n, int nv, const float *buf, int ob, float *y,
+                                           int64_t y_bs, const float *r)
+{
+#define EPI_CASE(A)                                                                                \
+    case A:                                                                                        \
+        if (e->residual)                                                                           \
+            cl_epilogue512(A, 1, e, bias, n, nv, buf, ob, y, y_bs, r);                             \
+        else                                                                                       \
+            cl_epilogue512(A, 0, e, bias, n, nv, buf, ob, y, y_bs, r);                             \
+        return;
+    switch (e->act) {
+        EPI_CASE(EB_ACT_NONE)
+        EPI_CASE(EB_ACT_RELU)
+        EPI_CASE(EB_ACT_LEAKY_RELU)
+        EPI_CASE(EB_ACT_CLIP)
+        EPI_CASE(EB_ACT_SIGMOID)
+        EPI_CASE(EB_ACT_SILU)
+        EPI_CASE(EB_ACT_HARD_SIGMOID)
+        EPI_CASE(EB_ACT_HARD_SWISH)
+        EPI_CASE(EB_ACT_TANH)
+    }
+#undef EPI_CASE
 }
 
 /*
