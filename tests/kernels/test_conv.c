@@ -333,6 +333,9 @@ EB_TEST(conv_nchwc_layouts)
     run_all(conv(1, 32, 7, 5, 80, 1, 1, 1, 0, 1, 1), &plain, 85);
     run_all(conv(1, 64, 1, 1, 32, 1, 1, 1, 0, 1, 1), &plain, 86);
     run_all(conv(1, 16, 6, 6, 16, 1, 1, 2, 1, 1, 1), &silu_add, 87); /* 1x1, stride 2, padded */
+    /* rows and 1x1 runs of 12k + 11 pixels: the AVX-512 row's last tile stays within R */
+    run_all(conv(1, 16, 4, 23, 32, 3, 3, 1, 1, 1, 1), &silu_add, 88);
+    run_all(conv(1, 32, 5, 7, 48, 1, 1, 1, 0, 1, 1), &plain, 89);
     const enum eb_act acts[] = {EB_ACT_NONE, EB_ACT_RELU,         EB_ACT_LEAKY_RELU,
                                 EB_ACT_CLIP, EB_ACT_SIGMOID,      EB_ACT_SILU,
                                 EB_ACT_TANH, EB_ACT_HARD_SIGMOID, EB_ACT_HARD_SWISH};

@@ -500,6 +500,119 @@ EB_TEST(eltwise_maxpool_large)
     cfg_fini(&c);
 }
 
+/* ---- channel-blocked (NCHWc) MaxPool and upsampling ------------------------------------------ */
+
+/* NCHW [n][c][hw] <-> NCHWc [n][c/cb][hw][cb] (to_cl 1: into the blocked layout). */
+static void reorder_cl(const float *src, int64_t n, int64_t c, int64_t hw, int64_t cb, int to_cl,
+                       float *dst)
+{
+    for (int64_t i = 0; i < n * c * hw; i++) {
+        const int64_t img = i / (c * hw), ch = i / hw % c, q = i % hw;
+        const int64_t j = ((img * (c / cb) + ch / cb) * hw + q) * cb + ch % cb;
+        if (to_cl)
+            dst[j] = src[i];
+        else
+            dst[i] = src[j];
+    }
+}
+
+/* The NCHWc MaxPool (stride 1, as the layout pass uses it) against the NCHW reference, bit for
+ * bit, with CB 8 and 16, pads t/l/b/r. */
+static void check_pool_cl(struct cfg *c, struct rng *r, int64_t n, int64_t nc, int64_t ih,
+                          int64_t iw, int64_t kh, int64_t kw, const int64_t pads[4],
+                          enum pool_fill mode)
+{
+    struct eb_pool2d_desc d = {.n = n, .c = nc, .ih = ih, .iw = iw, .kh = kh, .kw = kw};
+    d.stride_h = d.stride_w = d.dil_h = d.dil_w = 1;
+    d.pad_t = pads[0], d.pad_l = pads[1], d.pad_b = pads[2], d.pad_r = pads[3];
+    d.oh = pool_out(ih, pads[0], pads[2], kh, 1, 1, 0);
+    d.ow = pool_out(iw, pads[1], pads[3], kw, 1, 1, 0);
+    ASSERT_TRUE(d.oh > 0 && d.ow > 0);
+    const int64_t nx = n * nc * ih * iw, ny = n * nc * d.oh * d.ow;
+    float *x = malloc((size_t)nx * sizeof(float)), *xc = malloc((size_t)nx * sizeof(float));
+    float *want = guarded((size_t)ny), *got = guarded((size_t)ny), *back = guarded((size_t)ny);
+    ASSERT_TRUE(x != NULL && xc != NULL);
+    pool_fill(r, x, nx, mode);
+    eb_cpu_maxpool2d_f32__ref(&d, x, want);
+    for (int64_t cb = 8; cb <= 16; cb += 8) {
+        reorder_cl(x, n, nc, ih * iw, cb, 1, xc);
+        for (int i = 0; i < c->n; i++) {
+            char what[160];
+            snprintf(what, sizeof(what),
+                     "%s NCHWc(%lld) maxpool %lldx%lldx%lldx%lld k%lldx%lld "
+                     "p%lld,%lld,%lld,%lld fill %d",
+                     c->names[i], (long long)cb, (long long)n, (long long)nc, (long long)ih,
+                     (long long)iw, (long long)kh, (long long)kw, (long long)pads[0],
+                     (long long)pads[1], (long long)pads[2], (long long)pads[3], (int)mode);
+            memset(got, 0x5A, (size_t)ny * sizeof(float));
+            eb_cpu_maxpool2d_f32_cl(&c->ex[i], &d, (int)cb, xc, got);
+            check_guards(got, (size_t)ny, what);
+            reorder_cl(got, n, nc, d.oh * d.ow, cb, 0, back);
+            same_bytes(back, want, (size_t)ny * sizeof(float), what);
+        }
+    }
+    free(x), free(xc);
+    release(want), release(got), release(back);
+}
+
+EB_TEST(eltwise_maxpool_nchwc)
+{
+    struct cfg c;
+    struct rng r = {0xCB};
+    cfg_init(&c);
+    const int64_t p2[4] = {2, 2, 2, 2}, p0[4] = {0, 0, 0, 0}, asym[4] = {0, 2, 1, 0};
+    const int64_t p6[4] = {6, 6, 6, 6};
+    for (int m = POOL_FILL_PLAIN; m <= POOL_FILL_NAN; m++) {
+        const enum pool_fill f = (enum pool_fill)m;
+        check_pool_cl(&c, &r, 1, 32, 20, 20, 5, 5, p2, f); /* SPPF of a 640 model */
+        check_pool_cl(&c, &r, 1, 16, 1, 1, 5, 5, p2, f);
+        check_pool_cl(&c, &r, 2, 16, 7, 9, 3, 3, p0, f);
+        check_pool_cl(&c, &r, 1, 16, 9, 11, 3, 4, asym, f);
+        check_pool_cl(&c, &r, 1, 16, 13, 13, 13, 13, p6, f);
+        check_pool_cl(&c, &r, 1, 48, 12, 150, 5, 5, p2, f); /* a few rows per buffer fill */
+        check_pool_cl(&c, &r, 1, 16, 6, 600, 3, 3, p0, f);  /* rows too wide: direct loop */
+    }
+    check_pool_cl(&c, &r, 1, 16, 8, 8, 3, 3, p2, POOL_FILL_NINF); /* windows of padding only */
+    cfg_fini(&c);
+}
+
+/* eb_cpu_upsample_f32_cl against the nearest Resize reference (asymmetric, floor). */
+static void check_upsample_cl(struct cfg *c, struct rng *r, int64_t n, int64_t nc, int64_t ih,
+                              int64_t iw, int64_t fh, int64_t fw)
+{
+    const int64_t xs[4] = {n, nc, ih, iw}, ys[4] = {n, nc, ih * fh, iw * fw};
+    const float scales[4] = {1, 1, (float)fh, (float)fw};
+    const int64_t nx = n * nc * ih * iw, ny = nx * fh * fw;
+    float *x = gbuf((size_t)nx * 4), *xc = gbuf((size_t)nx * 4), *want = gbuf((size_t)ny * 4);
+    float *got = gbuf((size_t)ny * 4), *back = gbuf((size_t)ny * 4);
+    fill_f(r, x, nx, -1.0f, 1.0f);
+    eb_cpu_resize_nearest_f32__ref(4, xs, x, ys, scales, EB_RESIZE_ASYMMETRIC, EB_RESIZE_FLOOR,
+                                   want);
+    for (int64_t cb = 8; cb <= 16; cb += 8) {
+        reorder_cl(x, n, nc, ih * iw, cb, 1, xc);
+        for (int i = 0; i < c->n; i++) {
+            memset(got, 0x5A, (size_t)ny * 4);
+            eb_cpu_upsample_f32_cl(&c->ex[i], n * (nc / cb), ih, iw, fh, fw, (int)cb, xc, got);
+            gcheck(got, (size_t)ny * 4, c->names[i]);
+            reorder_cl(got, n, nc, ih * fh * iw * fw, cb, 0, back);
+            same_bytes(back, want, (size_t)ny * 4, c->names[i]);
+        }
+    }
+    gfree(x), gfree(xc), gfree(want), gfree(got), gfree(back);
+}
+
+EB_TEST(eltwise_upsample_nchwc)
+{
+    struct cfg c;
+    struct rng r = {0xC0};
+    cfg_init(&c);
+    check_upsample_cl(&c, &r, 1, 128, 20, 20, 2, 2); /* the FPN's upsample */
+    check_upsample_cl(&c, &r, 2, 16, 7, 13, 2, 2);
+    check_upsample_cl(&c, &r, 1, 32, 5, 3, 3, 1);
+    check_upsample_cl(&c, &r, 1, 16, 1, 1, 1, 4);
+    cfg_fini(&c);
+}
+
 /* ---- Resize ------------------------------------------------------------------------------- */
 
 static void check_resize(struct cfg *c, struct rng *r, const int64_t *xs, const float *scales,

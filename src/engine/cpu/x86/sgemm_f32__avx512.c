@@ -474,7 +474,8 @@ cl_row512(int NV, int64_t n_px, const float *x, int64_t xps, int64_t n_icb, int6
           int cn_last, const int32_t *toff, int taps, const float *w, float *out)
 {
     int64_t q = 0;
-    for (; q + 12 <= n_px; q += 12)
+    /* 11 left: one 12-pixel tile (10 + 4 would write past n_px rounded up to R) */
+    for (; q + 11 <= n_px; q += 12)
         cl_tile512(12, NV, x + q * xps, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out + q * 32);
     if (q + 10 <= n_px) { /* 10-wide rows (a 320 model's deepest maps) in one tile */
         cl_tile512(10, NV, x + q * xps, xps, n_icb, xbs, cb, cn_last, toff, taps, w, out + q * 32);
