@@ -1,7 +1,7 @@
 /*
- * Shared by the float kernel tests: a deterministic random source and buffers with GUARD canary
+ * Shared by the float kernel tests: a deterministic random source, buffers with GUARD canary
  * floats on both sides (payload 64-byte aligned, as the scratch contract requires), checked
- * after every kernel call.
+ * after every kernel call, and the NCHW <-> NCHWc reordering.
  */
 #ifndef EB_TESTS_KERNELS_GUARDED_H
 #define EB_TESTS_KERNELS_GUARDED_H
@@ -45,6 +45,20 @@ static inline void check_guards(const float *payload, size_t n, const char *what
     for (size_t i = GUARD / 4; i < GUARD; i++)
         if (payload[n + i] != CANARY)
             EB_FAIL("%s: high guard float %zu overwritten", what, i);
+}
+
+/* NCHW [n][c][hw] <-> NCHWc [n][c/cb][hw][cb] (to_cl 1: into the blocked layout). */
+static inline void reorder_nchwc(const float *src, int64_t n, int64_t c, int64_t hw, int64_t cb,
+                                 int to_cl, float *dst)
+{
+    for (int64_t i = 0; i < n * c * hw; i++) {
+        const int64_t img = i / (c * hw), ch = i / hw % c, q = i % hw;
+        const int64_t j = ((img * (c / cb) + ch / cb) * hw + q) * cb + ch % cb;
+        if (to_cl)
+            dst[j] = src[i];
+        else
+            dst[i] = src[j];
+    }
 }
 
 static inline void release(float *payload)

@@ -22,20 +22,6 @@ static void finish_desc(struct eb_conv2d_desc *d, int64_t pad_b, int64_t pad_r)
     d->ow = (d->iw + d->pad_l + pad_r - (d->kw - 1) * d->dil_w - 1) / d->stride_w + 1;
 }
 
-/* NCHW [n][c][hw] <-> NCHWc [n][c/cb][hw][cb] (to_cl 1: into the blocked layout). */
-static void reorder(const float *src, int64_t n, int64_t c, int64_t hw, int64_t cb, int to_cl,
-                    float *dst)
-{
-    for (int64_t i = 0; i < n * c * hw; i++) {
-        const int64_t img = i / (c * hw), ch = i / hw % c, q = i % hw;
-        const int64_t j = ((img * (c / cb) + ch / cb) * hw + q) * cb + ch % cb;
-        if (to_cl)
-            dst[j] = src[i];
-        else
-            dst[i] = src[j];
-    }
-}
-
 static void run_case(const struct eb_conv2d_desc *d, const struct eb_epilogue *epi,
                      enum eb_cpu_isa isa, enum eb_conv_f32_algo algo, unsigned layout, int workers,
                      uint64_t seed)
@@ -66,11 +52,11 @@ static void run_case(const struct eb_conv2d_desc *d, const struct eb_epilogue *e
     float *xk = x, *rk = r, *yk = yf;
     if (layout & EB_CONV_IN_CL) {
         xk = guarded(nx);
-        reorder(x, d->n, d->ic, ihw, cb, 1, xk);
+        reorder_nchwc(x, d->n, d->ic, ihw, cb, 1, xk);
     }
     if (layout & EB_CONV_OUT_CL) {
         rk = guarded(ny), yk = guarded(ny);
-        reorder(r, d->n, d->oc, ohw, cb, 1, rk);
+        reorder_nchwc(r, d->n, d->oc, ohw, cb, 1, rk);
         for (size_t i = 0; i < ny; i++)
             yk[i] = 999.0f;
     }
@@ -98,7 +84,7 @@ static void run_case(const struct eb_conv2d_desc *d, const struct eb_epilogue *e
     eb_cpu_conv2d_f32_run(plan, epi, &ex, xk, rk, yk);
     eb_cpu_conv2d_f32_run(plan, epi, &ex, xk, rk, yk); /* twice: no state kept between runs */
     if (layout & EB_CONV_OUT_CL)
-        reorder(yk, d->n, d->oc, ohw, cb, 0, yf);
+        reorder_nchwc(yk, d->n, d->oc, ohw, cb, 0, yf);
 
     /* fp32 sums of K products of values in [-1, 1): the rounding error of both sums grows like
      * sqrt(K) * eps * |typical partial sum| (random signs), so 1e-4 * sqrt(K) / 4 relative to

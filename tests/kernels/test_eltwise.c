@@ -502,20 +502,6 @@ EB_TEST(eltwise_maxpool_large)
 
 /* ---- channel-blocked (NCHWc) MaxPool and upsampling ------------------------------------------ */
 
-/* NCHW [n][c][hw] <-> NCHWc [n][c/cb][hw][cb] (to_cl 1: into the blocked layout). */
-static void reorder_cl(const float *src, int64_t n, int64_t c, int64_t hw, int64_t cb, int to_cl,
-                       float *dst)
-{
-    for (int64_t i = 0; i < n * c * hw; i++) {
-        const int64_t img = i / (c * hw), ch = i / hw % c, q = i % hw;
-        const int64_t j = ((img * (c / cb) + ch / cb) * hw + q) * cb + ch % cb;
-        if (to_cl)
-            dst[j] = src[i];
-        else
-            dst[i] = src[j];
-    }
-}
-
 /* The NCHWc MaxPool (stride 1, as the layout pass uses it) against the NCHW reference, bit for
  * bit, with CB 8 and 16, pads t/l/b/r. */
 static void check_pool_cl(struct cfg *c, struct rng *r, int64_t n, int64_t nc, int64_t ih,
@@ -535,7 +521,7 @@ static void check_pool_cl(struct cfg *c, struct rng *r, int64_t n, int64_t nc, i
     pool_fill(r, x, nx, mode);
     eb_cpu_maxpool2d_f32__ref(&d, x, want);
     for (int64_t cb = 8; cb <= 16; cb += 8) {
-        reorder_cl(x, n, nc, ih * iw, cb, 1, xc);
+        reorder_nchwc(x, n, nc, ih * iw, cb, 1, xc);
         for (int i = 0; i < c->n; i++) {
             char what[160];
             snprintf(what, sizeof(what),
@@ -547,7 +533,7 @@ static void check_pool_cl(struct cfg *c, struct rng *r, int64_t n, int64_t nc, i
             memset(got, 0x5A, (size_t)ny * sizeof(float));
             eb_cpu_maxpool2d_f32_cl(&c->ex[i], &d, (int)cb, xc, got);
             check_guards(got, (size_t)ny, what);
-            reorder_cl(got, n, nc, d.oh * d.ow, cb, 0, back);
+            reorder_nchwc(got, n, nc, d.oh * d.ow, cb, 0, back);
             same_bytes(back, want, (size_t)ny * sizeof(float), what);
         }
     }
@@ -589,12 +575,12 @@ static void check_upsample_cl(struct cfg *c, struct rng *r, int64_t n, int64_t n
     eb_cpu_resize_nearest_f32__ref(4, xs, x, ys, scales, EB_RESIZE_ASYMMETRIC, EB_RESIZE_FLOOR,
                                    want);
     for (int64_t cb = 8; cb <= 16; cb += 8) {
-        reorder_cl(x, n, nc, ih * iw, cb, 1, xc);
+        reorder_nchwc(x, n, nc, ih * iw, cb, 1, xc);
         for (int i = 0; i < c->n; i++) {
             memset(got, 0x5A, (size_t)ny * 4);
             eb_cpu_upsample_f32_cl(&c->ex[i], n * (nc / cb), ih, iw, fh, fw, (int)cb, xc, got);
             gcheck(got, (size_t)ny * 4, c->names[i]);
-            reorder_cl(got, n, nc, ih * fh * iw * fw, cb, 0, back);
+            reorder_nchwc(got, n, nc, ih * fh * iw * fw, cb, 0, back);
             same_bytes(back, want, (size_t)ny * 4, c->names[i]);
         }
     }

@@ -92,6 +92,34 @@ typedef void (*eb_cl_unpack_fn)(int64_t n, int olen, int ob, const float *buf, f
 typedef void (*eb_cl_epilogue_fn)(const struct eb_epilogue *e, const float *bias, int64_t n, int nv,
                                   const float *buf, int ob, float *y, int64_t y_bs, const float *r);
 
+/*
+ * The ISA epilogues' dispatch: CALL(act, res) for e's activation and residual flag, each case
+ * with both as constants, so that an always-inline row function CALL expands to is compiled
+ * once per activation (its activation switch folded away) and residual or not.
+ */
+#define EB_EPI_CASE_(A, CALL)                                                                      \
+    case A:                                                                                        \
+        if (res_)                                                                                  \
+            CALL(A, 1);                                                                            \
+        else                                                                                       \
+            CALL(A, 0);                                                                            \
+        break;
+#define EB_EPILOGUE_SPECIALISE(e, CALL)                                                            \
+    do {                                                                                           \
+        const int res_ = (e)->residual;                                                            \
+        switch ((e)->act) {                                                                        \
+            EB_EPI_CASE_(EB_ACT_NONE, CALL)                                                        \
+            EB_EPI_CASE_(EB_ACT_RELU, CALL)                                                        \
+            EB_EPI_CASE_(EB_ACT_LEAKY_RELU, CALL)                                                  \
+            EB_EPI_CASE_(EB_ACT_CLIP, CALL)                                                        \
+            EB_EPI_CASE_(EB_ACT_SIGMOID, CALL)                                                     \
+            EB_EPI_CASE_(EB_ACT_SILU, CALL)                                                        \
+            EB_EPI_CASE_(EB_ACT_HARD_SIGMOID, CALL)                                                \
+            EB_EPI_CASE_(EB_ACT_HARD_SWISH, CALL)                                                  \
+            EB_EPI_CASE_(EB_ACT_TANH, CALL)                                                        \
+        }                                                                                          \
+    } while (0)
+
 /** One ISA's SGEMM: tile sizes, micro-kernels, tile epilogue, the stride-2 gather, depthwise;
  * and the channel-blocked convolution (conv_cl NULL where the ISA has none): R pixels x OB
  * output channels per tile, input channels in blocks of CB. */

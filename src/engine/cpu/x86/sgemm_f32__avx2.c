@@ -267,25 +267,9 @@ AVX2 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const floa
         epilogue_fq256(e, bias, m, n, s, lds, c, ldc, r, ldr);
         return;
     }
-#define EPI_CASE(A)                                                                                \
-    case A:                                                                                        \
-        if (e->residual)                                                                           \
-            epilogue_rows256(A, 1, e, bias, m, n, s, lds, c, ldc, r, ldr);                         \
-        else                                                                                       \
-            epilogue_rows256(A, 0, e, bias, m, n, s, lds, c, ldc, r, ldr);                         \
-        return;
-    switch (e->act) {
-        EPI_CASE(EB_ACT_NONE)
-        EPI_CASE(EB_ACT_RELU)
-        EPI_CASE(EB_ACT_LEAKY_RELU)
-        EPI_CASE(EB_ACT_CLIP)
-        EPI_CASE(EB_ACT_SIGMOID)
-        EPI_CASE(EB_ACT_SILU)
-        EPI_CASE(EB_ACT_HARD_SIGMOID)
-        EPI_CASE(EB_ACT_HARD_SWISH)
-        EPI_CASE(EB_ACT_TANH)
-    }
-#undef EPI_CASE
+#define ROWS(A, R) epilogue_rows256(A, R, e, bias, m, n, s, lds, c, ldc, r, ldr)
+    EB_EPILOGUE_SPECIALISE(e, ROWS);
+#undef ROWS
 }
 
 /* Channel-blocked output (gemm.h, eb_cl_epilogue_fn), `act` and `res` constants at each call
@@ -323,25 +307,9 @@ AVX2 void eb_cpu_cl_epilogue_f32__avx2(const struct eb_epilogue *e, const float 
                                        int nv, const float *buf, int ob, float *y, int64_t y_bs,
                                        const float *r)
 {
-#define EPI_CASE(A)                                                                                \
-    case A:                                                                                        \
-        if (e->residual)                                                                           \
-            cl_epilogue256(A, 1, e, bias, n, nv, buf, ob, y, y_bs, r);                             \
-        else                                                                                       \
-            cl_epilogue256(A, 0, e, bias, n, nv, buf, ob, y, y_bs, r);                             \
-        return;
-    switch (e->act) {
-        EPI_CASE(EB_ACT_NONE)
-        EPI_CASE(EB_ACT_RELU)
-        EPI_CASE(EB_ACT_LEAKY_RELU)
-        EPI_CASE(EB_ACT_CLIP)
-        EPI_CASE(EB_ACT_SIGMOID)
-        EPI_CASE(EB_ACT_SILU)
-        EPI_CASE(EB_ACT_HARD_SIGMOID)
-        EPI_CASE(EB_ACT_HARD_SWISH)
-        EPI_CASE(EB_ACT_TANH)
-    }
-#undef EPI_CASE
+#define ROWS(A, R) cl_epilogue256(A, R, e, bias, n, nv, buf, ob, y, y_bs, r)
+    EB_EPILOGUE_SPECIALISE(e, ROWS);
+#undef ROWS
 }
 
 /*

@@ -319,25 +319,9 @@ AVX512 void eb_cpu_epilogue_tile_f32__avx512(const struct eb_epilogue *e, const 
         epilogue_fq512(e, bias, m, n, s, lds, c, ldc, r, ldr);
         return;
     }
-#define EPI_CASE(A)                                                                                \
-    case A:                                                                                        \
-        if (e->residual)                                                                           \
-            epilogue_rows512(A, 1, e, bias, m, n, s, lds, c, ldc, r, ldr);                         \
-        else                                                                                       \
-            epilogue_rows512(A, 0, e, bias, m, n, s, lds, c, ldc, r, ldr);                         \
-        return;
-    switch (e->act) {
-        EPI_CASE(EB_ACT_NONE)
-        EPI_CASE(EB_ACT_RELU)
-        EPI_CASE(EB_ACT_LEAKY_RELU)
-        EPI_CASE(EB_ACT_CLIP)
-        EPI_CASE(EB_ACT_SIGMOID)
-        EPI_CASE(EB_ACT_SILU)
-        EPI_CASE(EB_ACT_HARD_SIGMOID)
-        EPI_CASE(EB_ACT_HARD_SWISH)
-        EPI_CASE(EB_ACT_TANH)
-    }
-#undef EPI_CASE
+#define ROWS(A, R) epilogue_rows512(A, R, e, bias, m, n, s, lds, c, ldc, r, ldr)
+    EB_EPILOGUE_SPECIALISE(e, ROWS);
+#undef ROWS
 }
 
 /* Channel-blocked output (gemm.h, eb_cl_epilogue_fn), `act` and `res` constants at each call
@@ -375,25 +359,9 @@ AVX512 void eb_cpu_cl_epilogue_f32__avx512(const struct eb_epilogue *e, const fl
                                            int64_t n, int nv, const float *buf, int ob, float *y,
                                            int64_t y_bs, const float *r)
 {
-#define EPI_CASE(A)                                                                                \
-    case A:                                                                                        \
-        if (e->residual)                                                                           \
-            cl_epilogue512(A, 1, e, bias, n, nv, buf, ob, y, y_bs, r);                             \
-        else                                                                                       \
-            cl_epilogue512(A, 0, e, bias, n, nv, buf, ob, y, y_bs, r);                             \
-        return;
-    switch (e->act) {
-        EPI_CASE(EB_ACT_NONE)
-        EPI_CASE(EB_ACT_RELU)
-        EPI_CASE(EB_ACT_LEAKY_RELU)
-        EPI_CASE(EB_ACT_CLIP)
-        EPI_CASE(EB_ACT_SIGMOID)
-        EPI_CASE(EB_ACT_SILU)
-        EPI_CASE(EB_ACT_HARD_SIGMOID)
-        EPI_CASE(EB_ACT_HARD_SWISH)
-        EPI_CASE(EB_ACT_TANH)
-    }
-#undef EPI_CASE
+#define ROWS(A, R) cl_epilogue512(A, R, e, bias, n, nv, buf, ob, y, y_bs, r)
+    EB_EPILOGUE_SPECIALISE(e, ROWS);
+#undef ROWS
 }
 
 /*
