@@ -75,6 +75,7 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             NULL,
                                             NULL,
                                             NULL,
+                                            NULL,
                                             NULL};
         return 1;
 #endif
