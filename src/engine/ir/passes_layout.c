@@ -49,8 +49,8 @@ static int same_shape(const struct eb_ir_value *a, const struct eb_ir_value *b)
     return 1;
 }
 
-/* 1 when transparent node n (Concat, Split, Add, Mul, MaxPool, Resize) handles NCHWc on all of
- * its values: its inputs and outputs then share one group. */
+/* 1 when n is a transparent node (Concat, Split, Add, Mul, MaxPool, Resize) that handles NCHWc
+ * on all of its values: its inputs and outputs then share one group; 0 for any other node. */
 static int transparent_ok(const struct eb_graph *g, const struct eb_ir_node *n)
 {
     if (n->n_in < 1 || n->in[0] < 0 || n->n_out < 1)
@@ -71,12 +71,6 @@ static int transparent_ok(const struct eb_graph *g, const struct eb_ir_node *n)
     if (n->op == &eb_op_resize)
         return eb_op__resize_cl_ok(g, n);
     return 0;
-}
-
-static int is_transparent_op(const struct eb_op_def *op)
-{
-    return op == &eb_op_concat || op == &eb_op_split || op == &eb_op_add || op == &eb_op_mul ||
-           op == &eb_op_maxpool || op == &eb_op_resize;
 }
 
 /* The data inputs of a transparent node: Split's and Resize's first only. */
@@ -120,7 +114,7 @@ void eb_graph__layout(struct eb_graph *g, enum eb_cpu_isa isa, int cb, size_t *n
         const struct eb_ir_node *n = &g->nodes[i];
         if (!n->alive)
             continue;
-        if (is_transparent_op(n->op) && transparent_ok(g, n)) {
+        if (transparent_ok(g, n)) {
             for (int j = 0; j < data_inputs(n); j++)
                 if (n->in[j] >= 0)
                     unite(parent, n->in[j], n->out[0]);
@@ -139,7 +133,7 @@ void eb_graph__layout(struct eb_graph *g, enum eb_cpu_isa isa, int cb, size_t *n
         const struct eb_ir_node *n = &g->nodes[i];
         if (!n->alive)
             continue;
-        const int transparent = is_transparent_op(n->op) && transparent_ok(g, n);
+        const int transparent = transparent_ok(g, n);
         const int conv_in = eb_op__conv_cl_block(g, n, isa, 0) == cb;
         const int conv_out = conv_in && eb_op__conv_cl_block(g, n, isa, 1) == cb;
         for (int j = 0; j < n->n_in; j++) {
