@@ -15,6 +15,8 @@ endif()
 
 # eb_target_defaults(target): the flags every edgebench target is compiled with.
 function(eb_target_defaults target)
-  target_compile_options(${target} PRIVATE ${EB_WARNING_FLAGS})
+  foreach(flag ${EB_WARNING_FLAGS}) # C flags; the CUDA files set their own (src/CMakeLists.txt)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:C>:${flag}>)
+  endforeach()
   target_compile_definitions(${target} PRIVATE _POSIX_C_SOURCE=200809L _DEFAULT_SOURCE)
 endfunction()

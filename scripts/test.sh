@@ -36,13 +36,15 @@ run_suite() {
 }
 
 run_suite "normal" build "-DCMAKE_BUILD_TYPE=RelWithDebInfo" ""
+# The sanitizer builds leave the CUDA device out (-DEB_CUDA=OFF): the CUDA runtime and ASan/TSan
+# do not mix, and CI has no GPU; the normal build compiles the CUDA sources.
 run_suite "asan+ubsan" build-asan \
-  "-DCMAKE_BUILD_TYPE=Debug -DEB_SANITIZE=address,undefined -DEB_TEST_TIMEOUT_MULTIPLIER=3" ""
+  "-DCMAKE_BUILD_TYPE=Debug -DEB_SANITIZE=address,undefined -DEB_TEST_TIMEOUT_MULTIPLIER=3 -DEB_CUDA=OFF" ""
 # ONNX Runtime is not instrumented: with its own thread pool TSan sees its internal hand-offs
 # as races (see tests/tsan.supp) and slows to a crawl; one intra-op thread per session keeps
 # ORT on the slot threads, whose parallelism is what this suite checks.
 EB_TEST_RUN_ARGS="--threads 1" run_suite "tsan" build-tsan \
-  "-DCMAKE_BUILD_TYPE=Debug -DEB_SANITIZE=thread -DEB_TEST_TIMEOUT_MULTIPLIER=5" \
+  "-DCMAKE_BUILD_TYPE=Debug -DEB_SANITIZE=thread -DEB_TEST_TIMEOUT_MULTIPLIER=5 -DEB_CUDA=OFF" \
   "-R dual|sampler|thread|concurrent"
 
 # The NEON kernels (src/engine/cpu/arm) against their references: the kernel tests only

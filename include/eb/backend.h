@@ -56,6 +56,7 @@ struct eb_backend_config {
     int profile;              /* 1 = per-node profile */
     uint32_t passes;          /* enum eb_engine_pass bits; 0 = all */
     int qdq;                  /* enum eb_engine_qdq */
+    int precision;            /* enum eb_engine_precision (cuda device) */
     const char *kernels;      /* "auto", "ref", "avx2", ...; NULL = auto; borrowed */
     double gpu_mem_limit_gb;  /* the memory limit (already validated, 0 < x <= 8) */
     const char *ort_lib;      /* explicit ONNX Runtime library path or NULL; borrowed */

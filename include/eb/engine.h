@@ -44,16 +44,34 @@ enum eb_engine_pass {
 enum eb_engine_qdq {
     EB_ENGINE_QDQ_FLOAT = 0, /* fake quantisation in float: exactly the graph's arithmetic */
     EB_ENGINE_QDQ_INT8,      /* DQ→Conv→Q chains as integer convolutions (int32 accumulation) */
+    EB_ENGINE_QDQ_STRIP,     /* activations' Q→DQ pairs removed: the float model the QDQ export
+                                was made from (weights keep their int8 rounding) */
+};
+
+/** Where the graph runs. */
+enum eb_engine_device {
+    EB_ENGINE_DEVICE_CPU = 0,
+    EB_ENGINE_DEVICE_CUDA, /* an NVIDIA GPU through CUDA, cuDNN and cuBLAS (builds with EB_CUDA) */
+};
+
+/** Precision of the float tensors on the device (the CPU computes in float32 only). */
+enum eb_engine_precision {
+    EB_ENGINE_PRECISION_FP32 = 0,
+    EB_ENGINE_PRECISION_FP16, /* CUDA: activations and weights in half, float accumulation */
 };
 
 struct eb_engine_options {
-    int threads;            /* threads per run, the caller included; 0 = online CPUs */
-    uint64_t mem_cap_bytes; /* hard cap on arena + scratch + weights; 0 = none */
-    uint32_t passes;        /* enum eb_engine_pass bits; default EB_ENGINE_PASS_ALL */
-    int imgsz;              /* square size for dynamic H/W of a 4-D input; 0 = 640 */
-    int profile;            /* 1 = record per-node times (eb_engine_profile_get) */
-    enum eb_engine_qdq qdq; /* default EB_ENGINE_QDQ_FLOAT */
-    const char *isa;        /* kernels: NULL/"auto" = best for this CPU, "ref", "avx2", ... */
+    int threads;                        /* threads per run, the caller included; 0 = online CPUs */
+    uint64_t mem_cap_bytes;             /* hard cap on arena + scratch + weights (CUDA: + library
+                               workspaces and I/O buffers, all in device memory); 0 = none */
+    enum eb_engine_device device;       /* default CPU */
+    enum eb_engine_precision precision; /* default FP32 */
+    int gpu;                            /* CUDA device ordinal; default 0 */
+    uint32_t passes;                    /* enum eb_engine_pass bits; default EB_ENGINE_PASS_ALL */
+    int imgsz;                          /* square size for dynamic H/W of a 4-D input; 0 = 640 */
+    int profile;                        /* 1 = record per-node times (eb_engine_profile_get) */
+    enum eb_engine_qdq qdq;             /* default EB_ENGINE_QDQ_FLOAT */
+    const char *isa; /* kernels: NULL/"auto" = best for this CPU, "ref", "avx2", ... */
     const struct eb_allocator *alloc; /* parent of every engine allocation; NULL = system */
     const char *base_dir;             /* folder of external-data files; NULL = refuse them */
     const struct eb_log *log;         /* may be NULL; borrowed */
@@ -76,16 +94,28 @@ struct eb_engine_io {
 
 /** What the memory plan holds (known in full at load time). */
 struct eb_engine_mem {
-    uint64_t arena_bytes;   /* planned peak of intermediate tensors */
-    uint64_t scratch_bytes; /* kernels' run-time scratch (packing panels), after the arena */
-    uint64_t weight_bytes;  /* constants after folding (owned by the engine) */
-    uint64_t packed_bytes;  /* weights re-laid out for the fast kernels at load time */
-    uint64_t naive_bytes;   /* sum of every intermediate tensor (what no planning would need) */
-    uint64_t total_bytes;   /* arena + scratch + weights + packed: what the cap is checked on */
+    uint64_t arena_bytes;     /* planned peak of intermediate tensors */
+    uint64_t scratch_bytes;   /* kernels' run-time scratch (packing panels), after the arena */
+    uint64_t weight_bytes;    /* constants after folding (owned by the engine) */
+    uint64_t packed_bytes;    /* weights re-laid out for the fast kernels at load time */
+    uint64_t naive_bytes;     /* sum of every intermediate tensor (what no planning would need) */
+    uint64_t workspace_bytes; /* CUDA: cuDNN/cuBLAS workspaces and I/O staging (device) */
+    uint64_t total_bytes;     /* arena + scratch + weights + packed + workspace: what the cap is
+                             checked on (CUDA: device memory; CPU fallback nodes' host memory
+                             is host_bytes) */
+    uint64_t host_bytes;      /* CUDA: host memory of the nodes that run on the CPU (0 = none) */
+    uint64_t device_measured_bytes; /* CUDA: the drop in cudaMemGetInfo's free bytes over the
+                                       load (our allocations + the libraries' own) */
 };
 
 /** How the engine runs (known at load time). */
 struct eb_engine_exec_info {
+    char device[16];          /* "cpu" or "cuda" */
+    char device_name[64];     /* CUDA: the GPU's name ("NVIDIA H100 80GB HBM3"); "" on the CPU */
+    char precision[8];        /* "fp32" or "fp16" */
+    size_t n_fallback;        /* CUDA: nodes that run on the CPU (no CUDA kernel for them) */
+    char fallback[160];       /* CUDA: their op types, e.g. "ConvInteger x64, Mul x2"; "" = none */
+    int graph;                /* CUDA: 1 when each run replays one captured CUDA Graph */
     char isa[16];             /* kernel family: "avx2", "ref", ... */
     int threads;              /* threads per run, the caller included */
     size_t n_nodes;           /* nodes that run (after folding, fusion and elimination) */
@@ -144,6 +174,15 @@ EB_NODISCARD enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_t
                                           size_t n_in, struct eb_tensor *out, size_t n_out,
                                           struct eb_diag *diag);
 
+/** Device-side times of the last run (CUDA events); all 0 on the CPU. */
+struct eb_engine_timing {
+    double h2d_ms;     /* inputs host → device */
+    double compute_ms; /* the forward on the device */
+    double d2h_ms;     /* outputs device → host */
+};
+/** The CUDA event times of the last eb_engine_run (zeros on the CPU device). */
+void eb_engine_timing_get(const struct eb_engine *e, struct eb_engine_timing *t_out);
+
 /** Kernel family, threads and node counts. */
 void eb_engine_exec_info_get(const struct eb_engine *e, struct eb_engine_exec_info *info_out);
 
@@ -157,6 +196,12 @@ void eb_engine_profile_reset(struct eb_engine *e);
 
 /** Value of metadata_props `key` (e.g. "names"), owned by the engine; NULL when absent. */
 const char *eb_engine_meta(const struct eb_engine *e, const char *key);
+
+/**
+ * 1 when this build has the CUDA device (EB_CUDA) and a usable GPU is present; else 0 with the
+ * reason ("this build has no CUDA device ...", "no CUDA GPU: ...") in `why`.
+ */
+int eb_engine_cuda_available(char *why, size_t why_size);
 
 /** Frees everything; accepts NULL. */
 void eb_engine_destroy(struct eb_engine *e);

@@ -11,29 +11,12 @@
 #include "eb/engine.h"
 #include "engine/cpu/cpu.h"
 #include "engine/cpu/gemm.h"
+#include "engine/engine_internal.h"
 #include "engine/ir/graph.h"
 #include "engine/ops/op.h"
 #include "engine/plan/memplan.h"
 
 #define MAX_THREADS 256
-
-struct eb_engine {
-    struct eb_graph *g;
-    struct eb_memplan plan;
-    void *arena; /* plan.arena_bytes + scratch, from g->alloc */
-    struct eb_engine_io io;
-    int *order; /* live node indices in execution order (graph arena) */
-    size_t n_order;
-    struct eb_cpu_exec cpu;
-    struct eb_threadpool *pool;
-    uint64_t scratch_bytes, packed_bytes;
-    size_t n_blocked; /* values the layout pass made NCHWc */
-    int block;        /* their CB */
-    int profile;
-    struct eb_engine_prof_node *prof; /* n_order entries (graph arena) when profiling */
-    uint64_t prof_runs;
-    double prof_run_ms;
-};
 
 void eb_engine_options_default(struct eb_engine_options *opt)
 {
@@ -50,7 +33,7 @@ static void fill_desc(const struct eb_ir_value *v, struct eb_engine_io_desc *d)
         d->shape[i] = i < v->rank ? v->shape[i] : 0;
 }
 
-static double mib(uint64_t b)
+double eb_engine__mib(uint64_t b)
 {
     return (double)b / (1024.0 * 1024.0);
 }
@@ -88,15 +71,19 @@ static int resolve_threads(int threads)
     return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
 }
 
-/* Gives every live node with a fast kernel the chance to pack its weights and size scratch. */
-static enum eb_status prepare_nodes(struct eb_engine *e, struct eb_diag *diag)
+/*
+ * Gives every live node with a fast kernel (only those with on_cpu[k] set, when on_cpu is not
+ * NULL) the chance to pack its weights and size scratch.
+ */
+enum eb_status eb_engine__prepare_nodes(struct eb_engine *e, const unsigned char *on_cpu,
+                                        struct eb_diag *diag)
 {
     struct eb_graph *g = e->g;
     if (e->cpu.isa == EB_CPU_ISA_REF)
         return EB_OK;
     for (size_t k = 0; k < e->n_order; k++) {
         struct eb_ir_node *n = &g->nodes[e->order[k]];
-        if (n->op->prepare == NULL)
+        if (n->op->prepare == NULL || (on_cpu != NULL && !on_cpu[k]))
             continue;
         struct eb_op_prepare p = {
             .op = {.g = g, .n = n, .src = NULL, .diag = diag},
@@ -123,6 +110,110 @@ static uint64_t node_flops(const struct eb_graph *g, const struct eb_ir_node *n)
     return total;
 }
 
+/* ---- the CPU device ------------------------------------------------------------------------ */
+
+static enum eb_status cpu_open(struct eb_engine *e, const struct eb_engine_options *opt,
+                               struct eb_diag *diag)
+{
+    if ((opt->passes & EB_ENGINE_PASS_LAYOUT) && e->cpu.isa != EB_CPU_ISA_REF) {
+        struct eb_sgemm_ukernel uk;
+        const int cb =
+            eb_cpu__sgemm_select(e->cpu.isa, &uk) && uk.cl_epilogue != NULL ? uk.cl_cb : 0;
+        eb_graph__layout(e->g, e->cpu.isa, cb, &e->n_blocked);
+        e->block = e->n_blocked > 0 ? cb : 0;
+    }
+    return eb_engine__prepare_nodes(e, NULL, diag);
+}
+
+static enum eb_status cpu_bind(struct eb_engine *e, const struct eb_engine_options *opt,
+                               struct eb_diag *diag)
+{
+    struct eb_graph *g = e->g;
+    uint64_t arena_total = eb_cpu_align64((size_t)e->plan.arena_bytes) + e->scratch_bytes;
+    uint64_t total = arena_total + e->plan.weight_bytes + e->packed_bytes;
+    if (opt->mem_cap_bytes > 0 && total > opt->mem_cap_bytes)
+        return eb_diag_fail(diag, EB_ERR_LIMIT,
+                            "failed to load model %s: needed %.1f MiB, limit %.1f MiB; raise "
+                            "--gpu_mem_limit_gb or use a smaller model/--imgsz",
+                            e->what, eb_engine__mib(total), eb_engine__mib(opt->mem_cap_bytes));
+    /* + EB_CPU_READ_SLACK: a kernel may read that far past an arena tensor (cpu.h) */
+    e->arena = g->alloc.alloc(
+        g->alloc.ctx, (size_t)arena_total + EB_MEMPLAN_ALIGN + EB_CPU_READ_SLACK, EB_MEMPLAN_ALIGN);
+    if (e->arena == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM,
+                            "failed to load model %s: out of memory for a %.1f MiB arena", e->what,
+                            eb_engine__mib(arena_total));
+    if (e->scratch_bytes > 0) {
+        e->cpu.scratch = (char *)e->arena + eb_cpu_align64((size_t)e->plan.arena_bytes);
+        e->cpu.scratch_bytes = (size_t)e->scratch_bytes;
+    }
+    for (size_t k = 0; k < g->n_values; k++)
+        if (g->values[k].offset >= 0)
+            g->values[k].data = (char *)e->arena + g->values[k].offset;
+    return EB_OK;
+}
+
+void eb_engine__cpu_exec(struct eb_engine *e, size_t k)
+{
+    struct eb_exec x = {.g = e->g, .n = &e->g->nodes[e->order[k]], .cpu = &e->cpu};
+    x.n->op->exec(&x);
+}
+
+static enum eb_status cpu_run(struct eb_engine *e, struct eb_diag *diag)
+{
+    (void)diag;
+    if (e->prof != NULL) {
+        uint64_t t_start = eb_clock_ns(), t0 = t_start;
+        for (size_t k = 0; k < e->n_order; k++) {
+            eb_engine__cpu_exec(e, k);
+            uint64_t t1 = eb_clock_ns();
+            e->prof[k].total_ms += (double)(t1 - t0) / 1e6;
+            t0 = t1;
+        }
+        e->prof_runs++;
+        e->prof_run_ms += (double)(t0 - t_start) / 1e6;
+    } else {
+        for (size_t k = 0; k < e->n_order; k++)
+            eb_engine__cpu_exec(e, k);
+    }
+    return EB_OK;
+}
+
+static void cpu_close(struct eb_engine *e)
+{
+    (void)e; /* the arena and the pool are the engine's own (freed by eb_engine_destroy) */
+}
+
+static const struct eb_engine_devops device_cpu = {
+    .name = "cpu",
+    .open = cpu_open,
+    .bind = cpu_bind,
+    .run = cpu_run,
+    .close = cpu_close,
+};
+
+int eb_engine_cuda_available(char *why, size_t why_size)
+{
+#ifdef EB_HAVE_CUDA
+    return eb_engine__cuda_available(why, why_size);
+#else
+    if (why != NULL && why_size > 0)
+        snprintf(why, why_size,
+                 "this build of edgebench has no CUDA device (it was configured "
+                 "without the CUDA toolkit; rebuild with -DEB_CUDA=ON)");
+    return 0;
+#endif
+}
+
+static void free_engine(struct eb_engine *e)
+{
+    if (e->dev != NULL)
+        e->dev->close(e);
+    eb_threadpool_destroy(e->pool);
+    if (e->arena != NULL)
+        e->g->alloc.free(e->g->alloc.ctx, e->arena);
+}
+
 enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what,
                               const struct eb_engine_options *opt, struct eb_engine **engine_out,
                               struct eb_diag *diag)
@@ -133,6 +224,7 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
     struct eb_cpu_features feat;
     enum eb_cpu_isa isa;
     enum eb_status st;
+    const struct eb_engine_devops *dev = &device_cpu;
 
     if (what == NULL)
         what = "<memory>";
@@ -141,9 +233,28 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
         opt = &def;
     }
     if (bytes == NULL || engine_out == NULL || opt->imgsz < 0 || opt->imgsz > 16384 ||
-        opt->threads < 0)
+        opt->threads < 0 || opt->gpu < 0)
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "failed to load model %s: invalid argument",
                             what);
+    if (opt->device == EB_ENGINE_DEVICE_CUDA) {
+#ifdef EB_HAVE_CUDA
+        dev = &eb_engine_devops_cuda;
+#else
+        char why[160];
+        eb_engine_cuda_available(why, sizeof(why));
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED, "failed to load model %s on cuda: %s", what,
+                            why);
+#endif
+    } else if (opt->device != EB_ENGINE_DEVICE_CPU) {
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to load model %s: unknown device %d; use cpu or cuda", what,
+                            (int)opt->device);
+    } else if (opt->precision != EB_ENGINE_PRECISION_FP32) {
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "failed to load model %s: fp16 needs the cuda device (the CPU "
+                            "kernels compute in fp32); use --precision fp32 or --device cuda",
+                            what);
+    }
     eb_cpu_features_detect(&feat);
     st = eb_cpu_isa_parse(opt->isa != NULL ? opt->isa : "auto", &feat, &isa, diag);
     if (st != EB_OK)
@@ -157,6 +268,7 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
         goto fail;
     }
     e->g = g;
+    e->what = g->what;
     e->profile = opt->profile;
     e->order = eb_ir_arena_alloc(&g->arena, (g->n_nodes + 1) * sizeof(int));
     if (e->order == NULL) {
@@ -175,39 +287,17 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
     }
     e->cpu.pool = e->pool;
     e->cpu.n_workers = eb_threadpool_size(e->pool);
-    if ((opt->passes & EB_ENGINE_PASS_LAYOUT) && isa != EB_CPU_ISA_REF) {
-        struct eb_sgemm_ukernel uk;
-        const int cb = eb_cpu__sgemm_select(isa, &uk) && uk.cl_epilogue != NULL ? uk.cl_cb : 0;
-        eb_graph__layout(g, isa, cb, &e->n_blocked);
-        e->block = e->n_blocked > 0 ? cb : 0;
-    }
-    if ((st = prepare_nodes(e, diag)) != EB_OK)
+    snprintf(e->info_dev.device, sizeof(e->info_dev.device), "%s", dev->name);
+    snprintf(e->info_dev.precision, sizeof(e->info_dev.precision), "%s",
+             opt->precision == EB_ENGINE_PRECISION_FP16 ? "fp16" : "fp32");
+    e->dev = dev;
+    if ((st = dev->open(e, opt, diag)) != EB_OK)
         goto fail;
     st = eb_memplan_build(g, &e->plan, diag);
     if (st != EB_OK)
         goto fail;
-    uint64_t arena_total = eb_cpu_align64((size_t)e->plan.arena_bytes) + e->scratch_bytes;
-    uint64_t total = arena_total + e->plan.weight_bytes + e->packed_bytes;
-    if (opt->mem_cap_bytes > 0 && total > opt->mem_cap_bytes) {
-        st = eb_diag_fail(diag, EB_ERR_LIMIT,
-                          "failed to load model %s: needed %.1f MiB, limit %.1f MiB; raise "
-                          "--gpu_mem_limit_gb or use a smaller model/--imgsz",
-                          what, mib(total), mib(opt->mem_cap_bytes));
+    if ((st = dev->bind(e, opt, diag)) != EB_OK)
         goto fail;
-    }
-    /* + EB_CPU_READ_SLACK: a kernel may read that far past an arena tensor (cpu.h) */
-    e->arena = g->alloc.alloc(
-        g->alloc.ctx, (size_t)arena_total + EB_MEMPLAN_ALIGN + EB_CPU_READ_SLACK, EB_MEMPLAN_ALIGN);
-    if (e->arena == NULL) {
-        st = eb_diag_fail(diag, EB_ERR_NOMEM,
-                          "failed to load model %s: out of memory for a %.1f MiB arena", what,
-                          mib(arena_total));
-        goto fail;
-    }
-    if (e->scratch_bytes > 0) {
-        e->cpu.scratch = (char *)e->arena + eb_cpu_align64((size_t)e->plan.arena_bytes);
-        e->cpu.scratch_bytes = (size_t)e->scratch_bytes;
-    }
     if (e->profile) {
         e->prof = eb_ir_arena_alloc(&g->arena, (e->n_order + 1) * sizeof(*e->prof));
         if (e->prof == NULL) {
@@ -223,9 +313,6 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
             e->prof[k].flops = node_flops(g, n);
         }
     }
-    for (size_t k = 0; k < g->n_values; k++)
-        if (g->values[k].offset >= 0)
-            g->values[k].data = (char *)e->arena + g->values[k].offset;
     e->io.n_inputs = g->n_inputs;
     e->io.n_outputs = g->n_outputs;
     for (size_t i = 0; i < g->n_inputs; i++)
@@ -235,11 +322,8 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
     *engine_out = e;
     return EB_OK;
 fail:
-    if (e != NULL) {
-        eb_threadpool_destroy(e->pool);
-        if (e->arena != NULL)
-            g->alloc.free(g->alloc.ctx, e->arena);
-    }
+    if (e != NULL)
+        free_engine(e);
     eb_graph_destroy(g);
     return st;
 }
@@ -256,13 +340,21 @@ void eb_engine_mem_info(const struct eb_engine *e, struct eb_engine_mem *mem_out
     mem_out->weight_bytes = e->plan.weight_bytes;
     mem_out->packed_bytes = e->packed_bytes;
     mem_out->naive_bytes = e->plan.naive_bytes;
+    mem_out->workspace_bytes = e->workspace_bytes;
+    mem_out->host_bytes = e->host_bytes;
+    mem_out->device_measured_bytes = e->measured_bytes;
     mem_out->total_bytes = eb_cpu_align64((size_t)e->plan.arena_bytes) + e->scratch_bytes +
-                           e->plan.weight_bytes + e->packed_bytes;
+                           e->plan.weight_bytes + e->packed_bytes + e->workspace_bytes;
+}
+
+void eb_engine_timing_get(const struct eb_engine *e, struct eb_engine_timing *t_out)
+{
+    *t_out = e->timing;
 }
 
 void eb_engine_exec_info_get(const struct eb_engine *e, struct eb_engine_exec_info *info_out)
 {
-    memset(info_out, 0, sizeof(*info_out));
+    *info_out = e->info_dev; /* device, device_name, precision, fallback, graph */
     snprintf(info_out->isa, sizeof(info_out->isa), "%s", eb_cpu_isa_name(e->cpu.isa));
     info_out->threads = e->cpu.n_workers;
     info_out->n_nodes = e->n_order;
@@ -299,24 +391,9 @@ enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_tensor *in, si
         }
         v->data = in[i].data;
     }
-    struct eb_exec x = {.g = g, .cpu = &e->cpu};
-    if (e->prof != NULL) {
-        uint64_t t_start = eb_clock_ns(), t0 = t_start;
-        for (size_t k = 0; k < e->n_order; k++) {
-            x.n = &g->nodes[e->order[k]];
-            x.n->op->exec(&x);
-            uint64_t t1 = eb_clock_ns();
-            e->prof[k].total_ms += (double)(t1 - t0) / 1e6;
-            t0 = t1;
-        }
-        e->prof_runs++;
-        e->prof_run_ms += (double)(t0 - t_start) / 1e6;
-    } else {
-        for (size_t k = 0; k < e->n_order; k++) {
-            x.n = &g->nodes[e->order[k]];
-            x.n->op->exec(&x);
-        }
-    }
+    enum eb_status st = e->dev->run(e, diag);
+    if (st != EB_OK)
+        return st;
     for (size_t i = 0; i < g->n_outputs; i++) {
         const struct eb_ir_value *v = &g->values[g->outputs[i]];
         out[i].dtype = v->dtype;
@@ -362,10 +439,9 @@ void eb_engine_destroy(struct eb_engine *e)
     if (e == NULL)
         return;
     struct eb_graph *g = e->g;
-    /* The engine itself lives in the graph's arena: stop the pool, free the arena buffer, then
-     * the graph. */
-    eb_threadpool_destroy(e->pool);
-    g->alloc.free(g->alloc.ctx, e->arena);
+    /* The engine itself lives in the graph's arena: close the device, stop the pool, free the
+     * arena buffer, then the graph. */
+    free_engine(e);
     eb_graph_destroy(g);
 }
 

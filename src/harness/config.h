@@ -38,8 +38,9 @@ struct eb_config {
     int64_t threads;
     int profile;
     int no_fold, no_fuse, no_dce, no_layout;
-    int qdq;     /* index in "float|int8" = enum eb_engine_qdq */
-    int kernels; /* index in "auto|ref|avx2|avx512|neon" */
+    int qdq;       /* index in "float|int8|strip" = enum eb_engine_qdq */
+    int precision; /* index in "fp32|fp16" = enum eb_engine_precision */
+    int kernels;   /* index in "auto|ref|avx2|avx512|neon" */
     const char *output;
     int64_t interval_ms;
     int solo_baseline;

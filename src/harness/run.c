@@ -132,6 +132,7 @@ static void setup_slots(struct run_ctx *rc)
         if (cfg->no_layout)
             su.backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_LAYOUT;
         su.backend_cfg.qdq = cfg->qdq;
+        su.backend_cfg.precision = cfg->precision;
         {
             static const char *const kernels[] = {"auto", "ref", "avx2", "avx512", "neon"};
             su.backend_cfg.kernels = kernels[cfg->kernels];

@@ -596,3 +596,60 @@ EB_TEST(run_does_not_allocate)
     eb_engine_destroy(e);
     free(bytes);
 }
+
+/* --qdq strip: the QDQ model without its activation Q/DQ pairs (the float model it came from). */
+EB_TEST(qdq_strip_removes_activation_pairs)
+{
+    const char *dir = eb_test_shared_data();
+    char path[1024];
+    size_t len;
+    if (dir == NULL)
+        EB_SKIP("shared data folder absent");
+    snprintf(path, sizeof(path), "%s/models/yolov8n_int8_qdq.onnx", dir);
+    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
+    if (bytes == NULL)
+        EB_SKIP("%s is absent", path);
+    struct eb_engine_options opt;
+    eb_engine_options_default(&opt);
+    opt.profile = 1;
+    struct eb_engine *fq = NULL, *st = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_engine_load(bytes, len, "qdq", &opt, &fq, &d));
+    opt.qdq = EB_ENGINE_QDQ_STRIP;
+    ASSERT_OK(eb_engine_load(bytes, len, "qdq", &opt, &st, &d));
+    struct eb_engine_profile p;
+    eb_engine_profile_get(st, &p);
+    size_t n_q = 0;
+    for (size_t k = 0; k < p.n_nodes; k++)
+        n_q += strstr(p.nodes[k].op, "QuantizeLinear") != NULL || strstr(p.nodes[k].fused, "qdq");
+    struct eb_engine_exec_info a, b;
+    eb_engine_exec_info_get(fq, &a);
+    eb_engine_exec_info_get(st, &b);
+    printf("fake-quant: %zu nodes; stripped: %zu nodes, %zu quantising\n", a.n_nodes, b.n_nodes,
+           n_q);
+    ASSERT_EQ_INT(n_q, 0);
+    ASSERT_TRUE(b.n_nodes + 100 < a.n_nodes);
+    /* The same detector: outputs close on average (fake quantisation moves them a little). */
+    float *x = random_image(640);
+    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 4, .data = x};
+    in.shape[0] = 1, in.shape[1] = 3, in.shape[2] = 640, in.shape[3] = 640;
+    struct eb_tensor oa[EB_ENGINE_MAX_IO], ob[EB_ENGINE_MAX_IO];
+    struct eb_engine_io io;
+    eb_engine_io_info(fq, &io);
+    ASSERT_OK(eb_engine_run(fq, &in, 1, oa, io.n_outputs, &d));
+    ASSERT_OK(eb_engine_run(st, &in, 1, ob, io.n_outputs, &d));
+    const int64_t n = oa[0].shape[1] * oa[0].shape[2];
+    double mean = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        const double dd = fabs((double)((float *)oa[0].data)[i] - (double)((float *)ob[0].data)[i]);
+        ASSERT_TRUE(dd == dd);
+        mean += dd;
+    }
+    mean /= (double)n;
+    printf("mean abs difference to fake-quant: %.4g\n", mean);
+    ASSERT_TRUE(mean < 1.0);
+    free(x);
+    eb_engine_destroy(fq);
+    eb_engine_destroy(st);
+    free(bytes);
+}

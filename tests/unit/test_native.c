@@ -193,7 +193,11 @@ EB_TEST(ops_are_registered_shape)
     ASSERT_EQ_INT(ops->abi, EB_BACKEND_ABI);
     ASSERT_STREQ(ops->name, "native");
     ASSERT_TRUE((ops->caps & EB_BACKEND_CAP_MEM_LIMIT) != 0);
+#ifdef EB_HAVE_CUDA
+    ASSERT_TRUE((ops->caps & EB_BACKEND_CAP_CUDA) != 0 && (ops->caps & EB_BACKEND_CAP_FP16) != 0);
+#else
     ASSERT_TRUE((ops->caps & EB_BACKEND_CAP_CUDA) == 0);
+#endif
     ASSERT_TRUE(ops->probe != NULL && ops->open != NULL && ops->close != NULL &&
                 ops->load != NULL && ops->infer != NULL && ops->mem_usage != NULL &&
                 ops->supports != NULL);
@@ -211,7 +215,7 @@ EB_TEST(probe_is_always_available)
     ASSERT_OK(eb_backend_native_ops.probe(NULL, &pr, &d));
 }
 
-static void expect_device_refused(enum eb_device dev)
+static void expect_device_refused(enum eb_device dev, const char *why)
 {
     struct eb_backend_config cfg = cpu_config();
     cfg.device = dev;
@@ -221,19 +225,34 @@ static void expect_device_refused(enum eb_device dev)
     printf("%s -> %s: %s\n", eb_device_name(dev), eb_status_name(st), d.msg);
     ASSERT_EQ_INT(st, EB_ERR_UNSUPPORTED);
     ASSERT_TRUE(be == NULL);
-    ASSERT_CONTAINS(d.msg, "runs on the CPU in this build");
+    ASSERT_CONTAINS(d.msg, why);
     ASSERT_CONTAINS(d.msg, "--backend ort");
     ASSERT_CONTAINS(d.msg, eb_device_name(dev));
 }
 
-EB_TEST(cuda_device_is_refused)
+/* Where no GPU is usable (or the build has no CUDA device), cuda is refused at open, saying
+ * why; with a GPU, tests/cuda runs the device. */
+EB_TEST(cuda_device_without_gpu_is_refused)
 {
-    expect_device_refused(EB_DEVICE_CUDA);
+    char why[256];
+    if (eb_engine_cuda_available(why, sizeof(why)))
+        EB_SKIP("a GPU is usable here: tests/cuda covers the cuda device");
+    expect_device_refused(EB_DEVICE_CUDA, why);
 }
 
 EB_TEST(tensorrt_device_is_refused)
 {
-    expect_device_refused(EB_DEVICE_TENSORRT);
+    expect_device_refused(EB_DEVICE_TENSORRT, "runs on cpu or cuda");
+}
+
+EB_TEST(fp16_needs_cuda)
+{
+    struct eb_backend_config cfg = cpu_config();
+    cfg.precision = EB_ENGINE_PRECISION_FP16;
+    struct eb_backend *be = NULL;
+    struct eb_diag d = {0};
+    ASSERT_EQ_INT(eb_backend_create(&eb_backend_native_ops, &cfg, &be, &d), EB_ERR_UNSUPPORTED);
+    ASSERT_CONTAINS(d.msg, "--precision fp16 needs --device cuda");
 }
 
 EB_TEST(missing_model_file)
@@ -479,17 +498,25 @@ EB_TEST(class_names_garbage_or_absent_is_ignored)
     }
 }
 
-EB_TEST(supports_says_no_for_gpu_devices)
+EB_TEST(supports_says_no_for_tensorrt_and_absent_gpus)
 {
     struct eb_backend_config cfg = cpu_config();
-    cfg.device = EB_DEVICE_CUDA;
+    cfg.device = EB_DEVICE_TENSORRT;
     struct eb_model_spec spec = {.path = "whatever.onnx"};
     int yes = -1;
     char why[128] = "";
     struct eb_diag d = {0};
     ASSERT_OK(eb_backend_native_ops.supports(&cfg, &spec, &yes, why, sizeof(why), &d));
     ASSERT_EQ_INT(yes, 0);
-    ASSERT_CONTAINS(why, "CPU");
+    ASSERT_CONTAINS(why, "not tensorrt");
+    char no_gpu[256];
+    if (!eb_engine_cuda_available(no_gpu, sizeof(no_gpu))) {
+        cfg.device = EB_DEVICE_CUDA;
+        yes = -1;
+        ASSERT_OK(eb_backend_native_ops.supports(&cfg, &spec, &yes, why, sizeof(why), &d));
+        ASSERT_EQ_INT(yes, 0);
+        ASSERT_CONTAINS(why, "CUDA");
+    }
 }
 
 EB_TEST(supports_synth_model)

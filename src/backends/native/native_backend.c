@@ -35,6 +35,8 @@ struct native_priv {
     int profile;
     uint32_t passes;
     int qdq;
+    int precision;
+    enum eb_device device;
     char kernels[16];
     double limit_gb;    /* the configured limit, for messages */
     uint64_t cap_bytes; /* = limit_gb x 10^9 (GB = 10^9 bytes throughout edgebench); 0 = none */
@@ -71,16 +73,21 @@ static enum eb_status native_open(void *priv, const struct eb_backend_config *cf
     if (cfg == NULL)
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                             "failed to open the native engine: no config");
+    char why[200];
     switch (cfg->device) {
     case EB_DEVICE_CPU: break;
     case EB_DEVICE_CUDA:
+        /* Refused here (not at load) so that the report says why before any model is read. */
+        if (!eb_engine_cuda_available(why, sizeof(why)))
+            return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                                "failed to open the native engine on device cuda: %s; use "
+                                "--device cpu, or --backend ort with a CUDA-enabled ONNX Runtime",
+                                why);
+        break;
     case EB_DEVICE_TENSORRT:
-        /* The CUDA device of the engine is a later issue; refusing here (not at load) makes
-         * `--backend auto` and the report say so before any model is read. */
         return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "failed to open the native engine on device %s: the native engine "
-                            "runs on the CPU in this build; use --backend ort for CUDA/TensorRT",
-                            cfg->device == EB_DEVICE_CUDA ? "cuda" : "tensorrt");
+                            "failed to open the native engine on device tensorrt: the native "
+                            "engine runs on cpu or cuda; use --backend ort for TensorRT");
     default:
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                             "failed to open the native engine: unknown device %d; use cpu",
@@ -96,6 +103,12 @@ static enum eb_status native_open(void *priv, const struct eb_backend_config *cf
     p->profile = cfg->profile;
     p->passes = cfg->passes != 0 ? cfg->passes : EB_ENGINE_PASS_ALL;
     p->qdq = cfg->qdq;
+    p->precision = cfg->precision;
+    p->device = cfg->device;
+    if (cfg->precision == EB_ENGINE_PRECISION_FP16 && cfg->device != EB_DEVICE_CUDA)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "failed to open the native engine: --precision fp16 needs --device "
+                            "cuda (the CPU kernels compute in fp32)");
     snprintf(p->kernels, sizeof(p->kernels), "%s", cfg->kernels != NULL ? cfg->kernels : "auto");
     p->limit_gb = cfg->gpu_mem_limit_gb;
     p->cap_bytes = (uint64_t)(cfg->gpu_mem_limit_gb * 1e9);
@@ -189,7 +202,9 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
     opt.imgsz = spec->imgsz;
     opt.profile = p->profile;
     opt.passes = p->passes;
-    opt.qdq = p->qdq == 1 ? EB_ENGINE_QDQ_INT8 : EB_ENGINE_QDQ_FLOAT;
+    opt.qdq = (enum eb_engine_qdq)p->qdq;
+    opt.device = p->device == EB_DEVICE_CUDA ? EB_ENGINE_DEVICE_CUDA : EB_ENGINE_DEVICE_CPU;
+    opt.precision = (enum eb_engine_precision)p->precision;
     opt.isa = p->kernels;
     /* External-data tensors are read from the model's folder. */
     char base_dir[1024] = "";
@@ -232,21 +247,33 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
     info.n_class_names = p->n_class_names;
 
     eb_engine_mem_info(p->engine, &mem);
-    double planned_mib = (double)(mem.arena_bytes + mem.weight_bytes) / MIB;
+    const int cuda = p->device == EB_DEVICE_CUDA;
+    /* CUDA: the cap covers arena, weights, cuDNN/cuBLAS workspaces and I/O, all on the device. */
+    double planned_mib =
+        (double)(cuda ? mem.total_bytes : mem.arena_bytes + mem.weight_bytes) / MIB;
+    const char *plan_what = cuda ? "device plan incl. library workspaces" : "arena plan";
     if (p->cap_bytes > 0) {
         info.limit_type = EB_LIMIT_HARD;
         snprintf(info.limit_methods, sizeof(info.limit_methods),
-                 "native arena plan <= %.2f GB (planned %.1f MiB)", p->limit_gb, planned_mib);
+                 "native %s <= %.2f GB (planned %.1f MiB)", plan_what, p->limit_gb, planned_mib);
     } else {
         /* No limit configured: the plan is still exact, but nothing is enforced. */
         info.limit_type = EB_LIMIT_UNAVAILABLE;
         snprintf(info.limit_methods, sizeof(info.limit_methods),
-                 "native arena plan, no cap (planned %.1f MiB)", planned_mib);
+                 "native %s, no cap (planned %.1f MiB)", plan_what, planned_mib);
     }
     struct eb_engine_exec_info ex;
     eb_engine_exec_info_get(p->engine, &ex);
-    snprintf(info.provider, sizeof(info.provider), "edgebench-native cpu %.15s x%d thread%s",
-             ex.isa, ex.threads, ex.threads == 1 ? "" : "s");
+    if (cuda) {
+        snprintf(info.provider, sizeof(info.provider), "edgebench-native cuda %.4s %.24s%s",
+                 ex.precision, ex.device_name, ex.n_fallback > 0 ? " +cpu nodes" : "");
+        if (ex.n_fallback > 0)
+            eb_log_msg(p->log, EB_LOG_INFO, "model %s: %zu nodes run on the CPU: %s", p->model,
+                       ex.n_fallback, ex.fallback);
+    } else {
+        snprintf(info.provider, sizeof(info.provider), "edgebench-native cpu %.15s x%d thread%s",
+                 ex.isa, ex.threads, ex.threads == 1 ? "" : "s");
+    }
     if (p->profile) {
         /* Allocated here, not per frame: native_infer and native_profile never allocate. */
         struct eb_engine_profile prof;
@@ -295,9 +322,13 @@ static enum eb_status native_supports(const struct eb_backend_config *cfg,
     if (spec == NULL || supported_out == NULL)
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                             "failed to check a model for the native engine: no model given");
-    if (cfg != NULL && cfg->device != EB_DEVICE_CPU) {
+    if (cfg != NULL && cfg->device == EB_DEVICE_TENSORRT) {
         if (why != NULL && why_size > 0)
-            snprintf(why, why_size, "the native engine runs on the CPU in this build");
+            snprintf(why, why_size, "the native engine runs on cpu or cuda, not tensorrt");
+        *supported_out = 0;
+        return EB_OK;
+    }
+    if (cfg != NULL && cfg->device == EB_DEVICE_CUDA && !eb_engine_cuda_available(why, why_size)) {
         *supported_out = 0;
         return EB_OK;
     }
@@ -344,9 +375,17 @@ static enum eb_status native_infer(void *priv, const struct eb_tensor *in, size_
     for (size_t i = 0; i < n_out; i++)
         out[i] = all[i];
     if (timing_out != NULL) {
-        timing_out->h2d_ns = 0;
-        timing_out->compute_ns = t1 - t0;
-        timing_out->d2h_ns = 0;
+        struct eb_engine_timing et;
+        eb_engine_timing_get(p->engine, &et);
+        if (p->device == EB_DEVICE_CUDA) { /* CUDA events around each part */
+            timing_out->h2d_ns = (uint64_t)(et.h2d_ms * 1e6);
+            timing_out->compute_ns = (uint64_t)(et.compute_ms * 1e6);
+            timing_out->d2h_ns = (uint64_t)(et.d2h_ms * 1e6);
+        } else {
+            timing_out->h2d_ns = 0;
+            timing_out->compute_ns = t1 - t0;
+            timing_out->d2h_ns = 0;
+        }
     }
     return EB_OK;
 }
@@ -359,7 +398,12 @@ static enum eb_status native_mem_usage(void *priv, struct eb_mem_usage *usage_ou
         eb_engine_mem_info(p->engine, &mem);
     memset(usage_out, 0, sizeof(*usage_out));
     /* Planned once at load and allocated once: what the engine holds is exactly the plan. */
-    usage_out->host_bytes = mem.arena_bytes + mem.weight_bytes;
+    if (p->device == EB_DEVICE_CUDA) {
+        usage_out->host_bytes = mem.host_bytes;
+        usage_out->device_bytes = usage_out->device_peak_bytes = mem.total_bytes;
+    } else {
+        usage_out->host_bytes = mem.arena_bytes + mem.weight_bytes;
+    }
     return EB_OK;
 }
 
@@ -400,10 +444,12 @@ static void native_profile_reset(void *priv)
 const struct eb_backend_ops eb_backend_native_ops = {
     .abi = EB_BACKEND_ABI,
     .name = "native",
-    .description = "edgebench's own engine (CPU, planned memory with a hard cap)",
-    /* EB_BACKEND_CAP_INT8 joins when the engine runs ConvInteger/DynamicQuantizeLinear and QDQ
-     * graphs (issue 3); CUDA and FP16 when the engine has a CUDA device. */
-    .caps = EB_BACKEND_CAP_MEM_LIMIT | EB_BACKEND_CAP_OP_PROFILE,
+    .description = "edgebench's own engine (CPU or CUDA, planned memory with a hard cap)",
+    .caps = EB_BACKEND_CAP_MEM_LIMIT | EB_BACKEND_CAP_OP_PROFILE | EB_BACKEND_CAP_INT8
+#ifdef EB_HAVE_CUDA
+            | EB_BACKEND_CAP_CUDA | EB_BACKEND_CAP_FP16
+#endif
+    ,
     .priv_size = sizeof(struct native_priv),
     .probe = native_probe,
     .open = native_open,

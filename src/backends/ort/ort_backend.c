@@ -356,6 +356,13 @@ static enum eb_status ort_open(void *priv, const struct eb_backend_config *cfg,
         st = eb_diag_fail(diag, EB_ERR_INVALID_ARG, "failed to open ONNX Runtime: no config");
         goto fail;
     }
+    if (cfg->precision != 0) {
+        st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                          "--precision fp16 is the native engine's (--backend native --device "
+                          "cuda); ONNX Runtime runs a model in the precision it was exported in, "
+                          "so pass an fp16 ONNX model instead");
+        goto fail;
+    }
     p->log = cfg->log;
     p->device = cfg->device;
     st = eb_ort__lib_open(cfg->ort_lib, cfg->log, &p->lib, diag);

@@ -130,6 +130,13 @@ EB_NODISCARD enum eb_status eb_graph_run_passes(struct eb_graph *g, uint32_t pas
  */
 EB_NODISCARD enum eb_status eb_graph__qdq_int8(struct eb_graph *g, struct eb_diag *diag);
 /**
+ * --qdq strip (passes_qdq.c), run after folding: every QuantizeLinear → DequantizeLinear pair on
+ * a float activation is bypassed (the DequantizeLinear's readers read the QuantizeLinear's
+ * input), leaving the pair to dead-node elimination. A pair whose output is a graph output
+ * stays. Weights (folded DequantizeLinear of constants) keep their quantised values.
+ */
+EB_NODISCARD enum eb_status eb_graph__qdq_strip(struct eb_graph *g, struct eb_diag *diag);
+/**
  * The fusion pass (passes_fuse.c), run by eb_graph_run_passes after shape inference and folding,
  * before dead-node elimination: Conv + Sigmoid·Mul → Conv with a SiLU epilogue, Conv +
  * activation, Conv + Add (residual), Conv + QuantizeLinear→DequantizeLinear (fake quantisation)

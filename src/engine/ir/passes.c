@@ -56,8 +56,8 @@ enum eb_status eb_graph_run_passes(struct eb_graph *g, uint32_t passes, enum eb_
                 return st;
         }
     }
-    if (qdq == EB_ENGINE_QDQ_INT8) {
-        st = eb_graph__qdq_int8(g, diag);
+    if (qdq == EB_ENGINE_QDQ_INT8 || qdq == EB_ENGINE_QDQ_STRIP) {
+        st = qdq == EB_ENGINE_QDQ_INT8 ? eb_graph__qdq_int8(g, diag) : eb_graph__qdq_strip(g, diag);
         if (st != EB_OK)
             return st;
     }

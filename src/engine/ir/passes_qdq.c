@@ -280,3 +280,26 @@ enum eb_status eb_graph__qdq_int8(struct eb_graph *g, struct eb_diag *diag)
     }
     return EB_OK;
 }
+
+enum eb_status eb_graph__qdq_strip(struct eb_graph *g, struct eb_diag *diag)
+{
+    (void)diag;
+    for (size_t k = 0; k < g->n_nodes; k++) {
+        struct eb_ir_node *dq = &g->nodes[k];
+        if (!dq->alive || dq->op != &eb_op_dequantize_linear || dq->n_in < 1 || dq->in[0] < 0)
+            continue;
+        const struct eb_ir_node *q = live_producer(g, dq->in[0], &eb_op_quantize_linear);
+        const int y = dq->out[0];
+        if (q == NULL || q->in[0] < 0 || g->values[y].is_output ||
+            g->values[q->in[0]].dtype != EB_DTYPE_F32)
+            continue;
+        const int x = q->in[0];
+        for (size_t j = 0; j < g->n_nodes; j++) {
+            struct eb_ir_node *r = &g->nodes[j];
+            for (int i = 0; r->alive && i < r->n_in; i++)
+                if (r->in[i] == y)
+                    r->in[i] = x;
+        }
+    }
+    return EB_OK;
+}

@@ -98,6 +98,21 @@ int eb_op__activation_params(const struct eb_ir_node *n, float *a_out, float *b_
     return 1;
 }
 
+/* Clip's min/max inputs must be constants (read here, at load). */
+static int describe_unary(const struct eb_graph *g, const struct eb_ir_node *n,
+                          struct eb_op_desc *d)
+{
+    const struct unary_params *p = n->params;
+    const struct eb_ir_value *lo = eb_op_in(g, n, 1), *hi = eb_op_in(g, n, 2);
+    if ((lo != NULL && !lo->is_const) || (hi != NULL && !hi->is_const))
+        return 0;
+    d->kind = EB_DESC_UNARY;
+    d->unop = p->op;
+    d->alpha = lo != NULL ? *(const float *)lo->data : p->a;
+    d->beta = hi != NULL ? *(const float *)hi->data : p->b;
+    return 1;
+}
+
 #define UNARY_OP(sym, name, since, max_in)                                                         \
     const struct eb_op_def eb_op_##sym = {                                                         \
         .onnx_name = name,                                                                         \
@@ -109,6 +124,7 @@ int eb_op__activation_params(const struct eb_ir_node *n, float *a_out, float *b_
         .check = check_unary,                                                                      \
         .infer_shape = infer_unary,                                                                \
         .exec = exec_unary,                                                                        \
+        .describe = describe_unary,                                                                \
     };
 UNARY_OP(relu, "Relu", 6, 1)
 UNARY_OP(leaky_relu, "LeakyRelu", 6, 1)

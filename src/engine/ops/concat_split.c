@@ -99,6 +99,15 @@ int eb_op__split_axis(const struct eb_ir_node *n, int rank)
     return (int)(p->axis < 0 ? p->axis + rank : p->axis);
 }
 
+static int describe_axis(const struct eb_graph *g, const struct eb_ir_node *n, struct eb_op_desc *d)
+{
+    const int concat = n->op == &eb_op_concat;
+    const int rank = (concat ? eb_op_out(g, n, 0) : eb_op_in(g, n, 0))->rank;
+    d->kind = concat ? EB_DESC_CONCAT : EB_DESC_SPLIT;
+    d->axis = concat ? eb_op__concat_axis(n, rank) : eb_op__split_axis(n, rank);
+    return d->axis >= 0;
+}
+
 const struct eb_op_def eb_op_concat = {
     .onnx_name = "Concat",
     .since_opset = 4,
@@ -109,6 +118,7 @@ const struct eb_op_def eb_op_concat = {
     .check = check_axis,
     .infer_shape = infer_concat,
     .exec = exec_concat,
+    .describe = describe_axis,
 };
 
 static enum eb_status infer_split(struct eb_op_ctx *ctx)
@@ -190,4 +200,5 @@ const struct eb_op_def eb_op_split = {
     .check = check_axis,
     .infer_shape = infer_split,
     .exec = exec_split,
+    .describe = describe_axis,
 };

@@ -247,6 +247,20 @@ struct eb_epilogue *eb_op__conv_epilogue(struct eb_ir_node *n)
     return &((struct conv_params *)n->params)->epi;
 }
 
+/* Constant float weights (and bias): what a device that uploads weights at load can run. */
+static int describe_conv(const struct eb_graph *g, const struct eb_ir_node *n, struct eb_op_desc *d)
+{
+    const struct conv_params *p = n->params;
+    const struct eb_ir_value *w = eb_op_in(g, n, 1), *b = eb_op_in(g, n, 2);
+    if (!w->is_const || w->dtype != EB_DTYPE_F32 || (b != NULL && !b->is_const) ||
+        (p->epi.residual && n->n_in < 4))
+        return 0;
+    d->kind = EB_DESC_CONV;
+    eb_op__conv_run_geometry(g, n, &d->conv);
+    d->epi = &p->epi;
+    return 1;
+}
+
 const struct eb_op_def eb_op_conv = {
     .onnx_name = "Conv",
     .since_opset = 1,
@@ -259,4 +273,5 @@ const struct eb_op_def eb_op_conv = {
     .prepare = prepare_conv,
     .flops = flops_conv,
     .exec = exec_conv,
+    .describe = describe_conv,
 };

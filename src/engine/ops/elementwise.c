@@ -50,6 +50,20 @@ static void exec_binary(const struct eb_exec *ex)
     eb_cpu_binary(ex->cpu, op, y->dtype, y->rank, as, a->data, bs, b->data, y->shape, y->data);
 }
 
+static int describe_binary(const struct eb_graph *g, const struct eb_ir_node *n,
+                           struct eb_op_desc *d)
+{
+    if (eb_op_out(g, n, 0)->dtype != EB_DTYPE_F32)
+        return 0;
+    d->kind = EB_DESC_BINARY;
+    d->binop = n->op == &eb_op_add   ? EB_BINOP_ADD
+               : n->op == &eb_op_sub ? EB_BINOP_SUB
+               : n->op == &eb_op_mul ? EB_BINOP_MUL
+               : n->op == &eb_op_pow ? EB_BINOP_POW
+                                     : EB_BINOP_DIV;
+    return 1;
+}
+
 #define BINARY_OP(sym, name)                                                                       \
     const struct eb_op_def eb_op_##sym = {                                                         \
         .onnx_name = name,                                                                         \
@@ -61,6 +75,7 @@ static void exec_binary(const struct eb_exec *ex)
         .check = check_none,                                                                       \
         .infer_shape = infer_binary,                                                               \
         .exec = exec_binary,                                                                       \
+        .describe = describe_binary,                                                               \
     };
 BINARY_OP(add, "Add")
 BINARY_OP(sub, "Sub")
@@ -85,6 +100,7 @@ const struct eb_op_def eb_op_pow = {
     .check = check_none,
     .infer_shape = infer_pow,
     .exec = exec_binary,
+    .describe = describe_binary,
 };
 
 static enum eb_status infer_sigmoid(struct eb_op_ctx *ctx)
@@ -104,6 +120,15 @@ static void exec_sigmoid(const struct eb_exec *ex)
     eb_cpu_sigmoid_f32(ex->cpu, x->numel, x->data, eb_op_out(g, n, 0)->data);
 }
 
+static int describe_sigmoid(const struct eb_graph *g, const struct eb_ir_node *n,
+                            struct eb_op_desc *d)
+{
+    (void)g;
+    (void)n;
+    d->kind = EB_DESC_SIGMOID;
+    return 1;
+}
+
 const struct eb_op_def eb_op_sigmoid = {
     .onnx_name = "Sigmoid",
     .since_opset = 6,
@@ -114,4 +139,5 @@ const struct eb_op_def eb_op_sigmoid = {
     .check = check_none,
     .infer_shape = infer_sigmoid,
     .exec = exec_sigmoid,
+    .describe = describe_sigmoid,
 };

@@ -80,6 +80,15 @@ static enum eb_status prepare_matmul(struct eb_op_prepare *pp)
     return EB_OK;
 }
 
+static int describe_matmul(const struct eb_graph *g, const struct eb_ir_node *n,
+                           struct eb_op_desc *d)
+{
+    (void)g;
+    (void)n;
+    d->kind = EB_DESC_MATMUL;
+    return 1;
+}
+
 const struct eb_op_def eb_op_matmul = {
     .onnx_name = "MatMul",
     .since_opset = 1,
@@ -91,4 +100,5 @@ const struct eb_op_def eb_op_matmul = {
     .infer_shape = infer_matmul,
     .prepare = prepare_matmul,
     .exec = exec_matmul,
+    .describe = describe_matmul,
 };

@@ -48,6 +48,17 @@ int eb_op__maxpool_cl_ok(const struct eb_ir_node *n)
     return d->stride_h == 1 && d->stride_w == 1 && d->dil_h == 1 && d->dil_w == 1;
 }
 
+static int describe_maxpool(const struct eb_graph *g, const struct eb_ir_node *n,
+                            struct eb_op_desc *d)
+{
+    (void)g;
+    if (n->n_out != 1)
+        return 0;
+    d->kind = EB_DESC_MAXPOOL;
+    d->pool = ((const struct pool_params *)n->params)->d;
+    return 1;
+}
+
 const struct eb_op_def eb_op_maxpool = {
     .onnx_name = "MaxPool",
     .since_opset = 1,
@@ -58,4 +69,5 @@ const struct eb_op_def eb_op_maxpool = {
     .check = check_maxpool,
     .infer_shape = infer_maxpool,
     .exec = exec_maxpool,
+    .describe = describe_maxpool,
 };

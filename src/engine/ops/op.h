@@ -13,6 +13,7 @@
 #include "engine/cpu/cpu.h"
 #include "engine/cpu/ref/ref.h"
 #include "engine/ir/graph.h"
+#include "engine/ops/op_desc.h"
 
 /** What check and infer_shape see. */
 struct eb_op_ctx {
@@ -56,6 +57,11 @@ struct eb_op_def {
     enum eb_status (*prepare)(struct eb_op_prepare *p);
     /** Optional. Floating-point (or integer) operations of one run; default: output elements. */
     uint64_t (*flops)(const struct eb_graph *g, const struct eb_ir_node *n);
+    /**
+     * Optional. Describes the node for another device (op_desc.h); 0 when this node's
+     * attributes or types have no description (the device then runs it on the CPU or refuses).
+     */
+    int (*describe)(const struct eb_graph *g, const struct eb_ir_node *n, struct eb_op_desc *d);
     /** Required. Runs the node on values' `data` (inputs read, outputs written). */
     void (*exec)(const struct eb_exec *x);
 };

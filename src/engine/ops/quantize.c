@@ -79,6 +79,19 @@ static void exec_quantize(const struct eb_exec *ex)
                         z != NULL ? z->data : NULL, y->dtype == EB_DTYPE_I8, y->data);
 }
 
+static int describe_q(const struct eb_graph *g, const struct eb_ir_node *n, struct eb_op_desc *d)
+{
+    const struct q_params *p = n->params;
+    const struct eb_ir_value *s = eb_op_in(g, n, 1), *z = eb_op_in(g, n, 2);
+    /* Scales and zero points are uploaded at load: constants only. */
+    if (!s->is_const || (z != NULL && !z->is_const))
+        return 0;
+    d->kind = n->op == &eb_op_quantize_linear ? EB_DESC_QUANTIZE : EB_DESC_DEQUANTIZE;
+    d->len = p->channels;
+    d->inner = p->inner;
+    return 1;
+}
+
 const struct eb_op_def eb_op_quantize_linear = {
     .onnx_name = "QuantizeLinear",
     .since_opset = 10,
@@ -89,6 +102,7 @@ const struct eb_op_def eb_op_quantize_linear = {
     .check = check_q,
     .infer_shape = infer_quantize,
     .exec = exec_quantize,
+    .describe = describe_q,
 };
 
 static enum eb_status infer_dequantize(struct eb_op_ctx *ctx)
@@ -126,6 +140,7 @@ const struct eb_op_def eb_op_dequantize_linear = {
     .check = check_q,
     .infer_shape = infer_dequantize,
     .exec = exec_dequantize,
+    .describe = describe_q,
 };
 
 static enum eb_status check_none(struct eb_op_ctx *ctx)

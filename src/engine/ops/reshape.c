@@ -22,6 +22,14 @@ static void exec_copy(const struct eb_exec *ex)
         memcpy(y->data, x->data, x->nbytes);
 }
 
+static int describe_copy(const struct eb_graph *g, const struct eb_ir_node *n, struct eb_op_desc *d)
+{
+    (void)g;
+    (void)n;
+    d->kind = EB_DESC_COPY;
+    return 1;
+}
+
 static enum eb_status infer_reshape(struct eb_op_ctx *ctx)
 {
     const struct eb_ir_value *x = eb_op_in(ctx->g, ctx->n, 0);
@@ -73,6 +81,7 @@ const struct eb_op_def eb_op_reshape = {
     .check = check_none,
     .infer_shape = infer_reshape,
     .exec = exec_copy,
+    .describe = describe_copy,
 };
 
 static enum eb_status read_axes(struct eb_op_ctx *ctx, int64_t *axes, size_t *n)
@@ -119,6 +128,7 @@ const struct eb_op_def eb_op_unsqueeze = {
     .check = check_none,
     .infer_shape = infer_unsqueeze,
     .exec = exec_copy,
+    .describe = describe_copy,
 };
 
 static enum eb_status infer_squeeze(struct eb_op_ctx *ctx)
@@ -155,6 +165,7 @@ const struct eb_op_def eb_op_squeeze = {
     .check = check_none,
     .infer_shape = infer_squeeze,
     .exec = exec_copy,
+    .describe = describe_copy,
 };
 
 static enum eb_status infer_identity(struct eb_op_ctx *ctx)
@@ -173,6 +184,7 @@ const struct eb_op_def eb_op_identity = {
     .check = check_none,
     .infer_shape = infer_identity,
     .exec = exec_copy,
+    .describe = describe_copy,
 };
 
 static enum eb_status infer_flatten(struct eb_op_ctx *ctx)
@@ -199,4 +211,5 @@ const struct eb_op_def eb_op_flatten = {
     .check = check_none,
     .infer_shape = infer_flatten,
     .exec = exec_copy,
+    .describe = describe_copy,
 };

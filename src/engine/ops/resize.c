@@ -144,6 +144,19 @@ int eb_op__resize_cl_ok(const struct eb_graph *g, const struct eb_ir_node *n)
     return 1;
 }
 
+/* Integer-factor nearest upsampling of a 4-D tensor only (YOLO necks); anything else: none. */
+static int describe_resize(const struct eb_graph *g, const struct eb_ir_node *n,
+                           struct eb_op_desc *d)
+{
+    if (!eb_op__resize_cl_ok(g, n))
+        return 0;
+    const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
+    d->kind = EB_DESC_UPSAMPLE;
+    d->fh = y->shape[2] / x->shape[2];
+    d->fw = y->shape[3] / x->shape[3];
+    return 1;
+}
+
 const struct eb_op_def eb_op_resize = {
     .onnx_name = "Resize",
     .since_opset = 10,
@@ -154,4 +167,5 @@ const struct eb_op_def eb_op_resize = {
     .check = check_resize,
     .infer_shape = infer_resize,
     .exec = exec_resize,
+    .describe = describe_resize,
 };

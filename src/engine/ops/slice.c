@@ -83,6 +83,19 @@ static void exec_slice(const struct eb_exec *ex)
                  y->shape, y->data);
 }
 
+static int describe_slice(const struct eb_graph *g, const struct eb_ir_node *n,
+                          struct eb_op_desc *d)
+{
+    const struct slice_params *p = n->params;
+    const int rank = eb_op_in(g, n, 0)->rank;
+    d->kind = EB_DESC_SLICE;
+    for (int k = 0; k < rank; k++) {
+        d->start[k] = p->start[k];
+        d->step[k] = p->step[k];
+    }
+    return 1;
+}
+
 const struct eb_op_def eb_op_slice = {
     .onnx_name = "Slice",
     .since_opset = 1,
@@ -93,4 +106,5 @@ const struct eb_op_def eb_op_slice = {
     .check = check_slice,
     .infer_shape = infer_slice,
     .exec = exec_slice,
+    .describe = describe_slice,
 };

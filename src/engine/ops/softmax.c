@@ -52,6 +52,18 @@ static void exec_softmax(const struct eb_exec *ex)
                        eb_op_out(g, n, 0)->data);
 }
 
+static int describe_softmax(const struct eb_graph *g, const struct eb_ir_node *n,
+                            struct eb_op_desc *d)
+{
+    const struct softmax_params *p = n->params;
+    (void)g;
+    d->kind = EB_DESC_SOFTMAX;
+    d->outer = p->outer;
+    d->len = p->len;
+    d->inner = p->inner;
+    return 1;
+}
+
 const struct eb_op_def eb_op_softmax = {
     .onnx_name = "Softmax",
     .since_opset = 1,
@@ -62,4 +74,5 @@ const struct eb_op_def eb_op_softmax = {
     .check = check_softmax,
     .infer_shape = infer_softmax,
     .exec = exec_softmax,
+    .describe = describe_softmax,
 };

@@ -49,6 +49,16 @@ static void exec_transpose(const struct eb_exec *ex)
                      eb_op_out(g, n, 0)->data);
 }
 
+static int describe_transpose(const struct eb_graph *g, const struct eb_ir_node *n,
+                              struct eb_op_desc *d)
+{
+    const struct transpose_params *p = n->params;
+    d->kind = EB_DESC_TRANSPOSE;
+    for (int k = 0; k < eb_op_in(g, n, 0)->rank; k++)
+        d->perm[k] = p->perm[k];
+    return 1;
+}
+
 const struct eb_op_def eb_op_transpose = {
     .onnx_name = "Transpose",
     .since_opset = 1,
@@ -59,4 +69,5 @@ const struct eb_op_def eb_op_transpose = {
     .check = check_transpose,
     .infer_shape = infer_transpose,
     .exec = exec_transpose,
+    .describe = describe_transpose,
 };

@@ -1,0 +1,651 @@
+/*
+ * The native engine's CUDA device (struct eb_engine_devops): every live node with a CUDA path
+ * runs on one stream of the GPU, from one device arena laid out by the memory planner, with the
+ * weights uploaded once at load; nodes without one (integer ConvInteger chains, ...) run on the
+ * CPU between a device→host copy of their inputs and a host→device copy of their outputs, inside
+ * the same stream order (cudaLaunchHostFunc). The first run captures the forward into a CUDA
+ * Graph; later runs replay it. CUDA events time the input copy, the forward and the output copy.
+ *
+ * Memory: the arena, the weights, the cuDNN/cuBLAS workspaces and the I/O buffers are all our
+ * own cudaMalloc calls, summed against the hard cap before anything large is allocated (the
+ * convolution workspace budget is what the cap leaves); cudaMemGetInfo's drop over the load is
+ * reported beside it (the libraries' own allocations show there).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eb/log.h"
+#include "engine/cuda/cuda_internal.h"
+
+#define WS_MAX_BYTES  ((size_t)256 << 20) /* most a convolution's workspace may take */
+#define BLAS_WS_BYTES ((size_t)8 << 20)   /* cuBLAS workspace (fixed: graph capture) */
+#define DEV_ALIGN     256u
+
+#define CUDA_TRY(call)                                                                             \
+    do {                                                                                           \
+        cudaError_t ce_ = (call);                                                                  \
+        if (ce_ != cudaSuccess)                                                                    \
+            return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s on cuda: %s failed: %s", e->what,   \
+                                #call, cudaGetErrorString(ce_));                                   \
+    } while (0)
+
+static size_t align_dev(size_t b)
+{
+    return (b + DEV_ALIGN - 1) / DEV_ALIGN * DEV_ALIGN;
+}
+
+/* float → IEEE half, round to nearest even (what __float2half_rn does on the device). */
+uint16_t eb_cu__f32_to_f16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof(x));
+    const uint32_t sign = (x >> 16) & 0x8000u;
+    uint32_t mant = x & 0x7FFFFFu;
+    const int exp = (int)((x >> 23) & 0xFFu);
+    if (exp == 0xFF) /* inf, NaN (kept quiet) */
+        return (uint16_t)(sign | 0x7C00u | (mant != 0 ? 0x200u : 0u));
+    const int e = exp - 127 + 15;
+    if (e >= 31)
+        return (uint16_t)(sign | 0x7C00u);
+    if (e <= 0) { /* subnormal half, or zero */
+        if (e < -10)
+            return (uint16_t)sign;
+        mant |= 0x800000u;
+        const int shift = 14 - e;
+        uint32_t h = mant >> shift;
+        const uint32_t rem = mant & ((1u << shift) - 1u), mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (h & 1u)))
+            h++;
+        return (uint16_t)(sign | h);
+    }
+    uint32_t h = ((uint32_t)e << 10) | (mant >> 13);
+    const uint32_t rem = mant & 0x1FFFu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+        h++; /* a carry into the exponent is the right rounding (up to inf) */
+    return (uint16_t)(sign | h);
+}
+
+int eb_engine__cuda_available(char *why, size_t why_size)
+{
+    int n = 0;
+    cudaError_t ce = cudaGetDeviceCount(&n);
+    if (ce != cudaSuccess || n < 1) {
+        if (why != NULL && why_size > 0)
+            snprintf(why, why_size, "no CUDA GPU is usable here (%s)",
+                     ce != cudaSuccess ? cudaGetErrorString(ce) : "no device found");
+        return 0;
+    }
+    if (why != NULL && why_size > 0)
+        why[0] = '\0';
+    return 1;
+}
+
+static struct cu_state *state_of(struct eb_engine *e)
+{
+    return e->dev_state;
+}
+
+/* Device memory of our own, counted. */
+static enum eb_status dev_alloc(struct eb_engine *e, struct cu_state *s, size_t bytes, void **p,
+                                const char *what, struct eb_diag *diag)
+{
+    *p = NULL;
+    if (bytes == 0)
+        return EB_OK;
+    cudaError_t ce = cudaMalloc(p, bytes);
+    if (ce != cudaSuccess)
+        return eb_diag_fail(diag, EB_ERR_NOMEM,
+                            "failed to load model %s on cuda: cannot allocate %.1f MiB of device "
+                            "memory for %s (%s)",
+                            e->what, eb_engine__mib(bytes), what, cudaGetErrorString(ce));
+    s->dev_bytes += bytes;
+    return EB_OK;
+}
+
+/* The fallback summary: "ConvInteger x64, Mul x2" over the nodes on the CPU. */
+static void fallback_summary(struct eb_engine *e, struct cu_state *s, char *out, size_t n)
+{
+    const char *ops[32];
+    int counts[32];
+    int n_ops = 0;
+    for (size_t k = 0; k < e->n_order; k++) {
+        if (!s->on_cpu[k])
+            continue;
+        const char *op = e->g->nodes[e->order[k]].op->onnx_name;
+        int i = 0;
+        while (i < n_ops && strcmp(ops[i], op) != 0)
+            i++;
+        if (i == n_ops && n_ops < 32) {
+            ops[n_ops] = op;
+            counts[n_ops++] = 0;
+        }
+        if (i < n_ops)
+            counts[i]++;
+    }
+    out[0] = '\0';
+    size_t used = 0;
+    for (int i = 0; i < n_ops && used + 1 < n; i++) {
+        int w = snprintf(out + used, n - used, "%s%s x%d", i > 0 ? ", " : "", ops[i], counts[i]);
+        if (w < 0)
+            break;
+        used += (size_t)w < n - used ? (size_t)w : n - used - 1;
+    }
+}
+
+static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_options *opt,
+                              struct eb_diag *diag)
+{
+    struct eb_graph *g = e->g;
+    char why[160];
+    if (!eb_engine__cuda_available(why, sizeof(why)))
+        return eb_diag_fail(diag, EB_ERR_DEVICE,
+                            "failed to load model %s on cuda: %s; use "
+                            "--device cpu",
+                            e->what, why);
+    int n_dev = 0;
+    CUDA_TRY(cudaGetDeviceCount(&n_dev));
+    if (opt->gpu >= n_dev)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to load model %s on cuda: GPU %d asked for, %d present",
+                            e->what, opt->gpu, n_dev);
+    CUDA_TRY(cudaSetDevice(opt->gpu));
+    struct cu_state *s = eb_ir_arena_alloc(&g->arena, sizeof(*s));
+    if (s == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", e->what);
+    e->dev_state = s;
+    s->gpu = opt->gpu;
+    s->dt = opt->precision == EB_ENGINE_PRECISION_FP16 ? EB_CUK_F16 : EB_CUK_F32;
+    struct cudaDeviceProp prop;
+    CUDA_TRY(cudaGetDeviceProperties(&prop, opt->gpu));
+    snprintf(e->info_dev.device_name, sizeof(e->info_dev.device_name), "%.63s", prop.name);
+    s->nodes = eb_ir_arena_alloc(&g->arena, (e->n_order + 1) * sizeof(*s->nodes));
+    s->on_cpu = eb_ir_arena_alloc(&g->arena, e->n_order + 1);
+    s->dptr = eb_ir_arena_alloc(&g->arena, (g->n_values + 1) * sizeof(void *));
+    s->dptr32 = eb_ir_arena_alloc(&g->arena, (g->n_values + 1) * sizeof(float *));
+    if (s->nodes == NULL || s->on_cpu == NULL || s->dptr == NULL || s->dptr32 == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", e->what);
+    for (size_t k = 0; k < e->n_order; k++) {
+        if (eb_cu__node_ok(e, s, k, why, sizeof(why)))
+            continue;
+        const struct eb_ir_node *n = &g->nodes[e->order[k]];
+        if (s->dt == EB_CUK_F16)
+            return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                                "failed to load model %s on cuda in fp16: node '%s' (%s) has %s "
+                                "on the GPU, and fp16 runs every node there; use --precision "
+                                "fp32 (which runs such nodes on the CPU) or --device cpu",
+                                e->what, n->name, n->op->onnx_name, why);
+        s->on_cpu[k] = 1;
+        s->nodes[k].on_cpu = 1;
+        s->nodes[k].call.e = e;
+        s->nodes[k].call.k = k;
+        s->n_on_cpu++;
+    }
+    e->info_dev.n_fallback = s->n_on_cpu;
+    fallback_summary(e, s, e->info_dev.fallback, sizeof(e->info_dev.fallback));
+    if (s->n_on_cpu > 0)
+        eb_log_msg(opt->log, EB_LOG_WARN,
+                   "model %s on cuda: %zu of %zu nodes have no CUDA kernel and run on the CPU "
+                   "(%s); their inputs and outputs cross PCIe/host memory on every frame",
+                   e->what, s->n_on_cpu, e->n_order, e->info_dev.fallback);
+    /* The nodes on the CPU get their fast kernels; the others need no CPU preparation. */
+    enum eb_status st = eb_engine__prepare_nodes(e, s->on_cpu, diag);
+    if (st != EB_OK)
+        return st;
+    /* fp16: every float activation takes half the bytes in the plan. */
+    if (s->dt == EB_CUK_F16)
+        for (size_t i = 0; i < g->n_values; i++) {
+            struct eb_ir_value *v = &g->values[i];
+            if (v->dtype == EB_DTYPE_F32 && !v->is_const && !v->is_input)
+                v->nbytes = (size_t)v->numel * 2;
+        }
+    CUDA_TRY(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
+    if (cudnnCreate(&s->cudnn) != CUDNN_STATUS_SUCCESS || s->cudnn == NULL)
+        return eb_diag_fail(diag, EB_ERR_DEVICE,
+                            "failed to load model %s on cuda: cuDNN does not start (is "
+                            "libcudnn.so.9 installed for this driver?)",
+                            e->what);
+    if (cudnnSetStream(s->cudnn, s->stream) != CUDNN_STATUS_SUCCESS)
+        return eb_diag_fail(diag, EB_ERR_DEVICE, "failed to load model %s: cudnnSetStream",
+                            e->what);
+    if (cublasCreate(&s->cublas) != CUBLAS_STATUS_SUCCESS)
+        return eb_diag_fail(diag, EB_ERR_DEVICE,
+                            "failed to load model %s on cuda: cuBLAS does not start", e->what);
+    cublasSetStream(s->cublas, s->stream);
+    for (int i = 0; i < 4; i++)
+        CUDA_TRY(cudaEventCreate(&s->ev[i]));
+    return EB_OK;
+}
+
+/* Which constants the GPU nodes read, and in which form: bias/scale (float) or precision. */
+enum { USE_PREC = 1, USE_F32 = 2 };
+
+static void mark_constants(struct eb_engine *e, struct cu_state *s, unsigned char *use)
+{
+    const struct eb_graph *g = e->g;
+    for (size_t k = 0; k < e->n_order; k++) {
+        if (s->on_cpu[k])
+            continue;
+        const struct eb_ir_node *n = &g->nodes[e->order[k]];
+        const enum eb_desc_kind kind = s->nodes[k].d.kind;
+        for (int i = 0; i < n->n_in; i++) {
+            if (n->in[i] < 0 || !g->values[n->in[i]].is_const)
+                continue;
+            const int f32_use =
+                (kind == EB_DESC_CONV && i == 2) ||
+                ((kind == EB_DESC_QUANTIZE || kind == EB_DESC_DEQUANTIZE) && i == 1);
+            use[n->in[i]] |= f32_use ? USE_F32 : USE_PREC;
+        }
+    }
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (g->values[g->outputs[i]].is_const)
+            use[g->outputs[i]] |= USE_PREC;
+}
+
+/* The weights image: every used constant in its forms, laid out, converted and uploaded. */
+static enum eb_status upload_weights(struct eb_engine *e, struct cu_state *s, struct eb_diag *diag)
+{
+    struct eb_graph *g = e->g;
+    unsigned char *use = calloc(g->n_values + 1, 1);
+    size_t *off = calloc(2 * (g->n_values + 1), sizeof(size_t));
+    enum eb_status st = EB_OK;
+    if (use == NULL || off == NULL) {
+        st = eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", e->what);
+        goto done;
+    }
+    mark_constants(e, s, use);
+    size_t total = 0;
+    for (size_t i = 0; i < g->n_values; i++) {
+        const struct eb_ir_value *v = &g->values[i];
+        if (use[i] & USE_PREC) {
+            off[2 * i] = total;
+            total += align_dev((size_t)v->numel * eb_cu__es(s, v));
+        }
+        if (use[i] & USE_F32) {
+            off[2 * i + 1] = total;
+            total += align_dev((size_t)v->numel * sizeof(float));
+        }
+    }
+    char *img = total > 0 ? malloc(total) : NULL;
+    if (total > 0 && img == NULL) {
+        st = eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", e->what);
+        goto done;
+    }
+    for (size_t i = 0; i < g->n_values; i++) {
+        const struct eb_ir_value *v = &g->values[i];
+        if ((use[i] & USE_PREC) && v->dtype == EB_DTYPE_F32 && s->dt == EB_CUK_F16) {
+            /* host conversion: the weights go up once */
+            uint16_t *h = (uint16_t *)(img + off[2 * i]);
+            const float *f = v->data;
+            for (int64_t j = 0; j < v->numel; j++)
+                h[j] = eb_cu__f32_to_f16(f[j]);
+        } else if (use[i] & USE_PREC) {
+            memcpy(img + off[2 * i], v->data, v->nbytes);
+        }
+        if (use[i] & USE_F32)
+            memcpy(img + off[2 * i + 1], v->data, (size_t)v->numel * sizeof(float));
+    }
+    st = dev_alloc(e, s, total, &s->d_weights, "the weights", diag);
+    if (st == EB_OK && total > 0) {
+        cudaError_t ce = cudaMemcpy(s->d_weights, img, total, cudaMemcpyHostToDevice);
+        if (ce != cudaSuccess)
+            st = eb_diag_fail(diag, EB_ERR_DEVICE, "failed to upload the weights of %s: %s",
+                              e->what, cudaGetErrorString(ce));
+    }
+    if (st == EB_OK) {
+        for (size_t i = 0; i < g->n_values; i++) {
+            if (use[i] & USE_PREC)
+                s->dptr[i] = (char *)s->d_weights + off[2 * i];
+            if (use[i] & USE_F32)
+                s->dptr32[i] = (float *)((char *)s->d_weights + off[2 * i + 1]);
+        }
+        e->plan.weight_bytes = total; /* what the device holds (fp16: halves) */
+    }
+    free(img);
+done:
+    free(use);
+    free(off);
+    return st;
+}
+
+static enum eb_status cap_check(struct eb_engine *e, const struct eb_engine_options *opt,
+                                uint64_t needed, struct eb_diag *diag)
+{
+    if (opt->mem_cap_bytes > 0 && needed > opt->mem_cap_bytes)
+        return eb_diag_fail(diag, EB_ERR_LIMIT,
+                            "failed to load model %s on cuda: needed %.1f MiB, limit %.1f MiB "
+                            "(arena %.1f, weights %.1f, workspaces and I/O %.1f); raise "
+                            "--gpu_mem_limit_gb or use a smaller model/--imgsz",
+                            e->what, eb_engine__mib(needed), eb_engine__mib(opt->mem_cap_bytes),
+                            eb_engine__mib(e->plan.arena_bytes),
+                            eb_engine__mib(e->plan.weight_bytes),
+                            eb_engine__mib(needed - e->plan.arena_bytes - e->plan.weight_bytes));
+    return EB_OK;
+}
+
+static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_options *opt,
+                              struct eb_diag *diag)
+{
+    struct eb_graph *g = e->g;
+    struct cu_state *s = state_of(e);
+    size_t free0 = 0, free1 = 0, total_mem = 0;
+    enum eb_status st;
+    CUDA_TRY(cudaSetDevice(s->gpu));
+    CUDA_TRY(cudaMemGetInfo(&free0, &total_mem));
+    /* I/O buffers: inputs in precision (+ float staging in fp16), float output staging. */
+    size_t io = 0;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        const struct eb_ir_value *v = &g->values[g->inputs[i]];
+        io += align_dev((size_t)v->numel * eb_cu__es(s, v));
+        if (s->dt == EB_CUK_F16 && v->dtype == EB_DTYPE_F32)
+            io += align_dev(v->nbytes);
+    }
+    if (s->dt == EB_CUK_F16)
+        for (size_t i = 0; i < g->n_outputs; i++)
+            io += align_dev(g->values[g->outputs[i]].nbytes * 2); /* halves → floats */
+    int any_matmul = 0;
+    for (size_t k = 0; k < e->n_order; k++)
+        any_matmul |= !s->on_cpu[k] && s->nodes[k].d.kind == EB_DESC_MATMUL;
+    s->blas_ws_bytes = any_matmul ? BLAS_WS_BYTES : 0;
+    /* The weights first (their device size is known only after the upload's layout). */
+    if ((st = upload_weights(e, s, diag)) != EB_OK)
+        return st;
+    const uint64_t fixed =
+        align_dev(e->plan.arena_bytes) + e->plan.weight_bytes + io + s->blas_ws_bytes;
+    if ((st = cap_check(e, opt, fixed, diag)) != EB_OK)
+        return st;
+    if ((st = dev_alloc(e, s, align_dev(e->plan.arena_bytes), &s->d_arena, "the arena", diag)) !=
+        EB_OK)
+        return st;
+    for (size_t i = 0; i < g->n_values; i++)
+        if (g->values[i].offset >= 0)
+            s->dptr[i] = (char *)s->d_arena + g->values[i].offset;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        const struct eb_ir_value *v = &g->values[g->inputs[i]];
+        if ((st = dev_alloc(e, s, align_dev((size_t)v->numel * eb_cu__es(s, v)), &s->d_in[i],
+                            "an input", diag)) != EB_OK)
+            return st;
+        s->dptr[g->inputs[i]] = s->d_in[i];
+        if (s->dt == EB_CUK_F16 && v->dtype == EB_DTYPE_F32 &&
+            (st = dev_alloc(e, s, align_dev(v->nbytes), &s->d_in_f32[i], "an input", diag)) !=
+                EB_OK)
+            return st;
+    }
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        const struct eb_ir_value *v = &g->values[g->outputs[i]];
+        const size_t host_bytes = (size_t)v->numel * eb_dtype_size(v->dtype);
+        if (s->dt == EB_CUK_F16 && v->dtype == EB_DTYPE_F32 &&
+            (st = dev_alloc(e, s, align_dev(host_bytes), &s->d_out_f32[i], "an output", diag)) !=
+                EB_OK)
+            return st;
+        CUDA_TRY(cudaMallocHost(&s->h_out[i], host_bytes > 0 ? host_bytes : 1));
+        e->host_bytes += host_bytes;
+    }
+    if (s->blas_ws_bytes > 0) {
+        if ((st = dev_alloc(e, s, s->blas_ws_bytes, &s->d_blas_ws, "the cuBLAS workspace", diag)) !=
+            EB_OK)
+            return st;
+        if (cublasSetWorkspace(s->cublas, s->d_blas_ws, s->blas_ws_bytes) != CUBLAS_STATUS_SUCCESS)
+            return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s: cublasSetWorkspace failed",
+                                e->what);
+    }
+    /* Convolution algorithms, measured with a temporary workspace of what the cap leaves. */
+    size_t ws_max = WS_MAX_BYTES;
+    if (opt->mem_cap_bytes > 0)
+        ws_max = opt->mem_cap_bytes > fixed ? (size_t)(opt->mem_cap_bytes - fixed) : 0;
+    if (ws_max > WS_MAX_BYTES)
+        ws_max = WS_MAX_BYTES;
+    if (ws_max > free0 / 2)
+        ws_max = free0 / 2;
+    void *tmp_ws = NULL;
+    int any_conv = 0;
+    for (size_t k = 0; k < e->n_order; k++)
+        any_conv |= !s->on_cpu[k] && s->nodes[k].d.kind == EB_DESC_CONV;
+    if (any_conv && ws_max > 0 && cudaMalloc(&tmp_ws, ws_max) != cudaSuccess)
+        tmp_ws = NULL, ws_max = 0;
+    st = EB_OK;
+    for (size_t k = 0; k < e->n_order && st == EB_OK; k++) {
+        struct cu_node *cn = &s->nodes[k];
+        const struct eb_ir_node *n = &g->nodes[e->order[k]];
+        if (cn->on_cpu)
+            continue;
+        if (cn->d.kind == EB_DESC_CONV) {
+            const struct eb_ir_value *b = eb_op_in(g, n, 2);
+            cn->bias = b != NULL ? s->dptr32[n->in[2]] : NULL;
+            st = eb_cu__conv_plan(e, s, k, ws_max, tmp_ws, diag);
+            if (st == EB_OK && cn->ws_bytes > s->ws_bytes)
+                s->ws_bytes = cn->ws_bytes;
+        } else if (cn->d.kind == EB_DESC_QUANTIZE || cn->d.kind == EB_DESC_DEQUANTIZE) {
+            cn->scale = s->dptr32[n->in[1]];
+        }
+    }
+    cudaFree(tmp_ws);
+    if (st != EB_OK)
+        return st;
+    e->workspace_bytes = io + s->blas_ws_bytes + align_dev(s->ws_bytes);
+    if ((st = cap_check(e, opt, fixed + align_dev(s->ws_bytes), diag)) != EB_OK)
+        return st;
+    if ((st = dev_alloc(e, s, align_dev(s->ws_bytes), &s->d_ws, "the cuDNN workspace", diag)) !=
+        EB_OK)
+        return st;
+    /* Nodes on the CPU: a pinned host mirror of the arena (their inputs and outputs cross). */
+    if (s->n_on_cpu > 0) {
+        const size_t host = eb_cpu_align64((size_t)e->plan.arena_bytes) + e->scratch_bytes +
+                            EB_MEMPLAN_ALIGN + EB_CPU_READ_SLACK;
+        CUDA_TRY(cudaMallocHost(&s->h_arena, host));
+        e->host_bytes += host + e->packed_bytes;
+        char *base = (char *)(((uintptr_t)s->h_arena + EB_MEMPLAN_ALIGN - 1) / EB_MEMPLAN_ALIGN *
+                              EB_MEMPLAN_ALIGN);
+        for (size_t i = 0; i < g->n_values; i++)
+            if (g->values[i].offset >= 0)
+                g->values[i].data = base + g->values[i].offset;
+        if (e->scratch_bytes > 0) {
+            e->cpu.scratch = base + eb_cpu_align64((size_t)e->plan.arena_bytes);
+            e->cpu.scratch_bytes = (size_t)e->scratch_bytes;
+        }
+    }
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (!g->values[g->outputs[i]].is_const)
+            g->values[g->outputs[i]].data = s->h_out[i];
+    if (e->profile) {
+        s->ev_nodes = eb_ir_arena_alloc(&g->arena, (e->n_order + 1) * sizeof(cudaEvent_t));
+        if (s->ev_nodes == NULL)
+            return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory",
+                                e->what);
+        for (size_t k = 0; k <= e->n_order; k++)
+            CUDA_TRY(cudaEventCreate(&s->ev_nodes[k]));
+    }
+    CUDA_TRY(cudaDeviceSynchronize());
+    CUDA_TRY(cudaMemGetInfo(&free1, &total_mem));
+    e->measured_bytes = free0 > free1 ? free0 - free1 : 0;
+    e->info_dev.graph = 1;
+    return EB_OK;
+}
+
+/* A node on the CPU, called in stream order by the CUDA runtime's host-function thread. */
+static void CUDART_CB host_node(void *arg)
+{
+    const struct cu_host_call *c = arg;
+    eb_engine__cpu_exec(c->e, c->k);
+}
+
+static enum eb_status enqueue_cpu_node(struct eb_engine *e, struct cu_state *s, size_t k,
+                                       struct eb_diag *diag)
+{
+    const struct eb_graph *g = e->g;
+    const struct eb_ir_node *n = &g->nodes[e->order[k]];
+    for (int i = 0; i < n->n_in; i++) {
+        if (n->in[i] < 0)
+            continue;
+        const struct eb_ir_value *v = &g->values[n->in[i]];
+        if (v->is_const || v->is_input || v->nbytes == 0) /* already on the host */
+            continue;
+        CUDA_TRY(cudaMemcpyAsync(v->data, s->dptr[n->in[i]], v->nbytes, cudaMemcpyDeviceToHost,
+                                 s->stream));
+    }
+    CUDA_TRY(cudaLaunchHostFunc(s->stream, host_node, &s->nodes[k].call));
+    for (int i = 0; i < n->n_out; i++) {
+        const struct eb_ir_value *v = &g->values[n->out[i]];
+        if (v->nbytes > 0 && s->dptr[n->out[i]] != NULL)
+            CUDA_TRY(cudaMemcpyAsync(s->dptr[n->out[i]], v->data, v->nbytes, cudaMemcpyHostToDevice,
+                                     s->stream));
+    }
+    return EB_OK;
+}
+
+/* The forward between the inputs on the device and the outputs ready to copy back. */
+static enum eb_status enqueue_forward(struct eb_engine *e, struct cu_state *s, int timed,
+                                      struct eb_diag *diag)
+{
+    const struct eb_graph *g = e->g;
+    enum eb_status st;
+    for (size_t i = 0; i < g->n_inputs; i++)
+        if (s->d_in_f32[i] != NULL) {
+            const struct eb_ir_value *v = &g->values[g->inputs[i]];
+            CUDA_TRY(eb_cuk_cast(s->stream, EB_CUK_F32, EB_CUK_F16, v->numel, s->d_in_f32[i],
+                                 s->d_in[i]));
+        }
+    for (size_t k = 0; k < e->n_order; k++) {
+        if (timed)
+            CUDA_TRY(cudaEventRecord(s->ev_nodes[k], s->stream));
+        st = s->on_cpu[k] ? enqueue_cpu_node(e, s, k, diag) : eb_cu__node_enqueue(e, s, k, diag);
+        if (st != EB_OK)
+            return st;
+    }
+    if (timed)
+        CUDA_TRY(cudaEventRecord(s->ev_nodes[e->n_order], s->stream));
+    for (size_t i = 0; i < g->n_outputs; i++)
+        if (s->d_out_f32[i] != NULL) {
+            const struct eb_ir_value *v = &g->values[g->outputs[i]];
+            CUDA_TRY(eb_cuk_cast(s->stream, EB_CUK_F16, EB_CUK_F32, v->numel,
+                                 s->dptr[g->outputs[i]], s->d_out_f32[i]));
+        }
+    return EB_OK;
+}
+
+/* Captures the forward once; on failure (a library call that cannot be captured) the device
+ * keeps launching directly and says so in exec info. */
+static enum eb_status capture(struct eb_engine *e, struct cu_state *s, struct eb_diag *diag)
+{
+    struct eb_diag local = {0};
+    CUDA_TRY(cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal));
+    enum eb_status st = enqueue_forward(e, s, 0, &local);
+    cudaGraph_t graph = NULL;
+    cudaError_t ce = cudaStreamEndCapture(s->stream, &graph);
+    if (st == EB_OK && ce == cudaSuccess)
+        ce = cudaGraphInstantiate(&s->gexec, graph, 0);
+    if (st != EB_OK || ce != cudaSuccess) {
+        if (graph != NULL)
+            cudaGraphDestroy(graph);
+        (void)cudaGetLastError(); /* clear the capture's error */
+        s->gexec = NULL;
+        s->graph_state = -1;
+        e->info_dev.graph = 0;
+        return EB_OK;
+    }
+    s->graph = graph;
+    s->graph_state = 1;
+    return EB_OK;
+}
+
+static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
+{
+    const struct eb_graph *g = e->g;
+    struct cu_state *s = state_of(e);
+    enum eb_status st;
+    const int profiling = e->prof != NULL;
+    CUDA_TRY(cudaSetDevice(s->gpu));
+    if (!profiling && s->graph_state == 0 && (st = capture(e, s, diag)) != EB_OK)
+        return st;
+    CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        const struct eb_ir_value *v = &g->values[g->inputs[i]];
+        void *dst = s->d_in_f32[i] != NULL ? s->d_in_f32[i] : s->d_in[i];
+        CUDA_TRY(cudaMemcpyAsync(dst, v->data, v->nbytes, cudaMemcpyHostToDevice, s->stream));
+    }
+    CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
+    if (!profiling && s->graph_state == 1) {
+        CUDA_TRY(cudaGraphLaunch(s->gexec, s->stream));
+    } else if ((st = enqueue_forward(e, s, profiling, diag)) != EB_OK) {
+        return st;
+    }
+    CUDA_TRY(cudaEventRecord(s->ev[2], s->stream));
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        const struct eb_ir_value *v = &g->values[g->outputs[i]];
+        if (v->is_const)
+            continue;
+        const void *src = s->d_out_f32[i] != NULL ? s->d_out_f32[i] : s->dptr[g->outputs[i]];
+        CUDA_TRY(cudaMemcpyAsync(s->h_out[i], src, (size_t)v->numel * eb_dtype_size(v->dtype),
+                                 cudaMemcpyDeviceToHost, s->stream));
+    }
+    CUDA_TRY(cudaEventRecord(s->ev[3], s->stream));
+    CUDA_TRY(cudaStreamSynchronize(s->stream));
+    float ms[3] = {0};
+    for (int i = 0; i < 3; i++)
+        CUDA_TRY(cudaEventElapsedTime(&ms[i], s->ev[i], s->ev[i + 1]));
+    e->timing.h2d_ms = ms[0];
+    e->timing.compute_ms = ms[1];
+    e->timing.d2h_ms = ms[2];
+    if (profiling) {
+        for (size_t k = 0; k < e->n_order; k++) {
+            float t = 0.0f;
+            CUDA_TRY(cudaEventElapsedTime(&t, s->ev_nodes[k], s->ev_nodes[k + 1]));
+            e->prof[k].total_ms += t;
+        }
+        e->prof_runs++;
+        e->prof_run_ms += ms[1];
+    }
+    return EB_OK;
+}
+
+static void cu_close(struct eb_engine *e)
+{
+    struct cu_state *s = state_of(e);
+    if (s == NULL)
+        return;
+    cudaSetDevice(s->gpu);
+    if (s->stream != NULL)
+        cudaStreamSynchronize(s->stream);
+    if (s->gexec != NULL)
+        cudaGraphExecDestroy(s->gexec);
+    if (s->graph != NULL)
+        cudaGraphDestroy(s->graph);
+    if (s->nodes != NULL)
+        for (size_t k = 0; k < e->n_order; k++)
+            eb_cu__node_free(&s->nodes[k]);
+    for (int i = 0; i < 4; i++)
+        if (s->ev[i] != NULL)
+            cudaEventDestroy(s->ev[i]);
+    if (s->ev_nodes != NULL)
+        for (size_t k = 0; k <= e->n_order; k++)
+            if (s->ev_nodes[k] != NULL)
+                cudaEventDestroy(s->ev_nodes[k]);
+    for (int i = 0; i < EB_IR_MAX_IO; i++) {
+        cudaFree(s->d_in[i]);
+        cudaFree(s->d_in_f32[i]);
+        cudaFree(s->d_out_f32[i]);
+        if (s->h_out[i] != NULL)
+            cudaFreeHost(s->h_out[i]);
+    }
+    if (s->h_arena != NULL)
+        cudaFreeHost(s->h_arena);
+    cudaFree(s->d_arena);
+    cudaFree(s->d_weights);
+    cudaFree(s->d_ws);
+    cudaFree(s->d_blas_ws);
+    if (s->cublas != NULL)
+        cublasDestroy(s->cublas);
+    if (s->cudnn != NULL)
+        cudnnDestroy(s->cudnn);
+    if (s->stream != NULL)
+        cudaStreamDestroy(s->stream);
+    e->dev_state = NULL;
+}
+
+const struct eb_engine_devops eb_engine_devops_cuda = {
+    .name = "cuda",
+    .open = cu_open,
+    .bind = cu_bind,
+    .run = cu_run,
+    .close = cu_close,
+};

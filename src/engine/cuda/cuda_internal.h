@@ -1,0 +1,79 @@
+/*
+ * The CUDA device's private state (cuda_device.c: open, bind, run, close; cuda_nodes.c: which
+ * nodes run on the GPU and how each is enqueued).
+ */
+#ifndef EB_ENGINE_CUDA_CUDA_INTERNAL_H
+#define EB_ENGINE_CUDA_CUDA_INTERNAL_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include "engine/cuda/kernels.h"
+#include "engine/engine_internal.h"
+#include "engine/ops/op.h"
+
+/** How one live node runs. */
+struct cu_node {
+    int on_cpu; /* no CUDA kernel: runs on the CPU between copies */
+    struct eb_op_desc d;
+    /* EB_DESC_CONV */
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    cudnnConvolutionFwdAlgo_t algo;
+    size_t ws_bytes;
+    const float *bias; /* device, float; NULL = none */
+    struct eb_cuk_epilogue ep;
+    int ep_needed; /* 1 when the epilogue kernel runs after cuDNN */
+    /* EB_DESC_QUANTIZE / DEQUANTIZE: float scales on the device */
+    const float *scale;
+    /* the host callback's argument for on_cpu nodes */
+    struct cu_host_call {
+        struct eb_engine *e;
+        size_t k;
+    } call;
+};
+
+struct cu_state {
+    int gpu;
+    enum eb_cuk_dt dt;
+    cudaStream_t stream;
+    cudnnHandle_t cudnn;
+    cublasHandle_t cublas;
+    struct cu_node *nodes; /* n_order */
+    unsigned char *on_cpu; /* n_order (eb_engine__prepare_nodes' filter) */
+    size_t n_on_cpu;
+    void **dptr;    /* n_values: where each value lives on the device (precision form) */
+    float **dptr32; /* n_values: float copies of constants used as bias or scales */
+    void *d_arena, *d_weights, *d_ws, *d_blas_ws;
+    size_t ws_bytes, blas_ws_bytes;
+    void *d_in[EB_IR_MAX_IO];      /* inputs on the device, in precision */
+    void *d_in_f32[EB_IR_MAX_IO];  /* fp16: the float inputs before the cast */
+    void *d_out_f32[EB_IR_MAX_IO]; /* fp16: the float outputs after the cast */
+    void *h_out[EB_IR_MAX_IO];     /* pinned host outputs (float) */
+    void *h_arena;                 /* pinned host mirror of the arena (nodes on the CPU) */
+    cudaGraph_t graph;
+    cudaGraphExec_t gexec;
+    int graph_state; /* 0 = not captured yet, 1 = replaying, -1 = capture failed: direct */
+    cudaEvent_t ev[4];
+    cudaEvent_t *ev_nodes; /* profile: n_order + 1 */
+    uint64_t dev_bytes;    /* our cudaMalloc total */
+};
+
+/** float → IEEE half bits, round to nearest even (the weights' upload in fp16). */
+uint16_t eb_cu__f32_to_f16(float f);
+/** Element size of value v on the device (float values in the precision). */
+size_t eb_cu__es(const struct cu_state *s, const struct eb_ir_value *v);
+/** 1 when node k can run on the GPU (fills s->nodes[k].d); else 0 and why (op's reason). */
+int eb_cu__node_ok(struct eb_engine *e, struct cu_state *s, size_t k, char *why, size_t n);
+/** cuDNN descriptors and algorithm of conv node k (bind time; ws budget `ws_max`). */
+enum eb_status eb_cu__conv_plan(struct eb_engine *e, struct cu_state *s, size_t k, size_t ws_max,
+                                void *ws, struct eb_diag *diag);
+/** Destroys node k's descriptors. */
+void eb_cu__node_free(struct cu_node *cn);
+/** Enqueues GPU node k on s->stream; a cudaError_t / library failure text in diag. */
+enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size_t k,
+                                   struct eb_diag *diag);
+
+#endif

@@ -1,0 +1,393 @@
+/*
+ * Which nodes the CUDA device runs on the GPU, and how each is enqueued: convolutions through
+ * cuDNN (then the fused epilogue kernel), MatMul through cuBLAS, the rest through the kernels of
+ * kernels.h. A node without a CUDA path runs on the CPU (cuda_device.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/cuda/cuda_internal.h"
+
+#define WS_LEAN_BYTES ((size_t)4 << 20) /* a convolution workspace above this must earn it */
+
+size_t eb_cu__es(const struct cu_state *s, const struct eb_ir_value *v)
+{
+    return v->dtype == EB_DTYPE_F32 ? (size_t)eb_cuk_dt_size(s->dt) : eb_dtype_size(v->dtype);
+}
+
+static int fits(const struct eb_ir_value *v)
+{
+    return v == NULL || (v->numel <= EB_CUK_MAX_ELEMS && v->rank <= EB_CUK_MAX_RANK);
+}
+
+static int is_f32(const struct eb_ir_value *v)
+{
+    return v != NULL && v->dtype == EB_DTYPE_F32;
+}
+
+/* Matrix product batches: y's batch dims with each operand broadcast as a whole (same batch
+ * dims or a single matrix); anything else stays on the CPU. */
+static int matmul_batches(const struct eb_ir_value *a, const struct eb_ir_value *b,
+                          const struct eb_ir_value *y, int64_t *batch, int64_t *a_batch,
+                          int64_t *b_batch)
+{
+    *batch = *a_batch = *b_batch = 1;
+    for (int d = 0; d < y->rank - 2; d++)
+        *batch *= y->shape[d];
+    for (int d = 0; d < a->rank - 2; d++)
+        *a_batch *= a->shape[d];
+    for (int d = 0; d < b->rank - 2; d++)
+        *b_batch *= b->shape[d];
+    return (*a_batch == 1 || *a_batch == *batch) && (*b_batch == 1 || *b_batch == *batch);
+}
+
+int eb_cu__node_ok(struct eb_engine *e, struct cu_state *s, size_t k, char *why, size_t nwhy)
+{
+    const struct eb_graph *g = e->g;
+    const struct eb_ir_node *n = &g->nodes[e->order[k]];
+    struct eb_op_desc *d = &s->nodes[k].d;
+    memset(d, 0, sizeof(*d));
+    snprintf(why, nwhy, "no CUDA kernel");
+    if (n->op->describe == NULL || !n->op->describe(g, n, d))
+        return 0;
+    for (int i = 0; i < n->n_in; i++)
+        if (!fits(eb_op_in(g, n, i)))
+            return snprintf(why, nwhy, "a tensor over 2^31 elements"), 0;
+    for (int i = 0; i < n->n_out; i++)
+        if (!fits(eb_op_out(g, n, i)))
+            return snprintf(why, nwhy, "a tensor over 2^31 elements"), 0;
+    const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
+    switch (d->kind) {
+    case EB_DESC_CONV: {
+        const struct eb_conv2d_desc *c = &d->conv;
+        /* cuDNN pads symmetrically: the output must be what pad_t/pad_l on both sides give. */
+        const int64_t oh = (c->ih + 2 * c->pad_t - c->dil_h * (c->kh - 1) - 1) / c->stride_h + 1;
+        const int64_t ow = (c->iw + 2 * c->pad_l - c->dil_w * (c->kw - 1) - 1) / c->stride_w + 1;
+        if (oh != c->oh || ow != c->ow)
+            return snprintf(why, nwhy, "asymmetric padding"), 0;
+        return is_f32(x);
+    }
+    case EB_DESC_BINARY:
+        return is_f32(eb_op_in(g, n, 0)) && is_f32(eb_op_in(g, n, 1)) && y->rank <= EB_CUK_MAX_RANK;
+    case EB_DESC_UNARY:
+    case EB_DESC_SIGMOID:
+    case EB_DESC_SOFTMAX:
+    case EB_DESC_MAXPOOL:
+    case EB_DESC_UPSAMPLE: return is_f32(x) && is_f32(y);
+    case EB_DESC_COPY:
+    case EB_DESC_CONCAT:
+    case EB_DESC_SPLIT:
+    case EB_DESC_SLICE:
+    case EB_DESC_TRANSPOSE: {
+        const size_t es = eb_cu__es(s, x);
+        return es == 1 || es == 2 || es == 4 || es == 8;
+    }
+    case EB_DESC_MATMUL: {
+        int64_t batch, ab, bb;
+        if (!matmul_batches(x, eb_op_in(g, n, 1), y, &batch, &ab, &bb))
+            return snprintf(why, nwhy, "MatMul batch broadcasting"), 0;
+        return is_f32(x) && is_f32(eb_op_in(g, n, 1));
+    }
+    case EB_DESC_QUANTIZE: return is_f32(x) && (y->dtype == EB_DTYPE_U8 || y->dtype == EB_DTYPE_I8);
+    case EB_DESC_DEQUANTIZE:
+        return (x->dtype == EB_DTYPE_U8 || x->dtype == EB_DTYPE_I8 || x->dtype == EB_DTYPE_I32) &&
+               is_f32(y);
+    default: return 0;
+    }
+}
+
+#define CUDNN_TRY(call)                                                                            \
+    do {                                                                                           \
+        cudnnStatus_t cs_ = (call);                                                                \
+        if (cs_ != CUDNN_STATUS_SUCCESS)                                                           \
+            return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s node '%s': %s failed: %s", e->what, \
+                                n->name, #call, cudnnGetErrorString(cs_));                         \
+    } while (0)
+
+enum eb_status eb_cu__conv_plan(struct eb_engine *e, struct cu_state *s, size_t k, size_t ws_max,
+                                void *ws, struct eb_diag *diag)
+{
+    const struct eb_graph *g = e->g;
+    const struct eb_ir_node *n = &g->nodes[e->order[k]];
+    struct cu_node *cn = &s->nodes[k];
+    const struct eb_conv2d_desc *c = &cn->d.conv;
+    const cudnnDataType_t dt = s->dt == EB_CUK_F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+    CUDNN_TRY(cudnnCreateTensorDescriptor(&cn->xd));
+    CUDNN_TRY(cudnnCreateTensorDescriptor(&cn->yd));
+    CUDNN_TRY(cudnnCreateFilterDescriptor(&cn->wd));
+    CUDNN_TRY(cudnnCreateConvolutionDescriptor(&cn->cd));
+    CUDNN_TRY(cudnnSetTensor4dDescriptor(cn->xd, CUDNN_TENSOR_NCHW, dt, (int)c->n, (int)c->ic,
+                                         (int)c->ih, (int)c->iw));
+    CUDNN_TRY(cudnnSetTensor4dDescriptor(cn->yd, CUDNN_TENSOR_NCHW, dt, (int)c->n, (int)c->oc,
+                                         (int)c->oh, (int)c->ow));
+    CUDNN_TRY(cudnnSetFilter4dDescriptor(cn->wd, dt, CUDNN_TENSOR_NCHW, (int)c->oc,
+                                         (int)(c->ic / c->groups), (int)c->kh, (int)c->kw));
+    CUDNN_TRY(cudnnSetConvolution2dDescriptor(
+        cn->cd, (int)c->pad_t, (int)c->pad_l, (int)c->stride_h, (int)c->stride_w, (int)c->dil_h,
+        (int)c->dil_w, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CUDNN_TRY(cudnnSetConvolutionGroupCount(cn->cd, (int)c->groups));
+    /* fp32 stays fp32 (FMA: no TF32, so that it matches the CPU within 1e-3); fp16 uses the
+     * tensor cores with float accumulation. */
+    CUDNN_TRY(cudnnSetConvolutionMathType(cn->cd, s->dt == EB_CUK_F16 ? CUDNN_TENSOR_OP_MATH
+                                                                      : CUDNN_FMA_MATH));
+    /* Measure the candidates on this GPU with the real buffers (the output is overwritten by
+     * the first run anyway) and keep the fastest within the workspace budget. */
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int found = 0;
+    CUDNN_TRY(cudnnFindConvolutionForwardAlgorithmEx(
+        s->cudnn, cn->xd, s->dptr[n->in[0]], cn->wd, s->dptr[n->in[1]], cn->cd, cn->yd,
+        s->dptr[n->out[0]], CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf, ws, ws_max));
+    /* The fastest; but where it needs a large workspace, a leaner one within 10% of its time
+     * (device memory is the budget on an 8 GB Orin). perf is sorted by time. */
+    int pick = -1;
+    for (int i = 0; i < found && pick < 0; i++)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ws_max)
+            pick = i;
+    const float best = pick >= 0 ? perf[pick].time : 0.0f;
+    for (int i = pick + 1; pick >= 0 && perf[pick].memory > WS_LEAN_BYTES && i < found; i++)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory < perf[pick].memory &&
+            perf[i].time <= 1.10f * best)
+            pick = i;
+    if (pick < 0)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "model %s node '%s': cuDNN has no convolution algorithm for this "
+                            "shape within a %.1f MiB workspace; raise --gpu_mem_limit_gb or use "
+                            "--device cpu",
+                            e->what, n->name, eb_engine__mib(ws_max));
+    cn->algo = perf[pick].algo;
+    cn->ws_bytes = perf[pick].memory;
+    const struct eb_epilogue *ep = cn->d.epi;
+    cn->ep = (struct eb_cuk_epilogue){
+        .act = (int)ep->act,
+        .alpha = ep->alpha,
+        .beta = ep->beta,
+        .fq_on = ep->fake_quant,
+        .fq_scale = ep->fq_scale,
+        .fq_zp = ep->fq_zp,
+        .fq_qmin = ep->fq_qmin,
+        .fq_qmax = ep->fq_qmax,
+    };
+    cn->ep_needed = cn->bias != NULL || ep->act != EB_ACT_NONE || ep->residual || ep->fake_quant;
+    return EB_OK;
+}
+
+void eb_cu__node_free(struct cu_node *cn)
+{
+    if (cn->xd != NULL)
+        cudnnDestroyTensorDescriptor(cn->xd);
+    if (cn->yd != NULL)
+        cudnnDestroyTensorDescriptor(cn->yd);
+    if (cn->wd != NULL)
+        cudnnDestroyFilterDescriptor(cn->wd);
+    if (cn->cd != NULL)
+        cudnnDestroyConvolutionDescriptor(cn->cd);
+    cn->xd = cn->yd = NULL;
+    cn->wd = NULL;
+    cn->cd = NULL;
+}
+
+/* Contiguous element strides of v. */
+static void strides_of(const struct eb_ir_value *v, int64_t *st)
+{
+    int64_t acc = 1;
+    for (int d = v->rank - 1; d >= 0; d--) {
+        st[d] = acc;
+        acc *= v->shape[d];
+    }
+}
+
+/* outer = prod(shape[:axis]), inner = prod(shape[axis+1:]) */
+static void outer_inner(const struct eb_ir_value *v, int axis, int64_t *outer, int64_t *inner)
+{
+    *outer = *inner = 1;
+    for (int d = 0; d < axis; d++)
+        *outer *= v->shape[d];
+    for (int d = axis + 1; d < v->rank; d++)
+        *inner *= v->shape[d];
+}
+
+/* Rows of `row` elements, `outer` of them, from x (stride xrow) to y (stride yrow). */
+static cudaError_t copy_rows(cudaStream_t st, size_t es, int64_t outer, int64_t row, const void *x,
+                             int64_t x_off, int64_t xrow, void *y, int64_t y_off, int64_t yrow)
+{
+    struct eb_cuk_copy c = {.rank = 2, .x_off = x_off, .y_off = y_off};
+    c.shape[0] = (int32_t)outer;
+    c.shape[1] = (int32_t)row;
+    c.xs[0] = (int32_t)xrow;
+    c.xs[1] = 1;
+    c.ys[0] = (int32_t)yrow;
+    c.ys[1] = 1;
+    return eb_cuk_copy_nd(st, (int)es, &c, x, y);
+}
+
+static cudaError_t enqueue_matmul(struct eb_engine *e, struct cu_state *s,
+                                  const struct eb_ir_node *n, cublasStatus_t *bs)
+{
+    const struct eb_graph *g = e->g;
+    const struct eb_ir_value *a = eb_op_in(g, n, 0), *b = eb_op_in(g, n, 1);
+    const struct eb_ir_value *y = eb_op_out(g, n, 0);
+    int64_t batch, ab, bb;
+    matmul_batches(a, b, y, &batch, &ab, &bb);
+    const int m = (int)y->shape[y->rank - 2], nn = (int)y->shape[y->rank - 1];
+    const int kk = (int)a->shape[a->rank - 1];
+    const float one = 1.0f, zero = 0.0f;
+    const cudaDataType_t t = s->dt == EB_CUK_F16 ? CUDA_R_16F : CUDA_R_32F;
+    /* Row-major Y = A B is column-major Y^T = B^T A^T. */
+    *bs = cublasGemmStridedBatchedEx(s->cublas, CUBLAS_OP_N, CUBLAS_OP_N, nn, m, kk, &one,
+                                     s->dptr[n->in[1]], t, nn, bb == 1 ? 0 : (long long)kk * nn,
+                                     s->dptr[n->in[0]], t, kk, ab == 1 ? 0 : (long long)m * kk,
+                                     &zero, s->dptr[n->out[0]], t, nn, (long long)m * nn,
+                                     (int)batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    return cudaSuccess;
+}
+
+enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size_t k,
+                                   struct eb_diag *diag)
+{
+    const struct eb_graph *g = e->g;
+    const struct eb_ir_node *n = &g->nodes[e->order[k]];
+    struct cu_node *cn = &s->nodes[k];
+    const struct eb_op_desc *d = &cn->d;
+    const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
+    void *const *dp = s->dptr;
+    const cudaStream_t st = s->stream;
+    cudaError_t ce = cudaSuccess;
+    switch (d->kind) {
+    case EB_DESC_CONV: {
+        const float one = 1.0f, zero = 0.0f;
+        cudnnStatus_t cs = cudnnConvolutionForward(s->cudnn, &one, cn->xd, dp[n->in[0]], cn->wd,
+                                                   dp[n->in[1]], cn->cd, cn->algo, s->d_ws,
+                                                   s->ws_bytes, &zero, cn->yd, dp[n->out[0]]);
+        if (cs != CUDNN_STATUS_SUCCESS)
+            return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s node '%s': cuDNN convolution: %s",
+                                e->what, n->name, cudnnGetErrorString(cs));
+        if (cn->ep_needed)
+            ce =
+                eb_cuk_epilogue(st, s->dt, d->conv.n, d->conv.oc, d->conv.oh * d->conv.ow, cn->bias,
+                                d->epi->residual ? dp[n->in[3]] : NULL, &cn->ep, dp[n->out[0]]);
+        break;
+    }
+    case EB_DESC_COPY:
+        if (dp[n->in[0]] != dp[n->out[0]])
+            ce = cudaMemcpyAsync(dp[n->out[0]], dp[n->in[0]], (size_t)x->numel * eb_cu__es(s, x),
+                                 cudaMemcpyDeviceToDevice, st);
+        break;
+    case EB_DESC_CONCAT: {
+        const size_t es = eb_cu__es(s, y);
+        int64_t outer, inner, off = 0;
+        outer_inner(y, d->axis, &outer, &inner);
+        const int64_t yrow = y->shape[d->axis] * inner;
+        for (int i = 0; i < n->n_in && ce == cudaSuccess; i++) {
+            const struct eb_ir_value *xi = eb_op_in(g, n, i);
+            const int64_t row = xi->shape[d->axis] * inner;
+            /* The memory plan may have placed the input in its slice already. */
+            if (!(outer == 1 && dp[n->in[i]] == (char *)dp[n->out[0]] + off * (int64_t)es))
+                ce = copy_rows(st, es, outer, row, dp[n->in[i]], 0, row, dp[n->out[0]], off, yrow);
+            off += row;
+        }
+        break;
+    }
+    case EB_DESC_SPLIT: {
+        const size_t es = eb_cu__es(s, x);
+        int64_t outer, inner, off = 0;
+        outer_inner(x, d->axis, &outer, &inner);
+        const int64_t xrow = x->shape[d->axis] * inner;
+        for (int i = 0; i < n->n_out && ce == cudaSuccess; i++) {
+            const struct eb_ir_value *yi = eb_op_out(g, n, i);
+            const int64_t row = yi->shape[d->axis] * inner;
+            if (!(outer == 1 && dp[n->out[i]] == (char *)dp[n->in[0]] + off * (int64_t)es))
+                ce = copy_rows(st, es, outer, row, dp[n->in[0]], off, xrow, dp[n->out[i]], 0, row);
+            off += row;
+        }
+        break;
+    }
+    case EB_DESC_SLICE:
+    case EB_DESC_TRANSPOSE: {
+        int64_t xs[EB_MAX_RANK], ys[EB_MAX_RANK];
+        strides_of(x, xs);
+        strides_of(y, ys);
+        struct eb_cuk_copy c = {.rank = y->rank};
+        for (int k2 = 0; k2 < y->rank; k2++) {
+            c.shape[k2] = (int32_t)y->shape[k2];
+            c.ys[k2] = (int32_t)ys[k2];
+            if (d->kind == EB_DESC_SLICE) {
+                c.xs[k2] = (int32_t)(xs[k2] * d->step[k2]);
+                c.x_off += d->start[k2] * xs[k2];
+            } else {
+                c.xs[k2] = (int32_t)xs[d->perm[k2]];
+            }
+        }
+        ce = eb_cuk_copy_nd(st, (int)eb_cu__es(s, x), &c, dp[n->in[0]], dp[n->out[0]]);
+        break;
+    }
+    case EB_DESC_BINARY: {
+        const struct eb_ir_value *b = eb_op_in(g, n, 1);
+        int64_t as[EB_MAX_RANK], bs[EB_MAX_RANK];
+        strides_of(x, as);
+        strides_of(b, bs);
+        struct eb_cuk_nd nd = {.rank = y->rank};
+        for (int k2 = 0; k2 < y->rank; k2++) {
+            const int ia = k2 - (y->rank - x->rank), ib = k2 - (y->rank - b->rank);
+            nd.shape[k2] = (int32_t)y->shape[k2];
+            nd.sa[k2] = ia >= 0 && x->shape[ia] != 1 ? (int32_t)as[ia] : 0;
+            nd.sb[k2] = ib >= 0 && b->shape[ib] != 1 ? (int32_t)bs[ib] : 0;
+        }
+        ce =
+            eb_cuk_binary(st, s->dt, (int)d->binop, &nd, dp[n->in[0]], dp[n->in[1]], dp[n->out[0]]);
+        break;
+    }
+    case EB_DESC_UNARY:
+        ce = eb_cuk_unary(st, s->dt, (int)d->unop, x->numel, d->alpha, d->beta, dp[n->in[0]],
+                          dp[n->out[0]]);
+        break;
+    case EB_DESC_SIGMOID:
+        ce = eb_cuk_unary(st, s->dt, EB_CUK_UNARY_SIGMOID, x->numel, 0.0f, 0.0f, dp[n->in[0]],
+                          dp[n->out[0]]);
+        break;
+    case EB_DESC_SOFTMAX:
+        ce = eb_cuk_softmax(st, s->dt, d->outer, d->len, d->inner, dp[n->in[0]], dp[n->out[0]]);
+        break;
+    case EB_DESC_MAXPOOL: {
+        const struct eb_pool2d_desc *p = &d->pool;
+        const struct eb_cuk_pool kp = {
+            (int32_t)p->n,        (int32_t)p->c,        (int32_t)p->ih,    (int32_t)p->iw,
+            (int32_t)p->oh,       (int32_t)p->ow,       (int32_t)p->kh,    (int32_t)p->kw,
+            (int32_t)p->stride_h, (int32_t)p->stride_w, (int32_t)p->pad_t, (int32_t)p->pad_l,
+            (int32_t)p->dil_h,    (int32_t)p->dil_w,
+        };
+        ce = eb_cuk_maxpool(st, s->dt, &kp, dp[n->in[0]], dp[n->out[0]]);
+        break;
+    }
+    case EB_DESC_UPSAMPLE:
+        ce = eb_cuk_upsample(st, s->dt, x->shape[0] * x->shape[1], x->shape[2], x->shape[3], d->fh,
+                             d->fw, dp[n->in[0]], dp[n->out[0]]);
+        break;
+    case EB_DESC_MATMUL: {
+        cublasStatus_t bs = CUBLAS_STATUS_SUCCESS;
+        ce = enqueue_matmul(e, s, n, &bs);
+        if (bs != CUBLAS_STATUS_SUCCESS)
+            return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s node '%s': cuBLAS MatMul: %s",
+                                e->what, n->name, cublasGetStatusString(bs));
+        break;
+    }
+    case EB_DESC_QUANTIZE: {
+        const struct eb_ir_value *z = eb_op_in(g, n, 2);
+        ce = eb_cuk_quantize(st, s->dt, x->numel, d->len, d->inner, dp[n->in[0]], cn->scale,
+                             z != NULL ? dp[n->in[2]] : NULL, y->dtype == EB_DTYPE_I8,
+                             dp[n->out[0]]);
+        break;
+    }
+    case EB_DESC_DEQUANTIZE: {
+        const struct eb_ir_value *z = eb_op_in(g, n, 2);
+        const int kind = x->dtype == EB_DTYPE_I8 ? 1 : x->dtype == EB_DTYPE_I32 ? 2 : 0;
+        ce = eb_cuk_dequantize(st, s->dt, x->numel, d->len, d->inner, kind, dp[n->in[0]], cn->scale,
+                               z != NULL ? dp[n->in[2]] : NULL, dp[n->out[0]]);
+        break;
+    }
+    default: break;
+    }
+    if (ce != cudaSuccess)
+        return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s node '%s' (%s) on cuda: %s", e->what,
+                            n->name, n->op->onnx_name, cudaGetErrorString(ce));
+    return EB_OK;
+}

@@ -1,0 +1,220 @@
+/* Elementwise kernels: the conv epilogue, unary activations, broadcast binary ops, casts. */
+#include <math.h>
+
+#include "engine/cuda/k_common.cuh"
+
+namespace
+{
+
+using eb_cuk::ld;
+using eb_cuk::st;
+
+/* enum eb_act (engine/cpu/epilogue.h) */
+enum {
+    ACT_NONE,
+    ACT_RELU,
+    ACT_LEAKY,
+    ACT_CLIP,
+    ACT_SIGMOID,
+    ACT_SILU,
+    ACT_HSIG,
+    ACT_HSWISH,
+    ACT_TANH
+};
+/* enum eb_unop (engine/cpu/ref/ref.h) */
+enum { U_RELU, U_LEAKY, U_CLIP, U_HSIG, U_HSWISH, U_EXP, U_SQRT, U_TANH };
+/* enum eb_binop */
+enum { B_ADD, B_SUB, B_MUL, B_DIV, B_POW };
+
+__device__ __forceinline__ float sigmoidf(float v)
+{
+    return 1.0f / (1.0f + expf(-v));
+}
+
+__device__ __forceinline__ float act(int a, float al, float be, float v)
+{
+    switch (a) {
+    case ACT_RELU: return v > 0.0f ? v : 0.0f;
+    case ACT_LEAKY: return v < 0.0f ? al * v : v;
+    case ACT_CLIP: return fminf(fmaxf(v, al), be);
+    case ACT_SIGMOID: return sigmoidf(v);
+    case ACT_SILU: return v * sigmoidf(v);
+    case ACT_HSIG: return fmaxf(0.0f, fminf(1.0f, al * v + be));
+    case ACT_HSWISH: return v * fmaxf(0.0f, fminf(1.0f, v / 6.0f + 0.5f));
+    case ACT_TANH: return tanhf(v);
+    default: return v;
+    }
+}
+
+template <typename T>
+__global__ void k_epilogue(int n, int channels, int plane, const float *bias, const T *res,
+                           struct eb_cuk_epilogue e, T *y)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        float v = ld(y, i);
+        if (bias != nullptr)
+            v += bias[(i / plane) % channels];
+        v = act(e.act, e.alpha, e.beta, v);
+        if (res != nullptr)
+            v += ld(res, i);
+        if (e.fq_on) {
+            float q = rintf(v / e.fq_scale) + (float)e.fq_zp;
+            q = q < (float)e.fq_qmin   ? (float)e.fq_qmin
+                : q > (float)e.fq_qmax ? (float)e.fq_qmax
+                                       : q;
+            v = (q - (float)e.fq_zp) * e.fq_scale;
+        }
+        st(y, i, v);
+    }
+}
+
+template <typename T>
+cudaError_t epilogue(cudaStream_t s, int64_t n, int64_t channels, int64_t plane, const float *bias,
+                     const void *res, const struct eb_cuk_epilogue *e, void *y)
+{
+    k_epilogue<T><<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>(
+        (int)n, (int)channels, (int)plane, bias, (const T *)res, *e, (T *)y);
+    return cudaGetLastError();
+}
+
+__device__ __forceinline__ float unop(int op, float a, float b, float v)
+{
+    switch (op) {
+    case U_RELU: return v > 0.0f ? v : 0.0f;
+    case U_LEAKY: return v < 0.0f ? a * v : v;
+    case U_CLIP: return fminf(fmaxf(v, a), b);
+    case U_HSIG: return fmaxf(0.0f, fminf(1.0f, a * v + b));
+    case U_HSWISH: return v * fmaxf(0.0f, fminf(1.0f, v / 6.0f + 0.5f));
+    case U_EXP: return expf(v);
+    case U_SQRT: return sqrtf(v);
+    case U_TANH: return tanhf(v);
+    case EB_CUK_UNARY_SIGMOID: return sigmoidf(v);
+    default: return v;
+    }
+}
+
+template <typename T> __global__ void k_unary(int n, int op, float a, float b, const T *x, T *y)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        st(y, i, unop(op, a, b, ld(x, i)));
+}
+
+template <typename T>
+cudaError_t unary(cudaStream_t s, int op, int64_t n, float a, float b, const void *x, void *y)
+{
+    k_unary<T>
+        <<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>((int)n, op, a, b, (const T *)x, (T *)y);
+    return cudaGetLastError();
+}
+
+__device__ __forceinline__ float binop(int op, float a, float b)
+{
+    switch (op) {
+    case B_ADD: return a + b;
+    case B_SUB: return a - b;
+    case B_MUL: return a * b;
+    case B_DIV: return a / b;
+    default: return powf(a, b);
+    }
+}
+
+template <typename T>
+__global__ void k_binary(int n, int op, eb_cuk_nd nd, const T *a, const T *b, T *y)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        int rem = i, ia = 0, ib = 0;
+        for (int d = nd.rank - 1; d >= 0; d--) {
+            const int idx = rem % nd.shape[d];
+            rem /= nd.shape[d];
+            ia += idx * nd.sa[d];
+            ib += idx * nd.sb[d];
+        }
+        st(y, i, binop(op, ld(a, ia), ld(b, ib)));
+    }
+}
+
+/* Both operands contiguous with y's shape, or b one value. */
+template <typename T>
+__global__ void k_binary_flat(int n, int op, int b_scalar, const T *a, const T *b, T *y)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        st(y, i, binop(op, ld(a, i), ld(b, b_scalar ? 0 : i)));
+}
+
+template <typename T>
+cudaError_t binary(cudaStream_t s, int op, const eb_cuk_nd *nd, const void *a, const void *b,
+                   void *y)
+{
+    int64_t n = 1;
+    int flat_a = 1, flat_b = 1, b_scalar = 1;
+    int64_t stride = 1;
+    for (int d = nd->rank - 1; d >= 0; d--) {
+        n *= nd->shape[d];
+        if (nd->shape[d] != 1) {
+            flat_a &= nd->sa[d] == stride;
+            flat_b &= nd->sb[d] == stride;
+            b_scalar &= nd->sb[d] == 0;
+        }
+        stride *= nd->shape[d];
+    }
+    if (flat_a && (flat_b || b_scalar))
+        k_binary_flat<T><<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>(
+            (int)n, op, !flat_b, (const T *)a, (const T *)b, (T *)y);
+    else
+        k_binary<T><<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>(
+            (int)n, op, *nd, (const T *)a, (const T *)b, (T *)y);
+    return cudaGetLastError();
+}
+
+template <typename X, typename Y> __global__ void k_cast(int n, const X *x, Y *y)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        st(y, i, ld(x, i));
+}
+
+} // namespace
+
+extern "C" cudaError_t eb_cuk_epilogue(cudaStream_t s, enum eb_cuk_dt dt, int64_t batch,
+                                       int64_t channels, int64_t plane, const float *bias,
+                                       const void *residual, const struct eb_cuk_epilogue *e,
+                                       void *y)
+{
+    const int64_t n = batch * channels * plane;
+    if (n <= 0)
+        return cudaSuccess;
+    return EB_CUK_DISPATCH(dt, epilogue, s, n, channels, plane, bias, residual, e, y);
+}
+
+extern "C" cudaError_t eb_cuk_unary(cudaStream_t s, enum eb_cuk_dt dt, int op, int64_t n, float a,
+                                    float b, const void *x, void *y)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    return EB_CUK_DISPATCH(dt, unary, s, op, n, a, b, x, y);
+}
+
+extern "C" cudaError_t eb_cuk_binary(cudaStream_t s, enum eb_cuk_dt dt, int op,
+                                     const struct eb_cuk_nd *nd, const void *a, const void *b,
+                                     void *y)
+{
+    for (int d = 0; d < nd->rank; d++)
+        if (nd->shape[d] == 0)
+            return cudaSuccess;
+    return EB_CUK_DISPATCH(dt, binary, s, op, nd, a, b, y);
+}
+
+extern "C" cudaError_t eb_cuk_cast(cudaStream_t s, enum eb_cuk_dt from, enum eb_cuk_dt to,
+                                   int64_t n, const void *x, void *y)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    const unsigned g = eb_cuk::blocks_for(n);
+    if (from == EB_CUK_F32 && to == EB_CUK_F16)
+        k_cast<float, __half><<<g, eb_cuk::kThreads, 0, s>>>((int)n, (const float *)x, (__half *)y);
+    else if (from == EB_CUK_F16 && to == EB_CUK_F32)
+        k_cast<__half, float><<<g, eb_cuk::kThreads, 0, s>>>((int)n, (const __half *)x, (float *)y);
+    else
+        return cudaMemcpyAsync(y, x, (size_t)n * (size_t)eb_cuk_dt_size(from),
+                               cudaMemcpyDeviceToDevice, s);
+    return cudaGetLastError();
+}

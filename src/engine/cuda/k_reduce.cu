@@ -1,0 +1,79 @@
+/* Reductions: softmax. */
+#include <math.h>
+
+#include "engine/cuda/k_common.cuh"
+
+namespace
+{
+
+using eb_cuk::ld;
+using eb_cuk::st;
+
+/* One thread per (outer, inner) row: rows are short in detection heads (DFL: 16) and in
+ * attention the row count is large. */
+template <typename T> __global__ void k_softmax(int rows, int len, int inner, const T *x, T *y)
+{
+    for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += gridDim.x * blockDim.x) {
+        const int o = r / inner, in = r % inner;
+        const int64_t base = (int64_t)o * len * inner + in;
+        float m = -INFINITY, s = 0.0f;
+        for (int a = 0; a < len; a++) {
+            const float v = ld(x, (int)(base + (int64_t)a * inner));
+            m = v > m ? v : m;
+        }
+        for (int a = 0; a < len; a++)
+            s += expf(ld(x, (int)(base + (int64_t)a * inner)) - m);
+        const float inv = 1.0f / s;
+        for (int a = 0; a < len; a++) {
+            const int i = (int)(base + (int64_t)a * inner);
+            st(y, i, expf(ld(x, i) - m) * inv);
+        }
+    }
+}
+
+/* A warp per row when rows are long and contiguous (inner == 1). */
+template <typename T> __global__ void k_softmax_warp(int rows, int len, const T *x, T *y)
+{
+    const int lane = threadIdx.x & 31;
+    const int warps = (gridDim.x * blockDim.x) >> 5;
+    for (int r = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < rows; r += warps) {
+        const T *xr = x + (int64_t)r * len;
+        T *yr = y + (int64_t)r * len;
+        float m = -INFINITY, s = 0.0f;
+        for (int a = lane; a < len; a += 32)
+            m = fmaxf(m, ld(xr, a));
+        for (int o = 16; o > 0; o >>= 1)
+            m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        for (int a = lane; a < len; a += 32)
+            s += expf(ld(xr, a) - m);
+        for (int o = 16; o > 0; o >>= 1)
+            s += __shfl_xor_sync(0xffffffffu, s, o);
+        const float inv = 1.0f / s;
+        for (int a = lane; a < len; a += 32)
+            st(yr, a, expf(ld(xr, a) - m) * inv);
+    }
+}
+
+template <typename T>
+cudaError_t softmax(cudaStream_t s, int64_t outer, int64_t len, int64_t inner, const void *x,
+                    void *y)
+{
+    const int64_t rows = outer * inner;
+    if (inner == 1 && len >= 64)
+        k_softmax_warp<T><<<eb_cuk::blocks_for(rows * 32), eb_cuk::kThreads, 0, s>>>(
+            (int)rows, (int)len, (const T *)x, (T *)y);
+    else
+        k_softmax<T><<<eb_cuk::blocks_for(rows), eb_cuk::kThreads, 0, s>>>(
+            (int)rows, (int)len, (int)inner, (const T *)x, (T *)y);
+    return cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" cudaError_t eb_cuk_softmax(cudaStream_t s, enum eb_cuk_dt dt, int64_t outer, int64_t len,
+                                      int64_t inner, const void *x, void *y)
+{
+    if (outer * len * inner <= 0)
+        return cudaSuccess;
+    return EB_CUK_DISPATCH(dt, softmax, s, outer, len, inner, x, y);
+}

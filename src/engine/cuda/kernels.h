@@ -1,0 +1,116 @@
+/*
+ * The CUDA kernels of the native engine's CUDA device, behind plain C launchers (one .cu file
+ * per op family: k_eltwise.cu, k_layout.cu, k_reduce.cu, k_quant.cu). Every launcher enqueues
+ * on `s` and returns the launch's cudaError_t (cudaSuccess = 0); none allocates or
+ * synchronises. Float tensors are in the engine's precision (`dt`): float or half; arithmetic
+ * is in float. Element counts and every index fit in 31 bits (the engine refuses larger
+ * tensors on the GPU). Each kernel's specification is the CPU reference kernel of the same
+ * op (src/engine/cpu/ref), which tests/cuda checks it against.
+ */
+#ifndef EB_ENGINE_CUDA_KERNELS_H
+#define EB_ENGINE_CUDA_KERNELS_H
+
+#include <cuda_runtime_api.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Precision of float tensors on the device. */
+enum eb_cuk_dt { EB_CUK_F32 = 0, EB_CUK_F16 = 1 };
+
+#define EB_CUK_MAX_RANK 8
+/** The largest element count (and index) a kernel takes. */
+#define EB_CUK_MAX_ELEMS 0x7FFFFFFF
+
+/** Element size of `dt` in bytes. */
+static inline int eb_cuk_dt_size(enum eb_cuk_dt dt)
+{
+    return dt == EB_CUK_F16 ? 2 : 4;
+}
+
+/**
+ * The fused epilogue of a convolution, in place on y [batch][channels][plane]:
+ * y = fq(act(y + bias[c]) + residual), with eb_epilogue's meaning of act (enum eb_act), alpha,
+ * beta and the fake quantisation (fq_on: scale, zero point, qmin, qmax). bias (float; NULL = 0)
+ * and residual (dt; NULL = none).
+ */
+struct eb_cuk_epilogue {
+    int act;
+    float alpha, beta;
+    int fq_on;
+    float fq_scale;
+    int32_t fq_zp, fq_qmin, fq_qmax;
+};
+cudaError_t eb_cuk_epilogue(cudaStream_t s, enum eb_cuk_dt dt, int64_t batch, int64_t channels,
+                            int64_t plane, const float *bias, const void *residual,
+                            const struct eb_cuk_epilogue *e, void *y);
+
+/** Unary ops: enum eb_unop codes, plus EB_CUK_UNARY_SIGMOID. y may equal x. */
+#define EB_CUK_UNARY_SIGMOID 100
+cudaError_t eb_cuk_unary(cudaStream_t s, enum eb_cuk_dt dt, int op, int64_t n, float a, float b,
+                         const void *x, void *y);
+
+/**
+ * y = a op b (enum eb_binop) with broadcasting: `rank` output dims y_shape; a_stride/b_stride
+ * give each operand's element stride per output dim (0 where it broadcasts).
+ */
+struct eb_cuk_nd {
+    int rank;
+    int32_t shape[EB_CUK_MAX_RANK];
+    int32_t sa[EB_CUK_MAX_RANK], sb[EB_CUK_MAX_RANK];
+};
+cudaError_t eb_cuk_binary(cudaStream_t s, enum eb_cuk_dt dt, int op, const struct eb_cuk_nd *nd,
+                          const void *a, const void *b, void *y);
+
+/** Float ↔ half conversion (and copies when from == to). */
+cudaError_t eb_cuk_cast(cudaStream_t s, enum eb_cuk_dt from, enum eb_cuk_dt to, int64_t n,
+                        const void *x, void *y);
+
+/**
+ * Strided copy of `rank` dims `shape` of elements of `es` bytes (1, 2, 4 or 8):
+ * y[y_off + Σ i_d ys[d]] = x[x_off + Σ i_d xs[d]] (offsets and strides in elements). Concat,
+ * Split, Slice, Transpose and copies are all this.
+ */
+struct eb_cuk_copy {
+    int rank;
+    int32_t shape[EB_CUK_MAX_RANK];
+    int32_t xs[EB_CUK_MAX_RANK], ys[EB_CUK_MAX_RANK];
+    int64_t x_off, y_off;
+};
+cudaError_t eb_cuk_copy_nd(cudaStream_t s, int es, const struct eb_cuk_copy *c, const void *x,
+                           void *y);
+
+/** Max pooling with eb_pool2d_desc's geometry (NCHW; padding never wins). */
+struct eb_cuk_pool {
+    int32_t n, c, ih, iw, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw;
+};
+cudaError_t eb_cuk_maxpool(cudaStream_t s, enum eb_cuk_dt dt, const struct eb_cuk_pool *p,
+                           const void *x, void *y);
+
+/** Nearest upsampling of planes [nc][h][w] by integer factors fh, fw. */
+cudaError_t eb_cuk_upsample(cudaStream_t s, enum eb_cuk_dt dt, int64_t nc, int64_t h, int64_t w,
+                            int64_t fh, int64_t fw, const void *x, void *y);
+
+/** Softmax over `len` elements of stride `inner`, for outer x inner independent rows. */
+cudaError_t eb_cuk_softmax(cudaStream_t s, enum eb_cuk_dt dt, int64_t outer, int64_t len,
+                           int64_t inner, const void *x, void *y);
+
+/**
+ * QuantizeLinear: y = saturate(round_half_even(x / scale[c]) + zp[c]) as int8 (y_signed) or
+ * uint8, c = (i / inner) % channels; zp (of y's type) may be NULL.
+ */
+cudaError_t eb_cuk_quantize(cudaStream_t s, enum eb_cuk_dt dt, int64_t n, int64_t channels,
+                            int64_t inner, const void *x, const float *scale, const void *zp,
+                            int y_signed, void *y);
+/** DequantizeLinear: y = (x - zp[c]) * scale[c]; x is uint8 (0), int8 (1) or int32 (2). */
+cudaError_t eb_cuk_dequantize(cudaStream_t s, enum eb_cuk_dt dt, int64_t n, int64_t channels,
+                              int64_t inner, int x_kind, const void *x, const float *scale,
+                              const void *zp, void *y);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

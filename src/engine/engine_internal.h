@@ -1,0 +1,72 @@
+/*
+ * The engine's own state, shared by engine.c (load, the CPU device) and the other devices
+ * (src/engine/cuda). A device is one `struct eb_engine_devops`: after the passes, `open` decides
+ * how every live node runs and may resize values (the CUDA device's fp16); after the memory
+ * plan, `bind` allocates and checks the cap; `run` runs the bound graph; `close` frees what
+ * open/bind made.
+ */
+#ifndef EB_ENGINE_ENGINE_INTERNAL_H
+#define EB_ENGINE_ENGINE_INTERNAL_H
+
+#include "eb/engine.h"
+#include "engine/cpu/cpu.h"
+#include "engine/ir/graph.h"
+#include "engine/plan/memplan.h"
+
+struct eb_engine_devops;
+
+struct eb_engine {
+    struct eb_graph *g;
+    struct eb_memplan plan;
+    const char *what; /* names the model in messages (graph arena) */
+    const struct eb_engine_devops *dev;
+    void *dev_state; /* the device's own state (owned; freed by dev->close) */
+    void *arena;     /* plan.arena_bytes + scratch, from g->alloc (host memory) */
+    struct eb_engine_io io;
+    int *order; /* live node indices in execution order (graph arena) */
+    size_t n_order;
+    struct eb_cpu_exec cpu;
+    struct eb_threadpool *pool;
+    uint64_t scratch_bytes, packed_bytes;
+    uint64_t workspace_bytes; /* device: library workspaces and I/O staging */
+    uint64_t host_bytes;      /* device: host memory of nodes run on the CPU */
+    uint64_t measured_bytes;  /* device: cudaMemGetInfo's drop over the load */
+    size_t n_blocked;         /* values the layout pass made NCHWc */
+    int block;                /* their CB */
+    int profile;
+    struct eb_engine_prof_node *prof; /* n_order entries (graph arena) when profiling */
+    uint64_t prof_runs;
+    double prof_run_ms;
+    struct eb_engine_timing timing;      /* the last run's device times */
+    struct eb_engine_exec_info info_dev; /* device, device_name, precision, fallback, graph */
+};
+
+struct eb_engine_devops {
+    const char *name;
+    /** After the passes, before the memory plan. */
+    enum eb_status (*open)(struct eb_engine *e, const struct eb_engine_options *opt,
+                           struct eb_diag *diag);
+    /** After the memory plan: allocate, check opt->mem_cap_bytes, bind values. */
+    enum eb_status (*bind)(struct eb_engine *e, const struct eb_engine_options *opt,
+                           struct eb_diag *diag);
+    /** One forward: graph inputs' data point at the caller's host tensors. */
+    enum eb_status (*run)(struct eb_engine *e, struct eb_diag *diag);
+    /** Frees what open and bind made; accepts a half-opened engine. */
+    void (*close)(struct eb_engine *e);
+};
+
+/** The CPU device's steps, which other devices reuse for the nodes they run on the CPU. */
+enum eb_status eb_engine__prepare_nodes(struct eb_engine *e, const unsigned char *on_cpu,
+                                        struct eb_diag *diag);
+/** Runs node order[k] on the CPU (profile-free). */
+void eb_engine__cpu_exec(struct eb_engine *e, size_t k);
+/** MiB for messages. */
+double eb_engine__mib(uint64_t bytes);
+
+#ifdef EB_HAVE_CUDA
+extern const struct eb_engine_devops eb_engine_devops_cuda;
+/** The CUDA device's availability check (cuda_device.c). */
+int eb_engine__cuda_available(char *why, size_t why_size);
+#endif
+
+#endif

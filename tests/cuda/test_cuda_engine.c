@@ -1,0 +1,592 @@
+/*
+ * The native engine's CUDA device against its CPU device: fp32 outputs within 1e-3 on the
+ * synthesized yolov8n/yolo11n and the shared models, fp16's drift, fp16 detections against fp32
+ * on coco128, the hard memory cap, CUDA Graph replay, the CPU fallback of nodes without a CUDA
+ * kernel, the per-node profile. Every case but the first skips (exit 77) where no GPU is usable
+ * (CI); the first checks that a machine without one gets a clear error.
+ *
+ * These binaries link the engine, the model synthesizer and the YOLO post-processing only (no
+ * FFmpeg), so that they run on a GPU machine with the CUDA libraries alone.
+ */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jpeglib.h> /* after stdio.h */
+#include <time.h>
+
+#include "eb/engine.h"
+#include "eb_test.h"
+#include "model/model.h"
+#include "yolo/yolo.h"
+
+#define MIB (1024.0 * 1024.0)
+
+static void need_gpu(void)
+{
+    char why[256];
+    if (!eb_engine_cuda_available(why, sizeof(why)))
+        EB_SKIP("%s", why);
+}
+
+static uint8_t *synth(enum eb_synth_arch arch, int imgsz, size_t *len)
+{
+    struct eb_synth_options o = {.arch = arch, .scale = 'n', .imgsz = imgsz, .num_classes = 80};
+    uint8_t *bytes = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_model_synth(&o, &bytes, len, &d));
+    return bytes;
+}
+
+static struct eb_engine *load_qdq(const uint8_t *bytes, size_t len, const char *what,
+                                  enum eb_engine_device dev, enum eb_engine_precision prec,
+                                  enum eb_engine_qdq qdq)
+{
+    struct eb_engine_options opt;
+    eb_engine_options_default(&opt);
+    opt.device = dev;
+    opt.precision = prec;
+    opt.qdq = qdq;
+    struct eb_engine *e = NULL;
+    struct eb_diag d = {0};
+    if (eb_engine_load(bytes, len, what, &opt, &e, &d) != EB_OK)
+        EB_FAIL("load %s: %s", what, d.msg);
+    return e;
+}
+
+static struct eb_engine *load(const uint8_t *bytes, size_t len, const char *what,
+                              enum eb_engine_device dev, enum eb_engine_precision prec)
+{
+    return load_qdq(bytes, len, what, dev, prec, EB_ENGINE_QDQ_FLOAT);
+}
+
+/* The input of engine e: deterministic values in [0, 1). Caller frees data. */
+static struct eb_tensor random_input(const struct eb_engine *e)
+{
+    struct eb_engine_io io;
+    eb_engine_io_info(e, &io);
+    ASSERT_EQ_INT(io.n_inputs, 1);
+    struct eb_tensor t = {.dtype = io.inputs[0].dtype, .rank = io.inputs[0].rank};
+    int64_t n = 1;
+    for (int d = 0; d < t.rank; d++)
+        n *= (t.shape[d] = io.inputs[0].shape[d]);
+    float *x = malloc((size_t)n * sizeof(float));
+    ASSERT_TRUE(x != NULL);
+    uint32_t s = 12345u;
+    for (int64_t i = 0; i < n; i++) {
+        s = s * 1664525u + 1013904223u;
+        x[i] = (float)(s >> 8) / 16777216.0f;
+    }
+    t.data = x;
+    return t;
+}
+
+struct diff {
+    double max_abs;   /* over every output element */
+    double max_score; /* output 0 of a [1, 4 + nc, N] head: the class-score rows */
+    double mean_abs;  /* of output 0 */
+    int64_t n_over;   /* elements differing by more than 1e-3 */
+    int64_t n;
+};
+
+/* Runs both engines on `in` and compares every output. */
+static struct diff compare(struct eb_engine *a, struct eb_engine *b, const struct eb_tensor *in)
+{
+    struct eb_tensor oa[EB_ENGINE_MAX_IO], ob[EB_ENGINE_MAX_IO];
+    struct eb_engine_io io;
+    struct eb_diag d = {0};
+    eb_engine_io_info(a, &io);
+    ASSERT_OK(eb_engine_run(a, in, 1, oa, io.n_outputs, &d));
+    ASSERT_OK(eb_engine_run(b, in, 1, ob, io.n_outputs, &d));
+    struct diff r = {0};
+    for (size_t o = 0; o < io.n_outputs; o++) {
+        ASSERT_EQ_INT(oa[o].dtype, ob[o].dtype);
+        if (oa[o].dtype != EB_DTYPE_F32)
+            continue;
+        int64_t n = 1;
+        for (int k = 0; k < oa[o].rank; k++) {
+            ASSERT_EQ_INT(oa[o].shape[k], ob[o].shape[k]);
+            n *= oa[o].shape[k];
+        }
+        const float *pa = oa[o].data, *pb = ob[o].data;
+        for (int64_t i = 0; i < n; i++) {
+            const double dd = fabs((double)pa[i] - (double)pb[i]);
+            if (!(dd == dd))
+                EB_FAIL("NaN in output %zu at %lld (%g vs %g)", o, (long long)i, (double)pa[i],
+                        (double)pb[i]);
+            r.max_abs = dd > r.max_abs ? dd : r.max_abs;
+            r.n_over += dd > 1e-3;
+            if (o == 0 && oa[0].rank == 3 && i / oa[0].shape[2] >= 4)
+                r.max_score = dd > r.max_score ? dd : r.max_score;
+            if (o == 0)
+                r.mean_abs += dd;
+        }
+        if (o == 0)
+            r.mean_abs /= (double)(n > 0 ? n : 1);
+        r.n += n;
+    }
+    return r;
+}
+
+static void print_info(const char *what, const struct eb_engine *e)
+{
+    struct eb_engine_exec_info info;
+    struct eb_engine_mem mem;
+    struct eb_engine_timing t;
+    eb_engine_exec_info_get(e, &info);
+    eb_engine_mem_info(e, &mem);
+    eb_engine_timing_get(e, &t);
+    printf("%s: %s %s on %s, %zu nodes (%zu on the CPU%s%s), graph %d; device MiB: arena %.2f "
+           "weights %.2f workspaces+io %.2f total %.2f (cudaMemGetInfo drop %.2f); last run: "
+           "h2d %.3f ms, compute %.3f ms, d2h %.3f ms\n",
+           what, info.device, info.precision, info.device_name, info.n_nodes, info.n_fallback,
+           info.n_fallback ? ": " : "", info.fallback, info.graph, mem.arena_bytes / MIB,
+           mem.weight_bytes / MIB, mem.workspace_bytes / MIB, mem.total_bytes / MIB,
+           mem.device_measured_bytes / MIB, t.h2d_ms, t.compute_ms, t.d2h_ms);
+}
+
+EB_TEST(cuda_absent_is_a_clear_error)
+{
+    char why[256];
+    if (eb_engine_cuda_available(why, sizeof(why)))
+        EB_SKIP("a GPU is usable here; this case checks the message where none is");
+    size_t len;
+    uint8_t *bytes = synth(EB_SYNTH_YOLOV8, 64, &len);
+    struct eb_engine_options opt;
+    eb_engine_options_default(&opt);
+    opt.device = EB_ENGINE_DEVICE_CUDA;
+    struct eb_engine *e = NULL;
+    struct eb_diag d = {0};
+    enum eb_status st = eb_engine_load(bytes, len, "yolov8n-64", &opt, &e, &d);
+    ASSERT_TRUE(st == EB_ERR_DEVICE || st == EB_ERR_UNSUPPORTED);
+    ASSERT_TRUE(e == NULL);
+    ASSERT_TRUE(strstr(d.msg, "yolov8n-64") != NULL);
+    ASSERT_TRUE(strstr(d.msg, "cuda") != NULL);
+    printf("%s\n", d.msg);
+    /* fp16 on the CPU is refused whatever the build. */
+    opt.device = EB_ENGINE_DEVICE_CPU;
+    opt.precision = EB_ENGINE_PRECISION_FP16;
+    struct eb_diag d2 = {0};
+    ASSERT_EQ_INT(eb_engine_load(bytes, len, "yolov8n-64", &opt, &e, &d2), EB_ERR_UNSUPPORTED);
+    ASSERT_TRUE(strstr(d2.msg, "fp16") != NULL);
+    free(bytes);
+}
+
+static void synth_matches_cpu(enum eb_synth_arch arch, const char *name)
+{
+    need_gpu();
+    size_t len;
+    uint8_t *bytes = synth(arch, 640, &len);
+    struct eb_engine *g = load(bytes, len, name, EB_ENGINE_DEVICE_CUDA, EB_ENGINE_PRECISION_FP32);
+    struct eb_engine *c = load(bytes, len, name, EB_ENGINE_DEVICE_CPU, EB_ENGINE_PRECISION_FP32);
+    struct eb_tensor in = random_input(g);
+    struct diff r = compare(g, c, &in);
+    print_info(name, g);
+    printf("%s fp32 cuda vs cpu: max abs %.3g, mean abs %.3g over %lld values\n", name, r.max_abs,
+           r.mean_abs, (long long)r.n);
+    struct eb_engine_exec_info info;
+    eb_engine_exec_info_get(g, &info);
+    ASSERT_EQ_INT(info.n_fallback, 0); /* every node of a float YOLO runs on the GPU */
+    ASSERT_TRUE(r.max_abs <= 1e-3);
+    free(in.data);
+    eb_engine_destroy(g);
+    eb_engine_destroy(c);
+    free(bytes);
+}
+
+EB_TEST(yolov8n_fp32_matches_cpu)
+{
+    synth_matches_cpu(EB_SYNTH_YOLOV8, "yolov8n-640");
+}
+
+EB_TEST(yolo11n_fp32_matches_cpu)
+{
+    synth_matches_cpu(EB_SYNTH_YOLO11, "yolo11n-640");
+}
+
+/*
+ * Every model of ../shared/data/models and models-fp32 that the engine loads. Float graphs:
+ * max abs ≤ 1e-3. Quantised graphs (int8 in the name): float differences of a few ulps before a
+ * quantiser (the QDQ model's fake quantisation, DynamicQuantizeLinear) flip some roundings by a
+ * whole scale step, which propagate (a flipped DFL bin moves a box edge by pixels), so they are
+ * held to the bounds tests/unit/test_engine.c uses against ONNX Runtime: class scores ≤ 0.02
+ * (dynamic) or 0.1 (QDQ) and mean abs ≤ 0.05 / 0.3; the max is printed.
+ */
+EB_TEST(shared_models_fp32_match_cpu)
+{
+    need_gpu();
+    const char *dir = eb_test_shared_data();
+    if (dir == NULL)
+        EB_SKIP("shared data folder absent");
+    const char *subs[2] = {"models", "models-fp32"};
+    int n_models = 0, n_bad = 0;
+    for (int sub = 0; sub < 2; sub++) {
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s", dir, subs[sub]);
+        DIR *dd = opendir(path);
+        if (dd == NULL)
+            continue;
+        struct dirent *de;
+        while ((de = readdir(dd)) != NULL) {
+            const size_t nl = strlen(de->d_name);
+            if (nl < 5 || strcmp(de->d_name + nl - 5, ".onnx") != 0)
+                continue;
+            snprintf(path, sizeof(path), "%s/%s/%s", dir, subs[sub], de->d_name);
+            size_t len;
+            uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
+            ASSERT_TRUE(bytes != NULL);
+            struct eb_engine_options opt;
+            eb_engine_options_default(&opt);
+            struct eb_engine *c = NULL, *g = NULL;
+            struct eb_diag d = {0};
+            if (eb_engine_load(bytes, len, de->d_name, &opt, &c, &d) != EB_OK) {
+                printf("%s: not loaded by the engine (%s)\n", de->d_name, d.msg);
+                free(bytes);
+                continue;
+            }
+            opt.device = EB_ENGINE_DEVICE_CUDA;
+            if (eb_engine_load(bytes, len, de->d_name, &opt, &g, &d) != EB_OK)
+                EB_FAIL("%s loads on the CPU but not on cuda: %s", de->d_name, d.msg);
+            struct eb_tensor in = random_input(g);
+            struct diff r = compare(g, c, &in);
+            print_info(de->d_name, g);
+            printf("%s fp32 cuda vs cpu: max abs %.3g (scores %.3g), mean abs %.3g, %lld of %lld "
+                   "values off by more than 1e-3\n",
+                   de->d_name, r.max_abs, r.max_score, r.mean_abs, (long long)r.n_over,
+                   (long long)r.n);
+            n_models++;
+            if (strstr(de->d_name, "int8_qdq") != NULL)
+                n_bad += r.max_score > 0.1 || r.mean_abs > 0.3;
+            else if (strstr(de->d_name, "int8") != NULL)
+                n_bad += r.max_score > 0.02 || r.mean_abs > 0.05;
+            else
+                n_bad += r.max_abs > 1e-3;
+            free(in.data);
+            eb_engine_destroy(g);
+            eb_engine_destroy(c);
+            free(bytes);
+        }
+        closedir(dd);
+    }
+    if (n_models == 0)
+        EB_SKIP("no model in %s/models or models-fp32", dir);
+    printf("%d models, %d over their bound\n", n_models, n_bad);
+    ASSERT_EQ_INT(n_bad, 0);
+}
+
+static void fp16_drift(enum eb_synth_arch arch, const char *name)
+{
+    need_gpu();
+    size_t len;
+    uint8_t *bytes = synth(arch, 640, &len);
+    struct eb_engine *h = load(bytes, len, name, EB_ENGINE_DEVICE_CUDA, EB_ENGINE_PRECISION_FP16);
+    struct eb_engine *f = load(bytes, len, name, EB_ENGINE_DEVICE_CUDA, EB_ENGINE_PRECISION_FP32);
+    struct eb_tensor in = random_input(h);
+    struct diff r = compare(h, f, &in);
+    print_info(name, h);
+    printf("%s fp16 vs fp32 (cuda): max abs %.3g, mean abs %.3g\n", name, r.max_abs, r.mean_abs);
+    struct eb_engine_mem mh, mf;
+    eb_engine_mem_info(h, &mh);
+    eb_engine_mem_info(f, &mf);
+    /* half the bytes for activations and weights */
+    ASSERT_TRUE(mh.arena_bytes * 10 <= mf.arena_bytes * 6);
+    ASSERT_TRUE(mh.weight_bytes * 10 <= mf.weight_bytes * 6);
+    /* boxes are in pixels of a 640 input: half's 11-bit mantissa allows a fraction of a pixel */
+    ASSERT_TRUE(r.max_abs <= 1.0);
+    ASSERT_TRUE(r.mean_abs <= 0.05);
+    free(in.data);
+    eb_engine_destroy(h);
+    eb_engine_destroy(f);
+    free(bytes);
+}
+
+EB_TEST(yolov8n_fp16_drift)
+{
+    fp16_drift(EB_SYNTH_YOLOV8, "yolov8n-640");
+}
+
+EB_TEST(yolo11n_fp16_drift)
+{
+    fp16_drift(EB_SYNTH_YOLO11, "yolo11n-640");
+}
+
+/* ---- fp16 detections against fp32 on coco128 ------------------------------------------------ */
+
+struct jerr {
+    struct jpeg_error_mgr pub;
+    jmp_buf jb;
+};
+
+static void jerr_exit(j_common_ptr c)
+{
+    longjmp(((struct jerr *)c->err)->jb, 1);
+}
+
+/* RGB pixels of a JPEG file (malloc'd), NULL when unreadable. */
+static uint8_t *read_jpeg(const char *path, int *w, int *h)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    struct jpeg_decompress_struct c;
+    struct jerr je;
+    uint8_t *volatile px = NULL;
+    c.err = jpeg_std_error(&je.pub);
+    je.pub.error_exit = jerr_exit;
+    if (setjmp(je.jb)) {
+        jpeg_destroy_decompress(&c);
+        fclose(f);
+        free(px);
+        return NULL;
+    }
+    jpeg_create_decompress(&c);
+    jpeg_stdio_src(&c, f);
+    jpeg_read_header(&c, TRUE);
+    c.out_color_space = JCS_RGB;
+    jpeg_start_decompress(&c);
+    *w = (int)c.output_width;
+    *h = (int)c.output_height;
+    px = malloc((size_t)*w * (size_t)*h * 3);
+    while (px != NULL && c.output_scanline < c.output_height) {
+        JSAMPROW row = px + (size_t)c.output_scanline * (size_t)*w * 3;
+        jpeg_read_scanlines(&c, &row, 1);
+    }
+    jpeg_finish_decompress(&c);
+    jpeg_destroy_decompress(&c);
+    fclose(f);
+    return px;
+}
+
+static size_t detect(struct eb_engine *e, const struct eb_tensor *in, const struct eb_letterbox *lb,
+                     struct eb_yolo_scratch *s, const struct eb_yolo_layout_info *li,
+                     struct eb_detections *out)
+{
+    struct eb_tensor o[EB_ENGINE_MAX_IO];
+    struct eb_engine_io io;
+    struct eb_diag d = {0};
+    eb_engine_io_info(e, &io);
+    ASSERT_OK(eb_engine_run(e, in, 1, o, io.n_outputs, &d));
+    const struct eb_yolo_params p = {.conf = 0.25f, .iou = 0.7f, .max_det = 300};
+    eb_yolo_postprocess(li, o[0].data, lb, &p, s, out);
+    return out->count;
+}
+
+EB_TEST(fp16_detections_agree_coco128)
+{
+    need_gpu();
+    const char *dir = eb_test_shared_data();
+    if (dir == NULL)
+        EB_SKIP("shared data folder absent");
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/models/yolov8n_int8_qdq.onnx", dir);
+    size_t len;
+    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
+    if (bytes == NULL)
+        EB_SKIP("%s is absent", path);
+    /* The shared data's one YOLOv8 with real COCO weights is a QDQ export; stripped of its
+     * activation Q/DQ pairs it is the float model it was quantised from (weights on int8
+     * steps). Its fake quantisation itself would turn half's rounding into whole quantisation
+     * steps, which is not what fp16 costs a float model. */
+    struct eb_engine *h = load_qdq(bytes, len, "yolov8n_int8_qdq", EB_ENGINE_DEVICE_CUDA,
+                                   EB_ENGINE_PRECISION_FP16, EB_ENGINE_QDQ_STRIP);
+    struct eb_engine *f = load_qdq(bytes, len, "yolov8n_int8_qdq", EB_ENGINE_DEVICE_CUDA,
+                                   EB_ENGINE_PRECISION_FP32, EB_ENGINE_QDQ_STRIP);
+    struct eb_engine_io io;
+    eb_engine_io_info(f, &io);
+    struct eb_yolo_layout_info li;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_yolo_layout_detect(io.outputs[0].shape, io.outputs[0].rank, 80, &li, &d));
+    struct eb_yolo_scratch sh = {0}, sf = {0};
+    ASSERT_OK(eb_yolo_scratch_init(&sh, &li, &d));
+    ASSERT_OK(eb_yolo_scratch_init(&sf, &li, &d));
+    struct eb_detection dh[300], df[300];
+    struct eb_detections outh = {.items = dh, .capacity = 300};
+    struct eb_detections outf = {.items = df, .capacity = 300};
+    const int sz = (int)io.inputs[0].shape[2];
+    float *x = malloc((size_t)3 * sz * sz * sizeof(float));
+    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 4, .data = x};
+    in.shape[0] = 1, in.shape[1] = 3, in.shape[2] = sz, in.shape[3] = sz;
+    snprintf(path, sizeof(path), "%s/datasets/coco128/images/train2017", dir);
+    DIR *dd = opendir(path);
+    if (dd == NULL)
+        EB_SKIP("%s is absent", path);
+    long n_img = 0, n_f = 0, n_matched = 0, n_h = 0;
+    struct dirent *de;
+    while ((de = readdir(dd)) != NULL) {
+        if (strstr(de->d_name, ".jpg") == NULL)
+            continue;
+        char file[1400];
+        snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
+        int w, hh;
+        uint8_t *px = read_jpeg(file, &w, &hh);
+        ASSERT_TRUE(px != NULL);
+        struct eb_letterbox lb;
+        eb_letterbox_compute(w, hh, sz, sz, &lb);
+        eb_letterbox_rgb_to_nchw_f32(px, w, hh, (size_t)w * 3, &lb, 3, x);
+        detect(f, &in, &lb, &sf, &li, &outf);
+        detect(h, &in, &lb, &sh, &li, &outh);
+        /* Greedy one-to-one matching: same class, IoU >= 0.9. */
+        unsigned char used[300] = {0};
+        for (size_t i = 0; i < outf.count; i++)
+            for (size_t j = 0; j < outh.count; j++)
+                if (!used[j] && dh[j].cls == df[i].cls && eb_yolo_iou(&df[i], &dh[j]) >= 0.9f) {
+                    used[j] = 1;
+                    n_matched++;
+                    break;
+                }
+        n_f += (long)outf.count;
+        n_h += (long)outh.count;
+        n_img++;
+        free(px);
+    }
+    closedir(dd);
+    printf("coco128: %ld images, %ld fp32 detections, %ld fp16 detections, %ld matched (same "
+           "class, IoU >= 0.9): %.2f%% of fp32's\n",
+           n_img, n_f, n_h, n_matched, n_f > 0 ? 100.0 * (double)n_matched / (double)n_f : 0.0);
+    ASSERT_TRUE(n_img >= 100);
+    ASSERT_TRUE(n_f >= 100);
+    ASSERT_TRUE((double)n_matched >= 0.99 * (double)n_f);
+    ASSERT_TRUE((double)n_matched >= 0.99 * (double)n_h);
+    eb_yolo_scratch_fini(&sh);
+    eb_yolo_scratch_fini(&sf);
+    free(x);
+    eb_engine_destroy(h);
+    eb_engine_destroy(f);
+    free(bytes);
+}
+
+/* ---- memory cap, graph replay, fallback, profile -------------------------------------------- */
+
+EB_TEST(gpu_mem_cap_is_hard)
+{
+    need_gpu();
+    size_t len;
+    uint8_t *bytes = synth(EB_SYNTH_YOLO11, 640, &len);
+    struct eb_engine_options opt;
+    eb_engine_options_default(&opt);
+    opt.device = EB_ENGINE_DEVICE_CUDA;
+    opt.mem_cap_bytes = 4u << 20;
+    struct eb_engine *e = NULL;
+    struct eb_diag d = {0};
+    ASSERT_EQ_INT(eb_engine_load(bytes, len, "yolo11n-640", &opt, &e, &d), EB_ERR_LIMIT);
+    printf("%s\n", d.msg);
+    ASSERT_TRUE(strstr(d.msg, "needed") != NULL && strstr(d.msg, "limit 4.0 MiB") != NULL);
+    /* A cap just above what the load needs: it loads, and stays under it. */
+    opt.mem_cap_bytes = 0;
+    e = load(bytes, len, "yolo11n-640", EB_ENGINE_DEVICE_CUDA, EB_ENGINE_PRECISION_FP32);
+    struct eb_engine_mem mem;
+    eb_engine_mem_info(e, &mem);
+    eb_engine_destroy(e);
+    opt.mem_cap_bytes = mem.total_bytes + (1u << 20);
+    ASSERT_OK(eb_engine_load(bytes, len, "yolo11n-640", &opt, &e, &d));
+    struct eb_engine_mem capped;
+    eb_engine_mem_info(e, &capped);
+    print_info("yolo11n-640 capped", e);
+    ASSERT_TRUE(capped.total_bytes <= opt.mem_cap_bytes);
+    /* The device's own accounting against the driver's: the drop in free memory covers ours. */
+    ASSERT_TRUE(capped.device_measured_bytes + (4u << 20) >= capped.total_bytes);
+    eb_engine_destroy(e);
+    free(bytes);
+}
+
+EB_TEST(graph_replay_is_exact)
+{
+    need_gpu();
+    size_t len;
+    uint8_t *bytes = synth(EB_SYNTH_YOLOV8, 320, &len);
+    struct eb_engine *e =
+        load(bytes, len, "yolov8n-320", EB_ENGINE_DEVICE_CUDA, EB_ENGINE_PRECISION_FP32);
+    struct eb_tensor in = random_input(e), out[EB_ENGINE_MAX_IO];
+    struct eb_diag d = {0};
+    struct eb_engine_io io;
+    eb_engine_io_info(e, &io);
+    ASSERT_OK(eb_engine_run(e, &in, 1, out, io.n_outputs, &d));
+    const size_t n = (size_t)(out[0].shape[0] * out[0].shape[1] * out[0].shape[2]);
+    float *first = malloc(n * sizeof(float));
+    memcpy(first, out[0].data, n * sizeof(float));
+    for (int r = 0; r < 3; r++) {
+        ASSERT_OK(eb_engine_run(e, &in, 1, out, io.n_outputs, &d));
+        ASSERT_TRUE(memcmp(first, out[0].data, n * sizeof(float)) == 0);
+    }
+    struct eb_engine_exec_info info;
+    struct eb_engine_timing t;
+    eb_engine_exec_info_get(e, &info);
+    eb_engine_timing_get(e, &t);
+    ASSERT_EQ_INT(info.graph, 1);
+    ASSERT_TRUE(t.compute_ms > 0.0 && t.h2d_ms > 0.0 && t.d2h_ms > 0.0);
+    print_info("yolov8n-320", e);
+    free(first);
+    free(in.data);
+    eb_engine_destroy(e);
+    free(bytes);
+}
+
+EB_TEST(int8_dynamic_nodes_fall_back_named)
+{
+    need_gpu();
+    const char *dir = eb_test_shared_data();
+    if (dir == NULL)
+        EB_SKIP("shared data folder absent");
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/models/yolov8n_320_int8_dynamic.onnx", dir);
+    size_t len;
+    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
+    if (bytes == NULL)
+        EB_SKIP("%s is absent", path);
+    struct eb_engine *g =
+        load(bytes, len, "int8-dyn", EB_ENGINE_DEVICE_CUDA, EB_ENGINE_PRECISION_FP32);
+    struct eb_engine_exec_info info;
+    eb_engine_exec_info_get(g, &info);
+    printf("on the CPU: %zu nodes: %s\n", info.n_fallback, info.fallback);
+    ASSERT_TRUE(info.n_fallback > 0);
+    ASSERT_TRUE(strstr(info.fallback, "ConvInteger") != NULL);
+    /* fp16 runs every node on the GPU, so it refuses the model, naming a node. */
+    struct eb_engine_options opt;
+    eb_engine_options_default(&opt);
+    opt.device = EB_ENGINE_DEVICE_CUDA;
+    opt.precision = EB_ENGINE_PRECISION_FP16;
+    struct eb_engine *h = NULL;
+    struct eb_diag d = {0};
+    ASSERT_EQ_INT(eb_engine_load(bytes, len, "int8-dyn", &opt, &h, &d), EB_ERR_UNSUPPORTED);
+    printf("%s\n", d.msg);
+    ASSERT_TRUE(strstr(d.msg, "node '") != NULL && strstr(d.msg, "--precision fp32") != NULL);
+    eb_engine_destroy(g);
+    free(bytes);
+}
+
+EB_TEST(profile_times_every_node)
+{
+    need_gpu();
+    size_t len;
+    uint8_t *bytes = synth(EB_SYNTH_YOLO11, 640, &len);
+    struct eb_engine_options opt;
+    eb_engine_options_default(&opt);
+    opt.device = EB_ENGINE_DEVICE_CUDA;
+    opt.profile = 1;
+    struct eb_engine *e = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_engine_load(bytes, len, "yolo11n-640", &opt, &e, &d));
+    struct eb_tensor in = random_input(e), out[EB_ENGINE_MAX_IO];
+    struct eb_engine_io io;
+    eb_engine_io_info(e, &io);
+    for (int r = 0; r < 5; r++)
+        ASSERT_OK(eb_engine_run(e, &in, 1, out, io.n_outputs, &d));
+    struct eb_engine_profile p;
+    eb_engine_profile_get(e, &p);
+    ASSERT_EQ_INT(p.runs, 5);
+    double sum = 0.0, conv = 0.0;
+    for (size_t k = 0; k < p.n_nodes; k++) {
+        sum += p.nodes[k].total_ms;
+        if (strcmp(p.nodes[k].op, "Conv") == 0)
+            conv += p.nodes[k].total_ms;
+    }
+    printf("profile: %zu nodes, %.3f ms per run (%.3f in Conv), forward %.3f ms per run\n",
+           p.n_nodes, sum / 5, conv / 5, p.run_total_ms / 5);
+    ASSERT_TRUE(sum > 0.0 && conv > 0.0);
+    /* the nodes' events partition the forward */
+    ASSERT_NEAR(sum, p.run_total_ms, 0.05 * p.run_total_ms + 0.01);
+    free(in.data);
+    eb_engine_destroy(e);
+    free(bytes);
+}

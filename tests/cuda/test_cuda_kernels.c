@@ -1,0 +1,506 @@
+/*
+ * Every CUDA kernel (src/engine/cuda/kernels.h) against the CPU reference kernel of its op, in
+ * float and in half, on random shapes and edge cases (one element, broadcast corners, negative
+ * slice steps, padded and dilated pools, long and short softmax rows, rounding ties, NaN).
+ * Float must match to a few ulps (the references run the same float formulas; exp/tanh differ
+ * by ulps between libm and CUDA); half within its 11-bit mantissa. Skips (77) without a GPU.
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "eb/engine.h"
+#include "eb_test.h"
+#include "engine/cpu/epilogue.h"
+#include "engine/cpu/ref/ref.h"
+#include "engine/cuda/cuda_internal.h"
+#include "engine/cuda/kernels.h"
+
+static void need_gpu(void)
+{
+    char why[256];
+    if (!eb_engine_cuda_available(why, sizeof(why)))
+        EB_SKIP("%s", why);
+}
+
+#define CK(call)                                                                                   \
+    do {                                                                                           \
+        cudaError_t ce_ = (call);                                                                  \
+        if (ce_ != cudaSuccess)                                                                    \
+            EB_FAIL("%s: %s", #call, cudaGetErrorString(ce_));                                     \
+    } while (0)
+
+static uint32_t rng = 1u;
+static float frand(float lo, float hi)
+{
+    rng = rng * 1664525u + 1013904223u;
+    return lo + (hi - lo) * (float)(rng >> 8) / 16777216.0f;
+}
+static float *rand_buf(size_t n, float lo, float hi)
+{
+    float *p = malloc((n > 0 ? n : 1) * sizeof(float));
+    ASSERT_TRUE(p != NULL);
+    for (size_t i = 0; i < n; i++)
+        p[i] = frand(lo, hi);
+    return p;
+}
+
+/* Device copy of n floats in precision dt. */
+static void *up(enum eb_cuk_dt dt, const float *h, size_t n)
+{
+    void *f32 = NULL, *d = NULL;
+    CK(cudaMalloc(&f32, (n > 0 ? n : 1) * 4));
+    CK(cudaMemcpy(f32, h, n * 4, cudaMemcpyHostToDevice));
+    if (dt == EB_CUK_F32)
+        return f32;
+    CK(cudaMalloc(&d, (n > 0 ? n : 1) * 2));
+    CK(eb_cuk_cast(0, EB_CUK_F32, EB_CUK_F16, (int64_t)n, f32, d));
+    CK(cudaFree(f32));
+    return d;
+}
+static void *dalloc(size_t bytes)
+{
+    void *d = NULL;
+    CK(cudaMalloc(&d, bytes > 0 ? bytes : 1));
+    CK(cudaMemset(d, 0, bytes > 0 ? bytes : 1));
+    return d;
+}
+/* n floats back from a device buffer in precision dt (frees it). */
+static float *down(enum eb_cuk_dt dt, void *d, size_t n)
+{
+    float *h = malloc((n > 0 ? n : 1) * 4);
+    void *f32 = d;
+    if (dt == EB_CUK_F16) {
+        f32 = dalloc(n * 4);
+        CK(eb_cuk_cast(0, EB_CUK_F16, EB_CUK_F32, (int64_t)n, d, f32));
+    }
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(h, f32, n * 4, cudaMemcpyDeviceToHost));
+    if (f32 != d)
+        CK(cudaFree(f32));
+    CK(cudaFree(d));
+    return h;
+}
+
+/* float: a few ulps (abs 1e-6 near 0); half: 11 bits through a few ops. */
+static void expect_close(const char *what, enum eb_cuk_dt dt, const float *got, const float *want,
+                         size_t n)
+{
+    const double rel = dt == EB_CUK_F32 ? 2e-6 : 8e-3, abs_tol = dt == EB_CUK_F32 ? 1e-6 : 4e-3;
+    for (size_t i = 0; i < n; i++) {
+        const double a = got[i], b = want[i];
+        if (a != a && b != b)
+            continue;
+        if (isinf(b) && a == b)
+            continue;
+        if (!(fabs(a - b) <= abs_tol + rel * fabs(b)))
+            EB_FAIL("%s (%s) at %zu: %.9g vs reference %.9g", what,
+                    dt == EB_CUK_F32 ? "f32" : "f16", i, a, b);
+    }
+}
+
+static const enum eb_cuk_dt DTS[2] = {EB_CUK_F32, EB_CUK_F16};
+
+EB_TEST(epilogue_every_activation)
+{
+    need_gpu();
+    const int64_t shapes[3][3] = {{2, 7, 33}, {1, 1, 1}, {1, 64, 400}};
+    for (int sh = 0; sh < 3; sh++)
+        for (int act = EB_ACT_NONE; act <= EB_ACT_TANH; act++)
+            for (int var = 0; var < 3; var++) /* 0 plain, 1 bias+residual, 2 + fake quant */
+                for (int t = 0; t < 2; t++) {
+                    const int64_t b = shapes[sh][0], c = shapes[sh][1], p = shapes[sh][2];
+                    const size_t n = (size_t)(b * c * p);
+                    float *y = rand_buf(n, -6, 6), *r = rand_buf(n, -2, 2);
+                    float *bias = rand_buf((size_t)c, -1, 1);
+                    struct eb_epilogue e = {.act = act, .alpha = 0.1f, .beta = 0.6f};
+                    if (act == EB_ACT_CLIP)
+                        e.alpha = -1.5f, e.beta = 2.5f;
+                    e.residual = var >= 1;
+                    if (var == 2) {
+                        e.fake_quant = 1;
+                        e.fq_scale = 0.05f, e.fq_zp = 3, e.fq_qmin = 0, e.fq_qmax = 255;
+                    }
+                    float *want = malloc(n * 4);
+                    for (size_t i = 0; i < n; i++)
+                        want[i] = y[i] + (var >= 1 ? bias[(i / (size_t)p) % (size_t)c] : 0.0f);
+                    eb_cpu_epilogue_f32__ref(&e, n, r, want);
+                    void *dy = up(DTS[t], y, n), *dr = up(DTS[t], r, n);
+                    float *dbias = up(EB_CUK_F32, bias, (size_t)c);
+                    const struct eb_cuk_epilogue ke = {act,        e.alpha, e.beta,    e.fake_quant,
+                                                       e.fq_scale, e.fq_zp, e.fq_qmin, e.fq_qmax};
+                    CK(eb_cuk_epilogue(0, DTS[t], b, c, p, var >= 1 ? dbias : NULL,
+                                       var >= 1 ? dr : NULL, &ke, dy));
+                    float *got = down(DTS[t], dy, n);
+                    if (var == 2 && DTS[t] == EB_CUK_F16) {
+                        /* half inputs move values across quantisation ties: a step at most */
+                        for (size_t i = 0; i < n; i++)
+                            ASSERT_TRUE(fabs(got[i] - want[i]) <= 0.05 + 1e-2 * fabs(want[i]));
+                    } else {
+                        expect_close("epilogue", DTS[t], got, want, n);
+                    }
+                    CK(cudaFree(dr));
+                    CK(cudaFree(dbias));
+                    free(y), free(r), free(bias), free(want), free(got);
+                }
+}
+
+EB_TEST(unary_and_sigmoid)
+{
+    need_gpu();
+    const int ops[9] = {EB_UNOP_RELU,         EB_UNOP_LEAKY_RELU, EB_UNOP_CLIP,
+                        EB_UNOP_HARD_SIGMOID, EB_UNOP_HARD_SWISH, EB_UNOP_EXP,
+                        EB_UNOP_SQRT,         EB_UNOP_TANH,       EB_CUK_UNARY_SIGMOID};
+    const size_t ns[3] = {1, 1000, 70001};
+    for (int o = 0; o < 9; o++)
+        for (int k = 0; k < 3; k++)
+            for (int t = 0; t < 2; t++) {
+                const size_t n = ns[k];
+                float *x = rand_buf(n, ops[o] == EB_UNOP_SQRT ? 0.0f : -8.0f, 8.0f);
+                float *want = malloc(n * 4);
+                if (ops[o] == EB_CUK_UNARY_SIGMOID)
+                    eb_cpu_sigmoid_f32__ref((int64_t)n, x, want);
+                else
+                    eb_cpu_unary_f32__ref((enum eb_unop)ops[o], (int64_t)n, x, 0.2f, 0.5f, want);
+                void *dx = up(DTS[t], x, n);
+                void *dy = dalloc(n * 4);
+                CK(eb_cuk_unary(0, DTS[t], ops[o], (int64_t)n, 0.2f, 0.5f, dx, dy));
+                float *got = down(DTS[t], dy, n);
+                expect_close("unary", DTS[t], got, want, n);
+                CK(cudaFree(dx));
+                free(x), free(want), free(got);
+            }
+}
+
+static int64_t numel(int rank, const int64_t *s)
+{
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++)
+        n *= s[d];
+    return n;
+}
+
+EB_TEST(binary_broadcast)
+{
+    need_gpu();
+    /* (a, b) shapes, already padded to the output rank */
+    const int64_t cases[5][2][4] = {
+        {{2, 3, 4, 5}, {2, 3, 4, 5}}, {{2, 3, 4, 5}, {1, 1, 1, 1}},    {{2, 3, 1, 5}, {1, 3, 4, 1}},
+        {{1, 1, 1, 1}, {2, 1, 4, 5}}, {{1, 2, 8400, 1}, {1, 1, 1, 1}},
+    };
+    for (int c = 0; c < 5; c++)
+        for (int op = EB_BINOP_ADD; op <= EB_BINOP_POW; op++)
+            for (int t = 0; t < 2; t++) {
+                int64_t ys[4];
+                for (int d = 0; d < 4; d++)
+                    ys[d] = cases[c][0][d] > cases[c][1][d] ? cases[c][0][d] : cases[c][1][d];
+                const size_t na = (size_t)numel(4, cases[c][0]), nb = (size_t)numel(4, cases[c][1]);
+                const size_t ny = (size_t)numel(4, ys);
+                float *a = rand_buf(na, op == EB_BINOP_POW ? 0.1f : -3.0f, 3.0f);
+                float *b = rand_buf(nb, 0.5f, 2.0f); /* no division by ~0 */
+                float *want = malloc(ny * 4);
+                eb_cpu_binary__ref((enum eb_binop)op, EB_DTYPE_F32, 4, cases[c][0], a, cases[c][1],
+                                   b, ys, want);
+                struct eb_cuk_nd nd = {.rank = 4};
+                int64_t sa = 1, sb = 1;
+                for (int d = 3; d >= 0; d--) {
+                    nd.shape[d] = (int32_t)ys[d];
+                    nd.sa[d] = cases[c][0][d] == 1 ? 0 : (int32_t)sa;
+                    nd.sb[d] = cases[c][1][d] == 1 ? 0 : (int32_t)sb;
+                    sa *= cases[c][0][d];
+                    sb *= cases[c][1][d];
+                }
+                void *da = up(DTS[t], a, na), *db = up(DTS[t], b, nb), *dy = dalloc(ny * 4);
+                CK(eb_cuk_binary(0, DTS[t], op, &nd, da, db, dy));
+                float *got = down(DTS[t], dy, ny);
+                expect_close("binary", DTS[t], got, want, ny);
+                CK(cudaFree(da));
+                CK(cudaFree(db));
+                free(a), free(b), free(want), free(got);
+            }
+}
+
+/* Slice (negative steps too) and Transpose as strided copies, element sizes 1, 2, 4, 8. */
+EB_TEST(copy_nd_slice_transpose)
+{
+    need_gpu();
+    const size_t sizes[4] = {1, 2, 4, 8};
+    const int64_t xs[4] = {2, 5, 7, 3};
+    const size_t nx = (size_t)numel(4, xs);
+    for (int z = 0; z < 4; z++) {
+        const size_t es = sizes[z];
+        uint8_t *x = malloc(nx * es);
+        for (size_t i = 0; i < nx * es; i++)
+            x[i] = (uint8_t)(i * 37u + 11u);
+        void *dx = dalloc(nx * es);
+        CK(cudaMemcpy(dx, x, nx * es, cudaMemcpyHostToDevice));
+        int64_t st[4] = {35 * 3, 21, 3, 1};
+        /* slice: start/step per dim, some negative */
+        const int64_t start[4] = {1, 4, 0, 2}, step[4] = {1, -2, 3, -1}, ys[4] = {1, 3, 3, 3};
+        const size_t ny = (size_t)numel(4, ys);
+        uint8_t *want = malloc(ny * es), *got = malloc(ny * es);
+        eb_cpu_slice__ref(es, 4, xs, x, start, step, ys, want);
+        struct eb_cuk_copy c = {.rank = 4};
+        int64_t acc = 1;
+        for (int d = 3; d >= 0; d--) {
+            c.shape[d] = (int32_t)ys[d];
+            c.xs[d] = (int32_t)(st[d] * step[d]);
+            c.ys[d] = (int32_t)acc;
+            c.x_off += start[d] * st[d];
+            acc *= ys[d];
+        }
+        void *dy = dalloc(ny * es);
+        CK(eb_cuk_copy_nd(0, (int)es, &c, dx, dy));
+        CK(cudaMemcpy(got, dy, ny * es, cudaMemcpyDeviceToHost));
+        ASSERT_TRUE(memcmp(got, want, ny * es) == 0);
+        CK(cudaFree(dy));
+        /* transpose */
+        const int64_t perm[4] = {2, 0, 3, 1};
+        int64_t ts[4];
+        for (int d = 0; d < 4; d++)
+            ts[d] = xs[perm[d]];
+        uint8_t *tw = malloc(nx * es), *tg = malloc(nx * es);
+        eb_cpu_transpose__ref(es, 4, xs, perm, x, tw);
+        struct eb_cuk_copy tc = {.rank = 4};
+        acc = 1;
+        for (int d = 3; d >= 0; d--) {
+            tc.shape[d] = (int32_t)ts[d];
+            tc.xs[d] = (int32_t)st[perm[d]];
+            tc.ys[d] = (int32_t)acc;
+            acc *= ts[d];
+        }
+        dy = dalloc(nx * es);
+        CK(eb_cuk_copy_nd(0, (int)es, &tc, dx, dy));
+        CK(cudaMemcpy(tg, dy, nx * es, cudaMemcpyDeviceToHost));
+        ASSERT_TRUE(memcmp(tg, tw, nx * es) == 0);
+        /* one contiguous run (a plain copy) into an offset */
+        struct eb_cuk_copy pc = {.rank = 1, .x_off = 3, .y_off = 5};
+        pc.shape[0] = 17, pc.xs[0] = 1, pc.ys[0] = 1;
+        CK(cudaMemset(dy, 0, nx * es));
+        CK(eb_cuk_copy_nd(0, (int)es, &pc, dx, dy));
+        CK(cudaMemcpy(tg, dy, nx * es, cudaMemcpyDeviceToHost));
+        ASSERT_TRUE(memcmp(tg + 5 * es, x + 3 * es, 17 * es) == 0);
+        CK(cudaFree(dy));
+        CK(cudaFree(dx));
+        free(x), free(want), free(got), free(tw), free(tg);
+    }
+}
+
+EB_TEST(maxpool_pads_dilation_nan)
+{
+    need_gpu();
+    const struct eb_pool2d_desc ds[3] = {
+        {.n = 1,
+         .c = 3,
+         .ih = 20,
+         .iw = 20,
+         .oh = 20,
+         .ow = 20,
+         .kh = 5,
+         .kw = 5,
+         .stride_h = 1,
+         .stride_w = 1,
+         .pad_t = 2,
+         .pad_l = 2,
+         .dil_h = 1,
+         .dil_w = 1},
+        {.n = 2,
+         .c = 4,
+         .ih = 9,
+         .iw = 11,
+         .oh = 5,
+         .ow = 6,
+         .kh = 3,
+         .kw = 3,
+         .stride_h = 2,
+         .stride_w = 2,
+         .pad_t = 1,
+         .pad_l = 1,
+         .dil_h = 1,
+         .dil_w = 1},
+        {.n = 1,
+         .c = 2,
+         .ih = 12,
+         .iw = 12,
+         .oh = 4,
+         .ow = 4,
+         .kh = 2,
+         .kw = 2,
+         .stride_h = 3,
+         .stride_w = 3,
+         .pad_t = 0,
+         .pad_l = 0,
+         .dil_h = 2,
+         .dil_w = 2},
+    };
+    for (int c = 0; c < 3; c++)
+        for (int t = 0; t < 2; t++) {
+            const struct eb_pool2d_desc *d = &ds[c];
+            const size_t nx = (size_t)(d->n * d->c * d->ih * d->iw);
+            const size_t ny = (size_t)(d->n * d->c * d->oh * d->ow);
+            float *x = rand_buf(nx, -5, 5), *want = malloc(ny * 4);
+            x[7] = NAN;
+            eb_cpu_maxpool2d_f32__ref(d, x, want);
+            const struct eb_cuk_pool p = {
+                (int32_t)d->n,        (int32_t)d->c,        (int32_t)d->ih,    (int32_t)d->iw,
+                (int32_t)d->oh,       (int32_t)d->ow,       (int32_t)d->kh,    (int32_t)d->kw,
+                (int32_t)d->stride_h, (int32_t)d->stride_w, (int32_t)d->pad_t, (int32_t)d->pad_l,
+                (int32_t)d->dil_h,    (int32_t)d->dil_w,
+            };
+            void *dx = up(DTS[t], x, nx), *dy = dalloc(ny * 4);
+            CK(eb_cuk_maxpool(0, DTS[t], &p, dx, dy));
+            float *got = down(DTS[t], dy, ny);
+            expect_close("maxpool", DTS[t], got, want, ny);
+            CK(cudaFree(dx));
+            free(x), free(want), free(got);
+        }
+}
+
+EB_TEST(upsample_integer_factors)
+{
+    need_gpu();
+    const int64_t f[3][2] = {{2, 2}, {3, 1}, {1, 4}};
+    for (int c = 0; c < 3; c++)
+        for (int t = 0; t < 2; t++) {
+            const int64_t xs[4] = {1, 5, 7, 9}, ys[4] = {1, 5, 7 * f[c][0], 9 * f[c][1]};
+            const float sc[4] = {1, 1, (float)f[c][0], (float)f[c][1]};
+            const size_t nx = (size_t)numel(4, xs), ny = (size_t)numel(4, ys);
+            float *x = rand_buf(nx, -1, 1), *want = malloc(ny * 4);
+            eb_cpu_resize_nearest_f32__ref(4, xs, x, ys, sc, EB_RESIZE_ASYMMETRIC, EB_RESIZE_FLOOR,
+                                           want);
+            void *dx = up(DTS[t], x, nx), *dy = dalloc(ny * 4);
+            CK(eb_cuk_upsample(0, DTS[t], 5, 7, 9, f[c][0], f[c][1], dx, dy));
+            float *got = down(DTS[t], dy, ny);
+            expect_close("upsample", DTS[t], got, want, ny);
+            CK(cudaFree(dx));
+            free(x), free(want), free(got);
+        }
+}
+
+EB_TEST(softmax_short_and_long_rows)
+{
+    need_gpu();
+    const int64_t cases[4][3] = {{1, 16, 8400}, {2, 400, 1}, {3, 7, 5}, {1, 1, 1}};
+    for (int c = 0; c < 4; c++)
+        for (int t = 0; t < 2; t++) {
+            const size_t n = (size_t)(cases[c][0] * cases[c][1] * cases[c][2]);
+            float *x = rand_buf(n, -20, 20), *want = malloc(n * 4);
+            eb_cpu_softmax_f32__ref(cases[c][0], cases[c][1], cases[c][2], x, want);
+            void *dx = up(DTS[t], x, n), *dy = dalloc(n * 4);
+            CK(eb_cuk_softmax(0, DTS[t], cases[c][0], cases[c][1], cases[c][2], dx, dy));
+            float *got = down(DTS[t], dy, n);
+            expect_close("softmax", DTS[t], got, want, n);
+            CK(cudaFree(dx));
+            free(x), free(want), free(got);
+        }
+}
+
+EB_TEST(quantize_dequantize_ties_and_channels)
+{
+    need_gpu();
+    const int64_t n = 4 * 6 * 5, channels_cases[2] = {1, 6}, inner = 5;
+    for (int cc = 0; cc < 2; cc++)
+        for (int sgn = 0; sgn < 2; sgn++) {
+            const int64_t ch = channels_cases[cc];
+            float *x = rand_buf((size_t)n, -30, 30), *scale = rand_buf((size_t)ch, 0.1f, 0.5f);
+            for (int64_t i = 0; i < n; i += 7) /* exact ties: round half to even */
+                x[i] = (float)((i % 9) - 4) * 0.5f * scale[ch == 1 ? 0 : (i / inner) % ch];
+            x[3] = 1e9f; /* saturates */
+            uint8_t zp[6];
+            for (int k = 0; k < 6; k++)
+                zp[k] = sgn ? (uint8_t)(int8_t)(k - 3) : (uint8_t)(100 + k);
+            uint8_t *want = malloc((size_t)n), *got = malloc((size_t)n);
+            eb_cpu_quantize_f32__ref(n, ch, inner, x, scale, zp, sgn, want);
+            void *dx = up(EB_CUK_F32, x, (size_t)n);
+            float *ds = up(EB_CUK_F32, scale, (size_t)ch);
+            void *dz = dalloc(6), *dq = dalloc((size_t)n);
+            CK(cudaMemcpy(dz, zp, 6, cudaMemcpyHostToDevice));
+            CK(eb_cuk_quantize(0, EB_CUK_F32, n, ch, inner, dx, ds, dz, sgn, dq));
+            CK(cudaMemcpy(got, dq, (size_t)n, cudaMemcpyDeviceToHost));
+            ASSERT_TRUE(memcmp(got, want, (size_t)n) == 0);
+            /* and back */
+            float *dw = malloc((size_t)n * 4);
+            eb_cpu_dequantize_f32__ref(n, ch, inner, sgn ? EB_DTYPE_I8 : EB_DTYPE_U8, want, scale,
+                                       zp, dw);
+            for (int t = 0; t < 2; t++) {
+                void *dy = dalloc((size_t)n * 4);
+                CK(eb_cuk_dequantize(0, DTS[t], n, ch, inner, sgn, dq, ds, dz, dy));
+                float *dg = down(DTS[t], dy, (size_t)n);
+                expect_close("dequantize", DTS[t], dg, dw, (size_t)n);
+                free(dg);
+            }
+            CK(cudaFree(dx));
+            CK(cudaFree(ds));
+            CK(cudaFree(dz));
+            CK(cudaFree(dq));
+            free(x), free(scale), free(want), free(got), free(dw);
+        }
+    /* int32 input (DequantizeLinear of a bias-like tensor) */
+    int32_t xi[5] = {-70000, -1, 0, 3, 123456};
+    const int32_t zi = 2;
+    const float s1 = 0.25f;
+    float want[5];
+    eb_cpu_dequantize_f32__ref(5, 1, 1, EB_DTYPE_I32, xi, &s1, &zi, want);
+    void *dx = dalloc(20), *dz = dalloc(4);
+    float *ds = up(EB_CUK_F32, &s1, 1);
+    CK(cudaMemcpy(dx, xi, 20, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dz, &zi, 4, cudaMemcpyHostToDevice));
+    void *dy = dalloc(20);
+    CK(eb_cuk_dequantize(0, EB_CUK_F32, 5, 1, 1, 2, dx, ds, dz, dy));
+    float *got = down(EB_CUK_F32, dy, 5);
+    expect_close("dequantize i32", EB_CUK_F32, got, want, 5);
+    CK(cudaFree(dx));
+    CK(cudaFree(dz));
+    CK(cudaFree(ds));
+    free(got);
+}
+
+EB_TEST(cast_half_round_trip)
+{
+    need_gpu();
+    /* exactly representable in half, the largest half, ties to even, and overflow to inf */
+    const float x[8] = {
+        0.0f,  -1.5f,    65504.0f,        1.0f + 1.0f / 2048.0f, 1.0f + 3.0f / 2048.0f,
+        1e-7f, 70000.0f, -0.333251953125f};
+    const float want[8] = {0.0f,           -1.5f,    65504.0f,        1.0f, 1.0f + 4.0f / 2048.0f,
+                           1.1920929e-07f, INFINITY, -0.333251953125f};
+    void *dx = up(EB_CUK_F16, x, 8); /* up() casts through eb_cuk_cast */
+    float *got = down(EB_CUK_F16, dx, 8);
+    for (int i = 0; i < 8; i++)
+        if (!(got[i] == want[i]))
+            EB_FAIL("cast %d: %.9g -> %.9g, expected %.9g", i, (double)x[i], (double)got[i],
+                    (double)want[i]);
+    free(got);
+}
+
+/* The host conversion the fp16 weights go through, bit for bit against the device's. */
+EB_TEST(host_half_conversion_matches_device)
+{
+    need_gpu();
+    const size_t n = 200000;
+    float *x = malloc(n * 4);
+    uint16_t *host = malloc(n * 2), *dev = malloc(n * 2);
+    for (size_t i = 0; i < n; i++) {
+        rng = rng * 1664525u + 1013904223u;
+        uint32_t bits = rng;
+        if (i % 4 == 0) /* around half's range: exponents 100..150 */
+            bits = (bits & 0x807FFFFFu) | ((100u + (bits >> 8) % 51u) << 23);
+        memcpy(&x[i], &bits, 4);
+    }
+    x[0] = NAN, x[1] = INFINITY, x[2] = -INFINITY, x[3] = -0.0f, x[4] = 65520.0f;
+    for (size_t i = 0; i < n; i++)
+        host[i] = eb_cu__f32_to_f16(x[i]);
+    void *dx = up(EB_CUK_F32, x, n), *dh = dalloc(n * 2);
+    CK(eb_cuk_cast(0, EB_CUK_F32, EB_CUK_F16, (int64_t)n, dx, dh));
+    CK(cudaMemcpy(dev, dh, n * 2, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; i++) {
+        const int nan_h = (host[i] & 0x7C00u) == 0x7C00u && (host[i] & 0x3FFu) != 0;
+        const int nan_d = (dev[i] & 0x7C00u) == 0x7C00u && (dev[i] & 0x3FFu) != 0;
+        if (nan_h && nan_d)
+            continue;
+        if (host[i] != dev[i])
+            EB_FAIL("%.9g: host 0x%04x, device 0x%04x", (double)x[i], host[i], dev[i]);
+    }
+    CK(cudaFree(dx));
+    CK(cudaFree(dh));
+    free(x), free(host), free(dev);
+}
