@@ -39,6 +39,20 @@ static uint8_t *synth(enum eb_synth_arch arch, int imgsz, size_t *len)
     return bytes;
 }
 
+/* models/<name> of ../shared/data (malloc'd); skips the case when it is absent. */
+static uint8_t *shared_model(const char *name, size_t *len)
+{
+    const char *dir = eb_test_shared_data();
+    char path[1024];
+    if (dir == NULL)
+        EB_SKIP("shared data folder absent");
+    snprintf(path, sizeof(path), "%s/models/%s", dir, name);
+    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, len);
+    if (bytes == NULL)
+        EB_SKIP("%s is absent", path);
+    return bytes;
+}
+
 static struct eb_engine *load_qdq(const uint8_t *bytes, size_t len, const char *what,
                                   enum eb_engine_device dev, enum eb_engine_precision prec,
                                   enum eb_engine_qdq qdq)
@@ -375,15 +389,10 @@ static size_t detect(struct eb_engine *e, const struct eb_tensor *in, const stru
 EB_TEST(fp16_detections_agree_coco128)
 {
     need_gpu();
-    const char *dir = eb_test_shared_data();
-    if (dir == NULL)
-        EB_SKIP("shared data folder absent");
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/models/yolov8n_int8_qdq.onnx", dir);
     size_t len;
-    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
-    if (bytes == NULL)
-        EB_SKIP("%s is absent", path);
+    uint8_t *bytes = shared_model("yolov8n_int8_qdq.onnx", &len);
+    const char *dir = eb_test_shared_data();
+    char path[1024];
     /* The shared data's one YOLOv8 with real COCO weights is a QDQ export; stripped of its
      * activation Q/DQ pairs it is the float model it was quantised from (weights on int8
      * steps). Its fake quantisation itself would turn half's rounding into whole quantisation
@@ -525,15 +534,8 @@ EB_TEST(graph_replay_is_exact)
 EB_TEST(int8_dynamic_nodes_fall_back_named)
 {
     need_gpu();
-    const char *dir = eb_test_shared_data();
-    if (dir == NULL)
-        EB_SKIP("shared data folder absent");
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/models/yolov8n_320_int8_dynamic.onnx", dir);
     size_t len;
-    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
-    if (bytes == NULL)
-        EB_SKIP("%s is absent", path);
+    uint8_t *bytes = shared_model("yolov8n_320_int8_dynamic.onnx", &len);
     struct eb_engine *g =
         load(bytes, len, "int8-dyn", EB_ENGINE_DEVICE_CUDA, EB_ENGINE_PRECISION_FP32);
     struct eb_engine_exec_info info;
