@@ -187,26 +187,49 @@ EB_TEST(cuda_absent_is_a_clear_error)
     free(bytes);
 }
 
-static void synth_matches_cpu(enum eb_synth_arch arch, const char *name)
+/* A synthesized 640 model loaded twice (a: cuda in `prec`, b: `b_dev` in fp32), run on one
+ * input; the engines and bytes come back for the case's own checks (free_pair). */
+struct pair {
+    uint8_t *bytes;
+    struct eb_engine *a, *b;
+    struct diff r;
+};
+
+static struct pair synth_pair(enum eb_synth_arch arch, const char *name,
+                              enum eb_engine_precision prec, enum eb_engine_device b_dev)
 {
     need_gpu();
+    struct pair p;
     size_t len;
-    uint8_t *bytes = synth(arch, 640, &len);
-    struct eb_engine *g = load(bytes, len, name, EB_ENGINE_DEVICE_CUDA, EB_ENGINE_PRECISION_FP32);
-    struct eb_engine *c = load(bytes, len, name, EB_ENGINE_DEVICE_CPU, EB_ENGINE_PRECISION_FP32);
-    struct eb_tensor in = random_input(g);
-    struct diff r = compare(g, c, &in);
-    print_info(name, g);
+    p.bytes = synth(arch, 640, &len);
+    p.a = load(p.bytes, len, name, EB_ENGINE_DEVICE_CUDA, prec);
+    p.b = load(p.bytes, len, name, b_dev, EB_ENGINE_PRECISION_FP32);
+    struct eb_tensor in = random_input(p.a);
+    p.r = compare(p.a, p.b, &in);
+    free(in.data);
+    print_info(name, p.a);
+    return p;
+}
+
+static void free_pair(struct pair *p)
+{
+    eb_engine_destroy(p->a);
+    eb_engine_destroy(p->b);
+    free(p->bytes);
+}
+
+static void synth_matches_cpu(enum eb_synth_arch arch, const char *name)
+{
+    struct pair p = synth_pair(arch, name, EB_ENGINE_PRECISION_FP32, EB_ENGINE_DEVICE_CPU);
+    struct eb_engine *g = p.a;
+    const struct diff r = p.r;
     printf("%s fp32 cuda vs cpu: max abs %.3g, mean abs %.3g over %lld values\n", name, r.max_abs,
            r.mean_abs, (long long)r.n);
     struct eb_engine_exec_info info;
     eb_engine_exec_info_get(g, &info);
     ASSERT_EQ_INT(info.n_fallback, 0); /* every node of a float YOLO runs on the GPU */
     ASSERT_TRUE(r.max_abs <= 1e-3);
-    free(in.data);
-    eb_engine_destroy(g);
-    eb_engine_destroy(c);
-    free(bytes);
+    free_pair(&p);
 }
 
 EB_TEST(yolov8n_fp32_matches_cpu)
@@ -291,14 +314,9 @@ EB_TEST(shared_models_fp32_match_cpu)
 
 static void fp16_drift(enum eb_synth_arch arch, const char *name)
 {
-    need_gpu();
-    size_t len;
-    uint8_t *bytes = synth(arch, 640, &len);
-    struct eb_engine *h = load(bytes, len, name, EB_ENGINE_DEVICE_CUDA, EB_ENGINE_PRECISION_FP16);
-    struct eb_engine *f = load(bytes, len, name, EB_ENGINE_DEVICE_CUDA, EB_ENGINE_PRECISION_FP32);
-    struct eb_tensor in = random_input(h);
-    struct diff r = compare(h, f, &in);
-    print_info(name, h);
+    struct pair p = synth_pair(arch, name, EB_ENGINE_PRECISION_FP16, EB_ENGINE_DEVICE_CUDA);
+    struct eb_engine *h = p.a, *f = p.b;
+    const struct diff r = p.r;
     printf("%s fp16 vs fp32 (cuda): max abs %.3g, mean abs %.3g\n", name, r.max_abs, r.mean_abs);
     struct eb_engine_mem mh, mf;
     eb_engine_mem_info(h, &mh);
@@ -309,10 +327,7 @@ static void fp16_drift(enum eb_synth_arch arch, const char *name)
     /* boxes are in pixels of a 640 input: half's 11-bit mantissa allows a fraction of a pixel */
     ASSERT_TRUE(r.max_abs <= 1.0);
     ASSERT_TRUE(r.mean_abs <= 0.05);
-    free(in.data);
-    eb_engine_destroy(h);
-    eb_engine_destroy(f);
-    free(bytes);
+    free_pair(&p);
 }
 
 EB_TEST(yolov8n_fp16_drift)

@@ -176,7 +176,6 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
                                 "fp32 (which runs such nodes on the CPU) or --device cpu",
                                 e->what, n->name, n->op->onnx_name, why);
         s->on_cpu[k] = 1;
-        s->nodes[k].on_cpu = 1;
         s->nodes[k].call.e = e;
         s->nodes[k].call.k = k;
         s->n_on_cpu++;
@@ -407,7 +406,7 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
     for (size_t k = 0; k < e->n_order && st == EB_OK; k++) {
         struct cu_node *cn = &s->nodes[k];
         const struct eb_ir_node *n = &g->nodes[e->order[k]];
-        if (cn->on_cpu)
+        if (s->on_cpu[k])
             continue;
         if (cn->d.kind == EB_DESC_CONV) {
             const struct eb_ir_value *b = eb_op_in(g, n, 2);

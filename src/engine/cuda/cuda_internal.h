@@ -15,7 +15,6 @@
 
 /** How one live node runs. */
 struct cu_node {
-    int on_cpu; /* no CUDA kernel: runs on the CPU between copies */
     struct eb_op_desc d;
     /* EB_DESC_CONV */
     cudnnTensorDescriptor_t xd, yd;
@@ -28,7 +27,7 @@ struct cu_node {
     int ep_needed; /* 1 when the epilogue kernel runs after cuDNN */
     /* EB_DESC_QUANTIZE / DEQUANTIZE: float scales on the device */
     const float *scale;
-    /* the host callback's argument for on_cpu nodes */
+    /* the host callback's argument for nodes on the CPU (cu_state.on_cpu) */
     struct cu_host_call {
         struct eb_engine *e;
         size_t k;
@@ -42,7 +41,8 @@ struct cu_state {
     cudnnHandle_t cudnn;
     cublasHandle_t cublas;
     struct cu_node *nodes; /* n_order */
-    unsigned char *on_cpu; /* n_order (eb_engine__prepare_nodes' filter) */
+    unsigned char *on_cpu; /* n_order: 1 = no CUDA kernel, runs on the CPU between copies
+                              (also eb_engine__prepare_nodes' filter) */
     size_t n_on_cpu;
     void **dptr;    /* n_values: where each value lives on the device (precision form) */
     float **dptr32; /* n_values: float copies of constants used as bias or scales */
