@@ -36,7 +36,9 @@ enum eb_engine_pass {
     EB_ENGINE_PASS_CONST_FOLD = 1u << 0, /* Shape/Gather/Unsqueeze/Concat chains, Q/DQ of weights */
     EB_ENGINE_PASS_FUSE = 1u << 1,       /* Conv+SiLU, Conv+Add, bias/activation epilogues */
     EB_ENGINE_PASS_DCE = 1u << 2,        /* dead-node elimination */
-    EB_ENGINE_PASS_LAYOUT = 1u << 3,     /* channel-blocked (NCHWc) activations between convs */
+    EB_ENGINE_PASS_LAYOUT = 1u << 3,     /* activations between convs in the conv kernels'
+                                            layout: channel-blocked NCHWc on the CPU,
+                                            channels-last NHWC on cuda fp16 */
     EB_ENGINE_PASS_ALL = 0xFFFFFFFFu,
 };
 
@@ -126,7 +128,8 @@ struct eb_engine_exec_info {
                                  output with their outputs, so they copy nothing */
     size_t n_views;           /* Reshape/Flatten/Squeeze/Unsqueeze/Identity nodes whose output
                                  the memory plan gave their input's bytes (no copy) */
-    size_t n_blocked;         /* activations kept channel-blocked (NCHWc) between convs */
+    size_t n_blocked;         /* activations kept in the convs' layout between convs
+                                 (NCHWc on the CPU, NHWC on cuda fp16) */
     int block;                /* their channels per block (CB); 0 when none */
 };
 

@@ -242,6 +242,46 @@ EB_TEST(yolo11n_fp32_matches_cpu)
     synth_matches_cpu(EB_SYNTH_YOLO11, "yolo11n-640");
 }
 
+/* fp16: channels-last between the convs with cuDNN graph-API convolutions (the default)
+ * against NCHW throughout on the legacy API (--no_layout): the same function within fp16's
+ * drift bounds (two different roundings of the same half arithmetic), and the layout pass
+ * really changed something. */
+EB_TEST(channels_last_matches_nchw)
+{
+    need_gpu();
+    size_t len;
+    uint8_t *bytes = synth(EB_SYNTH_YOLO11, 640, &len);
+    struct eb_engine *e[2];
+    for (int i = 0; i < 2; i++) {
+        struct eb_engine_options opt;
+        eb_engine_options_default(&opt);
+        opt.device = EB_ENGINE_DEVICE_CUDA;
+        opt.precision = EB_ENGINE_PRECISION_FP16;
+        if (i == 1)
+            opt.passes &= ~(uint32_t)EB_ENGINE_PASS_LAYOUT;
+        struct eb_diag d = {0};
+        e[i] = NULL;
+        if (eb_engine_load(bytes, len, "yolo11n-640", &opt, &e[i], &d) != EB_OK)
+            EB_FAIL("load: %s", d.msg);
+    }
+    struct eb_tensor in = random_input(e[0]);
+    const struct diff r = compare(e[0], e[1], &in);
+    struct eb_engine_exec_info a, b;
+    eb_engine_exec_info_get(e[0], &a);
+    eb_engine_exec_info_get(e[1], &b);
+    printf("channels-last: %zu activations NHWC; vs NCHW max abs %.3g, mean abs %.3g\n",
+           a.n_blocked, r.max_abs, r.mean_abs);
+    print_info("nhwc", e[0]);
+    print_info("nchw", e[1]);
+    ASSERT_TRUE(a.n_blocked > 50); /* the backbone and neck, not a few tensors */
+    ASSERT_EQ_INT(b.n_blocked, 0);
+    ASSERT_TRUE(r.max_abs <= 1.0 && r.mean_abs <= 0.05); /* fp16_drift's bounds */
+    free(in.data);
+    eb_engine_destroy(e[0]);
+    eb_engine_destroy(e[1]);
+    free(bytes);
+}
+
 /*
  * Every model of ../shared/data/models and models-fp32 that the engine loads. Float graphs:
  * max abs ≤ 1e-3. Quantised graphs (int8 in the name): float differences of a few ulps before a

@@ -285,6 +285,79 @@ EB_TEST(copy_nd_slice_transpose)
     }
 }
 
+/* Channels-last Concat-like copies: rows of `ch` half channels into rows of `total` at channel
+ * `off` (16-byte vectors where the row, stride, offset allow; narrower ones otherwise), and a
+ * channels-last nearest upsampling with zero strides; every other byte of y stays untouched. */
+EB_TEST(copy_nd_channel_rows)
+{
+    need_gpu();
+    const int cases[5][3] = {{48, 128, 64}, {48, 128, 8}, {16, 40, 20}, {3, 10, 5}, {7, 7, 0}};
+    const int rows = 37 * 23;
+    for (int t = 0; t < 5; t++) {
+        const int ch = cases[t][0], total = cases[t][1], off = cases[t][2];
+        const size_t nx = (size_t)rows * (size_t)ch, ny = (size_t)rows * (size_t)total;
+        uint16_t *x = malloc(nx * 2), *want = malloc(ny * 2), *got = malloc(ny * 2);
+        for (size_t i = 0; i < nx; i++)
+            x[i] = (uint16_t)(i * 2654435761u >> 7);
+        for (size_t i = 0; i < ny; i++)
+            want[i] = 0xABCD;
+        for (int r = 0; r < rows; r++)
+            memcpy(want + (size_t)r * (size_t)total + (size_t)off, x + (size_t)r * (size_t)ch,
+                   (size_t)ch * 2);
+        void *dx = dalloc(nx * 2), *dy = dalloc(ny * 2);
+        CK(cudaMemcpy(dx, x, nx * 2, cudaMemcpyHostToDevice));
+        for (size_t i = 0; i < ny; i++)
+            got[i] = 0xABCD;
+        CK(cudaMemcpy(dy, got, ny * 2, cudaMemcpyHostToDevice));
+        struct eb_cuk_copy c = {.rank = 2, .y_off = off};
+        c.shape[0] = rows, c.shape[1] = ch;
+        c.xs[0] = ch, c.xs[1] = 1, c.ys[0] = total, c.ys[1] = 1;
+        CK(eb_cuk_copy_nd(0, 2, &c, dx, dy));
+        CK(cudaMemcpy(got, dy, ny * 2, cudaMemcpyDeviceToHost));
+        ASSERT_TRUE(memcmp(got, want, ny * 2) == 0);
+        CK(cudaFree(dx));
+        CK(cudaFree(dy));
+        free(x), free(want), free(got);
+    }
+    /* upsample x2 of a [5][6][16] channels-last map: dims h, fh, w, fw, c */
+    const int h = 5, w = 6, c = 16;
+    uint16_t x[5 * 6 * 16], want[10 * 12 * 16], got[10 * 12 * 16];
+    for (int i = 0; i < h * w * c; i++)
+        x[i] = (uint16_t)(i * 7 + 1);
+    for (int j = 0; j < 2 * h; j++)
+        for (int i = 0; i < 2 * w; i++)
+            for (int k = 0; k < c; k++)
+                want[(j * 2 * w + i) * c + k] = x[((j / 2) * w + i / 2) * c + k];
+    struct eb_cuk_copy u = {.rank = 5};
+    const int32_t sh[5] = {h, 2, w, 2, c}, sx[5] = {w * c, 0, c, 0, 1},
+                  sy[5] = {2 * 2 * w * c, 2 * w * c, 2 * c, c, 1};
+    for (int d = 0; d < 5; d++)
+        u.shape[d] = sh[d], u.xs[d] = sx[d], u.ys[d] = sy[d];
+    void *dx = dalloc(sizeof(x)), *dy = dalloc(sizeof(want));
+    CK(cudaMemcpy(dx, x, sizeof(x), cudaMemcpyHostToDevice));
+    CK(eb_cuk_copy_nd(0, 2, &u, dx, dy));
+    CK(cudaMemcpy(got, dy, sizeof(got), cudaMemcpyDeviceToHost));
+    ASSERT_TRUE(memcmp(got, want, sizeof(want)) == 0);
+    CK(cudaFree(dx));
+    CK(cudaFree(dy));
+}
+
+/* NCHW → the layout (nhwc: [n][plane][c]; else a copy), or back when `back`. */
+static void to_layout(int nhwc, int64_t n, int64_t c, int64_t plane, const float *x, float *y,
+                      int back)
+{
+    for (int64_t b = 0; b < n; b++)
+        for (int64_t ch = 0; ch < c; ch++)
+            for (int64_t p = 0; p < plane; p++) {
+                const int64_t i = (b * c + ch) * plane + p;
+                const int64_t j = nhwc ? (b * plane + p) * c + ch : i;
+                if (back)
+                    y[i] = x[j];
+                else
+                    y[j] = x[i];
+            }
+}
+
 EB_TEST(maxpool_pads_dilation_nan)
 {
     need_gpu();
@@ -333,26 +406,30 @@ EB_TEST(maxpool_pads_dilation_nan)
          .dil_w = 2},
     };
     for (int c = 0; c < 3; c++)
-        for (int t = 0; t < 2; t++) {
-            const struct eb_pool2d_desc *d = &ds[c];
-            const size_t nx = (size_t)(d->n * d->c * d->ih * d->iw);
-            const size_t ny = (size_t)(d->n * d->c * d->oh * d->ow);
-            float *x = rand_buf(nx, -5, 5), *want = malloc(ny * 4);
-            x[7] = NAN;
-            eb_cpu_maxpool2d_f32__ref(d, x, want);
-            const struct eb_cuk_pool p = {
-                (int32_t)d->n,        (int32_t)d->c,        (int32_t)d->ih,    (int32_t)d->iw,
-                (int32_t)d->oh,       (int32_t)d->ow,       (int32_t)d->kh,    (int32_t)d->kw,
-                (int32_t)d->stride_h, (int32_t)d->stride_w, (int32_t)d->pad_t, (int32_t)d->pad_l,
-                (int32_t)d->dil_h,    (int32_t)d->dil_w,
-            };
-            void *dx = up(DTS[t], x, nx), *dy = dalloc(ny * 4);
-            CK(eb_cuk_maxpool(0, DTS[t], &p, dx, dy));
-            float *got = down(DTS[t], dy, ny);
-            expect_close("maxpool", DTS[t], got, want, ny);
-            CK(cudaFree(dx));
-            free(x), free(want), free(got);
-        }
+        for (int t = 0; t < 2; t++)
+            for (int nhwc = 0; nhwc < 2; nhwc++) {
+                const struct eb_pool2d_desc *d = &ds[c];
+                const size_t nx = (size_t)(d->n * d->c * d->ih * d->iw);
+                const size_t ny = (size_t)(d->n * d->c * d->oh * d->ow);
+                float *x = rand_buf(nx, -5, 5), *want = malloc(ny * 4), *xl = malloc(nx * 4);
+                x[7] = NAN;
+                eb_cpu_maxpool2d_f32__ref(d, x, want);
+                const struct eb_cuk_pool p = {
+                    (int32_t)d->n,        (int32_t)d->c,     (int32_t)d->ih,
+                    (int32_t)d->iw,       (int32_t)d->oh,    (int32_t)d->ow,
+                    (int32_t)d->kh,       (int32_t)d->kw,    (int32_t)d->stride_h,
+                    (int32_t)d->stride_w, (int32_t)d->pad_t, (int32_t)d->pad_l,
+                    (int32_t)d->dil_h,    (int32_t)d->dil_w, nhwc,
+                };
+                to_layout(nhwc, d->n, d->c, d->ih * d->iw, x, xl, 0);
+                void *dx = up(DTS[t], xl, nx), *dy = dalloc(ny * 4);
+                CK(eb_cuk_maxpool(0, DTS[t], &p, dx, dy));
+                float *got_l = down(DTS[t], dy, ny), *got = malloc(ny * 4);
+                to_layout(nhwc, d->n, d->c, d->oh * d->ow, got_l, got, 1);
+                expect_close(nhwc ? "maxpool nhwc" : "maxpool", DTS[t], got, want, ny);
+                CK(cudaFree(dx));
+                free(x), free(xl), free(want), free(got), free(got_l);
+            }
 }
 
 EB_TEST(upsample_integer_factors)

@@ -25,6 +25,12 @@ struct cu_node {
     const float *bias; /* device, float; NULL = none */
     struct eb_cuk_epilogue ep;
     int ep_needed; /* 1 when the epilogue kernel runs after cuDNN */
+    int nhwc;      /* the conv runs channels-last (its output's layout; cuda_layout.c) */
+    int x_xpose;   /* its input is in the other layout: transposed into d_xpose first */
+    /* fp16 channels-last: a cuDNN graph-API plan (cuda_conv.c) instead of the descriptors
+     * above; g_fused: the plan includes bias, activation and residual */
+    cudnnBackendDescriptor_t g_plan, g_vpack;
+    int g_fused;
     /* EB_DESC_QUANTIZE / DEQUANTIZE: float scales on the device */
     const float *scale;
     /* the host callback's argument for nodes on the CPU (cu_state.on_cpu) */
@@ -44,8 +50,11 @@ struct cu_state {
     unsigned char *on_cpu; /* n_order: 1 = no CUDA kernel, runs on the CPU between copies
                               (also eb_engine__prepare_nodes' filter) */
     size_t n_on_cpu;
-    void **dptr;    /* n_values: where each value lives on the device (precision form) */
-    float **dptr32; /* n_values: float copies of constants used as bias or scales */
+    void **dptr;           /* n_values: where each value lives on the device (precision form) */
+    float **dptr32;        /* n_values: float copies of constants used as bias or scales */
+    unsigned char *w_khwc; /* n_values: conv filters uploaded as [K][R][S][C] */
+    size_t xpose_bytes;    /* the largest conv input transposed into d_xpose */
+    void *d_xpose;
     void *d_arena, *d_weights, *d_ws, *d_blas_ws;
     size_t ws_bytes, blas_ws_bytes;
     void *d_in[EB_IR_MAX_IO];      /* inputs on the device, in precision */
@@ -70,6 +79,22 @@ int eb_cu__node_ok(struct eb_engine *e, struct cu_state *s, size_t k, char *why,
 /** cuDNN descriptors and algorithm of conv node k (bind time; ws budget `ws_max`). */
 enum eb_status eb_cu__conv_plan(struct eb_engine *e, struct cu_state *s, size_t k, size_t ws_max,
                                 void *ws, struct eb_diag *diag);
+/**
+ * Chooses which activations go channels-last (eb_ir_value.nhwc; cuda_layout.c says which) and
+ * sets the conv nodes' nhwc/x_xpose, s->w_khwc and s->xpose_bytes; the number of such values.
+ */
+size_t eb_cu__choose_layout(struct eb_engine *e, struct cu_state *s);
+/** v's element strides in logical (ONNX) dim order, for its layout on the device. */
+void eb_cu__strides(const struct eb_ir_value *v, int64_t *st);
+/**
+ * Conv node k through cuDNN's graph API (fp16 channels-last only; cuda_conv.c): 1 with
+ * cn->g_plan, ws_bytes, g_fused and ep_needed set, 0 when no engine takes it (the legacy path).
+ */
+int eb_cu__conv_graph_plan(struct eb_engine *e, struct cu_state *s, size_t k, size_t ws_max,
+                           void *ws);
+/** The variant pack of conv node k's plan, once the buffers and s->d_ws exist. */
+enum eb_status eb_cu__conv_graph_bind(struct eb_engine *e, struct cu_state *s, size_t k,
+                                      struct eb_diag *diag);
 /** Destroys node k's descriptors. */
 void eb_cu__node_free(struct cu_node *cn);
 /** Enqueues GPU node k on s->stream; a cudaError_t / library failure text in diag. */

@@ -111,17 +111,33 @@ enum eb_status eb_cu__conv_plan(struct eb_engine *e, struct cu_state *s, size_t 
     const struct eb_ir_node *n = &g->nodes[e->order[k]];
     struct cu_node *cn = &s->nodes[k];
     const struct eb_conv2d_desc *c = &cn->d.conv;
+    const struct eb_epilogue *ep = cn->d.epi;
+    cn->ep = (struct eb_cuk_epilogue){
+        .act = (int)ep->act,
+        .alpha = ep->alpha,
+        .beta = ep->beta,
+        .fq_on = ep->fake_quant,
+        .fq_scale = ep->fq_scale,
+        .fq_zp = ep->fq_zp,
+        .fq_qmin = ep->fq_qmin,
+        .fq_qmax = ep->fq_qmax,
+    };
+    cn->ep_needed = cn->bias != NULL || ep->act != EB_ACT_NONE || ep->residual || ep->fake_quant;
+    if (eb_cu__conv_graph_plan(e, s, k, ws_max, ws))
+        return EB_OK;
     const cudnnDataType_t dt = s->dt == EB_CUK_F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
     CUDNN_TRY(cudnnCreateTensorDescriptor(&cn->xd));
     CUDNN_TRY(cudnnCreateTensorDescriptor(&cn->yd));
     CUDNN_TRY(cudnnCreateFilterDescriptor(&cn->wd));
     CUDNN_TRY(cudnnCreateConvolutionDescriptor(&cn->cd));
-    CUDNN_TRY(cudnnSetTensor4dDescriptor(cn->xd, CUDNN_TENSOR_NCHW, dt, (int)c->n, (int)c->ic,
-                                         (int)c->ih, (int)c->iw));
-    CUDNN_TRY(cudnnSetTensor4dDescriptor(cn->yd, CUDNN_TENSOR_NCHW, dt, (int)c->n, (int)c->oc,
-                                         (int)c->oh, (int)c->ow));
-    CUDNN_TRY(cudnnSetFilter4dDescriptor(cn->wd, dt, CUDNN_TENSOR_NCHW, (int)c->oc,
-                                         (int)(c->ic / c->groups), (int)c->kh, (int)c->kw));
+    /* input, output and filter all in the conv's layout (the input transposed when needed) */
+    const cudnnTensorFormat_t f = cn->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    CUDNN_TRY(
+        cudnnSetTensor4dDescriptor(cn->xd, f, dt, (int)c->n, (int)c->ic, (int)c->ih, (int)c->iw));
+    CUDNN_TRY(
+        cudnnSetTensor4dDescriptor(cn->yd, f, dt, (int)c->n, (int)c->oc, (int)c->oh, (int)c->ow));
+    CUDNN_TRY(cudnnSetFilter4dDescriptor(cn->wd, dt, f, (int)c->oc, (int)(c->ic / c->groups),
+                                         (int)c->kh, (int)c->kw));
     CUDNN_TRY(cudnnSetConvolution2dDescriptor(
         cn->cd, (int)c->pad_t, (int)c->pad_l, (int)c->stride_h, (int)c->stride_w, (int)c->dil_h,
         (int)c->dil_w, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
@@ -135,8 +151,9 @@ enum eb_status eb_cu__conv_plan(struct eb_engine *e, struct cu_state *s, size_t 
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int found = 0;
     CUDNN_TRY(cudnnFindConvolutionForwardAlgorithmEx(
-        s->cudnn, cn->xd, s->dptr[n->in[0]], cn->wd, s->dptr[n->in[1]], cn->cd, cn->yd,
-        s->dptr[n->out[0]], CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf, ws, ws_max));
+        s->cudnn, cn->xd, cn->x_xpose ? s->d_xpose : s->dptr[n->in[0]], cn->wd, s->dptr[n->in[1]],
+        cn->cd, cn->yd, s->dptr[n->out[0]], CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf, ws,
+        ws_max));
     /* The fastest; but where it needs a large workspace, a leaner one within 10% of its time
      * (device memory is the budget on an 8 GB Orin). perf is sorted by time. */
     int pick = -1;
@@ -156,18 +173,6 @@ enum eb_status eb_cu__conv_plan(struct eb_engine *e, struct cu_state *s, size_t 
                             e->what, n->name, eb_engine__mib(ws_max));
     cn->algo = perf[pick].algo;
     cn->ws_bytes = perf[pick].memory;
-    const struct eb_epilogue *ep = cn->d.epi;
-    cn->ep = (struct eb_cuk_epilogue){
-        .act = (int)ep->act,
-        .alpha = ep->alpha,
-        .beta = ep->beta,
-        .fq_on = ep->fake_quant,
-        .fq_scale = ep->fq_scale,
-        .fq_zp = ep->fq_zp,
-        .fq_qmin = ep->fq_qmin,
-        .fq_qmax = ep->fq_qmax,
-    };
-    cn->ep_needed = cn->bias != NULL || ep->act != EB_ACT_NONE || ep->residual || ep->fake_quant;
     return EB_OK;
 }
 
@@ -181,13 +186,31 @@ void eb_cu__node_free(struct cu_node *cn)
         cudnnDestroyFilterDescriptor(cn->wd);
     if (cn->cd != NULL)
         cudnnDestroyConvolutionDescriptor(cn->cd);
+    if (cn->g_vpack != NULL)
+        cudnnBackendDestroyDescriptor(cn->g_vpack);
+    if (cn->g_plan != NULL)
+        cudnnBackendDestroyDescriptor(cn->g_plan);
+    cn->g_vpack = cn->g_plan = NULL;
     cn->xd = cn->yd = NULL;
     cn->wd = NULL;
     cn->cd = NULL;
 }
 
-/* Contiguous element strides of v. */
-static void strides_of(const struct eb_ir_value *v, int64_t *st)
+/* A copy over `shape` (rank dims) with x and y element strides given per dim. */
+static struct eb_cuk_copy copy_desc(int rank, const int64_t *shape, const int64_t *xs,
+                                    const int64_t *ys)
+{
+    struct eb_cuk_copy c = {.rank = rank};
+    for (int d = 0; d < rank; d++) {
+        c.shape[d] = (int32_t)shape[d];
+        c.xs[d] = (int32_t)xs[d];
+        c.ys[d] = (int32_t)ys[d];
+    }
+    return c;
+}
+
+/* Contiguous NCHW strides of v's shape (whatever its layout on the device). */
+static void dense_strides(const struct eb_ir_value *v, int64_t *st)
 {
     int64_t acc = 1;
     for (int d = v->rank - 1; d >= 0; d--) {
@@ -196,28 +219,40 @@ static void strides_of(const struct eb_ir_value *v, int64_t *st)
     }
 }
 
-/* outer = prod(shape[:axis]), inner = prod(shape[axis+1:]) */
-static void outer_inner(const struct eb_ir_value *v, int axis, int64_t *outer, int64_t *inner)
+/* Concat (split = 0) or Split (split = 1) along `axis`: every part `p` is the slice of the
+ * whole `w` starting at its running offset, each copied through both sides' strides. A part the
+ * memory plan already placed in its slice (NCHW, contiguous slice) is not copied. */
+static cudaError_t concat_split(const struct cu_state *s, const struct eb_ir_node *n,
+                                const struct eb_graph *g, int axis, int split)
 {
-    *outer = *inner = 1;
+    const int wid = split ? n->in[0] : n->out[0];
+    const struct eb_ir_value *w = &g->values[wid];
+    const size_t es = eb_cu__es(s, w);
+    int64_t ws[EB_MAX_RANK], ps[EB_MAX_RANK], off = 0;
+    eb_cu__strides(w, ws);
+    int contiguous = !w->nhwc;
     for (int d = 0; d < axis; d++)
-        *outer *= v->shape[d];
-    for (int d = axis + 1; d < v->rank; d++)
-        *inner *= v->shape[d];
-}
-
-/* Rows of `row` elements, `outer` of them, from x (stride xrow) to y (stride yrow). */
-static cudaError_t copy_rows(cudaStream_t st, size_t es, int64_t outer, int64_t row, const void *x,
-                             int64_t x_off, int64_t xrow, void *y, int64_t y_off, int64_t yrow)
-{
-    struct eb_cuk_copy c = {.rank = 2, .x_off = x_off, .y_off = y_off};
-    c.shape[0] = (int32_t)outer;
-    c.shape[1] = (int32_t)row;
-    c.xs[0] = (int32_t)xrow;
-    c.xs[1] = 1;
-    c.ys[0] = (int32_t)yrow;
-    c.ys[1] = 1;
-    return eb_cuk_copy_nd(st, (int)es, &c, x, y);
+        contiguous &= w->shape[d] == 1;
+    cudaError_t ce = cudaSuccess;
+    const int n_parts = split ? n->n_out : n->n_in;
+    for (int i = 0; i < n_parts && ce == cudaSuccess; i++) {
+        const int pid = split ? n->out[i] : n->in[i];
+        const struct eb_ir_value *p = &g->values[pid];
+        eb_cu__strides(p, ps);
+        const int64_t w_off = off * ws[axis];
+        off += p->shape[axis];
+        if (contiguous && !p->nhwc &&
+            (char *)s->dptr[pid] == (char *)s->dptr[wid] + w_off * (int64_t)es)
+            continue;
+        struct eb_cuk_copy c = copy_desc(p->rank, p->shape, split ? ws : ps, split ? ps : ws);
+        if (split)
+            c.x_off = w_off;
+        else
+            c.y_off = w_off;
+        ce = eb_cuk_copy_nd(s->stream, (int)es, &c, split ? s->dptr[wid] : s->dptr[pid],
+                            split ? s->dptr[pid] : s->dptr[wid]);
+    }
+    return ce;
 }
 
 static cudaError_t enqueue_matmul(struct eb_engine *e, struct cu_state *s,
@@ -252,60 +287,54 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
     void *const *dp = s->dptr;
     const cudaStream_t st = s->stream;
     cudaError_t ce = cudaSuccess;
+    int64_t xs[EB_MAX_RANK], ys[EB_MAX_RANK];
+    eb_cu__strides(x, xs);
+    eb_cu__strides(y, ys);
     switch (d->kind) {
     case EB_DESC_CONV: {
         const float one = 1.0f, zero = 0.0f;
-        cudnnStatus_t cs = cudnnConvolutionForward(s->cudnn, &one, cn->xd, dp[n->in[0]], cn->wd,
-                                                   dp[n->in[1]], cn->cd, cn->algo, s->d_ws,
-                                                   s->ws_bytes, &zero, cn->yd, dp[n->out[0]]);
+        const void *xp = dp[n->in[0]];
+        if (cn->x_xpose) { /* into the conv's layout */
+            int64_t ts[EB_MAX_RANK];
+            struct eb_ir_value t = *x;
+            t.nhwc = cn->nhwc;
+            eb_cu__strides(&t, ts);
+            const struct eb_cuk_copy c = copy_desc(x->rank, x->shape, xs, ts);
+            if ((ce = eb_cuk_copy_nd(st, (int)eb_cu__es(s, x), &c, xp, s->d_xpose)) != cudaSuccess)
+                break;
+            xp = s->d_xpose;
+        }
+        cudnnStatus_t cs = cn->g_plan != NULL
+                               ? cudnnBackendExecute(s->cudnn, cn->g_plan, cn->g_vpack)
+                               : cudnnConvolutionForward(s->cudnn, &one, cn->xd, xp, cn->wd,
+                                                         dp[n->in[1]], cn->cd, cn->algo, s->d_ws,
+                                                         s->ws_bytes, &zero, cn->yd, dp[n->out[0]]);
         if (cs != CUDNN_STATUS_SUCCESS)
             return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s node '%s': cuDNN convolution: %s",
                                 e->what, n->name, cudnnGetErrorString(cs));
+        /* channels-last: n*oh*ow rows of C channels (plane 1: the channel of i is i % C) */
+        const int64_t plane = d->conv.oh * d->conv.ow;
         if (cn->ep_needed)
-            ce =
-                eb_cuk_epilogue(st, s->dt, d->conv.n, d->conv.oc, d->conv.oh * d->conv.ow, cn->bias,
-                                d->epi->residual ? dp[n->in[3]] : NULL, &cn->ep, dp[n->out[0]]);
+            ce = eb_cuk_epilogue(st, s->dt, cn->nhwc ? d->conv.n * plane : d->conv.n, d->conv.oc,
+                                 cn->nhwc ? 1 : plane, cn->bias,
+                                 d->epi->residual ? dp[n->in[3]] : NULL, &cn->ep, dp[n->out[0]]);
         break;
     }
     case EB_DESC_COPY:
-        if (dp[n->in[0]] != dp[n->out[0]])
+        if (x->nhwc) { /* to NCHW order: a Reshape's element order is ONNX's */
+            int64_t ds[EB_MAX_RANK];
+            dense_strides(x, ds);
+            const struct eb_cuk_copy c = copy_desc(x->rank, x->shape, xs, ds);
+            ce = eb_cuk_copy_nd(st, (int)eb_cu__es(s, x), &c, dp[n->in[0]], dp[n->out[0]]);
+        } else if (dp[n->in[0]] != dp[n->out[0]]) {
             ce = cudaMemcpyAsync(dp[n->out[0]], dp[n->in[0]], (size_t)x->numel * eb_cu__es(s, x),
                                  cudaMemcpyDeviceToDevice, st);
-        break;
-    case EB_DESC_CONCAT: {
-        const size_t es = eb_cu__es(s, y);
-        int64_t outer, inner, off = 0;
-        outer_inner(y, d->axis, &outer, &inner);
-        const int64_t yrow = y->shape[d->axis] * inner;
-        for (int i = 0; i < n->n_in && ce == cudaSuccess; i++) {
-            const struct eb_ir_value *xi = eb_op_in(g, n, i);
-            const int64_t row = xi->shape[d->axis] * inner;
-            /* The memory plan may have placed the input in its slice already. */
-            if (!(outer == 1 && dp[n->in[i]] == (char *)dp[n->out[0]] + off * (int64_t)es))
-                ce = copy_rows(st, es, outer, row, dp[n->in[i]], 0, row, dp[n->out[0]], off, yrow);
-            off += row;
         }
         break;
-    }
-    case EB_DESC_SPLIT: {
-        const size_t es = eb_cu__es(s, x);
-        int64_t outer, inner, off = 0;
-        outer_inner(x, d->axis, &outer, &inner);
-        const int64_t xrow = x->shape[d->axis] * inner;
-        for (int i = 0; i < n->n_out && ce == cudaSuccess; i++) {
-            const struct eb_ir_value *yi = eb_op_out(g, n, i);
-            const int64_t row = yi->shape[d->axis] * inner;
-            if (!(outer == 1 && dp[n->out[i]] == (char *)dp[n->in[0]] + off * (int64_t)es))
-                ce = copy_rows(st, es, outer, row, dp[n->in[0]], off, xrow, dp[n->out[i]], 0, row);
-            off += row;
-        }
-        break;
-    }
+    case EB_DESC_CONCAT: ce = concat_split(s, n, g, d->axis, 0); break;
+    case EB_DESC_SPLIT: ce = concat_split(s, n, g, d->axis, 1); break;
     case EB_DESC_SLICE:
     case EB_DESC_TRANSPOSE: {
-        int64_t xs[EB_MAX_RANK], ys[EB_MAX_RANK];
-        strides_of(x, xs);
-        strides_of(y, ys);
         struct eb_cuk_copy c = {.rank = y->rank};
         for (int k2 = 0; k2 < y->rank; k2++) {
             c.shape[k2] = (int32_t)y->shape[k2];
@@ -322,15 +351,17 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
     }
     case EB_DESC_BINARY: {
         const struct eb_ir_value *b = eb_op_in(g, n, 1);
-        int64_t as[EB_MAX_RANK], bs[EB_MAX_RANK];
-        strides_of(x, as);
-        strides_of(b, bs);
+        int64_t bs[EB_MAX_RANK];
+        eb_cu__strides(b, bs);
+        /* y is written in its memory order: N, H, W, C when channels-last */
+        static const int nhwc_order[4] = {0, 2, 3, 1};
         struct eb_cuk_nd nd = {.rank = y->rank};
-        for (int k2 = 0; k2 < y->rank; k2++) {
+        for (int j = 0; j < y->rank; j++) {
+            const int k2 = y->nhwc ? nhwc_order[j] : j;
             const int ia = k2 - (y->rank - x->rank), ib = k2 - (y->rank - b->rank);
-            nd.shape[k2] = (int32_t)y->shape[k2];
-            nd.sa[k2] = ia >= 0 && x->shape[ia] != 1 ? (int32_t)as[ia] : 0;
-            nd.sb[k2] = ib >= 0 && b->shape[ib] != 1 ? (int32_t)bs[ib] : 0;
+            nd.shape[j] = (int32_t)y->shape[k2];
+            nd.sa[j] = ia >= 0 && x->shape[ia] != 1 ? (int32_t)xs[ia] : 0;
+            nd.sb[j] = ib >= 0 && b->shape[ib] != 1 ? (int32_t)bs[ib] : 0;
         }
         ce =
             eb_cuk_binary(st, s->dt, (int)d->binop, &nd, dp[n->in[0]], dp[n->in[1]], dp[n->out[0]]);
@@ -353,12 +384,22 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
             (int32_t)p->n,        (int32_t)p->c,        (int32_t)p->ih,    (int32_t)p->iw,
             (int32_t)p->oh,       (int32_t)p->ow,       (int32_t)p->kh,    (int32_t)p->kw,
             (int32_t)p->stride_h, (int32_t)p->stride_w, (int32_t)p->pad_t, (int32_t)p->pad_l,
-            (int32_t)p->dil_h,    (int32_t)p->dil_w,
+            (int32_t)p->dil_h,    (int32_t)p->dil_w,    x->nhwc,
         };
         ce = eb_cuk_maxpool(st, s->dt, &kp, dp[n->in[0]], dp[n->out[0]]);
         break;
     }
     case EB_DESC_UPSAMPLE:
+        if (x->nhwc) { /* y[n][j][i][c] = x[n][j/fh][i/fw][c]: dims n, h, fh, w, fw, c */
+            const int64_t c = x->shape[1], h = x->shape[2], w = x->shape[3];
+            const int64_t sh[6] = {x->shape[0], h, d->fh, w, d->fw, c};
+            const int64_t sx[6] = {h * w * c, w * c, 0, c, 0, 1};
+            const int64_t sy[6] = {
+                h * d->fh * w * d->fw * c, d->fh * w * d->fw * c, w * d->fw * c, d->fw * c, c, 1};
+            const struct eb_cuk_copy cp = copy_desc(6, sh, sx, sy);
+            ce = eb_cuk_copy_nd(st, (int)eb_cu__es(s, x), &cp, dp[n->in[0]], dp[n->out[0]]);
+            break;
+        }
         ce = eb_cuk_upsample(st, s->dt, x->shape[0] * x->shape[1], x->shape[2], x->shape[3], d->fh,
                              d->fw, dp[n->in[0]], dp[n->out[0]]);
         break;

@@ -25,10 +25,23 @@ template <typename E> __global__ void k_copy_nd(int n, eb_cuk_copy c, const E *x
     }
 }
 
-/* Merges neighbouring dims that are contiguous in both x and y, drops size-1 dims. */
-static eb_cuk_copy coalesce(const eb_cuk_copy *in)
+/* Orders the dims by y's strides, largest first (y is written in memory order), merges
+ * neighbouring dims that are contiguous in both x and y, drops size-1 dims. */
+static eb_cuk_copy coalesce(const eb_cuk_copy *in0)
 {
-    eb_cuk_copy c = *in;
+    eb_cuk_copy sorted = *in0;
+    for (int d = 1; d < sorted.rank; d++) /* insertion sort: stable, rank <= 8 */
+        for (int j = d; j > 0 && sorted.ys[j - 1] < sorted.ys[j]; j--) {
+            const int32_t sh = sorted.shape[j], xs = sorted.xs[j], ys = sorted.ys[j];
+            sorted.shape[j] = sorted.shape[j - 1];
+            sorted.xs[j] = sorted.xs[j - 1];
+            sorted.ys[j] = sorted.ys[j - 1];
+            sorted.shape[j - 1] = sh;
+            sorted.xs[j - 1] = xs;
+            sorted.ys[j - 1] = ys;
+        }
+    const eb_cuk_copy *in = &sorted;
+    eb_cuk_copy c = sorted;
     int r = 0;
     for (int d = 0; d < in->rank; d++) {
         if (in->shape[d] == 1)
@@ -60,8 +73,22 @@ cudaError_t copy_nd(cudaStream_t s, const eb_cuk_copy *c, int64_t n, const void 
 template <typename T> __global__ void k_maxpool(int n, eb_cuk_pool p, const T *x, T *y)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const int ox = i % p.ow, oy = (i / p.ow) % p.oh, plane = i / (p.ow * p.oh);
-        const T *xp = x + (int64_t)plane * p.ih * p.iw;
+        int ox, oy, sy, sx;
+        const T *xp;
+        if (p.nhwc) { /* i = ((n oh + oy) ow + ox) c + ch */
+            const int ch = i % p.c, r = i / p.c;
+            ox = r % p.ow;
+            oy = (r / p.ow) % p.oh;
+            xp = x + (int64_t)(r / (p.ow * p.oh)) * p.ih * p.iw * p.c + ch;
+            sy = p.iw * p.c;
+            sx = p.c;
+        } else {
+            ox = i % p.ow;
+            oy = (i / p.ow) % p.oh;
+            xp = x + (int64_t)(i / (p.ow * p.oh)) * p.ih * p.iw;
+            sy = p.iw;
+            sx = 1;
+        }
         float m = -INFINITY;
         for (int ky = 0; ky < p.kh; ky++) {
             const int iy = oy * p.sh - p.pt + ky * p.dh;
@@ -71,7 +98,7 @@ template <typename T> __global__ void k_maxpool(int n, eb_cuk_pool p, const T *x
                 const int ix = ox * p.sw - p.pl + kx * p.dw;
                 if (ix < 0 || ix >= p.iw)
                     continue;
-                const float v = ld(xp, iy * p.iw + ix);
+                const float v = ld(xp, iy * sy + ix * sx);
                 if (v > m || v != v) /* as the reference: a NaN is kept (nothing is > NaN) */
                     m = v;
             }
@@ -118,7 +145,7 @@ cudaError_t upsample(cudaStream_t s, int64_t nc, int64_t h, int64_t w, int64_t f
 extern "C" cudaError_t eb_cuk_copy_nd(cudaStream_t s, int es, const struct eb_cuk_copy *c0,
                                       const void *x, void *y)
 {
-    const eb_cuk_copy c = coalesce(c0);
+    eb_cuk_copy c = coalesce(c0);
     int64_t n = 1;
     for (int d = 0; d < c.rank; d++)
         n *= c.shape[d];
@@ -128,7 +155,33 @@ extern "C" cudaError_t eb_cuk_copy_nd(cudaStream_t s, int es, const struct eb_cu
     if (c.rank == 0 || (c.rank == 1 && c.xs[0] == 1 && c.ys[0] == 1))
         return cudaMemcpyAsync((char *)y + c.y_off * es, (const char *)x + c.x_off * es,
                                (size_t)n * (size_t)es, cudaMemcpyDeviceToDevice, s);
+    /* Wider elements where every run, stride, offset and pointer allows (channels-last
+     * Concat/Split copy rows of C channels): up to 16 bytes per thread. */
+    if (c.rank >= 1 && c.xs[c.rank - 1] == 1 && c.ys[c.rank - 1] == 1) {
+        int w = 16;
+        while (w > es) {
+            const int f = w / es;
+            int ok = c.shape[c.rank - 1] % f == 0 && c.x_off % f == 0 && c.y_off % f == 0 &&
+                     ((uintptr_t)x % (uintptr_t)w) == 0 && ((uintptr_t)y % (uintptr_t)w) == 0;
+            for (int d = 0; ok && d < c.rank - 1; d++)
+                ok = c.xs[d] % f == 0 && c.ys[d] % f == 0;
+            if (ok)
+                break;
+            w /= 2;
+        }
+        if (w > es) {
+            const int f = w / es;
+            c.shape[c.rank - 1] /= f;
+            for (int d = 0; d < c.rank - 1; d++)
+                c.xs[d] /= f, c.ys[d] /= f;
+            c.x_off /= f;
+            c.y_off /= f;
+            n /= f;
+            es = w;
+        }
+    }
     switch (es) {
+    case 16: return copy_nd<uint4>(s, &c, n, x, y);
     case 1: return copy_nd<uint8_t>(s, &c, n, x, y);
     case 2: return copy_nd<uint16_t>(s, &c, n, x, y);
     case 4: return copy_nd<uint32_t>(s, &c, n, x, y);

@@ -70,8 +70,9 @@ cudaError_t eb_cuk_cast(cudaStream_t s, enum eb_cuk_dt from, enum eb_cuk_dt to, 
 
 /**
  * Strided copy of `rank` dims `shape` of elements of `es` bytes (1, 2, 4 or 8):
- * y[y_off + Σ i_d ys[d]] = x[x_off + Σ i_d xs[d]] (offsets and strides in elements). Concat,
- * Split, Slice, Transpose and copies are all this.
+ * y[y_off + Σ i_d ys[d]] = x[x_off + Σ i_d xs[d]] (offsets and strides in elements; an x stride
+ * may be 0, a y stride not). Concat, Split, Slice, Transpose, layout changes, channels-last
+ * upsampling and copies are all this.
  */
 struct eb_cuk_copy {
     int rank;
@@ -82,9 +83,11 @@ struct eb_cuk_copy {
 cudaError_t eb_cuk_copy_nd(cudaStream_t s, int es, const struct eb_cuk_copy *c, const void *x,
                            void *y);
 
-/** Max pooling with eb_pool2d_desc's geometry (NCHW; padding never wins). */
+/** Max pooling with eb_pool2d_desc's geometry (padding never wins); NCHW, or NHWC (x and y)
+ * when nhwc. */
 struct eb_cuk_pool {
     int32_t n, c, ih, iw, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw;
+    int32_t nhwc;
 };
 cudaError_t eb_cuk_maxpool(cudaStream_t s, enum eb_cuk_dt dt, const struct eb_cuk_pool *p,
                            const void *x, void *y);

@@ -65,6 +65,7 @@ struct eb_ir_value {
     int alias_of;    /* memplan: placed inside this value (a Concat output), -1 = own slot */
     int blocked;     /* layout pass: channel-blocked NCHWc with this many channels per block
                       * ([N][C/CB][H][W][CB]); 0 = as ONNX says (NCHW) */
+    int nhwc;        /* CUDA device: a 4-D activation stored channels-last ([N][H][W][C]) */
     void *data;      /* constant data, arena slot (after planning) or the caller's input */
     int owned_data;  /* data was allocated through the graph allocator */
 };

@@ -85,8 +85,8 @@ static size_t split_in_place(struct eb_graph *g, const struct eb_ir_node *n, int
             continue;
         }
         struct eb_ir_value *x = &g->values[s->in[0]];
-        if (planned(g, x) && !x->is_input && !x->is_output && x->alias_of < 0 && !owner[s->in[0]] &&
-            s->in[0] != yid) {
+        if (planned(g, x) && !x->nhwc && !x->is_input && !x->is_output && x->alias_of < 0 &&
+            !owner[s->in[0]] && s->in[0] != yid) {
             x->alias_of = yid;
             x->offset = v->offset; /* relative, as the Split's first output */
             if (x->last > y->last)
@@ -110,7 +110,7 @@ static int concat_in_place(struct eb_graph *g, const struct eb_ir_node *n, char 
     const int yid = n->out[0];
     struct eb_ir_value *y = &g->values[yid];
     const int axis = eb_op__concat_axis(n, y->rank);
-    if (axis < 0 || y->is_const || y->alias_of >= 0 || owner[yid])
+    if (axis < 0 || y->is_const || y->nhwc || y->alias_of >= 0 || owner[yid])
         return 0;
     for (int d = 0; d < axis; d++)
         if (y->shape[d] != 1)
@@ -121,7 +121,7 @@ static int concat_in_place(struct eb_graph *g, const struct eb_ir_node *n, char 
         if (id < 0 || id == yid || owner[id])
             return 0;
         const struct eb_ir_value *v = &g->values[id];
-        if (!planned(g, v) || v->is_input || v->is_output || v->alias_of >= 0 ||
+        if (!planned(g, v) || v->nhwc || v->is_input || v->is_output || v->alias_of >= 0 ||
             off % EB_MEMPLAN_ALIGN != 0)
             return 0;
         for (int j = 0; j < i; j++)
@@ -157,7 +157,7 @@ static int view_in_place(struct eb_graph *g, const struct eb_ir_node *n, const c
     const int xid = n->in[0], yid = n->out[0];
     struct eb_ir_value *x = &g->values[xid], *y = &g->values[yid];
     if (!planned(g, x) || x->alias_of >= 0 || !planned(g, y) || y->is_output || y->alias_of >= 0 ||
-        owner[yid] || x->nbytes != y->nbytes)
+        owner[yid] || x->nbytes != y->nbytes || x->nhwc || y->nhwc)
         return 0;
     y->alias_of = xid;
     y->offset = 0;

@@ -16,6 +16,9 @@
  * bytes (same offset; the input's lifetime extended over the output's), unless the output is a
  * graph output, an in-place Concat's input or output, or the input is itself inside another
  * value: the node copies nothing (ops/reshape.c sees the same data).
+ *
+ * Channels-last values (eb_ir_value.nhwc, the CUDA device's) are never placed in place: a slice
+ * along C is not contiguous there, and a view of one would change its element order.
  */
 #ifndef EB_ENGINE_PLAN_MEMPLAN_H
 #define EB_ENGINE_PLAN_MEMPLAN_H

@@ -1,0 +1,132 @@
+/*
+ * Channels-last on the GPU (fp16; cuda_device.c): which 4-D float activations the CUDA device
+ * stores as [N][H][W][C] (eb_ir_value.nhwc), so that cuDNN runs its tensor-core convolutions on
+ * them with no transposes of its own (cuda_conv.c). A value goes channels-last when the node that writes it and every node that reads
+ * it are GPU nodes that handle either layout:
+ *  - Conv writes its output's layout (its filter is uploaded in the same layout, K,R,S,C); an
+ *    input in the other layout is transposed first into the device's transpose buffer;
+ *  - the strided copies (Concat, Split, Slice, Transpose) and broadcast binaries read and write
+ *    any layout through element strides; a Reshape-family copy reads either;
+ *  - unary ops, Sigmoid, MaxPool and nearest upsampling keep their input's layout, and a fused
+ *    residual has its conv output's: those pairs are tied, and a pair in which one side cannot
+ *    go channels-last keeps both NCHW.
+ * Graph inputs and outputs, constants, nodes on the CPU and every other op see NCHW as ONNX
+ * says. The memory planner places no channels-last value in place (memplan.h).
+ */
+#include <string.h>
+
+#include "engine/cuda/cuda_internal.h"
+
+/* Ops that write their output in either layout. */
+static int writes_either(enum eb_desc_kind k)
+{
+    switch (k) {
+    case EB_DESC_CONV:
+    case EB_DESC_BINARY:
+    case EB_DESC_UNARY:
+    case EB_DESC_SIGMOID:
+    case EB_DESC_CONCAT:
+    case EB_DESC_SPLIT:
+    case EB_DESC_SLICE:
+    case EB_DESC_TRANSPOSE:
+    case EB_DESC_MAXPOOL:
+    case EB_DESC_UPSAMPLE: return 1;
+    default: return 0;
+    }
+}
+
+/* Ops that read input i in either layout. */
+static int reads_either(enum eb_desc_kind k, int i)
+{
+    if (k == EB_DESC_CONV)
+        return i == 0 || i == 3;
+    return k == EB_DESC_COPY || writes_either(k);
+}
+
+/* Ops whose output has input 0's layout (Conv: its residual's, input 3). */
+static int tied_input(const struct eb_op_desc *d)
+{
+    switch (d->kind) {
+    case EB_DESC_UNARY:
+    case EB_DESC_SIGMOID:
+    case EB_DESC_MAXPOOL:
+    case EB_DESC_UPSAMPLE: return 0;
+    case EB_DESC_CONV: return d->epi->residual ? 3 : -1;
+    default: return -1;
+    }
+}
+
+void eb_cu__strides(const struct eb_ir_value *v, int64_t *st)
+{
+    if (v->nhwc && v->rank == 4) {
+        const int64_t c = v->shape[1], h = v->shape[2], w = v->shape[3];
+        st[0] = h * w * c;
+        st[1] = 1;
+        st[2] = w * c;
+        st[3] = c;
+        return;
+    }
+    int64_t acc = 1;
+    for (int d = v->rank - 1; d >= 0; d--) {
+        st[d] = acc;
+        acc *= v->shape[d];
+    }
+}
+
+size_t eb_cu__choose_layout(struct eb_engine *e, struct cu_state *s)
+{
+    struct eb_graph *g = e->g;
+    for (size_t i = 0; i < g->n_values; i++) {
+        struct eb_ir_value *v = &g->values[i];
+        v->nhwc = v->rank == 4 && v->dtype == EB_DTYPE_F32 && !v->is_const && !v->is_input &&
+                  !v->is_output;
+    }
+    /* Writers and readers that cannot, and conv filters shared with another reader (a filter
+     * is uploaded in one layout). */
+    for (size_t k = 0; k < e->n_order; k++) {
+        const struct eb_ir_node *n = &g->nodes[e->order[k]];
+        const struct eb_op_desc *d = &s->nodes[k].d;
+        const int gpu = !s->on_cpu[k];
+        for (int i = 0; i < n->n_out; i++)
+            if (n->out[i] >= 0 && (!gpu || !writes_either(d->kind)))
+                g->values[n->out[i]].nhwc = 0;
+        for (int i = 0; i < n->n_in; i++)
+            if (n->in[i] >= 0 && (!gpu || !reads_either(d->kind, i)))
+                g->values[n->in[i]].nhwc = 0;
+        if (gpu && d->kind == EB_DESC_CONV && g->values[n->in[1]].n_uses != 1)
+            g->values[n->out[0]].nhwc = 0;
+    }
+    /* Tied pairs: NCHW wins, to a fixed point. */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (size_t k = 0; k < e->n_order; k++) {
+            const struct eb_ir_node *n = &g->nodes[e->order[k]];
+            const int t = s->on_cpu[k] ? -1 : tied_input(&s->nodes[k].d);
+            if (t < 0 || t >= n->n_in || n->in[t] < 0)
+                continue;
+            struct eb_ir_value *x = &g->values[n->in[t]], *y = &g->values[n->out[0]];
+            if (x->nhwc != y->nhwc) {
+                x->nhwc = y->nhwc = 0;
+                changed = 1;
+            }
+        }
+    }
+    size_t n_nhwc = 0, xpose = 0;
+    for (size_t k = 0; k < e->n_order; k++) {
+        const struct eb_ir_node *n = &g->nodes[e->order[k]];
+        struct cu_node *cn = &s->nodes[k];
+        if (s->on_cpu[k] || cn->d.kind != EB_DESC_CONV)
+            continue;
+        const struct eb_ir_value *x = &g->values[n->in[0]], *y = &g->values[n->out[0]];
+        cn->nhwc = y->nhwc;
+        cn->x_xpose = x->nhwc != y->nhwc;
+        if (cn->x_xpose && (size_t)x->numel * eb_cu__es(s, x) > xpose)
+            xpose = (size_t)x->numel * eb_cu__es(s, x);
+        if (y->nhwc)
+            s->w_khwc[n->in[1]] = 1;
+    }
+    for (size_t i = 0; i < g->n_values; i++)
+        n_nhwc += (size_t)(g->values[i].nhwc != 0);
+    s->xpose_bytes = xpose;
+    return n_nhwc;
+}
