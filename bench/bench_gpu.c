@@ -7,13 +7,18 @@
  * to --out so that the peer loads the very same graphs), batch 1, each in fp32 and fp16. Per
  * row, after --warmup frames, --frames frames of the whole pipeline from one uint8 1920x1080
  * RGB frame (a deterministic pattern) to boxes:
- *   pre   letterbox + normalise to the model's NCHW float input (CPU)
- *   h2d, compute, d2h   the engine's CUDA events around the input copy, the forward (CUDA Graph
- *                       replay) and the output copy
- *   post  decode + class-aware NMS (CPU; conf 0.25, IoU 0.7)
+ *   pre   letterbox + normalise to the model's NCHW input: on the CPU (pre "cpu" rows: host
+ *         clock), or on the GPU (pre "gpu" rows: eb_engine_run_frame; the CUDA events around
+ *         the letterbox kernel; the frame's copy into page-locked memory is in e2e only)
+ *   h2d, compute, d2h   the engine's CUDA events around the input copy (float input, or the
+ *                       uint8 frame with pre "gpu"), the forward (CUDA Graph replay) and the
+ *                       output copy
+ *   post  decode + class-aware NMS (CPU; conf 0.25, IoU 0.7); with post "gpu" the head is
+ *         reduced on the device (eb_engine_reduce_head: only the anchors over conf come back)
+ *         and post is the host's sort of those rows + NMS
  *   e2e   host clock around all of it
  * Percentiles are numpy's (linear interpolation). "dual" rows run two engines of the same model
- * and precision on two threads (two slots on one GPU, one stream each) for --frames frames each:
+ * and precision (pre on the GPU) on two threads (two slots on one GPU, one stream each) for --frames frames each:
  * pair FPS = 2 x frames / wall time, against one slot's FPS measured the same way.
  *
  * Usage: bench_gpu [--frames N] [--warmup N] [--imgsz N] [--models yolov8n,yolo11n]
@@ -55,6 +60,8 @@ struct slot {
     /* per-frame samples (ms) */
     double *pre, *h2d, *compute, *d2h, *post, *e2e;
     int frames;
+    int gpu_pre;  /* eb_engine_run_frame */
+    int gpu_head; /* eb_engine_reduce_head */
     double wall_ms;
     int failed;
     char err[256];
@@ -92,10 +99,12 @@ static int parse_int(const char *s, int lo, int hi)
 }
 
 static int slot_init(struct slot *s, const uint8_t *model, size_t len, const char *what,
-                     enum eb_engine_precision prec, const uint8_t *frame, int frames,
-                     struct eb_diag *d)
+                     enum eb_engine_precision prec, int gpu_pre, int gpu_head, const uint8_t *frame,
+                     int frames, struct eb_diag *d)
 {
     memset(s, 0, sizeof(*s));
+    s->gpu_pre = gpu_pre;
+    s->gpu_head = gpu_head;
     struct eb_engine_options opt;
     eb_engine_options_default(&opt);
     opt.device = EB_ENGINE_DEVICE_CUDA;
@@ -109,7 +118,8 @@ static int slot_init(struct slot *s, const uint8_t *model, size_t len, const cha
     s->input = malloc((size_t)3 * (size_t)h * (size_t)w * sizeof(float));
     if (s->input == NULL ||
         eb_yolo_layout_detect(io.outputs[0].shape, io.outputs[0].rank, 80, &s->li, d) != EB_OK ||
-        eb_yolo_scratch_init(&s->scratch, &s->li, d) != EB_OK)
+        eb_yolo_scratch_init(&s->scratch, &s->li, d) != EB_OK ||
+        (gpu_head && eb_engine_reduce_head(s->e, 0, 0.25f, d) != EB_OK))
         return -1;
     s->frame = frame;
     s->frames = frames;
@@ -134,15 +144,30 @@ static int slot_frame(struct slot *s, int i)
     struct eb_diag d = {0};
     struct eb_engine_io io;
     eb_engine_io_info(s->e, &io);
-    const uint64_t t0 = eb_clock_ns();
-    eb_letterbox_rgb_to_nchw_f32(s->frame, FRAME_W, FRAME_H, (size_t)FRAME_W * 3, &s->lb, 3,
-                                 s->input);
-    const uint64_t t1 = eb_clock_ns();
-    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 4, .data = s->input};
-    for (int k = 0; k < 4; k++)
-        in.shape[k] = io.inputs[0].shape[k];
     struct eb_tensor out[EB_ENGINE_MAX_IO];
-    if (eb_engine_run(s->e, &in, 1, out, io.n_outputs, &d) != EB_OK) {
+    const uint64_t t0 = eb_clock_ns();
+    uint64_t t1 = t0;
+    enum eb_status st;
+    if (s->gpu_pre) {
+        const struct eb_engine_frame f = {.rgb = s->frame,
+                                          .width = FRAME_W,
+                                          .height = FRAME_H,
+                                          .stride = (size_t)FRAME_W * 3,
+                                          .new_w = s->lb.new_w,
+                                          .new_h = s->lb.new_h,
+                                          .pad_left = s->lb.pad_left,
+                                          .pad_top = s->lb.pad_top};
+        st = eb_engine_run_frame(s->e, &f, out, io.n_outputs, &d);
+    } else {
+        eb_letterbox_rgb_to_nchw_f32(s->frame, FRAME_W, FRAME_H, (size_t)FRAME_W * 3, &s->lb, 3,
+                                     s->input);
+        t1 = eb_clock_ns();
+        struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 4, .data = s->input};
+        for (int k = 0; k < 4; k++)
+            in.shape[k] = io.inputs[0].shape[k];
+        st = eb_engine_run(s->e, &in, 1, out, io.n_outputs, &d);
+    }
+    if (st != EB_OK) {
         snprintf(s->err, sizeof(s->err), "%.255s", d.msg);
         s->failed = 1;
         return -1;
@@ -150,13 +175,21 @@ static int slot_frame(struct slot *s, int i)
     const uint64_t t2 = eb_clock_ns();
     const struct eb_yolo_params p = {.conf = 0.25f, .iou = 0.7f, .max_det = MAX_DET};
     struct eb_detections dets = {.items = s->dets, .capacity = MAX_DET};
-    eb_yolo_postprocess(&s->li, out[0].data, &s->lb, &p, &s->scratch, &dets);
+    if (s->gpu_head) {
+        struct eb_anchor_row *rows = NULL;
+        const size_t n = eb_engine_head_rows(s->e, &rows);
+        eb_yolo_nms(&s->scratch, eb_yolo_decode_rows(rows, n, &s->scratch), &p, &dets);
+        for (size_t k = 0; k < dets.count; k++)
+            eb_letterbox_unmap(&s->lb, &dets.items[k]);
+    } else {
+        eb_yolo_postprocess(&s->li, out[0].data, &s->lb, &p, &s->scratch, &dets);
+    }
     const uint64_t t3 = eb_clock_ns();
     s->n_boxes = dets.count;
     if (i >= 0) {
         struct eb_engine_timing t;
         eb_engine_timing_get(s->e, &t);
-        s->pre[i] = (double)(t1 - t0) / 1e6;
+        s->pre[i] = s->gpu_pre ? t.pre_ms : (double)(t1 - t0) / 1e6;
         s->h2d[i] = t.h2d_ms;
         s->compute[i] = t.compute_ms;
         s->d2h[i] = t.d2h_ms;
@@ -303,9 +336,9 @@ int main(int argc, char **argv)
     printf("bench_gpu: %d frames after %d warm-up, input %dx%d uint8 RGB, batch 1, imgsz %d "
            "(times in ms; p50/p99 of the frames)\n\n",
            o.frames, o.warmup, FRAME_W, FRAME_H, o.imgsz);
-    printf("| model | precision | GPU | compute p50 | compute p99 | h2d p50 | d2h p50 | pre p50 | "
-           "post p50 | e2e p50 | e2e p99 | FPS | boxes |\n");
-    printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    printf("| model | precision | pre | post | GPU | compute p50 | compute p99 | h2d p50 | d2h p50 "
+           "| pre p50 | post p50 | e2e p50 | e2e p99 | FPS | boxes |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     char list[256];
     snprintf(list, sizeof(list), "%s", o.models);
     char peer_rows[4096] = "";
@@ -337,12 +370,14 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_gpu: cannot write %s (set --out to a writable folder)\n", path);
             return 1;
         }
-        for (int pr = 0; pr < 2; pr++) {
+        /* per precision: pre cpu/post cpu, pre gpu/post cpu, pre gpu/post gpu (+ dual) */
+        for (int row = 0; row < 6; row++) {
+            const int pr = row / 3, gpu_pre = row % 3 > 0, gpu_head = row % 3 == 2;
             const enum eb_engine_precision prec =
                 pr ? EB_ENGINE_PRECISION_FP16 : EB_ENGINE_PRECISION_FP32;
             const char *pname = pr ? "fp16" : "fp32";
             struct slot s;
-            if (slot_init(&s, model, len, what, prec, frame, o.frames, &d) != 0)
+            if (slot_init(&s, model, len, what, prec, gpu_pre, gpu_head, frame, o.frames, &d) != 0)
                 die(what, &d);
             for (int i = 0; i < o.warmup; i++)
                 slot_frame(&s, -1);
@@ -355,22 +390,23 @@ int main(int argc, char **argv)
             eb_engine_exec_info_get(s.e, &info);
             const struct eb_stat_summary c = summary(s.compute, o.frames);
             const struct eb_stat_summary e2e = summary(s.e2e, o.frames);
-            printf(
-                "| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | "
-                "%zu |\n",
-                what, pname, info.device_name, c.p50, c.p99, summary(s.h2d, o.frames).p50,
-                summary(s.d2h, o.frames).p50, summary(s.pre, o.frames).p50,
-                summary(s.post, o.frames).p50, e2e.p50, e2e.p99, 1000.0 * o.frames / s.wall_ms,
-                s.n_boxes);
+            printf("| %s | %s | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | "
+                   "%.3f | %.0f | %zu |\n",
+                   what, pname, gpu_pre ? "gpu" : "cpu", gpu_head ? "gpu" : "cpu", info.device_name,
+                   c.p50, c.p99, summary(s.h2d, o.frames).p50, summary(s.d2h, o.frames).p50,
+                   summary(s.pre, o.frames).p50, summary(s.post, o.frames).p50, e2e.p50, e2e.p99,
+                   1000.0 * o.frames / s.wall_ms, s.n_boxes);
             fflush(stdout);
             const double single_fps = 1000.0 * o.frames / s.wall_ms;
-            if (pr == 1)
+            if (pr == 1 && gpu_head)
                 ours_e2e_fp16[n_model] = e2e.p50;
             slot_fini(&s);
+            if (!gpu_head)
+                continue;
             /* dual: two slots of this model and precision on one GPU */
             struct slot pair[2];
             for (int k = 0; k < 2; k++)
-                if (slot_init(&pair[k], model, len, what, prec, frame, o.frames, &d) != 0)
+                if (slot_init(&pair[k], model, len, what, prec, 1, 1, frame, o.frames, &d) != 0)
                     die(what, &d);
             for (int k = 0; k < 2; k++)
                 for (int i = 0; i < o.warmup; i++)
@@ -384,11 +420,12 @@ int main(int argc, char **argv)
                 eb_thread_join(&th[k]);
             const double wall = (double)(eb_clock_ns() - t0) / 1e6;
             const double pair_fps = 2000.0 * o.frames / wall;
-            printf("| %s dual | %s | %s | %.3f | %.3f | | | | | %.3f | %.3f | %.0f pair (%.2fx "
-                   "one slot's %.0f) | |\n",
-                   what, pname, info.device_name, summary(pair[0].compute, o.frames).p50,
-                   summary(pair[0].compute, o.frames).p99, summary(pair[0].e2e, o.frames).p50,
-                   summary(pair[0].e2e, o.frames).p99, pair_fps, pair_fps / single_fps, single_fps);
+            printf(
+                "| %s dual | %s | gpu | gpu | %s | %.3f | %.3f | | | | | %.3f | %.3f | %.0f pair "
+                "(%.2fx one slot's %.0f) | |\n",
+                what, pname, info.device_name, summary(pair[0].compute, o.frames).p50,
+                summary(pair[0].compute, o.frames).p99, summary(pair[0].e2e, o.frames).p50,
+                summary(pair[0].e2e, o.frames).p99, pair_fps, pair_fps / single_fps, single_fps);
             fflush(stdout);
             for (int k = 0; k < 2; k++)
                 slot_fini(&pair[k]);

@@ -52,3 +52,16 @@ if(NOT EB_CUDA STREQUAL "OFF")
                    "architectures ${EB_CUDA_ARCHITECTURES})")
   endif()
 endif()
+
+# NVTX ranges (include/eb/nvtx.h): the toolkit's header-only nvtx3, used wherever its headers
+# are found, whether or not the CUDA device is built (EB_CUDA=OFF skips the search above, so
+# it is repeated here). Only src/core/nvtx.c includes them; it needs libdl (src/CMakeLists.txt).
+if(NOT EB_NVTX_INCLUDE)
+  find_path(EB_NVTX_INCLUDE nvtx3/nvToolsExt.h HINTS ENV CUDA_HOME ENV CUDA_PATH
+            PATHS /usr/local/cuda PATH_SUFFIXES include)
+endif()
+set(EB_HAVE_NVTX OFF)
+if(EB_NVTX_INCLUDE AND NOT CMAKE_CROSSCOMPILING)
+  set(EB_HAVE_NVTX ON)
+endif()
+message(STATUS "edgebench: NVTX ranges ${EB_HAVE_NVTX} (nvtx3 headers: ${EB_NVTX_INCLUDE})")

@@ -15,11 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "eb/detect.h"
 #include "eb/diag.h"
 #include "eb/log.h"
 #include "eb/tensor.h"
 
-#define EB_BACKEND_ABI      3u
+#define EB_BACKEND_ABI      4u
 #define EB_BACKEND_MAX_IO   8
 #define EB_BACKEND_NAME_MAX 128
 
@@ -84,6 +85,21 @@ struct eb_io_desc {
     int64_t shape[EB_MAX_RANK]; /* -1 where dynamic (after resolving imgsz when possible) */
 };
 
+/**
+ * The device a loaded model runs on, for the dense-peak lookup behind MFU (ABI 4). A backend
+ * that does not fill it in leaves it zeroed (`reported` 0).
+ */
+struct eb_backend_device_info {
+    int reported;          /* 1 when the backend filled this in */
+    enum eb_device device; /* what runs the model: EB_DEVICE_CPU or EB_DEVICE_CUDA */
+    char name[64];         /* CUDA device name, e.g. "NVIDIA H100 80GB HBM3", "Orin"; "" on cpu */
+    int sms;               /* streaming multiprocessors; 0 unknown */
+    uint64_t total_bytes;  /* device memory (a Jetson: its DRAM, shared with the CPU); 0 unknown */
+    int clock_khz;         /* GPU clock the runtime reports (cudaDevAttrClockRate); 0 unknown */
+    char precision[8];     /* arithmetic of the model's heavy ops: "fp32", "fp16", "int8"; ""
+                              unknown */
+};
+
 struct eb_model_info {
     size_t n_inputs;
     struct eb_io_desc inputs[EB_BACKEND_MAX_IO];
@@ -98,6 +114,7 @@ struct eb_model_info {
     char limit_methods[256]; /* e.g. "ort cuda gpu_mem_limit=8.00GB"; empty when none */
     char provider
         [64]; /* execution provider / device that actually runs, e.g. "CPUExecutionProvider" */
+    struct eb_backend_device_info device; /* (ABI 4) zeroed where the backend does not say */
 };
 
 /** Optional per-frame split of the inference time; zero where not measured. */
@@ -105,6 +122,19 @@ struct eb_infer_timing {
     uint64_t h2d_ns;
     uint64_t compute_ns;
     uint64_t d2h_ns;
+    uint64_t pre_ns; /* infer_frame: the letterbox on the device */
+};
+
+/**
+ * An 8-bit packed RGB frame for infer_frame (ABI 4), with the letterbox geometry the backend
+ * applies on its device (eb_letterbox_compute's new_w/new_h/pad_left/pad_top; bilinear, 114
+ * padding, scaled to [0,1], as eb_letterbox_rgb_to_nchw_f32).
+ */
+struct eb_backend_frame {
+    const uint8_t *rgb; /* height rows of `stride` bytes; caller-owned */
+    int width, height;
+    size_t stride;
+    int new_w, new_h, pad_left, pad_top;
 };
 
 struct eb_mem_usage {
@@ -177,6 +207,27 @@ struct eb_backend_ops {
     enum eb_status (*profile)(void *priv, struct eb_backend_profile *profile_out);
     /** Optional (ABI 3), with `profile`: forgets the recorded times (e.g. after warm-up). */
     void (*profile_reset)(void *priv);
+    /**
+     * Optional (ABI 4), with infer_frame: 1 when the loaded model can take frames that the
+     * backend preprocesses on its device; else 0 and why.
+     */
+    int (*frame_input)(void *priv, char *why, size_t why_size);
+    /**
+     * Optional (ABI 4): as `infer`, from an 8-bit frame letterboxed on the device (the
+     * upload, the letterbox and the forward; timing_out->pre_ns is the letterbox).
+     */
+    enum eb_status (*infer_frame)(void *priv, const struct eb_backend_frame *frame,
+                                  struct eb_tensor *out, size_t n_out,
+                                  struct eb_infer_timing *timing_out, struct eb_diag *diag);
+    /**
+     * Optional (ABI 4), with head_rows: from now on, reduce output `output` (a float
+     * [1, 4+nc, N] detection head) on the device after every inference: only the anchors whose
+     * best class score is > conf come back (head_rows), that output's data is NULL. conf < 0
+     * switches it off. EB_ERR_UNSUPPORTED / EB_ERR_INVALID_ARG with why when it cannot.
+     */
+    enum eb_status (*reduce_head)(void *priv, int output, float conf, struct eb_diag *diag);
+    /** Optional (ABI 4): the last inference's rows (backend-owned, any order); their count. */
+    size_t (*head_rows)(void *priv, struct eb_anchor_row **rows_out);
 };
 
 /** A backend instance: ops + private state. Opaque. */
@@ -205,6 +256,19 @@ EB_NODISCARD enum eb_status eb_backend_infer(struct eb_backend *be, const struct
                                              size_t n_in, struct eb_tensor *out, size_t n_out,
                                              struct eb_infer_timing *timing_out,
                                              struct eb_diag *diag);
+/** 1 when the instance's model can take frames preprocessed on its device; else 0 and why. */
+int eb_backend_frame_input(struct eb_backend *be, char *why, size_t why_size);
+/** infer_frame (see eb_backend_ops); EB_ERR_UNSUPPORTED where eb_backend_frame_input is 0. */
+EB_NODISCARD enum eb_status eb_backend_infer_frame(struct eb_backend *be,
+                                                   const struct eb_backend_frame *frame,
+                                                   struct eb_tensor *out, size_t n_out,
+                                                   struct eb_infer_timing *timing_out,
+                                                   struct eb_diag *diag);
+/** reduce_head (see eb_backend_ops); EB_ERR_UNSUPPORTED where the backend has none. */
+EB_NODISCARD enum eb_status eb_backend_reduce_head(struct eb_backend *be, int output, float conf,
+                                                   struct eb_diag *diag);
+/** head_rows (see eb_backend_ops); 0 and NULL where the backend has none. */
+size_t eb_backend_head_rows(struct eb_backend *be, struct eb_anchor_row **rows_out);
 /** Memory used by the backend; zeros when the backend does not say. Never fails. */
 void eb_backend_mem_usage(struct eb_backend *be, struct eb_mem_usage *usage_out);
 /**

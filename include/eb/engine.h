@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "eb/alloc.h"
+#include "eb/detect.h"
 #include "eb/diag.h"
 #include "eb/log.h"
 #include "eb/tensor.h"
@@ -131,6 +132,10 @@ struct eb_engine_exec_info {
     size_t n_blocked;         /* activations kept in the convs' layout between convs
                                  (NCHWc on the CPU, NHWC on cuda fp16) */
     int block;                /* their channels per block (CB); 0 when none */
+    int sm_count;             /* CUDA: the GPU's streaming multiprocessors; 0 on the CPU */
+    uint64_t device_total_bytes; /* CUDA: the GPU's memory (a Jetson: its DRAM); 0 on the CPU */
+    int clock_khz;               /* CUDA: the GPU clock the runtime reports (cudaDevAttrClockRate,
+                                    the maximum of the current power mode); 0 on the CPU */
 };
 
 /** One node of the per-operator profile (eb_engine_profile_get). */
@@ -177,12 +182,72 @@ EB_NODISCARD enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_t
                                           size_t n_in, struct eb_tensor *out, size_t n_out,
                                           struct eb_diag *diag);
 
+/**
+ * Reduces output `output`, a float [1, 4+nc, N] detection head (YOLOv8/YOLO11), on the device
+ * after every run (CUDA): the anchors whose best class score is > conf become rows
+ * (eb_engine_head_rows), and only they are copied back, not the head (that output's data is
+ * NULL in the runs' out[]). conf < 0 switches it off. The CUDA Graphs are captured again.
+ * EB_ERR_UNSUPPORTED on the CPU device, EB_ERR_INVALID_ARG for another output shape.
+ */
+EB_NODISCARD enum eb_status eb_engine_reduce_head(struct eb_engine *e, int output, float conf,
+                                                  struct eb_diag *diag);
+/**
+ * The rows of the last run with eb_engine_reduce_head on, in no fixed order (engine-owned,
+ * valid until the next run; eb_yolo_decode_rows sorts them in place); their count.
+ */
+size_t eb_engine_head_rows(struct eb_engine *e, struct eb_anchor_row **rows_out);
+
 /** Device-side times of the last run (CUDA events); all 0 on the CPU. */
 struct eb_engine_timing {
-    double h2d_ms;     /* inputs host → device */
+    double h2d_ms;     /* inputs host → device (eb_engine_run_frame: the 8-bit frame) */
     double compute_ms; /* the forward on the device */
     double d2h_ms;     /* outputs device → host */
+    double pre_ms;     /* eb_engine_run_frame: the letterbox on the device; else 0 */
 };
+
+/**
+ * An 8-bit packed RGB frame for eb_engine_run_frame, and where it goes in the model input: the
+ * letterbox geometry of eb_letterbox_compute (src/yolo), which the device applies exactly as
+ * eb_letterbox_rgb_to_nchw_f32 does (bilinear, 114 padding, scaled to [0,1]).
+ */
+struct eb_engine_frame {
+    const uint8_t *rgb; /* height rows of `stride` bytes, 3 bytes a pixel; caller-owned */
+    int width, height;
+    size_t stride;
+    int new_w, new_h;      /* the resized frame inside the model input */
+    int pad_left, pad_top; /* its offset there */
+};
+
+/**
+ * 1 when the engine's device preprocesses frames itself (CUDA: eb_engine_run_frame); else 0
+ * with the reason in `why` (the CPU device; a model whose only input is not a float
+ * [1,1|3,H,W] tensor).
+ */
+int eb_engine_frame_input(const struct eb_engine *e, char *why, size_t why_size);
+
+/**
+ * A page-locked host buffer of the engine for a width x height frame (stride = 3 * width),
+ * which eb_engine_run_frame uploads without a staging copy: decode into it. Engine-owned,
+ * valid until the next call with a larger frame or destroy. EB_ERR_UNSUPPORTED where
+ * eb_engine_frame_input is 0.
+ */
+EB_NODISCARD enum eb_status eb_engine_frame_buffer(struct eb_engine *e, int width, int height,
+                                                   uint8_t **buf_out, struct eb_diag *diag);
+
+/**
+ * Runs the graph on one frame, preprocessed on the device: the frame is copied into the
+ * engine's page-locked buffer (unless it is already there: eb_engine_frame_buffer), uploaded
+ * as 8 bits, letterboxed into the input in the model's precision, and the forward runs; the
+ * letterbox and the forward replay one CUDA Graph per frame geometry. Outputs as
+ * eb_engine_run. The first frame of a new size allocates the device frame buffer, which counts
+ * against opt.mem_cap_bytes (EB_ERR_LIMIT "needed X MiB, limit Y MiB" past it).
+ * EB_ERR_INVALID_ARG for a geometry outside the input; EB_ERR_UNSUPPORTED where
+ * eb_engine_frame_input is 0.
+ */
+EB_NODISCARD enum eb_status eb_engine_run_frame(struct eb_engine *e,
+                                                const struct eb_engine_frame *f,
+                                                struct eb_tensor *out, size_t n_out,
+                                                struct eb_diag *diag);
 /** The CUDA event times of the last eb_engine_run (zeros on the CPU device). */
 void eb_engine_timing_get(const struct eb_engine *e, struct eb_engine_timing *t_out);
 

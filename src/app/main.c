@@ -14,6 +14,7 @@
 #include "eb/log.h"
 #include "harness/config.h"
 #include "harness/model_plan.h"
+#include "harness/profile.h"
 #include "harness/run.h"
 #include "harness/tegrastats.h"
 #include "model/model.h"
@@ -54,6 +55,8 @@ static void print_help(FILE *fp)
             "edgebench %s: benchmarks YOLO object detectors on one or two camera streams\n\n"
             "usage:\n"
             "  edgebench run [options]            benchmark (see edgebench run --help)\n"
+            "  edgebench profile [options]        run with --profile; --ncu: Nsight Compute\n"
+            "                                     on the slowest nodes' kernels (profile --help)\n"
             "  edgebench model synth [options]    write a synthesized yolov8/yolo11 ONNX model\n"
             "  edgebench model info FILE          inputs, outputs, ops, parameters, FLOPs, planned "
             "memory\n"
@@ -110,6 +113,28 @@ static int cmd_run(int argc, char **argv, const char *command_line)
     return eb_run_main(&cfg, &env);
 }
 
+static int cmd_profile(int argc, char **argv, const char *argv0, const char *command_line)
+{
+    struct eb_config cfg;
+    struct eb_profile_options po;
+    int help = 0;
+    int code = eb_profile_parse(argc, argv, &cfg, &po, &help, stderr);
+    if (code == EB_EXIT_OK && help)
+        eb_profile_print_help(stdout);
+    if (code == EB_EXIT_OK && !help) {
+        install_signals();
+        av_log_set_level(cfg.verbose ? AV_LOG_WARNING : AV_LOG_FATAL); /* as cmd_run */
+        struct eb_run_env env = {.stop = &g_stop,
+                                 .command_line = command_line,
+                                 .version = EB_VERSION,
+                                 .console = stderr,
+                                 .tegrastats_cmd = "tegrastats"};
+        code = eb_profile_run(&cfg, &po, &env, argv0);
+    }
+    eb_profile_options_fini(&po);
+    return code;
+}
+
 static int cmd_backends(void)
 {
     int any = 0;
@@ -150,6 +175,8 @@ int main(int argc, char **argv)
         return cmd_run(argc - 2, argv + 2, command_line);
     if (strncmp(cmd, "--", 2) == 0)
         return cmd_run(argc - 1, argv + 1, command_line);
+    if (strcmp(cmd, "profile") == 0)
+        return cmd_profile(argc - 2, argv + 2, argv[0], command_line);
     if (strcmp(cmd, "model") == 0)
         return eb_model_main(argc - 2, argv + 2, eb_harness_model_plan, stdout, stderr);
     if (strcmp(cmd, "tegrastats") == 0)

@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,6 +83,40 @@ enum eb_status eb_backend_infer(struct eb_backend *be, const struct eb_tensor *i
                                 struct eb_infer_timing *timing_out, struct eb_diag *diag)
 {
     return be->ops->infer(be->priv, in, n_in, out, n_out, timing_out, diag);
+}
+
+int eb_backend_frame_input(struct eb_backend *be, char *why, size_t why_size)
+{
+    if (be->ops->frame_input != NULL && be->ops->infer_frame != NULL)
+        return be->ops->frame_input(be->priv, why, why_size);
+    if (why != NULL && why_size > 0)
+        snprintf(why, why_size, "backend %s preprocesses on the host only", be->ops->name);
+    return 0;
+}
+
+enum eb_status eb_backend_infer_frame(struct eb_backend *be, const struct eb_backend_frame *frame,
+                                      struct eb_tensor *out, size_t n_out,
+                                      struct eb_infer_timing *timing_out, struct eb_diag *diag)
+{
+    char why[200];
+    if (!eb_backend_frame_input(be, why, sizeof(why)))
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED, "%s; use --preprocess cpu", why);
+    return be->ops->infer_frame(be->priv, frame, out, n_out, timing_out, diag);
+}
+
+enum eb_status eb_backend_reduce_head(struct eb_backend *be, int output, float conf,
+                                      struct eb_diag *diag)
+{
+    if (be->ops->reduce_head == NULL || be->ops->head_rows == NULL)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "backend %s decodes on the host only; use --decode cpu", be->ops->name);
+    return be->ops->reduce_head(be->priv, output, conf, diag);
+}
+
+size_t eb_backend_head_rows(struct eb_backend *be, struct eb_anchor_row **rows_out)
+{
+    *rows_out = NULL;
+    return be->ops->head_rows != NULL ? be->ops->head_rows(be->priv, rows_out) : 0;
 }
 
 void eb_backend_mem_usage(struct eb_backend *be, struct eb_mem_usage *usage_out)

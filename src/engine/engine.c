@@ -9,6 +9,7 @@
 
 #include "eb/clock.h"
 #include "eb/engine.h"
+#include "eb/nvtx.h"
 #include "engine/cpu/cpu.h"
 #include "engine/cpu/gemm.h"
 #include "engine/engine_internal.h"
@@ -159,13 +160,28 @@ void eb_engine__cpu_exec(struct eb_engine *e, size_t k)
     x.n->op->exec(&x);
 }
 
+void eb_engine__nvtx_node_push(const struct eb_engine *e, size_t k)
+{
+    if (e->nvtx_names != NULL)
+        eb_nvtx_push(&e->nvtx, e->nvtx_names[k]);
+}
+
+void eb_engine__nvtx_node_pop(const struct eb_engine *e)
+{
+    if (e->nvtx_names != NULL)
+        eb_nvtx_pop(&e->nvtx);
+}
+
 static enum eb_status cpu_run(struct eb_engine *e, struct eb_diag *diag)
 {
     (void)diag;
     if (e->prof != NULL) {
+        /* Per-node NVTX ranges only here: the unprofiled run below stays as it is timed. */
         uint64_t t_start = eb_clock_ns(), t0 = t_start;
         for (size_t k = 0; k < e->n_order; k++) {
+            eb_engine__nvtx_node_push(e, k);
             eb_engine__cpu_exec(e, k);
+            eb_engine__nvtx_node_pop(e);
             uint64_t t1 = eb_clock_ns();
             e->prof[k].total_ms += (double)(t1 - t0) / 1e6;
             t0 = t1;
@@ -300,10 +316,12 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
         goto fail;
     if (e->profile) {
         e->prof = eb_ir_arena_alloc(&g->arena, (e->n_order + 1) * sizeof(*e->prof));
-        if (e->prof == NULL) {
+        e->nvtx_names = eb_ir_arena_alloc(&g->arena, (e->n_order + 1) * sizeof(char *));
+        if (e->prof == NULL || e->nvtx_names == NULL) {
             st = eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", what);
             goto fail;
         }
+        eb_nvtx_init(&e->nvtx, EB_NVTX_DOMAIN_OP);
         for (size_t k = 0; k < e->n_order; k++) {
             const struct eb_ir_node *n = &g->nodes[e->order[k]];
             e->prof[k].name = n->name;
@@ -311,6 +329,13 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
             snprintf(e->prof[k].fused, sizeof(e->prof[k].fused), "%s",
                      n->fused != NULL ? n->fused : "");
             e->prof[k].flops = node_flops(g, n);
+            char range[EB_NVTX_NAME_MAX];
+            eb_nvtx_range_name(n->op->onnx_name, n->name, range, sizeof(range));
+            if ((e->nvtx_names[k] = eb_ir_arena_strdup(&g->arena, range)) == NULL) {
+                st = eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory",
+                                  what);
+                goto fail;
+            }
         }
     }
     e->io.n_inputs = g->n_inputs;
@@ -366,6 +391,8 @@ void eb_engine_exec_info_get(const struct eb_engine *e, struct eb_engine_exec_in
     info_out->block = e->block;
 }
 
+static void describe_outputs(const struct eb_engine *e, struct eb_tensor *out);
+
 enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_tensor *in, size_t n_in,
                              struct eb_tensor *out, size_t n_out, struct eb_diag *diag)
 {
@@ -394,15 +421,128 @@ enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_tensor *in, si
     enum eb_status st = e->dev->run(e, diag);
     if (st != EB_OK)
         return st;
+    describe_outputs(e, out);
+    return EB_OK;
+}
+
+int eb_engine_frame_input(const struct eb_engine *e, char *why, size_t why_size)
+{
+    const struct eb_graph *g = e->g;
+    const char *reason = NULL;
+    char buf[224];
+    if (e->dev->run_frame == NULL) {
+        reason = "the cpu device preprocesses frames on the host";
+    } else if (g->n_inputs != 1) {
+        snprintf(buf, sizeof(buf), "the model has %zu inputs (frames need exactly one)",
+                 g->n_inputs);
+        reason = buf;
+    } else {
+        const struct eb_ir_value *v = &g->values[g->inputs[0]];
+        if (v->rank != 4 || v->shape[0] != 1 || (v->shape[1] != 1 && v->shape[1] != 3) ||
+            (v->dtype != EB_DTYPE_F32 && v->dtype != EB_DTYPE_F16)) {
+            char sh[96];
+            eb_shape_format(v->shape, v->rank, sh, sizeof(sh));
+            snprintf(buf, sizeof(buf), "input '%.40s' is %s %s, not a float [1,1|3,H,W] image",
+                     v->name, eb_dtype_name(v->dtype), sh);
+            reason = buf;
+        }
+    }
+    if (reason != NULL && why != NULL && why_size > 0)
+        snprintf(why, why_size, "%s", reason);
+    return reason == NULL;
+}
+
+static enum eb_status frame_unsupported(const struct eb_engine *e, struct eb_diag *diag)
+{
+    char why[160];
+    if (eb_engine_frame_input(e, why, sizeof(why)))
+        return EB_OK;
+    return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                        "model %s cannot take frames on the device: %s; preprocess on the host "
+                        "and call eb_engine_run",
+                        e->what, why);
+}
+
+enum eb_status eb_engine_frame_buffer(struct eb_engine *e, int width, int height, uint8_t **buf_out,
+                                      struct eb_diag *diag)
+{
+    enum eb_status st = frame_unsupported(e, diag);
+    if (st != EB_OK)
+        return st;
+    if (width <= 0 || height <= 0 || width > 16384 || height > 16384)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "model %s: frame %dx%d is empty or larger than 16384x16384", e->what,
+                            width, height);
+    return e->dev->frame_buffer(e, width, height, buf_out, diag);
+}
+
+enum eb_status eb_engine_run_frame(struct eb_engine *e, const struct eb_engine_frame *f,
+                                   struct eb_tensor *out, size_t n_out, struct eb_diag *diag)
+{
+    struct eb_graph *g = e->g;
+    enum eb_status st = frame_unsupported(e, diag);
+    if (st != EB_OK)
+        return st;
+    if (f == NULL || f->rgb == NULL || out == NULL || n_out < g->n_outputs)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to run model %s: no frame or fewer than %zu outputs given",
+                            e->what, g->n_outputs);
+    const struct eb_ir_value *v = &g->values[g->inputs[0]];
+    const int64_t H = v->shape[2], W = v->shape[3];
+    if (f->width <= 0 || f->height <= 0 || f->width > 16384 || f->height > 16384 ||
+        f->stride < (size_t)f->width * 3 || f->new_w < 1 || f->new_h < 1 || f->pad_left < 0 ||
+        f->pad_top < 0 || f->pad_left + f->new_w > W || f->pad_top + f->new_h > H)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to run model %s: frame %dx%d (stride %zu) letterboxed to %dx%d "
+                            "at (%d,%d) does not fit the %lldx%lld input",
+                            e->what, f->width, f->height, f->stride, f->new_w, f->new_h,
+                            f->pad_left, f->pad_top, (long long)W, (long long)H);
+    if ((st = e->dev->run_frame(e, f, diag)) != EB_OK)
+        return st;
+    describe_outputs(e, out);
+    return EB_OK;
+}
+
+enum eb_status eb_engine_reduce_head(struct eb_engine *e, int output, float conf,
+                                     struct eb_diag *diag)
+{
+    const struct eb_graph *g = e->g;
+    if (e->dev->reduce_head == NULL)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "model %s: the %s device has no head reduction; decode on the host",
+                            e->what, e->dev->name);
+    if (output < 0 || (size_t)output >= g->n_outputs)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "model %s has no output %d", e->what, output);
+    const struct eb_ir_value *v = &g->values[g->outputs[output]];
+    if (v->rank != 3 || v->shape[0] != 1 || v->shape[1] < 5 || v->dtype != EB_DTYPE_F32 ||
+        v->is_const) {
+        char sh[96];
+        eb_shape_format(v->shape, v->rank, sh, sizeof(sh));
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "model %s: output '%s' is %s %s, not a float [1,4+nc,N] detection "
+                            "head; decode it on the host",
+                            e->what, v->name, eb_dtype_name(v->dtype), sh);
+    }
+    return e->dev->reduce_head(e, output, conf, diag);
+}
+
+size_t eb_engine_head_rows(struct eb_engine *e, struct eb_anchor_row **rows_out)
+{
+    *rows_out = e->head_on ? e->head_rows : NULL;
+    return e->head_on ? e->head_count : 0;
+}
+
+static void describe_outputs(const struct eb_engine *e, struct eb_tensor *out)
+{
+    const struct eb_graph *g = e->g;
     for (size_t i = 0; i < g->n_outputs; i++) {
         const struct eb_ir_value *v = &g->values[g->outputs[i]];
         out[i].dtype = v->dtype;
         out[i].rank = v->rank;
         for (int d = 0; d < EB_MAX_RANK; d++)
             out[i].shape[d] = d < v->rank ? v->shape[d] : 0;
-        out[i].data = v->data;
+        out[i].data = e->head_on && (size_t)e->head_out == i ? NULL : v->data;
     }
-    return EB_OK;
 }
 
 void eb_engine_profile_get(const struct eb_engine *e, struct eb_engine_profile *prof_out)

@@ -9,6 +9,7 @@
 #define EB_ENGINE_ENGINE_INTERNAL_H
 
 #include "eb/engine.h"
+#include "eb/nvtx.h"
 #include "engine/cpu/cpu.h"
 #include "engine/ir/graph.h"
 #include "engine/plan/memplan.h"
@@ -35,10 +36,16 @@ struct eb_engine {
     int block;                /* their CB */
     int profile;
     struct eb_engine_prof_node *prof; /* n_order entries (graph arena) when profiling */
+    const char **nvtx_names; /* n_order per-op NVTX range names (graph arena) when profiling */
+    struct eb_nvtx nvtx;     /* their domain, EB_NVTX_DOMAIN_OP */
     uint64_t prof_runs;
     double prof_run_ms;
     struct eb_engine_timing timing;      /* the last run's device times */
     struct eb_engine_exec_info info_dev; /* device, device_name, precision, fallback, graph */
+    int head_on;                         /* eb_engine_reduce_head: output head_out is reduced */
+    int head_out;
+    struct eb_anchor_row *head_rows; /* the last run's rows (device-owned host memory) */
+    size_t head_count;
 };
 
 struct eb_engine_devops {
@@ -51,6 +58,15 @@ struct eb_engine_devops {
                            struct eb_diag *diag);
     /** One forward: graph inputs' data point at the caller's host tensors. */
     enum eb_status (*run)(struct eb_engine *e, struct eb_diag *diag);
+    /** Optional: eb_engine_frame_buffer (input checks done). */
+    enum eb_status (*frame_buffer)(struct eb_engine *e, int width, int height, uint8_t **buf_out,
+                                   struct eb_diag *diag);
+    /** Optional: eb_engine_run_frame on graph input 0 (geometry checked); fills e->timing. */
+    enum eb_status (*run_frame)(struct eb_engine *e, const struct eb_engine_frame *f,
+                                struct eb_diag *diag);
+    /** Optional: eb_engine_reduce_head (shape checked; conf < 0 = off); sets e->head_*. */
+    enum eb_status (*reduce_head)(struct eb_engine *e, int output, float conf,
+                                  struct eb_diag *diag);
     /** Frees what open and bind made; accepts a half-opened engine. */
     void (*close)(struct eb_engine *e);
 };
@@ -60,6 +76,14 @@ enum eb_status eb_engine__prepare_nodes(struct eb_engine *e, const unsigned char
                                         struct eb_diag *diag);
 /** Runs node order[k] on the CPU (profile-free). */
 void eb_engine__cpu_exec(struct eb_engine *e, size_t k);
+/**
+ * Profiled runs only (no-ops otherwise): opens node order[k]'s NVTX range "<op>:<node>" in the
+ * EB_NVTX_DOMAIN_OP domain on the calling thread; eb_engine__nvtx_node_pop closes it. A device
+ * calls the pair around each node of its profiled run (CUDA: around the node's launches, so
+ * that Nsight Compute attributes its kernels to the node).
+ */
+void eb_engine__nvtx_node_push(const struct eb_engine *e, size_t k);
+void eb_engine__nvtx_node_pop(const struct eb_engine *e);
 /** MiB for messages. */
 double eb_engine__mib(uint64_t bytes);
 

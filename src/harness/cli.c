@@ -187,6 +187,12 @@ static const struct opt_def *find_opt(const char *name, size_t len)
     return NULL;
 }
 
+int eb_config_option_takes_value(const char *name, size_t len)
+{
+    const struct opt_def *o = find_opt(name, len);
+    return o != NULL && o->type != OPT_FLAG;
+}
+
 /* A source spec given on the command line must at least parse. */
 static enum eb_status check_source(const char *flag, const char *text, struct eb_diag *diag)
 {

@@ -20,6 +20,9 @@ enum eb_backend_choice {
     EB_BACKEND_CHOICE_AUTO
 };
 
+/** --preprocess: where frames are letterboxed (same order as cli_opts.def's choices). */
+enum eb_preprocess { EB_PREPROCESS_AUTO = 0, EB_PREPROCESS_CPU, EB_PREPROCESS_GPU };
+
 struct eb_config {
     int mode;           /* enum eb_mode (index into the choices) */
     const char *source; /* strings are borrowed from argv (or static defaults) */
@@ -38,9 +41,12 @@ struct eb_config {
     int64_t threads;
     int profile;
     int no_fold, no_fuse, no_dce, no_layout;
-    int qdq;       /* index in "float|int8|strip" = enum eb_engine_qdq */
-    int precision; /* index in "fp32|fp16" = enum eb_engine_precision */
-    int kernels;   /* index in "auto|ref|avx2|avx512|neon" */
+    int qdq;        /* index in "float|int8|strip" = enum eb_engine_qdq */
+    int precision;  /* index in "fp32|fp16" = enum eb_engine_precision */
+    int preprocess; /* index in "auto|cpu|gpu" = enum eb_preprocess */
+    int decode;     /* index in "auto|cpu|gpu" = enum eb_preprocess (same three choices) */
+    int64_t drift_frames;
+    int kernels; /* index in "auto|ref|avx2|avx512|neon" */
     const char *output;
     int64_t interval_ms;
     int solo_baseline;
@@ -61,6 +67,13 @@ void eb_config_defaults(struct eb_config *cfg);
 EB_NODISCARD enum eb_status eb_config_parse(int argc, char **argv, struct eb_config *cfg,
                                             int *help_out, const struct eb_log *log,
                                             struct eb_diag *diag);
+
+/**
+ * 1 when `--<name>` (the `len` bytes at `name`, given without "=value") takes the next argument
+ * as its value in eb_config_parse; 0 for flags and unknown names. Lets a command that adds its
+ * own options to run's (`edgebench profile`) tell a value from an option.
+ */
+int eb_config_option_takes_value(const char *name, size_t len);
 
 /** Prints `edgebench run --help` (every option with default and range). */
 void eb_config_print_help(FILE *fp);

@@ -5,6 +5,7 @@
  * temporary — never a half-written report.json that a consumer would choke on.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -107,4 +108,48 @@ enum eb_status eb_report_write_files(const struct eb_run_result *r, const char *
 
 fail:
     return st;
+}
+
+double eb_report__energy_per_frame_mj(const struct eb_run_result *r,
+                                      enum eb_report_energy_source *source_out)
+{
+    const struct eb_system_summary *sys = &r->sys;
+    enum eb_report_energy_source src = EB_REPORT_ENERGY_SOURCE_NONE;
+    double energy = NAN;
+    int n = sys->n_gpus < 0                     ? 0
+            : sys->n_gpus > EB_SAMPLER_MAX_GPUS ? EB_SAMPLER_MAX_GPUS
+                                                : sys->n_gpus;
+    if (sys->nvml_used) {
+        for (int i = 0; i < n; i++) {
+            double e = sys->gpus[i].energy_mj;
+            if (!isfinite(e))
+                continue;
+            energy = src == EB_REPORT_ENERGY_SOURCE_NONE ? e : energy + e;
+            src = EB_REPORT_ENERGY_SOURCE_NVML;
+        }
+    }
+    if (src == EB_REPORT_ENERGY_SOURCE_NONE && sys->tegrastats_used && isfinite(sys->energy_mj)) {
+        energy = sys->energy_mj;
+        src = EB_REPORT_ENERGY_SOURCE_TEGRASTATS;
+    }
+    uint64_t frames = 0;
+    for (int i = 0; i < EB_NUM_SLOTS; i++)
+        frames += r->slots[i].frames_measured;
+    if (src == EB_REPORT_ENERGY_SOURCE_NONE || frames == 0) {
+        if (source_out != NULL)
+            *source_out = EB_REPORT_ENERGY_SOURCE_NONE;
+        return NAN;
+    }
+    if (source_out != NULL)
+        *source_out = src;
+    return energy / (double)frames;
+}
+
+uint64_t eb_report__throttle_reasons(const struct eb_system_summary *s)
+{
+    uint64_t mask = 0;
+    int n = s->n_gpus < 0 ? 0 : s->n_gpus > EB_SAMPLER_MAX_GPUS ? EB_SAMPLER_MAX_GPUS : s->n_gpus;
+    for (int i = 0; s->nvml_used && i < n; i++)
+        mask |= s->gpus[i].throttle_reasons;
+    return mask & EB_SAMPLER_THROTTLE_SLOWDOWN;
 }

@@ -57,4 +57,24 @@ struct eb_class_count *eb_report__sorted_classes(const struct eb_slot_result *s)
 /* Internal to report*.c: "SIGINT", "SIGTERM", ... or NULL for 0 and unknown signals. */
 const char *eb_report__signal_name(int sig);
 
+/** Internal to report*.c: where the energy of the run comes from. */
+enum eb_report_energy_source {
+    EB_REPORT_ENERGY_SOURCE_NONE = 0,
+    EB_REPORT_ENERGY_SOURCE_NVML,       /* sum of the NVML GPUs' energy_mj */
+    EB_REPORT_ENERGY_SOURCE_TEGRASTATS, /* tegrastats energy_mj (Jetson) */
+};
+/**
+ * Internal to report*.c: the run's energy per measured frame in mJ: the NVML energy summed over
+ * the GPUs when NVML was used (and measured some), else tegrastats' energy_mj when tegrastats
+ * was used, divided by frames.measured summed over both slots. NaN (and source NONE) when there
+ * is no energy or no measured frame. `source_out` may be NULL.
+ */
+double eb_report__energy_per_frame_mj(const struct eb_run_result *r,
+                                      enum eb_report_energy_source *source_out);
+/**
+ * Internal to report*.c: the EB_SAMPLER_THROTTLE_SLOWDOWN reasons seen on any NVML GPU during
+ * the run (0 = not throttled).
+ */
+uint64_t eb_report__throttle_reasons(const struct eb_system_summary *s);
+
 #endif

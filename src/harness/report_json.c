@@ -152,6 +152,7 @@ static void write_prof_row(struct eb_json_writer *w, const struct eb_op_profile 
         eb_json_knum(w, "pct", op->pct);
         eb_json_knum(w, "gflops_per_frame", op->gflops_per_frame);
         eb_json_knum(w, "gflops_per_s", op->gflops_per_s);
+        eb_json_knum(w, "mfu_pct", op->mfu_pct);
     } else {
         eb_json_kstr(w, "name", node->name);
         eb_json_kstr(w, "op", node->op);
@@ -160,6 +161,7 @@ static void write_prof_row(struct eb_json_writer *w, const struct eb_op_profile 
         eb_json_knum(w, "pct", node->pct);
         eb_json_knum(w, "gflops_per_frame", node->gflops_per_frame);
         eb_json_knum(w, "gflops_per_s", node->gflops_per_s);
+        eb_json_knum(w, "mfu_pct", node->mfu_pct);
     }
     eb_json_obj_end(w);
 }
@@ -182,6 +184,13 @@ static void write_profile(struct eb_json_writer *w, const struct eb_slot_result 
     eb_json_knum(w, "sum_to_inference", p->sum_to_inference);
     eb_json_knum(w, "gflops_per_frame", p->gflops_per_frame);
     eb_json_knum(w, "gflops_per_s", p->gflops_per_s);
+    kstr_or_null(w, "peak_device", p->peak_device);
+    kstr_or_null(w, "peak_precision", p->peak_precision);
+    eb_json_knum(w, "peak_tflops", p->peak_tflops);
+    eb_json_knum(w, "peak_clock_mhz", p->peak_clock_mhz);
+    kstr_or_null(w, "peak_note", p->peak_note);
+    eb_json_knum(w, "mfu_pct", p->mfu_pct);
+    eb_json_knum(w, "mfu_inference_pct", p->mfu_inference_pct);
     eb_json_key(w, "by_op_type");
     eb_json_arr_begin(w);
     for (size_t i = 0; i < p->n_ops && i < EB_PROFILE_MAX_OPS; i++)
@@ -218,7 +227,30 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     kpos_or_null(w, "width", s->input_w);
     kpos_or_null(w, "height", s->input_h);
     kpos_or_null(w, "channels", s->input_c);
+    kstr_or_null(w, "preprocess", s->preprocess);
+    kstr_or_null(w, "preprocess_reason", s->preprocess_reason);
     eb_json_obj_end(w);
+    kstr_or_null(w, "decode", s->decode);
+    kstr_or_null(w, "decode_reason", s->decode_reason);
+    eb_json_key(w, "fp16_drift");
+    if (s->drift_measured) {
+        eb_json_obj_begin(w);
+        kuint(w, "frames", s->drift_frames);
+        eb_json_knum(w, "max_abs", s->drift_max_abs);
+        eb_json_knum(w, "mean_abs", s->drift_mean_abs);
+        kuint(w, "boxes_fp32", s->drift_boxes_fp32);
+        kuint(w, "boxes_fp16", s->drift_boxes_fp16);
+        kuint(w, "boxes_matched", s->drift_boxes_matched);
+        eb_json_knum(w, "agreement_pct",
+                     s->drift_boxes_fp32 > 0
+                         ? 100.0 * (double)s->drift_boxes_matched / (double)s->drift_boxes_fp32
+                         : NAN);
+        eb_json_knum(w, "iou_min", 0.9);
+        eb_json_obj_end(w);
+    } else {
+        eb_json_null(w);
+    }
+    kstr_or_null(w, "fp16_drift_note", s->drift_note);
     kstr_or_null(w, "layout", s->layout);
     kpos_or_null(w, "num_classes", s->num_classes);
     eb_json_kint(w, "threads", s->threads);
@@ -361,8 +393,31 @@ static void write_pair(struct eb_json_writer *w, const struct eb_pair_result *p)
     eb_json_obj_end(w);
 }
 
-static void write_system(struct eb_json_writer *w, const struct eb_system_summary *s)
+/* One entry of system.gpus (NVML aggregates). */
+static void write_gpu(struct eb_json_writer *w, const struct eb_gpu_summary *g)
 {
+    eb_json_obj_begin(w);
+    eb_json_kint(w, "index", g->index);
+    kstr_or_null(w, "name", g->name);
+    eb_json_knum(w, "util_avg_pct", g->util_avg_pct);
+    eb_json_knum(w, "util_max_pct", g->util_max_pct);
+    eb_json_knum(w, "mem_used_max_mb", g->mem_used_max_mb);
+    eb_json_knum(w, "mem_total_mb", g->mem_total_mb);
+    eb_json_knum(w, "power_avg_mw", g->power_avg_mw);
+    eb_json_knum(w, "power_max_mw", g->power_max_mw);
+    eb_json_knum(w, "energy_mj", g->energy_mj);
+    eb_json_knum(w, "temp_max_c", g->temp_max_c);
+    eb_json_knum(w, "sm_clock_min_mhz", g->sm_clock_min_mhz);
+    eb_json_knum(w, "sm_clock_max_mhz", g->sm_clock_max_mhz);
+    kuint(w, "throttle_samples", g->throttle_samples);
+    eb_json_key(w, "throttle_reasons");
+    eb_sampler_throttle_write_json(g->throttle_reasons & EB_SAMPLER_THROTTLE_LISTED, w);
+    eb_json_obj_end(w);
+}
+
+static void write_system(struct eb_json_writer *w, const struct eb_run_result *r)
+{
+    const struct eb_system_summary *s = &r->sys;
     eb_json_key(w, "system");
     eb_json_obj_begin(w);
     kuint(w, "n_samples", s->n_samples);
@@ -402,6 +457,27 @@ static void write_system(struct eb_json_writer *w, const struct eb_system_summar
     kmeas(w, "energy_mj", s->energy_mj, tg);
     eb_json_obj_end(w);
     kstr_or_null(w, "warning", s->warning);
+
+    eb_json_kbool(w, "nvml_used", s->nvml_used);
+    kstr_or_null(w, "nvml_warning", s->nvml_warning);
+    eb_json_key(w, "gpus");
+    eb_json_arr_begin(w);
+    int ng = !s->nvml_used || s->n_gpus < 0    ? 0
+             : s->n_gpus > EB_SAMPLER_MAX_GPUS ? EB_SAMPLER_MAX_GPUS
+                                               : s->n_gpus;
+    for (int i = 0; i < ng; i++)
+        write_gpu(w, &s->gpus[i]);
+    eb_json_arr_end(w);
+    enum eb_report_energy_source src;
+    eb_json_knum(w, "energy_per_frame_mj", eb_report__energy_per_frame_mj(r, &src));
+    eb_json_kstr(w, "energy_source",
+                 src == EB_REPORT_ENERGY_SOURCE_NVML         ? "nvml"
+                 : src == EB_REPORT_ENERGY_SOURCE_TEGRASTATS ? "tegrastats"
+                                                             : NULL);
+    uint64_t throttle = eb_report__throttle_reasons(s);
+    eb_json_kbool(w, "throttled", throttle != 0);
+    eb_json_key(w, "throttle_reasons");
+    eb_sampler_throttle_write_json(throttle, w);
     eb_json_obj_end(w);
 }
 
@@ -444,7 +520,7 @@ void eb_report_write_json(const struct eb_run_result *r, struct eb_json_writer *
     eb_json_arr_end(w);
 
     write_pair(w, &r->pair);
-    write_system(w, &r->sys);
+    write_system(w, r);
 
     eb_json_key(w, "warnings");
     eb_json_arr_begin(w);

@@ -172,6 +172,37 @@ static void write_slot_facts(const struct eb_slot_result *s, FILE *fp)
     put_text(fp, s->provider);
     fputs(" |\n", fp);
     row_text(fp, "Precision (input dtype)", s->input_dtype);
+    if (s->preprocess[0] != '\0') {
+        fputs("| Preprocessing | ", fp);
+        put_text(fp, s->preprocess);
+        fputs(" (", fp);
+        put_text(fp, s->preprocess_reason);
+        fputs(") |\n", fp);
+    }
+    if (s->drift_measured) {
+        char b3[32];
+        fprintf(fp,
+                "| fp16 drift vs fp32 | max abs %s, mean abs %s; %llu of %llu fp32 boxes matched "
+                "(%s%%) over %llu frames |\n",
+                fmtd(b1, sizeof(b1), s->drift_max_abs, 4),
+                fmtd(b2, sizeof(b2), s->drift_mean_abs, 5),
+                (unsigned long long)s->drift_boxes_matched, (unsigned long long)s->drift_boxes_fp32,
+                fmtd(b3, sizeof(b3),
+                     s->drift_boxes_fp32 > 0
+                         ? 100.0 * (double)s->drift_boxes_matched / (double)s->drift_boxes_fp32
+                         : NAN,
+                     1),
+                (unsigned long long)s->drift_frames);
+    } else if (s->drift_note[0] != '\0') {
+        row_text(fp, "fp16 drift vs fp32", s->drift_note);
+    }
+    if (s->decode[0] != '\0') {
+        fputs("| Decode | ", fp);
+        put_text(fp, s->decode);
+        fputs(" (", fp);
+        put_text(fp, s->decode_reason);
+        fputs(") |\n", fp);
+    }
     row_text(fp, "Model", s->model_path);
     row_text(fp, "Source", s->source);
     if (s->input_w > 0 && s->input_h > 0)
@@ -220,6 +251,30 @@ static void write_detections(const struct eb_slot_result *s, FILE *fp)
     free(sorted);
 }
 
+/* The model's MFU and the peak it is measured against, or why there is none. */
+static void write_mfu_line(const struct eb_profile_result *p, FILE *fp)
+{
+    char b[4][32];
+    if (!(p->peak_tflops > 0)) {
+        fputs("MFU: n/a — ", fp);
+        put_text(fp, p->peak_note);
+        fputs(".\n\n", fp);
+        return;
+    }
+    fprintf(
+        fp,
+        "MFU (model FLOPs utilisation): %s%% over the sum of node times, %s%% over the measured "
+        "inference mean, of the dense %s peak of ",
+        fmtd(b[0], sizeof(b[0]), p->mfu_pct, 2), fmtd(b[1], sizeof(b[1]), p->mfu_inference_pct, 2),
+        p->peak_precision);
+    put_text(fp, p->peak_device);
+    fprintf(fp, ", %s %s at %s MHz (", fmtd(b[2], sizeof(b[2]), p->peak_tflops, 1),
+            strcmp(p->peak_precision, "int8") == 0 ? "TOPS" : "TFLOPS",
+            fmtd(b[3], sizeof(b[3]), p->peak_clock_mhz, 0));
+    put_text(fp, p->peak_note);
+    fputs(").\n\n", fp);
+}
+
 /* "Per-operator profile": top op types and top nodes (the JSON has every op type). */
 static void write_profile(const struct eb_slot_result *s, FILE *fp)
 {
@@ -244,24 +299,26 @@ static void write_profile(const struct eb_slot_result *s, FILE *fp)
             fmtd(b[2], sizeof(b[2]), p->inference_mean_ms, 3),
             fmtd(b[3], sizeof(b[3]), p->gflops_per_frame, 3),
             fmtd(b[4], sizeof(b[4]), p->gflops_per_s, 1));
+    write_mfu_line(p, fp);
     size_t n = p->n_ops < MAX_OP_ROWS ? p->n_ops : MAX_OP_ROWS;
     if (p->n_ops > MAX_OP_ROWS)
         fprintf(fp, "Top %d op types of %zu:\n\n", MAX_OP_ROWS, p->n_ops);
-    fputs("| Op type | Nodes | ms/frame | % | GFLOP/frame | GFLOP/s |\n", fp);
-    fputs("|---|---:|---:|---:|---:|---:|\n", fp);
+    fputs("| Op type | Nodes | ms/frame | % | GFLOP/frame | GFLOP/s | MFU % |\n", fp);
+    fputs("|---|---:|---:|---:|---:|---:|---:|\n", fp);
     for (size_t i = 0; i < n; i++) {
         const struct eb_op_profile *o = &p->ops[i];
         fputs("| ", fp);
         put_text(fp, o->op);
-        fprintf(fp, " | %u | %s | %s | %s | %s |\n", o->nodes,
+        fprintf(fp, " | %u | %s | %s | %s | %s | %s |\n", o->nodes,
                 fmtd(b[0], sizeof(b[0]), o->ms_per_frame, 3), fmtd(b[1], sizeof(b[1]), o->pct, 1),
                 fmtd(b[2], sizeof(b[2]), o->gflops_per_frame, 3),
-                fmtd(b[3], sizeof(b[3]), o->gflops_per_s, 1));
+                fmtd(b[3], sizeof(b[3]), o->gflops_per_s, 1),
+                fmtd(b[4], sizeof(b[4]), o->mfu_pct, 2));
     }
     fputs("\n", fp);
     fprintf(fp, "Top %zu nodes by time:\n\n", p->n_top);
-    fputs("| Node | Op | Fused | ms/frame | % | GFLOP/s |\n", fp);
-    fputs("|---|---|---|---:|---:|---:|\n", fp);
+    fputs("| Node | Op | Fused | ms/frame | % | GFLOP/s | MFU % |\n", fp);
+    fputs("|---|---|---|---:|---:|---:|---:|\n", fp);
     for (size_t i = 0; i < p->n_top && i < EB_PROFILE_TOP_NODES; i++) {
         const struct eb_node_profile *t = &p->top[i];
         fputs("| ", fp);
@@ -270,8 +327,9 @@ static void write_profile(const struct eb_slot_result *s, FILE *fp)
         put_text(fp, t->op);
         fputs(" | ", fp);
         put_text(fp, t->fused);
-        fprintf(fp, " | %s | %s | %s |\n", fmtd(b[0], sizeof(b[0]), t->ms_per_frame, 3),
-                fmtd(b[1], sizeof(b[1]), t->pct, 1), fmtd(b[2], sizeof(b[2]), t->gflops_per_s, 1));
+        fprintf(fp, " | %s | %s | %s | %s |\n", fmtd(b[0], sizeof(b[0]), t->ms_per_frame, 3),
+                fmtd(b[1], sizeof(b[1]), t->pct, 1), fmtd(b[2], sizeof(b[2]), t->gflops_per_s, 1),
+                fmtd(b[3], sizeof(b[3]), t->mfu_pct, 2));
     }
     fputs("\n", fp);
 }
@@ -346,8 +404,58 @@ static void write_pair(const struct eb_pair_result *p, FILE *fp)
     fputs("\n", fp);
 }
 
-static void write_system(const struct eb_system_summary *s, FILE *fp)
+/* The names of the reason bits in `mask`, ", "-separated. */
+static void put_reasons(FILE *fp, uint64_t mask)
 {
+    int first = 1;
+    for (uint64_t bit = 1; bit != 0 && bit <= mask; bit <<= 1) {
+        const char *name = (mask & bit) ? eb_sampler_throttle_name(bit) : NULL;
+        if (name == NULL)
+            continue;
+        fprintf(fp, "%s%s", first ? "" : ", ", name);
+        first = 0;
+    }
+    if (first)
+        fputs("—", fp);
+}
+
+/* "### GPU (NVML)": one row per GPU. */
+static void write_gpus(const struct eb_system_summary *s, FILE *fp)
+{
+    char b[12][32];
+    int n = s->n_gpus < 0 ? 0 : s->n_gpus > EB_SAMPLER_MAX_GPUS ? EB_SAMPLER_MAX_GPUS : s->n_gpus;
+    if (!s->nvml_used || n == 0)
+        return;
+    fputs("### GPU (NVML)\n\n", fp);
+    fputs("| GPU | Name | Util avg / max % | Mem used max / total MB | Power avg / max mW | "
+          "Energy mJ | Temp max °C | SM clock min / max MHz | Throttled samples | Reasons |\n",
+          fp);
+    fputs("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n", fp);
+    for (int i = 0; i < n; i++) {
+        const struct eb_gpu_summary *g = &s->gpus[i];
+        fprintf(fp, "| %d | ", g->index);
+        put_text(fp, g->name);
+        fprintf(fp, " | %s / %s | %s / %s | %s / %s | %s | %s | %s / %s | %llu | ",
+                fmtd(b[0], sizeof(b[0]), g->util_avg_pct, 1),
+                fmtd(b[1], sizeof(b[1]), g->util_max_pct, 1),
+                fmtd(b[2], sizeof(b[2]), g->mem_used_max_mb, 0),
+                fmtd(b[3], sizeof(b[3]), g->mem_total_mb, 0),
+                fmtd(b[4], sizeof(b[4]), g->power_avg_mw, 0),
+                fmtd(b[5], sizeof(b[5]), g->power_max_mw, 0),
+                fmtd(b[6], sizeof(b[6]), g->energy_mj, 0),
+                fmtd(b[7], sizeof(b[7]), g->temp_max_c, 0),
+                fmtd(b[8], sizeof(b[8]), g->sm_clock_min_mhz, 0),
+                fmtd(b[9], sizeof(b[9]), g->sm_clock_max_mhz, 0),
+                (unsigned long long)g->throttle_samples);
+        put_reasons(fp, g->throttle_reasons & EB_SAMPLER_THROTTLE_LISTED);
+        fputs(" |\n", fp);
+    }
+    fputs("\n", fp);
+}
+
+static void write_system(const struct eb_run_result *r, FILE *fp)
+{
+    const struct eb_system_summary *s = &r->sys;
     char b1[32], b2[32], b3[32];
     fputs("## System metrics\n\n", fp);
     if (s->warning[0] != '\0') {
@@ -355,9 +463,20 @@ static void write_system(const struct eb_system_summary *s, FILE *fp)
         put_text(fp, s->warning);
         fputs("\n\n", fp);
     }
+    if (s->nvml_warning[0] != '\0') {
+        fputs("> **Sampler warning:** ", fp);
+        put_text(fp, s->nvml_warning);
+        fputs("\n\n", fp);
+    }
     if (s->n_samples == 0) {
         fputs("No system samples were taken.\n\n", fp);
         return;
+    }
+    uint64_t throttle = eb_report__throttle_reasons(s);
+    if (throttle != 0) {
+        fputs("**Throttling detected during the run:** ", fp);
+        put_reasons(fp, throttle);
+        fputs("\n\n", fp);
     }
     fputs("| Metric | Value |\n|---|---|\n", fp);
     fprintf(fp, "| Samples | %llu over %s s |\n", (unsigned long long)s->n_samples,
@@ -380,6 +499,11 @@ static void write_system(const struct eb_system_summary *s, FILE *fp)
                 fmtd(b2, sizeof(b2), s->power_max_mw, 0));
         fprintf(fp, "| Energy | %s mJ |\n", fmtd(b1, sizeof(b1), s->energy_mj, 0));
     }
+    enum eb_report_energy_source src;
+    double epf = eb_report__energy_per_frame_mj(r, &src);
+    if (src != EB_REPORT_ENERGY_SOURCE_NONE)
+        fprintf(fp, "| Energy per measured frame | %s mJ (%s) |\n", fmtd(b1, sizeof(b1), epf, 1),
+                src == EB_REPORT_ENERGY_SOURCE_NVML ? "NVML, all GPUs" : "tegrastats");
     fputs("\n", fp);
     int nz = s->n_zones < 0                      ? 0
              : s->n_zones > EB_SAMPLER_MAX_ZONES ? EB_SAMPLER_MAX_ZONES
@@ -394,6 +518,7 @@ static void write_system(const struct eb_system_summary *s, FILE *fp)
         }
         fputs("\n", fp);
     }
+    write_gpus(s, fp);
 }
 
 static void write_warnings(const struct eb_run_result *r, FILE *fp)
@@ -428,7 +553,7 @@ void eb_report_write_md(const struct eb_run_result *r, FILE *fp)
     for (int i = 0; i < EB_NUM_SLOTS; i++)
         write_slot(r, &r->slots[i], fp);
     write_pair(&r->pair, fp);
-    write_system(&r->sys, fp);
+    write_system(r, fp);
     write_warnings(r, fp);
     if (r->output_dir[0] != '\0') {
         fputs("Output folder: `", fp);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/peaks.h"
 #include "harness/result.h"
 
 const char *eb_slot_status_name(enum eb_slot_status s)
@@ -97,6 +98,58 @@ static void top_insert(struct eb_profile_result *out, const struct eb_backend_pr
         out->n_top++;
 }
 
+/*
+ * The dense peak for `dev` into out's peak fields; returns it in GFLOP/s, or NAN with the reason
+ * in out->peak_note (the CPU and devices the table lacks have none: no figure is invented).
+ */
+static double resolve_peak(const struct eb_backend_device_info *dev, struct eb_profile_result *out)
+{
+    enum eb_peak_precision prec;
+    out->peak_tflops = NAN;
+    out->peak_clock_mhz = NAN;
+    if (dev == NULL || !dev->reported) {
+        snprintf(out->peak_note, sizeof(out->peak_note),
+                 "no peak: the backend does not say which device ran the model");
+        return NAN;
+    }
+    snprintf(out->peak_precision, sizeof(out->peak_precision), "%s", dev->precision);
+    if (dev->device != EB_DEVICE_CUDA) {
+        snprintf(out->peak_note, sizeof(out->peak_note),
+                 "%s: no peak in the table, which lists NVIDIA GPUs only",
+                 eb_device_name(dev->device));
+        return NAN;
+    }
+    if (!eb_peak_precision_parse(dev->precision, &prec)) {
+        snprintf(out->peak_note, sizeof(out->peak_note),
+                 "no peak: the backend does not say the precision the model ran in");
+        return NAN;
+    }
+    const struct eb_peak_entry *e =
+        eb_peak_find(dev->name, dev->sms, dev->total_bytes, dev->clock_khz / 1000.0);
+    if (e == NULL) {
+        snprintf(out->peak_note, sizeof(out->peak_note),
+                 "unknown device: no peak in the table for '%s' (%d SMs, %.1f GB, %d MHz)",
+                 dev->name, dev->sms, (double)dev->total_bytes / 1e9, dev->clock_khz / 1000);
+        return NAN;
+    }
+    snprintf(out->peak_device, sizeof(out->peak_device), "%s", e->name);
+    if (!(e->tflops[prec] > 0)) {
+        snprintf(out->peak_note, sizeof(out->peak_note), "no %s peak in the table for %s",
+                 eb_peak_precision_name(prec), e->name);
+        return NAN;
+    }
+    out->peak_tflops = e->tflops[prec];
+    out->peak_clock_mhz = e->clock_mhz;
+    snprintf(out->peak_note, sizeof(out->peak_note), "%s", e->source);
+    return e->tflops[prec] * 1000.0;
+}
+
+/* Achieved GFLOP/s as a % of the peak (GFLOP/s); NAN when either is unknown. */
+static double mfu_of(double gflops_per_s, double peak_gflops)
+{
+    return isfinite(gflops_per_s) && peak_gflops > 0 ? 100.0 * gflops_per_s / peak_gflops : NAN;
+}
+
 static int cmp_op_desc(const void *a, const void *b)
 {
     const struct eb_op_profile *x = a, *y = b;
@@ -106,11 +159,13 @@ static int cmp_op_desc(const void *a, const void *b)
 }
 
 void eb_profile_result_build(const struct eb_backend_profile *prof, double inference_mean_ms,
+                             const struct eb_backend_device_info *dev,
                              struct eb_profile_result *out)
 {
     memset(out, 0, sizeof(*out));
     if (prof == NULL || prof->runs == 0 || prof->n_nodes == 0 || prof->nodes == NULL)
         return;
+    double peak_gflops = resolve_peak(dev, out);
     double runs = (double)prof->runs;
     double sum_ms = 0.0, sum_gflops = 0.0;
     for (size_t k = 0; k < prof->n_nodes; k++) {
@@ -141,12 +196,14 @@ void eb_profile_result_build(const struct eb_backend_profile *prof, double infer
         out->ops[i].pct = pct_of(out->ops[i].ms_per_frame, sum_ms);
         out->ops[i].gflops_per_s =
             gflops_rate(out->ops[i].gflops_per_frame, out->ops[i].ms_per_frame);
+        out->ops[i].mfu_pct = mfu_of(out->ops[i].gflops_per_s, peak_gflops);
     }
     qsort(out->ops, out->n_ops, sizeof(out->ops[0]), cmp_op_desc);
     for (size_t i = 0; i < out->n_top; i++) {
         out->top[i].pct = pct_of(out->top[i].ms_per_frame, sum_ms);
         out->top[i].gflops_per_s =
             gflops_rate(out->top[i].gflops_per_frame, out->top[i].ms_per_frame);
+        out->top[i].mfu_pct = mfu_of(out->top[i].gflops_per_s, peak_gflops);
     }
     out->available = 1;
     out->frames = prof->runs;
@@ -157,4 +214,6 @@ void eb_profile_result_build(const struct eb_backend_profile *prof, double infer
     out->sum_to_inference = inference_mean_ms > 0 ? sum_ms / inference_mean_ms : NAN;
     out->gflops_per_frame = sum_gflops;
     out->gflops_per_s = gflops_rate(sum_gflops, sum_ms);
+    out->mfu_pct = mfu_of(out->gflops_per_s, peak_gflops);
+    out->mfu_inference_pct = mfu_of(gflops_rate(sum_gflops, inference_mean_ms), peak_gflops);
 }

@@ -62,6 +62,7 @@ struct eb_op_profile {
     double pct;              /* of sum_ms_per_frame */
     double gflops_per_frame; /* 1e9 FLOPs per frame */
     double gflops_per_s;     /* achieved: gflops_per_frame / (ms_per_frame / 1000); NAN if 0 ms */
+    double mfu_pct;          /* gflops_per_s / the profile's peak x 100; NAN without either */
 };
 
 /** One node of the per-operator profile. */
@@ -70,6 +71,7 @@ struct eb_node_profile {
     char op[32];
     char fused[48]; /* what the node absorbed ("silu+add"), "" when nothing */
     double ms_per_frame, pct, gflops_per_frame, gflops_per_s;
+    double mfu_pct; /* as in eb_op_profile */
 };
 
 /** The per-operator profile of a slot's measured frames (only frames after warm-up). */
@@ -88,14 +90,27 @@ struct eb_profile_result {
     struct eb_op_profile ops[EB_PROFILE_MAX_OPS];
     size_t n_top; /* entries of top, by time descending */
     struct eb_node_profile top[EB_PROFILE_TOP_NODES];
+    /* MFU (model FLOPs utilisation): achieved FLOP/s over the device's dense peak for the
+     * precision the model ran in (harness/peaks.h). Without a peak (the CPU, a GPU not in the
+     * table) every mfu_pct and the peak figures are NAN and peak_note says why. */
+    double peak_tflops;       /* the peak, 10^12 FLOP/s (int8: TOPS); NAN without one */
+    double peak_clock_mhz;    /* the GPU clock the peak assumes; NAN without a peak */
+    char peak_device[48];     /* the table entry, e.g. "NVIDIA H100 SXM5"; "" without a peak */
+    char peak_precision[8];   /* "fp32", "fp16", "int8": the model's precision; "" unknown */
+    char peak_note[256];      /* the entry's source, or why there is no peak */
+    double mfu_pct;           /* whole model over sum_ms_per_frame: gflops_per_s / peak x 100 */
+    double mfu_inference_pct; /* whole model over inference_mean_ms (the measured inference,
+                                 backend call included) */
 };
 
 /**
  * Builds `out` from a backend profile of `prof->runs` frames; `inference_mean_ms` is the
- * slot's measured mean inference time for the comparison (NAN when unknown). With no runs or
- * no nodes, out->available is 0.
+ * slot's measured mean inference time for the comparison (NAN when unknown); `dev` is what the
+ * backend's load said about its device (borrowed; NULL = not known), from which the peak for
+ * the MFU figures is looked up. With no runs or no nodes, out->available is 0.
  */
 void eb_profile_result_build(const struct eb_backend_profile *prof, double inference_mean_ms,
+                             const struct eb_backend_device_info *dev,
                              struct eb_profile_result *out);
 
 struct eb_slot_result {
@@ -112,7 +127,16 @@ struct eb_slot_result {
     char backend_reason[256]; /* "--backend ort", "auto: native supports every node", ... */
     char device[16];          /* requested: "cpu", "cuda", "tensorrt" */
     char provider[64];        /* what runs, e.g. "CPUExecutionProvider" */
-    char input_dtype[16];     /* "float32" */
+    char preprocess[8];       /* where frames were letterboxed: "gpu" or "cpu" ("" = never) */
+    char preprocess_reason[200];
+    char decode[8]; /* where the head was decoded: "gpu" or "cpu" ("" = never) */
+    char decode_reason[200];
+    /* --precision fp16: drift against fp32 (slot.c measure_drift) */
+    int drift_measured;
+    char drift_note[200];
+    uint64_t drift_frames, drift_boxes_fp32, drift_boxes_fp16, drift_boxes_matched;
+    double drift_max_abs, drift_mean_abs;
+    char input_dtype[16]; /* "float32" */
     int input_w, input_h, input_c;
     char layout[16]; /* "v8", "v5", "end2end" */
     int num_classes;

@@ -119,6 +119,9 @@ static void setup_slots(struct run_ctx *rc)
             su.source_text = i == 0 ? EB_DEFAULT_RGB_SOURCE : EB_DEFAULT_THERMAL_SOURCE;
         su.synth_style = i == 0 ? EB_SYNTH_RGB : EB_SYNTH_THERMAL;
         su.backend_choice = cfg->backend;
+        su.preprocess = cfg->preprocess;
+        su.decode = cfg->decode;
+        su.drift_frames = cfg->drift_frames;
         su.backend_cfg.device = (enum eb_device)cfg->device;
         su.backend_cfg.threads = (int)cfg->threads;
         su.backend_cfg.profile = cfg->profile;
@@ -396,6 +399,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
         return EB_EXIT_NOTHING_RAN;
     }
     snprintf(res->output_dir, sizeof(res->output_dir), "%s", rc->dir);
+    if (env->dir_out != NULL && env->dir_out_size > 0)
+        snprintf(env->dir_out, env->dir_out_size, "%s", rc->dir);
     char path[4200];
     snprintf(path, sizeof(path), "%s/run.log", rc->dir);
     if (eb_runlog_open_file(&rc->rl, path, &diag) != EB_OK)

@@ -23,6 +23,8 @@ struct eb_run_env {
     const char *version;        /* borrowed */
     FILE *console;              /* where logs and progress go (stderr) */
     const char *tegrastats_cmd; /* "tegrastats" (tests may point elsewhere) */
+    char *dir_out;              /* optional (NULL): receives the run folder once it is made */
+    size_t dir_out_size;
 };
 
 /** Runs a benchmark as configured; writes the run folder; returns an EB_EXIT_* code. */

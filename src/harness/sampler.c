@@ -1,8 +1,9 @@
 /*
  * The sampler thread: every interval it reads procfs (CPU per core, memory, swap, RSS, thermal
- * zones), takes the latest tegrastats line when tegrastats runs, appends one JSON object to
- * metrics.jsonl (flushed, so a crash keeps what was written) and updates running aggregates.
- * Nothing accumulates in memory with the run length.
+ * zones), takes the latest tegrastats line when tegrastats runs, reads the GPUs through NVML
+ * when it loads (sampler_nvml.c; loaded, read and shut down on this thread only), appends one
+ * JSON object to metrics.jsonl (flushed, so a crash keeps what was written) and updates running
+ * aggregates. Nothing accumulates in memory with the run length.
  */
 #include <errno.h>
 #include <math.h>
@@ -34,6 +35,7 @@ struct eb_sampler {
     char root[512];
     struct eb_sampler__tegra *tegra;
     char warning[256];
+    char nvml_lib[512]; /* "" = NVML off */
 
     struct eb_thread thread;
     int thread_started;
@@ -58,6 +60,10 @@ struct eb_sampler {
     double ram_sum, ram_max, ram_total, swap_max, rss_max;
     uint64_t pressure;
     int write_warned;
+    struct eb_sampler__nvml *nvml; /* NULL when NVML is off or unavailable */
+    char nvml_warning[256];        /* set before the thread starts or by the thread */
+    int n_gpus;                    /* aggregates, filled when the thread closes NVML */
+    struct eb_gpu_summary gpus[EB_SAMPLER_MAX_GPUS];
 };
 
 static void read_cpu(struct eb_sampler *s, double *avg_out)
@@ -108,6 +114,9 @@ static void take_sample(struct eb_sampler *s)
     for (int i = 0; i < s->n_zones; i++)
         temps[i] = eb_procfs_thermal_read_c(s->root, s->zones[i].index);
     int have_tegra = eb_sampler__tegra_latest(s->tegra, &s->tsample);
+    struct eb_sampler__gpu_reading gpus[EB_SAMPLER_MAX_GPUS];
+    if (s->nvml != NULL)
+        eb_sampler__nvml_sample(s->nvml, now, gpus);
 
     if (s->fp != NULL) {
         struct eb_json_writer w;
@@ -135,6 +144,8 @@ static void take_sample(struct eb_sampler *s)
             eb_json_key(&w, "tegrastats");
             eb_tegrastats_write_json(&s->tsample, &w);
         }
+        if (s->nvml != NULL)
+            eb_sampler__nvml_write_json(s->nvml, gpus, &w);
         eb_json_obj_end(&w);
         fputc('\n', s->fp);
         if ((fflush(s->fp) != 0 || eb_json_writer_error(&w) || ferror(s->fp)) && !s->write_warned) {
@@ -180,9 +191,25 @@ static void take_sample(struct eb_sampler *s)
     }
 }
 
+/* On the sampler thread: NVML is opened, read and closed by this thread only. */
+static void nvml_open(struct eb_sampler *s)
+{
+    if (s->nvml_lib[0] == '\0')
+        return;
+    struct eb_diag d = {0};
+    enum eb_status st = eb_sampler__nvml_open(s->nvml_lib, s->log, &s->nvml, &d);
+    if (st != EB_OK) {
+        s->nvml = NULL;
+        snprintf(s->nvml_warning, sizeof(s->nvml_warning), "NVML not available: %.200s", d.msg);
+        /* No library is the normal case without an NVIDIA driver: not worth a console warning. */
+        eb_log_msg(s->log, st == EB_ERR_IO ? EB_LOG_INFO : EB_LOG_WARN, "%s", s->nvml_warning);
+    }
+}
+
 static void *sampler_main(void *arg)
 {
     struct eb_sampler *s = arg;
+    nvml_open(s);
     uint64_t next = s->start_ns + s->interval_ns;
     eb_mutex_lock(&s->mu);
     while (!s->stop) {
@@ -203,6 +230,8 @@ static void *sampler_main(void *arg)
     /* A last sample at stop, so a run shorter than one interval still has one. */
     if (s->n_samples == 0 || eb_clock_ns() - s->last_sample_ns >= s->interval_ns / 2)
         take_sample(s);
+    eb_sampler__nvml_close(s->nvml, s->gpus, &s->n_gpus);
+    s->nvml = NULL;
     return NULL;
 }
 
@@ -250,6 +279,19 @@ enum eb_status eb_sampler_start(const struct eb_sampler_config *cfg, struct eb_s
         goto fail;
     }
     snprintf(s->root, sizeof(s->root), "%s", cfg->root != NULL ? cfg->root : "");
+    const char *nvml_lib = cfg->nvml_lib;
+    if (nvml_lib == NULL) {
+        nvml_lib = getenv("EB_NVML_LIB");
+        if (nvml_lib == NULL || nvml_lib[0] == '\0')
+            nvml_lib = "libnvidia-ml.so.1";
+    }
+    if (strlen(nvml_lib) >= sizeof(s->nvml_lib)) {
+        snprintf(s->nvml_warning, sizeof(s->nvml_warning),
+                 "NVML not available: library path too long: %.100s...", nvml_lib);
+        eb_log_msg(s->log, EB_LOG_WARN, "%s", s->nvml_warning);
+    } else {
+        snprintf(s->nvml_lib, sizeof(s->nvml_lib), "%s", nvml_lib);
+    }
 
     long conf = sysconf(_SC_NPROCESSORS_CONF);
     s->max_cores = conf < 1 ? 1 : conf > MAX_CORES ? MAX_CORES : (int)conf;
@@ -374,6 +416,11 @@ void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out
             sum->energy_mj = ts.energy_mj;
         }
         sum->pressure_samples = s->pressure;
+        sum->n_gpus = s->n_gpus;
+        sum->nvml_used = s->n_gpus > 0;
+        for (int i = 0; i < s->n_gpus && i < EB_SAMPLER_MAX_GPUS; i++)
+            sum->gpus[i] = s->gpus[i];
+        snprintf(sum->nvml_warning, sizeof(sum->nvml_warning), "%s", s->nvml_warning);
         if (s->warning[0] != '\0')
             snprintf(sum->warning, sizeof(sum->warning), "%s", s->warning);
         else if (ts.warning[0] != '\0')

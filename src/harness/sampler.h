@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "eb/diag.h"
+#include "eb/json.h"
 #include "eb/log.h"
 #include "harness/tegrastats.h"
 
@@ -83,6 +84,57 @@ struct eb_platform {
 void eb_platform_detect(const char *root, struct eb_platform *out);
 
 #define EB_SAMPLER_MAX_ZONES 16
+#define EB_SAMPLER_MAX_GPUS  8 /* NVML devices sampled (the first 8 NVML lists) */
+
+/*
+ * NVML's clocks-event ("throttle") reason bits (nvmlClocksEventReason*, the same values as the
+ * older nvmlClocksThrottleReason*). The sampler decodes these; other bits are ignored.
+ */
+#define EB_SAMPLER_THROTTLE_GPU_IDLE       0x1ull
+#define EB_SAMPLER_THROTTLE_APP_CLOCKS     0x2ull /* ApplicationsClocksSetting */
+#define EB_SAMPLER_THROTTLE_SW_POWER_CAP   0x4ull
+#define EB_SAMPLER_THROTTLE_HW_SLOWDOWN    0x8ull
+#define EB_SAMPLER_THROTTLE_SYNC_BOOST     0x10ull
+#define EB_SAMPLER_THROTTLE_SW_THERMAL     0x20ull
+#define EB_SAMPLER_THROTTLE_HW_THERMAL     0x40ull
+#define EB_SAMPLER_THROTTLE_HW_POWER_BRAKE 0x80ull
+#define EB_SAMPLER_THROTTLE_DISPLAY_CLOCKS 0x100ull
+/* Reasons listed in metrics.jsonl and the report: all but GpuIdle and ApplicationsClocksSetting,
+ * which are not slowdowns. */
+#define EB_SAMPLER_THROTTLE_LISTED                                                                 \
+    (EB_SAMPLER_THROTTLE_SW_POWER_CAP | EB_SAMPLER_THROTTLE_HW_SLOWDOWN |                          \
+     EB_SAMPLER_THROTTLE_SYNC_BOOST | EB_SAMPLER_THROTTLE_SW_THERMAL |                             \
+     EB_SAMPLER_THROTTLE_HW_THERMAL | EB_SAMPLER_THROTTLE_HW_POWER_BRAKE |                         \
+     EB_SAMPLER_THROTTLE_DISPLAY_CLOCKS)
+/* Reasons that count as "throttling during the run" (SyncBoost and DisplayClockSetting do not). */
+#define EB_SAMPLER_THROTTLE_SLOWDOWN                                                               \
+    (EB_SAMPLER_THROTTLE_SW_POWER_CAP | EB_SAMPLER_THROTTLE_HW_SLOWDOWN |                          \
+     EB_SAMPLER_THROTTLE_SW_THERMAL | EB_SAMPLER_THROTTLE_HW_THERMAL |                             \
+     EB_SAMPLER_THROTTLE_HW_POWER_BRAKE)
+
+/** NVML's name of one reason bit ("SwPowerCap", "HwThermalSlowdown", ...); NULL for other bits. */
+const char *eb_sampler_throttle_name(uint64_t bit);
+/**
+ * Writes the names of the known bits of `mask` as a JSON array of strings, lowest bit first
+ * (unknown bits are left out).
+ */
+void eb_sampler_throttle_write_json(uint64_t mask, struct eb_json_writer *w);
+
+/** Running aggregates of one NVIDIA GPU read through NVML (part of struct eb_system_summary). */
+struct eb_gpu_summary {
+    int index;                         /* NVML device index */
+    char name[96];                     /* nvmlDeviceGetName, "" when it failed */
+    double util_avg_pct, util_max_pct; /* nvmlUtilization_t.gpu over the samples */
+    double mem_used_max_mb;            /* nvmlMemory_t.used (v1: with the driver's reserve), MB */
+    double mem_total_mb;               /* nvmlMemory_t.total, MB */
+    double power_avg_mw, power_max_mw; /* nvmlDeviceGetPowerUsage */
+    double energy_mj;                  /* power integrated over the sample times (trapezoid) */
+    double temp_max_c;                 /* NVML_TEMPERATURE_GPU */
+    double sm_clock_min_mhz, sm_clock_max_mhz;
+    uint64_t throttle_samples; /* samples in which an EB_SAMPLER_THROTTLE_SLOWDOWN bit was set */
+    uint64_t throttle_reasons; /* union of the EB_SAMPLER_THROTTLE_LISTED bits seen */
+};
+/* Every double above is NaN when no reading of it succeeded. */
 
 /** Running aggregates kept by the sampler (and what the report shows under system metrics). */
 struct eb_system_summary {
@@ -106,6 +158,11 @@ struct eb_system_summary {
     char warning[256];                 /* e.g. "tegrastats not found: ..."; "" when none */
     /* Appended: samples where MemAvailable < 20% of MemTotal (one WARN log on the first). */
     uint64_t pressure_samples;
+    /* Appended: NVIDIA GPUs through NVML (sampler_nvml.c). */
+    int nvml_used; /* 1 when NVML was loaded and initialised and listed at least one GPU */
+    int n_gpus;    /* entries of gpus (0 unless nvml_used) */
+    struct eb_gpu_summary gpus[EB_SAMPLER_MAX_GPUS];
+    char nvml_warning[256]; /* "NVML not available: <reason>"; "" when used (or turned off) */
 };
 
 struct eb_sampler_config {
@@ -117,6 +174,9 @@ struct eb_sampler_config {
     /* Appended: where procfs/sysfs are read ("" or NULL = "/"; tests point it at a fake tree).
      * The process RSS always comes from the real /proc/self/statm. Borrowed, copied at start. */
     const char *root;
+    /* Appended: the NVML library to dlopen. NULL = $EB_NVML_LIB when set and not empty, else
+     * "libnvidia-ml.so.1"; "" = do not use NVML (no warning). Borrowed, copied at start. */
+    const char *nvml_lib;
 };
 
 struct eb_sampler;
@@ -129,11 +189,18 @@ struct eb_sampler;
  * {"t_s", "wall", "cpu_pct": [per core, null when offline], "cpu_avg_pct", "ram_used_mb",
  * "ram_total_mb", "ram_available_mb", "swap_used_mb", "rss_mb", "temps_c": {zone type: degC},
  * and, once tegrastats has printed a line, "tegrastats": the latest parsed line (see
- * eb_tegrastats_write_json)}. Duplicate zone types get a "_N" suffix (N = zone index).
+ * eb_tegrastats_write_json), and, when NVML is used, "gpus": [{"index", "name", "util_pct",
+ * "mem_util_pct", "mem_used_mb", "mem_total_mb", "power_mw", "temp_c", "sm_clock_mhz",
+ * "mem_clock_mhz", "throttle": [active EB_SAMPLER_THROTTLE_LISTED reason names]}], a field
+ * whose NVML call failed being null}. Duplicate zone types get a "_N" suffix (N = zone index).
  * tegrastats runs as `<tegrastats_cmd> --interval <ms>` when cfg->is_jetson and tegrastats_cmd
  * != NULL; failing to start it is not an error (summary.warning, WARN log). Neither is running
- * on a non-Jetson (warning "not a Jetson: ..."). Returns EB_ERR_INVALID_ARG for a NULL cfg,
- * EB_ERR_IO when metrics_path cannot be opened, EB_ERR_NOMEM when a thread cannot start.
+ * on a non-Jetson (warning "not a Jetson: ..."). NVML (cfg->nvml_lib) is loaded, initialised,
+ * read and shut down by the sampler thread only; a missing library, a failing nvmlInit or no
+ * GPU is not an error either (summary.nvml_warning "NVML not available: <reason>"; logged at
+ * INFO when the library is absent, as on every machine without an NVIDIA driver, else WARN).
+ * Returns EB_ERR_INVALID_ARG for a NULL cfg, EB_ERR_IO when metrics_path cannot be opened,
+ * EB_ERR_NOMEM when a thread cannot start.
  */
 EB_NODISCARD enum eb_status eb_sampler_start(const struct eb_sampler_config *cfg,
                                              struct eb_sampler **s_out, struct eb_diag *diag);
@@ -144,7 +211,8 @@ EB_NODISCARD enum eb_status eb_sampler_start(const struct eb_sampler_config *cfg
  * (n_samples 0, power/energy/GPU NaN) when summary_out != NULL. Call from one thread.
  * Summary: cpu_avg_pct/cpu_max_pct are the mean/max over samples of the all-core load;
  * gpu/power figures are over tegrastats lines; energy_mj integrates power_total_mw over the
- * arrival times of the lines (trapezoid).
+ * arrival times of the lines (trapezoid). gpus[i] aggregate the NVML readings of the samples;
+ * gpus[i].energy_mj integrates power over the samples' times (t_s in metrics.jsonl).
  */
 void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out);
 
@@ -184,5 +252,52 @@ int eb_sampler__tegra_latest(struct eb_sampler__tegra *t, struct eb_tegra_sample
 pid_t eb_sampler__tegra_pid(const struct eb_sampler__tegra *t);
 /** Kills and reaps the child, joins the reader, fills `*stats_out` (may be NULL), frees. NULL ok. */
 void eb_sampler__tegra_stop(struct eb_sampler__tegra *t, struct eb_sampler__tegra_stats *stats_out);
+
+/* ---- internal to the sampler module (sampler.c <-> sampler_nvml.c) ---- */
+
+/** One GPU's NVML readings of one sample; NaN (have_reasons 0) where the call failed. */
+struct eb_sampler__gpu_reading {
+    double util_pct, mem_util_pct;
+    double mem_used_mb, mem_total_mb;
+    double power_mw, temp_c;
+    double sm_clock_mhz, mem_clock_mhz;
+    int have_reasons;
+    uint64_t reasons; /* every bit NVML reported (EB_SAMPLER_THROTTLE_*) */
+};
+
+struct eb_sampler__nvml;
+
+/**
+ * dlopen()s `lib`, resolves the NVML functions, calls nvmlInit_v2 and lists the first
+ * EB_SAMPLER_MAX_GPUS devices with their names. Caller owns `*nv_out` and releases it with
+ * eb_sampler__nvml_close. Call it, and every other eb_sampler__nvml_* function, from one
+ * thread (the sampler thread). `log` is borrowed. When NVML cannot be used nothing stays
+ * loaded and `diag` has the reason: EB_ERR_IO with the dlerror text when the library cannot be
+ * loaded (the normal case on a machine without an NVIDIA driver), EB_ERR_UNSUPPORTED when it
+ * loads but cannot be used ("nvmlInit_v2 failed: Driver Not Loaded", "NVML lists no usable
+ * GPU", a library without nvmlInit_v2).
+ */
+EB_NODISCARD enum eb_status eb_sampler__nvml_open(const char *lib, const struct eb_log *log,
+                                                  struct eb_sampler__nvml **nv_out,
+                                                  struct eb_diag *diag);
+/** Number of GPUs sampled (1..EB_SAMPLER_MAX_GPUS). */
+int eb_sampler__nvml_count(const struct eb_sampler__nvml *nv);
+/**
+ * Reads every GPU into `out` (eb_sampler__nvml_count entries, caller-owned) and updates the
+ * running aggregates; `now_ns` is the sample's time, used for the energy integral. A GPU that
+ * newly shows a slowdown reason is logged once per reason (WARN).
+ */
+void eb_sampler__nvml_sample(struct eb_sampler__nvml *nv, uint64_t now_ns,
+                             struct eb_sampler__gpu_reading *out);
+/** Writes the "gpus" key and array of one sample (`r` as filled by eb_sampler__nvml_sample). */
+void eb_sampler__nvml_write_json(const struct eb_sampler__nvml *nv,
+                                 const struct eb_sampler__gpu_reading *r, struct eb_json_writer *w);
+/**
+ * Fills `gpus_out` (EB_SAMPLER_MAX_GPUS entries, caller-owned) and `*n_out` with the
+ * aggregates, then calls nvmlShutdown, unloads the library and frees `nv`. NULL `nv` is a
+ * no-op (`*n_out` = 0).
+ */
+void eb_sampler__nvml_close(struct eb_sampler__nvml *nv, struct eb_gpu_summary *gpus_out,
+                            int *n_out);
 
 #endif

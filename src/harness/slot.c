@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "eb/clock.h"
+#include "eb/engine.h"
 #include "harness/config.h"
 #include "harness/sampler.h"
 #include "harness/slot.h"
@@ -12,6 +13,14 @@
 #define EB_SLOT_MAX_RECORDS         1000000
 #define EB_SLOT_DEFAULT_LIVE_FRAMES 300
 #define EB_SLOT_MAX_DET             300
+#define EB_SLOT_DRIFT_IOU           0.9f /* fp16 drift: a box matches at this IoU or more */
+
+/* NVTX range names of the stages, per slot (read, pre, infer, post). */
+enum { NVTX_READ, NVTX_PRE, NVTX_INFER, NVTX_POST };
+static const char *const nvtx_stage[EB_NUM_SLOTS][4] = {
+    {"rgb:read", "rgb:pre", "rgb:infer", "rgb:post"},
+    {"thermal:read", "thermal:pre", "thermal:infer", "thermal:post"},
+};
 
 void eb_slot_init(struct eb_slot *s, int index, const struct eb_slot_setup *setup)
 {
@@ -23,6 +32,7 @@ void eb_slot_init(struct eb_slot *s, int index, const struct eb_slot_setup *setu
     atomic_init(&s->n_done, 0);
     atomic_init(&s->last_mem, 0);
     atomic_init(&s->finished, 0);
+    eb_nvtx_init(&s->nvtx, EB_NVTX_DOMAIN_STAGE);
 }
 
 static enum eb_status slot_fail(struct eb_slot *s, enum eb_status st)
@@ -103,9 +113,39 @@ static uint64_t monitored_bytes(const struct eb_slot *s)
     return eb_procfs_rss_bytes();
 }
 
-/* Runs preprocess and infer; leaves output 0's descriptor in s->out0. */
-static enum eb_status run_model(struct eb_slot *s, const struct eb_frame *fr, uint64_t *t_pre_end,
-                                uint64_t *t_inf_end)
+/* Preprocess and infer in one call of the backend (the letterbox on its device): the call's
+ * host time is split at the device's letterbox time (pre) and the rest (infer: the frame's
+ * upload, the forward, the outputs back). One NVTX range (infer) covers the call. */
+static enum eb_status run_model_gpu_pre(struct eb_slot *s, const struct eb_frame *fr,
+                                        uint64_t *t_pre_end, uint64_t *t_inf_end)
+{
+    const uint64_t t0 = eb_clock_ns();
+    eb_nvtx_push(&s->nvtx, nvtx_stage[s->index][NVTX_INFER]);
+    eb_letterbox_compute(fr->width, fr->height, s->in_w, s->in_h, &s->lb);
+    const struct eb_backend_frame f = {.rgb = fr->rgb,
+                                       .width = fr->width,
+                                       .height = fr->height,
+                                       .stride = fr->stride,
+                                       .new_w = s->lb.new_w,
+                                       .new_h = s->lb.new_h,
+                                       .pad_left = s->lb.pad_left,
+                                       .pad_top = s->lb.pad_top};
+    struct eb_tensor outs[EB_BACKEND_MAX_IO];
+    memset(outs, 0, sizeof(outs));
+    struct eb_infer_timing timing = {0};
+    enum eb_status st =
+        eb_backend_infer_frame(s->be, &f, outs, s->info.n_outputs, &timing, &s->diag);
+    *t_inf_end = eb_clock_ns();
+    eb_nvtx_pop(&s->nvtx);
+    const uint64_t pre = timing.pre_ns < *t_inf_end - t0 ? timing.pre_ns : *t_inf_end - t0;
+    *t_pre_end = t0 + pre;
+    if (st == EB_OK)
+        s->out0 = outs[0];
+    return st;
+}
+
+/* The host letterbox of `fr` into s->input (s->lb set). */
+static void preprocess_host(struct eb_slot *s, const struct eb_frame *fr)
 {
     eb_letterbox_compute(fr->width, fr->height, s->in_w, s->in_h, &s->lb);
     eb_letterbox_rgb_to_nchw_f32(fr->rgb, fr->width, fr->height, fr->stride, &s->lb, s->in_c,
@@ -116,20 +156,146 @@ static enum eb_status run_model(struct eb_slot *s, const struct eb_frame *fr, ui
         for (size_t i = 0; i < n; i++)
             h[i] = f32_to_f16(s->input_f32[i]);
     }
-    *t_pre_end = eb_clock_ns();
+}
+
+/* One inference of `be` on s->input into outs (EB_BACKEND_MAX_IO entries). */
+static enum eb_status infer_host(struct eb_slot *s, struct eb_backend *be, struct eb_tensor *outs,
+                                 struct eb_diag *diag)
+{
     struct eb_tensor in = {.dtype = s->in_dtype, .rank = 4, .data = s->input};
     in.shape[0] = 1;
     in.shape[1] = s->in_c;
     in.shape[2] = s->in_h;
     in.shape[3] = s->in_w;
-    struct eb_tensor outs[EB_BACKEND_MAX_IO];
-    memset(outs, 0, sizeof(outs));
+    memset(outs, 0, EB_BACKEND_MAX_IO * sizeof(*outs));
     struct eb_infer_timing timing;
-    enum eb_status st = eb_backend_infer(s->be, &in, 1, outs, s->info.n_outputs, &timing, &s->diag);
+    return eb_backend_infer(be, &in, 1, outs, s->info.n_outputs, &timing, diag);
+}
+
+/* Runs preprocess and infer; leaves output 0's descriptor in s->out0. */
+static enum eb_status run_model(struct eb_slot *s, const struct eb_frame *fr, uint64_t *t_pre_end,
+                                uint64_t *t_inf_end)
+{
+    if (s->gpu_pre)
+        return run_model_gpu_pre(s, fr, t_pre_end, t_inf_end);
+    eb_nvtx_push(&s->nvtx, nvtx_stage[s->index][NVTX_PRE]);
+    preprocess_host(s, fr);
+    *t_pre_end = eb_clock_ns();
+    eb_nvtx_pop(&s->nvtx);
+    eb_nvtx_push(&s->nvtx, nvtx_stage[s->index][NVTX_INFER]);
+    struct eb_tensor outs[EB_BACKEND_MAX_IO];
+    enum eb_status st = infer_host(s, s->be, outs, &s->diag);
     *t_inf_end = eb_clock_ns();
+    eb_nvtx_pop(&s->nvtx);
     if (st == EB_OK)
         s->out0 = outs[0];
     return st;
+}
+
+static enum eb_status output_f32(struct eb_slot *s, const float **out);
+
+/* Decode + NMS + unmap into s->dets: from the rows the backend's device kept (gpu_decode), or
+ * from output 0 as float32. */
+static enum eb_status postprocess(struct eb_slot *s)
+{
+    if (s->gpu_decode) {
+        struct eb_anchor_row *rows = NULL;
+        const size_t n = eb_backend_head_rows(s->be, &rows);
+        eb_yolo_nms(&s->scratch, eb_yolo_decode_rows(rows, n, &s->scratch), &s->params, &s->dets);
+        for (size_t i = 0; i < s->dets.count; i++)
+            eb_letterbox_unmap(&s->lb, &s->dets.items[i]);
+        return EB_OK;
+    }
+    const float *out = NULL;
+    enum eb_status st = output_f32(s, &out);
+    if (st == EB_OK)
+        eb_yolo_postprocess(&s->layout, out, &s->lb, &s->params, &s->scratch, &s->dets);
+    return st;
+}
+
+/*
+ * --precision fp16: the next --drift_frames frames, letterboxed on the host, through this slot's
+ * instance and through an fp32 instance of the same model (opened here, closed at the end):
+ * output 0's max/mean absolute difference and the share of fp32 detections that fp16
+ * reproduces (same class, IoU >= EB_SLOT_DRIFT_IOU). Runs before the head reduction is on.
+ * Never fails the slot: what stops it is the note.
+ */
+static enum eb_status next_frame_wrapping(struct eb_slot *s, struct eb_frame *fr);
+
+static void measure_drift(struct eb_slot *s, const struct eb_model_spec *ms)
+{
+    const struct eb_slot_setup *su = &s->setup;
+    if (su->backend_cfg.precision != EB_ENGINE_PRECISION_FP16)
+        return;
+    if (su->drift_frames <= 0) {
+        snprintf(s->drift_note, sizeof(s->drift_note), "--drift_frames 0: not measured");
+        return;
+    }
+    struct eb_backend_config cfg = su->backend_cfg;
+    cfg.precision = EB_ENGINE_PRECISION_FP32;
+    cfg.profile = 0;
+    struct eb_backend *ref = NULL;
+    struct eb_model_info info;
+    struct eb_diag d = {0};
+    const size_t n = (size_t)eb_tensor_numel(&s->out0);
+    float *test_out = malloc((n ? n : 1) * sizeof(float));
+    struct eb_detection *items = calloc(EB_SLOT_MAX_DET, sizeof(*items));
+    unsigned char *used = malloc(EB_SLOT_MAX_DET);
+    struct eb_yolo_drift acc = {0};
+    if (test_out == NULL || items == NULL || used == NULL) {
+        snprintf(s->drift_note, sizeof(s->drift_note), "not measured: out of memory");
+        goto done;
+    }
+    if (eb_backend_create(su->backend, &cfg, &ref, &d) != EB_OK ||
+        eb_backend_load(ref, ms, &info, &d) != EB_OK) {
+        snprintf(s->drift_note, sizeof(s->drift_note),
+                 "not measured: the fp32 reference did not load: %.150s", d.msg);
+        goto done;
+    }
+    for (int64_t k = 0; k < su->drift_frames; k++) {
+        struct eb_frame fr;
+        struct eb_tensor o16[EB_BACKEND_MAX_IO], o32[EB_BACKEND_MAX_IO];
+        const float *out = NULL;
+        if (next_frame_wrapping(s, &fr) != EB_OK) {
+            eb_diag_fail(&d, s->diag.status, "%s", s->diag.msg);
+            eb_diag_clear(&s->diag);
+            break;
+        }
+        preprocess_host(s, &fr);
+        if (infer_host(s, s->be, o16, &d) != EB_OK)
+            break;
+        s->out0 = o16[0];
+        if (output_f32(s, &out) != EB_OK || out == NULL)
+            break;
+        memcpy(test_out, out, n * sizeof(float));
+        eb_yolo_postprocess(&s->layout, test_out, &s->lb, &s->params, &s->scratch, &s->dets);
+        if (infer_host(s, ref, o32, &d) != EB_OK)
+            break;
+        if (o32[0].dtype != EB_DTYPE_F32 || (size_t)eb_tensor_numel(&o32[0]) != n) {
+            eb_diag_fail(&d, EB_ERR_UNSUPPORTED, "the fp32 output is not float32 of %zu values", n);
+            break;
+        }
+        struct eb_detections ref_dets = {.items = items, .capacity = EB_SLOT_MAX_DET};
+        eb_yolo_postprocess(&s->layout, o32[0].data, &s->lb, &s->params, &s->scratch, &ref_dets);
+        eb_yolo_drift_add_output(&acc, o32[0].data, test_out, n);
+        eb_yolo_drift_add_dets(&acc, &ref_dets, &s->dets, EB_SLOT_DRIFT_IOU, used);
+    }
+    if (acc.frames == 0) {
+        snprintf(s->drift_note, sizeof(s->drift_note), "not measured: %.170s",
+                 d.msg[0] ? d.msg : "no frame");
+        goto done;
+    }
+    s->drift = acc;
+    s->drift_measured = 1;
+    snprintf(s->drift_note, sizeof(s->drift_note),
+             "%llu frames, letterboxed on the host, through fp16 and an fp32 instance of the "
+             "model; boxes matched at the same class and IoU >= %.2f",
+             (unsigned long long)acc.frames, (double)EB_SLOT_DRIFT_IOU);
+done:
+    eb_backend_destroy(ref);
+    free(test_out);
+    free(items);
+    free(used);
 }
 
 /* Output 0 as float32 (float16 outputs are converted into the buffer sized at prepare). */
@@ -301,6 +467,21 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
     } else {
         s->input = s->input_f32;
     }
+    /* Where frames are letterboxed. */
+    char why[200] = "";
+    const int can_gpu = eb_backend_frame_input(s->be, why, sizeof(why));
+    if (su->preprocess == EB_PREPROCESS_GPU && !can_gpu)
+        return slot_fail(s,
+                         eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
+                                      "--preprocess gpu: %s; use --preprocess cpu or auto", why));
+    s->gpu_pre = su->preprocess != EB_PREPROCESS_CPU && can_gpu;
+    if (su->preprocess == EB_PREPROCESS_CPU)
+        snprintf(s->pre_reason, sizeof(s->pre_reason), "--preprocess cpu");
+    else if (s->gpu_pre)
+        snprintf(s->pre_reason, sizeof(s->pre_reason), "%s: the backend letterboxes on its device",
+                 su->preprocess == EB_PREPROCESS_GPU ? "--preprocess gpu" : "auto");
+    else
+        snprintf(s->pre_reason, sizeof(s->pre_reason), "auto: %.190s", why);
     /* Probe inference on the first frame: learns the resolved output shape (and proves the
      * model runs) before anything is timed. */
     struct eb_frame fr;
@@ -335,6 +516,36 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
     s->params.class_agnostic = 0;
     s->dets.items = calloc(EB_SLOT_MAX_DET, sizeof(*s->dets.items));
     s->dets.capacity = EB_SLOT_MAX_DET;
+    if (s->dets.items == NULL)
+        return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_NOMEM, "out of memory"));
+    measure_drift(s, &ms);
+    /* Where the head is decoded. */
+    if (su->decode == EB_PREPROCESS_CPU) {
+        snprintf(s->decode_reason, sizeof(s->decode_reason), "--decode cpu");
+    } else if (s->layout.layout != EB_YOLO_LAYOUT_CHANNELS) {
+        if (su->decode == EB_PREPROCESS_GPU)
+            return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
+                                             "--decode gpu: the %s head is decoded on the host "
+                                             "(the device reduces [1,4+nc,N] heads only); use "
+                                             "--decode cpu or auto",
+                                             eb_yolo_layout_name(s->layout.layout)));
+        snprintf(s->decode_reason, sizeof(s->decode_reason),
+                 "auto: the %s head is decoded on the host (the device reduces [1,4+nc,N] heads "
+                 "only)",
+                 eb_yolo_layout_name(s->layout.layout));
+    } else {
+        struct eb_diag d = {0};
+        if (eb_backend_reduce_head(s->be, 0, su->conf, &d) == EB_OK) {
+            s->gpu_decode = 1;
+            snprintf(s->decode_reason, sizeof(s->decode_reason),
+                     "%s: the backend keeps the anchors over --conf on its device",
+                     su->decode == EB_PREPROCESS_GPU ? "--decode gpu" : "auto");
+        } else if (su->decode == EB_PREPROCESS_GPU) {
+            return slot_fail(s, eb_diag_fail(&s->diag, d.status, "--decode gpu: %s", d.msg));
+        } else {
+            snprintf(s->decode_reason, sizeof(s->decode_reason), "auto: %.190s", d.msg);
+        }
+    }
     s->class_counts = calloc((size_t)s->num_classes + 1, sizeof(uint64_t));
     s->cap_records = (size_t)target;
     s->records = calloc(s->cap_records, sizeof(*s->records));
@@ -357,14 +568,12 @@ enum eb_status eb_slot_warmup(struct eb_slot *s)
         enum eb_status st = next_frame_wrapping(s, &fr);
         if (st != EB_OK)
             return slot_fail(s, st);
-        const float *out = NULL;
         uint64_t t1, t2;
         st = run_model(s, &fr, &t1, &t2);
         if (st == EB_OK)
-            st = output_f32(s, &out);
+            st = postprocess(s);
         if (st != EB_OK)
             return slot_fail(s, st);
-        eb_yolo_postprocess(&s->layout, out, &s->lb, &s->params, &s->scratch, &s->dets);
         s->warmup_done++;
     }
     return eb_slot_rewind(s);
@@ -395,7 +604,9 @@ enum eb_status eb_slot_measure(struct eb_slot *s)
         struct eb_frame_record *rec = &s->records[n];
         struct eb_frame fr;
         uint64_t t0 = eb_clock_ns();
+        eb_nvtx_push(&s->nvtx, nvtx_stage[s->index][NVTX_READ]);
         st = eb_source_next(s->src, &fr, &s->diag);
+        eb_nvtx_pop(&s->nvtx);
         if (st == EB_ERR_END) {
             eb_diag_clear(&s->diag);
             st = EB_OK;
@@ -404,15 +615,15 @@ enum eb_status eb_slot_measure(struct eb_slot *s)
         if (st != EB_OK)
             break;
         uint64_t t1 = eb_clock_ns();
-        const float *out = NULL;
         uint64_t t2, t3;
         st = run_model(s, &fr, &t2, &t3);
+        eb_nvtx_push(&s->nvtx, nvtx_stage[s->index][NVTX_POST]);
         if (st == EB_OK)
-            st = output_f32(s, &out);
+            st = postprocess(s);
+        uint64_t t4 = eb_clock_ns();
+        eb_nvtx_pop(&s->nvtx);
         if (st != EB_OK)
             break;
-        eb_yolo_postprocess(&s->layout, out, &s->lb, &s->params, &s->scratch, &s->dets);
-        uint64_t t4 = eb_clock_ns();
 
         rec->frame_index = fr.index;
         rec->t_start_ns = t0;
@@ -488,7 +699,7 @@ static void summarize_profile(struct eb_slot *s, struct eb_slot_result *r)
         return;
     }
     double infer_mean = r->stages[EB_STAGE_INFER].count > 0 ? r->stages[EB_STAGE_INFER].mean : NAN;
-    eb_profile_result_build(&prof, infer_mean, &r->profile);
+    eb_profile_result_build(&prof, infer_mean, &s->info.device, &r->profile);
     if (!r->profile.available)
         snprintf(r->profile_note, sizeof(r->profile_note),
                  "slot %s: --profile: no frame was profiled", s->name);
@@ -510,6 +721,24 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
     snprintf(r->backend_reason, sizeof(r->backend_reason), "%s", s->backend_reason);
     snprintf(r->device, sizeof(r->device), "%s", eb_device_name(s->setup.backend_cfg.device));
     snprintf(r->provider, sizeof(r->provider), "%s", s->info.provider);
+    if (s->pre_reason[0] != '\0') {
+        snprintf(r->preprocess, sizeof(r->preprocess), "%s", s->gpu_pre ? "gpu" : "cpu");
+        snprintf(r->preprocess_reason, sizeof(r->preprocess_reason), "%s", s->pre_reason);
+    }
+    r->drift_measured = s->drift_measured;
+    snprintf(r->drift_note, sizeof(r->drift_note), "%s", s->drift_note);
+    if (s->drift_measured) {
+        r->drift_frames = s->drift.frames;
+        r->drift_boxes_fp32 = s->drift.boxes_ref;
+        r->drift_boxes_fp16 = s->drift.boxes_test;
+        r->drift_boxes_matched = s->drift.boxes_matched;
+        r->drift_max_abs = s->drift.max_abs;
+        r->drift_mean_abs = s->drift.n_elems ? s->drift.sum_abs / (double)s->drift.n_elems : 0.0;
+    }
+    if (s->decode_reason[0] != '\0') {
+        snprintf(r->decode, sizeof(r->decode), "%s", s->gpu_decode ? "gpu" : "cpu");
+        snprintf(r->decode_reason, sizeof(r->decode_reason), "%s", s->decode_reason);
+    }
     snprintf(r->input_dtype, sizeof(r->input_dtype), "%s",
              s->in_dtype ? eb_dtype_name(s->in_dtype) : "");
     r->input_w = s->in_w;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "eb/backend.h"
+#include "eb/nvtx.h"
 #include "harness/result.h"
 #include "harness/source.h"
 #include "yolo/yolo.h"
@@ -21,6 +22,9 @@ struct eb_slot_setup {
     const char *source_text; /* SPEC text */
     enum eb_synth_style synth_style;
     int backend_choice;                   /* enum eb_backend_choice (--backend) */
+    int preprocess;                       /* enum eb_preprocess (--preprocess) */
+    int decode;                           /* enum eb_preprocess (--decode: same choices) */
+    int64_t drift_frames;                 /* --drift_frames */
     const struct eb_backend_ops *backend; /* resolved by eb_slot_prepare */
     struct eb_backend_config backend_cfg;
     int imgsz;
@@ -50,6 +54,13 @@ struct eb_slot {
     struct eb_yolo_scratch scratch;
     struct eb_letterbox lb;
     int in_w, in_h, in_c;
+    int gpu_pre;          /* frames go to the backend's infer_frame (letterbox on its device) */
+    char pre_reason[200]; /* why preprocessing runs where it does */
+    int gpu_decode;       /* the backend reduces the head on its device (head_rows) */
+    char decode_reason[200];
+    int drift_measured;         /* --precision fp16: fp16 against fp32 on --drift_frames frames */
+    struct eb_yolo_drift drift; /* (measure_drift) */
+    char drift_note[200];       /* what was compared, or why not */
     enum eb_dtype in_dtype;
     void *input;      /* the input tensor data (f32 or f16) */
     float *input_f32; /* preprocessing target (== input for f32 models) */
@@ -70,6 +81,7 @@ struct eb_slot {
     uint64_t phase_start_ns, phase_end_ns;
     int rewindable;
     char backend_reason[256]; /* why this backend runs the slot */
+    struct eb_nvtx nvtx;      /* EB_NVTX_DOMAIN_STAGE: "<slot>:read|pre|infer|post" ranges */
 };
 
 /** Zeroes and names the slot; copies the setup. */

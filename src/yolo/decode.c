@@ -280,6 +280,25 @@ static size_t decode_end2end(const struct eb_yolo_layout_info *info, const float
     return count;
 }
 
+static int by_anchor(const void *a, const void *b)
+{
+    const int32_t x = ((const struct eb_anchor_row *)a)->anchor;
+    const int32_t y = ((const struct eb_anchor_row *)b)->anchor;
+    return (x > y) - (x < y);
+}
+
+size_t eb_yolo_decode_rows(struct eb_anchor_row *rows, size_t n, struct eb_yolo_scratch *s)
+{
+    EB_ASSERT(s != NULL && (rows != NULL || n == 0));
+    if (n > s->capacity)
+        n = s->capacity;
+    qsort(rows, n, sizeof(*rows), by_anchor);
+    for (size_t i = 0; i < n; i++)
+        s->cand[i] =
+            box_xywh(rows[i].cx, rows[i].cy, rows[i].w, rows[i].h, rows[i].score, rows[i].cls);
+    return n;
+}
+
 size_t eb_yolo_decode(const struct eb_yolo_layout_info *info, const float *data,
                       const struct eb_yolo_params *p, struct eb_yolo_scratch *s)
 {

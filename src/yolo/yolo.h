@@ -143,6 +143,13 @@ size_t eb_yolo_decode(const struct eb_yolo_layout_info *info, const float *data,
                       const struct eb_yolo_params *p, struct eb_yolo_scratch *s);
 
 /**
+ * eb_yolo_decode's CHANNELS candidates from rows a device reduced (eb_anchor_row, in any
+ * order; sorted here by anchor, in place): the same candidates in the same order, into
+ * s->cand; returns their count (at most s->capacity rows are taken). Does not allocate.
+ */
+size_t eb_yolo_decode_rows(struct eb_anchor_row *rows, size_t n, struct eb_yolo_scratch *s);
+
+/**
  * Class-aware NMS over s->cand[0..n) (sorted by score, descending, ties by index), keeping at
  * most min(p->max_det, out->capacity) boxes in out (count set). Does not allocate.
  * The sort is done here (s->cand need not be sorted): only the best EB_YOLO_MAX_NMS enter,
@@ -155,6 +162,32 @@ void eb_yolo_nms(struct eb_yolo_scratch *s, size_t n, const struct eb_yolo_param
 
 /** IoU of two corner boxes (0 when either is empty). */
 float eb_yolo_iou(const struct eb_detection *a, const struct eb_detection *b);
+
+/**
+ * The drift of a run against a reference run on the same inputs (e.g. fp16 against fp32):
+ * add each frame's raw output and detections; zero-initialise before the first.
+ */
+struct eb_yolo_drift {
+    uint64_t frames;        /* eb_yolo_drift_add_dets calls */
+    uint64_t n_elems;       /* output elements compared */
+    double max_abs;         /* largest |ref - test| (inf when only one side is NaN) */
+    double sum_abs;         /* sum of |ref - test| (mean = sum_abs / n_elems) */
+    uint64_t boxes_ref;     /* reference detections */
+    uint64_t boxes_test;    /* the other run's detections */
+    uint64_t boxes_matched; /* reference detections with a match (agreement = / boxes_ref) */
+};
+
+/** Adds n output elements of both runs (borrowed) to max_abs, sum_abs and n_elems. */
+void eb_yolo_drift_add_output(struct eb_yolo_drift *d, const float *ref, const float *test,
+                              size_t n);
+
+/**
+ * Adds one frame's detections: each reference detection, in its order (NMS order: score
+ * descending), takes the unused detection of `test` with the same class and the highest IoU
+ * >= iou_min (ties: the first). `used` is caller scratch of test->count bytes.
+ */
+void eb_yolo_drift_add_dets(struct eb_yolo_drift *d, const struct eb_detections *ref,
+                            const struct eb_detections *test, float iou_min, unsigned char *used);
 
 /**
  * decode + NMS (skipped for END2END, which only thresholds and keeps the first

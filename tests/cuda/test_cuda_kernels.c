@@ -14,6 +14,7 @@
 #include "engine/cpu/ref/ref.h"
 #include "engine/cuda/cuda_internal.h"
 #include "engine/cuda/kernels.h"
+#include "yolo/yolo.h"
 
 static void need_gpu(void)
 {
@@ -580,4 +581,124 @@ EB_TEST(host_half_conversion_matches_device)
     CK(cudaFree(dx));
     CK(cudaFree(dh));
     free(x), free(host), free(dev);
+}
+
+/* The device letterbox against the CPU reference: frames wider and taller than the input,
+ * odd sizes (1001 at half scale rounds to even), a tall narrow frame into a non-square input,
+ * identity scale, a one-pixel frame, padded rows; RGB and first-channel, NCHW and NHWC. */
+EB_TEST(letterbox_matches_cpu_reference)
+{
+    need_gpu();
+    static const struct {
+        int sw, sh, pad_row, dw, dh, ch;
+    } cases[] = {
+        {1920, 1080, 0, 640, 640, 3}, {1001, 37, 5, 320, 320, 3}, {17, 3001, 0, 64, 96, 3},
+        {640, 640, 0, 640, 640, 3},   {1, 1, 3, 32, 32, 3},       {1280, 720, 7, 320, 256, 1},
+    };
+    for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
+        const int sw = cases[t].sw, sh = cases[t].sh, ch = cases[t].ch;
+        const size_t stride = (size_t)sw * 3 + (size_t)cases[t].pad_row;
+        uint8_t *frame = malloc(stride * (size_t)sh);
+        ASSERT_TRUE(frame != NULL);
+        for (size_t i = 0; i < stride * (size_t)sh; i++)
+            frame[i] = (uint8_t)(frand(0.0f, 256.0f));
+        struct eb_letterbox lb;
+        eb_letterbox_compute(sw, sh, cases[t].dw, cases[t].dh, &lb);
+        const size_t n = (size_t)ch * (size_t)lb.dst_w * (size_t)lb.dst_h;
+        float *want = malloc(n * sizeof(float)), *want_l = malloc(n * sizeof(float));
+        ASSERT_TRUE(want != NULL && want_l != NULL);
+        eb_letterbox_rgb_to_nchw_f32__ref(frame, sw, sh, stride, &lb, ch, want);
+        void *d_frame = dalloc(stride * (size_t)sh);
+        CK(cudaMemcpy(d_frame, frame, stride * (size_t)sh, cudaMemcpyHostToDevice));
+        for (int nhwc = 0; nhwc < 2; nhwc++) {
+            to_layout(nhwc, 1, ch, (int64_t)lb.dst_w * lb.dst_h, want, want_l, 0);
+            for (int di = 0; di < 2; di++) {
+                const struct eb_cuk_letterbox p = {
+                    .src_w = sw,
+                    .src_h = sh,
+                    .src_stride = (int32_t)stride,
+                    .channels = ch,
+                    .dst_w = lb.dst_w,
+                    .dst_h = lb.dst_h,
+                    .new_w = lb.new_w,
+                    .new_h = lb.new_h,
+                    .pad_left = lb.pad_left,
+                    .pad_top = lb.pad_top,
+                    .nhwc = nhwc,
+                };
+                void *y = dalloc(n * 4);
+                CK(eb_cuk_letterbox(0, DTS[di], &p, d_frame, y));
+                float *got = down(DTS[di], y, n);
+                char what[96];
+                snprintf(what, sizeof(what), "letterbox %dx%d -> %dx%d c%d %s", sw, sh, lb.dst_w,
+                         lb.dst_h, ch, nhwc ? "nhwc" : "nchw");
+                expect_close(what, DTS[di], got, want_l, n);
+                free(got);
+            }
+        }
+        CK(cudaFree(d_frame));
+        free(want);
+        free(want_l);
+        free(frame);
+    }
+}
+
+/* The device head reduction gives eb_yolo_decode's candidates exactly: random heads with
+ * scores around the threshold, argmax ties (first class wins) and a head where no anchor
+ * passes. */
+EB_TEST(head_rows_match_host_decode)
+{
+    need_gpu();
+    static const struct {
+        int nc, n;
+        float conf;
+    } cases[] = {{80, 8400, 0.25f}, {3, 2100, 0.5f}, {1, 33, 0.1f}, {80, 500, 2.0f}};
+    for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
+        const int nc = cases[t].nc, n = cases[t].n;
+        const size_t numel = (size_t)(4 + nc) * (size_t)n;
+        float *x = rand_buf(numel, 0.0f, 0.3f);
+        for (int a = 0; a < n; a++) {
+            for (int k = 0; k < 4; k++)
+                x[(size_t)k * (size_t)n + (size_t)a] = frand(0.0f, 640.0f);
+            if (nc >= 3 && a % 7 == 0) /* a tie between classes 1 and 2 */
+                x[(size_t)(4 + 1) * n + a] = x[(size_t)(4 + 2) * n + a] = 0.9f;
+        }
+        const struct eb_yolo_layout_info li = {
+            .layout = EB_YOLO_LAYOUT_CHANNELS, .num_classes = nc, .num_boxes = n};
+        struct eb_yolo_scratch sc;
+        struct eb_diag d = {0};
+        ASSERT_OK(eb_yolo_scratch_init(&sc, &li, &d));
+        const struct eb_yolo_params p = {.conf = cases[t].conf, .iou = 0.7f, .max_det = 300};
+        const size_t want_n = eb_yolo_decode(&li, x, &p, &sc);
+        struct eb_detection *want = malloc((want_n + 1) * sizeof(*want));
+        ASSERT_TRUE(want != NULL);
+        memcpy(want, sc.cand, want_n * sizeof(*want));
+        void *dx = up(EB_CUK_F32, x, numel);
+        void *drows = dalloc(16 + (size_t)n * sizeof(struct eb_anchor_row));
+        CK(eb_cuk_head_rows(0, nc, n, cases[t].conf, dx, drows, (char *)drows + 16));
+        CK(cudaDeviceSynchronize());
+        int32_t count = -1;
+        CK(cudaMemcpy(&count, drows, sizeof(count), cudaMemcpyDeviceToHost));
+        ASSERT_EQ_INT(count, (int64_t)want_n);
+        struct eb_anchor_row *rows = malloc(((size_t)count + 1) * sizeof(*rows));
+        ASSERT_TRUE(rows != NULL);
+        CK(cudaMemcpy(rows, (char *)drows + 16, (size_t)count * sizeof(*rows),
+                      cudaMemcpyDeviceToHost));
+        ASSERT_EQ_INT(eb_yolo_decode_rows(rows, (size_t)count, &sc), (int64_t)want_n);
+        for (size_t i = 0; i < want_n; i++)
+            if (memcmp(&sc.cand[i], &want[i], sizeof(want[i])) != 0)
+                EB_FAIL("nc %d n %d: candidate %zu differs: (%g %g %g %g %g c%d) vs host (%g %g "
+                        "%g %g %g c%d)",
+                        nc, n, i, sc.cand[i].x1, sc.cand[i].y1, sc.cand[i].x2, sc.cand[i].y2,
+                        sc.cand[i].score, sc.cand[i].cls, want[i].x1, want[i].y1, want[i].x2,
+                        want[i].y2, want[i].score, want[i].cls);
+        printf("nc %d n %d conf %.2f: %zu rows, as the host decode\n", nc, n, cases[t].conf,
+               want_n);
+        CK(cudaFree(dx));
+        CK(cudaFree(drows));
+        free(rows);
+        free(want);
+        free(x);
+        eb_yolo_scratch_fini(&sc);
+    }
 }

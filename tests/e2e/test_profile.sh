@@ -57,11 +57,32 @@ case_native_profile_tables_add_up() {
   [ "$(jq_get "$j" slots/1/profile)" = null ] || fail "skipped slot has a profile"
   local md=$d/report.md
   grep -q '^### Per-operator profile' "$md" || fail "report.md lacks the profile section"
-  grep -q '^| Op type | Nodes | ms/frame | % | GFLOP/frame | GFLOP/s |' "$md" ||
+  grep -q '^| Op type | Nodes | ms/frame | % | GFLOP/frame | GFLOP/s | MFU % |' "$md" ||
     fail "report.md lacks the op type table"
-  grep -Eq '^\| Conv \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$' "$md" ||
-    fail "report.md has no Conv row"
-  grep -q '^| Node | Op | Fused | ms/frame | % | GFLOP/s |' "$md" || fail "no top node table"
+  grep -Eq '^\| Conv \| [0-9]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| n/a \|$' "$md" ||
+    fail "report.md has no Conv row (with MFU n/a on the CPU)"
+  grep -q '^| Node | Op | Fused | ms/frame | % | GFLOP/s | MFU % |' "$md" || fail "no top node table"
+}
+
+# The CPU has no entry in the table of device peaks: MFU is null everywhere and peak_note says
+# why (GPU runs, which have a peak, are checked by the CUDA tests).
+case_native_cpu_profile_has_null_mfu_with_reason() {
+  profile_run native
+  local d j; d=$(run_dir out); j=$d/report.json
+  [ "$(jq_get "$j" slots/0/status)" = ok ] || fail "slot rgb not ok"
+  local k
+  for k in mfu_pct mfu_inference_pct peak_tflops peak_clock_mhz peak_device \
+    by_op_type/0/mfu_pct top_nodes/0/mfu_pct; do
+    [ "$(jq_get "$j" "slots/0/profile/$k")" = null ] || fail "profile/$k is not null on the CPU"
+  done
+  [ "$(jq_get "$j" slots/0/profile/peak_precision)" = fp32 ] ||
+    fail "peak_precision is $(jq_get "$j" slots/0/profile/peak_precision), not fp32"
+  jq_get "$j" slots/0/profile/peak_note | grep -q '^cpu: no peak in the table' ||
+    fail "peak_note lacks the reason: $(jq_get "$j" slots/0/profile/peak_note)"
+  # The achieved figures are still there.
+  num_ok "$(jq_get "$j" slots/0/profile/gflops_per_s) > 0" || fail "no achieved GFLOP/s"
+  grep -q '^MFU: n/a — cpu: no peak in the table' "$d/report.md" ||
+    fail "report.md lacks the MFU line with the reason"
 }
 
 case_native_without_profile_has_null_profile() {

@@ -299,3 +299,47 @@ case_dual_native_engines_in_parallel() {
   [ "$(jq_get "$d/report.json" slots/1/backend)" = native ] || fail "slot 1 backend"
   [ "$(jq_get "$d/report.json" pair/pairs)" = 3 ] || fail "pairs"
 }
+
+case_nvml_fake_gpu_in_report() {
+  # GPU telemetry through NVML, with the fake libnvidia-ml of tests/support/fake_nvml.c (CI has
+  # no GPU): 30 W, HwThermalSlowdown active.
+  [ -n "${EB_FAKE_NVML:-}" ] || skip "EB_FAKE_NVML not set (run through ctest)"
+  export EB_NVML_LIB=$EB_FAKE_NVML FAKE_NVML_POWER_MW=30000 FAKE_NVML_THROTTLE=0x40
+  eb_run --backend native --mode rgb --model0 "$(mkmodel)" --source synthetic=64x64 \
+    --frames 4 --warmup 1 --interval_ms 10 --output out --quiet 2>err.txt ||
+    fail "run failed: $(cat err.txt)"
+  local d; d=$(run_dir out)
+  check_reports "$d"
+  [ "$(jq_get "$d/report.json" system/nvml_used)" = true ] || fail "NVML not used"
+  [ "$(jq_get "$d/report.json" system/gpus/0/name)" = "Fake GPU 0" ] || fail "GPU name"
+  [ "$(jq_get "$d/report.json" system/gpus/0/power_avg_mw)" = 30000 ] || fail "power_avg_mw"
+  [ "$(jq_get "$d/report.json" system/energy_per_frame_mj)" != null ] || fail "no energy per frame"
+  [ "$(jq_get "$d/report.json" system/energy_source)" = nvml ] || fail "energy source"
+  [ "$(jq_get "$d/report.json" system/throttled)" = true ] || fail "throttling not flagged"
+  grep -q '^\*\*Throttling detected during the run:\*\* HwThermalSlowdown$' "$d/report.md" ||
+    fail "report.md lacks the throttling line"
+  grep -q '"gpus":\[{"index":0,"name":"Fake GPU 0",' "$d/metrics.jsonl" ||
+    fail "metrics.jsonl lacks the gpus array"
+  grep -q "is throttling: HwThermalSlowdown" err.txt || fail "throttling is not logged"
+}
+
+case_preprocess_says_where_and_why() {
+  # auto on the CPU: the host letterboxes, and the report says why.
+  eb_run --backend native --mode rgb --model0 "$(mkmodel)" --source synthetic=320x240 \
+    --frames 2 --warmup 0 --output out --quiet 2>err.txt || fail "native run failed: $(cat err.txt)"
+  local d; d=$(run_dir out)
+  [ "$(jq_get "$d/report.json" slots/0/input/preprocess)" = cpu ] || fail "auto on cpu is not cpu"
+  jq_get "$d/report.json" slots/0/input/preprocess_reason | grep -q "^auto: the cpu device" ||
+    fail "reason: $(jq_get "$d/report.json" slots/0/input/preprocess_reason)"
+  grep -q "^| Preprocessing | cpu (auto: " "$d/report.md" || fail "report.md lacks Preprocessing"
+  [ "$(jq_get "$d/report.json" slots/0/decode)" = cpu ] || fail "auto decode on cpu is not cpu"
+  jq_get "$d/report.json" slots/0/decode_reason | grep -q "^auto: .*the cpu device has no head reduction" ||
+    fail "decode reason: $(jq_get "$d/report.json" slots/0/decode_reason)"
+  rm -rf out
+  expect_slot_failure 1 "--decode gpu: " --backend native --mode rgb --model0 "$(mkmodel)" \
+    --source synthetic=64x64 --decode gpu
+  rm -rf out
+  # gpu where the backend cannot: the slot fails with what to do; the report is still written.
+  expect_slot_failure 1 "--preprocess gpu: the cpu device preprocesses frames on the host; use --preprocess cpu or auto" \
+    --backend native --mode rgb --model0 "$(mkmodel)" --source synthetic=64x64 --preprocess gpu
+}

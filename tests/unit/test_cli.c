@@ -214,7 +214,9 @@ EB_TEST(config_echo_has_every_option)
     ASSERT_STREQ(eb_json_get(root, "kernels")->str, "auto");
     ASSERT_EQ_INT(eb_json_get(root, "no_fuse")->type, EB_JSON_BOOL);
     ASSERT_EQ_INT(eb_json_get(root, "no_layout")->type, EB_JSON_BOOL);
-    ASSERT_EQ_INT(root->n, 29); /* one key per row of cli_opts.def */
+    ASSERT_STREQ(eb_json_get(root, "preprocess")->str, "auto");
+    ASSERT_STREQ(eb_json_get(root, "decode")->str, "auto");
+    ASSERT_EQ_INT(root->n, 32); /* one key per row of cli_opts.def */
     eb_json_free(root);
     free(text);
 }

@@ -20,11 +20,28 @@ static const struct eb_backend_prof_node small_nodes[] = {
     {"/model.4/pool/MaxPool", "MaxPool", "", 0.5, 1000000ull},
 };
 
-static void build_small(struct eb_profile_result *out, double infer_mean)
+/* Devices as the native backend reports them (eb_model_info.device). */
+static const struct eb_backend_device_info dev_cpu = {
+    .reported = 1, .device = EB_DEVICE_CPU, .precision = "fp32"};
+static const struct eb_backend_device_info dev_h100_fp16 = {.reported = 1,
+                                                            .device = EB_DEVICE_CUDA,
+                                                            .name = "NVIDIA H100 80GB HBM3",
+                                                            .sms = 132,
+                                                            .total_bytes = 85031714816ull,
+                                                            .clock_khz = 1980000,
+                                                            .precision = "fp16"};
+
+static void build_small_on(struct eb_profile_result *out, double infer_mean,
+                           const struct eb_backend_device_info *dev)
 {
     struct eb_backend_profile prof = {
         .n_nodes = 5, .nodes = small_nodes, .runs = 2, .run_total_ms = 10.2};
-    eb_profile_result_build(&prof, infer_mean, out);
+    eb_profile_result_build(&prof, infer_mean, dev, out);
+}
+
+static void build_small(struct eb_profile_result *out, double infer_mean)
+{
+    build_small_on(out, infer_mean, &dev_cpu);
 }
 
 EB_TEST(build_aggregates_by_op_type)
@@ -83,7 +100,7 @@ EB_TEST(build_caps_top_nodes_and_op_types)
     }
     struct eb_backend_profile prof = {.n_nodes = N, .nodes = nodes, .runs = 1};
     struct eb_profile_result r;
-    eb_profile_result_build(&prof, 0.0, &r);
+    eb_profile_result_build(&prof, 0.0, &dev_cpu, &r);
     ASSERT_EQ_INT(r.n_top, EB_PROFILE_TOP_NODES);
     for (int i = 0; i < EB_PROFILE_TOP_NODES; i++) /* the slowest, slowest first */
         ASSERT_NEAR(r.top[i].ms_per_frame, (double)(N - i), 1e-12);
@@ -107,10 +124,82 @@ EB_TEST(build_without_runs_is_unavailable)
 {
     struct eb_backend_profile prof = {.n_nodes = 5, .nodes = small_nodes, .runs = 0};
     struct eb_profile_result r;
-    eb_profile_result_build(&prof, 1.0, &r);
+    eb_profile_result_build(&prof, 1.0, &dev_cpu, &r);
     ASSERT_EQ_INT(r.available, 0);
-    eb_profile_result_build(NULL, 1.0, &r);
+    eb_profile_result_build(NULL, 1.0, &dev_cpu, &r);
     ASSERT_EQ_INT(r.available, 0);
+}
+
+/* ---- MFU against the device's dense peak --------------------------------------------------- */
+
+EB_TEST(build_mfu_exact_against_a_known_peak)
+{
+    /* One node, two runs of 1 ms each, 494.7 GFLOP a run: 494.7 TFLOP/s, half of the H100
+     * SXM5's dense fp16 peak (989.4); the measured inference mean (1.25 ms) gives 40%. */
+    const struct eb_backend_prof_node one = {"/conv", "Conv", "", 2.0, 494700000000ull};
+    struct eb_backend_profile prof = {.n_nodes = 1, .nodes = &one, .runs = 2, .run_total_ms = 2};
+    struct eb_profile_result r;
+    eb_profile_result_build(&prof, 1.25, &dev_h100_fp16, &r);
+    ASSERT_EQ_INT(r.available, 1);
+    ASSERT_STREQ(r.peak_device, "NVIDIA H100 SXM5");
+    ASSERT_STREQ(r.peak_precision, "fp16");
+    ASSERT_NEAR(r.peak_tflops, 989.4, 1e-12);
+    ASSERT_NEAR(r.peak_clock_mhz, 1830, 1e-12);
+    ASSERT_CONTAINS(r.peak_note, "H100 datasheet");
+    ASSERT_NEAR(r.mfu_pct, 50.0, 1e-9);
+    ASSERT_NEAR(r.mfu_inference_pct, 40.0, 1e-9);
+    ASSERT_NEAR(r.ops[0].mfu_pct, 50.0, 1e-9);
+    ASSERT_NEAR(r.top[0].mfu_pct, 50.0, 1e-9);
+    /* The same run in fp32 is measured against the CUDA-core FP32 peak (66.9): 739.5%, which
+     * says the FLOPs cannot have run in fp32 (no figure is clamped). */
+    struct eb_backend_device_info fp32 = dev_h100_fp16;
+    snprintf(fp32.precision, sizeof(fp32.precision), "fp32");
+    eb_profile_result_build(&prof, 1.25, &fp32, &r);
+    ASSERT_NEAR(r.peak_tflops, 66.9, 1e-12);
+    ASSERT_NEAR(r.mfu_pct, 100.0 * 494.7 / 66.9, 1e-9);
+}
+
+EB_TEST(build_mfu_per_op_and_node)
+{
+    struct eb_profile_result r;
+    build_small_on(&r, 4.0, &dev_h100_fp16);
+    const double peak = 989.4e3; /* GFLOP/s */
+    ASSERT_STREQ(r.ops[0].op, "Conv");
+    ASSERT_NEAR(r.ops[0].mfu_pct, 100.0 * (2.5 / 0.004) / peak, 1e-12);
+    ASSERT_NEAR(r.top[0].mfu_pct, 100.0 * (2.0 / 0.003) / peak, 1e-12);
+    ASSERT_NEAR(r.mfu_pct, 100.0 * (2.504 / 0.005) / peak, 1e-12);           /* node-time sum */
+    ASSERT_NEAR(r.mfu_inference_pct, 100.0 * (2.504 / 0.004) / peak, 1e-12); /* inference */
+    /* No inference mean: that figure is unknown, the node-time one is not. */
+    build_small_on(&r, NAN, &dev_h100_fp16);
+    ASSERT_TRUE(isnan(r.mfu_inference_pct) && isfinite(r.mfu_pct));
+}
+
+EB_TEST(build_mfu_unknown_device_or_cpu_is_null_with_reason)
+{
+    struct eb_profile_result r;
+    struct eb_backend_device_info unknown = dev_h100_fp16;
+    snprintf(unknown.name, sizeof(unknown.name), "NVIDIA GeForce RTX 4090 D");
+    unknown.sms = 114;
+    build_small_on(&r, 5.0, &unknown);
+    ASSERT_EQ_INT(r.available, 1);
+    ASSERT_TRUE(isnan(r.peak_tflops) && isnan(r.mfu_pct) && isnan(r.mfu_inference_pct));
+    ASSERT_TRUE(isnan(r.ops[0].mfu_pct) && isnan(r.top[0].mfu_pct));
+    ASSERT_STREQ(r.peak_device, "");
+    ASSERT_CONTAINS(r.peak_note, "unknown device: no peak in the table");
+    ASSERT_CONTAINS(r.peak_note, "RTX 4090 D");
+    ASSERT_TRUE(isfinite(r.gflops_per_s)); /* the achieved figures stay */
+
+    build_small_on(&r, 5.0, &dev_cpu);
+    ASSERT_TRUE(isnan(r.peak_tflops) && isnan(r.mfu_pct) && isnan(r.ops[0].mfu_pct));
+    ASSERT_STREQ(r.peak_precision, "fp32");
+    ASSERT_CONTAINS(r.peak_note, "cpu: no peak in the table");
+
+    build_small_on(&r, 5.0, NULL); /* a backend that does not say */
+    ASSERT_TRUE(isnan(r.mfu_pct));
+    ASSERT_CONTAINS(r.peak_note, "does not say which device");
+    struct eb_backend_device_info silent = {0};
+    build_small_on(&r, 5.0, &silent);
+    ASSERT_CONTAINS(r.peak_note, "does not say which device");
 }
 
 /* ---- rendering -------------------------------------------------------------------------- */
@@ -163,7 +252,7 @@ static void fill_run(struct eb_run_result *r)
         snprintf(s->model_path, sizeof(s->model_path), "m%d.onnx", i);
     }
     snprintf(r->slots[0].backend, sizeof(r->slots[0].backend), "native");
-    build_small(&r->slots[0].profile, 5.0);
+    build_small_on(&r->slots[0].profile, 5.0, &dev_h100_fp16);
     snprintf(r->slots[1].backend, sizeof(r->slots[1].backend), "ort");
     snprintf(r->slots[1].profile_note, sizeof(r->slots[1].profile_note),
              "slot thermal: --profile: the per-operator profile is available with the native "
@@ -183,6 +272,18 @@ EB_TEST(report_json_has_profile_or_null)
     ASSERT_EQ_INT(need(root, "slots/0/profile/top_nodes")->n, 5);
     ASSERT_STREQ(need(root, "slots/0/profile/top_nodes/0/fused")->str, "silu");
     ASSERT_EQ_INT(need(root, "slots/0/profile/top_nodes/1/fused")->type, EB_JSON_NULL);
+    ASSERT_STREQ(need(root, "slots/0/profile/peak_device")->str, "NVIDIA H100 SXM5");
+    ASSERT_STREQ(need(root, "slots/0/profile/peak_precision")->str, "fp16");
+    ASSERT_NEAR(need(root, "slots/0/profile/peak_tflops")->num, 989.4, 1e-9);
+    ASSERT_NEAR(need(root, "slots/0/profile/peak_clock_mhz")->num, 1830, 1e-9);
+    ASSERT_CONTAINS(need(root, "slots/0/profile/peak_note")->str, "H100 datasheet");
+    ASSERT_NEAR(need(root, "slots/0/profile/mfu_pct")->num, 100.0 * 500.8 / 989.4e3, 1e-9);
+    ASSERT_NEAR(need(root, "slots/0/profile/mfu_inference_pct")->num, 100.0 * 500.8 / 989.4e3,
+                1e-9);
+    ASSERT_NEAR(need(root, "slots/0/profile/by_op_type/0/mfu_pct")->num, 100.0 * 625 / 989.4e3,
+                1e-9);
+    ASSERT_NEAR(need(root, "slots/0/profile/top_nodes/0/mfu_pct")->num,
+                100.0 * (2.0 / 0.003) / 989.4e3, 1e-9);
     ASSERT_EQ_INT(need(root, "slots/0/profile_note")->type, EB_JSON_NULL);
     ASSERT_EQ_INT(need(root, "slots/1/profile")->type, EB_JSON_NULL);
     ASSERT_CONTAINS(need(root, "slots/1/profile_note")->str, "native backend only");
@@ -192,15 +293,42 @@ EB_TEST(report_json_has_profile_or_null)
     eb_run_result_fini(&r);
 }
 
+EB_TEST(report_json_profile_without_peak_has_null_mfu)
+{
+    struct eb_run_result r;
+    fill_run(&r);
+    build_small_on(&r.slots[0].profile, 5.0, &dev_cpu);
+    struct eb_json_value *root = render_json(&r);
+    ASSERT_EQ_INT(need(root, "slots/0/profile/mfu_pct")->type, EB_JSON_NULL);
+    ASSERT_EQ_INT(need(root, "slots/0/profile/mfu_inference_pct")->type, EB_JSON_NULL);
+    ASSERT_EQ_INT(need(root, "slots/0/profile/peak_tflops")->type, EB_JSON_NULL);
+    ASSERT_EQ_INT(need(root, "slots/0/profile/peak_clock_mhz")->type, EB_JSON_NULL);
+    ASSERT_EQ_INT(need(root, "slots/0/profile/peak_device")->type, EB_JSON_NULL);
+    ASSERT_STREQ(need(root, "slots/0/profile/peak_precision")->str, "fp32");
+    ASSERT_CONTAINS(need(root, "slots/0/profile/peak_note")->str, "cpu: no peak in the table");
+    ASSERT_EQ_INT(need(root, "slots/0/profile/by_op_type/0/mfu_pct")->type, EB_JSON_NULL);
+    ASSERT_EQ_INT(need(root, "slots/0/profile/top_nodes/0/mfu_pct")->type, EB_JSON_NULL);
+    eb_json_free(root);
+    char *md = render_md(&r);
+    ASSERT_CONTAINS(md, "MFU: n/a — cpu: no peak in the table, which lists NVIDIA GPUs only.");
+    ASSERT_CONTAINS(md, "| Conv | 2 | 4.000 | 80.0 | 2.500 | 625.0 | n/a |");
+    free(md);
+    eb_run_result_fini(&r);
+}
+
 EB_TEST(report_md_has_profile_tables)
 {
     struct eb_run_result r;
     fill_run(&r);
     char *md = render_md(&r);
     ASSERT_CONTAINS(md, "### Per-operator profile");
-    ASSERT_CONTAINS(md, "| Op type | Nodes | ms/frame | % | GFLOP/frame | GFLOP/s |");
-    ASSERT_CONTAINS(md, "| Conv | 2 | 4.000 | 80.0 | 2.500 | 625.0 |");
-    ASSERT_CONTAINS(md, "| /model.0/conv/Conv | Conv | silu | 3.000 | 60.0 | 666.7 |");
+    ASSERT_CONTAINS(md, "| Op type | Nodes | ms/frame | % | GFLOP/frame | GFLOP/s | MFU % |");
+    ASSERT_CONTAINS(md, "| Conv | 2 | 4.000 | 80.0 | 2.500 | 625.0 | 0.06 |");
+    ASSERT_CONTAINS(md, "| Node | Op | Fused | ms/frame | % | GFLOP/s | MFU % |");
+    ASSERT_CONTAINS(md, "| /model.0/conv/Conv | Conv | silu | 3.000 | 60.0 | 666.7 | 0.07 |");
+    ASSERT_CONTAINS(md, "MFU (model FLOPs utilisation): 0.05% over the sum of node times, 0.05% "
+                        "over the measured inference mean, of the dense fp16 peak of NVIDIA H100 "
+                        "SXM5, 989.4 TFLOPS at 1830 MHz (NVIDIA H100 datasheet");
     ASSERT_CONTAINS(md, "= 100.0% of the measured inference mean 5.000 ms");
     ASSERT_CONTAINS(md, "> **Warning:** slot thermal: --profile");
     ASSERT_CONTAINS(md, "## Warnings");

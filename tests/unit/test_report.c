@@ -525,6 +525,102 @@ EB_TEST(json_skipped_slot_has_every_key)
     eb_run_result_fini(&r);
 }
 
+EB_TEST(json_system_gpus_energy_per_frame_and_throttle)
+{
+    struct eb_run_result r;
+    build_dual_variant(&r); /* 40 + 40 measured frames */
+    struct eb_json_value *root = parse_report(&r);
+    /* No NVML, no tegrastats: no energy, not throttled, every key still present. */
+    ASSERT_EQ_INT(need(root, "system/nvml_used")->type, EB_JSON_BOOL);
+    ASSERT_EQ_INT(need(root, "system/nvml_used")->num, 0);
+    ASSERT_TRUE(is_null_at(root, "system/nvml_warning"));
+    ASSERT_EQ_INT(need(root, "system/gpus")->n, 0);
+    ASSERT_TRUE(is_null_at(root, "system/energy_per_frame_mj"));
+    ASSERT_TRUE(is_null_at(root, "system/energy_source"));
+    ASSERT_EQ_INT(need(root, "system/throttled")->num, 0);
+    ASSERT_EQ_INT(need(root, "system/throttle_reasons")->n, 0);
+    eb_json_free(root);
+
+    /* tegrastats energy when there is no NVML. */
+    r.sys.tegrastats_used = 1;
+    r.sys.energy_mj = 800.0;
+    snprintf(r.sys.nvml_warning, sizeof(r.sys.nvml_warning), "NVML not available: no library");
+    root = parse_report(&r);
+    ASSERT_NEAR(num_at(root, "system/energy_per_frame_mj"), 10.0, 1e-12);
+    ASSERT_STREQ(str_at(root, "system/energy_source"), "tegrastats");
+    ASSERT_STREQ(str_at(root, "system/nvml_warning"), "NVML not available: no library");
+    eb_json_free(root);
+
+    /* NVML wins, summed over the GPUs; a power-brake slowdown on GPU 1 is throttling, its
+     * SyncBoost is listed but is not. */
+    r.sys.nvml_warning[0] = '\0';
+    r.sys.nvml_used = 1;
+    r.sys.n_gpus = 2;
+    for (int i = 0; i < 2; i++) {
+        struct eb_gpu_summary *g = &r.sys.gpus[i];
+        g->index = i;
+        snprintf(g->name, sizeof(g->name), "NVIDIA H100 80GB HBM3 #%d", i);
+        g->util_avg_pct = 50.5 + i;
+        g->util_max_pct = 99;
+        g->mem_used_max_mb = 2048;
+        g->mem_total_mb = 81559;
+        g->power_avg_mw = 250000;
+        g->power_max_mw = 300000;
+        g->temp_max_c = 70;
+        g->sm_clock_min_mhz = 1410;
+        g->sm_clock_max_mhz = 1980;
+    }
+    r.sys.gpus[0].energy_mj = 1000.0;
+    r.sys.gpus[1].energy_mj = 600.0;
+    r.sys.gpus[1].temp_max_c = NAN;
+    r.sys.gpus[1].throttle_samples = 3;
+    r.sys.gpus[1].throttle_reasons =
+        EB_SAMPLER_THROTTLE_HW_POWER_BRAKE | EB_SAMPLER_THROTTLE_SYNC_BOOST;
+    root = parse_report(&r);
+    ASSERT_EQ_INT(need(root, "system/gpus")->n, 2);
+    ASSERT_EQ_INT(num_at(root, "system/gpus/1/index"), 1);
+    ASSERT_STREQ(str_at(root, "system/gpus/1/name"), "NVIDIA H100 80GB HBM3 #1");
+    ASSERT_NEAR(num_at(root, "system/gpus/1/util_avg_pct"), 51.5, 0);
+    ASSERT_NEAR(num_at(root, "system/gpus/0/mem_total_mb"), 81559, 0);
+    ASSERT_NEAR(num_at(root, "system/gpus/0/power_max_mw"), 300000, 0);
+    ASSERT_NEAR(num_at(root, "system/gpus/1/energy_mj"), 600, 0);
+    ASSERT_NEAR(num_at(root, "system/gpus/0/sm_clock_min_mhz"), 1410, 0);
+    ASSERT_TRUE(is_null_at(root, "system/gpus/1/temp_max_c"));
+    ASSERT_EQ_INT(num_at(root, "system/gpus/1/throttle_samples"), 3);
+    ASSERT_EQ_INT(need(root, "system/gpus/1/throttle_reasons")->n, 2);
+    ASSERT_STREQ(str_at(root, "system/gpus/1/throttle_reasons/0"), "SyncBoost");
+    ASSERT_STREQ(str_at(root, "system/gpus/1/throttle_reasons/1"), "HwPowerBrakeSlowdown");
+    ASSERT_NEAR(num_at(root, "system/energy_per_frame_mj"), 20.0, 1e-12);
+    ASSERT_STREQ(str_at(root, "system/energy_source"), "nvml");
+    ASSERT_EQ_INT(need(root, "system/throttled")->num, 1);
+    ASSERT_EQ_INT(need(root, "system/throttle_reasons")->n, 1);
+    ASSERT_STREQ(str_at(root, "system/throttle_reasons/0"), "HwPowerBrakeSlowdown");
+    eb_json_free(root);
+
+    char *md = render_md(&r);
+    ASSERT_CONTAINS(md, "**Throttling detected during the run:** HwPowerBrakeSlowdown\n");
+    ASSERT_CONTAINS(md, "| Energy per measured frame | 20.0 mJ (NVML, all GPUs) |");
+    ASSERT_CONTAINS(md, "### GPU (NVML)");
+    ASSERT_CONTAINS(md, "| 1 | NVIDIA H100 80GB HBM3 #1 | 51.5 / 99.0 | 2048 / 81559 | "
+                        "250000 / 300000 | 600 | n/a | 1410 / 1980 | 3 | SyncBoost, "
+                        "HwPowerBrakeSlowdown |");
+    /* the GPU table comes after the thermal zones, inside System metrics */
+    ASSERT_TRUE(pos_of(md, "| Thermal zone |") < pos_of(md, "### GPU (NVML)"));
+    free(md);
+
+    /* No measured frame: no energy per frame. */
+    r.slots[0].frames_measured = 0;
+    r.slots[1].frames_measured = 0;
+    root = parse_report(&r);
+    ASSERT_TRUE(is_null_at(root, "system/energy_per_frame_mj"));
+    ASSERT_TRUE(is_null_at(root, "system/energy_source"));
+    eb_json_free(root);
+    md = render_md(&r);
+    ASSERT_TRUE(strstr(md, "Energy per measured frame") == NULL);
+    free(md);
+    eb_run_result_fini(&r);
+}
+
 /* ---------------------------------------------------------------- report.md */
 
 EB_TEST(md_sections_in_order)

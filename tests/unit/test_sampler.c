@@ -12,6 +12,7 @@
 #include "eb/clock.h"
 #include "eb/json.h"
 #include "eb_test.h"
+#include "harness/report.h"
 #include "harness/sampler.h"
 
 /* ---- helpers ---- */
@@ -663,4 +664,362 @@ EB_TEST(sampler_errors_and_null)
     ASSERT_CONTAINS(d.msg, "no/such/dir/metrics.jsonl");
     eb_diag_clear(&d);
     ASSERT_EQ_INT(eb_sampler_start(NULL, &s, &d), EB_ERR_INVALID_ARG);
+}
+
+/* ---- NVML (tests/support/fake_nvml.c stands in for libnvidia-ml.so.1) ---- */
+
+static const char *fake_nvml_path(void)
+{
+    const char *p = getenv("EB_FAKE_NVML");
+    if (p == NULL || p[0] == '\0')
+        EB_SKIP("EB_FAKE_NVML not set (run through ctest)");
+    return p;
+}
+
+/* Runs the sampler every 10 ms with NVML from `lib` until metrics.jsonl has `lines` lines. */
+static void run_nvml_sampler(const char *lib, const char *path, int lines, struct capture *cap,
+                             struct eb_system_summary *sum)
+{
+    struct eb_log log;
+    capture_init(cap, &log);
+    struct eb_sampler_config cfg = {
+        .interval_ns = 10000000ull, .metrics_path = path, .log = &log, .nvml_lib = lib};
+    struct eb_sampler *s = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_sampler_start(&cfg, &s, &d));
+    wait_for(path, lines, NULL);
+    eb_sampler_stop(s, sum);
+}
+
+/* Every line of metrics.jsonl: the sampler's keys, and "gpus" with `n_gpus` entries (0 = no
+ * "gpus" key). Returns the number of lines; the first and last t_s go to the outputs. */
+static int check_gpu_lines(const char *path, int n_gpus, double *t_first, double *t_last)
+{
+    ASSERT_TRUE(check_metrics(path, NULL) >= 1);
+    char *text = eb_test_read_file(path, NULL);
+    ASSERT_TRUE(text != NULL);
+    int n = 0;
+    for (char *p = text; *p != '\0'; n++) {
+        char *nl = strchr(p, '\n');
+        *nl = '\0';
+        struct eb_json_value *v = NULL;
+        ASSERT_OK(eb_json_parse(p, strlen(p), &v, NULL));
+        double t = eb_json_get(v, "t_s")->num;
+        if (n == 0)
+            *t_first = t;
+        *t_last = t;
+        const struct eb_json_value *g = eb_json_get(v, "gpus");
+        if (n_gpus == 0) {
+            ASSERT_TRUE(g == NULL);
+        } else {
+            ASSERT_TRUE(g != NULL && g->type == EB_JSON_ARRAY);
+            ASSERT_EQ_INT(g->n, n_gpus);
+            for (int i = 0; i < n_gpus; i++) {
+                const struct eb_json_value *e = &g->items[i];
+                static const char *const keys[] = {"index",         "name",        "util_pct",
+                                                   "mem_util_pct",  "mem_used_mb", "mem_total_mb",
+                                                   "power_mw",      "temp_c",      "sm_clock_mhz",
+                                                   "mem_clock_mhz", "throttle"};
+                for (size_t k = 0; k < EB_ARRAY_LEN(keys); k++)
+                    if (eb_json_get(e, keys[k]) == NULL)
+                        EB_FAIL("metrics line %d gpus/%d has no \"%s\"", n + 1, i, keys[k]);
+                ASSERT_EQ_INT(eb_json_get(e, "index")->num, i);
+            }
+        }
+        eb_json_free(v);
+        p = nl + 1;
+    }
+    free(text);
+    return n;
+}
+
+/* report.json of a run whose system summary is `sum` and whose slot 0 measured `frames`. */
+static struct eb_json_value *report_of(const struct eb_system_summary *sum, uint64_t frames)
+{
+    struct eb_run_result *r = calloc(1, sizeof(*r));
+    ASSERT_TRUE(r != NULL);
+    eb_run_result_init(r);
+    r->version = "test";
+    r->sys = *sum;
+    r->slots[0].status = EB_SLOT_OK;
+    r->slots[0].frames_measured = frames;
+    struct eb_json_writer w;
+    eb_json_writer_init_mem(&w, 0);
+    eb_report_write_json(r, &w);
+    ASSERT_TRUE(!eb_json_writer_error(&w));
+    size_t len = 0;
+    char *text = eb_json_writer_take(&w, &len);
+    struct eb_json_value *v = NULL;
+    ASSERT_OK(eb_json_parse(text, len, &v, NULL));
+    free(text);
+    eb_run_result_fini(r);
+    free(r);
+    return v;
+}
+
+EB_TEST(sampler_nvml_missing_library)
+{
+    char path[1024], lib[1024];
+    snprintf(path, sizeof(path), "%s/metrics.jsonl", eb_test_tmpdir());
+    snprintf(lib, sizeof(lib), "%s/no_such_libnvidia-ml.so.1", eb_test_tmpdir());
+    struct capture cap;
+    struct eb_system_summary sum;
+    run_nvml_sampler(lib, path, 2, &cap, &sum);
+    ASSERT_EQ_INT(sum.nvml_used, 0);
+    ASSERT_EQ_INT(sum.n_gpus, 0);
+    ASSERT_CONTAINS(sum.nvml_warning, "NVML not available: ");
+    ASSERT_CONTAINS(sum.nvml_warning, "no_such_libnvidia-ml.so.1");
+    ASSERT_CONTAINS(cap.text, "INFO NVML not available"); /* the normal case without a driver */
+    double t0, t1;
+    ASSERT_TRUE(check_gpu_lines(path, 0, &t0, &t1) >= 2);
+    struct eb_json_value *rep = report_of(&sum, 10);
+    ASSERT_EQ_INT(eb_json_path(rep, "system/nvml_used")->num, 0);
+    ASSERT_EQ_INT(eb_json_path(rep, "system/gpus")->n, 0);
+    ASSERT_EQ_INT(eb_json_path(rep, "system/energy_per_frame_mj")->type, EB_JSON_NULL);
+    ASSERT_EQ_INT(eb_json_path(rep, "system/throttled")->num, 0);
+    eb_json_free(rep);
+    pthread_mutex_destroy(&cap.mu);
+
+    /* Through $EB_NVML_LIB when the config leaves it NULL; a library that is not NVML; "" = off
+     * (no warning). */
+    ASSERT_TRUE(setenv("EB_NVML_LIB", lib, 1) == 0);
+    struct eb_sampler_config cfg = {.interval_ns = 10000000ull};
+    struct eb_sampler *s = NULL;
+    ASSERT_OK(eb_sampler_start(&cfg, &s, NULL));
+    eb_sampler_stop(s, &sum);
+    ASSERT_CONTAINS(sum.nvml_warning, "no_such_libnvidia-ml.so.1");
+    cfg.nvml_lib = "libm.so.6";
+    ASSERT_OK(eb_sampler_start(&cfg, &s, NULL));
+    eb_sampler_stop(s, &sum);
+    ASSERT_CONTAINS(sum.nvml_warning, "NVML not available: libm.so.6 has no nvmlInit_v2");
+    ASSERT_EQ_INT(sum.nvml_used, 0);
+    cfg.nvml_lib = "";
+    ASSERT_OK(eb_sampler_start(&cfg, &s, NULL));
+    eb_sampler_stop(s, &sum);
+    ASSERT_STREQ(sum.nvml_warning, "");
+    ASSERT_EQ_INT(sum.nvml_used, 0);
+}
+
+EB_TEST(sampler_nvml_fake_energy_and_metrics)
+{
+    const char *lib = fake_nvml_path();
+    const double p_mw = 42000.0;
+    ASSERT_TRUE(setenv("FAKE_NVML_POWER_MW", "42000", 1) == 0);
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/metrics.jsonl", eb_test_tmpdir());
+    struct capture cap;
+    struct eb_system_summary sum;
+    run_nvml_sampler(lib, path, 6, &cap, &sum);
+
+    double t_first = 0, t_last = 0;
+    int lines = check_gpu_lines(path, 1, &t_first, &t_last);
+    ASSERT_TRUE(lines >= 6);
+    ASSERT_EQ_INT(sum.n_samples, lines);
+    ASSERT_EQ_INT(sum.nvml_used, 1);
+    ASSERT_EQ_INT(sum.n_gpus, 1);
+    ASSERT_STREQ(sum.nvml_warning, "");
+    const struct eb_gpu_summary *g = &sum.gpus[0];
+    ASSERT_EQ_INT(g->index, 0);
+    ASSERT_STREQ(g->name, "Fake GPU 0");
+    /* Constant power P over the samples: the trapezoid gives P x (last - first sample time),
+     * the times being metrics.jsonl's t_s (written with full precision). */
+    double want = p_mw * (t_last - t_first);
+    ASSERT_TRUE(t_last > t_first);
+    ASSERT_NEAR(g->energy_mj, want, 1e-9 * want + 1e-6);
+    ASSERT_TRUE(g->energy_mj <= p_mw * sum.duration_s);
+    ASSERT_NEAR(g->power_avg_mw, p_mw, 0);
+    ASSERT_NEAR(g->power_max_mw, p_mw, 0);
+    ASSERT_NEAR(g->util_avg_pct, 75, 0);
+    ASSERT_NEAR(g->util_max_pct, 75, 0);
+    ASSERT_NEAR(g->mem_used_max_mb, 4096, 0);
+    ASSERT_NEAR(g->mem_total_mb, 16384, 0);
+    ASSERT_NEAR(g->temp_max_c, 65, 0);
+    ASSERT_NEAR(g->sm_clock_min_mhz, 1800, 0);
+    ASSERT_NEAR(g->sm_clock_max_mhz, 1800, 0);
+    ASSERT_EQ_INT(g->throttle_samples, 0);
+    ASSERT_EQ_INT(g->throttle_reasons, 0);
+    ASSERT_CONTAINS(cap.text, "INFO NVML: sampling GPU 0 (Fake GPU 0)");
+    ASSERT_TRUE(strstr(cap.text, "NVML not available") == NULL);
+
+    /* The fake values in the first line. */
+    char *text = eb_test_read_file(path, NULL);
+    struct eb_json_value *v = NULL;
+    ASSERT_OK(eb_json_parse(text, (size_t)(strchr(text, '\n') - text), &v, NULL));
+    ASSERT_STREQ(eb_json_path(v, "gpus/0/name")->str, "Fake GPU 0");
+    ASSERT_NEAR(eb_json_path(v, "gpus/0/util_pct")->num, 75, 0);
+    ASSERT_NEAR(eb_json_path(v, "gpus/0/mem_util_pct")->num, 30, 0);
+    ASSERT_NEAR(eb_json_path(v, "gpus/0/mem_used_mb")->num, 4096, 0);
+    ASSERT_NEAR(eb_json_path(v, "gpus/0/mem_total_mb")->num, 16384, 0);
+    ASSERT_NEAR(eb_json_path(v, "gpus/0/power_mw")->num, p_mw, 0);
+    ASSERT_NEAR(eb_json_path(v, "gpus/0/temp_c")->num, 65, 0);
+    ASSERT_NEAR(eb_json_path(v, "gpus/0/sm_clock_mhz")->num, 1800, 0);
+    ASSERT_NEAR(eb_json_path(v, "gpus/0/mem_clock_mhz")->num, 9501, 0);
+    ASSERT_EQ_INT(eb_json_path(v, "gpus/0/throttle")->type, EB_JSON_ARRAY);
+    ASSERT_EQ_INT(eb_json_path(v, "gpus/0/throttle")->n, 0);
+    eb_json_free(v);
+    free(text);
+
+    /* The report: energy per frame = NVML energy / measured frames. */
+    struct eb_json_value *rep = report_of(&sum, 7);
+    ASSERT_EQ_INT(eb_json_path(rep, "system/nvml_used")->num, 1);
+    ASSERT_EQ_INT(eb_json_path(rep, "system/gpus")->n, 1);
+    ASSERT_NEAR(eb_json_path(rep, "system/gpus/0/power_avg_mw")->num, p_mw, 0);
+    ASSERT_NEAR(eb_json_path(rep, "system/gpus/0/energy_mj")->num, g->energy_mj, 0);
+    ASSERT_NEAR(eb_json_path(rep, "system/energy_per_frame_mj")->num, g->energy_mj / 7.0,
+                1e-9 * g->energy_mj);
+    ASSERT_STREQ(eb_json_path(rep, "system/energy_source")->str, "nvml");
+    ASSERT_EQ_INT(eb_json_path(rep, "system/throttled")->num, 0);
+    eb_json_free(rep);
+    pthread_mutex_destroy(&cap.mu);
+}
+
+EB_TEST(sampler_nvml_two_gpus_failed_field_is_null)
+{
+    const char *lib = fake_nvml_path();
+    ASSERT_TRUE(setenv("FAKE_NVML_GPUS", "2", 1) == 0);
+    ASSERT_TRUE(setenv("FAKE_NVML_FAIL_TEMP", "1", 1) == 0);
+    ASSERT_TRUE(setenv("FAKE_NVML_POWER_MW", "10000", 1) == 0);
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/metrics.jsonl", eb_test_tmpdir());
+    struct capture cap;
+    struct eb_system_summary sum;
+    run_nvml_sampler(lib, path, 3, &cap, &sum);
+    double t0, t1;
+    ASSERT_TRUE(check_gpu_lines(path, 2, &t0, &t1) >= 3);
+    ASSERT_EQ_INT(sum.n_gpus, 2);
+    ASSERT_STREQ(sum.gpus[1].name, "Fake GPU 1");
+    ASSERT_NEAR(sum.gpus[1].power_avg_mw, 11000, 0);
+    ASSERT_TRUE(isnan(sum.gpus[0].temp_max_c));
+    ASSERT_NEAR(sum.gpus[0].energy_mj * 11.0, sum.gpus[1].energy_mj * 10.0,
+                1e-9 * sum.gpus[1].energy_mj + 1e-6);
+    char *text = eb_test_read_file(path, NULL);
+    struct eb_json_value *v = NULL;
+    ASSERT_OK(eb_json_parse(text, (size_t)(strchr(text, '\n') - text), &v, NULL));
+    ASSERT_EQ_INT(eb_json_path(v, "gpus/0/temp_c")->type, EB_JSON_NULL);
+    ASSERT_EQ_INT(eb_json_path(v, "gpus/1/temp_c")->type, EB_JSON_NULL);
+    ASSERT_NEAR(eb_json_path(v, "gpus/1/power_mw")->num, 11000, 0);
+    eb_json_free(v);
+    free(text);
+    /* Energy per frame sums the GPUs. */
+    struct eb_json_value *rep = report_of(&sum, 4);
+    ASSERT_NEAR(eb_json_path(rep, "system/energy_per_frame_mj")->num,
+                (sum.gpus[0].energy_mj + sum.gpus[1].energy_mj) / 4.0, 1e-6);
+    ASSERT_EQ_INT(eb_json_path(rep, "system/gpus/0/temp_max_c")->type, EB_JSON_NULL);
+    eb_json_free(rep);
+    pthread_mutex_destroy(&cap.mu);
+}
+
+/* Runs the fake with clocks-event reasons `mask`; returns the summary, checks every line's
+ * "throttle" list against `listed` (names, comma-separated, "" for none). */
+static void run_throttle(const char *mask, const char *listed, struct capture *cap,
+                         struct eb_system_summary *sum)
+{
+    const char *lib = fake_nvml_path();
+    ASSERT_TRUE(setenv("FAKE_NVML_THROTTLE", mask, 1) == 0);
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/metrics_%s.jsonl", eb_test_tmpdir(), mask);
+    run_nvml_sampler(lib, path, 3, cap, sum);
+    char *text = eb_test_read_file(path, NULL);
+    ASSERT_TRUE(text != NULL);
+    for (char *p = text; *p != '\0';) {
+        char *nl = strchr(p, '\n');
+        *nl = '\0';
+        struct eb_json_value *v = NULL;
+        ASSERT_OK(eb_json_parse(p, strlen(p), &v, NULL));
+        const struct eb_json_value *t = eb_json_path(v, "gpus/0/throttle");
+        ASSERT_TRUE(t != NULL && t->type == EB_JSON_ARRAY);
+        char got[256] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < t->n; i++)
+            used += (size_t)snprintf(got + used, sizeof(got) - used, "%s%s", i ? "," : "",
+                                     t->items[i].str);
+        ASSERT_STREQ(got, listed);
+        eb_json_free(v);
+        p = nl + 1;
+    }
+    free(text);
+}
+
+EB_TEST(sampler_nvml_thermal_throttle_is_flagged)
+{
+    struct capture cap;
+    struct eb_system_summary sum;
+    /* GpuIdle + HwThermalSlowdown: idle is not listed, the thermal slowdown is throttling. */
+    run_throttle("0x41", "HwThermalSlowdown", &cap, &sum);
+    ASSERT_EQ_INT(sum.gpus[0].throttle_samples, sum.n_samples);
+    ASSERT_EQ_INT(sum.gpus[0].throttle_reasons, EB_SAMPLER_THROTTLE_HW_THERMAL);
+    ASSERT_CONTAINS(cap.text, "WARN GPU 0 (Fake GPU 0) is throttling: HwThermalSlowdown");
+    /* logged once, not per sample */
+    ASSERT_TRUE(strstr(strstr(cap.text, "is throttling") + 1, "is throttling") == NULL);
+    struct eb_json_value *rep = report_of(&sum, 5);
+    ASSERT_EQ_INT(eb_json_path(rep, "system/throttled")->type, EB_JSON_BOOL);
+    ASSERT_EQ_INT(eb_json_path(rep, "system/throttled")->num, 1);
+    ASSERT_EQ_INT(eb_json_path(rep, "system/throttle_reasons")->n, 1);
+    ASSERT_STREQ(eb_json_path(rep, "system/throttle_reasons/0")->str, "HwThermalSlowdown");
+    ASSERT_STREQ(eb_json_path(rep, "system/gpus/0/throttle_reasons/0")->str, "HwThermalSlowdown");
+    eb_json_free(rep);
+
+    /* report.md shows the line. */
+    struct eb_run_result *r = calloc(1, sizeof(*r));
+    ASSERT_TRUE(r != NULL);
+    eb_run_result_init(r);
+    r->sys = sum;
+    char *md = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&md, &len);
+    ASSERT_TRUE(fp != NULL);
+    eb_report_write_md(r, fp);
+    ASSERT_TRUE(fclose(fp) == 0);
+    ASSERT_CONTAINS(md, "**Throttling detected during the run:** HwThermalSlowdown\n");
+    ASSERT_CONTAINS(md, "### GPU (NVML)");
+    free(md);
+    eb_run_result_fini(r);
+    free(r);
+    pthread_mutex_destroy(&cap.mu);
+}
+
+EB_TEST(sampler_nvml_idle_is_not_throttling)
+{
+    struct capture cap;
+    struct eb_system_summary sum;
+    /* GpuIdle alone: nothing listed, not throttled. */
+    run_throttle("0x1", "", &cap, &sum);
+    ASSERT_EQ_INT(sum.gpus[0].throttle_samples, 0);
+    ASSERT_EQ_INT(sum.gpus[0].throttle_reasons, 0);
+    struct eb_json_value *rep = report_of(&sum, 5);
+    ASSERT_EQ_INT(eb_json_path(rep, "system/throttled")->num, 0);
+    ASSERT_EQ_INT(eb_json_path(rep, "system/throttle_reasons")->n, 0);
+    eb_json_free(rep);
+    ASSERT_TRUE(strstr(cap.text, "is throttling") == NULL);
+    pthread_mutex_destroy(&cap.mu);
+
+    /* GpuIdle + ApplicationsClocksSetting + SyncBoost: SyncBoost is listed, but is not a
+     * slowdown. */
+    run_throttle("0x13", "SyncBoost", &cap, &sum);
+    ASSERT_EQ_INT(sum.gpus[0].throttle_samples, 0);
+    ASSERT_EQ_INT(sum.gpus[0].throttle_reasons, EB_SAMPLER_THROTTLE_SYNC_BOOST);
+    rep = report_of(&sum, 5);
+    ASSERT_EQ_INT(eb_json_path(rep, "system/throttled")->num, 0);
+    ASSERT_STREQ(eb_json_path(rep, "system/gpus/0/throttle_reasons/0")->str, "SyncBoost");
+    eb_json_free(rep);
+    pthread_mutex_destroy(&cap.mu);
+}
+
+EB_TEST(sampler_nvml_init_failure_is_a_warning)
+{
+    const char *lib = fake_nvml_path();
+    ASSERT_TRUE(setenv("FAKE_NVML_FAIL_INIT", "1", 1) == 0);
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/metrics.jsonl", eb_test_tmpdir());
+    struct capture cap;
+    struct eb_system_summary sum;
+    run_nvml_sampler(lib, path, 2, &cap, &sum);
+    ASSERT_EQ_INT(sum.nvml_used, 0);
+    ASSERT_EQ_INT(sum.n_gpus, 0);
+    ASSERT_STREQ(sum.nvml_warning, "NVML not available: nvmlInit_v2 failed: Driver Not Loaded");
+    ASSERT_CONTAINS(cap.text, "WARN NVML not available: nvmlInit_v2 failed: Driver Not Loaded");
+    double t0, t1;
+    ASSERT_TRUE(check_gpu_lines(path, 0, &t0, &t1) >= 2);
+    ASSERT_TRUE(sum.ram_total_mb > 0); /* the rest of the sampler is unaffected */
+    pthread_mutex_destroy(&cap.mu);
 }

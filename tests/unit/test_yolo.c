@@ -3,6 +3,7 @@
  * guard values around every output buffer), layout detection, the three decoders, IoU, NMS
  * (against a brute-force per-class reference) and post-processing.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -808,4 +809,74 @@ EB_TEST(nms_matches_brute_force)
         free(want);
         free(got);
     }
+}
+
+/* Rows of a head reduced elsewhere (a device), in scrambled order, decode to exactly the
+ * candidates of eb_yolo_decode on the whole head; more rows than the scratch holds are cut. */
+EB_TEST(decode_rows_equals_decode)
+{
+    enum { NC = 5, N = 64 };
+    float data[(4 + NC) * N];
+    uint32_t r = 7u;
+    for (int i = 0; i < (4 + NC) * N; i++) {
+        r = r * 1664525u + 1013904223u;
+        data[i] = (float)(r >> 8) / 16777216.0f * (i < 4 * N ? 600.0f : 1.0f);
+    }
+    const struct eb_yolo_layout_info li = {
+        .layout = EB_YOLO_LAYOUT_CHANNELS, .num_classes = NC, .num_boxes = N};
+    struct eb_yolo_scratch s;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_yolo_scratch_init(&s, &li, &d));
+    const struct eb_yolo_params p = {.conf = 0.6f, .iou = 0.7f, .max_det = 300};
+    const size_t want_n = eb_yolo_decode(&li, data, &p, &s);
+    ASSERT_TRUE(want_n > 3 && want_n < N);
+    struct eb_detection want[N];
+    memcpy(want, s.cand, want_n * sizeof(want[0]));
+    struct eb_anchor_row rows[N];
+    size_t n = 0;
+    for (int a = N - 1; a >= 0; a--) { /* reversed: the device's order is not the anchors' */
+        int cls = 0;
+        for (int c = 1; c < NC; c++)
+            if (data[(4 + c) * N + a] > data[(4 + cls) * N + a])
+                cls = c;
+        const float best = data[(4 + cls) * N + a];
+        if (best > p.conf)
+            rows[n++] = (struct eb_anchor_row){
+                a, cls, best, data[a], data[N + a], data[2 * N + a], data[3 * N + a]};
+    }
+    ASSERT_EQ_INT(n, want_n);
+    ASSERT_EQ_INT(eb_yolo_decode_rows(rows, n, &s), want_n);
+    ASSERT_TRUE(memcmp(s.cand, want, want_n * sizeof(want[0])) == 0);
+    eb_yolo_scratch_fini(&s);
+}
+
+/* fp16-vs-fp32 drift: output differences (a NaN on one side is infinite drift) and detection
+ * agreement: same class and IoU >= 0.9 counts, IoU 0.8 or another class does not, and a test
+ * box is used once. */
+EB_TEST(drift_output_and_detection_agreement)
+{
+    struct eb_yolo_drift d = {0};
+    const float ref[4] = {1.0f, 2.0f, 3.0f, -1.0f}, test[4] = {1.0f, 2.5f, 2.75f, -1.0f};
+    eb_yolo_drift_add_output(&d, ref, test, 4);
+    ASSERT_NEAR(d.max_abs, 0.5, 0);
+    ASSERT_NEAR(d.sum_abs / (double)d.n_elems, 0.75 / 4.0, 1e-12);
+    struct eb_detection r[4] = {{0, 0, 100, 100, 0.9f, 0},
+                                {200, 200, 300, 300, 0.8f, 0},
+                                {400, 400, 500, 500, 0.7f, 1},
+                                {0, 0, 100, 100, 0.6f, 0}};
+    struct eb_detection t[3] = {{0, 0, 100, 105.26316f, 0.9f, 0}, /* IoU 0.95 with r[0] */
+                                {200, 200, 300, 325, 0.8f, 0},    /* IoU 0.8 with r[1] */
+                                {400, 400, 500, 500, 0.7f, 2}};   /* r[2]'s box, other class */
+    struct eb_detections rd = {.items = r, .count = 4, .capacity = 4};
+    struct eb_detections td = {.items = t, .count = 3, .capacity = 3};
+    unsigned char used[3];
+    eb_yolo_drift_add_dets(&d, &rd, &td, 0.9f, used);
+    /* r[0] takes t[0]; r[3] (same box as r[0]) finds t[0] used: 1 of 4. */
+    ASSERT_EQ_INT(d.boxes_matched, 1);
+    ASSERT_EQ_INT(d.boxes_ref, 4);
+    ASSERT_EQ_INT(d.boxes_test, 3);
+    ASSERT_EQ_INT(d.frames, 1);
+    const float nan_ref[1] = {NAN}, one[1] = {1.0f};
+    eb_yolo_drift_add_output(&d, one, nan_ref, 1);
+    ASSERT_TRUE(isinf(d.max_abs));
 }

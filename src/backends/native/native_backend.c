@@ -274,6 +274,14 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
         snprintf(info.provider, sizeof(info.provider), "edgebench-native cpu %.15s x%d thread%s",
                  ex.isa, ex.threads, ex.threads == 1 ? "" : "s");
     }
+    /* What the profile's MFU is computed against (harness/peaks.h). */
+    info.device.reported = 1;
+    info.device.device = cuda ? EB_DEVICE_CUDA : EB_DEVICE_CPU;
+    snprintf(info.device.name, sizeof(info.device.name), "%s", cuda ? ex.device_name : "");
+    info.device.sms = ex.sm_count;
+    info.device.total_bytes = ex.device_total_bytes;
+    info.device.clock_khz = ex.clock_khz;
+    snprintf(info.device.precision, sizeof(info.device.precision), "%s", ex.precision);
     if (p->profile) {
         /* Allocated here, not per frame: native_infer and native_profile never allocate. */
         struct eb_engine_profile prof;
@@ -386,8 +394,69 @@ static enum eb_status native_infer(void *priv, const struct eb_tensor *in, size_
             timing_out->compute_ns = t1 - t0;
             timing_out->d2h_ns = 0;
         }
+        timing_out->pre_ns = 0;
     }
     return EB_OK;
+}
+
+static int native_frame_input(void *priv, char *why, size_t why_size)
+{
+    struct native_priv *p = priv;
+    if (p->engine == NULL) {
+        snprintf(why, why_size, "no model is loaded");
+        return 0;
+    }
+    return eb_engine_frame_input(p->engine, why, why_size);
+}
+
+static enum eb_status native_infer_frame(void *priv, const struct eb_backend_frame *frame,
+                                         struct eb_tensor *out, size_t n_out,
+                                         struct eb_infer_timing *timing_out, struct eb_diag *diag)
+{
+    struct native_priv *p = priv;
+    struct eb_tensor all[EB_BACKEND_MAX_IO];
+    if (p->engine == NULL || n_out > p->n_out || frame == NULL || (n_out > 0 && out == NULL))
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to run model %s: no model loaded, no frame or too many "
+                            "outputs asked for",
+                            p->model);
+    const struct eb_engine_frame f = {.rgb = frame->rgb,
+                                      .width = frame->width,
+                                      .height = frame->height,
+                                      .stride = frame->stride,
+                                      .new_w = frame->new_w,
+                                      .new_h = frame->new_h,
+                                      .pad_left = frame->pad_left,
+                                      .pad_top = frame->pad_top};
+    enum eb_status st = eb_engine_run_frame(p->engine, &f, all, p->n_out, diag);
+    if (st != EB_OK)
+        return st;
+    for (size_t i = 0; i < n_out; i++)
+        out[i] = all[i];
+    if (timing_out != NULL) {
+        struct eb_engine_timing et;
+        eb_engine_timing_get(p->engine, &et);
+        timing_out->h2d_ns = (uint64_t)(et.h2d_ms * 1e6);
+        timing_out->pre_ns = (uint64_t)(et.pre_ms * 1e6);
+        timing_out->compute_ns = (uint64_t)(et.compute_ms * 1e6);
+        timing_out->d2h_ns = (uint64_t)(et.d2h_ms * 1e6);
+    }
+    return EB_OK;
+}
+
+static enum eb_status native_reduce_head(void *priv, int output, float conf, struct eb_diag *diag)
+{
+    struct native_priv *p = priv;
+    if (p->engine == NULL)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "no model is loaded; load one first");
+    return eb_engine_reduce_head(p->engine, output, conf, diag);
+}
+
+static size_t native_head_rows(void *priv, struct eb_anchor_row **rows_out)
+{
+    struct native_priv *p = priv;
+    *rows_out = NULL;
+    return p->engine != NULL ? eb_engine_head_rows(p->engine, rows_out) : 0;
 }
 
 static enum eb_status native_mem_usage(void *priv, struct eb_mem_usage *usage_out)
@@ -460,4 +529,8 @@ const struct eb_backend_ops eb_backend_native_ops = {
     .supports = native_supports,
     .profile = native_profile,
     .profile_reset = native_profile_reset,
+    .frame_input = native_frame_input,
+    .infer_frame = native_infer_frame,
+    .reduce_head = native_reduce_head,
+    .head_rows = native_head_rows,
 };

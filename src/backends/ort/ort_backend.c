@@ -883,6 +883,7 @@ static enum eb_status ort_infer(void *priv, const struct eb_tensor *in, size_t n
         timing_out->h2d_ns = 0;
         timing_out->compute_ns = t1 - t0;
         timing_out->d2h_ns = 0;
+        timing_out->pre_ns = 0;
     }
     return EB_OK;
 

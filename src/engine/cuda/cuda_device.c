@@ -159,6 +159,11 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
     struct cudaDeviceProp prop;
     CUDA_TRY(cudaGetDeviceProperties(&prop, opt->gpu));
     snprintf(e->info_dev.device_name, sizeof(e->info_dev.device_name), "%.63s", prop.name);
+    /* For the MFU peak lookup (harness/peaks.h): SMs and memory tell the Jetson modules apart,
+     * the clock their power modes. */
+    e->info_dev.sm_count = prop.multiProcessorCount;
+    e->info_dev.device_total_bytes = (uint64_t)prop.totalGlobalMem;
+    CUDA_TRY(cudaDeviceGetAttribute(&e->info_dev.clock_khz, cudaDevAttrClockRate, opt->gpu));
     s->nodes = eb_ir_arena_alloc(&g->arena, (e->n_order + 1) * sizeof(*s->nodes));
     s->on_cpu = eb_ir_arena_alloc(&g->arena, e->n_order + 1);
     s->dptr = eb_ir_arena_alloc(&g->arena, (g->n_values + 1) * sizeof(void *));
@@ -220,6 +225,8 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
     cublasSetStream(s->cublas, s->stream);
     for (int i = 0; i < 4; i++)
         CUDA_TRY(cudaEventCreate(&s->ev[i]));
+    CUDA_TRY(cudaEventCreate(&s->ev_pre));
+    s->cap_bytes = opt->mem_cap_bytes;
     return EB_OK;
 }
 
@@ -515,22 +522,38 @@ static enum eb_status enqueue_cpu_node(struct eb_engine *e, struct cu_state *s, 
     return EB_OK;
 }
 
-/* The forward between the inputs on the device and the outputs ready to copy back. */
+/* The input's element type on the device. */
+static enum eb_cuk_dt input_dt(const struct eb_engine *e, const struct cu_state *s)
+{
+    return eb_cu__es(s, &e->g->values[e->g->inputs[0]]) == 2 ? EB_CUK_F16 : EB_CUK_F32;
+}
+
+/* The forward between the inputs on the device and the outputs ready to copy back; with `pre`,
+ * first the letterbox of the frame in s->d_frame into input 0 (then s->ev_pre). */
 static enum eb_status enqueue_forward(struct eb_engine *e, struct cu_state *s, int timed,
-                                      struct eb_diag *diag)
+                                      const struct eb_cuk_letterbox *pre, struct eb_diag *diag)
 {
     const struct eb_graph *g = e->g;
     enum eb_status st;
-    for (size_t i = 0; i < g->n_inputs; i++)
+    if (pre != NULL) {
+        CUDA_TRY(eb_cuk_letterbox(s->stream, input_dt(e, s), pre, s->d_frame, s->d_in[0]));
+        /* External: a node of the captured graph, so the replay records it too. */
+        CUDA_TRY(cudaEventRecordWithFlags(s->ev_pre, s->stream, cudaEventRecordExternal));
+    }
+    for (size_t i = pre != NULL ? 1 : 0; i < g->n_inputs; i++)
         if (s->d_in_f32[i] != NULL) {
             const struct eb_ir_value *v = &g->values[g->inputs[i]];
             CUDA_TRY(eb_cuk_cast(s->stream, EB_CUK_F32, EB_CUK_F16, v->numel, s->d_in_f32[i],
                                  s->d_in[i]));
         }
     for (size_t k = 0; k < e->n_order; k++) {
-        if (timed)
+        if (timed) {
             CUDA_TRY(cudaEventRecord(s->ev_nodes[k], s->stream));
+            eb_engine__nvtx_node_push(e, k); /* the profiled pass: one NVTX range per node */
+        }
         st = s->on_cpu[k] ? enqueue_cpu_node(e, s, k, diag) : eb_cu__node_enqueue(e, s, k, diag);
+        if (timed)
+            eb_engine__nvtx_node_pop(e);
         if (st != EB_OK)
             return st;
     }
@@ -542,72 +565,82 @@ static enum eb_status enqueue_forward(struct eb_engine *e, struct cu_state *s, i
             CUDA_TRY(eb_cuk_cast(s->stream, EB_CUK_F16, EB_CUK_F32, v->numel,
                                  s->dptr[g->outputs[i]], s->d_out_f32[i]));
         }
+    if (e->head_on) {
+        const int o = e->head_out;
+        const struct eb_ir_value *v = &g->values[g->outputs[o]];
+        const float *x = s->d_out_f32[o] != NULL ? s->d_out_f32[o] : s->dptr[g->outputs[o]];
+        CUDA_TRY(cudaMemsetAsync(s->d_head, 0, 16, s->stream));
+        CUDA_TRY(eb_cuk_head_rows(s->stream, (int32_t)v->shape[1] - 4, (int32_t)v->shape[2],
+                                  s->head_conf, x, s->d_head, (char *)s->d_head + 16));
+    }
     return EB_OK;
 }
 
-/* Captures the forward once; on failure (a library call that cannot be captured) the device
- * keeps launching directly and says so in exec info. */
-static enum eb_status capture(struct eb_engine *e, struct cu_state *s, struct eb_diag *diag)
+/* Captures the forward (with `pre`, letterbox + forward) once into graph_out and gexec_out; on failure
+ * (a library call that cannot be captured) the device keeps launching directly (state -1) and
+ * says so in exec info. */
+static enum eb_status capture(struct eb_engine *e, struct cu_state *s,
+                              const struct eb_cuk_letterbox *pre, cudaGraph_t *graph_out,
+                              cudaGraphExec_t *gexec_out, int *state_out, struct eb_diag *diag)
 {
     struct eb_diag local = {0};
     CUDA_TRY(cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal));
-    enum eb_status st = enqueue_forward(e, s, 0, &local);
+    enum eb_status st = enqueue_forward(e, s, 0, pre, &local);
     cudaGraph_t graph = NULL;
     cudaError_t ce = cudaStreamEndCapture(s->stream, &graph);
     if (st == EB_OK && ce == cudaSuccess)
-        ce = cudaGraphInstantiate(&s->gexec, graph, 0);
+        ce = cudaGraphInstantiate(gexec_out, graph, 0);
     if (st != EB_OK || ce != cudaSuccess) {
         if (graph != NULL)
             cudaGraphDestroy(graph);
         (void)cudaGetLastError(); /* clear the capture's error */
-        s->gexec = NULL;
-        s->graph_state = -1;
+        *gexec_out = NULL;
+        *state_out = -1;
         e->info_dev.graph = 0;
         return EB_OK;
     }
-    s->graph = graph;
-    s->graph_state = 1;
+    *graph_out = graph;
+    *state_out = 1;
     return EB_OK;
 }
 
-static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
+/* After the forward is enqueued (ev[2] next): outputs back, the event times, the profile. */
+static enum eb_status finish_run(struct eb_engine *e, struct cu_state *s, int profiling, int pre,
+                                 struct eb_diag *diag)
 {
     const struct eb_graph *g = e->g;
-    struct cu_state *s = state_of(e);
-    enum eb_status st;
-    const int profiling = e->prof != NULL;
-    CUDA_TRY(cudaSetDevice(s->gpu));
-    if (!profiling && s->graph_state == 0 && (st = capture(e, s, diag)) != EB_OK)
-        return st;
-    CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
-    for (size_t i = 0; i < g->n_inputs; i++) {
-        const struct eb_ir_value *v = &g->values[g->inputs[i]];
-        void *dst = s->d_in_f32[i] != NULL ? s->d_in_f32[i] : s->d_in[i];
-        CUDA_TRY(cudaMemcpyAsync(dst, v->data, v->nbytes, cudaMemcpyHostToDevice, s->stream));
-    }
-    CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
-    if (!profiling && s->graph_state == 1) {
-        CUDA_TRY(cudaGraphLaunch(s->gexec, s->stream));
-    } else if ((st = enqueue_forward(e, s, profiling, diag)) != EB_OK) {
-        return st;
-    }
     CUDA_TRY(cudaEventRecord(s->ev[2], s->stream));
     for (size_t i = 0; i < g->n_outputs; i++) {
         const struct eb_ir_value *v = &g->values[g->outputs[i]];
-        if (v->is_const)
+        if (v->is_const || (e->head_on && (size_t)e->head_out == i))
             continue;
         const void *src = s->d_out_f32[i] != NULL ? s->d_out_f32[i] : s->dptr[g->outputs[i]];
         CUDA_TRY(cudaMemcpyAsync(s->h_out[i], src, (size_t)v->numel * eb_dtype_size(v->dtype),
                                  cudaMemcpyDeviceToHost, s->stream));
     }
+    if (e->head_on)
+        CUDA_TRY(cudaMemcpyAsync(s->h_head, s->d_head, s->head_bytes, cudaMemcpyDeviceToHost,
+                                 s->stream));
     CUDA_TRY(cudaEventRecord(s->ev[3], s->stream));
     CUDA_TRY(cudaStreamSynchronize(s->stream));
-    float ms[3] = {0};
+    if (e->head_on) {
+        int32_t count = 0;
+        memcpy(&count, s->h_head, sizeof(count));
+        const size_t cap = (s->head_bytes - 16) / sizeof(struct eb_anchor_row);
+        e->head_rows = (struct eb_anchor_row *)(void *)((char *)s->h_head + 16);
+        e->head_count = count < 0 ? 0 : (size_t)count < cap ? (size_t)count : cap;
+    }
+    float ms[3] = {0}, pre_ms = 0.0f;
     for (int i = 0; i < 3; i++)
         CUDA_TRY(cudaEventElapsedTime(&ms[i], s->ev[i], s->ev[i + 1]));
+    if (pre) {
+        CUDA_TRY(cudaEventElapsedTime(&pre_ms, s->ev[1], s->ev_pre));
+        ms[1] -= pre_ms;
+    }
     e->timing.h2d_ms = ms[0];
     e->timing.compute_ms = ms[1];
     e->timing.d2h_ms = ms[2];
+    e->timing.pre_ms = pre_ms;
     if (profiling) {
         for (size_t k = 0; k < e->n_order; k++) {
             float t = 0.0f;
@@ -618,6 +651,212 @@ static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
         e->prof_run_ms += ms[1];
     }
     return EB_OK;
+}
+
+static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
+{
+    const struct eb_graph *g = e->g;
+    struct cu_state *s = state_of(e);
+    enum eb_status st;
+    const int profiling = e->prof != NULL;
+    CUDA_TRY(cudaSetDevice(s->gpu));
+    if (!profiling && s->graph_state == 0 &&
+        (st = capture(e, s, NULL, &s->graph, &s->gexec, &s->graph_state, diag)) != EB_OK)
+        return st;
+    CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        const struct eb_ir_value *v = &g->values[g->inputs[i]];
+        void *dst = s->d_in_f32[i] != NULL ? s->d_in_f32[i] : s->d_in[i];
+        CUDA_TRY(cudaMemcpyAsync(dst, v->data, v->nbytes, cudaMemcpyHostToDevice, s->stream));
+    }
+    CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
+    if (!profiling && s->graph_state == 1) {
+        CUDA_TRY(cudaGraphLaunch(s->gexec, s->stream));
+    } else if ((st = enqueue_forward(e, s, profiling, NULL, diag)) != EB_OK) {
+        return st;
+    }
+    return finish_run(e, s, profiling, 0, diag);
+}
+
+/* Forgets the captured graphs (captured again at the next run). */
+static enum eb_status drop_graphs(struct eb_engine *e, struct cu_state *s, struct eb_diag *diag)
+{
+    CUDA_TRY(cudaStreamSynchronize(s->stream));
+    if (s->gexec != NULL)
+        cudaGraphExecDestroy(s->gexec);
+    if (s->graph != NULL)
+        cudaGraphDestroy(s->graph);
+    if (s->fgexec != NULL)
+        cudaGraphExecDestroy(s->fgexec);
+    if (s->fgraph != NULL)
+        cudaGraphDestroy(s->fgraph);
+    s->gexec = s->fgexec = NULL;
+    s->graph = s->fgraph = NULL;
+    s->graph_state = s->fgraph_state = 0;
+    e->info_dev.graph = 1;
+    return EB_OK;
+}
+
+static enum eb_status cu_reduce_head(struct eb_engine *e, int output, float conf,
+                                     struct eb_diag *diag)
+{
+    struct cu_state *s = state_of(e);
+    CUDA_TRY(cudaSetDevice(s->gpu));
+    enum eb_status st = drop_graphs(e, s, diag);
+    if (st != EB_OK)
+        return st;
+    if (conf < 0.0f) {
+        e->head_on = 0;
+        return EB_OK;
+    }
+    const struct eb_ir_value *v = &e->g->values[e->g->outputs[output]];
+    const size_t bytes = 16 + (size_t)v->shape[2] * sizeof(struct eb_anchor_row);
+    if (bytes > s->head_bytes) {
+        if (s->cap_bytes > 0 && s->dev_bytes - s->head_bytes + bytes > s->cap_bytes)
+            return eb_diag_fail(diag, EB_ERR_LIMIT,
+                                "model %s on cuda: needed %.1f MiB with the head's rows, limit "
+                                "%.1f MiB; raise --gpu_mem_limit_gb",
+                                e->what, eb_engine__mib(s->dev_bytes - s->head_bytes + bytes),
+                                eb_engine__mib(s->cap_bytes));
+        cudaFree(s->d_head);
+        if (s->h_head != NULL)
+            cudaFreeHost(s->h_head);
+        s->dev_bytes -= s->head_bytes;
+        e->workspace_bytes -= s->head_bytes;
+        e->host_bytes -= s->head_bytes;
+        s->d_head = s->h_head = NULL;
+        s->head_bytes = 0;
+        e->head_on = 0;
+        CUDA_TRY(cudaMalloc(&s->d_head, bytes));
+        cudaError_t ce = cudaMallocHost(&s->h_head, bytes);
+        if (ce != cudaSuccess) {
+            cudaFree(s->d_head);
+            s->d_head = NULL;
+            return eb_diag_fail(diag, EB_ERR_NOMEM, "model %s on cuda: %s", e->what,
+                                cudaGetErrorString(ce));
+        }
+        s->head_bytes = bytes;
+        s->dev_bytes += bytes;
+        e->workspace_bytes += bytes;
+        e->host_bytes += bytes;
+    }
+    s->head_conf = conf;
+    e->head_out = output;
+    e->head_on = 1;
+    e->head_rows = (struct eb_anchor_row *)(void *)((char *)s->h_head + 16);
+    e->head_count = 0;
+    return EB_OK;
+}
+
+/* The page-locked and device frame buffers for `bytes` (grown, never shrunk; a new device
+ * buffer invalidates the frame graph, which captured its address). */
+static enum eb_status frame_buffers(struct eb_engine *e, struct cu_state *s, size_t bytes,
+                                    struct eb_diag *diag)
+{
+    if (bytes <= s->frame_bytes)
+        return EB_OK;
+    const uint64_t needed = s->dev_bytes - s->frame_bytes + bytes;
+    if (s->cap_bytes > 0 && needed > s->cap_bytes)
+        return eb_diag_fail(diag, EB_ERR_LIMIT,
+                            "model %s on cuda: needed %.1f MiB with a %.1f MiB frame buffer, "
+                            "limit %.1f MiB; raise --gpu_mem_limit_gb or feed smaller frames",
+                            e->what, eb_engine__mib(needed), eb_engine__mib(bytes),
+                            eb_engine__mib(s->cap_bytes));
+    enum eb_status st = drop_graphs(e, s, diag);
+    if (st != EB_OK)
+        return st;
+    if (s->h_frame != NULL)
+        cudaFreeHost(s->h_frame);
+    cudaFree(s->d_frame);
+    s->dev_bytes -= s->frame_bytes;
+    e->workspace_bytes -= s->frame_bytes;
+    e->host_bytes -= s->frame_bytes;
+    s->h_frame = NULL;
+    s->d_frame = NULL;
+    s->frame_bytes = 0;
+    CUDA_TRY(cudaMallocHost((void **)&s->h_frame, bytes));
+    e->host_bytes += bytes;
+    cudaError_t ce = cudaMalloc(&s->d_frame, bytes);
+    if (ce != cudaSuccess) {
+        cudaFreeHost(s->h_frame);
+        e->host_bytes -= bytes;
+        s->h_frame = NULL;
+        return eb_diag_fail(diag, EB_ERR_NOMEM,
+                            "model %s on cuda: cannot allocate a %.1f MiB frame buffer (%s)",
+                            e->what, eb_engine__mib(bytes), cudaGetErrorString(ce));
+    }
+    s->dev_bytes += bytes;
+    e->workspace_bytes += bytes;
+    s->frame_bytes = bytes;
+    return EB_OK;
+}
+
+static enum eb_status cu_frame_buffer(struct eb_engine *e, int width, int height, uint8_t **buf_out,
+                                      struct eb_diag *diag)
+{
+    struct cu_state *s = state_of(e);
+    CUDA_TRY(cudaSetDevice(s->gpu));
+    enum eb_status st = frame_buffers(e, s, (size_t)width * 3 * (size_t)height, diag);
+    if (st != EB_OK)
+        return st;
+    *buf_out = s->h_frame;
+    return EB_OK;
+}
+
+static enum eb_status cu_run_frame(struct eb_engine *e, const struct eb_engine_frame *f,
+                                   struct eb_diag *diag)
+{
+    const struct eb_graph *g = e->g;
+    const struct eb_ir_value *in = &g->values[g->inputs[0]];
+    struct cu_state *s = state_of(e);
+    enum eb_status st;
+    const int profiling = e->prof != NULL;
+    CUDA_TRY(cudaSetDevice(s->gpu));
+    const size_t row = (size_t)f->width * 3, bytes = row * (size_t)f->height;
+    if ((st = frame_buffers(e, s, bytes, diag)) != EB_OK)
+        return st;
+    /* Into the page-locked buffer, rows packed (unless the caller decoded straight into it). */
+    if (f->rgb != s->h_frame) {
+        if (f->stride == row)
+            memcpy(s->h_frame, f->rgb, bytes);
+        else
+            for (int y = 0; y < f->height; y++)
+                memcpy(s->h_frame + (size_t)y * row, f->rgb + (size_t)y * f->stride, row);
+    } else if (f->stride != row) {
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to run model %s: a frame in the engine's buffer must have "
+                            "stride %zu, not %zu",
+                            e->what, row, f->stride);
+    }
+    const struct eb_cuk_letterbox key = {
+        .src_w = f->width,
+        .src_h = f->height,
+        .src_stride = (int32_t)row,
+        .channels = (int32_t)in->shape[1],
+        .dst_w = (int32_t)in->shape[3],
+        .dst_h = (int32_t)in->shape[2],
+        .new_w = f->new_w,
+        .new_h = f->new_h,
+        .pad_left = f->pad_left,
+        .pad_top = f->pad_top,
+        .nhwc = 0,
+    };
+    if (s->fgraph_state != 0 && memcmp(&key, &s->fkey, sizeof(key)) != 0 &&
+        (st = drop_graphs(e, s, diag)) != EB_OK)
+        return st;
+    s->fkey = key;
+    if (!profiling && s->fgraph_state == 0 &&
+        (st = capture(e, s, &s->fkey, &s->fgraph, &s->fgexec, &s->fgraph_state, diag)) != EB_OK)
+        return st;
+    CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
+    CUDA_TRY(cudaMemcpyAsync(s->d_frame, s->h_frame, bytes, cudaMemcpyHostToDevice, s->stream));
+    CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
+    if (!profiling && s->fgraph_state == 1) {
+        CUDA_TRY(cudaGraphLaunch(s->fgexec, s->stream));
+    } else if ((st = enqueue_forward(e, s, profiling, &s->fkey, diag)) != EB_OK) {
+        return st;
+    }
+    return finish_run(e, s, profiling, 1, diag);
 }
 
 static void cu_close(struct eb_engine *e)
@@ -635,9 +874,21 @@ static void cu_close(struct eb_engine *e)
     if (s->nodes != NULL)
         for (size_t k = 0; k < e->n_order; k++)
             eb_cu__node_free(&s->nodes[k]);
+    if (s->fgexec != NULL)
+        cudaGraphExecDestroy(s->fgexec);
+    if (s->fgraph != NULL)
+        cudaGraphDestroy(s->fgraph);
+    if (s->h_frame != NULL)
+        cudaFreeHost(s->h_frame);
+    cudaFree(s->d_frame);
+    if (s->h_head != NULL)
+        cudaFreeHost(s->h_head);
+    cudaFree(s->d_head);
     for (int i = 0; i < 4; i++)
         if (s->ev[i] != NULL)
             cudaEventDestroy(s->ev[i]);
+    if (s->ev_pre != NULL)
+        cudaEventDestroy(s->ev_pre);
     if (s->ev_nodes != NULL)
         for (size_t k = 0; k <= e->n_order; k++)
             if (s->ev_nodes[k] != NULL)
@@ -670,5 +921,8 @@ const struct eb_engine_devops eb_engine_devops_cuda = {
     .open = cu_open,
     .bind = cu_bind,
     .run = cu_run,
+    .frame_buffer = cu_frame_buffer,
+    .run_frame = cu_run_frame,
+    .reduce_head = cu_reduce_head,
     .close = cu_close,
 };

@@ -66,6 +66,22 @@ struct cu_state {
     cudaGraphExec_t gexec;
     int graph_state; /* 0 = not captured yet, 1 = replaying, -1 = capture failed: direct */
     cudaEvent_t ev[4];
+    /* eb_engine_run_frame: page-locked and device frame buffers, the graph of letterbox +
+     * forward for the geometry in fkey, and the event between the two */
+    uint8_t *h_frame;
+    void *d_frame;
+    size_t frame_bytes; /* of each of the two */
+    uint64_t cap_bytes; /* opt.mem_cap_bytes (0 = none), for the device frame buffer */
+    struct eb_cuk_letterbox fkey;
+    cudaGraph_t fgraph;
+    cudaGraphExec_t fgexec;
+    int fgraph_state; /* as graph_state, for fkey */
+    cudaEvent_t ev_pre;
+    /* eb_engine_reduce_head: rows of output e->head_out on the device and their pinned copy,
+     * each a count (first 16 bytes) then capacity rows */
+    void *d_head, *h_head;
+    size_t head_bytes;
+    float head_conf;
     cudaEvent_t *ev_nodes; /* profile: n_order + 1 */
     uint64_t dev_bytes;    /* our cudaMalloc total */
 };

@@ -1,6 +1,6 @@
 /*
  * The CUDA kernels of the native engine's CUDA device, behind plain C launchers (one .cu file
- * per op family: k_eltwise.cu, k_layout.cu, k_reduce.cu, k_quant.cu). Every launcher enqueues
+ * per op family: k_eltwise.cu, k_layout.cu, k_reduce.cu, k_quant.cu, k_pre.cu). Every launcher enqueues
  * on `s` and returns the launch's cudaError_t (cudaSuccess = 0); none allocates or
  * synchronises. Float tensors are in the engine's precision (`dt`): float or half; arithmetic
  * is in float. Element counts and every index fit in 31 bits (the engine refuses larger
@@ -95,6 +95,30 @@ cudaError_t eb_cuk_maxpool(cudaStream_t s, enum eb_cuk_dt dt, const struct eb_cu
 /** Nearest upsampling of planes [nc][h][w] by integer factors fh, fw. */
 cudaError_t eb_cuk_upsample(cudaStream_t s, enum eb_cuk_dt dt, int64_t nc, int64_t h, int64_t w,
                             int64_t fh, int64_t fw, const void *x, void *y);
+
+/**
+ * The letterbox of an 8-bit packed RGB frame (src: src_h rows of src_stride bytes, 3 bytes a
+ * pixel) into a dst_w x dst_h model input: bilinear (OpenCV INTER_LINEAR, half-pixel centres)
+ * into the new_w x new_h rectangle at (pad_left, pad_top), 114 around it, scaled to [0,1];
+ * `channels` 3 (RGB) or 1 (the first byte of each pixel); y planar NCHW, or NHWC when nhwc.
+ * The specification is eb_letterbox_rgb_to_nchw_f32__ref (src/yolo/letterbox.c).
+ */
+struct eb_cuk_letterbox {
+    int32_t src_w, src_h, src_stride, channels;
+    int32_t dst_w, dst_h, new_w, new_h, pad_left, pad_top;
+    int32_t nhwc;
+};
+cudaError_t eb_cuk_letterbox(cudaStream_t s, enum eb_cuk_dt dt, const struct eb_cuk_letterbox *p,
+                             const uint8_t *src, void *y);
+
+/**
+ * The reduction of a [1, 4+nc, n] detection head x (float): for each anchor a, the first class
+ * with the largest score (strict >, as eb_yolo_decode) and, when that score > conf, one row
+ * {a, cls, score, x[0..3][a]} appended at rows[atomicAdd(count, 1)] (struct eb_anchor_row;
+ * order not fixed). *count must be 0 before (the launcher's caller memsets it).
+ */
+cudaError_t eb_cuk_head_rows(cudaStream_t s, int32_t nc, int32_t n, float conf, const float *x,
+                             int32_t *count, void *rows);
 
 /** Softmax over `len` elements of stride `inner`, for outer x inner independent rows. */
 cudaError_t eb_cuk_softmax(cudaStream_t s, enum eb_cuk_dt dt, int64_t outer, int64_t len,
