@@ -9,7 +9,9 @@
  * RGB frame (a deterministic pattern) to boxes:
  *   pre   letterbox + normalise to the model's NCHW input: on the CPU (pre "cpu" rows: host
  *         clock), or on the GPU (pre "gpu" rows: eb_engine_run_frame; the CUDA events around
- *         the letterbox kernel; the frame's copy into page-locked memory is in e2e only)
+ *         the letterbox kernel; the frame's copy into page-locked memory is in e2e only;
+ *         "gpu-buf": the frame is already in the engine's page-locked buffer, as when a decoder
+ *         writes it there: eb_engine_frame_buffer)
  *   h2d, compute, d2h   the engine's CUDA events around the input copy (float input, or the
  *                       uint8 frame with pre "gpu"), the forward (CUDA Graph replay) and the
  *                       output copy
@@ -60,7 +62,7 @@ struct slot {
     /* per-frame samples (ms) */
     double *pre, *h2d, *compute, *d2h, *post, *e2e;
     int frames;
-    int gpu_pre;  /* eb_engine_run_frame */
+    int gpu_pre;  /* eb_engine_run_frame (2: the frame is in the engine's buffer) */
     int gpu_head; /* eb_engine_reduce_head */
     double wall_ms;
     int failed;
@@ -121,7 +123,15 @@ static int slot_init(struct slot *s, const uint8_t *model, size_t len, const cha
         eb_yolo_scratch_init(&s->scratch, &s->li, d) != EB_OK ||
         (gpu_head && eb_engine_reduce_head(s->e, 0, 0.25f, d) != EB_OK))
         return -1;
-    s->frame = frame;
+    if (gpu_pre == 2) { /* as if decoded straight into the engine's page-locked buffer */
+        uint8_t *buf = NULL;
+        if (eb_engine_frame_buffer(s->e, FRAME_W, FRAME_H, &buf, d) != EB_OK)
+            return -1;
+        memcpy(buf, frame, (size_t)FRAME_W * FRAME_H * 3);
+        s->frame = buf;
+    }
+    if (gpu_pre != 2)
+        s->frame = frame;
     s->frames = frames;
     double **bufs[6] = {&s->pre, &s->h2d, &s->compute, &s->d2h, &s->post, &s->e2e};
     for (int i = 0; i < 6; i++)
@@ -370,9 +380,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_gpu: cannot write %s (set --out to a writable folder)\n", path);
             return 1;
         }
-        /* per precision: pre cpu/post cpu, pre gpu/post cpu, pre gpu/post gpu (+ dual) */
-        for (int row = 0; row < 6; row++) {
-            const int pr = row / 3, gpu_pre = row % 3 > 0, gpu_head = row % 3 == 2;
+        /* per precision: pre cpu/post cpu, pre gpu/post cpu, pre gpu/post gpu (+ dual); fp16
+         * also with the frame already in the engine's buffer (pre "gpu-buf") */
+        static const int rows[7][3] = {{0, 0, 0}, {0, 1, 0}, {0, 1, 1}, {1, 0, 0},
+                                       {1, 1, 0}, {1, 1, 1}, {1, 2, 1}};
+        for (int row = 0; row < 7; row++) {
+            const int pr = rows[row][0], gpu_pre = rows[row][1], gpu_head = rows[row][2];
             const enum eb_engine_precision prec =
                 pr ? EB_ENGINE_PRECISION_FP16 : EB_ENGINE_PRECISION_FP32;
             const char *pname = pr ? "fp16" : "fp32";
@@ -392,16 +405,20 @@ int main(int argc, char **argv)
             const struct eb_stat_summary e2e = summary(s.e2e, o.frames);
             printf("| %s | %s | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | "
                    "%.3f | %.0f | %zu |\n",
-                   what, pname, gpu_pre ? "gpu" : "cpu", gpu_head ? "gpu" : "cpu", info.device_name,
-                   c.p50, c.p99, summary(s.h2d, o.frames).p50, summary(s.d2h, o.frames).p50,
+                   what, pname,
+                   gpu_pre == 2 ? "gpu-buf"
+                   : gpu_pre    ? "gpu"
+                                : "cpu",
+                   gpu_head ? "gpu" : "cpu", info.device_name, c.p50, c.p99,
+                   summary(s.h2d, o.frames).p50, summary(s.d2h, o.frames).p50,
                    summary(s.pre, o.frames).p50, summary(s.post, o.frames).p50, e2e.p50, e2e.p99,
                    1000.0 * o.frames / s.wall_ms, s.n_boxes);
             fflush(stdout);
             const double single_fps = 1000.0 * o.frames / s.wall_ms;
-            if (pr == 1 && gpu_head)
+            if (pr == 1 && gpu_pre == 1 && gpu_head)
                 ours_e2e_fp16[n_model] = e2e.p50;
             slot_fini(&s);
-            if (!gpu_head)
+            if (gpu_pre != 1 || !gpu_head)
                 continue;
             /* dual: two slots of this model and precision on one GPU */
             struct slot pair[2];

@@ -138,9 +138,12 @@ struct eb_backend_frame {
 };
 
 struct eb_mem_usage {
-    uint64_t host_bytes;        /* bytes held in host memory by the backend */
-    uint64_t device_bytes;      /* bytes held in device memory now */
-    uint64_t device_peak_bytes; /* high-water mark of device memory */
+    uint64_t host_bytes;            /* bytes held in host memory by the backend */
+    uint64_t device_bytes;          /* bytes held in device memory now */
+    uint64_t device_peak_bytes;     /* high-water mark of device memory */
+    uint64_t device_measured_bytes; /* the cross-check: the drop in the driver's free device
+                                       memory (cudaMemGetInfo) over the backend's allocations,
+                                       its libraries' own included; 0 = not measured */
 };
 
 /** One node of a per-operator profile (eb_backend_profile_get). */

@@ -108,7 +108,8 @@ struct eb_engine_mem {
                              is host_bytes) */
     uint64_t host_bytes;      /* CUDA: host memory of the nodes that run on the CPU (0 = none) */
     uint64_t device_measured_bytes; /* CUDA: the drop in cudaMemGetInfo's free bytes over the
-                                       load (our allocations + the libraries' own) */
+                                       load and the later frame/head buffers (our allocations +
+                                       the libraries' own): the cross-check of total_bytes */
 };
 
 /** How the engine runs (known at load time). */

@@ -290,6 +290,7 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     kuint(w, "violations", s->violations);
     kuint(w, "backend_host_bytes", s->backend_host_bytes);
     kuint(w, "backend_device_peak_bytes", s->backend_device_peak_bytes);
+    kpos_or_null(w, "backend_device_measured_bytes", (int64_t)s->backend_device_measured_bytes);
     eb_json_obj_end(w);
 
     write_profile(w, s);

@@ -365,15 +365,20 @@ static void write_slot(const struct eb_run_result *r, const struct eb_slot_resul
     write_profile(s, fp);
 
     fputs("### Memory\n\n", fp);
+    char measured[96] = "";
+    if (s->backend_device_measured_bytes > 0)
+        snprintf(measured, sizeof(measured),
+                 " (the driver's free memory fell by %.1f MB: cudaMemGetInfo)",
+                 (double)s->backend_device_measured_bytes / (1024.0 * 1024.0));
     double p = bytes_gb(s->mem_peak_bytes);
     fprintf(fp,
             "Peak %s GB (%s%% of the limit), %llu violation%s; backend host %.1f MB, "
-            "device peak %.1f MB.\n\n",
+            "device peak %.1f MB%s.\n\n",
             fmtd(b1, sizeof(b1), p, 2),
             fmtd(b2, sizeof(b2), r->mem.limit_gb > 0 ? 100.0 * p / r->mem.limit_gb : NAN, 1),
             (unsigned long long)s->violations, s->violations == 1 ? "" : "s",
             (double)s->backend_host_bytes / (1024.0 * 1024.0),
-            (double)s->backend_device_peak_bytes / (1024.0 * 1024.0));
+            (double)s->backend_device_peak_bytes / (1024.0 * 1024.0), measured);
 
     if (s->has_solo) {
         fputs("### Solo baseline\n\n", fp);

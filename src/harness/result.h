@@ -129,6 +129,7 @@ struct eb_slot_result {
     char provider[64];        /* what runs, e.g. "CPUExecutionProvider" */
     char preprocess[8];       /* where frames were letterboxed: "gpu" or "cpu" ("" = never) */
     char preprocess_reason[200];
+    uint64_t backend_device_measured_bytes; /* cudaMemGetInfo's drop (0 = not measured) */
     char decode[8]; /* where the head was decoded: "gpu" or "cpu" ("" = never) */
     char decode_reason[200];
     /* --precision fp16: drift against fp32 (slot.c measure_drift) */

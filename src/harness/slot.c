@@ -757,6 +757,7 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
         eb_backend_mem_usage(s->be, &mu);
         r->backend_host_bytes = mu.host_bytes;
         r->backend_device_peak_bytes = mu.device_peak_bytes;
+        r->backend_device_measured_bytes = mu.device_measured_bytes;
     }
 
     size_t n = atomic_load_explicit(&s->n_done, memory_order_acquire);

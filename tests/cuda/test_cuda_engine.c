@@ -731,6 +731,13 @@ EB_TEST(frame_input_matches_host_letterbox)
         for (size_t i = 0; i < 640 * 480 * 3; i++)
             buf[i] = (uint8_t)(i * 7);
         ASSERT_TRUE(frame_vs_host(e, buf, 640, 480, 640 * 3, 320) <= (p ? 0.5 : 1e-3));
+        /* The frame buffers are in our count, and the driver's free memory fell by as much. */
+        struct eb_engine_mem m;
+        eb_engine_mem_info(e, &m);
+        printf("device MiB: ours %.2f, cudaMemGetInfo drop %.2f\n", m.total_bytes / MIB,
+               m.device_measured_bytes / MIB);
+        ASSERT_TRUE(m.workspace_bytes >= 1920u * 1080u * 3u);
+        ASSERT_TRUE(m.device_measured_bytes + (4u << 20) >= m.total_bytes);
         eb_engine_destroy(e);
     }
     /* The CPU device says it preprocesses on the host. */

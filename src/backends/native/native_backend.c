@@ -470,6 +470,7 @@ static enum eb_status native_mem_usage(void *priv, struct eb_mem_usage *usage_ou
     if (p->device == EB_DEVICE_CUDA) {
         usage_out->host_bytes = mem.host_bytes;
         usage_out->device_bytes = usage_out->device_peak_bytes = mem.total_bytes;
+        usage_out->device_measured_bytes = mem.device_measured_bytes;
     } else {
         usage_out->host_bytes = mem.arena_bytes + mem.weight_bytes;
     }

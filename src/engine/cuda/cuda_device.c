@@ -678,6 +678,24 @@ static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
     return finish_run(e, s, profiling, 0, diag);
 }
 
+/* The driver's free device memory now (0 when it cannot say). */
+static size_t free_now(void)
+{
+    size_t f = 0, t = 0;
+    return cudaMemGetInfo(&f, &t) == cudaSuccess ? f : 0;
+}
+
+/* Adds the drop in the driver's free memory since `free0` (free_now before allocating) to
+ * e->measured_bytes, the cross-check of our own count; freed buffers lower it. */
+static void measured_since(struct eb_engine *e, size_t free0)
+{
+    const size_t f = free_now();
+    if (free0 == 0 || f == 0)
+        return;
+    const int64_t m = (int64_t)e->measured_bytes + ((int64_t)free0 - (int64_t)f);
+    e->measured_bytes = m > 0 ? (uint64_t)m : 0;
+}
+
 /* Forgets the captured graphs (captured again at the next run). */
 static enum eb_status drop_graphs(struct eb_engine *e, struct cu_state *s, struct eb_diag *diag)
 {
@@ -718,6 +736,7 @@ static enum eb_status cu_reduce_head(struct eb_engine *e, int output, float conf
                                 "%.1f MiB; raise --gpu_mem_limit_gb",
                                 e->what, eb_engine__mib(s->dev_bytes - s->head_bytes + bytes),
                                 eb_engine__mib(s->cap_bytes));
+        const size_t free0 = free_now();
         cudaFree(s->d_head);
         if (s->h_head != NULL)
             cudaFreeHost(s->h_head);
@@ -735,6 +754,7 @@ static enum eb_status cu_reduce_head(struct eb_engine *e, int output, float conf
             return eb_diag_fail(diag, EB_ERR_NOMEM, "model %s on cuda: %s", e->what,
                                 cudaGetErrorString(ce));
         }
+        measured_since(e, free0);
         s->head_bytes = bytes;
         s->dev_bytes += bytes;
         e->workspace_bytes += bytes;
@@ -765,6 +785,7 @@ static enum eb_status frame_buffers(struct eb_engine *e, struct cu_state *s, siz
     enum eb_status st = drop_graphs(e, s, diag);
     if (st != EB_OK)
         return st;
+    const size_t free0 = free_now();
     if (s->h_frame != NULL)
         cudaFreeHost(s->h_frame);
     cudaFree(s->d_frame);
@@ -785,6 +806,7 @@ static enum eb_status frame_buffers(struct eb_engine *e, struct cu_state *s, siz
                             "model %s on cuda: cannot allocate a %.1f MiB frame buffer (%s)",
                             e->what, eb_engine__mib(bytes), cudaGetErrorString(ce));
     }
+    measured_since(e, free0);
     s->dev_bytes += bytes;
     e->workspace_bytes += bytes;
     s->frame_bytes = bytes;
