@@ -380,7 +380,7 @@ static void explain_failure(struct ncu_ctx *c, const char *what, int wstatus, co
     else
         snprintf(how, sizeof(how), "exit status %d", WEXITSTATUS(wstatus));
     snprintf(c->message, sizeof(c->message),
-             "%s failed (%s)%s%s%s; see ncu.log and ncu.err.log in %.200s", what, how,
+             "%.40s failed (%.40s)%s%.200s%s; see ncu.log and ncu.err.log in %.160s", what, how,
              have ? ": \"" : "", have ? line : "", have ? "\"" : "", c->dir);
 }
 

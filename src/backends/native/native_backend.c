@@ -360,6 +360,25 @@ static enum eb_status native_supports(const struct eb_backend_config *cfg,
 
 /* ---- infer / memory ------------------------------------------------------------------------ */
 
+/* The outputs the caller asked for, and the run's times: CUDA events around each part on cuda
+ * (pre: the letterbox of infer_frame, else 0), the host time `host_ns` as compute on the CPU. */
+static void finish_infer(const struct native_priv *p, const struct eb_tensor *all,
+                         struct eb_tensor *out, size_t n_out, uint64_t host_ns,
+                         struct eb_infer_timing *timing_out)
+{
+    for (size_t i = 0; i < n_out; i++)
+        out[i] = all[i];
+    if (timing_out == NULL)
+        return;
+    struct eb_engine_timing et;
+    eb_engine_timing_get(p->engine, &et);
+    const int cuda = p->device == EB_DEVICE_CUDA;
+    timing_out->h2d_ns = cuda ? (uint64_t)(et.h2d_ms * 1e6) : 0;
+    timing_out->pre_ns = cuda ? (uint64_t)(et.pre_ms * 1e6) : 0;
+    timing_out->compute_ns = cuda ? (uint64_t)(et.compute_ms * 1e6) : host_ns;
+    timing_out->d2h_ns = cuda ? (uint64_t)(et.d2h_ms * 1e6) : 0;
+}
+
 static enum eb_status native_infer(void *priv, const struct eb_tensor *in, size_t n_in,
                                    struct eb_tensor *out, size_t n_out,
                                    struct eb_infer_timing *timing_out, struct eb_diag *diag)
@@ -380,22 +399,7 @@ static enum eb_status native_infer(void *priv, const struct eb_tensor *in, size_
     uint64_t t1 = eb_clock_ns();
     if (st != EB_OK)
         return st;
-    for (size_t i = 0; i < n_out; i++)
-        out[i] = all[i];
-    if (timing_out != NULL) {
-        struct eb_engine_timing et;
-        eb_engine_timing_get(p->engine, &et);
-        if (p->device == EB_DEVICE_CUDA) { /* CUDA events around each part */
-            timing_out->h2d_ns = (uint64_t)(et.h2d_ms * 1e6);
-            timing_out->compute_ns = (uint64_t)(et.compute_ms * 1e6);
-            timing_out->d2h_ns = (uint64_t)(et.d2h_ms * 1e6);
-        } else {
-            timing_out->h2d_ns = 0;
-            timing_out->compute_ns = t1 - t0;
-            timing_out->d2h_ns = 0;
-        }
-        timing_out->pre_ns = 0;
-    }
+    finish_infer(p, all, out, n_out, t1 - t0, timing_out);
     return EB_OK;
 }
 
@@ -431,16 +435,7 @@ static enum eb_status native_infer_frame(void *priv, const struct eb_backend_fra
     enum eb_status st = eb_engine_run_frame(p->engine, &f, all, p->n_out, diag);
     if (st != EB_OK)
         return st;
-    for (size_t i = 0; i < n_out; i++)
-        out[i] = all[i];
-    if (timing_out != NULL) {
-        struct eb_engine_timing et;
-        eb_engine_timing_get(p->engine, &et);
-        timing_out->h2d_ns = (uint64_t)(et.h2d_ms * 1e6);
-        timing_out->pre_ns = (uint64_t)(et.pre_ms * 1e6);
-        timing_out->compute_ns = (uint64_t)(et.compute_ms * 1e6);
-        timing_out->d2h_ns = (uint64_t)(et.d2h_ms * 1e6);
-    }
+    finish_infer(p, all, out, n_out, 0, timing_out);
     return EB_OK;
 }
 
