@@ -162,6 +162,21 @@ static void print_info(const char *what, const struct eb_engine *e)
            mem.device_measured_bytes / MIB, t.h2d_ms, t.compute_ms, t.d2h_ms);
 }
 
+/* The frame of eb_engine_run_frame: packed RGB `rgb` letterboxed as `lb`. */
+static struct eb_engine_frame frame_of(const uint8_t *rgb, size_t stride,
+                                       const struct eb_letterbox *lb)
+{
+    const struct eb_engine_frame f = {.rgb = rgb,
+                                      .width = lb->src_w,
+                                      .height = lb->src_h,
+                                      .stride = stride,
+                                      .new_w = lb->new_w,
+                                      .new_h = lb->new_h,
+                                      .pad_left = lb->pad_left,
+                                      .pad_top = lb->pad_top};
+    return f;
+}
+
 EB_TEST(cuda_absent_is_a_clear_error)
 {
     char why[256];
@@ -666,14 +681,7 @@ static double frame_vs_host(struct eb_engine *e, const uint8_t *rgb, int w, int 
     float *host = malloc((size_t)numel * sizeof(float));
     ASSERT_TRUE(host != NULL);
     memcpy(host, oh[0].data, (size_t)numel * sizeof(float));
-    const struct eb_engine_frame f = {.rgb = rgb,
-                                      .width = w,
-                                      .height = h,
-                                      .stride = stride,
-                                      .new_w = lb.new_w,
-                                      .new_h = lb.new_h,
-                                      .pad_left = lb.pad_left,
-                                      .pad_top = lb.pad_top};
+    const struct eb_engine_frame f = frame_of(rgb, stride, &lb);
     ASSERT_OK(eb_engine_run_frame(e, &f, of, io.n_outputs, &d));
     ASSERT_EQ_INT(eb_tensor_numel(&of[0]), numel);
     const float *fr = of[0].data;
@@ -793,14 +801,7 @@ EB_TEST(head_rows_match_host_postprocess)
         rgb[i] = (uint8_t)((i * 2654435761u) >> 11);
     struct eb_letterbox lb;
     eb_letterbox_compute(w, h, 320, 320, &lb);
-    const struct eb_engine_frame f = {.rgb = rgb,
-                                      .width = w,
-                                      .height = h,
-                                      .stride = (size_t)w * 3,
-                                      .new_w = lb.new_w,
-                                      .new_h = lb.new_h,
-                                      .pad_left = lb.pad_left,
-                                      .pad_top = lb.pad_top};
+    const struct eb_engine_frame f = frame_of(rgb, (size_t)w * 3, &lb);
     struct eb_yolo_layout_info li;
     struct eb_yolo_scratch sc;
     struct eb_diag d = {0};

@@ -193,8 +193,8 @@ static bdesc op_graph(struct cu_state *s, const struct cu_node *cn, int fused, s
 }
 
 /* The variant pack of node k's plan: its buffers and workspace `ws`. */
-static cudnnStatus_t make_vpack(const struct cu_state *s, struct cu_node *cn, void *x, void *w,
-                                void *y, void *z, void *ws, bdesc *out)
+static cudnnStatus_t make_vpack(struct cu_node *cn, void *x, void *w, void *y, void *z, void *ws,
+                                bdesc *out)
 {
     int64_t uids[5] = {UID_X, UID_W, UID_Y, 0, 0};
     void *ptrs[5] = {x, w, y, NULL, NULL};
@@ -203,7 +203,6 @@ static cudnnStatus_t make_vpack(const struct cu_state *s, struct cu_node *cn, vo
         uids[n] = UID_B, ptrs[n++] = (void *)cn->bias;
     if (cn->g_fused && cn->d.epi->residual)
         uids[n] = UID_Z, ptrs[n++] = z;
-    (void)s;
     cudnnStatus_t st = cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, out);
     set(*out, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids, &st);
     set(*out, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, ptrs, &st);
@@ -254,7 +253,7 @@ static int pick_plan(struct eb_engine *e, struct cu_state *s, size_t k, bdesc g,
         if (ps == CUDNN_STATUS_SUCCESS && (size_t)wsz > ws_max)
             ps = CUDNN_STATUS_NOT_SUPPORTED;
         if (ps == CUDNN_STATUS_SUCCESS)
-            ps = make_vpack(s, cn, x, s->dptr[n->in[1]], s->dptr[n->out[0]], z, ws, &vp);
+            ps = make_vpack(cn, x, s->dptr[n->in[1]], s->dptr[n->out[0]], z, ws, &vp);
         float ms = 0.0f;
         if (ps == CUDNN_STATUS_SUCCESS) { /* one to warm up, then the best of 3 */
             ps = cudnnBackendExecute(s->cudnn, plan, vp);
@@ -327,7 +326,7 @@ enum eb_status eb_cu__conv_graph_bind(struct eb_engine *e, struct cu_state *s, s
     void *x = cn->x_xpose ? s->d_xpose : s->dptr[n->in[0]];
     void *z = cn->d.epi->residual ? s->dptr[n->in[3]] : NULL;
     const cudnnStatus_t st =
-        make_vpack(s, cn, x, s->dptr[n->in[1]], s->dptr[n->out[0]], z, s->d_ws, &cn->g_vpack);
+        make_vpack(cn, x, s->dptr[n->in[1]], s->dptr[n->out[0]], z, s->d_ws, &cn->g_vpack);
     if (st != CUDNN_STATUS_SUCCESS)
         return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s node '%s': cuDNN variant pack: %s",
                             e->what, n->name, cudnnGetErrorString(st));
