@@ -696,10 +696,9 @@ static void measured_since(struct eb_engine *e, size_t free0)
     e->measured_bytes = m > 0 ? (uint64_t)m : 0;
 }
 
-/* Forgets the captured graphs (captured again at the next run). */
-static enum eb_status drop_graphs(struct eb_engine *e, struct cu_state *s, struct eb_diag *diag)
+/* Destroys both captured graphs (the stream idle); the states say "not captured". */
+static void free_graphs(struct cu_state *s)
 {
-    CUDA_TRY(cudaStreamSynchronize(s->stream));
     if (s->gexec != NULL)
         cudaGraphExecDestroy(s->gexec);
     if (s->graph != NULL)
@@ -711,6 +710,13 @@ static enum eb_status drop_graphs(struct eb_engine *e, struct cu_state *s, struc
     s->gexec = s->fgexec = NULL;
     s->graph = s->fgraph = NULL;
     s->graph_state = s->fgraph_state = 0;
+}
+
+/* Forgets the captured graphs (captured again at the next run). */
+static enum eb_status drop_graphs(struct eb_engine *e, struct cu_state *s, struct eb_diag *diag)
+{
+    CUDA_TRY(cudaStreamSynchronize(s->stream));
+    free_graphs(s);
     e->info_dev.graph = 1;
     return EB_OK;
 }
@@ -889,17 +895,10 @@ static void cu_close(struct eb_engine *e)
     cudaSetDevice(s->gpu);
     if (s->stream != NULL)
         cudaStreamSynchronize(s->stream);
-    if (s->gexec != NULL)
-        cudaGraphExecDestroy(s->gexec);
-    if (s->graph != NULL)
-        cudaGraphDestroy(s->graph);
+    free_graphs(s);
     if (s->nodes != NULL)
         for (size_t k = 0; k < e->n_order; k++)
             eb_cu__node_free(&s->nodes[k]);
-    if (s->fgexec != NULL)
-        cudaGraphExecDestroy(s->fgexec);
-    if (s->fgraph != NULL)
-        cudaGraphDestroy(s->fgraph);
     if (s->h_frame != NULL)
         cudaFreeHost(s->h_frame);
     cudaFree(s->d_frame);
