@@ -101,8 +101,8 @@ static int parse_int(const char *s, int lo, int hi)
 }
 
 static int slot_init(struct slot *s, const uint8_t *model, size_t len, const char *what,
-                     enum eb_engine_precision prec, int gpu_pre, int gpu_head, const uint8_t *frame,
-                     int frames, struct eb_diag *d)
+                     enum eb_engine_precision prec, int gpu_pre, int gpu_head, int lanes,
+                     const uint8_t *frame, int frames, struct eb_diag *d)
 {
     memset(s, 0, sizeof(*s));
     s->gpu_pre = gpu_pre;
@@ -111,6 +111,8 @@ static int slot_init(struct slot *s, const uint8_t *model, size_t len, const cha
     eb_engine_options_default(&opt);
     opt.device = EB_ENGINE_DEVICE_CUDA;
     opt.precision = prec;
+    if (!lanes)
+        opt.passes &= ~(uint32_t)EB_ENGINE_PASS_LANES;
     if (eb_engine_load(model, len, what, &opt, &s->e, d) != EB_OK)
         return -1;
     struct eb_engine_io io;
@@ -346,9 +348,9 @@ int main(int argc, char **argv)
     printf("bench_gpu: %d frames after %d warm-up, input %dx%d uint8 RGB, batch 1, imgsz %d "
            "(times in ms; p50/p99 of the frames)\n\n",
            o.frames, o.warmup, FRAME_W, FRAME_H, o.imgsz);
-    printf("| model | precision | pre | post | GPU | compute p50 | compute p99 | h2d p50 | d2h p50 "
-           "| pre p50 | post p50 | e2e p50 | e2e p99 | FPS | boxes |\n");
-    printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    printf("| model | precision | pre | post | GPU | streams | compute p50 | compute p99 | h2d p50 "
+           "| d2h p50 | pre p50 | post p50 | e2e p50 | e2e p99 | FPS | boxes |\n");
+    printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     char list[256];
     snprintf(list, sizeof(list), "%s", o.models);
     char peer_rows[4096] = "";
@@ -381,16 +383,19 @@ int main(int argc, char **argv)
             return 1;
         }
         /* per precision: pre cpu/post cpu, pre gpu/post cpu, pre gpu/post gpu (+ dual); fp16
-         * also with the frame already in the engine's buffer (pre "gpu-buf") */
-        static const int rows[7][3] = {{0, 0, 0}, {0, 1, 0}, {0, 1, 1}, {1, 0, 0},
-                                       {1, 1, 0}, {1, 1, 1}, {1, 2, 1}};
-        for (int row = 0; row < 7; row++) {
+         * also with the frame already in the engine's buffer (pre "gpu-buf"), and that once
+         * more with the graph on one stream (lanes off: what the parallel branches are worth) */
+        static const int rows[8][4] = {{0, 0, 0, 1}, {0, 1, 0, 1}, {0, 1, 1, 1}, {1, 0, 0, 1},
+                                       {1, 1, 0, 1}, {1, 1, 1, 1}, {1, 2, 1, 1}, {1, 2, 1, 0}};
+        for (int row = 0; row < 8; row++) {
             const int pr = rows[row][0], gpu_pre = rows[row][1], gpu_head = rows[row][2];
+            const int lanes = rows[row][3];
             const enum eb_engine_precision prec =
                 pr ? EB_ENGINE_PRECISION_FP16 : EB_ENGINE_PRECISION_FP32;
             const char *pname = pr ? "fp16" : "fp32";
             struct slot s;
-            if (slot_init(&s, model, len, what, prec, gpu_pre, gpu_head, frame, o.frames, &d) != 0)
+            if (slot_init(&s, model, len, what, prec, gpu_pre, gpu_head, lanes, frame, o.frames,
+                          &d) != 0)
                 die(what, &d);
             for (int i = 0; i < o.warmup; i++)
                 slot_frame(&s, -1);
@@ -403,13 +408,13 @@ int main(int argc, char **argv)
             eb_engine_exec_info_get(s.e, &info);
             const struct eb_stat_summary c = summary(s.compute, o.frames);
             const struct eb_stat_summary e2e = summary(s.e2e, o.frames);
-            printf("| %s | %s | %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | "
-                   "%.3f | %.0f | %zu |\n",
+            printf("| %s | %s | %s | %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | "
+                   "%.3f | %.3f | %.0f | %zu |\n",
                    what, pname,
                    gpu_pre == 2 ? "gpu-buf"
                    : gpu_pre    ? "gpu"
                                 : "cpu",
-                   gpu_head ? "gpu" : "cpu", info.device_name, c.p50, c.p99,
+                   gpu_head ? "gpu" : "cpu", info.device_name, info.lanes, c.p50, c.p99,
                    summary(s.h2d, o.frames).p50, summary(s.d2h, o.frames).p50,
                    summary(s.pre, o.frames).p50, summary(s.post, o.frames).p50, e2e.p50, e2e.p99,
                    1000.0 * o.frames / s.wall_ms, s.n_boxes);
@@ -423,7 +428,7 @@ int main(int argc, char **argv)
             /* dual: two slots of this model and precision on one GPU */
             struct slot pair[2];
             for (int k = 0; k < 2; k++)
-                if (slot_init(&pair[k], model, len, what, prec, 1, 1, frame, o.frames, &d) != 0)
+                if (slot_init(&pair[k], model, len, what, prec, 1, 1, 1, frame, o.frames, &d) != 0)
                     die(what, &d);
             for (int k = 0; k < 2; k++)
                 for (int i = 0; i < o.warmup; i++)
@@ -438,9 +443,9 @@ int main(int argc, char **argv)
             const double wall = (double)(eb_clock_ns() - t0) / 1e6;
             const double pair_fps = 2000.0 * o.frames / wall;
             printf(
-                "| %s dual | %s | gpu | gpu | %s | %.3f | %.3f | | | | | %.3f | %.3f | %.0f pair "
-                "(%.2fx one slot's %.0f) | |\n",
-                what, pname, info.device_name, summary(pair[0].compute, o.frames).p50,
+                "| %s dual | %s | gpu | gpu | %s | %d | %.3f | %.3f | | | | | %.3f | %.3f | %.0f "
+                "pair (%.2fx one slot's %.0f) | |\n",
+                what, pname, info.device_name, info.lanes, summary(pair[0].compute, o.frames).p50,
                 summary(pair[0].compute, o.frames).p99, summary(pair[0].e2e, o.frames).p50,
                 summary(pair[0].e2e, o.frames).p99, pair_fps, pair_fps / single_fps, single_fps);
             fflush(stdout);

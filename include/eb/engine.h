@@ -40,6 +40,8 @@ enum eb_engine_pass {
     EB_ENGINE_PASS_LAYOUT = 1u << 3,     /* activations between convs in the conv kernels'
                                             layout: channel-blocked NCHWc on the CPU,
                                             channels-last NHWC on cuda fp16 */
+    EB_ENGINE_PASS_LANES = 1u << 4,      /* CUDA: independent branches of the captured graph on
+                                            parallel streams (off: one stream, node order) */
     EB_ENGINE_PASS_ALL = 0xFFFFFFFFu,
 };
 
@@ -120,6 +122,8 @@ struct eb_engine_exec_info {
     size_t n_fallback;        /* CUDA: nodes that run on the CPU (no CUDA kernel for them) */
     char fallback[160];       /* CUDA: their op types, e.g. "ConvInteger x64, Mul x2"; "" = none */
     int graph;                /* CUDA: 1 when each run replays one captured CUDA Graph */
+    int lanes;                /* CUDA: streams the captured graph spreads branches over
+                                 (1 = one stream, node after node) */
     char isa[16];             /* kernel family: "avx2", "ref", ... */
     int threads;              /* threads per run, the caller included */
     size_t n_nodes;           /* nodes that run (after folding, fusion and elimination) */

@@ -596,6 +596,74 @@ EB_TEST(graph_replay_is_exact)
     free(bytes);
 }
 
+/*
+ * The captured graph with its independent branches on parallel streams (the default) against the
+ * same model on one stream in node order: fp32 within 1e-3 (the CPU bound: the two engines may
+ * time different cuDNN algorithms), fp16 within its drift bounds, and every replay bit-identical
+ * to the first on each input (a missing edge shows as a race that changes outputs between
+ * replays). The branches really spread (yolo11n: the head's branches, the neck's scales).
+ */
+EB_TEST(parallel_lanes_match_one_stream)
+{
+    need_gpu();
+    size_t len;
+    uint8_t *bytes = synth(EB_SYNTH_YOLO11, 640, &len);
+    for (int prec = 0; prec < 2; prec++) {
+        struct eb_engine *e[2];
+        for (int i = 0; i < 2; i++) {
+            struct eb_engine_options opt;
+            eb_engine_options_default(&opt);
+            opt.device = EB_ENGINE_DEVICE_CUDA;
+            opt.precision = prec ? EB_ENGINE_PRECISION_FP16 : EB_ENGINE_PRECISION_FP32;
+            if (i == 1)
+                opt.passes &= ~(uint32_t)EB_ENGINE_PASS_LANES;
+            struct eb_diag d = {0};
+            e[i] = NULL;
+            if (eb_engine_load(bytes, len, "yolo11n-640", &opt, &e[i], &d) != EB_OK)
+                EB_FAIL("load: %s", d.msg);
+        }
+        struct eb_engine_exec_info a, b;
+        eb_engine_exec_info_get(e[0], &a);
+        eb_engine_exec_info_get(e[1], &b);
+        struct eb_tensor in = random_input(e[0]), out[EB_ENGINE_MAX_IO];
+        float *x = in.data;
+        struct eb_engine_io io;
+        eb_engine_io_info(e[0], &io);
+        const size_t n = (size_t)(io.outputs[0].shape[1] * io.outputs[0].shape[2]);
+        float *first = malloc(n * sizeof(float));
+        ASSERT_TRUE(first != NULL);
+        double worst = 0.0, worst_mean = 0.0;
+        for (int input = 0; input < 3; input++) {
+            x[input * 7919] += 0.5f; /* a different input each time */
+            const struct diff r = compare(e[0], e[1], &in);
+            worst = r.max_abs > worst ? r.max_abs : worst;
+            worst_mean = r.mean_abs > worst_mean ? r.mean_abs : worst_mean;
+            struct eb_diag d = {0};
+            for (int rep = 0; rep < 5; rep++) {
+                ASSERT_OK(eb_engine_run(e[0], &in, 1, out, io.n_outputs, &d));
+                if (rep == 0)
+                    memcpy(first, out[0].data, n * sizeof(float));
+                else if (memcmp(first, out[0].data, n * sizeof(float)) != 0)
+                    EB_FAIL("%s: replay %d of input %d differs from the first",
+                            prec ? "fp16" : "fp32", rep, input);
+            }
+        }
+        printf("yolo11n-640 %s: %d streams vs 1: max abs %.3g, mean abs %.3g\n",
+               prec ? "fp16" : "fp32", a.lanes, worst, worst_mean);
+        ASSERT_TRUE(a.graph == 1 && a.lanes > 1);
+        ASSERT_TRUE(b.graph == 1 && b.lanes == 1);
+        if (prec)
+            ASSERT_TRUE(worst <= 1.0 && worst_mean <= 0.05); /* fp16_drift's bounds */
+        else
+            ASSERT_TRUE(worst <= 1e-3);
+        free(first);
+        free(in.data);
+        eb_engine_destroy(e[0]);
+        eb_engine_destroy(e[1]);
+    }
+    free(bytes);
+}
+
 EB_TEST(int8_dynamic_nodes_fall_back_named)
 {
     need_gpu();

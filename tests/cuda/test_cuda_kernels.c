@@ -286,6 +286,46 @@ EB_TEST(copy_nd_slice_transpose)
     }
 }
 
+/* Channels-last to NCHW (the head's reshapes) and back through the tiled transpose: planes of
+ * whole tiles and ragged ones, 2- and 4-byte elements, offsets on both sides. */
+EB_TEST(copy_nd_tiled_transpose)
+{
+    need_gpu();
+    const int cases[4][2] = {{144, 6400}, {37, 45}, {64, 33}, {33, 1025}}; /* C, H*W */
+    for (int t = 0; t < 4; t++)
+        for (int es = 2; es <= 4; es += 2) {
+            const int ch = cases[t][0], plane = cases[t][1], x_off = 3 * t, y_off = 5;
+            const size_t n = (size_t)ch * (size_t)plane, bytes = (n + 16) * (size_t)es;
+            uint8_t *x = malloc(bytes), *want = calloc(1, bytes), *got = malloc(bytes);
+            for (size_t i = 0; i < bytes; i++)
+                x[i] = (uint8_t)(i * 2654435761u >> 11);
+            for (int c = 0; c < ch; c++) /* want[y_off + c*plane + p] = x[x_off + p*ch + c] */
+                for (int p = 0; p < plane; p++)
+                    memcpy(want + ((size_t)y_off + (size_t)c * plane + p) * es,
+                           x + ((size_t)x_off + (size_t)p * ch + c) * es, (size_t)es);
+            void *dx = dalloc(bytes), *dy = dalloc(bytes);
+            CK(cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice));
+            CK(cudaMemset(dy, 0, bytes));
+            struct eb_cuk_copy c = {.rank = 2, .x_off = x_off, .y_off = y_off};
+            c.shape[0] = ch, c.shape[1] = plane;
+            c.xs[0] = 1, c.xs[1] = ch, c.ys[0] = plane, c.ys[1] = 1;
+            CK(eb_cuk_copy_nd(0, es, &c, dx, dy));
+            CK(cudaMemcpy(got, dy, bytes, cudaMemcpyDeviceToHost));
+            ASSERT_TRUE(memcmp(got, want, bytes) == 0);
+            /* back: NCHW to channels-last */
+            struct eb_cuk_copy b = {.rank = 2, .x_off = y_off, .y_off = x_off};
+            b.shape[0] = plane, b.shape[1] = ch;
+            b.xs[0] = 1, b.xs[1] = plane, b.ys[0] = ch, b.ys[1] = 1;
+            CK(cudaMemset(dx, 0, bytes));
+            CK(eb_cuk_copy_nd(0, es, &b, dy, dx));
+            CK(cudaMemcpy(got, dx, bytes, cudaMemcpyDeviceToHost));
+            ASSERT_TRUE(memcmp(got + (size_t)x_off * es, x + (size_t)x_off * es, n * es) == 0);
+            CK(cudaFree(dx));
+            CK(cudaFree(dy));
+            free(x), free(want), free(got);
+        }
+}
+
 /* Channels-last Concat-like copies: rows of `ch` half channels into rows of `total` at channel
  * `off` (16-byte vectors where the row, stride, offset allow; narrower ones otherwise), and a
  * channels-last nearest upsampling with zero strides; every other byte of y stays untouched. */
@@ -341,6 +381,72 @@ EB_TEST(copy_nd_channel_rows)
     ASSERT_TRUE(memcmp(got, want, sizeof(want)) == 0);
     CK(cudaFree(dx));
     CK(cudaFree(dy));
+}
+
+/*
+ * eb_cuk_copy_parts: a channels-last Concat of parts of 16, 8, 24 and 3 channels (the last
+ * forces every part to 2-byte elements) and of 3 aligned parts (16-byte elements), then the
+ * Split back; a batch of the most parts; every element against memcpy rows.
+ */
+EB_TEST(copy_parts_concat_split_channels)
+{
+    need_gpu();
+    const int sets[3][EB_CUK_MAX_PARTS + 1] = {
+        {4, 16, 8, 24, 3}, {3, 32, 64, 16}, {8, 8, 8, 8, 8, 8, 8, 8, 8}};
+    const int rows = 41 * 29;
+    for (int t = 0; t < 3; t++) {
+        const int np = sets[t][0];
+        int total = 0;
+        for (int j = 0; j < np; j++)
+            total += sets[t][1 + j];
+        const size_t ny = (size_t)rows * (size_t)total;
+        uint16_t *want = malloc(ny * 2), *got = malloc(ny * 2), *back = malloc(ny * 2);
+        void *dx[EB_CUK_MAX_PARTS], *dy = dalloc(ny * 2), *db[EB_CUK_MAX_PARTS];
+        struct eb_cuk_copy c[EB_CUK_MAX_PARTS], sc[EB_CUK_MAX_PARTS];
+        for (int j = 0, off = 0; j < np; off += sets[t][1 + j], j++) {
+            const int ch = sets[t][1 + j];
+            const size_t nx = (size_t)rows * (size_t)ch;
+            uint16_t *x = malloc(nx * 2);
+            for (size_t i = 0; i < nx; i++)
+                x[i] = (uint16_t)((i + 1000u * (unsigned)j) * 2654435761u >> 9);
+            for (int r = 0; r < rows; r++)
+                memcpy(want + (size_t)r * (size_t)total + (size_t)off, x + (size_t)r * (size_t)ch,
+                       (size_t)ch * 2);
+            dx[j] = dalloc(nx * 2);
+            db[j] = dalloc(nx * 2);
+            CK(cudaMemcpy(dx[j], x, nx * 2, cudaMemcpyHostToDevice));
+            free(x);
+            c[j] = (struct eb_cuk_copy){.rank = 2, .y_off = off};
+            c[j].shape[0] = rows, c[j].shape[1] = ch;
+            c[j].xs[0] = ch, c[j].xs[1] = 1, c[j].ys[0] = total, c[j].ys[1] = 1;
+            sc[j] = (struct eb_cuk_copy){.rank = 2, .x_off = off};
+            sc[j].shape[0] = rows, sc[j].shape[1] = ch;
+            sc[j].xs[0] = total, sc[j].xs[1] = 1, sc[j].ys[0] = ch, sc[j].ys[1] = 1;
+        }
+        void *const *ys = (void *const *)&dy; /* every part writes the one whole */
+        void *yall[EB_CUK_MAX_PARTS];
+        const void *xall[EB_CUK_MAX_PARTS];
+        for (int j = 0; j < np; j++)
+            yall[j] = ys[0], xall[j] = dy;
+        CK(eb_cuk_copy_parts(0, 2, np, c, (const void *const *)dx, yall));
+        CK(cudaMemcpy(got, dy, ny * 2, cudaMemcpyDeviceToHost));
+        ASSERT_TRUE(memcmp(got, want, ny * 2) == 0);
+        /* and back: the Split of the whole into the parts */
+        CK(eb_cuk_copy_parts(0, 2, np, sc, xall, db));
+        for (int j = 0, off = 0; j < np; off += sets[t][1 + j], j++) {
+            const int ch = sets[t][1 + j];
+            CK(cudaMemcpy(back, db[j], (size_t)rows * (size_t)ch * 2, cudaMemcpyDeviceToHost));
+            for (int r = 0; r < rows; r++)
+                ASSERT_TRUE(memcmp(back + (size_t)r * (size_t)ch,
+                                   want + (size_t)r * (size_t)total + (size_t)off,
+                                   (size_t)ch * 2) == 0);
+            CK(cudaFree(dx[j]));
+            CK(cudaFree(db[j]));
+        }
+        CK(cudaFree(dy));
+        free(want), free(got), free(back);
+    }
+    ASSERT_EQ_INT((int)eb_cuk_copy_parts(0, 2, 0, NULL, NULL, NULL), (int)cudaErrorInvalidValue);
 }
 
 /* NCHW → the layout (nhwc: [n][plane][c]; else a copy), or back when `back`. */

@@ -325,8 +325,8 @@ enum eb_status eb_cu__conv_graph_bind(struct eb_engine *e, struct cu_state *s, s
     struct cu_node *cn = &s->nodes[k];
     void *x = cn->x_xpose ? s->d_xpose : s->dptr[n->in[0]];
     void *z = cn->d.epi->residual ? s->dptr[n->in[3]] : NULL;
-    const cudnnStatus_t st =
-        make_vpack(cn, x, s->dptr[n->in[1]], s->dptr[n->out[0]], z, s->d_ws, &cn->g_vpack);
+    const cudnnStatus_t st = make_vpack(cn, x, s->dptr[n->in[1]], s->dptr[n->out[0]], z,
+                                        s->lane_ws[cn->lane], &cn->g_vpack);
     if (st != CUDNN_STATUS_SUCCESS)
         return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s node '%s': cuDNN variant pack: %s",
                             e->what, n->name, cudnnGetErrorString(st));

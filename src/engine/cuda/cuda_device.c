@@ -1,6 +1,7 @@
 /*
  * The native engine's CUDA device (struct eb_engine_devops): every live node with a CUDA path
- * runs on one stream of the GPU, from one device arena laid out by the memory planner, with the
+ * runs on the GPU (captured on up to EB_CU_LANES streams: cuda_sched.c; node by node on one
+ * stream when profiled), from one device arena laid out by the memory planner, with the
  * weights uploaded once at load; nodes without one (integer ConvInteger chains, ...) run on the
  * CPU between a device→host copy of their inputs and a host→device copy of their outputs, inside
  * the same stream order (cudaLaunchHostFunc). The first run captures the forward into a CUDA
@@ -223,6 +224,12 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
         return eb_diag_fail(diag, EB_ERR_DEVICE,
                             "failed to load model %s on cuda: cuBLAS does not start", e->what);
     cublasSetStream(s->cublas, s->stream);
+    s->lib_stream = s->lanes[0] = s->stream;
+    for (int l = 1; l < EB_CU_LANES; l++)
+        CUDA_TRY(cudaStreamCreateWithFlags(&s->lanes[l], cudaStreamNonBlocking));
+    for (int l = 0; l < EB_CU_LANES; l++)
+        CUDA_TRY(cudaEventCreateWithFlags(&s->ev_join[l], cudaEventDisableTiming));
+    CUDA_TRY(cudaEventCreateWithFlags(&s->ev_fork, cudaEventDisableTiming));
     for (int i = 0; i < 4; i++)
         CUDA_TRY(cudaEventCreate(&s->ev[i]));
     CUDA_TRY(cudaEventCreate(&s->ev_pre));
@@ -446,14 +453,32 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
         }
     }
     cudaFree(tmp_ws);
-    if (st != EB_OK)
+    if (st != EB_OK ||
+        (st = eb_cu__schedule(e, s, (opt->passes & EB_ENGINE_PASS_LANES) != 0, diag)) != EB_OK)
         return st;
-    e->workspace_bytes = io + s->blas_ws_bytes + align_dev(s->xpose_bytes) + align_dev(s->ws_bytes);
-    if ((st = cap_check(e, opt, fixed + align_dev(s->ws_bytes), diag)) != EB_OK)
+    /* cuDNN workspaces: one per lane, as large as its largest node's (lanes run side by side) */
+    size_t lane_ws[EB_CU_LANES] = {0};
+    for (size_t k = 0; k < e->n_order; k++)
+        if (!s->on_cpu[k] && align_dev(s->nodes[k].ws_bytes) > lane_ws[s->nodes[k].lane])
+            lane_ws[s->nodes[k].lane] = align_dev(s->nodes[k].ws_bytes);
+    s->ws_bytes = 0;
+    for (int l = 0; l < EB_CU_LANES; l++)
+        s->ws_bytes += lane_ws[l];
+    e->workspace_bytes = io + s->blas_ws_bytes + align_dev(s->xpose_bytes) + s->ws_bytes;
+    if ((st = cap_check(e, opt, fixed + s->ws_bytes, diag)) != EB_OK)
         return st;
-    if ((st = dev_alloc(e, s, align_dev(s->ws_bytes), &s->d_ws, "the cuDNN workspace", diag)) !=
-        EB_OK)
+    if ((st = dev_alloc(e, s, s->ws_bytes, &s->d_ws, "the cuDNN workspaces", diag)) != EB_OK)
         return st;
+    for (size_t l = 0, at = 0; l < EB_CU_LANES; at += lane_ws[l], l++)
+        s->lane_ws[l] = lane_ws[l] > 0 ? (char *)s->d_ws + at : NULL;
+    s->ev_done = eb_ir_arena_alloc(&g->arena, e->n_order * sizeof(cudaEvent_t) + 1);
+    s->seen = eb_ir_arena_alloc(&g->arena, e->n_order * EB_CU_LANES * sizeof(int64_t) + 1);
+    if (s->ev_done == NULL || s->seen == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", e->what);
+    for (size_t k = 0; k < e->n_order; k++)
+        s->ev_done[k] = NULL;
+    for (size_t k = 0; s->n_lanes > 1 && k < e->n_order; k++)
+        CUDA_TRY(cudaEventCreateWithFlags(&s->ev_done[k], cudaEventDisableTiming));
     for (size_t k = 0; k < e->n_order; k++)
         if (s->nodes[k].g_plan != NULL && (st = eb_cu__conv_graph_bind(e, s, k, diag)) != EB_OK)
             return st;
@@ -488,6 +513,7 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
     CUDA_TRY(cudaMemGetInfo(&free1, &total_mem));
     e->measured_bytes = free0 > free1 ? free0 - free1 : 0;
     e->info_dev.graph = 1;
+    e->info_dev.lanes = s->n_lanes;
     return EB_OK;
 }
 
@@ -499,7 +525,7 @@ static void CUDART_CB host_node(void *arg)
 }
 
 static enum eb_status enqueue_cpu_node(struct eb_engine *e, struct cu_state *s, size_t k,
-                                       struct eb_diag *diag)
+                                       cudaStream_t stream, struct eb_diag *diag)
 {
     const struct eb_graph *g = e->g;
     const struct eb_ir_node *n = &g->nodes[e->order[k]];
@@ -509,15 +535,15 @@ static enum eb_status enqueue_cpu_node(struct eb_engine *e, struct cu_state *s, 
         const struct eb_ir_value *v = &g->values[n->in[i]];
         if (v->is_const || v->is_input || v->nbytes == 0) /* already on the host */
             continue;
-        CUDA_TRY(cudaMemcpyAsync(v->data, s->dptr[n->in[i]], v->nbytes, cudaMemcpyDeviceToHost,
-                                 s->stream));
+        CUDA_TRY(
+            cudaMemcpyAsync(v->data, s->dptr[n->in[i]], v->nbytes, cudaMemcpyDeviceToHost, stream));
     }
-    CUDA_TRY(cudaLaunchHostFunc(s->stream, host_node, &s->nodes[k].call));
+    CUDA_TRY(cudaLaunchHostFunc(stream, host_node, &s->nodes[k].call));
     for (int i = 0; i < n->n_out; i++) {
         const struct eb_ir_value *v = &g->values[n->out[i]];
         if (v->nbytes > 0 && s->dptr[n->out[i]] != NULL)
             CUDA_TRY(cudaMemcpyAsync(s->dptr[n->out[i]], v->data, v->nbytes, cudaMemcpyHostToDevice,
-                                     s->stream));
+                                     stream));
     }
     return EB_OK;
 }
@@ -528,11 +554,16 @@ static enum eb_cuk_dt input_dt(const struct eb_engine *e, const struct cu_state 
     return eb_cu__es(s, &e->g->values[e->g->inputs[0]]) == 2 ? EB_CUK_F16 : EB_CUK_F32;
 }
 
+/* How enqueue_forward lays the nodes out: one after another on s->stream (FWD_TIMED: with an
+ * event and an NVTX range around each, the profiled pass), or on their lanes (a capture). */
+enum fwd { FWD_SERIAL, FWD_TIMED, FWD_LANES };
+
 /* The forward between the inputs on the device and the outputs ready to copy back; with `pre`,
  * first the letterbox of the frame in s->d_frame into input 0 (then s->ev_pre). */
-static enum eb_status enqueue_forward(struct eb_engine *e, struct cu_state *s, int timed,
+static enum eb_status enqueue_forward(struct eb_engine *e, struct cu_state *s, enum fwd how,
                                       const struct eb_cuk_letterbox *pre, struct eb_diag *diag)
 {
+    const int timed = how == FWD_TIMED;
     const struct eb_graph *g = e->g;
     enum eb_status st;
     if (pre != NULL) {
@@ -546,12 +577,14 @@ static enum eb_status enqueue_forward(struct eb_engine *e, struct cu_state *s, i
             CUDA_TRY(eb_cuk_cast(s->stream, EB_CUK_F32, EB_CUK_F16, v->numel, s->d_in_f32[i],
                                  s->d_in[i]));
         }
-    for (size_t k = 0; k < e->n_order; k++) {
+    if (how == FWD_LANES && (st = eb_cu__enqueue_lanes(e, s, enqueue_cpu_node, diag)) != EB_OK)
+        return st;
+    for (size_t k = 0; how != FWD_LANES && k < e->n_order; k++) {
         if (timed) {
             CUDA_TRY(cudaEventRecord(s->ev_nodes[k], s->stream));
             eb_engine__nvtx_node_push(e, k); /* the profiled pass: one NVTX range per node */
         }
-        st = s->on_cpu[k] ? enqueue_cpu_node(e, s, k, diag) : eb_cu__node_enqueue(e, s, k, diag);
+        st = eb_cu__enqueue_node_on(e, s, k, s->stream, enqueue_cpu_node, diag);
         if (timed)
             eb_engine__nvtx_node_pop(e);
         if (st != EB_OK)
@@ -585,7 +618,7 @@ static enum eb_status capture(struct eb_engine *e, struct cu_state *s,
 {
     struct eb_diag local = {0};
     CUDA_TRY(cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal));
-    enum eb_status st = enqueue_forward(e, s, 0, pre, &local);
+    enum eb_status st = enqueue_forward(e, s, s->n_lanes > 1 ? FWD_LANES : FWD_SERIAL, pre, &local);
     cudaGraph_t graph = NULL;
     cudaError_t ce = cudaStreamEndCapture(s->stream, &graph);
     if (st == EB_OK && ce == cudaSuccess)
@@ -597,6 +630,7 @@ static enum eb_status capture(struct eb_engine *e, struct cu_state *s,
         *gexec_out = NULL;
         *state_out = -1;
         e->info_dev.graph = 0;
+        e->info_dev.lanes = 1;
         return EB_OK;
     }
     *graph_out = graph;
@@ -672,7 +706,8 @@ static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
     CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
     if (!profiling && s->graph_state == 1) {
         CUDA_TRY(cudaGraphLaunch(s->gexec, s->stream));
-    } else if ((st = enqueue_forward(e, s, profiling, NULL, diag)) != EB_OK) {
+    } else if ((st = enqueue_forward(e, s, profiling ? FWD_TIMED : FWD_SERIAL, NULL, diag)) !=
+               EB_OK) {
         return st;
     }
     return finish_run(e, s, profiling, 0, diag);
@@ -718,6 +753,7 @@ static enum eb_status drop_graphs(struct eb_engine *e, struct cu_state *s, struc
     CUDA_TRY(cudaStreamSynchronize(s->stream));
     free_graphs(s);
     e->info_dev.graph = 1;
+    e->info_dev.lanes = s->n_lanes;
     return EB_OK;
 }
 
@@ -881,7 +917,8 @@ static enum eb_status cu_run_frame(struct eb_engine *e, const struct eb_engine_f
     CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
     if (!profiling && s->fgraph_state == 1) {
         CUDA_TRY(cudaGraphLaunch(s->fgexec, s->stream));
-    } else if ((st = enqueue_forward(e, s, profiling, &s->fkey, diag)) != EB_OK) {
+    } else if ((st = enqueue_forward(e, s, profiling ? FWD_TIMED : FWD_SERIAL, &s->fkey, diag)) !=
+               EB_OK) {
         return st;
     }
     return finish_run(e, s, profiling, 1, diag);
@@ -910,6 +947,15 @@ static void cu_close(struct eb_engine *e)
             cudaEventDestroy(s->ev[i]);
     if (s->ev_pre != NULL)
         cudaEventDestroy(s->ev_pre);
+    if (s->ev_done != NULL)
+        for (size_t k = 0; k < e->n_order; k++)
+            if (s->ev_done[k] != NULL)
+                cudaEventDestroy(s->ev_done[k]);
+    for (int l = 0; l < EB_CU_LANES; l++)
+        if (s->ev_join[l] != NULL)
+            cudaEventDestroy(s->ev_join[l]);
+    if (s->ev_fork != NULL)
+        cudaEventDestroy(s->ev_fork);
     if (s->ev_nodes != NULL)
         for (size_t k = 0; k <= e->n_order; k++)
             if (s->ev_nodes[k] != NULL)
@@ -932,6 +978,9 @@ static void cu_close(struct eb_engine *e)
         cublasDestroy(s->cublas);
     if (s->cudnn != NULL)
         cudnnDestroy(s->cudnn);
+    for (int l = 1; l < EB_CU_LANES; l++)
+        if (s->lanes[l] != NULL)
+            cudaStreamDestroy(s->lanes[l]);
     if (s->stream != NULL)
         cudaStreamDestroy(s->stream);
     e->dev_state = NULL;

@@ -13,6 +13,9 @@
 #include "engine/engine_internal.h"
 #include "engine/ops/op.h"
 
+/* Streams the captured forward spreads independent nodes over (cuda_sched.c). */
+#define EB_CU_LANES 4
+
 /** How one live node runs. */
 struct cu_node {
     struct eb_op_desc d;
@@ -31,6 +34,7 @@ struct cu_node {
      * above; g_fused: the plan includes bias, activation and residual */
     cudnnBackendDescriptor_t g_plan, g_vpack;
     int g_fused;
+    int lane; /* the stream it is captured on (cuda_sched.c); its cuDNN workspace is the lane's */
     /* EB_DESC_QUANTIZE / DEQUANTIZE: float scales on the device */
     const float *scale;
     /* the host callback's argument for nodes on the CPU (cu_state.on_cpu) */
@@ -82,8 +86,18 @@ struct cu_state {
     void *d_head, *h_head;
     size_t head_bytes;
     float head_conf;
-    cudaEvent_t *ev_nodes; /* profile: n_order + 1 */
-    uint64_t dev_bytes;    /* our cudaMalloc total */
+    /* cuda_sched.c: node k follows deps[dep_at[k] .. dep_at[k+1]) (graph arena); lanes[0] is
+     * `stream`; ev_done (n_order) marks each node's end on its lane in the capture; seen
+     * (n_order × EB_CU_LANES) what each node's lane followed when it was enqueued */
+    uint32_t *dep_at, *deps;
+    int n_lanes;
+    cudaStream_t lanes[EB_CU_LANES];
+    void *lane_ws[EB_CU_LANES]; /* cuDNN workspaces, one per lane, inside d_ws */
+    cudaEvent_t *ev_done, ev_fork, ev_join[EB_CU_LANES];
+    int64_t *seen;
+    cudaStream_t lib_stream; /* the stream the cuDNN and cuBLAS handles are set to */
+    cudaEvent_t *ev_nodes;   /* profile: n_order + 1 */
+    uint64_t dev_bytes;      /* our cudaMalloc total */
 };
 
 /** float → IEEE half bits, round to nearest even (the weights' upload in fp16). */
@@ -113,8 +127,30 @@ enum eb_status eb_cu__conv_graph_bind(struct eb_engine *e, struct cu_state *s, s
                                       struct eb_diag *diag);
 /** Destroys node k's descriptors. */
 void eb_cu__node_free(struct cu_node *cn);
-/** Enqueues GPU node k on s->stream; a cudaError_t / library failure text in diag. */
+/**
+ * Enqueues GPU node k on `stream` (the library handles already set to it; its cuDNN workspace is
+ * s->lane_ws[its lane]); a cudaError_t / library failure text in diag.
+ */
 enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size_t k,
-                                   struct eb_diag *diag);
+                                   cudaStream_t stream, struct eb_diag *diag);
+/** Enqueues CPU node k (copies and a host function) on `stream` (cuda_device.c). */
+typedef enum eb_status (*eb_cu_cpu_node_fn)(struct eb_engine *e, struct cu_state *s, size_t k,
+                                            cudaStream_t stream, struct eb_diag *diag);
+/**
+ * Bind time, once the device buffers are placed: the nodes each node must follow (s->dep_at,
+ * s->deps), each node's lane and s->n_lanes (`parallel` 0: every node on lane 0).
+ */
+enum eb_status eb_cu__schedule(struct eb_engine *e, struct cu_state *s, int parallel,
+                               struct eb_diag *diag);
+/** Node k (GPU or, through cpu_node, CPU) on `stream`, the library handles pointed there first. */
+enum eb_status eb_cu__enqueue_node_on(struct eb_engine *e, struct cu_state *s, size_t k,
+                                      cudaStream_t stream, eb_cu_cpu_node_fn cpu_node,
+                                      struct eb_diag *diag);
+/**
+ * Every node on its lane, forked from and joined back into lanes[0] (inside a stream capture:
+ * the graph gets the branches side by side); the handles end on lanes[0].
+ */
+enum eb_status eb_cu__enqueue_lanes(struct eb_engine *e, struct cu_state *s,
+                                    eb_cu_cpu_node_fn cpu_node, struct eb_diag *diag);
 
 #endif

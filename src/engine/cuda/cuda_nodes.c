@@ -220,10 +220,12 @@ static void dense_strides(const struct eb_ir_value *v, int64_t *st)
 }
 
 /* Concat (split = 0) or Split (split = 1) along `axis`: every part `p` is the slice of the
- * whole `w` starting at its running offset, each copied through both sides' strides. A part the
- * memory plan already placed in its slice (NCHW, contiguous slice) is not copied. */
-static cudaError_t concat_split(const struct cu_state *s, const struct eb_ir_node *n,
-                                const struct eb_graph *g, int axis, int split)
+ * whole `w` starting at its running offset, copied through both sides' strides, all parts in
+ * one launch (eb_cuk_copy_parts; in batches of EB_CUK_MAX_PARTS). A part the memory plan already
+ * placed in its slice (NCHW, contiguous slice) is not copied. */
+static cudaError_t concat_split(const struct cu_state *s, cudaStream_t stream,
+                                const struct eb_ir_node *n, const struct eb_graph *g, int axis,
+                                int split)
 {
     const int wid = split ? n->in[0] : n->out[0];
     const struct eb_ir_value *w = &g->values[wid];
@@ -235,6 +237,10 @@ static cudaError_t concat_split(const struct cu_state *s, const struct eb_ir_nod
         contiguous &= w->shape[d] == 1;
     cudaError_t ce = cudaSuccess;
     const int n_parts = split ? n->n_out : n->n_in;
+    struct eb_cuk_copy c[EB_CUK_MAX_PARTS];
+    const void *xs[EB_CUK_MAX_PARTS];
+    void *ys[EB_CUK_MAX_PARTS];
+    int m = 0;
     for (int i = 0; i < n_parts && ce == cudaSuccess; i++) {
         const int pid = split ? n->out[i] : n->in[i];
         const struct eb_ir_value *p = &g->values[pid];
@@ -244,14 +250,20 @@ static cudaError_t concat_split(const struct cu_state *s, const struct eb_ir_nod
         if (contiguous && !p->nhwc &&
             (char *)s->dptr[pid] == (char *)s->dptr[wid] + w_off * (int64_t)es)
             continue;
-        struct eb_cuk_copy c = copy_desc(p->rank, p->shape, split ? ws : ps, split ? ps : ws);
+        c[m] = copy_desc(p->rank, p->shape, split ? ws : ps, split ? ps : ws);
         if (split)
-            c.x_off = w_off;
+            c[m].x_off = w_off;
         else
-            c.y_off = w_off;
-        ce = eb_cuk_copy_nd(s->stream, (int)es, &c, split ? s->dptr[wid] : s->dptr[pid],
-                            split ? s->dptr[pid] : s->dptr[wid]);
+            c[m].y_off = w_off;
+        xs[m] = split ? s->dptr[wid] : s->dptr[pid];
+        ys[m] = split ? s->dptr[pid] : s->dptr[wid];
+        if (++m == EB_CUK_MAX_PARTS || i == n_parts - 1) {
+            ce = eb_cuk_copy_parts(stream, (int)es, m, c, xs, ys);
+            m = 0;
+        }
     }
+    if (ce == cudaSuccess && m > 0)
+        ce = eb_cuk_copy_parts(stream, (int)es, m, c, xs, ys);
     return ce;
 }
 
@@ -277,7 +289,7 @@ static cudaError_t enqueue_matmul(struct eb_engine *e, struct cu_state *s,
 }
 
 enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size_t k,
-                                   struct eb_diag *diag)
+                                   cudaStream_t stream, struct eb_diag *diag)
 {
     const struct eb_graph *g = e->g;
     const struct eb_ir_node *n = &g->nodes[e->order[k]];
@@ -285,7 +297,7 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
     const struct eb_op_desc *d = &cn->d;
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
     void *const *dp = s->dptr;
-    const cudaStream_t st = s->stream;
+    const cudaStream_t st = stream;
     cudaError_t ce = cudaSuccess;
     int64_t xs[EB_MAX_RANK], ys[EB_MAX_RANK];
     eb_cu__strides(x, xs);
@@ -304,11 +316,12 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
                 break;
             xp = s->d_xpose;
         }
-        cudnnStatus_t cs = cn->g_plan != NULL
-                               ? cudnnBackendExecute(s->cudnn, cn->g_plan, cn->g_vpack)
-                               : cudnnConvolutionForward(s->cudnn, &one, cn->xd, xp, cn->wd,
-                                                         dp[n->in[1]], cn->cd, cn->algo, s->d_ws,
-                                                         s->ws_bytes, &zero, cn->yd, dp[n->out[0]]);
+        cudnnStatus_t cs =
+            cn->g_plan != NULL
+                ? cudnnBackendExecute(s->cudnn, cn->g_plan, cn->g_vpack)
+                : cudnnConvolutionForward(s->cudnn, &one, cn->xd, xp, cn->wd, dp[n->in[1]], cn->cd,
+                                          cn->algo, s->lane_ws[cn->lane], cn->ws_bytes, &zero,
+                                          cn->yd, dp[n->out[0]]);
         if (cs != CUDNN_STATUS_SUCCESS)
             return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s node '%s': cuDNN convolution: %s",
                                 e->what, n->name, cudnnGetErrorString(cs));
@@ -331,8 +344,8 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
                                  cudaMemcpyDeviceToDevice, st);
         }
         break;
-    case EB_DESC_CONCAT: ce = concat_split(s, n, g, d->axis, 0); break;
-    case EB_DESC_SPLIT: ce = concat_split(s, n, g, d->axis, 1); break;
+    case EB_DESC_CONCAT: ce = concat_split(s, st, n, g, d->axis, 0); break;
+    case EB_DESC_SPLIT: ce = concat_split(s, st, n, g, d->axis, 1); break;
     case EB_DESC_SLICE:
     case EB_DESC_TRANSPOSE: {
         struct eb_cuk_copy c = {.rank = y->rank};

@@ -142,43 +142,89 @@ cudaError_t upsample(cudaStream_t s, int64_t nc, int64_t h, int64_t w, int64_t f
 
 } // namespace
 
+/* Coalesces copy c (n elements of es bytes) and widens its elements where every run, stride,
+ * offset and pointer allows (channels-last Concat/Split copy rows of C channels): up to
+ * `max_w` bytes per thread. Returns the element width; c and n in those elements. */
+static int prepare(eb_cuk_copy *c, int64_t *n, int es, int max_w, const void *x, const void *y)
+{
+    *c = coalesce(c);
+    *n = 1;
+    for (int d = 0; d < c->rank; d++)
+        *n *= c->shape[d];
+    if (c->rank < 1 || c->xs[c->rank - 1] != 1 || c->ys[c->rank - 1] != 1)
+        return es;
+    int w = max_w;
+    while (w > es) {
+        const int f = w / es;
+        int ok = c->shape[c->rank - 1] % f == 0 && c->x_off % f == 0 && c->y_off % f == 0 &&
+                 ((uintptr_t)x % (uintptr_t)w) == 0 && ((uintptr_t)y % (uintptr_t)w) == 0;
+        for (int d = 0; ok && d < c->rank - 1; d++)
+            ok = c->xs[d] % f == 0 && c->ys[d] % f == 0;
+        if (ok)
+            break;
+        w /= 2;
+    }
+    if (w > es) {
+        const int f = w / es;
+        c->shape[c->rank - 1] /= f;
+        for (int d = 0; d < c->rank - 1; d++)
+            c->xs[d] /= f, c->ys[d] /= f;
+        c->x_off /= f;
+        c->y_off /= f;
+        *n /= f;
+    }
+    return w > es ? w : es;
+}
+
+/* A 2-D transpose (x contiguous along dim 0, y along dim 1: channels-last to NCHW and back)
+ * through 32x32 tiles in shared memory, so that both the reads and the writes are coalesced. */
+template <typename E> __global__ void k_transpose(eb_cuk_copy c, const E *x, E *y)
+{
+    __shared__ E tile[32][33];
+    const int i0 = blockIdx.x * 32 + threadIdx.x; /* along dim 0: x's contiguous dim */
+    for (int k = threadIdx.y; k < 32; k += blockDim.y) {
+        const int i1 = blockIdx.y * 32 + k;
+        if (i0 < c.shape[0] && i1 < c.shape[1])
+            tile[k][threadIdx.x] = x[c.x_off + i0 + (int64_t)i1 * c.xs[1]];
+    }
+    __syncthreads();
+    const int j1 = blockIdx.y * 32 + threadIdx.x; /* along dim 1: y's contiguous dim */
+    for (int k = threadIdx.y; k < 32; k += blockDim.y) {
+        const int j0 = blockIdx.x * 32 + k;
+        if (j0 < c.shape[0] && j1 < c.shape[1])
+            y[c.y_off + (int64_t)j0 * c.ys[0] + j1] = tile[threadIdx.x][k];
+    }
+}
+
+template <typename E>
+cudaError_t transpose(cudaStream_t s, const eb_cuk_copy *c, const void *x, void *y)
+{
+    const dim3 grid((unsigned)((c->shape[0] + 31) / 32), (unsigned)((c->shape[1] + 31) / 32));
+    if (grid.y > 65535)
+        return cudaErrorInvalidConfiguration;
+    k_transpose<E><<<grid, dim3(32, 8), 0, s>>>(*c, (const E *)x, (E *)y);
+    return cudaGetLastError();
+}
+
 extern "C" cudaError_t eb_cuk_copy_nd(cudaStream_t s, int es, const struct eb_cuk_copy *c0,
                                       const void *x, void *y)
 {
-    eb_cuk_copy c = coalesce(c0);
-    int64_t n = 1;
-    for (int d = 0; d < c.rank; d++)
-        n *= c.shape[d];
+    eb_cuk_copy c = *c0;
+    int64_t n = 0;
+    es = prepare(&c, &n, es, 16, x, y);
     if (n <= 0)
         return cudaSuccess;
     /* One contiguous run: a plain copy. */
     if (c.rank == 0 || (c.rank == 1 && c.xs[0] == 1 && c.ys[0] == 1))
         return cudaMemcpyAsync((char *)y + c.y_off * es, (const char *)x + c.x_off * es,
                                (size_t)n * (size_t)es, cudaMemcpyDeviceToDevice, s);
-    /* Wider elements where every run, stride, offset and pointer allows (channels-last
-     * Concat/Split copy rows of C channels): up to 16 bytes per thread. */
-    if (c.rank >= 1 && c.xs[c.rank - 1] == 1 && c.ys[c.rank - 1] == 1) {
-        int w = 16;
-        while (w > es) {
-            const int f = w / es;
-            int ok = c.shape[c.rank - 1] % f == 0 && c.x_off % f == 0 && c.y_off % f == 0 &&
-                     ((uintptr_t)x % (uintptr_t)w) == 0 && ((uintptr_t)y % (uintptr_t)w) == 0;
-            for (int d = 0; ok && d < c.rank - 1; d++)
-                ok = c.xs[d] % f == 0 && c.ys[d] % f == 0;
-            if (ok)
-                break;
-            w /= 2;
-        }
-        if (w > es) {
-            const int f = w / es;
-            c.shape[c.rank - 1] /= f;
-            for (int d = 0; d < c.rank - 1; d++)
-                c.xs[d] /= f, c.ys[d] /= f;
-            c.x_off /= f;
-            c.y_off /= f;
-            n /= f;
-            es = w;
-        }
+    /* A plain 2-D transpose of at least a tile each way: tiled. */
+    if (c.rank == 2 && c.xs[0] == 1 && c.ys[1] == 1 && c.shape[0] >= 32 && c.shape[1] >= 32 &&
+        (c.shape[1] + 31) / 32 <= 65535) {
+        if (es == 2)
+            return transpose<uint16_t>(s, &c, x, y);
+        if (es == 4)
+            return transpose<uint32_t>(s, &c, x, y);
     }
     switch (es) {
     case 16: return copy_nd<uint4>(s, &c, n, x, y);
@@ -186,6 +232,89 @@ extern "C" cudaError_t eb_cuk_copy_nd(cudaStream_t s, int es, const struct eb_cu
     case 2: return copy_nd<uint16_t>(s, &c, n, x, y);
     case 4: return copy_nd<uint32_t>(s, &c, n, x, y);
     case 8: return copy_nd<uint64_t>(s, &c, n, x, y);
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+namespace
+{
+
+/* Up to EB_CUK_MAX_PARTS copies in one launch: thread i does element i - start[j] of copy j,
+ * the j with start[j] <= i < start[j + 1]. */
+struct multi {
+    int n_parts;
+    eb_cuk_copy c[EB_CUK_MAX_PARTS];
+    const void *x[EB_CUK_MAX_PARTS];
+    void *y[EB_CUK_MAX_PARTS];
+    int32_t start[EB_CUK_MAX_PARTS + 1];
+};
+
+template <typename E> __global__ void k_copy_multi(multi m)
+{
+    const int n = m.start[m.n_parts];
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        int j = 0;
+        while (i >= m.start[j + 1])
+            j++;
+        const eb_cuk_copy &c = m.c[j];
+        int rem = i - m.start[j];
+        int64_t xi = c.x_off, yi = c.y_off;
+        for (int d = c.rank - 1; d >= 0; d--) {
+            const int idx = rem % c.shape[d];
+            rem /= c.shape[d];
+            xi += (int64_t)idx * c.xs[d];
+            yi += (int64_t)idx * c.ys[d];
+        }
+        ((E *)m.y[j])[yi] = ((const E *)m.x[j])[xi];
+    }
+}
+
+template <typename E> cudaError_t copy_multi(cudaStream_t s, const multi &m)
+{
+    k_copy_multi<E><<<eb_cuk::blocks_for(m.start[m.n_parts]), eb_cuk::kThreads, 0, s>>>(m);
+    return cudaGetLastError();
+}
+
+} // namespace
+
+extern "C" cudaError_t eb_cuk_copy_parts(cudaStream_t s, int es, int n_parts,
+                                         const struct eb_cuk_copy *c, const void *const *x,
+                                         void *const *y)
+{
+    if (n_parts < 1 || n_parts > EB_CUK_MAX_PARTS)
+        return cudaErrorInvalidValue;
+    /* the widest element every part allows */
+    int w = 16;
+    for (int j = 0; j < n_parts; j++) {
+        eb_cuk_copy t = c[j];
+        int64_t n = 0;
+        const int wj = prepare(&t, &n, es, w, x[j], y[j]);
+        w = wj < w ? wj : w;
+    }
+    multi m = {};
+    m.n_parts = n_parts;
+    int64_t total = 0;
+    for (int j = 0; j < n_parts; j++) {
+        int64_t n = 0;
+        m.c[j] = c[j];
+        if (prepare(&m.c[j], &n, es, w, x[j], y[j]) != w) /* a part narrower after all */
+            return cudaErrorInvalidValue;
+        m.x[j] = x[j];
+        m.y[j] = y[j];
+        m.start[j] = (int32_t)total;
+        total += n;
+    }
+    m.start[n_parts] = (int32_t)total;
+    if (total <= 0)
+        return cudaSuccess;
+    if (total > INT32_MAX)
+        return cudaErrorInvalidValue;
+    switch (w) {
+    case 16: return copy_multi<uint4>(s, m);
+    case 1: return copy_multi<uint8_t>(s, m);
+    case 2: return copy_multi<uint16_t>(s, m);
+    case 4: return copy_multi<uint32_t>(s, m);
+    case 8: return copy_multi<uint64_t>(s, m);
     default: return cudaErrorInvalidValue;
     }
 }

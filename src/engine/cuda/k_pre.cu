@@ -66,8 +66,7 @@ __global__ void k_letterbox(struct eb_cuk_letterbox p, const uint8_t *__restrict
 }
 
 template <typename T>
-cudaError_t letterbox(cudaStream_t s, const struct eb_cuk_letterbox *p, const uint8_t *src,
-                      void *y)
+cudaError_t letterbox(cudaStream_t s, const struct eb_cuk_letterbox *p, const uint8_t *src, void *y)
 {
     const int64_t n = (int64_t)p->dst_w * p->dst_h;
     k_letterbox<T><<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>(*p, src, (T *)y);

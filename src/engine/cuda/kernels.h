@@ -83,6 +83,15 @@ struct eb_cuk_copy {
 cudaError_t eb_cuk_copy_nd(cudaStream_t s, int es, const struct eb_cuk_copy *c, const void *x,
                            void *y);
 
+/** At most this many copies go into one eb_cuk_copy_parts launch. */
+#define EB_CUK_MAX_PARTS 8
+/**
+ * n_parts copies of eb_cuk_copy_nd's kind (c[j] from x[j] to y[j]) in one launch: a Concat's or
+ * a Split's parts. Elements are widened only as far as every part allows.
+ */
+cudaError_t eb_cuk_copy_parts(cudaStream_t s, int es, int n_parts, const struct eb_cuk_copy *c,
+                              const void *const *x, void *const *y);
+
 /** Max pooling with eb_pool2d_desc's geometry (padding never wins); NCHW, or NHWC (x and y)
  * when nhwc. */
 struct eb_cuk_pool {
