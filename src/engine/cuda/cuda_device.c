@@ -453,17 +453,27 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
         }
     }
     cudaFree(tmp_ws);
-    if (st != EB_OK ||
-        (st = eb_cu__schedule(e, s, (opt->passes & EB_ENGINE_PASS_LANES) != 0, diag)) != EB_OK)
+    if (st != EB_OK)
         return st;
-    /* cuDNN workspaces: one per lane, as large as its largest node's (lanes run side by side) */
-    size_t lane_ws[EB_CU_LANES] = {0};
-    for (size_t k = 0; k < e->n_order; k++)
-        if (!s->on_cpu[k] && align_dev(s->nodes[k].ws_bytes) > lane_ws[s->nodes[k].lane])
-            lane_ws[s->nodes[k].lane] = align_dev(s->nodes[k].ws_bytes);
-    s->ws_bytes = 0;
-    for (int l = 0; l < EB_CU_LANES; l++)
-        s->ws_bytes += lane_ws[l];
+    /* cuDNN workspaces: one per lane, each as large as its largest node's (lanes run side by
+     * side), unless the cap leaves room for one only: then one, and its users ordered */
+    const int parallel = (opt->passes & EB_ENGINE_PASS_LANES) != 0;
+    size_t lane_ws[EB_CU_LANES];
+    for (int shared = 0; shared < 2; shared++) {
+        if ((st = eb_cu__schedule(e, s, parallel, shared, diag)) != EB_OK)
+            return st;
+        memset(lane_ws, 0, sizeof(lane_ws));
+        for (size_t k = 0; k < e->n_order; k++) {
+            const int l = shared ? 0 : s->nodes[k].lane;
+            if (!s->on_cpu[k] && align_dev(s->nodes[k].ws_bytes) > lane_ws[l])
+                lane_ws[l] = align_dev(s->nodes[k].ws_bytes);
+        }
+        s->ws_bytes = 0;
+        for (int l = 0; l < EB_CU_LANES; l++)
+            s->ws_bytes += lane_ws[l];
+        if (opt->mem_cap_bytes == 0 || fixed + s->ws_bytes <= opt->mem_cap_bytes)
+            break;
+    }
     e->workspace_bytes = io + s->blas_ws_bytes + align_dev(s->xpose_bytes) + s->ws_bytes;
     if ((st = cap_check(e, opt, fixed + s->ws_bytes, diag)) != EB_OK)
         return st;
@@ -471,6 +481,9 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
         return st;
     for (size_t l = 0, at = 0; l < EB_CU_LANES; at += lane_ws[l], l++)
         s->lane_ws[l] = lane_ws[l] > 0 ? (char *)s->d_ws + at : NULL;
+    if (lane_ws[1] + lane_ws[2] + lane_ws[3] == 0) /* one workspace: every lane's */
+        for (int l = 1; l < EB_CU_LANES; l++)
+            s->lane_ws[l] = s->lane_ws[0];
     s->ev_done = eb_ir_arena_alloc(&g->arena, e->n_order * sizeof(cudaEvent_t) + 1);
     s->seen = eb_ir_arena_alloc(&g->arena, e->n_order * EB_CU_LANES * sizeof(int64_t) + 1);
     if (s->ev_done == NULL || s->seen == NULL)
@@ -512,6 +525,16 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
     CUDA_TRY(cudaDeviceSynchronize());
     CUDA_TRY(cudaMemGetInfo(&free1, &total_mem));
     e->measured_bytes = free0 > free1 ? free0 - free1 : 0;
+    /* input 0 read by one channels-last conv only: frames are letterboxed straight into its
+     * transposed buffer (eb_engine_run_frame) */
+    s->pre_conv = -1;
+    const struct eb_ir_value *in0 = &g->values[g->inputs[0]];
+    for (size_t k = 0; k < e->n_order && in0->n_uses == 1 && in0->rank == 4; k++) {
+        const struct eb_ir_node *n = &g->nodes[e->order[k]];
+        if (!s->on_cpu[k] && s->nodes[k].d.kind == EB_DESC_CONV && n->in[0] == g->inputs[0] &&
+            s->nodes[k].x_xpose && s->nodes[k].nhwc)
+            s->pre_conv = (int64_t)k;
+    }
     e->info_dev.graph = 1;
     e->info_dev.lanes = s->n_lanes;
     return EB_OK;
@@ -566,8 +589,10 @@ static enum eb_status enqueue_forward(struct eb_engine *e, struct cu_state *s, e
     const int timed = how == FWD_TIMED;
     const struct eb_graph *g = e->g;
     enum eb_status st;
+    s->pre_nhwc = pre != NULL && pre->nhwc;
     if (pre != NULL) {
-        CUDA_TRY(eb_cuk_letterbox(s->stream, input_dt(e, s), pre, s->d_frame, s->d_in[0]));
+        CUDA_TRY(eb_cuk_letterbox(s->stream, input_dt(e, s), pre, s->d_frame,
+                                  pre->nhwc ? s->d_xpose : s->d_in[0]));
         /* External: a node of the captured graph, so the replay records it too. */
         CUDA_TRY(cudaEventRecordWithFlags(s->ev_pre, s->stream, cudaEventRecordExternal));
     }
@@ -903,7 +928,7 @@ static enum eb_status cu_run_frame(struct eb_engine *e, const struct eb_engine_f
         .new_h = f->new_h,
         .pad_left = f->pad_left,
         .pad_top = f->pad_top,
-        .nhwc = 0,
+        .nhwc = s->pre_conv >= 0,
     };
     if (s->fgraph_state != 0 && memcmp(&key, &s->fkey, sizeof(key)) != 0 &&
         (st = drop_graphs(e, s, diag)) != EB_OK)

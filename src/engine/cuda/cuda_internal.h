@@ -81,6 +81,11 @@ struct cu_state {
     cudaGraphExec_t fgexec;
     int fgraph_state; /* as graph_state, for fkey */
     cudaEvent_t ev_pre;
+    /* the node (order index) whose conv reads input 0 alone and transposes it channels-last: the
+     * frame's letterbox writes its transposed buffer directly instead (-1: none); pre_nhwc while
+     * such a forward is enqueued */
+    int64_t pre_conv;
+    int pre_nhwc;
     /* eb_engine_reduce_head: rows of output e->head_out on the device and their pinned copy,
      * each a count (first 16 bytes) then capacity rows */
     void *d_head, *h_head;
@@ -138,9 +143,10 @@ typedef enum eb_status (*eb_cu_cpu_node_fn)(struct eb_engine *e, struct cu_state
                                             cudaStream_t stream, struct eb_diag *diag);
 /**
  * Bind time, once the device buffers are placed: the nodes each node must follow (s->dep_at,
- * s->deps), each node's lane and s->n_lanes (`parallel` 0: every node on lane 0).
+ * s->deps), each node's lane and s->n_lanes (`parallel` 0: every node on lane 0; `shared_ws`:
+ * the lanes share one cuDNN workspace, so the nodes that use it are ordered too).
  */
-enum eb_status eb_cu__schedule(struct eb_engine *e, struct cu_state *s, int parallel,
+enum eb_status eb_cu__schedule(struct eb_engine *e, struct cu_state *s, int parallel, int shared_ws,
                                struct eb_diag *diag);
 /** Node k (GPU or, through cpu_node, CPU) on `stream`, the library handles pointed there first. */
 enum eb_status eb_cu__enqueue_node_on(struct eb_engine *e, struct cu_state *s, size_t k,

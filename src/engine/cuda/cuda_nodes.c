@@ -306,7 +306,7 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
     case EB_DESC_CONV: {
         const float one = 1.0f, zero = 0.0f;
         const void *xp = dp[n->in[0]];
-        if (cn->x_xpose) { /* into the conv's layout */
+        if (cn->x_xpose && !(s->pre_nhwc && (int64_t)k == s->pre_conv)) { /* the conv's layout */
             int64_t ts[EB_MAX_RANK];
             struct eb_ir_value t = *x;
             t.nhwc = cn->nhwc;
@@ -314,6 +314,8 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
             const struct eb_cuk_copy c = copy_desc(x->rank, x->shape, xs, ts);
             if ((ce = eb_cuk_copy_nd(st, (int)eb_cu__es(s, x), &c, xp, s->d_xpose)) != cudaSuccess)
                 break;
+            xp = s->d_xpose;
+        } else if (cn->x_xpose) { /* the letterbox wrote it there channels-last */
             xp = s->d_xpose;
         }
         cudnnStatus_t cs =

@@ -9,7 +9,8 @@
  * A node must follow an earlier node when the two touch the same device bytes and at least one
  * writes them: its producers (read after write), but also the last readers of arena memory the
  * planner hands on to its outputs (write after read), the shared layout-transpose buffer and the
- * cuBLAS workspace. cuDNN workspaces are per lane (s->lane_ws), so they order nothing. A node on
+ * cuBLAS workspace. cuDNN workspaces are per lane (s->lane_ws), so they order nothing, unless a
+ * memory cap leaves room for one only: then every node that uses it is ordered. A node on
  * the CPU is a barrier: it follows everything before it and everything after follows it. The
  * kept edges are a transitive reduction (an edge implied by a longer path is dropped).
  */
@@ -41,7 +42,7 @@ static void add(struct node_ranges *nr, const void *p, size_t bytes, int write)
 }
 
 /* The device bytes GPU node k reads and writes. */
-static void ranges_of(const struct eb_engine *e, const struct cu_state *s, size_t k,
+static void ranges_of(const struct eb_engine *e, const struct cu_state *s, size_t k, int shared_ws,
                       struct node_ranges *nr)
 {
     const struct eb_graph *g = e->g;
@@ -64,6 +65,8 @@ static void ranges_of(const struct eb_engine *e, const struct cu_state *s, size_
         add(nr, s->d_xpose, s->xpose_bytes, 1);
     if (cn->d.kind == EB_DESC_MATMUL)
         add(nr, s->d_blas_ws, s->blas_ws_bytes, 1);
+    if (shared_ws && cn->ws_bytes > 0) /* not allocated yet: a byte of s as its tag */
+        add(nr, &s->d_ws, 1, 1);
 }
 
 /* 1 when one of a and b writes bytes the other touches. */
@@ -105,7 +108,7 @@ static int pick_lane(const struct cu_state *s, size_t k, const uint64_t *anc, co
     return best;
 }
 
-enum eb_status eb_cu__schedule(struct eb_engine *e, struct cu_state *s, int parallel,
+enum eb_status eb_cu__schedule(struct eb_engine *e, struct cu_state *s, int parallel, int shared_ws,
                                struct eb_diag *diag)
 {
     const size_t n = e->n_order, words = (n + 63) / 64;
@@ -124,7 +127,7 @@ enum eb_status eb_cu__schedule(struct eb_engine *e, struct cu_state *s, int para
         memset(anc, 0, n * words * sizeof(uint64_t));
         for (size_t k = 0; k < n; k++) {
             if (pass == 0 && !s->on_cpu[k])
-                ranges_of(e, s, k, &rg[k]);
+                ranges_of(e, s, k, shared_ws, &rg[k]);
             uint64_t *ak = &anc[k * words];
             uint32_t m = 0;
             for (size_t j = k; j-- > 0;) { /* latest first: later edges imply earlier ones */
