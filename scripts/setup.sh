@@ -15,10 +15,12 @@ set -euo pipefail
 # Debian packages the build needs. Extend here (or through EB_EXTRA_PACKAGES).
 EB_PACKAGES="build-essential cmake pkg-config ca-certificates
 libavformat-dev libavcodec-dev libavdevice-dev libavutil-dev libswscale-dev
-libpng-dev libjpeg62-turbo-dev libonnx-testdata
-clang libclang-rt-14-dev"
+libpng-dev libjpeg62-turbo-dev libonnx-testdata libsqlite3-dev
+clang libclang-rt-14-dev
+chromium"
 # clang + libclang-rt-14-dev: the libFuzzer targets (-DEB_FUZZ=ON); clang-14 only recommends the
 # runtime, and the install below skips recommendations.
+# chromium: tests/e2e/test_html.sh opens report.html in headless Chromium (skipped without it).
 # gcc-aarch64-linux-gnu + libc6-dev-arm64-cross + qemu-user: scripts/test.sh cross-compiles the
 # kernel tests for aarch64 and runs the NEON kernels under qemu (x86-64 hosts only; the C library
 # is only a recommendation of the compiler, hence listed).

@@ -13,10 +13,12 @@
 #include "eb/backend.h"
 #include "eb/log.h"
 #include "harness/config.h"
+#include "harness/history.h"
 #include "harness/model_plan.h"
 #include "harness/profile.h"
 #include "harness/run.h"
 #include "harness/tegrastats.h"
+#include "harness/val.h"
 #include "model/model.h"
 
 #ifndef EB_VERSION
@@ -60,8 +62,13 @@ static void print_help(FILE *fp)
             "  edgebench model synth [options]    write a synthesized yolov8/yolo11 ONNX model\n"
             "  edgebench model info FILE          inputs, outputs, ops, parameters, FLOPs, planned "
             "memory\n"
+            "  edgebench val --model PATH --data DIR   COCO mAP of a model on a dataset (COCO,\n"
+            "                                     YOLO or VOC); val --help\n"
             "  edgebench tegrastats [--summary] FILE|-   parse a tegrastats log to JSON lines\n"
             "  edgebench backends                 list inference backends and their status\n"
+            "  edgebench history [options]        list the runs recorded in the history database\n"
+            "  edgebench diff A B [options]       compare two recorded runs; exit 4 on a "
+            "regression\n"
             "  edgebench --version | --help\n\n"
             "`edgebench --mode ...` (without `run`) is accepted as `edgebench run --mode ...`.\n"
             "Run with no model and no source for the embedded default (dual mode, synthesized\n"
@@ -135,6 +142,18 @@ static int cmd_profile(int argc, char **argv, const char *argv0, const char *com
     return code;
 }
 
+static int cmd_val(int argc, char **argv, const char *command_line)
+{
+    install_signals();
+    av_log_set_level(AV_LOG_FATAL); /* undecodable images are reported by edgebench */
+    struct eb_val_env env = {.stop = &g_stop,
+                             .command_line = command_line,
+                             .version = EB_VERSION,
+                             .out = stdout,
+                             .err = stderr};
+    return eb_val_main(argc, argv, &env);
+}
+
 static int cmd_backends(void)
 {
     int any = 0;
@@ -183,6 +202,12 @@ int main(int argc, char **argv)
         return eb_tegrastats_main(argc - 2, argv + 2, stdout, stderr);
     if (strcmp(cmd, "backends") == 0)
         return cmd_backends();
+    if (strcmp(cmd, "val") == 0)
+        return cmd_val(argc - 2, argv + 2, command_line);
+    if (strcmp(cmd, "history") == 0)
+        return eb_history_main(argc - 2, argv + 2, stdout, stderr);
+    if (strcmp(cmd, "diff") == 0)
+        return eb_diff_main(argc - 2, argv + 2, stdout, stderr);
     fprintf(stderr, "edgebench: error: unknown command '%s'; see edgebench --help\n", cmd);
     return EB_EXIT_USAGE;
 }

@@ -10,7 +10,9 @@
 
 #include "eb/backend.h"
 #include "harness/config.h"
+#include "harness/history.h"
 #include "harness/source.h"
+#include "harness/validity.h"
 
 enum opt_type { OPT_STR, OPT_ENUM, OPT_INT, OPT_DBL, OPT_FLAG };
 
@@ -78,6 +80,10 @@ static void range_text(const struct opt_def *o, char *buf, size_t size)
         snprintf(buf, size, "0 < G <= %g; larger values are clamped to %g", o->max, o->max);
     else if (strcmp(o->name, "imgsz") == 0)
         snprintf(buf, size, "0 or a multiple of 32 in 32..%g", o->max);
+    else if (strcmp(o->name, "warmup") == 0)
+        snprintf(buf, size, "%.15g..%.15g or auto", o->min, o->max);
+    else if (strcmp(o->name, "db") == 0)
+        snprintf(buf, size, "a file path or none");
     else if (o->type == OPT_ENUM)
         snprintf(buf, size, "%s", o->choices);
     else if (o->type == OPT_INT || o->type == OPT_DBL)
@@ -115,6 +121,11 @@ static enum eb_status set_opt(const struct opt_def *o, const char *text, struct 
         return EB_OK;
     }
     case OPT_INT: {
+        if (strcmp(o->name, "warmup") == 0 && strcmp(text, "auto") == 0) {
+            int64_t v64 = EB_WARMUP_AUTO;
+            memcpy(base, &v64, sizeof(v64));
+            return EB_OK;
+        }
         char *end = NULL;
         errno = 0;
         long long v = strtoll(text, &end, 10);
@@ -185,6 +196,22 @@ static const struct opt_def *find_opt(const char *name, size_t len)
         if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0)
             return &opts[i];
     return NULL;
+}
+
+int eb_config_match_option(const char *arg, const char *name, const char **value_out)
+{
+    const size_t n = strlen(name);
+    if (strncmp(arg, "--", 2) != 0 || strncmp(arg + 2, name, n) != 0)
+        return 0;
+    if (arg[2 + n] == '\0') {
+        *value_out = NULL;
+        return 1;
+    }
+    if (arg[2 + n] == '=') {
+        *value_out = arg + 3 + n;
+        return 1;
+    }
+    return 0;
 }
 
 int eb_config_option_takes_value(const char *name, size_t len)
@@ -337,14 +364,26 @@ void eb_config_print_help(FILE *fp)
         char range[128];
         range_text(o, range, sizeof(range));
         if (o->type != OPT_FLAG) {
-            fprintf(fp, "  %-26s default: %s", "", o->def ? o->def : "none");
+            /* --db has no fixed default: it is resolved from the environment at run time. */
+            const char *def = strcmp(o->name, "db") == 0 ? EB_HISTORY_DEFAULT_TEXT
+                              : o->def                   ? o->def
+                                                         : "none";
+            fprintf(fp, "  %-26s default: %s", "", def);
             if (range[0])
                 fprintf(fp, "; accepted: %s", range);
             fprintf(fp, "\n");
         }
     }
-    fprintf(fp, "\nexit codes: 0 every slot that was asked for ran; 1 nothing could run;\n"
-                "2 usage error; 3 one slot failed while the other ran; 130 interrupted.\n");
+    fprintf(fp,
+            "\nverdict: report.json and report.md say VALID or INVALID with the reasons: fewer\n"
+            "frames than --min_frames, shorter than --min_duration_s, end-to-end CoV above\n"
+            "--max_cov_pct, --warmup auto not settled, GPU throttling, a failed slot or an\n"
+            "interruption. 95%% CIs on p50 and p99: order-statistic binomial (exact ranks).\n"
+            "The run is appended to the history database (--db; edgebench history, edgebench\n"
+            "diff).\n"
+            "\nexit codes: 0 every slot that was asked for ran; 1 nothing could run;\n"
+            "2 usage error; 3 one slot failed while the other ran; 130 interrupted. The\n"
+            "verdict does not change the exit code.\n");
 }
 
 void eb_config_write_json(const struct eb_config *cfg, struct eb_json_writer *w)
@@ -372,7 +411,10 @@ void eb_config_write_json(const struct eb_config *cfg, struct eb_json_writer *w)
         case OPT_INT: {
             int64_t v;
             memcpy(&v, base, sizeof(v));
-            eb_json_int(w, v);
+            if (strcmp(o->name, "warmup") == 0 && v == EB_WARMUP_AUTO)
+                eb_json_str(w, "auto");
+            else
+                eb_json_int(w, v);
             break;
         }
         case OPT_DBL: {

@@ -32,7 +32,11 @@ struct eb_config {
     const char *model1;
     double gpu_mem_limit_gb;
     int64_t frames;
-    int64_t warmup;
+    int64_t warmup; /* frames, or EB_WARMUP_AUTO (harness/validity.h) for `--warmup auto` */
+    double warmup_s;
+    int64_t min_frames;
+    double min_duration_s;
+    double max_cov_pct;
     int64_t imgsz;
     double conf;
     double iou;
@@ -40,7 +44,7 @@ struct eb_config {
     int device;  /* enum eb_device */
     int64_t threads;
     int profile;
-    int no_fold, no_fuse, no_dce, no_layout;
+    int no_fold, no_fuse, no_dce, no_layout, no_lanes;
     int qdq;        /* index in "float|int8|strip" = enum eb_engine_qdq */
     int precision;  /* index in "fp32|fp16" = enum eb_engine_precision */
     int preprocess; /* index in "auto|cpu|gpu" = enum eb_preprocess */
@@ -48,6 +52,7 @@ struct eb_config {
     int64_t drift_frames;
     int kernels; /* index in "auto|ref|avx2|avx512|neon" */
     const char *output;
+    const char *db; /* NULL = the default history database; "none" = no history */
     int64_t interval_ms;
     int solo_baseline;
     const char *ort_lib;
@@ -74,6 +79,12 @@ EB_NODISCARD enum eb_status eb_config_parse(int argc, char **argv, struct eb_con
  * own options to run's (`edgebench profile`) tell a value from an option.
  */
 int eb_config_option_takes_value(const char *name, size_t len);
+
+/**
+ * 1 when `arg` is `--<name>` or `--<name>=value` (*value_out then NULL or what follows '='): a
+ * command's own options beside run's.
+ */
+int eb_config_match_option(const char *arg, const char *name, const char **value_out);
 
 /** Prints `edgebench run --help` (every option with default and range). */
 void eb_config_print_help(FILE *fp);

@@ -32,23 +32,6 @@ static void console_log(void *ctx, enum eb_log_level level, const char *msg)
     fprintf(ctx, "edgebench: %s: %s\n", level >= EB_LOG_ERROR ? "error" : "warning", msg);
 }
 
-/* Matches `--name` or `--name=value` against arg; sets *value to what follows '=' (or NULL). */
-static int is_opt(const char *arg, const char *name, const char **value)
-{
-    size_t n = strlen(name);
-    if (strncmp(arg, "--", 2) != 0 || strncmp(arg + 2, name, n) != 0)
-        return 0;
-    if (arg[2 + n] == '\0') {
-        *value = NULL;
-        return 1;
-    }
-    if (arg[2 + n] == '=') {
-        *value = arg + 3 + n;
-        return 1;
-    }
-    return 0;
-}
-
 void eb_profile_options_fini(struct eb_profile_options *po)
 {
     if (po == NULL)
@@ -77,14 +60,14 @@ int eb_profile_parse(int argc, char **argv, struct eb_config *cfg, struct eb_pro
     const char *top_text = NULL;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i], *value = NULL;
-        if (is_opt(arg, "ncu", &value)) {
+        if (eb_config_match_option(arg, "ncu", &value)) {
             if (value != NULL)
                 return usage(err, "--ncu takes no value");
             po->ncu = 1;
             continue;
         }
-        int top = is_opt(arg, "ncu_top", &value);
-        if (top || is_opt(arg, "ncu_path", &value)) {
+        int top = eb_config_match_option(arg, "ncu_top", &value);
+        if (top || eb_config_match_option(arg, "ncu_path", &value)) {
             const char *name = top ? "--ncu_top" : "--ncu_path";
             if (value == NULL && i + 1 < argc)
                 value = argv[++i];
@@ -147,7 +130,7 @@ void eb_profile_print_help(FILE *fp)
         "options (besides every option of edgebench run; see edgebench run --help):\n"
         "  --ncu            then profile the kernels of the slowest nodes with Nsight Compute: "
         "ncu\n"
-        "                   runs `edgebench run <the same options> --profile "
+        "                   runs `edgebench run <the same options> --db none --profile "
         "--frames " EB_PROFILE_NCU_FRAMES " --warmup " EB_PROFILE_NCU_WARMUP "`\n"
         "                   with one --nvtx-include per node; ncu.md and ncu.json in the run\n"
         "                   folder give per kernel its NVTX range, duration, SM %%, DRAM %%,\n"
@@ -531,6 +514,9 @@ static int run_ncu(const struct eb_config *cfg, const struct eb_profile_options 
     argv[n++] = "run";
     for (int i = 0; i < po->run_argc; i++)
         argv[n++] = po->run_argv[i];
+    /* The child's run is this profile's instrument, not a run of its own: not in the history. */
+    argv[n++] = "--db";
+    argv[n++] = "none";
     argv[n++] = "--profile";
     argv[n++] = "--frames";
     argv[n++] = EB_PROFILE_NCU_FRAMES;

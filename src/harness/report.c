@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "harness/report.h"
+#include "harness/report_html.h"
 
 enum eb_status eb_report__write_atomic(const char *dir, const char *name, eb_report_body_fn body,
                                        const void *ctx, struct eb_diag *diag)
@@ -104,6 +105,9 @@ enum eb_status eb_report_write_files(const struct eb_run_result *r, const char *
     st = eb_report__write_atomic(dir, "report.md", md_body, r, diag);
     if (st != EB_OK)
         goto fail;
+    st = eb_report_write_html_file(r, dir, diag);
+    if (st != EB_OK)
+        goto fail;
     return EB_OK;
 
 fail:
@@ -152,4 +156,16 @@ uint64_t eb_report__throttle_reasons(const struct eb_system_summary *s)
     for (int i = 0; s->nvml_used && i < n; i++)
         mask |= s->gpus[i].throttle_reasons;
     return mask & EB_SAMPLER_THROTTLE_SLOWDOWN;
+}
+
+int eb_report__warnings(const struct eb_run_result *r, const char **out, int max)
+{
+    const int cap = (int)(sizeof(r->warnings) / sizeof(r->warnings[0]));
+    int n = 0;
+    for (int i = 0; i < r->n_warnings && i < cap && n < max; i++)
+        out[n++] = r->warnings[i];
+    for (int i = 0; i < EB_NUM_SLOTS && n < max; i++)
+        if (r->slots[i].profile_note[0] != '\0')
+            out[n++] = r->slots[i].profile_note;
+    return n;
 }

@@ -23,9 +23,33 @@ void eb_report_write_json(const struct eb_run_result *r, struct eb_json_writer *
 /** Writes report.md: Memory Safety Summary, one section per slot, system metrics. */
 void eb_report_write_md(const struct eb_run_result *r, FILE *fp);
 
-/** Writes report.json and report.md into `dir`. EB_ERR_IO naming the file on failure. */
+/** Writes report.json, report.md and report.html (report_html.h) into `dir`. EB_ERR_IO naming the
+ * file on failure. */
 EB_NODISCARD enum eb_status eb_report_write_files(const struct eb_run_result *r, const char *dir,
                                                   struct eb_diag *diag);
+
+/**
+ * Derives what the reports and the history read from a finished run's result: the validity
+ * verdict of every slot and of the run (harness/validity.h) against r->criteria, with the GPU's
+ * throttling and an interruption, and the energy per measured frame. Call once, after the slots
+ * are summarised and the sampler stopped, before writing the reports.
+ */
+void eb_report_finish(struct eb_run_result *r);
+
+/** The environment fingerprint of the run history: facts read as env.json reads them. */
+struct eb_env_facts {
+    char hostname[256];
+    char os[256];        /* PRETTY_NAME of /etc/os-release */
+    char kernel[256];    /* "Linux 6.1.0-18-amd64 x86_64" */
+    char cpu_model[256]; /* /proc/cpuinfo model name (or Hardware/Processor) */
+    int n_cpus;          /* online CPUs; 0 unknown */
+    char gpu_name[256];  /* first NVIDIA GPU of /proc/driver/nvidia/gpus; "" none */
+    char gpu_driver[64]; /* NVIDIA kernel module version; "" none */
+    char l4t_release[256];
+    char power_mode[128]; /* Jetson nvpmodel mode */
+};
+/** Collects the facts; what cannot be read is "" (or 0). Reads files only; never fails. */
+void eb_report_env_facts(struct eb_env_facts *out);
 
 /** What env.json records (collected once at start). */
 struct eb_env_extra {
@@ -76,5 +100,12 @@ double eb_report__energy_per_frame_mj(const struct eb_run_result *r,
  * the run (0 = not throttled).
  */
 uint64_t eb_report__throttle_reasons(const struct eb_system_summary *s);
+/**
+ * Internal to report*.c: the run's warnings as every report lists them — r->warnings, then each
+ * slot's profile note (a requested profile that is absent) — borrowed into out[max]; the count.
+ */
+int eb_report__warnings(const struct eb_run_result *r, const char **out, int max);
+/* Room for every warning eb_report__warnings can list. */
+#define EB_REPORT_MAX_WARNINGS (EB_RUN_MAX_WARNINGS + EB_NUM_SLOTS)
 
 #endif

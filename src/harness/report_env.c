@@ -239,6 +239,77 @@ static void write_jetson(struct eb_json_writer *w)
     eb_json_obj_end(w);
 }
 
+/* Copies a fact into a field, cut at the field's size. */
+static void copy_fact(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= size)
+        n = size - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+void eb_report_env_facts(struct eb_env_facts *out)
+{
+    char buf[LINE_MAX_];
+    memset(out, 0, sizeof(*out));
+    if (gethostname(buf, sizeof(buf)) == 0) {
+        buf[sizeof(buf) - 1] = '\0';
+        copy_fact(out->hostname, sizeof(out->hostname), buf);
+    }
+    if (read_key("/etc/os-release", "PRETTY_NAME", '=', buf, sizeof(buf)) ||
+        read_key("/usr/lib/os-release", "PRETTY_NAME", '=', buf, sizeof(buf)))
+        copy_fact(out->os, sizeof(out->os), buf);
+    struct utsname u;
+    if (uname(&u) == 0 &&
+        snprintf(out->kernel, sizeof(out->kernel), "%s %s %s", u.sysname, u.release, u.machine) < 0)
+        out->kernel[0] = '\0';
+    if (read_key("/proc/cpuinfo", "model name", ':', buf, sizeof(buf)) ||
+        read_key("/proc/cpuinfo", "Hardware", ':', buf, sizeof(buf)) ||
+        read_key("/proc/cpuinfo", "Processor", ':', buf, sizeof(buf)))
+        copy_fact(out->cpu_model, sizeof(out->cpu_model), buf);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    out->n_cpus = ncpu > 0 ? (int)ncpu : 0;
+
+    /* The first GPU in bus order, as env.json's gpu.models[0]. */
+    char first[64] = "";
+    DIR *d = opendir("/proc/driver/nvidia/gpus");
+    if (d != NULL) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            size_t len = strlen(e->d_name);
+            if (e->d_name[0] == '.' || len >= sizeof(first))
+                continue;
+            if (first[0] == '\0' || strcmp(e->d_name, first) < 0)
+                memcpy(first, e->d_name, len + 1);
+        }
+        closedir(d);
+    }
+    char path[160];
+    int k = snprintf(path, sizeof(path), "/proc/driver/nvidia/gpus/%s/information", first);
+    if (first[0] != '\0' && k > 0 && (size_t)k < sizeof(path) &&
+        read_key(path, "Model", ':', buf, sizeof(buf)))
+        copy_fact(out->gpu_name, sizeof(out->gpu_name), buf);
+    if (read_first_line("/proc/driver/nvidia/version", buf, sizeof(buf))) {
+        const char *km = strstr(buf, "Kernel Module");
+        if (km != NULL) {
+            km += strlen("Kernel Module");
+            while (*km == ' ' || *km == '\t')
+                km++;
+            size_t len = strcspn(km, " \t");
+            if (len < sizeof(out->gpu_driver)) {
+                memcpy(out->gpu_driver, km, len);
+                out->gpu_driver[len] = '\0';
+            }
+        }
+    }
+    struct eb_platform plat;
+    eb_platform_detect(NULL, &plat);
+    copy_fact(out->l4t_release, sizeof(out->l4t_release), plat.l4t_release);
+    if (read_first_line("/var/lib/nvpmodel/status", buf, sizeof(buf)))
+        copy_fact(out->power_mode, sizeof(out->power_mode), buf);
+}
+
 static int env_body(FILE *fp, const void *ctx)
 {
     const struct eb_env_extra *extra = ctx;

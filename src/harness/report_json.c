@@ -44,6 +44,23 @@ static void kmeas(struct eb_json_writer *w, const char *key, double v, int ran)
     eb_json_knum(w, key, ran ? v : NAN);
 }
 
+/* A percentile's confidence interval, or null when the sample is too small for one. */
+static void write_ci(struct eb_json_writer *w, const char *key, const struct eb_stat_ci *ci)
+{
+    eb_json_key(w, key);
+    if (!ci->available) {
+        eb_json_null(w);
+        return;
+    }
+    eb_json_obj_begin(w);
+    eb_json_knum(w, "low", ci->lo);
+    eb_json_knum(w, "high", ci->hi);
+    kuint(w, "rank_low", ci->rank_lo);
+    kuint(w, "rank_high", ci->rank_hi);
+    eb_json_knum(w, "coverage", ci->coverage);
+    eb_json_obj_end(w);
+}
+
 /* Latency statistics object; with count 0 every value but count is null. */
 static void write_stats(struct eb_json_writer *w, const char *key, const struct eb_stat_summary *s)
 {
@@ -61,6 +78,36 @@ static void write_stats(struct eb_json_writer *w, const char *key, const struct 
     kmeas(w, "p99", s->p99, ran);
     kmeas(w, "max", s->max, ran);
     kmeas(w, "fps", s->fps, ran);
+    write_ci(w, "p50_ci", &s->p50_ci);
+    write_ci(w, "p99_ci", &s->p99_ci);
+    eb_json_kstr(w, "ci_method", EB_STAT_CI_METHOD);
+    eb_json_obj_end(w);
+}
+
+/* {verdict, reasons[, criteria]} of a judged verdict, else null. */
+static void write_validity(struct eb_json_writer *w, const struct eb_validity *v,
+                           const struct eb_validity_criteria *c)
+{
+    eb_json_key(w, "validity");
+    if (!v->evaluated) {
+        eb_json_null(w);
+        return;
+    }
+    eb_json_obj_begin(w);
+    eb_json_kstr(w, "verdict", eb_validity_verdict(v));
+    eb_json_key(w, "reasons");
+    eb_json_arr_begin(w);
+    for (int i = 0; i < v->n_reasons && i < EB_VALIDITY_MAX_REASONS; i++)
+        eb_json_str(w, v->reasons[i]);
+    eb_json_arr_end(w);
+    if (c != NULL) { /* the thresholds the verdict was judged against */
+        eb_json_key(w, "criteria");
+        eb_json_obj_begin(w);
+        kuint(w, "min_frames", c->min_frames);
+        eb_json_knum(w, "min_duration_s", c->min_duration_s);
+        eb_json_knum(w, "max_cov_pct", c->max_cov_pct);
+        eb_json_obj_end(w);
+    }
     eb_json_obj_end(w);
 }
 
@@ -214,6 +261,8 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     eb_json_kstr(w, "error", s->error != EB_OK ? eb_status_name(s->error) : NULL);
     kstr_or_null(w, "message", s->message);
     kstr_or_null(w, "model", s->model_path);
+    kstr_or_null(w, "model_sha256", s->model_sha256);
+    kpos_or_null(w, "model_size_bytes", (int64_t)s->model_size);
     kstr_or_null(w, "source", s->source);
     kstr_or_null(w, "backend", s->backend);
     kstr_or_null(w, "backend_version", s->backend_version);
@@ -261,6 +310,17 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     kuint(w, "warmup", s->frames_warmup);
     eb_json_kint(w, "skipped", s->frames_skipped);
     eb_json_obj_end(w);
+    eb_json_key(w, "warmup");
+    eb_json_obj_begin(w);
+    eb_json_kstr(w, "mode", s->warmup_auto ? "auto" : "count");
+    kmeas(w, "duration_s", s->warmup_s, ran);
+    eb_json_key(w, "stable");
+    if (s->warmup_auto && ran)
+        eb_json_bool(w, s->warmup_stable);
+    else
+        eb_json_null(w);
+    eb_json_obj_end(w);
+    write_validity(w, &s->validity, NULL);
     kmeas(w, "wall_s", s->wall_s, ran);
     kmeas(w, "throughput_fps", s->throughput_fps, ran);
 
@@ -505,6 +565,16 @@ void eb_report_write_json(const struct eb_run_result *r, struct eb_json_writer *
     eb_json_kstr(w, "interrupt_signal",
                  r->interrupted ? eb_report__signal_name(r->interrupt_signal) : NULL);
     eb_json_kint(w, "exit_code", r->exit_code);
+    write_validity(w, &r->validity, &r->criteria);
+    eb_json_key(w, "history");
+    if (r->history_run_id > 0) {
+        eb_json_obj_begin(w);
+        eb_json_kstr(w, "db", r->history_db);
+        eb_json_kint(w, "run_id", r->history_run_id);
+        eb_json_obj_end(w);
+    } else {
+        eb_json_null(w);
+    }
     kstr_or_null(w, "command_line", r->command_line);
     eb_json_key(w, "config");
     if (r->config != NULL)
@@ -525,13 +595,10 @@ void eb_report_write_json(const struct eb_run_result *r, struct eb_json_writer *
 
     eb_json_key(w, "warnings");
     eb_json_arr_begin(w);
-    int nw = r->n_warnings < 0 ? 0 : r->n_warnings;
-    int cap = (int)(sizeof(r->warnings) / sizeof(r->warnings[0]));
-    for (int i = 0; i < nw && i < cap; i++)
-        eb_json_str(w, r->warnings[i]);
-    for (int i = 0; i < EB_NUM_SLOTS; i++) /* a requested profile that is absent */
-        if (r->slots[i].profile_note[0] != '\0')
-            eb_json_str(w, r->slots[i].profile_note);
+    const char *warn[EB_REPORT_MAX_WARNINGS];
+    const int nw = eb_report__warnings(r, warn, EB_REPORT_MAX_WARNINGS);
+    for (int i = 0; i < nw; i++)
+        eb_json_str(w, warn[i]);
     eb_json_arr_end(w);
     kstr_or_null(w, "output_dir", r->output_dir);
     eb_json_obj_end(w);

@@ -54,6 +54,28 @@ static void row_text(FILE *fp, const char *label, const char *value)
     fputs(" |\n", fp);
 }
 
+/* The run's verdict right under the title: a quoted block with every reason. */
+static void write_verdict(const struct eb_run_result *r, FILE *fp)
+{
+    const struct eb_validity *v = &r->validity;
+    if (!v->evaluated)
+        return;
+    char b1[32], b2[32];
+    fprintf(fp, "> **Verdict: %s**", eb_validity_verdict(v));
+    fprintf(fp,
+            " (criteria: at least %llu measured frames, at least %s s measured, end-to-end CoV "
+            "at most %s%%, no GPU throttling)\n",
+            (unsigned long long)r->criteria.min_frames,
+            fmtd(b1, sizeof(b1), r->criteria.min_duration_s, 1),
+            fmtd(b2, sizeof(b2), r->criteria.max_cov_pct, 1));
+    for (int i = 0; i < v->n_reasons && i < EB_VALIDITY_MAX_REASONS; i++) {
+        fputs("> - ", fp);
+        put_text(fp, v->reasons[i]);
+        fputs("\n", fp);
+    }
+    fputs("\n", fp);
+}
+
 static void write_title(const struct eb_run_result *r, FILE *fp)
 {
     fputs("# edgebench report: ", fp);
@@ -68,6 +90,7 @@ static void write_title(const struct eb_run_result *r, FILE *fp)
         else
             fputs("> **Interrupted**: results cover what ran.\n\n", fp);
     }
+    write_verdict(r, fp);
     char b[32];
     fputs("edgebench ", fp);
     put_text(fp, r->version);
@@ -136,19 +159,43 @@ static void write_memory(const struct eb_run_result *r, FILE *fp)
 
 static void latency_header(FILE *fp, const char *first)
 {
-    fprintf(fp, "| %s | Mean | Std | CoV | Min | p50 | p90 | p95 | p99 | Max | FPS |\n", first);
-    fputs("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", fp);
+    fprintf(fp,
+            "| %s | n | Mean ± std | CoV %% | Min | p50 | p50 95%% CI | p90 | p95 | p99 | "
+            "p99 95%% CI | Max | FPS |\n",
+            first);
+    fputs("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", fp);
+}
+
+/* "[lo, hi]" of a confidence interval, or "n/a" when the sample is too small for one. */
+static const char *fmt_ci(char *buf, size_t n, const struct eb_stat_ci *ci)
+{
+    if (!ci->available || !isfinite(ci->lo) || !isfinite(ci->hi))
+        snprintf(buf, n, "n/a");
+    else
+        snprintf(buf, n, "[%.3f, %.3f]", ci->lo, ci->hi);
+    return buf;
 }
 
 static void latency_row(FILE *fp, const char *label, const struct eb_stat_summary *s)
 {
-    char b[10][32];
-    fprintf(fp, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label,
-            fmtd(b[0], sizeof(b[0]), s->mean, 3), fmtd(b[1], sizeof(b[1]), s->std, 3),
-            fmtd(b[2], sizeof(b[2]), s->cov, 3), fmtd(b[3], sizeof(b[3]), s->min, 3),
-            fmtd(b[4], sizeof(b[4]), s->p50, 3), fmtd(b[5], sizeof(b[5]), s->p90, 3),
-            fmtd(b[6], sizeof(b[6]), s->p95, 3), fmtd(b[7], sizeof(b[7]), s->p99, 3),
-            fmtd(b[8], sizeof(b[8]), s->max, 3), fmtd(b[9], sizeof(b[9]), s->fps, 1));
+    char b[12][48];
+    fprintf(fp, "| %s | %llu | %s ± %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+            label, (unsigned long long)s->count, fmtd(b[0], sizeof(b[0]), s->mean, 3),
+            fmtd(b[1], sizeof(b[1]), s->std, 3), fmtd(b[2], sizeof(b[2]), 100.0 * s->cov, 2),
+            fmtd(b[3], sizeof(b[3]), s->min, 3), fmtd(b[4], sizeof(b[4]), s->p50, 3),
+            fmt_ci(b[5], sizeof(b[5]), &s->p50_ci), fmtd(b[6], sizeof(b[6]), s->p90, 3),
+            fmtd(b[7], sizeof(b[7]), s->p95, 3), fmtd(b[8], sizeof(b[8]), s->p99, 3),
+            fmt_ci(b[9], sizeof(b[9]), &s->p99_ci), fmtd(b[10], sizeof(b[10]), s->max, 3),
+            fmtd(b[11], sizeof(b[11]), s->fps, 1));
+}
+
+/* Under every latency table: how the intervals are made and when they are missing. */
+static void latency_note(FILE *fp)
+{
+    fputs("95% CIs: " EB_STAT_CI_METHOD " (exact binomial ranks of the order statistics, "
+          "distribution-free); n/a where the sample is too small for one (p50 needs n ≥ 6, "
+          "p99 n ≥ 368).\n\n",
+          fp);
 }
 
 static void write_slot_facts(const struct eb_slot_result *s, FILE *fp)
@@ -204,6 +251,9 @@ static void write_slot_facts(const struct eb_slot_result *s, FILE *fp)
         fputs(") |\n", fp);
     }
     row_text(fp, "Model", s->model_path);
+    if (s->model_sha256[0] != '\0')
+        fprintf(fp, "| Model file | %llu bytes, SHA-256 %s |\n", (unsigned long long)s->model_size,
+                s->model_sha256);
     row_text(fp, "Source", s->source);
     if (s->input_w > 0 && s->input_h > 0)
         fprintf(fp, "| Input size | %d×%d×%d |\n", s->input_w, s->input_h, s->input_c);
@@ -221,6 +271,12 @@ static void write_slot_facts(const struct eb_slot_result *s, FILE *fp)
     fprintf(fp, "| Frames | %llu measured, %llu warm-up, %lld skipped |\n",
             (unsigned long long)s->frames_measured, (unsigned long long)s->frames_warmup,
             (long long)s->frames_skipped);
+    if (s->status == EB_SLOT_OK)
+        fprintf(fp, "| Warm-up | %s, %s s%s |\n", s->warmup_auto ? "auto" : "by count",
+                fmtd(b1, sizeof(b1), s->warmup_s, 2),
+                !s->warmup_auto    ? ""
+                : s->warmup_stable ? "; the latency settled"
+                                   : "; the latency did not settle before the cap");
     if (s->status == EB_SLOT_OK)
         fprintf(fp, "| Wall time | %s s (%s FPS) |\n", fmtd(b1, sizeof(b1), s->wall_s, 2),
                 fmtd(b2, sizeof(b2), s->throughput_fps, 1));
@@ -348,6 +404,14 @@ static void write_slot(const struct eb_run_result *r, const struct eb_slot_resul
             fprintf(fp, " (error: %s)", eb_status_name(s->error));
     }
     fputs("\n\n", fp);
+    if (s->validity.evaluated) {
+        fprintf(fp, "**Verdict: %s**", eb_validity_verdict(&s->validity));
+        for (int i = 0; i < s->validity.n_reasons && i < EB_VALIDITY_MAX_REASONS; i++) {
+            fputs(i == 0 ? " — " : "; ", fp);
+            put_text(fp, s->validity.reasons[i]);
+        }
+        fputs("\n\n", fp);
+    }
     if (s->status == EB_SLOT_SKIPPED && s->model_path[0] == '\0')
         return;
 
@@ -360,6 +424,7 @@ static void write_slot(const struct eb_run_result *r, const struct eb_slot_resul
     for (int st = 0; st < EB_STAGE_COUNT; st++)
         latency_row(fp, eb_stage_name((enum eb_stage)st), &s->stages[st]);
     fputs("\n", fp);
+    latency_note(fp);
 
     write_detections(s, fp);
     write_profile(s, fp);
@@ -389,6 +454,7 @@ static void write_slot(const struct eb_run_result *r, const struct eb_slot_resul
         latency_row(fp, "end_to_end", &s->solo_e2e);
         latency_row(fp, "inference", &s->solo_infer);
         fputs("\n", fp);
+        latency_note(fp);
     }
 }
 
@@ -407,6 +473,7 @@ static void write_pair(const struct eb_pair_result *p, FILE *fp)
     latency_header(fp, "Pair");
     latency_row(fp, "latency", &p->latency);
     fputs("\n", fp);
+    latency_note(fp);
 }
 
 /* The names of the reason bits in `mask`, ", "-separated. */
@@ -528,24 +595,14 @@ static void write_system(const struct eb_run_result *r, FILE *fp)
 
 static void write_warnings(const struct eb_run_result *r, FILE *fp)
 {
-    int cap = (int)(sizeof(r->warnings) / sizeof(r->warnings[0]));
-    int n = r->n_warnings < 0 ? 0 : r->n_warnings > cap ? cap : r->n_warnings;
-    int notes = 0; /* a requested profile that is absent: also a warning, as in report.json */
-    for (int i = 0; i < EB_NUM_SLOTS; i++)
-        notes += r->slots[i].profile_note[0] != '\0';
-    if (n == 0 && notes == 0)
+    const char *warn[EB_REPORT_MAX_WARNINGS];
+    const int n = eb_report__warnings(r, warn, EB_REPORT_MAX_WARNINGS);
+    if (n == 0)
         return;
     fputs("## Warnings\n\n", fp);
     for (int i = 0; i < n; i++) {
         fputs("- ", fp);
-        put_text(fp, r->warnings[i]);
-        fputs("\n", fp);
-    }
-    for (int i = 0; i < EB_NUM_SLOTS; i++) {
-        if (r->slots[i].profile_note[0] == '\0')
-            continue;
-        fputs("- ", fp);
-        put_text(fp, r->slots[i].profile_note);
+        put_text(fp, warn[i]);
         fputs("\n", fp);
     }
     fputs("\n", fp);
@@ -564,5 +621,10 @@ void eb_report_write_md(const struct eb_run_result *r, FILE *fp)
         fputs("Output folder: `", fp);
         put_text(fp, r->output_dir);
         fputs("`\n", fp);
+    }
+    if (r->history_run_id > 0) {
+        fprintf(fp, "\nHistory: run %lld in `", (long long)r->history_run_id);
+        put_text(fp, r->history_db);
+        fputs("` (`edgebench history`, `edgebench diff A B`)\n", fp);
     }
 }

@@ -11,9 +11,11 @@
 #include "eb/backend.h"
 #include "harness/sampler.h"
 #include "harness/stats.h"
+#include "harness/validity.h"
 
 #define EB_REPORT_SCHEMA_VERSION 1
 #define EB_NUM_SLOTS             2
+#define EB_RUN_MAX_WARNINGS      8
 
 enum eb_slot_status {
     EB_SLOT_SKIPPED = 0, /* no weights given for this slot (or the mode does not use it) */
@@ -121,8 +123,10 @@ struct eb_slot_result {
     char message[EB_DIAG_MSG_MAX]; /* failure or skip reason */
 
     char model_path[4096];
-    char source[4096]; /* canonical SPEC */
-    char backend[32];  /* "ort" */
+    char model_sha256[65]; /* SHA-256 of the model file (or embedded bytes); "" unknown */
+    uint64_t model_size;   /* bytes of the model; 0 unknown */
+    char source[4096];     /* canonical SPEC */
+    char backend[32];      /* "ort" */
     char backend_version[64];
     char backend_reason[256]; /* "--backend ort", "auto: native supports every node", ... */
     char device[16];          /* requested: "cpu", "cuda", "tensorrt" */
@@ -145,6 +149,9 @@ struct eb_slot_result {
 
     uint64_t frames_measured; /* records below */
     uint64_t frames_warmup;   /* excluded */
+    double warmup_s;          /* wall time of the warm-up */
+    int warmup_auto;          /* --warmup auto ran */
+    int warmup_stable;        /* --warmup auto: the latency settled before the cap */
     int64_t frames_skipped;   /* undecodable frames skipped by the source */
     double wall_s;            /* measured phase wall time */
     double throughput_fps;    /* frames_measured / wall_s */
@@ -175,6 +182,8 @@ struct eb_slot_result {
     int profile_requested;
     struct eb_profile_result profile; /* profile.available 0: null in report.json */
     char profile_note[256];           /* why a requested profile is absent (a report warning) */
+
+    struct eb_validity validity; /* the slot's verdict (eb_report_finish); skipped: not judged */
 };
 
 struct eb_pair_result {
@@ -217,8 +226,17 @@ struct eb_run_result {
     struct eb_mem_summary mem;
     struct eb_system_summary sys;
     char output_dir[4096];
-    char warnings[8][256]; /* run-level warnings shown in both reports */
+    char warnings[EB_RUN_MAX_WARNINGS][256]; /* run-level warnings shown in every report */
     int n_warnings;
+
+    /* Derived by eb_report_finish (report.h) once the run is over; read by the reports and the
+     * history database. */
+    struct eb_validity_criteria criteria; /* set by the run from the configuration */
+    struct eb_validity validity;          /* the run's verdict: every slot's, throttling */
+    double energy_per_frame_mj;           /* NAN when not measured */
+    /* The run history (history.h): where the run was recorded; history_db "" = not recorded. */
+    char history_db[4096];
+    int64_t history_run_id; /* 0 = not recorded */
 };
 
 /** Zeroes the result and names the slots. */

@@ -9,10 +9,12 @@
 #include "eb/clock.h"
 #include "eb/engine.h"
 #include "eb/thread.h"
+#include "harness/history.h"
 #include "harness/report.h"
 #include "harness/run.h"
 #include "harness/runlog.h"
 #include "harness/sampler.h"
+#include "harness/sha256.h"
 #include "harness/slot.h"
 #include "model/model.h"
 
@@ -35,12 +37,12 @@ struct run_ctx {
     struct eb_run_result result;
 };
 
-static enum eb_status mkdir_p(const char *path, struct eb_diag *diag)
+enum eb_status eb_run_mkdir_p(const char *path, const char *flag, struct eb_diag *diag)
 {
     char buf[4096];
     size_t n = strlen(path);
     if (n == 0 || n >= sizeof(buf))
-        return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "--output: bad folder name");
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "%s: bad folder name", flag);
     memcpy(buf, path, n + 1);
     for (size_t i = 1; i <= n; i++) {
         if (buf[i] != '/' && buf[i] != '\0')
@@ -50,18 +52,17 @@ static enum eb_status mkdir_p(const char *path, struct eb_diag *diag)
         if (mkdir(buf, 0755) != 0 && errno != EEXIST)
             return eb_diag_fail(diag, EB_ERR_IO,
                                 "failed to create output folder %s: %s; choose another with "
-                                "--output DIR",
-                                buf, strerror(errno));
+                                "%s DIR",
+                                buf, strerror(errno), flag);
         buf[i] = c;
     }
     return EB_OK;
 }
 
-/* Creates <output>/<YYYYmmdd-HHMMSS>-<mode>[-N]. */
-static enum eb_status make_run_dir(struct run_ctx *rc, struct eb_diag *diag)
+enum eb_status eb_run_make_dir(const char *parent, const char *suffix, const char *flag,
+                               char *dir_out, size_t size, struct eb_diag *diag)
 {
-    static const char *const modes[] = {"rgb", "thermal", "dual"};
-    enum eb_status st = mkdir_p(rc->cfg->output, diag);
+    enum eb_status st = eb_run_mkdir_p(parent, flag, diag);
     if (st != EB_OK)
         return st;
     time_t now = time(NULL);
@@ -71,22 +72,28 @@ static enum eb_status make_run_dir(struct run_ctx *rc, struct eb_diag *diag)
     strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
     for (int k = 1; k < 1000; k++) {
         if (k == 1)
-            snprintf(rc->dir, sizeof(rc->dir), "%s/%s-%s", rc->cfg->output, stamp,
-                     modes[rc->cfg->mode]);
+            snprintf(dir_out, size, "%s/%s-%s", parent, stamp, suffix);
         else
-            snprintf(rc->dir, sizeof(rc->dir), "%s/%s-%s-%d", rc->cfg->output, stamp,
-                     modes[rc->cfg->mode], k);
-        if (mkdir(rc->dir, 0755) == 0)
+            snprintf(dir_out, size, "%s/%s-%s-%d", parent, stamp, suffix, k);
+        if (mkdir(dir_out, 0755) == 0)
             return EB_OK;
         if (errno != EEXIST)
             return eb_diag_fail(diag, EB_ERR_IO,
-                                "failed to create run folder %s: %s; choose another --output",
-                                rc->dir, strerror(errno));
+                                "failed to create run folder %s: %s; choose another %s", dir_out,
+                                strerror(errno), flag);
     }
     return eb_diag_fail(diag, EB_ERR_IO,
                         "failed to create a run folder under %s: too many runs "
                         "this second",
-                        rc->cfg->output);
+                        parent);
+}
+
+/* Creates <output>/<YYYYmmdd-HHMMSS>-<mode>[-N]. */
+static enum eb_status make_run_dir(struct run_ctx *rc, struct eb_diag *diag)
+{
+    static const char *const modes[] = {"rgb", "thermal", "dual"};
+    return eb_run_make_dir(rc->cfg->output, modes[rc->cfg->mode], "--output", rc->dir,
+                           sizeof(rc->dir), diag);
 }
 
 static int stopped(const struct eb_run_env *env)
@@ -98,6 +105,39 @@ static int uses_slot(int mode, int slot)
 {
     return mode == EB_MODE_DUAL || (mode == EB_MODE_RGB && slot == 0) ||
            (mode == EB_MODE_THERMAL && slot == 1);
+}
+
+void eb_run_model_setup(const struct eb_config *cfg, const struct eb_log *log,
+                        struct eb_slot_setup *su)
+{
+    static const char *const kernels[] = {"auto", "ref", "avx2", "avx512", "neon"};
+    su->backend_choice = cfg->backend;
+    su->preprocess = cfg->preprocess;
+    su->decode = cfg->decode;
+    su->drift_frames = cfg->drift_frames;
+    su->backend_cfg.device = (enum eb_device)cfg->device;
+    su->backend_cfg.threads = (int)cfg->threads;
+    su->backend_cfg.profile = cfg->profile;
+    su->backend_cfg.passes = EB_ENGINE_PASS_ALL;
+    if (cfg->no_fold)
+        su->backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_CONST_FOLD;
+    if (cfg->no_fuse)
+        su->backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_FUSE;
+    if (cfg->no_dce)
+        su->backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_DCE;
+    if (cfg->no_layout)
+        su->backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_LAYOUT;
+    if (cfg->no_lanes)
+        su->backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_LANES;
+    su->backend_cfg.qdq = cfg->qdq;
+    su->backend_cfg.precision = cfg->precision;
+    su->backend_cfg.kernels = kernels[cfg->kernels];
+    su->backend_cfg.gpu_mem_limit_gb = cfg->gpu_mem_limit_gb;
+    su->backend_cfg.ort_lib = cfg->ort_lib;
+    su->backend_cfg.log = log;
+    su->imgsz = (int)cfg->imgsz;
+    su->conf = (float)cfg->conf;
+    su->iou = (float)cfg->iou;
 }
 
 /* Builds each slot's setup from the configuration; synthesizes the embedded default models. */
@@ -118,36 +158,10 @@ static void setup_slots(struct run_ctx *rc)
         if (embedded && su.source_text == NULL)
             su.source_text = i == 0 ? EB_DEFAULT_RGB_SOURCE : EB_DEFAULT_THERMAL_SOURCE;
         su.synth_style = i == 0 ? EB_SYNTH_RGB : EB_SYNTH_THERMAL;
-        su.backend_choice = cfg->backend;
-        su.preprocess = cfg->preprocess;
-        su.decode = cfg->decode;
-        su.drift_frames = cfg->drift_frames;
-        su.backend_cfg.device = (enum eb_device)cfg->device;
-        su.backend_cfg.threads = (int)cfg->threads;
-        su.backend_cfg.profile = cfg->profile;
-        su.backend_cfg.passes = EB_ENGINE_PASS_ALL;
-        if (cfg->no_fold)
-            su.backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_CONST_FOLD;
-        if (cfg->no_fuse)
-            su.backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_FUSE;
-        if (cfg->no_dce)
-            su.backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_DCE;
-        if (cfg->no_layout)
-            su.backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_LAYOUT;
-        su.backend_cfg.qdq = cfg->qdq;
-        su.backend_cfg.precision = cfg->precision;
-        {
-            static const char *const kernels[] = {"auto", "ref", "avx2", "avx512", "neon"};
-            su.backend_cfg.kernels = kernels[cfg->kernels];
-        }
-        su.backend_cfg.gpu_mem_limit_gb = cfg->gpu_mem_limit_gb;
-        su.backend_cfg.ort_lib = cfg->ort_lib;
-        su.backend_cfg.log = &rc->log;
-        su.imgsz = (int)cfg->imgsz;
-        su.conf = (float)cfg->conf;
-        su.iou = (float)cfg->iou;
+        eb_run_model_setup(cfg, &rc->log, &su);
         su.frames = cfg->frames;
         su.warmup = cfg->warmup;
+        su.warmup_s = cfg->warmup_s;
         su.limit_bytes = (uint64_t)(cfg->gpu_mem_limit_gb * 1e9);
         su.unified = rc->platform.is_jetson;
         su.log = &rc->log;
@@ -350,6 +364,74 @@ static void banner(struct run_ctx *rc)
                                       : "per-frame monitoring of process RSS");
 }
 
+/* Each used slot's model fingerprint: SHA-256 and size of the file, or of the embedded bytes. */
+static void fingerprint_models(struct run_ctx *rc)
+{
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        const struct eb_slot_setup *su = &rc->slots[i].setup;
+        struct eb_slot_result *r = &rc->result.slots[i];
+        if (!rc->active[i])
+            continue;
+        if (su->model_bytes != NULL) {
+            struct eb_sha256 h;
+            eb_sha256_init(&h);
+            eb_sha256_update(&h, su->model_bytes, su->model_len);
+            eb_sha256_final_hex(&h, r->model_sha256);
+            r->model_size = su->model_len;
+        } else if (su->model_path != NULL) {
+            struct eb_diag d = {0};
+            /* A model that cannot be read has failed the slot already; it stays unknown. */
+            if (eb_sha256_file(su->model_path, r->model_sha256, &r->model_size, &d) != EB_OK)
+                eb_log_msg(&rc->log, EB_LOG_DEBUG, "slot %s: no model fingerprint: %s",
+                           rc->slots[i].name, d.msg);
+        }
+    }
+}
+
+/*
+ * Appends the finished run to the history database (--db). Never fails the run: a database
+ * that cannot be written is one warning line (console, run.log and the reports' warnings).
+ */
+static void record_history(struct run_ctx *rc, const char *ort_version)
+{
+    struct eb_run_result *res = &rc->result;
+    char path[4096];
+    struct eb_diag d = {0};
+    const int have = eb_history_path(rc->cfg->db, path, sizeof(path), &d);
+    if (have == 0)
+        return; /* --db none */
+    struct eb_history_run *rec = calloc(1, sizeof(*rec));
+    struct eb_history *h = NULL;
+    int64_t id = 0;
+    enum eb_status st = have < 0      ? d.status
+                        : rec == NULL ? eb_diag_fail(&d, EB_ERR_NOMEM, "out of memory")
+                                      : EB_OK;
+    if (st == EB_OK) {
+        struct eb_env_facts facts;
+        eb_report_env_facts(&facts);
+        st = eb_history_from_result(res, rc->cfg, &facts, rc->env->version, ort_version, rec, &d);
+    }
+    if (st == EB_OK)
+        st = eb_history_open(path, 1, &h, &d);
+    if (st == EB_OK)
+        st = eb_history_append(h, rec, &id, &d);
+    if (st == EB_OK) {
+        snprintf(res->history_db, sizeof(res->history_db), "%s", path);
+        res->history_run_id = id;
+        eb_log_msg(&rc->log, EB_LOG_INFO,
+                   "history: recorded as run %lld in %s (edgebench history, edgebench diff)",
+                   (long long)id, path);
+    } else {
+        eb_log_msg(&rc->log, EB_LOG_WARN,
+                   "history: the run was not recorded: %s (--db none switches the history off)",
+                   d.msg);
+        eb_run_result_warn(res, "history: the run was not recorded: %.200s", d.msg);
+    }
+    eb_history_close(h);
+    eb_history_run_fini(rec);
+    free(rec);
+}
+
 static int exit_code_of(const struct run_ctx *rc)
 {
     if (rc->result.interrupted)
@@ -523,21 +605,33 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     }
     summarize_pair(rc);
     summarize_memory(rc);
+    fingerprint_models(rc);
     res->duration_s = (double)(eb_clock_ns() - t0) / 1e9;
     res->exit_code = exit_code_of(rc);
     if (res->mem.violations > 0)
         eb_log_msg(&rc->log, EB_LOG_WARN, "%llu memory limit violations (limit %.2f GB)",
                    (unsigned long long)res->mem.violations, res->mem.limit_gb);
+    res->criteria.min_frames = (uint64_t)cfg->min_frames;
+    res->criteria.min_duration_s = cfg->min_duration_s;
+    res->criteria.max_cov_pct = cfg->max_cov_pct;
+    eb_report_finish(res);
+    eb_log_msg(&rc->log, EB_LOG_INFO, "verdict: %s%s%s", eb_validity_verdict(&res->validity),
+               res->validity.n_reasons > 0 ? ": " : "",
+               res->validity.n_reasons > 0 ? res->validity.reasons[0] : "");
+    for (int k = 1; k < res->validity.n_reasons; k++)
+        eb_log_msg(&rc->log, EB_LOG_INFO, "verdict: %s", res->validity.reasons[k]);
 
-    struct eb_diag rd = {0};
-    if (eb_report_write_files(res, rc->dir, &rd) != EB_OK)
-        eb_log_msg(&rc->log, EB_LOG_ERROR, "%s", rd.msg);
     const char *ort_version = NULL, *ort_library = NULL;
     for (int i = 0; i < EB_NUM_SLOTS; i++)
         if (rc->slots[i].probe.version[0] != '\0') {
             ort_version = rc->slots[i].probe.version;
             ort_library = rc->slots[i].probe.library;
         }
+    record_history(rc, ort_version);
+
+    struct eb_diag rd = {0};
+    if (eb_report_write_files(res, rc->dir, &rd) != EB_OK)
+        eb_log_msg(&rc->log, EB_LOG_ERROR, "%s", rd.msg);
     struct eb_env_extra extra = {.version = env->version,
                                  .command_line = env->command_line,
                                  .ort_version = ort_version,

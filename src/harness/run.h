@@ -30,4 +30,30 @@ struct eb_run_env {
 /** Runs a benchmark as configured; writes the run folder; returns an EB_EXIT_* code. */
 int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env);
 
+/**
+ * Creates folder `parent` and its missing parents, then a new folder
+ * <parent>/<YYYYmmdd-HHMMSS>-<suffix> (-2, -3, ... when taken) whose path goes to `dir_out`
+ * (`size` bytes). `flag` names the option in messages ("--output"). EB_ERR_IO or
+ * EB_ERR_INVALID_ARG with one line naming the folder.
+ */
+EB_NODISCARD enum eb_status eb_run_make_dir(const char *parent, const char *suffix,
+                                            const char *flag, char *dir_out, size_t size,
+                                            struct eb_diag *diag);
+
+/** Creates folder `path` and its missing parents (mkdir -p); `flag` as for eb_run_make_dir. */
+EB_NODISCARD enum eb_status eb_run_mkdir_p(const char *path, const char *flag,
+                                           struct eb_diag *diag);
+
+struct eb_slot_setup;
+
+/**
+ * Fills the model-running part of a slot setup from the configuration, as `run` does for each
+ * slot: backend choice and configuration (device, threads, passes, qdq, precision, kernels,
+ * memory limit, ONNX Runtime library), preprocess/decode placement, drift frames, imgsz, conf
+ * and iou. Leaves the model, source, frames and warm-up fields alone. `log` is stored
+ * (borrowed) as the backend's logger. Used by `edgebench val` to run a model exactly as `run`.
+ */
+void eb_run_model_setup(const struct eb_config *cfg, const struct eb_log *log,
+                        struct eb_slot_setup *su);
+
 #endif

@@ -8,6 +8,7 @@
 #include "harness/config.h"
 #include "harness/sampler.h"
 #include "harness/slot.h"
+#include "harness/validity.h"
 
 /* Records are preallocated; a source of unknown length measures at most this many frames. */
 #define EB_SLOT_MAX_RECORDS         1000000
@@ -395,9 +396,11 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
     int live = s->spec.kind == EB_SOURCE_CAMERA || s->spec.kind == EB_SOURCE_SYNTHETIC;
     int64_t target = su->frames > 0 ? su->frames : (live ? EB_SLOT_DEFAULT_LIVE_FRAMES : 0);
     s->rewindable = s->spec.kind != EB_SOURCE_CAMERA;
-    /* A camera cannot rewind: it delivers the warm-up frames and then the measured ones. */
+    /* A camera cannot rewind: it delivers the warm-up frames and then the measured ones. A
+     * warm-up by time or `auto` takes an unknown number of frames: the camera is then endless
+     * and the measured loop stops at its target. */
     if (s->spec.kind == EB_SOURCE_CAMERA)
-        so.max_frames = target + su->warmup;
+        so.max_frames = su->warmup == EB_WARMUP_AUTO || su->warmup_s > 0 ? 0 : target + su->warmup;
     else if (s->spec.kind == EB_SOURCE_SYNTHETIC)
         so.max_frames = target;
     else
@@ -560,10 +563,27 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
     return EB_OK;
 }
 
+/* Whether the warm-up is over after `done` frames and `elapsed_ns`. */
+static int warmup_over(const struct eb_slot *s, const struct eb_warmup_auto *wa, uint64_t done,
+                       uint64_t elapsed_ns)
+{
+    const uint64_t min_ns = (uint64_t)(s->setup.warmup_s * 1e9);
+    if (elapsed_ns < min_ns)
+        return 0;
+    if (s->setup.warmup != EB_WARMUP_AUTO)
+        return (int64_t)done >= s->setup.warmup;
+    return wa->stable || done >= EB_WARMUP_AUTO_MAX_FRAMES ||
+           elapsed_ns >= (uint64_t)(EB_WARMUP_AUTO_MAX_S * 1e9);
+}
+
 enum eb_status eb_slot_warmup(struct eb_slot *s)
 {
-    for (int64_t i = 0;
-         i < s->setup.warmup && !atomic_load_explicit(s->setup.stop, memory_order_relaxed); i++) {
+    struct eb_warmup_auto wa;
+    eb_warmup_auto_init(&wa);
+    const uint64_t start = eb_clock_ns();
+    while (!warmup_over(s, &wa, s->warmup_done, eb_clock_ns() - start) &&
+           !atomic_load_explicit(s->setup.stop, memory_order_relaxed)) {
+        const uint64_t t0 = eb_clock_ns();
         struct eb_frame fr;
         enum eb_status st = next_frame_wrapping(s, &fr);
         if (st != EB_OK)
@@ -575,7 +595,11 @@ enum eb_status eb_slot_warmup(struct eb_slot *s)
         if (st != EB_OK)
             return slot_fail(s, st);
         s->warmup_done++;
+        /* The frame's end-to-end time, as the measured loop takes it (read to postprocess). */
+        eb_warmup_auto_add(&wa, (double)(eb_clock_ns() - t0) / 1e6);
     }
+    s->warmup_ns = eb_clock_ns() - start;
+    s->warmup_stable = wa.stable;
     return eb_slot_rewind(s);
 }
 
@@ -654,6 +678,17 @@ enum eb_status eb_slot_measure(struct eb_slot *s)
         atomic_store_explicit(&s->n_done, n, memory_order_release);
     }
     s->phase_end_ns = eb_clock_ns();
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    return EB_OK;
+}
+
+enum eb_status eb_slot_detect(struct eb_slot *s, const struct eb_frame *fr)
+{
+    uint64_t t_pre, t_inf;
+    enum eb_status st = run_model(s, fr, &t_pre, &t_inf);
+    if (st == EB_OK)
+        st = postprocess(s);
     if (st != EB_OK)
         return slot_fail(s, st);
     return EB_OK;
@@ -749,6 +784,9 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
     r->num_classes = s->layout.layout ? s->num_classes : 0;
     r->threads = s->setup.backend_cfg.threads;
     r->frames_warmup = s->warmup_done;
+    r->warmup_s = (double)s->warmup_ns / 1e9;
+    r->warmup_auto = s->setup.warmup == EB_WARMUP_AUTO;
+    r->warmup_stable = s->warmup_stable;
     r->frames_skipped = s->src ? eb_source_skipped(s->src) : 0;
     r->violations = s->violations;
     r->mem_peak_bytes = s->mem_peak;

@@ -29,8 +29,9 @@ struct eb_slot_setup {
     struct eb_backend_config backend_cfg;
     int imgsz;
     float conf, iou;
-    int64_t frames; /* measured frames; 0 = whole source */
-    int64_t warmup;
+    int64_t frames;       /* measured frames; 0 = whole source */
+    int64_t warmup;       /* frames, or EB_WARMUP_AUTO (harness/validity.h) */
+    double warmup_s;      /* warm up at least this long too (--warmup_s) */
     uint64_t limit_bytes; /* memory limit for violation checks */
     int unified;          /* monitored figure: system used (1) or process RSS (0) */
     const struct eb_log *log;
@@ -78,6 +79,8 @@ struct eb_slot {
     _Atomic int finished;      /* set by the pipeline thread when its pass ends */
     uint64_t violations, mem_peak;
     uint64_t warmup_done;
+    uint64_t warmup_ns; /* wall time of the warm-up */
+    int warmup_stable;  /* --warmup auto: the latency settled before the cap */
     uint64_t phase_start_ns, phase_end_ns;
     int rewindable;
     char backend_reason[256]; /* why this backend runs the slot */
@@ -94,7 +97,11 @@ void eb_slot_init(struct eb_slot *s, int index, const struct eb_slot_setup *setu
  */
 EB_NODISCARD enum eb_status eb_slot_prepare(struct eb_slot *s);
 
-/** Runs the warm-up frames (not recorded), then rewinds the source when it can. */
+/**
+ * Runs the warm-up frames (not recorded): --warmup N frames, or until the `--warmup auto` rule
+ * (harness/validity.h) says the end-to-end time is stable, and at least --warmup_s seconds;
+ * then rewinds the source when it can.
+ */
 EB_NODISCARD enum eb_status eb_slot_warmup(struct eb_slot *s);
 
 /**
@@ -103,6 +110,14 @@ EB_NODISCARD enum eb_status eb_slot_warmup(struct eb_slot *s);
  * far are kept).
  */
 EB_NODISCARD enum eb_status eb_slot_measure(struct eb_slot *s);
+
+/**
+ * Runs one frame the caller brings through the prepared slot, outside the measured loop:
+ * preprocess, infer, decode + NMS, boxes mapped back to `fr`'s pixels. The detections are in
+ * s->dets until the next call; nothing is recorded. `fr` is borrowed for the call. On failure
+ * the slot is FAILED with its diag set (and the status returned). Used by `edgebench val`.
+ */
+EB_NODISCARD enum eb_status eb_slot_detect(struct eb_slot *s, const struct eb_frame *fr);
 
 /** Rewinds the source for another pass (the solo baseline). */
 EB_NODISCARD enum eb_status eb_slot_rewind(struct eb_slot *s);

@@ -1,6 +1,20 @@
 /*
  * Latency statistics over a sample set: count, mean, std (sample, n-1), CoV, min, percentiles
- * (linear interpolation between closest ranks, as numpy.percentile's default), max, FPS.
+ * (linear interpolation between closest ranks, as numpy.percentile's default), max, FPS, and
+ * 95% confidence intervals on p50 and p99.
+ *
+ * The intervals are distribution-free (order-statistic binomial, exact ranks): for a quantile q
+ * of n samples sorted x(1) <= ... <= x(n), the number B of samples below the true quantile is
+ * Binomial(n, q), so P(x(l) <= quantile < x(u)) = P(l <= B < u) = F(u-1) - F(l-1) with F the
+ * binomial CDF. The interval is equal-tailed: l is the largest rank with F(l-1) <= 0.025, u the
+ * smallest with F(u-1) >= 0.975; its coverage is then at least 95%. When no such rank exists
+ * (F(0) > 0.025 or F(n-1) < 0.975) the sample is too small for a 95% interval and the CI is
+ * not available: p50 needs n >= 6, p99 needs n >= 368.
+ *
+ *     double ms[200] = {...};
+ *     struct eb_stat_summary s;
+ *     eb_stat_summarize_ms(ms, 200, &s);          // sorts ms
+ *     if (s.p50_ci.available) printf("p50 %.3f [%.3f, %.3f]\n", s.p50, s.p50_ci.lo, s.p50_ci.hi);
  */
 #ifndef EB_STATS_H
 #define EB_STATS_H
@@ -8,15 +22,44 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/** How the confidence intervals are computed, as the reports state it. */
+#define EB_STAT_CI_METHOD "order-statistic binomial, 95%"
+/** The confidence level of the intervals. */
+#define EB_STAT_CI_LEVEL 0.95
+
+/** A confidence interval of a percentile from two order statistics. */
+struct eb_stat_ci {
+    int available;             /* 0 when n is too small for the level (the rest is then 0) */
+    uint64_t rank_lo, rank_hi; /* 1-based ranks l < u of the bounds in the sorted sample */
+    double lo, hi;             /* x(l) and x(u) */
+    double coverage;           /* F(u-1) - F(l-1): the exact confidence, >= the level */
+};
+
 struct eb_stat_summary {
     uint64_t count;
     double mean, std, cov; /* cov = std / mean (0 when mean is 0) */
     double min, p50, p90, p95, p99, max;
     double fps; /* 1000 / mean when values are milliseconds; 0 when mean is 0 */
+    struct eb_stat_ci p50_ci, p99_ci; /* EB_STAT_CI_LEVEL intervals (EB_STAT_CI_METHOD) */
 };
 
 /** Percentile q in [0,100] of sorted values (linear interpolation); 0 when n is 0. */
 double eb_stat_percentile_sorted(const double *sorted, size_t n, double q);
+
+/**
+ * The equal-tailed order-statistic ranks of a `level` confidence interval on the quantile `q`
+ * (0 < q < 1) of `n` samples (see the top of this file). Returns 1 and writes the 1-based ranks
+ * and the exact coverage; returns 0 (writing nothing) when n is too small or an argument is out
+ * of range. `coverage_out` may be NULL. Pure; thread-safe.
+ */
+int eb_stat_ci_ranks(uint64_t n, double q, double level, uint64_t *rank_lo_out,
+                     uint64_t *rank_hi_out, double *coverage_out);
+
+/**
+ * The EB_STAT_CI_LEVEL interval on quantile `q` (0 < q < 1) of `n` sorted values into `out`
+ * (out->available 0 when n is too small).
+ */
+void eb_stat_ci_sorted(const double *sorted, size_t n, double q, struct eb_stat_ci *out);
 
 /**
  * Summarises `n` values (milliseconds). Sorts `values` in place. An empty set gives all zeros.

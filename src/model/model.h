@@ -108,6 +108,12 @@ typedef enum eb_status (*eb_model_plan_fn)(const uint8_t *bytes, size_t len, con
                                            struct eb_diag *diag);
 
 /**
+ * The 80 COCO class names in Ultralytics order (index = class id), the names the synthesized
+ * models carry; `*n_out` = 80. Static storage, never NULL.
+ */
+const char *const *eb_model_coco_names(size_t *n_out);
+
+/**
  * `edgebench model synth|info ...`: returns the process exit code. `plan` (may be NULL: the
  * plan line then says it is not available) is used by `model info` for the planned memory.
  */

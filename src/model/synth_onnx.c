@@ -156,6 +156,12 @@ static const char *const coco_names[80] = {
     "hair drier",    "toothbrush",
 };
 
+const char *const *eb_model_coco_names(size_t *n_out)
+{
+    *n_out = EB_ARRAY_LEN(coco_names);
+    return coco_names;
+}
+
 static void meta(struct eb_pb_buf *m, const char *key, const char *value)
 {
     struct eb_pb_buf e;

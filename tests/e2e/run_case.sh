@@ -23,6 +23,9 @@ jq_get() { "$EB_JSONQ" "$1" "$2" || fail "no $2 in $1"; }
 # run_dir DIR: the single run folder under DIR.
 run_dir() { local d; d=$(ls -d "$1"/*/ 2>/dev/null | head -1); [ -n "$d" ] || fail "no run folder under $1"; echo "${d%/}"; }
 cd "$TMP" || exit 1
+# Every `edgebench run` appends to the run history (default ${XDG_DATA_HOME:-~/.local/share}/
+# edgebench/history.db): the tests keep theirs in the case's folder, never the user's.
+export XDG_DATA_HOME="$TMP/xdg-data"
 # shellcheck source=/dev/null
 source "$script"
 "case_$case_name"

@@ -1,6 +1,7 @@
 #include "eb/json.h"
 #include "eb_test.h"
 #include "harness/config.h"
+#include "harness/validity.h"
 
 struct captured {
     int n_warn;
@@ -214,11 +215,50 @@ EB_TEST(config_echo_has_every_option)
     ASSERT_STREQ(eb_json_get(root, "kernels")->str, "auto");
     ASSERT_EQ_INT(eb_json_get(root, "no_fuse")->type, EB_JSON_BOOL);
     ASSERT_EQ_INT(eb_json_get(root, "no_layout")->type, EB_JSON_BOOL);
+    ASSERT_EQ_INT(eb_json_get(root, "no_lanes")->type, EB_JSON_BOOL);
     ASSERT_STREQ(eb_json_get(root, "preprocess")->str, "auto");
     ASSERT_STREQ(eb_json_get(root, "decode")->str, "auto");
-    ASSERT_EQ_INT(root->n, 32); /* one key per row of cli_opts.def */
+    ASSERT_EQ_INT(eb_json_get(root, "warmup")->num, 10);
+    ASSERT_EQ_INT(eb_json_get(root, "min_frames")->num, 200);
+    ASSERT_NEAR(eb_json_get(root, "min_duration_s")->num, 10, 0);
+    ASSERT_NEAR(eb_json_get(root, "max_cov_pct")->num, 5, 0);
+    ASSERT_NEAR(eb_json_get(root, "warmup_s")->num, 0, 0);
+    ASSERT_EQ_INT(eb_json_get(root, "db")->type, EB_JSON_NULL); /* the default database */
+    ASSERT_EQ_INT(root->n, 38); /* one key per row of cli_opts.def */
     eb_json_free(root);
     free(text);
+}
+
+EB_TEST(warmup_auto_and_validity_options)
+{
+    struct eb_config cfg;
+    struct eb_diag diag = {0};
+    struct captured cap = {0};
+    const char *a[] = {
+        "--warmup", "auto",          "--warmup_s", "2.5",  "--min_frames", "50", "--min_duration_s",
+        "0",        "--max_cov_pct", "7.5",        "--db", "none",         NULL};
+    ASSERT_OK(parse(&cfg, &diag, &cap, a));
+    ASSERT_EQ_INT(cfg.warmup, EB_WARMUP_AUTO);
+    ASSERT_NEAR(cfg.warmup_s, 2.5, 0);
+    ASSERT_EQ_INT(cfg.min_frames, 50);
+    ASSERT_NEAR(cfg.min_duration_s, 0, 0);
+    ASSERT_NEAR(cfg.max_cov_pct, 7.5, 0);
+    ASSERT_STREQ(cfg.db, "none");
+    /* the configuration echo says auto */
+    struct eb_json_writer w;
+    eb_json_writer_init_mem(&w, 0);
+    eb_config_write_json(&cfg, &w);
+    char *text = eb_json_writer_take(&w, NULL);
+    ASSERT_CONTAINS(text, "\"warmup\":\"auto\"");
+    free(text);
+    const char *bad[] = {"--warmup", "automatic", NULL};
+    ASSERT_EQ_INT(parse(&cfg, &diag, &cap, bad), EB_ERR_INVALID_ARG);
+    ASSERT_CONTAINS(diag.msg, "--warmup");
+    ASSERT_CONTAINS(diag.msg, "or auto");
+    struct eb_diag d2 = {0};
+    const char *neg[] = {"--warmup_s", "-1", NULL};
+    ASSERT_EQ_INT(parse(&cfg, &d2, &cap, neg), EB_ERR_INVALID_ARG);
+    ASSERT_CONTAINS(d2.msg, "--warmup_s");
 }
 
 EB_TEST(help_lists_every_option_with_default)
@@ -249,11 +289,18 @@ EB_TEST(help_lists_every_option_with_default)
                            "--solo_baseline",
                            "--verbose",
                            "--quiet",
-                           "--ort_lib"};
+                           "--ort_lib",
+                           "--warmup_s",
+                           "--min_frames",
+                           "--min_duration_s",
+                           "--max_cov_pct",
+                           "--db"};
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
         ASSERT_CONTAINS(text, flags[i]);
     ASSERT_CONTAINS(text, "default: 0.25");
     ASSERT_CONTAINS(text, "default: 8.0");
     ASSERT_CONTAINS(text, "accepted: rgb|thermal|dual");
+    ASSERT_CONTAINS(text, "accepted: 0..100000 or auto");
+    ASSERT_CONTAINS(text, "default: ${XDG_DATA_HOME:-~/.local/share}/edgebench/history.db");
     free(text);
 }

@@ -322,6 +322,14 @@ EB_TEST(json_failed_slot_round_trip)
     ASSERT_NEAR(num_at(root, "slots/0/latency_ms/end_to_end/mean"), e2e->mean, 0);
     ASSERT_NEAR(num_at(root, "slots/0/latency_ms/end_to_end/cov"), e2e->cov, 0);
     ASSERT_NEAR(num_at(root, "slots/0/latency_ms/end_to_end/fps"), e2e->fps, 0);
+    ASSERT_NEAR(num_at(root, "slots/0/latency_ms/end_to_end/p50_ci/low"), e2e->p50_ci.lo, 0);
+    ASSERT_NEAR(num_at(root, "slots/0/latency_ms/end_to_end/p50_ci/high"), e2e->p50_ci.hi, 0);
+    ASSERT_EQ_INT(num_at(root, "slots/0/latency_ms/end_to_end/p50_ci/rank_low"),
+                  e2e->p50_ci.rank_lo);
+    ASSERT_TRUE(num_at(root, "slots/0/latency_ms/end_to_end/p50_ci/coverage") >= 0.95);
+    ASSERT_TRUE(is_null_at(root, "slots/0/latency_ms/end_to_end/p99_ci")); /* n = 50 < 368 */
+    ASSERT_STREQ(str_at(root, "slots/0/latency_ms/end_to_end/ci_method"),
+                 "order-statistic binomial, 95%");
     ASSERT_NEAR(num_at(root, "slots/0/latency_ms/inference/p50"), s->stages[EB_STAGE_INFER].p50, 0);
     ASSERT_NEAR(num_at(root, "slots/0/latency_ms/read/max"), s->stages[EB_STAGE_READ].max, 0);
     ASSERT_NEAR(num_at(root, "slots/0/latency_ms/preprocess/min"), s->stages[EB_STAGE_PRE].min, 0);
@@ -653,10 +661,17 @@ EB_TEST(md_sections_in_order)
     ASSERT_CONTAINS(md, "| 2 | 0: rgb | ok | 2.00 | 25.0 | 0 |");
     /* latency table with numbers from the struct */
     char row[160];
-    snprintf(row, sizeof(row), "| end_to_end | %.3f | %.3f |", r.slots[0].stages[EB_STAGE_E2E].mean,
-             r.slots[0].stages[EB_STAGE_E2E].std);
+    snprintf(row, sizeof(row), "| end_to_end | 40 | %.3f ± %.3f |",
+             r.slots[0].stages[EB_STAGE_E2E].mean, r.slots[0].stages[EB_STAGE_E2E].std);
     ASSERT_CONTAINS(md, row);
-    ASSERT_CONTAINS(md, "| Stage | Mean | Std | CoV | Min | p50 | p90 | p95 | p99 | Max | FPS |");
+    ASSERT_CONTAINS(md, "| Stage | n | Mean ± std | CoV % | Min | p50 | p50 95% CI | p90 | p95 | "
+                        "p99 | p99 95% CI | Max | FPS |");
+    /* n = 40: a p50 interval from the order statistics, none for p99 (needs n >= 368) */
+    const struct eb_stat_ci *ci = &r.slots[0].stages[EB_STAGE_E2E].p50_ci;
+    ASSERT_EQ_INT(ci->available, 1);
+    snprintf(row, sizeof(row), "| [%.3f, %.3f] |", ci->lo, ci->hi);
+    ASSERT_CONTAINS(md, row);
+    ASSERT_CONTAINS(md, "95% CIs: order-statistic binomial, 95%");
     snprintf(row, sizeof(row), "p50 %.3f ms, p90 %.3f ms, p99 %.3f ms; 71.5 pairs/s",
              r.pair.latency.p50, r.pair.latency.p90, r.pair.latency.p99);
     ASSERT_CONTAINS(md, row);
@@ -782,7 +797,7 @@ EB_TEST(md_class_table_top_15)
 
 /* ---------------------------------------------------------------- files */
 
-EB_TEST(write_files_writes_both_atomically)
+EB_TEST(write_files_writes_all_atomically)
 {
     struct eb_run_result r;
     build_failed_variant(&r);
@@ -823,12 +838,13 @@ EB_TEST(write_files_writes_both_atomically)
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        if (strcmp(e->d_name, "report.json") != 0 && strcmp(e->d_name, "report.md") != 0)
+        if (strcmp(e->d_name, "report.json") != 0 && strcmp(e->d_name, "report.md") != 0 &&
+            strcmp(e->d_name, "report.html") != 0)
             EB_FAIL("unexpected file %s in the output folder", e->d_name);
         n++;
     }
     closedir(d);
-    ASSERT_EQ_INT(n, 2);
+    ASSERT_EQ_INT(n, 3);
     eb_run_result_fini(&r);
 }
 

@@ -10,17 +10,25 @@ namespace
 using eb_cuk::ld;
 using eb_cuk::st;
 
+/* Element i of copy c (in y's memory order): its offsets in x and y. */
+__device__ __forceinline__ void offsets(const eb_cuk_copy &c, int i, int64_t *xi, int64_t *yi)
+{
+    int rem = i;
+    *xi = c.x_off;
+    *yi = c.y_off;
+    for (int d = c.rank - 1; d >= 0; d--) {
+        const int idx = rem % c.shape[d];
+        rem /= c.shape[d];
+        *xi += (int64_t)idx * c.xs[d];
+        *yi += (int64_t)idx * c.ys[d];
+    }
+}
+
 template <typename E> __global__ void k_copy_nd(int n, eb_cuk_copy c, const E *x, E *y)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        int rem = i;
-        int64_t xi = c.x_off, yi = c.y_off;
-        for (int d = c.rank - 1; d >= 0; d--) {
-            const int idx = rem % c.shape[d];
-            rem /= c.shape[d];
-            xi += (int64_t)idx * c.xs[d];
-            yi += (int64_t)idx * c.ys[d];
-        }
+        int64_t xi, yi;
+        offsets(c, i, &xi, &yi);
         y[yi] = x[xi];
     }
 }
@@ -256,15 +264,8 @@ template <typename E> __global__ void k_copy_multi(multi m)
         int j = 0;
         while (i >= m.start[j + 1])
             j++;
-        const eb_cuk_copy &c = m.c[j];
-        int rem = i - m.start[j];
-        int64_t xi = c.x_off, yi = c.y_off;
-        for (int d = c.rank - 1; d >= 0; d--) {
-            const int idx = rem % c.shape[d];
-            rem /= c.shape[d];
-            xi += (int64_t)idx * c.xs[d];
-            yi += (int64_t)idx * c.ys[d];
-        }
+        int64_t xi, yi;
+        offsets(m.c[j], i - m.start[j], &xi, &yi);
         ((E *)m.y[j])[yi] = ((const E *)m.x[j])[xi];
     }
 }

@@ -1,0 +1,516 @@
+/* The run history: SHA-256, the database round-trip, the list filters, and `diff` on crafted
+ * runs (a regression exits 4, overlapping CIs exit 0, bad input exits 2). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "eb_test.h"
+#include "harness/history.h"
+#include "harness/report.h"
+#include "harness/sha256.h"
+
+static void sha_of(const char *text, char hex[EB_SHA256_HEX_SIZE])
+{
+    struct eb_sha256 h;
+    eb_sha256_init(&h);
+    eb_sha256_update(&h, text, strlen(text));
+    eb_sha256_final_hex(&h, hex);
+}
+
+EB_TEST(sha256_matches_fips_vectors)
+{
+    char hex[EB_SHA256_HEX_SIZE];
+    sha_of("", hex);
+    ASSERT_STREQ(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    sha_of("abc", hex);
+    ASSERT_STREQ(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    /* 56 bytes: the padding spills into a second block */
+    sha_of("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", hex);
+    ASSERT_STREQ(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    /* a million 'a' fed in uneven pieces */
+    struct eb_sha256 h;
+    eb_sha256_init(&h);
+    char chunk[997];
+    memset(chunk, 'a', sizeof(chunk));
+    size_t left = 1000000;
+    while (left > 0) {
+        size_t n = left < sizeof(chunk) ? left : sizeof(chunk);
+        eb_sha256_update(&h, chunk, n);
+        left -= n;
+    }
+    eb_sha256_final_hex(&h, hex);
+    ASSERT_STREQ(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+
+    char path[600];
+    snprintf(path, sizeof(path), "%s/abc.bin", eb_test_tmpdir());
+    FILE *f = fopen(path, "wb");
+    ASSERT_TRUE(f != NULL && fwrite("abc", 1, 3, f) == 3 && fclose(f) == 0);
+    uint64_t size = 0;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_sha256_file(path, hex, &size, &d));
+    ASSERT_EQ_INT(size, 3);
+    ASSERT_STREQ(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    ASSERT_EQ_INT(eb_sha256_file("/nonexistent/m.onnx", hex, &size, &d), EB_ERR_IO);
+    ASSERT_CONTAINS(d.msg, "/nonexistent/m.onnx");
+}
+
+/* Latency samples around `base` ms: n values base * (1 + 0.02 * u), u in [-1, 1] spread evenly,
+ * so the p50 CI is narrow and known. */
+static void crafted_stats(struct eb_stat_summary *out, size_t n, double base)
+{
+    double *v = malloc(n * sizeof(double));
+    ASSERT_TRUE(v != NULL);
+    for (size_t i = 0; i < n; i++)
+        v[i] = base * (1.0 + 0.02 * (2.0 * (double)((i * 37) % n) / (double)(n - 1) - 1.0));
+    eb_stat_summarize_ms(v, n, out);
+    free(v);
+}
+
+/* A crafted run: rgb ran `n` frames at `base` ms end-to-end (inference 70% of it); thermal
+ * skipped. */
+static void crafted_run(struct eb_history_run *run, size_t n, double base, const char *backend)
+{
+    memset(run, 0, sizeof(*run));
+    snprintf(run->started_at, sizeof(run->started_at), "2025-03-01T10:20:30Z");
+    snprintf(run->kind, sizeof(run->kind), "run");
+    snprintf(run->mode, sizeof(run->mode), "rgb");
+    snprintf(run->command_line, sizeof(run->command_line),
+             "edgebench run --mode rgb --model0 '/m/yolo v8n.onnx'");
+    run->config_json = strdup("{\"mode\":\"rgb\",\"warmup\":\"auto\"}");
+    run->duration_s = 14.5;
+    snprintf(run->verdict, sizeof(run->verdict), "VALID");
+    snprintf(run->output_dir, sizeof(run->output_dir), "runs/x");
+    run->energy_per_frame_mj = NAN;
+    snprintf(run->edgebench_version, sizeof(run->edgebench_version), "0.1.0");
+    snprintf(run->hostname, sizeof(run->hostname), "orin-1");
+    snprintf(run->cpu_model, sizeof(run->cpu_model), "ARMv8 Processor rev 1 (v8l)");
+    run->n_cpus = 6;
+    snprintf(run->gpu_name, sizeof(run->gpu_name), "Orin (nvgpu)");
+    eb_history_fingerprint(run);
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        struct eb_history_slot *s = &run->slots[i];
+        s->index = i;
+        snprintf(s->name, sizeof(s->name), "%s", i == 0 ? "rgb" : "thermal");
+        snprintf(s->status, sizeof(s->status), "skipped");
+        s->wall_s = s->fps = s->energy_per_frame_mj = NAN;
+    }
+    struct eb_history_slot *s = &run->slots[0];
+    snprintf(s->status, sizeof(s->status), "ok");
+    snprintf(s->model, sizeof(s->model), "/m/yolo v8n.onnx");
+    sha_of("model bytes", s->model_sha256);
+    s->model_size = 12345678;
+    snprintf(s->backend, sizeof(s->backend), "%s", backend);
+    snprintf(s->device, sizeof(s->device), "cpu");
+    snprintf(s->provider, sizeof(s->provider), "edgebench-native cpu avx2");
+    snprintf(s->precision, sizeof(s->precision), "fp32");
+    s->input_w = s->input_h = 640;
+    s->frames = n;
+    s->warmup_frames = 40;
+    s->wall_s = (double)n * base / 1000.0;
+    s->fps = 1000.0 / base;
+    s->mem_peak_bytes = 2000000000ull;
+    s->energy_per_frame_mj = 120.5;
+    snprintf(s->verdict, sizeof(s->verdict), "VALID");
+    crafted_stats(&s->stages[EB_STAGE_E2E], n, base);
+    crafted_stats(&s->stages[EB_STAGE_INFER], n, 0.7 * base);
+}
+
+static void db_path(char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/sub/dir/history.db", eb_test_tmpdir());
+}
+
+static int64_t append(const char *path, const struct eb_history_run *run)
+{
+    struct eb_history *h = NULL;
+    struct eb_diag d = {0};
+    int64_t id = 0;
+    if (eb_history_open(path, 1, &h, &d) != EB_OK || eb_history_append(h, run, &id, &d) != EB_OK)
+        EB_FAIL("append: %s", d.msg);
+    eb_history_close(h);
+    return id;
+}
+
+static void same_stats(const struct eb_stat_summary *a, const struct eb_stat_summary *b)
+{
+    ASSERT_EQ_INT(a->count, b->count);
+    ASSERT_NEAR(a->mean, b->mean, 0);
+    ASSERT_NEAR(a->std, b->std, 0);
+    ASSERT_NEAR(a->cov, b->cov, 0);
+    ASSERT_NEAR(a->min, b->min, 0);
+    ASSERT_NEAR(a->p50, b->p50, 0);
+    ASSERT_NEAR(a->p90, b->p90, 0);
+    ASSERT_NEAR(a->p95, b->p95, 0);
+    ASSERT_NEAR(a->p99, b->p99, 0);
+    ASSERT_NEAR(a->max, b->max, 0);
+    ASSERT_EQ_INT(a->p50_ci.available, b->p50_ci.available);
+    ASSERT_NEAR(a->p50_ci.lo, b->p50_ci.lo, 0);
+    ASSERT_NEAR(a->p50_ci.hi, b->p50_ci.hi, 0);
+    ASSERT_EQ_INT(a->p50_ci.rank_lo, b->p50_ci.rank_lo);
+    ASSERT_EQ_INT(a->p50_ci.rank_hi, b->p50_ci.rank_hi);
+    ASSERT_NEAR(a->p50_ci.coverage, b->p50_ci.coverage, 0);
+    ASSERT_EQ_INT(a->p99_ci.available, b->p99_ci.available);
+    ASSERT_NEAR(a->p99_ci.lo, b->p99_ci.lo, 0);
+    ASSERT_NEAR(a->p99_ci.hi, b->p99_ci.hi, 0);
+}
+
+EB_TEST(db_round_trip)
+{
+    char path[600];
+    db_path(path, sizeof(path));
+    struct eb_history_run *runs = calloc(3, sizeof(*runs));
+    ASSERT_TRUE(runs != NULL);
+    crafted_run(&runs[0], 400, 10.0, "native");
+    snprintf(runs[0].reasons, sizeof(runs[0].reasons), "a; b");
+    snprintf(runs[0].slots[0].reasons, sizeof(runs[0].slots[0].reasons), "x; y");
+    crafted_run(&runs[1], 50, 20.0, "ort");
+    ASSERT_EQ_INT(append(path, &runs[0]), 1); /* creates the folders and the schema */
+    ASSERT_EQ_INT(append(path, &runs[1]), 2);
+
+    struct eb_history *h = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_history_open(path, 0, &h, &d));
+    ASSERT_OK(eb_history_get(h, 1, &runs[2], &d));
+    const struct eb_history_run *a = &runs[0], *b = &runs[2];
+    ASSERT_EQ_INT(b->id, 1);
+    ASSERT_STREQ(b->started_at, a->started_at);
+    ASSERT_STREQ(b->kind, "run");
+    ASSERT_STREQ(b->mode, "rgb");
+    ASSERT_STREQ(b->command_line, a->command_line);
+    ASSERT_STREQ(b->config_json, a->config_json);
+    ASSERT_NEAR(b->duration_s, 14.5, 0);
+    ASSERT_STREQ(b->verdict, "VALID");
+    ASSERT_STREQ(b->reasons, "a; b");
+    ASSERT_TRUE(isnan(b->energy_per_frame_mj));
+    ASSERT_STREQ(b->hostname, "orin-1");
+    ASSERT_STREQ(b->cpu_model, a->cpu_model);
+    ASSERT_EQ_INT(b->n_cpus, 6);
+    ASSERT_STREQ(b->gpu_name, "Orin (nvgpu)");
+    ASSERT_STREQ(b->os, "");
+    ASSERT_STREQ(b->fingerprint, a->fingerprint);
+    ASSERT_EQ_INT(strlen(b->fingerprint), 16);
+    const struct eb_history_slot *x = &a->slots[0], *y = &b->slots[0];
+    ASSERT_STREQ(y->status, "ok");
+    ASSERT_STREQ(y->model, x->model);
+    ASSERT_STREQ(y->model_sha256, x->model_sha256);
+    ASSERT_EQ_INT(y->model_size, 12345678);
+    ASSERT_STREQ(y->backend, "native");
+    ASSERT_STREQ(y->device, "cpu");
+    ASSERT_STREQ(y->provider, x->provider);
+    ASSERT_STREQ(y->precision, "fp32");
+    ASSERT_EQ_INT(y->input_w, 640);
+    ASSERT_EQ_INT(y->frames, 400);
+    ASSERT_EQ_INT(y->warmup_frames, 40);
+    ASSERT_NEAR(y->wall_s, x->wall_s, 0);
+    ASSERT_NEAR(y->fps, 100.0, 1e-12);
+    ASSERT_EQ_INT(y->mem_peak_bytes, 2000000000ull);
+    ASSERT_NEAR(y->energy_per_frame_mj, 120.5, 0);
+    ASSERT_STREQ(y->verdict, "VALID");
+    ASSERT_STREQ(y->reasons, "x; y");
+    same_stats(&x->stages[EB_STAGE_E2E], &y->stages[EB_STAGE_E2E]);
+    same_stats(&x->stages[EB_STAGE_INFER], &y->stages[EB_STAGE_INFER]);
+    ASSERT_EQ_INT(y->stages[EB_STAGE_READ].count, 0);
+    ASSERT_EQ_INT(x->stages[EB_STAGE_E2E].p99_ci.available, 1); /* n = 400 >= 368 */
+    /* the skipped slot */
+    ASSERT_STREQ(b->slots[1].status, "skipped");
+    ASSERT_STREQ(b->slots[1].name, "thermal");
+    ASSERT_TRUE(isnan(b->slots[1].fps));
+    ASSERT_EQ_INT(b->slots[1].stages[EB_STAGE_E2E].count, 0);
+    eb_history_run_fini(&runs[2]);
+
+    /* the second run: n = 50 has no p99 interval, stored as NULL */
+    ASSERT_OK(eb_history_get(h, 2, &runs[2], &d));
+    ASSERT_EQ_INT(runs[2].slots[0].stages[EB_STAGE_E2E].p99_ci.available, 0);
+    ASSERT_EQ_INT(runs[2].slots[0].stages[EB_STAGE_E2E].p50_ci.available, 1);
+    eb_history_run_fini(&runs[2]);
+
+    /* an unknown id: one clear line */
+    ASSERT_EQ_INT(eb_history_get(h, 42, &runs[2], &d), EB_ERR_INVALID_ARG);
+    ASSERT_CONTAINS(d.msg, "no run 42 in");
+    eb_history_close(h);
+    for (int i = 0; i < 3; i++)
+        eb_history_run_fini(&runs[i]);
+    free(runs);
+}
+
+struct rows {
+    int n;
+    int64_t ids[8];
+    char backends[8][32];
+};
+
+static void collect(void *ctx, const struct eb_history_row *row)
+{
+    struct rows *r = ctx;
+    if (r->n < 8) {
+        r->ids[r->n] = row->id;
+        snprintf(r->backends[r->n], sizeof(r->backends[0]), "%s", row->slot->backend);
+    }
+    r->n++;
+}
+
+EB_TEST(list_filters_newest_first)
+{
+    char path[600];
+    db_path(path, sizeof(path));
+    struct eb_history_run *run = calloc(1, sizeof(*run));
+    ASSERT_TRUE(run != NULL);
+    const char *backends[] = {"native", "ort", "native"};
+    for (int i = 0; i < 3; i++) {
+        crafted_run(run, 100, 10.0 + i, backends[i]);
+        if (i == 2)
+            snprintf(run->slots[0].model, sizeof(run->slots[0].model), "/m/yolo11n.onnx");
+        append(path, run);
+        eb_history_run_fini(run);
+    }
+    free(run);
+    struct eb_history *h = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_history_open(path, 0, &h, &d));
+    struct rows r = {0};
+    struct eb_history_filter all = {0};
+    ASSERT_OK(eb_history_list(h, &all, collect, &r, &d));
+    ASSERT_EQ_INT(r.n, 3); /* one row per slot that ran: the skipped thermal slots are left out */
+    ASSERT_EQ_INT(r.ids[0], 3);
+    ASSERT_EQ_INT(r.ids[2], 1);
+    memset(&r, 0, sizeof(r));
+    struct eb_history_filter f = {.backend = "native"};
+    ASSERT_OK(eb_history_list(h, &f, collect, &r, &d));
+    ASSERT_EQ_INT(r.n, 2);
+    ASSERT_STREQ(r.backends[0], "native");
+    memset(&r, 0, sizeof(r));
+    f = (struct eb_history_filter){.model = "yolo v8n", .limit = 1};
+    ASSERT_OK(eb_history_list(h, &f, collect, &r, &d));
+    ASSERT_EQ_INT(r.n, 1);
+    ASSERT_EQ_INT(r.ids[0], 2);
+    memset(&r, 0, sizeof(r));
+    f = (struct eb_history_filter){.device = "cuda"};
+    ASSERT_OK(eb_history_list(h, &f, collect, &r, &d));
+    ASSERT_EQ_INT(r.n, 0);
+    eb_history_close(h);
+}
+
+/* Runs `edgebench diff` (eb_diff_main) on argv; returns the exit code and the output. */
+static int run_diff(const char **args, char **out_text, char **err_text)
+{
+    char *argv[16];
+    int argc = 0;
+    while (args[argc] != NULL && argc < 15) {
+        argv[argc] = (char *)args[argc];
+        argc++;
+    }
+    size_t lo = 0, le = 0;
+    FILE *out = open_memstream(out_text, &lo), *err = open_memstream(err_text, &le);
+    ASSERT_TRUE(out != NULL && err != NULL);
+    int code = eb_diff_main(argc, argv, out, err);
+    fclose(out);
+    fclose(err);
+    return code;
+}
+
+EB_TEST(diff_regression_exits_4_overlap_exits_0)
+{
+    char path[600];
+    db_path(path, sizeof(path));
+    struct eb_history_run *run = calloc(1, sizeof(*run));
+    ASSERT_TRUE(run != NULL);
+    crafted_run(run, 400, 10.0, "native"); /* 1: the baseline */
+    append(path, run);
+    eb_history_run_fini(run);
+    crafted_run(run, 400, 12.0, "native"); /* 2: 20% slower, CIs far apart */
+    append(path, run);
+    eb_history_run_fini(run);
+    crafted_run(run, 400, 10.02, "native"); /* 3: 0.2% slower, CIs overlap */
+    append(path, run);
+    eb_history_run_fini(run);
+    crafted_run(run, 400, 10.3, "native"); /* 4: 3% slower, CIs apart, under the threshold */
+    append(path, run);
+    eb_history_run_fini(run);
+    free(run);
+
+    char *out = NULL, *err = NULL;
+    const char *reg[] = {"1", "2", "--db", path, NULL};
+    ASSERT_EQ_INT(run_diff(reg, &out, &err), 4);
+    ASSERT_CONTAINS(out, "end_to_end p50 ms");
+    ASSERT_CONTAINS(out, "REGRESSION");
+    ASSERT_CONTAINS(out, "+20.00%");
+    ASSERT_CONTAINS(out, "order-statistic binomial, 95%");
+    ASSERT_CONTAINS(out, "throughput FPS");
+    ASSERT_CONTAINS(out, "(no CI: not judged)");
+    ASSERT_STREQ(err, "");
+    free(out);
+    free(err);
+
+    /* B faster than A: improved, not a regression */
+    const char *imp[] = {"2", "1", "--db", path, NULL};
+    ASSERT_EQ_INT(run_diff(imp, &out, &err), 0);
+    ASSERT_CONTAINS(out, "improved");
+    ASSERT_TRUE(strstr(out, "REGRESSION\n") == NULL);
+    free(out);
+    free(err);
+
+    const char *same[] = {"--db", path, "1", "3", NULL};
+    ASSERT_EQ_INT(run_diff(same, &out, &err), 0);
+    ASSERT_CONTAINS(out, "ok (CIs overlap)");
+    ASSERT_CONTAINS(out, "0 regressions");
+    free(out);
+    free(err);
+
+    /* CIs apart but 3% < the 5% threshold; with --threshold 2 it counts */
+    const char *small[] = {"1", "4", "--db", path, NULL};
+    ASSERT_EQ_INT(run_diff(small, &out, &err), 0);
+    ASSERT_CONTAINS(out, "ok (within threshold)");
+    free(out);
+    free(err);
+    const char *strict[] = {"1", "4", "--db", path, "--threshold=2", NULL};
+    ASSERT_EQ_INT(run_diff(strict, &out, &err), 4);
+    free(out);
+    free(err);
+}
+
+EB_TEST(diff_bad_input_exits_2_with_one_line)
+{
+    char path[600];
+    db_path(path, sizeof(path));
+    struct eb_history_run *run = calloc(1, sizeof(*run));
+    ASSERT_TRUE(run != NULL);
+    crafted_run(run, 100, 10.0, "native");
+    append(path, run);
+    /* a run in which nothing ran */
+    snprintf(run->slots[0].status, sizeof(run->slots[0].status), "failed");
+    append(path, run);
+    eb_history_run_fini(run);
+    free(run);
+    struct {
+        const char *args[8];
+        const char *want;
+    } cases[] = {
+        {{"1", "99", "--db", path, NULL}, "no run 99 in"},
+        {{"1", NULL}, "diff needs two run ids"},
+        {{"1", "x", "--db", path, NULL}, "run id 'x' is not a number"},
+        {{"1", "2", "3", NULL}, "unexpected argument '3'"},
+        {{"1", "1", "--db", path, "--threshold", "-1", NULL}, "--threshold: '-1'"},
+        {{"1", "1", "--db", path, "--bogus", NULL}, "unknown option '--bogus'"},
+        {{"1", "1", "--db", "/nonexistent/h.db", NULL}, "no history database at /nonexistent"},
+        {{"1", "1", "--db", "none", NULL}, "--db none"},
+        {{"1", "2", "--db", path, NULL}, "no slot that ran in both"},
+        {{"1", "1", "--db", path, "--threshold", NULL}, "--threshold needs a value"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *out = NULL, *err = NULL;
+        int code = run_diff(cases[i].args, &out, &err);
+        if (code != 2)
+            EB_FAIL("case %zu: exit %d, want 2 (%s)", i, code, err);
+        ASSERT_CONTAINS(err, cases[i].want);
+        ASSERT_CONTAINS(err, "edgebench: error: ");
+        /* exactly one line */
+        ASSERT_TRUE(strchr(err, '\n') == err + strlen(err) - 1);
+        free(out);
+        free(err);
+    }
+}
+
+EB_TEST(open_refuses_foreign_and_newer_databases)
+{
+    char path[600];
+    struct eb_history *h = NULL;
+    struct eb_diag d = {0};
+    /* a text file */
+    snprintf(path, sizeof(path), "%s/notes.txt", eb_test_tmpdir());
+    FILE *f = fopen(path, "w");
+    ASSERT_TRUE(f != NULL);
+    for (int i = 0; i < 100; i++)
+        fputs("not a database, just some text\n", f);
+    fclose(f);
+    ASSERT_EQ_INT(eb_history_open(path, 0, &h, &d), EB_ERR_FORMAT);
+    ASSERT_CONTAINS(d.msg, path);
+    eb_diag_clear(&d);
+    ASSERT_TRUE(eb_history_open(path, 1, &h, &d) != EB_OK); /* and never written to */
+    ASSERT_TRUE(h == NULL);
+    eb_diag_clear(&d);
+
+    /* a history database from a newer edgebench */
+    db_path(path, sizeof(path));
+    struct eb_history_run *run = calloc(1, sizeof(*run));
+    ASSERT_TRUE(run != NULL);
+    crafted_run(run, 100, 10.0, "native");
+    append(path, run);
+    sqlite3 *db = NULL;
+    ASSERT_TRUE(sqlite3_open(path, &db) == SQLITE_OK);
+    ASSERT_TRUE(sqlite3_exec(db, "UPDATE meta SET value = '99' WHERE key = 'schema_version'", NULL,
+                             NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    ASSERT_EQ_INT(eb_history_open(path, 1, &h, &d), EB_ERR_FORMAT);
+    ASSERT_CONTAINS(d.msg, "history schema 99, newer than this edgebench's 1");
+    eb_history_run_fini(run);
+    free(run);
+}
+
+EB_TEST(default_path_follows_xdg_and_none_disables)
+{
+    char buf[4096];
+    struct eb_diag d = {0};
+    ASSERT_EQ_INT(eb_history_path("none", buf, sizeof(buf), &d), 0);
+    ASSERT_STREQ(buf, "");
+    ASSERT_EQ_INT(eb_history_path("/x/h.db", buf, sizeof(buf), &d), 1);
+    ASSERT_STREQ(buf, "/x/h.db");
+    setenv("XDG_DATA_HOME", "/data/me", 1);
+    ASSERT_EQ_INT(eb_history_path(NULL, buf, sizeof(buf), &d), 1);
+    ASSERT_STREQ(buf, "/data/me/edgebench/history.db");
+    setenv("XDG_DATA_HOME", "relative/ignored", 1);
+    setenv("HOME", "/home/me", 1);
+    ASSERT_EQ_INT(eb_history_path(NULL, buf, sizeof(buf), &d), 1);
+    ASSERT_STREQ(buf, "/home/me/.local/share/edgebench/history.db");
+    unsetenv("XDG_DATA_HOME");
+    unsetenv("HOME");
+    ASSERT_EQ_INT(eb_history_path(NULL, buf, sizeof(buf), &d), -1);
+    ASSERT_CONTAINS(d.msg, "give --db PATH");
+}
+
+EB_TEST(record_from_result_carries_verdict_and_stats)
+{
+    struct eb_run_result r;
+    eb_run_result_init(&r);
+    r.version = "0.1.0";
+    snprintf(r.mode, sizeof(r.mode), "thermal");
+    snprintf(r.started_at, sizeof(r.started_at), "2025-03-01T10:20:30Z");
+    r.criteria =
+        (struct eb_validity_criteria){.min_frames = 200, .min_duration_s = 10, .max_cov_pct = 5};
+    struct eb_slot_result *s = &r.slots[1];
+    s->status = EB_SLOT_OK;
+    snprintf(s->model_path, sizeof(s->model_path), "/m/t.onnx");
+    snprintf(s->backend, sizeof(s->backend), "ort");
+    snprintf(s->device, sizeof(s->device), "cpu");
+    s->frames_measured = 100;
+    s->wall_s = 2.0;
+    s->throughput_fps = 50.0;
+    crafted_stats(&s->stages[EB_STAGE_E2E], 100, 20.0);
+    r.sys.tegrastats_used = 1;
+    r.sys.energy_mj = 5000.0; /* 50 mJ per frame */
+    eb_report_finish(&r);
+    struct eb_history_run *rec = calloc(1, sizeof(*rec));
+    ASSERT_TRUE(rec != NULL);
+    struct eb_env_facts env;
+    eb_report_env_facts(&env);
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_history_from_result(&r, NULL, &env, "0.1.0", "1.30.0", rec, &d));
+    ASSERT_STREQ(rec->verdict, "INVALID");
+    ASSERT_CONTAINS(rec->reasons, "slot thermal: 100 measured frames, fewer than --min_frames");
+    ASSERT_STREQ(rec->slots[1].verdict, "INVALID");
+    ASSERT_STREQ(rec->slots[1].status, "ok");
+    ASSERT_STREQ(rec->slots[0].status, "skipped");
+    ASSERT_STREQ(rec->slots[0].verdict, "");
+    ASSERT_NEAR(rec->energy_per_frame_mj, 50.0, 1e-9);
+    ASSERT_NEAR(rec->slots[1].energy_per_frame_mj, 50.0, 1e-9); /* the only slot that ran */
+    ASSERT_NEAR(rec->slots[1].stages[EB_STAGE_E2E].p50, s->stages[EB_STAGE_E2E].p50, 0);
+    ASSERT_STREQ(rec->ort_version, "1.30.0");
+    ASSERT_EQ_INT(strlen(rec->fingerprint), 16);
+    ASSERT_STREQ(rec->hostname, env.hostname);
+    ASSERT_TRUE(rec->config_json == NULL);
+    eb_history_run_fini(rec);
+    free(rec);
+    eb_run_result_fini(&r);
+}
