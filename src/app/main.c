@@ -12,6 +12,7 @@
 
 #include "eb/backend.h"
 #include "eb/log.h"
+#include "harness/compare.h"
 #include "harness/config.h"
 #include "harness/history.h"
 #include "harness/model_plan.h"
@@ -64,6 +65,8 @@ static void print_help(FILE *fp)
             "memory\n"
             "  edgebench val --model PATH --data DIR   COCO mAP of a model on a dataset (COCO,\n"
             "                                     YOLO or VOC); val --help\n"
+            "  edgebench compare [options]        sweep models x backends x precisions x imgsz x\n"
+            "                                     devices into one table (compare --help)\n"
             "  edgebench tegrastats [--summary] FILE|-   parse a tegrastats log to JSON lines\n"
             "  edgebench backends                 list inference backends and their status\n"
             "  edgebench history [options]        list the runs recorded in the history database\n"
@@ -154,6 +157,18 @@ static int cmd_val(int argc, char **argv, const char *command_line)
     return eb_val_main(argc, argv, &env);
 }
 
+static int cmd_compare(int argc, char **argv, const char *command_line)
+{
+    install_signals();
+    av_log_set_level(AV_LOG_FATAL); /* as cmd_val */
+    struct eb_compare_env env = {.stop = &g_stop,
+                                 .command_line = command_line,
+                                 .version = EB_VERSION,
+                                 .out = stdout,
+                                 .err = stderr};
+    return eb_compare_main(argc, argv, &env);
+}
+
 static int cmd_backends(void)
 {
     int any = 0;
@@ -204,6 +219,8 @@ int main(int argc, char **argv)
         return cmd_backends();
     if (strcmp(cmd, "val") == 0)
         return cmd_val(argc - 2, argv + 2, command_line);
+    if (strcmp(cmd, "compare") == 0)
+        return cmd_compare(argc - 2, argv + 2, command_line);
     if (strcmp(cmd, "history") == 0)
         return eb_history_main(argc - 2, argv + 2, stdout, stderr);
     if (strcmp(cmd, "diff") == 0)

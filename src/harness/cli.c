@@ -237,6 +237,77 @@ static enum eb_status check_source(const char *flag, const char *text, struct eb
     return st;
 }
 
+const char *eb_config_slot_data(const struct eb_config *cfg, int slot)
+{
+    const int mine = cfg->mode == EB_MODE_DUAL || (cfg->mode == EB_MODE_RGB) == (slot == 0);
+    if (!mine)
+        return NULL;
+    const char *own = slot == 0 ? cfg->rgb_data : cfg->thermal_data;
+    return own != NULL || cfg->mode == EB_MODE_DUAL ? own : cfg->data;
+}
+
+const char *eb_config_slot_class_map(const struct eb_config *cfg, int slot)
+{
+    const char *own = slot == 0 ? cfg->rgb_class_map : cfg->thermal_class_map;
+    return own != NULL ? own : cfg->class_map;
+}
+
+/* --data, --rgb_data, --thermal_data and the class maps. */
+static enum eb_status check_data(const struct eb_config *cfg, struct eb_diag *diag)
+{
+    static const char *const names[] = {"rgb", "thermal"};
+    const char *const given[] = {cfg->data, cfg->rgb_data, cfg->thermal_data};
+    static const char *const flags[] = {"data", "rgb_data", "thermal_data"};
+    int any = 0;
+    for (int k = 0; k < 3; k++) {
+        if (given[k] != NULL && given[k][0] == '\0')
+            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                                "--%s needs a dataset folder (COCO, YOLO or VOC)", flags[k]);
+        any |= given[k] != NULL;
+    }
+    if (cfg->mode == EB_MODE_DUAL && cfg->data != NULL)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "--mode dual takes --rgb_data DIR and --thermal_data DIR, not --data");
+    if (cfg->mode != EB_MODE_DUAL) {
+        const int rgb = cfg->mode == EB_MODE_RGB;
+        const char *own = rgb ? cfg->rgb_data : cfg->thermal_data;
+        const char *other = rgb ? cfg->thermal_data : cfg->rgb_data;
+        if (other != NULL)
+            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                                "--%s is for the other slot; --mode %s takes --data DIR",
+                                rgb ? "thermal_data" : "rgb_data", names[rgb ? 0 : 1]);
+        if (own != NULL && cfg->data != NULL)
+            return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "give --data or --%s_data, not both",
+                                names[rgb ? 0 : 1]);
+    }
+    if (any && cfg->model0 == NULL && cfg->model1 == NULL)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "--data scores a model's detections; give --model0 PATH (rgb) or "
+                            "--model1 PATH (thermal): the embedded default has random weights");
+    for (int i = 0; i < 2; i++) {
+        const char *data = eb_config_slot_data(cfg, i);
+        const char *src =
+            cfg->mode == EB_MODE_DUAL
+                ? (i == 0 ? cfg->rgb_source : cfg->thermal_source)
+                : (cfg->source ? cfg->source : (i == 0 ? cfg->rgb_source : cfg->thermal_source));
+        if (data != NULL && src != NULL)
+            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                                "slot %s: give a source or a dataset, not both (the dataset's "
+                                "images are the source)",
+                                names[i]);
+        const char *own_map = i == 0 ? cfg->rgb_class_map : cfg->thermal_class_map;
+        if (own_map != NULL && data == NULL)
+            return eb_diag_fail(
+                diag, EB_ERR_INVALID_ARG,
+                "--%s_class_map maps onto a dataset's classes; give --%s DIR too", names[i],
+                cfg->mode == EB_MODE_DUAL ? (i ? "thermal_data" : "rgb_data") : "data");
+    }
+    if (cfg->class_map != NULL && !any)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "--class_map maps onto a dataset's classes; give --data DIR too");
+    return EB_OK;
+}
+
 static enum eb_status check_cross(const struct eb_config *cfg, struct eb_diag *diag)
 {
     int any_model = cfg->model0 != NULL || cfg->model1 != NULL;
@@ -264,10 +335,11 @@ static enum eb_status check_cross(const struct eb_config *cfg, struct eb_diag *d
         if (cfg->source != NULL && slot_src != NULL)
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "give --source or --%s, not both",
                                 rgb ? "rgb_source" : "thermal_source");
-        if (any_model && cfg->source == NULL && slot_src == NULL)
+        if (any_model && cfg->source == NULL && slot_src == NULL &&
+            eb_config_slot_data(cfg, rgb ? 0 : 1) == NULL)
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                                 "--mode %s needs --source SPEC (image_dir=PATH, video=PATH, "
-                                "camera=N or synthetic=WxH[@FPS])",
+                                "camera=N or synthetic=WxH[@FPS]) or --data DIR",
                                 rgb ? "rgb" : "thermal");
         break;
     }
@@ -276,13 +348,15 @@ static enum eb_status check_cross(const struct eb_config *cfg, struct eb_diag *d
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                                 "--mode dual takes --rgb_source SPEC and --thermal_source SPEC, "
                                 "not --source");
-        if (any_model && cfg->rgb_source == NULL)
+        if (any_model && cfg->rgb_source == NULL && cfg->rgb_data == NULL)
+            return eb_diag_fail(
+                diag, EB_ERR_INVALID_ARG,
+                "--mode dual needs --rgb_source SPEC (or --rgb_data DIR) for slot 0 "
+                "(rgb)");
+        if (any_model && cfg->thermal_source == NULL && cfg->thermal_data == NULL)
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                                "--mode dual needs --rgb_source SPEC for slot 0 (rgb)");
-        if (any_model && cfg->thermal_source == NULL)
-            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                                "--mode dual needs --thermal_source SPEC for slot 1 (thermal); "
-                                "use --mode rgb for one stream");
+                                "--mode dual needs --thermal_source SPEC (or --thermal_data DIR) "
+                                "for slot 1 (thermal); use --mode rgb for one stream");
         break;
     default: break;
     }
@@ -336,10 +410,15 @@ enum eb_status eb_config_parse(int argc, char **argv, struct eb_config *cfg, int
         st = set_opt(o, value ? value : "1", cfg, log, diag);
         if (st != EB_OK)
             return st;
+        if (strcmp(o->name, "conf") == 0)
+            cfg->conf_given = 1;
     }
     if ((st = check_source("source", cfg->source, diag)) != EB_OK ||
         (st = check_source("rgb_source", cfg->rgb_source, diag)) != EB_OK ||
         (st = check_source("thermal_source", cfg->thermal_source, diag)) != EB_OK)
+        return st;
+    /* The dataset options first: --data changes what check_cross asks for. */
+    if ((st = check_data(cfg, diag)) != EB_OK)
         return st;
     return check_cross(cfg, diag);
 }

@@ -30,6 +30,12 @@ struct eb_config {
     const char *thermal_source;
     const char *model0;
     const char *model1;
+    const char *data; /* --data DIR (single-slot modes); NULL = no accuracy */
+    const char *rgb_data;
+    const char *thermal_data;
+    const char *class_map;
+    const char *rgb_class_map;
+    const char *thermal_class_map;
     double gpu_mem_limit_gb;
     int64_t frames;
     int64_t warmup; /* frames, or EB_WARMUP_AUTO (harness/validity.h) for `--warmup auto` */
@@ -58,6 +64,7 @@ struct eb_config {
     const char *ort_lib;
     int verbose;
     int quiet;
+    int conf_given; /* --conf was on the command line (not an option row: set by the parser) */
 };
 
 /** Fills every field with its default from cli_opts.def. */
@@ -85,6 +92,17 @@ int eb_config_option_takes_value(const char *name, size_t len);
  * command's own options beside run's.
  */
 int eb_config_match_option(const char *arg, const char *name, const char **value_out);
+
+/**
+ * The dataset folder of slot `slot` (0 rgb, 1 thermal): --rgb_data/--thermal_data, or --data
+ * for the slot of a single-slot mode; NULL when the slot has none or the mode does not run it.
+ * Borrowed from the configuration.
+ */
+const char *eb_config_slot_data(const struct eb_config *cfg, int slot);
+
+/** The class-map file of slot `slot`: --rgb_class_map/--thermal_class_map, else --class_map;
+ *  NULL = map by name. Borrowed. */
+const char *eb_config_slot_class_map(const struct eb_config *cfg, int slot);
 
 /** Prints `edgebench run --help` (every option with default and range). */
 void eb_config_print_help(FILE *fp);

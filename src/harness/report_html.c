@@ -1072,6 +1072,57 @@ static void write_slot_charts(const struct eb_slot_result *s, FILE *fp)
     free(e2e);
 }
 
+/* An AP with 4 decimals, or "n/a" where the scored images hold no box of it (-1). */
+static const char *fmt_ap(char *buf, size_t n, double v)
+{
+    return fmtd(buf, n, v >= 0 ? v : NAN, 4);
+}
+
+/* "Accuracy" (--data): the COCO metrics of the measured frames and one row per class. */
+static void write_accuracy(const struct eb_slot_result *s, FILE *fp)
+{
+    const struct eb_accuracy_result *a = s->accuracy;
+    char b[6][32];
+    if (a == NULL)
+        return;
+    fputs("<h3>Accuracy</h3>\n<p>COCO bbox metrics (pycocotools' definitions, as edgebench val) "
+          "of the measured frames on ",
+          fp);
+    put(fp, a->dataset);
+    fprintf(fp,
+            " (%s): %llu of %llu images scored, %llu boxes; detections at conf %g (%s); "
+            "%llu of %llu classes mapped %s; detections in ",
+            a->format, (unsigned long long)a->images, (unsigned long long)a->dataset_images,
+            (unsigned long long)a->gt_boxes, a->conf,
+            a->conf_default ? "no --conf: the customary mAP threshold" : "--conf",
+            (unsigned long long)a->classes_mapped, (unsigned long long)a->model_classes,
+            a->class_map[0] ? "by the class map" : "by name");
+    put(fp, a->detections_file);
+    fputs(".</p>\n<table>\n<thead><tr><th>mAP50-95</th><th>mAP50</th><th>mAP75</th>"
+          "<th>AP small</th><th>AP medium</th><th>AP large</th></tr></thead>\n",
+          fp);
+    fprintf(fp,
+            "<tbody><tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>"
+            "</tbody>\n</table>\n",
+            fmt_ap(b[0], 32, a->map50_95), fmt_ap(b[1], 32, a->map50), fmt_ap(b[2], 32, a->map75),
+            fmt_ap(b[3], 32, a->ap_small), fmt_ap(b[4], 32, a->ap_medium),
+            fmt_ap(b[5], 32, a->ap_large));
+    fputs("<table>\n<thead><tr><th>Class</th><th>Boxes</th><th>Detections</th><th>AP50-95</th>"
+          "<th>AP50</th></tr></thead>\n<tbody>\n",
+          fp);
+    for (size_t i = 0; i < a->n_per_class; i++) {
+        const struct eb_accuracy_class *c = &a->per_class[i];
+        if (c->ap < 0)
+            continue;
+        fputs("<tr><td>", fp);
+        put(fp, c->name);
+        fprintf(fp, "</td><td>%llu</td><td>%llu</td><td>%s</td><td>%s</td></tr>\n",
+                (unsigned long long)c->gt, (unsigned long long)c->dets, fmt_ap(b[0], 32, c->ap),
+                fmt_ap(b[1], 32, c->ap50));
+    }
+    fputs("</tbody>\n</table>\n", fp);
+}
+
 static void write_slot(const struct eb_slot_result *s, FILE *fp)
 {
     fprintf(fp, "<section id=\"slot-%d\">\n<h2>Slot %d: %s</h2>\n<p>Status: ", s->index, s->index,
@@ -1100,6 +1151,7 @@ static void write_slot(const struct eb_slot_result *s, FILE *fp)
         latency_row(fp, "solo inference", &s->solo_infer);
     }
     latency_end(fp);
+    write_accuracy(s, fp);
     write_slot_charts(s, fp);
     fputs("</section>\n", fp);
 }

@@ -213,6 +213,63 @@ static void write_prof_row(struct eb_json_writer *w, const struct eb_op_profile 
     eb_json_obj_end(w);
 }
 
+/* An AP, or null where the scored images hold no box (coco_eval's -1). */
+static void kap(struct eb_json_writer *w, const char *key, double v)
+{
+    eb_json_knum(w, key, v >= 0 ? v : NAN);
+}
+
+/* "accuracy": null without --data (docs/report-schema.md). */
+static void write_accuracy(struct eb_json_writer *w, const struct eb_slot_result *s)
+{
+    const struct eb_accuracy_result *a = s->accuracy;
+    eb_json_key(w, "accuracy");
+    if (a == NULL) {
+        eb_json_null(w);
+        return;
+    }
+    eb_json_obj_begin(w);
+    eb_json_kstr(w, "dataset", a->dataset);
+    eb_json_kstr(w, "format", a->format);
+    kstr_or_null(w, "class_map", a->class_map);
+    kuint(w, "dataset_images", a->dataset_images);
+    kuint(w, "images", a->images);
+    kuint(w, "images_undecodable", a->images_undecodable);
+    kuint(w, "gt_boxes", a->gt_boxes);
+    kuint(w, "crowd_regions", a->crowd_regions);
+    kuint(w, "detections", a->detections);
+    kuint(w, "detections_dropped", a->detections_dropped);
+    kuint(w, "classes_mapped", a->classes_mapped);
+    kuint(w, "model_classes", a->model_classes);
+    eb_json_kbool(w, "class_names_assumed_coco", a->names_assumed);
+    eb_json_knum(w, "conf", a->conf);
+    eb_json_kstr(w, "conf_source",
+                 a->conf_default ? "default for --data (0.001, as val)" : "--conf");
+    kap(w, "map50_95", a->map50_95);
+    kap(w, "map50", a->map50);
+    kap(w, "map75", a->map75);
+    kap(w, "ap_small", a->ap_small);
+    kap(w, "ap_medium", a->ap_medium);
+    kap(w, "ap_large", a->ap_large);
+    eb_json_key(w, "per_class");
+    eb_json_arr_begin(w);
+    for (size_t i = 0; i < a->n_per_class; i++) {
+        const struct eb_accuracy_class *c = &a->per_class[i];
+        eb_json_obj_begin(w);
+        eb_json_kint(w, "category_id", c->category_id);
+        eb_json_kstr(w, "name", c->name);
+        kuint(w, "gt", c->gt);
+        kuint(w, "images", c->images);
+        kuint(w, "dets", c->dets);
+        kap(w, "ap", c->ap);
+        kap(w, "ap50", c->ap50);
+        eb_json_obj_end(w);
+    }
+    eb_json_arr_end(w);
+    eb_json_kstr(w, "detections_file", a->detections_file);
+    eb_json_obj_end(w);
+}
+
 /* "profile": null unless --profile collected one (docs/report-schema.md). */
 static void write_profile(struct eb_json_writer *w, const struct eb_slot_result *s)
 {
@@ -355,6 +412,7 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
 
     write_profile(w, s);
     kstr_or_null(w, "profile_note", s->profile_note);
+    write_accuracy(w, s);
 
     eb_json_key(w, "samples");
     eb_json_obj_begin(w);

@@ -307,6 +307,52 @@ static void write_detections(const struct eb_slot_result *s, FILE *fp)
     free(sorted);
 }
 
+/* An AP with 4 decimals, or "n/a" where the scored images hold no box of it (-1). */
+static const char *fmt_ap(char *buf, size_t n, double v)
+{
+    return fmtd(buf, n, v >= 0 ? v : NAN, 4);
+}
+
+/* "### Accuracy" (--data): the COCO metrics of the measured frames and one row per class. */
+static void write_accuracy(const struct eb_slot_result *s, FILE *fp)
+{
+    const struct eb_accuracy_result *a = s->accuracy;
+    char b[6][32];
+    if (a == NULL)
+        return;
+    fputs("### Accuracy\n\n", fp);
+    fputs("COCO bbox metrics (pycocotools' definitions, as `edgebench val`) of the measured "
+          "frames on ",
+          fp);
+    put_text(fp, a->dataset);
+    fprintf(fp,
+            " (%s): %llu of %llu images scored (the first in the dataset's order, each once), "
+            "%llu boxes; detections at conf %g (%s); classes: %llu of %llu mapped %s; "
+            "detections in `%s`.\n\n",
+            a->format, (unsigned long long)a->images, (unsigned long long)a->dataset_images,
+            (unsigned long long)a->gt_boxes, a->conf,
+            a->conf_default ? "no --conf: the customary mAP threshold" : "--conf",
+            (unsigned long long)a->classes_mapped, (unsigned long long)a->model_classes,
+            a->class_map[0] ? "by the class map" : "by name", a->detections_file);
+    fputs("| mAP50-95 | mAP50 | mAP75 | AP small | AP medium | AP large |\n"
+          "|---:|---:|---:|---:|---:|---:|\n",
+          fp);
+    fprintf(fp, "| %s | %s | %s | %s | %s | %s |\n\n", fmt_ap(b[0], 32, a->map50_95),
+            fmt_ap(b[1], 32, a->map50), fmt_ap(b[2], 32, a->map75), fmt_ap(b[3], 32, a->ap_small),
+            fmt_ap(b[4], 32, a->ap_medium), fmt_ap(b[5], 32, a->ap_large));
+    fputs("| Class | Boxes | Detections | AP50-95 | AP50 |\n|---|---:|---:|---:|---:|\n", fp);
+    for (size_t i = 0; i < a->n_per_class; i++) {
+        const struct eb_accuracy_class *c = &a->per_class[i];
+        if (c->ap < 0)
+            continue;
+        fputs("| ", fp);
+        put_text(fp, c->name);
+        fprintf(fp, " | %llu | %llu | %s | %s |\n", (unsigned long long)c->gt,
+                (unsigned long long)c->dets, fmt_ap(b[0], 32, c->ap), fmt_ap(b[1], 32, c->ap50));
+    }
+    fputs("\n", fp);
+}
+
 /* The model's MFU and the peak it is measured against, or why there is none. */
 static void write_mfu_line(const struct eb_profile_result *p, FILE *fp)
 {
@@ -427,6 +473,7 @@ static void write_slot(const struct eb_run_result *r, const struct eb_slot_resul
     latency_note(fp);
 
     write_detections(s, fp);
+    write_accuracy(s, fp);
     write_profile(s, fp);
 
     fputs("### Memory\n\n", fp);

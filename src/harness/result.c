@@ -43,7 +43,17 @@ void eb_run_result_fini(struct eb_run_result *r)
         free(r->slots[i].records);
         r->slots[i].records = NULL;
         r->slots[i].n_records = 0;
+        eb_accuracy_result_destroy(r->slots[i].accuracy);
+        r->slots[i].accuracy = NULL;
     }
+}
+
+void eb_accuracy_result_destroy(struct eb_accuracy_result *a)
+{
+    if (a == NULL)
+        return;
+    free(a->per_class);
+    free(a);
 }
 
 void eb_run_result_warn(struct eb_run_result *r, const char *fmt, ...)

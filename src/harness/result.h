@@ -115,6 +115,40 @@ void eb_profile_result_build(const struct eb_backend_profile *prof, double infer
                              const struct eb_backend_device_info *dev,
                              struct eb_profile_result *out);
 
+/** One evaluated dataset category of a slot's accuracy. */
+struct eb_accuracy_class {
+    int64_t category_id;
+    char name[64]; /* the dataset's name */
+    uint64_t gt;   /* non-crowd boxes in the scored images */
+    uint64_t images, dets;
+    double ap, ap50; /* -1 when the scored images hold no box of the class */
+};
+
+/** `run --data`: COCO metrics of a slot's measured frames (harness/accuracy.h). */
+struct eb_accuracy_result {
+    char dataset[4096];   /* the --data folder */
+    char format[8];       /* "coco", "yolo", "voc" */
+    char class_map[4096]; /* the class-map file, "" = by name */
+    uint64_t dataset_images;
+    uint64_t images;             /* scored: the distinct dataset images of the measured frames,
+                                    the first `images` of the dataset's order */
+    uint64_t images_undecodable; /* of those, skipped by the source (their boxes count as missed) */
+    uint64_t gt_boxes, crowd_regions;
+    uint64_t detections;         /* scored detections of mapped classes */
+    uint64_t detections_dropped; /* of unmapped model classes */
+    uint64_t classes_mapped, model_classes;
+    int names_assumed; /* the model has no names: the 80 COCO names were assumed */
+    double conf;       /* the threshold the slot detected at */
+    int conf_default;  /* 1: 0.001 because --conf was not given */
+    double map50_95, map50, map75, ap_small, ap_medium, ap_large; /* -1: no box */
+    struct eb_accuracy_class *per_class; /* n_per_class, ascending category id; owned */
+    size_t n_per_class;
+    char detections_file[64]; /* in the run folder */
+};
+
+/** Frees an accuracy result. Accepts NULL. */
+void eb_accuracy_result_destroy(struct eb_accuracy_result *a);
+
 struct eb_slot_result {
     int index;        /* 0 or 1 */
     const char *name; /* "rgb" or "thermal" (static) */
@@ -184,6 +218,9 @@ struct eb_slot_result {
     char profile_note[256];           /* why a requested profile is absent (a report warning) */
 
     struct eb_validity validity; /* the slot's verdict (eb_report_finish); skipped: not judged */
+
+    /* --data: accuracy of the measured frames; owned (eb_run_result_fini); NULL = no --data */
+    struct eb_accuracy_result *accuracy;
 };
 
 struct eb_pair_result {

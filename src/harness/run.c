@@ -9,6 +9,7 @@
 #include "eb/clock.h"
 #include "eb/engine.h"
 #include "eb/thread.h"
+#include "harness/accuracy.h"
 #include "harness/history.h"
 #include "harness/report.h"
 #include "harness/run.h"
@@ -34,6 +35,8 @@ struct run_ctx {
     uint8_t *model_bytes[EB_NUM_SLOTS]; /* embedded default models, owned */
     size_t model_len[EB_NUM_SLOTS];
     char model_label[EB_NUM_SLOTS][64];
+    struct eb_accuracy *acc[EB_NUM_SLOTS]; /* --data of the slot, owned; NULL = none */
+    char data_source[EB_NUM_SLOTS][EB_SOURCE_PATH_MAX + 16];
     struct eb_run_result result;
 };
 
@@ -159,6 +162,17 @@ static void setup_slots(struct run_ctx *rc)
             su.source_text = i == 0 ? EB_DEFAULT_RGB_SOURCE : EB_DEFAULT_THERMAL_SOURCE;
         su.synth_style = i == 0 ? EB_SYNTH_RGB : EB_SYNTH_THERMAL;
         eb_run_model_setup(cfg, &rc->log, &su);
+        if (rc->acc[i] != NULL) {
+            /* The dataset's images are the source; "image_dir=DIR" only names it. */
+            snprintf(rc->data_source[i], sizeof(rc->data_source[i]), "image_dir=%s",
+                     rc->acc[i]->data_dir);
+            su.source_text = rc->data_source[i];
+            su.files = rc->acc[i]->files;
+            su.n_files = rc->acc[i]->ds->n_images;
+            su.accuracy = rc->acc[i];
+            if (!cfg->conf_given)
+                su.conf = (float)EB_RUN_DATA_CONF;
+        }
         su.frames = cfg->frames;
         su.warmup = cfg->warmup;
         su.warmup_s = cfg->warmup_s;
@@ -364,6 +378,61 @@ static void banner(struct run_ctx *rc)
                                       : "per-frame monitoring of process RSS");
 }
 
+/* --data: each slot's dataset, loaded before anything is written (a bad folder is a usage
+ * error). */
+static enum eb_status load_datasets(struct run_ctx *rc, struct eb_diag *diag)
+{
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        const char *data = eb_config_slot_data(rc->cfg, i);
+        if (data == NULL)
+            continue;
+        enum eb_status st =
+            eb_accuracy_create(data, eb_config_slot_class_map(rc->cfg, i), &rc->acc[i], diag);
+        if (st != EB_OK) {
+            eb_diag_prefix(diag, "slot %s: ", i == 0 ? "rgb" : "thermal");
+            return st;
+        }
+    }
+    return EB_OK;
+}
+
+/* --data: scores each slot's measured frames and writes detections_<slot>.json. */
+static void score_datasets(struct run_ctx *rc)
+{
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        struct eb_slot *s = &rc->slots[i];
+        struct eb_slot_result *r = &rc->result.slots[i];
+        if (rc->acc[i] == NULL || !rc->active[i])
+            continue;
+        snprintf(r->source, sizeof(r->source), "data=%s", rc->acc[i]->data_dir);
+        if (s->status != EB_SLOT_OK || r->frames_measured == 0 || rc->acc[i]->n_scored == 0)
+            continue;
+        char name[64], path[4200];
+        snprintf(name, sizeof(name), "detections_%s.json", s->name);
+        snprintf(path, sizeof(path), "%s/%s", rc->dir, name);
+        struct eb_diag d = {0};
+        const double conf = rc->cfg->conf_given ? rc->cfg->conf : EB_RUN_DATA_CONF;
+        if (eb_accuracy_finish(rc->acc[i], path, name, conf, !rc->cfg->conf_given, &r->accuracy,
+                               &d) != EB_OK) {
+            eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s: accuracy: %s", s->name, d.msg);
+            eb_run_result_warn(&rc->result, "slot %s: accuracy not scored: %.200s", s->name, d.msg);
+            continue;
+        }
+        const struct eb_accuracy_result *a = r->accuracy;
+        eb_log_msg(&rc->log, EB_LOG_INFO,
+                   "slot %s: accuracy on %llu of %llu images of %s at conf %g: mAP50-95 %.4f, "
+                   "mAP50 %.4f (%s)",
+                   s->name, (unsigned long long)a->images, (unsigned long long)a->dataset_images,
+                   a->dataset, a->conf, a->map50_95, a->map50, name);
+        if (a->images < a->dataset_images)
+            eb_run_result_warn(&rc->result,
+                               "slot %s: accuracy over the %llu measured images of %llu (the "
+                               "first in the dataset's order); --frames 0 scores them all",
+                               s->name, (unsigned long long)a->images,
+                               (unsigned long long)a->dataset_images);
+    }
+}
+
 /* Each used slot's model fingerprint: SHA-256 and size of the file, or of the embedded bytes. */
 static void fingerprint_models(struct run_ctx *rc)
 {
@@ -474,8 +543,18 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     eb_clock_iso8601(wall0, res->started_at, sizeof(res->started_at));
 
     struct eb_diag diag = {0};
+    if (load_datasets(rc, &diag) != EB_OK) {
+        fprintf(env->console, "edgebench: error: %s\n", diag.msg);
+        for (int i = 0; i < EB_NUM_SLOTS; i++)
+            eb_accuracy_destroy(rc->acc[i]);
+        eb_runlog_fini(&rc->rl);
+        free(rc);
+        return EB_EXIT_USAGE;
+    }
     if (make_run_dir(rc, &diag) != EB_OK) {
         fprintf(env->console, "edgebench: error: %s\n", diag.msg);
+        for (int i = 0; i < EB_NUM_SLOTS; i++)
+            eb_accuracy_destroy(rc->acc[i]);
         eb_runlog_fini(&rc->rl);
         free(rc);
         return EB_EXIT_NOTHING_RAN;
@@ -509,6 +588,28 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
                        s->probe.version[0] ? "onnxruntime" : s->setup.backend->name,
                        s->probe.version, s->in_c, s->in_h, s->in_w, eb_dtype_name(s->in_dtype),
                        eb_yolo_layout_name(s->layout.layout), s->num_classes);
+            struct eb_accuracy *acc = rc->acc[i];
+            if (acc != NULL && eb_accuracy_bind(acc, s->info.class_names, s->info.n_class_names,
+                                                s->num_classes, &s->diag) != EB_OK) {
+                s->status = EB_SLOT_FAILED;
+                eb_diag_prefix(&s->diag, "--data %s: ", acc->data_dir);
+            } else if (acc != NULL) {
+                eb_log_msg(&rc->log, EB_LOG_INFO,
+                           "slot %s: dataset %s (%s, %zu images): %zu of %zu model classes "
+                           "mapped %s; detections at conf %g%s",
+                           s->name, acc->data_dir, eb_dataset_format_name(acc->ds->format),
+                           acc->ds->n_images, acc->map.n_mapped, acc->map.n_classes,
+                           acc->map.from_file ? "by the class map" : "by name",
+                           (double)s->setup.conf,
+                           cfg->conf_given ? " (--conf)" : " (no --conf: the mAP threshold)");
+                if (!cfg->conf_given)
+                    eb_run_result_warn(res,
+                                       "slot %s: --data without --conf: detections at conf %g as "
+                                       "for mAP (edgebench val); the postprocess stage then "
+                                       "includes NMS over low-score boxes (give --conf to time "
+                                       "a deployment threshold)",
+                                       s->name, (double)s->setup.conf);
+            }
         }
         if (s->status == EB_SLOT_FAILED)
             eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", s->name, s->diag.msg);
@@ -603,6 +704,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             r->interference_ratio_infer = si.p50 > 0 ? r->stages[EB_STAGE_INFER].p50 / si.p50 : NAN;
         }
     }
+    score_datasets(rc);
     summarize_pair(rc);
     summarize_memory(rc);
     fingerprint_models(rc);
@@ -664,6 +766,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     for (int i = 0; i < EB_NUM_SLOTS; i++) {
         eb_slot_fini(&rc->slots[i]);
         free(rc->model_bytes[i]);
+        eb_accuracy_destroy(rc->acc[i]);
     }
     eb_run_result_fini(res);
     eb_runlog_fini(&rc->rl);

@@ -16,6 +16,10 @@
 #define EB_EXIT_SLOT_FAILED 3
 #define EB_EXIT_INTERRUPTED 130
 
+/* --data without --conf: the slot detects at this threshold, customary for mAP (as val's
+ * EB_VAL_CONF_DEFAULT). */
+#define EB_RUN_DATA_CONF 0.001
+
 struct eb_run_env {
     atomic_int *stop;           /* non-zero (the signal number) to stop early; set by a signal
                                     handler, read by every thread (lock-free); borrowed */

@@ -392,7 +392,9 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
     struct eb_source_options so = {.max_frames = 0,
                                    .synth_style = su->synth_style,
                                    .seed = (uint32_t)(s->index + 1),
-                                   .log = su->log};
+                                   .log = su->log,
+                                   .files = su->files,
+                                   .n_files = su->n_files};
     int live = s->spec.kind == EB_SOURCE_CAMERA || s->spec.kind == EB_SOURCE_SYNTHETIC;
     int64_t target = su->frames > 0 ? su->frames : (live ? EB_SLOT_DEFAULT_LIVE_FRAMES : 0);
     s->rewindable = s->spec.kind != EB_SOURCE_CAMERA;
@@ -622,14 +624,24 @@ enum eb_status eb_slot_measure(struct eb_slot *s)
      * baseline pass before it). */
     if (s->setup.backend_cfg.profile)
         eb_backend_profile_reset(s->be);
+    if (s->setup.accuracy != NULL)
+        eb_accuracy_reset(s->setup.accuracy);
     s->phase_start_ns = eb_clock_ns();
-    size_t n = 0;
+    size_t n = 0, n_at_rewind = 0;
     while (n < s->cap_records && !atomic_load_explicit(s->setup.stop, memory_order_relaxed)) {
         struct eb_frame_record *rec = &s->records[n];
         struct eb_frame fr;
         uint64_t t0 = eb_clock_ns();
         eb_nvtx_push(&s->nvtx, nvtx_stage[s->index][NVTX_READ]);
         st = eb_source_next(s->src, &fr, &s->diag);
+        /* --data with more frames than images: the dataset loops (the rewind is timed as part
+           of the read, as a video that loops would be); a pass that delivered nothing ends. */
+        if (st == EB_ERR_END && s->setup.files != NULL && s->rewindable && n > n_at_rewind) {
+            n_at_rewind = n;
+            st = eb_source_rewind(s->src, &s->diag);
+            if (st == EB_OK)
+                st = eb_source_next(s->src, &fr, &s->diag);
+        }
         eb_nvtx_pop(&s->nvtx);
         if (st == EB_ERR_END) {
             eb_diag_clear(&s->diag);
@@ -661,6 +673,11 @@ enum eb_status eb_slot_measure(struct eb_slot *s)
             int c = s->dets.items[d].cls;
             s->class_counts[c >= 0 && c < s->num_classes ? c : s->num_classes]++;
         }
+        /* --data: outside the timed stages, like the memory sample below; an image seen again
+           (the dataset looping) adds nothing. */
+        if (s->setup.accuracy != NULL &&
+            (st = eb_accuracy_add(s->setup.accuracy, fr.file_index, &s->dets, &s->diag)) != EB_OK)
+            break;
         /* Memory is sampled every frame, outside the timed stages. */
         uint64_t mem = monitored_bytes(s);
         rec->mem_bytes = mem;

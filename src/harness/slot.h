@@ -10,6 +10,7 @@
 
 #include "eb/backend.h"
 #include "eb/nvtx.h"
+#include "harness/accuracy.h"
 #include "harness/result.h"
 #include "harness/source.h"
 #include "yolo/yolo.h"
@@ -36,6 +37,12 @@ struct eb_slot_setup {
     int unified;          /* monitored figure: system used (1) or process RSS (0) */
     const struct eb_log *log;
     atomic_int *stop; /* non-zero to stop after the current frame; borrowed */
+    /* --data: the source reads these files in this order (source_text then only names it),
+       loops over them when --frames asks for more, and every measured frame's detections go
+       to `accuracy`. All borrowed; NULL = no dataset. */
+    const char *const *files;
+    size_t n_files;
+    struct eb_accuracy *accuracy;
 };
 
 struct eb_slot {

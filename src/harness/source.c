@@ -432,7 +432,7 @@ enum eb_status eb_source_next(struct eb_source *src, struct eb_frame *frame_out,
                             "failed to read a frame: no source given; open one first");
     if (src->max_frames > 0 && src->delivered >= src->max_frames)
         return EB_ERR_END;
-    struct eb_frame f = {0};
+    struct eb_frame f = {.file_index = -1};
     enum eb_status st = src->ops->next(src, &f, diag);
     if (st != EB_OK)
         return st;

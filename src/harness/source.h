@@ -67,6 +67,11 @@ struct eb_source_options {
     enum eb_synth_style synth_style;
     uint32_t seed;            /* synthetic scenes */
     const struct eb_log *log; /* may be NULL; borrowed */
+    /* image_dir only: read these n_files image files, in this order, instead of listing
+       spec.path (a dataset's images; spec.path then only names the source and must exist).
+       Borrowed for eb_source_open, which copies the paths. NULL = list the folder. */
+    const char *const *files;
+    size_t n_files;
 };
 
 struct eb_frame {
@@ -78,6 +83,9 @@ struct eb_frame {
     int source_channels; /* 1 or 3 */
     const char *name;    /* file name (no folder) for image_dir, NULL otherwise; owned by the
                              source, valid until eb_source_destroy */
+    int64_t file_index;  /* image_dir: the file's position in the sorted listing (or in
+                            opts.files), so undecodable files skipped before it do not shift
+                            it; -1 for the other kinds */
 };
 
 struct eb_source;

@@ -29,6 +29,7 @@ struct imgdir {
     size_t n_names;
     size_t cursor; /* next name to try */
     int single;    /* spec.path is one image file */
+    int listed;    /* names are the caller's paths (opts.files), not folder entries */
     char path[EB_SOURCE_PATH_MAX + 512];
     uint8_t *file; /* bytes of the current file */
     size_t file_cap;
@@ -447,6 +448,36 @@ nomem:
     return st;
 }
 
+/* opts.files: the caller's image paths, in its order (a dataset's images). */
+static enum eb_status copy_files(struct eb_source *src, struct imgdir *d, struct eb_diag *diag)
+{
+    const char *dir = src->spec.path;
+    if (src->opts.n_files == 0)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to open source image_dir=%s: the image list is empty; give "
+                            "at least one image",
+                            dir);
+    d->names = calloc(src->opts.n_files, sizeof(*d->names));
+    if (d->names == NULL)
+        goto nomem;
+    for (size_t i = 0; i < src->opts.n_files; i++) {
+        if (strlen(src->opts.files[i]) >= sizeof(d->path))
+            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                                "failed to open source image_dir=%s: image path %.100s... is "
+                                "longer than %zu bytes",
+                                dir, src->opts.files[i], sizeof(d->path) - 1);
+        d->names[i] = strdup(src->opts.files[i]);
+        if (d->names[i] == NULL)
+            goto nomem;
+        d->n_names = i + 1;
+    }
+    d->listed = 1;
+    return EB_OK;
+nomem:
+    return eb_diag_fail(diag, EB_ERR_NOMEM,
+                        "failed to list image_dir=%s: out of memory; free memory", dir);
+}
+
 static enum eb_status imgdir_open(struct eb_source *src, struct eb_diag *diag)
 {
     const char *p = src->spec.path;
@@ -468,6 +499,8 @@ static enum eb_status imgdir_open(struct eb_source *src, struct eb_diag *diag)
                             "permissions",
                             p, strerror(err));
     }
+    if (src->opts.files != NULL)
+        return copy_files(src, d, diag);
     if (S_ISDIR(sb.st_mode))
         return list_dir(src, d, diag);
     if (!S_ISREG(sb.st_mode) || !eb_source__is_image_name(p))
@@ -495,8 +528,9 @@ static enum eb_status imgdir_next(struct eb_source *src, struct eb_frame *frame_
 {
     struct imgdir *d = src->impl;
     while (d->cursor < d->n_names) {
+        const size_t file_index = d->cursor;
         const char *name = d->names[d->cursor++];
-        if (d->single) {
+        if (d->single || d->listed) {
             snprintf(d->path, sizeof(d->path), "%s", name);
         } else {
             int n = snprintf(d->path, sizeof(d->path), "%s/%s", src->spec.path, name);
@@ -532,7 +566,8 @@ static enum eb_status imgdir_next(struct eb_source *src, struct eb_frame *frame_
         frame_out->stride = (size_t)dec.w * 3;
         frame_out->source_bits = dec.bits;
         frame_out->source_channels = dec.channels;
-        frame_out->name = d->single ? base_name(name) : name;
+        frame_out->name = d->single || d->listed ? base_name(name) : name;
+        frame_out->file_index = (int64_t)file_index;
         return EB_OK;
     }
     return EB_ERR_END;

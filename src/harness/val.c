@@ -12,9 +12,9 @@
 #include "eb/clock.h"
 #include "eb/engine.h"
 #include "eb/json.h"
-#include "eval/classmap.h"
 #include "eval/coco_eval.h"
 #include "eval/dataset.h"
+#include "harness/accuracy.h"
 #include "harness/config.h"
 #include "harness/run.h"
 #include "harness/slot.h"
@@ -49,18 +49,10 @@ struct val_ctx {
     struct val_opts o;
     struct eb_config cfg;
     struct eb_log log;
-    struct eb_dataset *ds;
+    struct eb_accuracy *acc; /* the dataset, class map and detections (shared with run --data) */
+    const struct eb_dataset *ds; /* acc->ds */
     struct eb_slot slot;
     int slot_ready;
-    struct eb_classmap map;
-    const char **model_names; /* num_classes entries, borrowed strings; NULL = unnamed */
-    size_t n_model_names;
-    int names_assumed; /* the model has no names: the COCO names were taken */
-    int64_t *cats;     /* evaluated category ids */
-    size_t n_cats;
-    struct eb_coco_det *dets;
-    size_t n_dets, cap_dets;
-    uint64_t dropped; /* detections of unmapped model classes */
     size_t undecodable, size_mismatch, done;
     double wall_s;
     char dir[4096];
@@ -241,114 +233,10 @@ static int is_regular_file(const char *path)
     return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
-/* The model's class names (from its metadata, else the COCO names for an 80-class head). */
-static enum eb_status model_names(struct val_ctx *vc, struct eb_diag *diag)
-{
-    const struct eb_slot *s = &vc->slot;
-    size_t nc = (size_t)s->num_classes;
-    vc->model_names = calloc(nc ? nc : 1, sizeof(*vc->model_names));
-    if (vc->model_names == NULL)
-        return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory");
-    vc->n_model_names = nc;
-    size_t n_coco = 0;
-    const char *const *coco = eb_model_coco_names(&n_coco);
-    for (size_t c = 0; c < nc; c++) {
-        if (c < s->info.n_class_names)
-            vc->model_names[c] = s->info.class_names[c];
-        else if (s->info.n_class_names == 0 && nc == n_coco)
-            vc->model_names[c] = coco[c];
-    }
-    vc->names_assumed = s->info.n_class_names == 0 && nc == n_coco;
-    return EB_OK;
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
-}
-
-/* The class map and the categories it reaches. EB_ERR_INVALID_ARG when nothing maps. */
-static enum eb_status build_map(struct val_ctx *vc, struct eb_diag *diag)
-{
-    enum eb_status st;
-    if (vc->o.class_map != NULL)
-        st = eb_classmap_read_file(vc->o.class_map, vc->model_names, vc->n_model_names, vc->ds,
-                                   &vc->map, diag);
-    else
-        st = eb_classmap_by_name(vc->model_names, vc->n_model_names, vc->ds, &vc->map, diag);
-    if (st != EB_OK)
-        return st;
-    if (vc->map.n_mapped == 0) {
-        char model[160] = "", data[160] = "";
-        size_t off = 0;
-        for (size_t c = 0; c < vc->n_model_names && c < 5 && off < sizeof(model); c++)
-            off += (size_t)snprintf(model + off, sizeof(model) - off, "%s%s", c ? ", " : "",
-                                    vc->model_names[c] ? vc->model_names[c] : "(unnamed)");
-        off = 0;
-        for (size_t c = 0; c < vc->ds->n_cats && c < 5 && off < sizeof(data); c++)
-            off += (size_t)snprintf(data + off, sizeof(data) - off, "%s%s", c ? ", " : "",
-                                    vc->ds->cats[c].name);
-        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                            "no class of the model (%s...) maps to a class of the dataset "
-                            "(%s...); give --class_map FILE with `model_class = dataset_class` "
-                            "lines",
-                            model, data);
-    }
-    vc->cats = malloc(vc->map.n_classes * sizeof(*vc->cats) + 1);
-    if (vc->cats == NULL)
-        return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory");
-    for (size_t c = 0; c < vc->map.n_classes; c++)
-        if (vc->map.category[c] != EB_CLASSMAP_NONE)
-            vc->cats[vc->n_cats++] = vc->map.category[c];
-    qsort(vc->cats, vc->n_cats, sizeof(*vc->cats), cmp_i64);
-    size_t k = 0;
-    for (size_t i = 0; i < vc->n_cats; i++)
-        if (k == 0 || vc->cats[k - 1] != vc->cats[i])
-            vc->cats[k++] = vc->cats[i];
-    vc->n_cats = k;
-    return EB_OK;
-}
-
-static double round_to(double v, double scale)
-{
-    return round(v * scale) / scale;
-}
-
-/* The slot's detections of one image, mapped and rounded as in the results file. */
-static enum eb_status collect(struct val_ctx *vc, size_t image, struct eb_diag *diag)
-{
-    const struct eb_detections *d = &vc->slot.dets;
-    if (vc->n_dets + d->count > vc->cap_dets) {
-        size_t nc = vc->cap_dets ? vc->cap_dets * 2 : 4096;
-        while (nc < vc->n_dets + d->count)
-            nc *= 2;
-        struct eb_coco_det *p = realloc(vc->dets, nc * sizeof(*p));
-        if (p == NULL)
-            return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory for %zu detections", nc);
-        vc->dets = p;
-        vc->cap_dets = nc;
-    }
-    for (size_t i = 0; i < d->count; i++) {
-        const struct eb_detection *e = &d->items[i];
-        if (e->cls < 0 || (size_t)e->cls >= vc->map.n_classes ||
-            vc->map.category[e->cls] == EB_CLASSMAP_NONE) {
-            vc->dropped++;
-            continue;
-        }
-        /* Boxes to 1/1000 pixel, scores to 1e-5 (Ultralytics' results files do the same):
-           these exact values are written and evaluated, so any COCO tool re-scores them
-           identically. */
-        struct eb_coco_det *c = &vc->dets[vc->n_dets++];
-        c->image = image;
-        c->category_id = vc->map.category[e->cls];
-        c->bbox[0] = round_to(e->x1, 1e3);
-        c->bbox[1] = round_to(e->y1, 1e3);
-        c->bbox[2] = round_to((double)e->x2 - (double)e->x1, 1e3);
-        c->bbox[3] = round_to((double)e->y2 - (double)e->y1, 1e3);
-        c->score = round_to(e->score, 1e5);
-    }
-    return EB_OK;
 }
 
 /* Runs every image through the slot. EB_ERR_CANCELLED when stopped. */
@@ -394,7 +282,7 @@ static enum eb_status run_images(struct val_ctx *vc, struct eb_diag *diag)
         }
         eb_source_destroy(src);
         if (st == EB_OK)
-            st = collect(vc, i, diag);
+            st = eb_accuracy_add(vc->acc, (int64_t)i, &vc->slot.dets, diag);
         if (st != EB_OK)
             return st;
         vc->done++;
@@ -418,7 +306,7 @@ static size_t gt_of(const struct eb_dataset *ds, int64_t cat)
 
 static int evaluated(const struct val_ctx *vc, int64_t cat)
 {
-    return bsearch(&cat, vc->cats, vc->n_cats, sizeof(*vc->cats), cmp_i64) != NULL;
+    return bsearch(&cat, vc->acc->cats, vc->acc->n_cats, sizeof(*vc->acc->cats), cmp_i64) != NULL;
 }
 
 static void fmt_metric(char *buf, size_t size, double v)
@@ -443,13 +331,14 @@ static void print_table(const struct val_ctx *vc, FILE *fp)
     fprintf(fp, "  model    backend %s (%s), %s, input %dx%d, %d classes, %s\n",
             s->setup.backend ? s->setup.backend->name : "?", s->backend_reason,
             precision_names[vc->o.precision], s->in_w, s->in_h, s->num_classes,
-            vc->names_assumed ? "no names in the model: the 80 COCO names assumed"
-                              : "class names from the model");
+            vc->acc->names_assumed ? "no names in the model: the 80 COCO names assumed"
+                                   : "class names from the model");
     fprintf(fp,
             "  classes  %zu of %zu model classes mapped %s; %llu detections of unmapped "
             "classes dropped\n",
-            vc->map.n_mapped, vc->map.n_classes, vc->map.from_file ? "by the class map" : "by name",
-            (unsigned long long)vc->dropped);
+            vc->acc->map.n_mapped, vc->acc->map.n_classes,
+            vc->acc->map.from_file ? "by the class map" : "by name",
+            (unsigned long long)vc->acc->dropped);
     for (size_t c = 0; c < vc->ds->n_cats; c++) {
         const struct eb_dataset_category *cat = &vc->ds->cats[c];
         size_t n = evaluated(vc, cat->id) ? 0 : gt_of(vc->ds, cat->id);
@@ -534,7 +423,7 @@ static enum eb_status write_val_json(const struct val_ctx *vc, const char *path,
     eb_json_kint(&w, "input_height", s->in_h);
     eb_json_kstr(&w, "layout", eb_yolo_layout_name(s->layout.layout));
     eb_json_kint(&w, "num_classes", s->num_classes);
-    eb_json_kbool(&w, "class_names_assumed_coco", vc->names_assumed);
+    eb_json_kbool(&w, "class_names_assumed_coco", vc->acc->names_assumed);
     eb_json_obj_end(&w);
     eb_json_key(&w, "settings");
     eb_json_obj_begin(&w);
@@ -562,23 +451,23 @@ static enum eb_status write_val_json(const struct val_ctx *vc, const char *path,
     eb_json_obj_end(&w);
     eb_json_key(&w, "class_map");
     eb_json_obj_begin(&w);
-    eb_json_kstr(&w, "mode", vc->map.from_file ? "file" : "by_name");
+    eb_json_kstr(&w, "mode", vc->acc->map.from_file ? "file" : "by_name");
     eb_json_kstr(&w, "file", vc->o.class_map);
-    eb_json_kint(&w, "model_classes", (int64_t)vc->map.n_classes);
-    eb_json_kint(&w, "mapped", (int64_t)vc->map.n_mapped);
-    eb_json_kint(&w, "unmapped", (int64_t)(vc->map.n_classes - vc->map.n_mapped));
-    eb_json_kint(&w, "detections_dropped", (int64_t)vc->dropped);
+    eb_json_kint(&w, "model_classes", (int64_t)vc->acc->map.n_classes);
+    eb_json_kint(&w, "mapped", (int64_t)vc->acc->map.n_mapped);
+    eb_json_kint(&w, "unmapped", (int64_t)(vc->acc->map.n_classes - vc->acc->map.n_mapped));
+    eb_json_kint(&w, "detections_dropped", (int64_t)vc->acc->dropped);
     eb_json_key(&w, "pairs");
     eb_json_arr_begin(&w);
-    for (size_t c = 0; c < vc->map.n_classes; c++) {
-        if (vc->map.category[c] == EB_CLASSMAP_NONE)
+    for (size_t c = 0; c < vc->acc->map.n_classes; c++) {
+        if (vc->acc->map.category[c] == EB_CLASSMAP_NONE)
             continue;
         const struct eb_dataset_category *cat =
-            eb_dataset_category_find(vc->ds, vc->map.category[c]);
+            eb_dataset_category_find(vc->ds, vc->acc->map.category[c]);
         eb_json_obj_begin(&w);
         eb_json_kint(&w, "class", (int64_t)c);
-        eb_json_kstr(&w, "name", vc->model_names[c]);
-        eb_json_kint(&w, "category_id", vc->map.category[c]);
+        eb_json_kstr(&w, "name", vc->acc->model_names[c]);
+        eb_json_kint(&w, "category_id", vc->acc->map.category[c]);
         eb_json_kstr(&w, "category", cat ? cat->name : NULL);
         eb_json_obj_end(&w);
     }
@@ -618,12 +507,8 @@ static void val_fini(struct val_ctx *vc)
 {
     if (vc->slot_ready)
         eb_slot_fini(&vc->slot);
-    eb_dataset_destroy(vc->ds);
-    eb_classmap_fini(&vc->map);
+    eb_accuracy_destroy(vc->acc);
     eb_coco_result_fini(&vc->res);
-    free(vc->model_names);
-    free(vc->cats);
-    free(vc->dets);
     free(vc->o.run_argv);
 }
 
@@ -652,10 +537,14 @@ static int prepare(struct val_ctx *vc)
                                       .split = vc->o.split,
                                       .default_names = coco,
                                       .n_default_names = n_coco};
-    if (eb_dataset_load(vc->o.data, &dopt, &vc->ds, &diag) != EB_OK)
+    struct eb_dataset *ds = NULL;
+    if (eb_dataset_load(vc->o.data, &dopt, &ds, &diag) != EB_OK)
         return usage(err, diag.msg);
     if (vc->o.max_images > 0)
-        eb_dataset_keep_first(vc->ds, (size_t)vc->o.max_images);
+        eb_dataset_keep_first(ds, (size_t)vc->o.max_images);
+    if (eb_accuracy_create_from(ds, vc->o.data, vc->o.class_map, &vc->acc, &diag) != EB_OK)
+        return usage(err, diag.msg);
+    vc->ds = vc->acc->ds;
 
     struct eb_slot_setup su;
     memset(&su, 0, sizeof(su));
@@ -674,7 +563,9 @@ static int prepare(struct val_ctx *vc)
         fprintf(err, "edgebench: error: model %s: %s\n", vc->o.model, vc->slot.diag.msg);
         return EB_EXIT_NOTHING_RAN;
     }
-    if (model_names(vc, &diag) != EB_OK || build_map(vc, &diag) != EB_OK)
+    const struct eb_slot *s = &vc->slot;
+    if (eb_accuracy_bind(vc->acc, s->info.class_names, s->info.n_class_names, s->num_classes,
+                         &diag) != EB_OK)
         return usage(err, diag.msg);
     return EB_EXIT_OK;
 }
@@ -730,11 +621,12 @@ int eb_val_main(int argc, char **argv, const struct eb_val_env *env)
         goto done;
     }
     if (st == EB_OK)
-        st = eb_coco_evaluate(vc->ds, vc->dets, vc->n_dets, vc->cats, vc->n_cats, &vc->res, &diag);
+        st = eb_coco_evaluate(vc->ds, vc->acc->dets, vc->acc->n_dets, vc->acc->cats,
+                              vc->acc->n_cats, &vc->res, &diag);
     char path[4200];
     if (st == EB_OK) {
         snprintf(path, sizeof(path), "%s/detections.json", vc->dir);
-        st = eb_coco_write_detections(path, vc->ds, vc->dets, vc->n_dets, &diag);
+        st = eb_coco_write_detections(path, vc->ds, vc->acc->dets, vc->acc->n_dets, &diag);
     }
     if (st == EB_OK) {
         snprintf(path, sizeof(path), "%s/val.json", vc->dir);

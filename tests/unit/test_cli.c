@@ -224,7 +224,7 @@ EB_TEST(config_echo_has_every_option)
     ASSERT_NEAR(eb_json_get(root, "max_cov_pct")->num, 5, 0);
     ASSERT_NEAR(eb_json_get(root, "warmup_s")->num, 0, 0);
     ASSERT_EQ_INT(eb_json_get(root, "db")->type, EB_JSON_NULL); /* the default database */
-    ASSERT_EQ_INT(root->n, 38); /* one key per row of cli_opts.def */
+    ASSERT_EQ_INT(root->n, 44); /* one key per row of cli_opts.def */
     eb_json_free(root);
     free(text);
 }
@@ -294,7 +294,13 @@ EB_TEST(help_lists_every_option_with_default)
                            "--min_frames",
                            "--min_duration_s",
                            "--max_cov_pct",
-                           "--db"};
+                           "--db",
+                           "--data",
+                           "--rgb_data",
+                           "--thermal_data",
+                           "--class_map",
+                           "--rgb_class_map",
+                           "--thermal_class_map"};
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
         ASSERT_CONTAINS(text, flags[i]);
     ASSERT_CONTAINS(text, "default: 0.25");

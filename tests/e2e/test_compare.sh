@@ -1,0 +1,99 @@
+# End-to-end runs of `edgebench compare`: a sweep of synthesized models over backends and
+# precisions on the CPU, and a sweep with a missing model file. Each case_* is one ctest entry.
+
+# synth_models: yolov8n and yolo11n at 160 (small, so that each row takes a fraction of a second).
+synth_models() {
+  "$EB_BIN" model synth --arch yolov8 --scale n --imgsz 160 -o v8.onnx >/dev/null || fail "synth v8"
+  "$EB_BIN" model synth --arch yolo11 --scale n --imgsz 160 -o y11.onnx >/dev/null || fail "synth 11"
+}
+
+# data_rows FILE: lines after the header (CSV) or table rows after the separator (Markdown).
+csv_rows() { tail -n +2 "$1" | grep -c .; }
+md_rows() { grep -c '^| \(ok\|unsupported\|failed\) |' "$1"; }
+
+case_sweep_fp16_unsupported_on_cpu() {
+  need_ort
+  synth_models
+  "$EB_BIN" compare --models v8.onnx,y11.onnx --backends native,ort --precisions fp32,fp16 \
+    --imgsz 160 --devices cpu --frames 12 --warmup 2 --min_frames 5 --out out \
+    >stdout.txt 2>stderr.txt
+  local rc=$?
+  [ "$rc" -eq 0 ] || fail "exit $rc: $(cat stderr.txt)"
+  for f in compare.md compare.json compare.jsonl compare.html latency_comparative_160.csv; do
+    [ -s "out/$f" ] || fail "out/$f missing or empty"
+  done
+  "$EB_JSONQ" out/compare.json >/dev/null || fail "compare.json does not parse"
+  "$EB_JSONQ" -l out/compare.jsonl >/dev/null || fail "compare.jsonl has a bad line"
+  # 2 models x 2 backends x 2 precisions, the same count in every output and on stdout
+  [ "$(jq_get out/compare.json rows)" = 8 ] || fail "compare.json rows"
+  [ "$(grep -c . out/compare.jsonl)" = 8 ] || fail "compare.jsonl lines"
+  [ "$(csv_rows out/latency_comparative_160.csv)" = 8 ] || fail "CSV rows"
+  [ "$(md_rows out/compare.md)" = 8 ] || fail "Markdown rows"
+  [ "$(md_rows stdout.txt)" = 8 ] || fail "the table is not printed"
+  # expansion order: models, backends, precisions; fp16 on the CPU is unsupported with a reason
+  local i want_p st reason
+  for i in 0 1 2 3 4 5 6 7; do
+    want_p=fp32; [ $((i % 2)) -eq 1 ] && want_p=fp16
+    [ "$(jq_get out/compare.json "rows/$i/precision")" = "$want_p" ] || fail "row $i precision"
+    st=$(jq_get out/compare.json "rows/$i/status")
+    reason=$(jq_get out/compare.json "rows/$i/reason")
+    if [ "$want_p" = fp16 ]; then
+      [ "$st" = unsupported ] || fail "row $i: fp16 on cpu must be unsupported, is $st"
+      [ -n "$reason" ] || fail "row $i: unsupported without a reason"
+    else
+      [ "$st" = ok ] || fail "row $i: $st: $reason"
+      [ "$(jq_get out/compare.json "rows/$i/frames")" = 12 ] || fail "row $i frames"
+      [ "$(jq_get out/compare.json "rows/$i/backend_ran")" = \
+        "$(jq_get out/compare.json "rows/$i/backend")" ] || fail "row $i ran another backend"
+      jq_get out/compare.json "rows/$i/p50_ms" | grep -q '^[0-9]' || fail "row $i p50"
+      jq_get out/compare.json "rows/$i/gflops" | grep -q '^[0-9]' || fail "row $i GFLOPs"
+    fi
+  done
+  [ "$(jq_get out/compare.json rows/0/model)" = v8.onnx ] || fail "models are outermost"
+  [ "$(jq_get out/compare.json rows/2/backend)" = ort ] || fail "backends after models"
+  grep -q '<svg' out/compare.html || fail "compare.html has no chart"
+  # every row that ran is in the history as a sweep run
+  if command -v sqlite3 >/dev/null; then
+    [ "$(sqlite3 "$XDG_DATA_HOME/edgebench/history.db" \
+      "SELECT count(*) FROM runs WHERE kind = 'sweep'")" = 4 ] || fail "history: 4 sweep runs"
+  fi
+}
+
+case_sweep_missing_model_row_fails() {
+  need_ort
+  synth_models
+  "$EB_BIN" compare --models v8.onnx,missing.onnx --backends native,ort --precisions fp32 \
+    --imgsz 160 --frames 12 --warmup 2 --min_frames 5 --db none --out out \
+    >stdout.txt 2>stderr.txt
+  local rc=$?
+  [ "$rc" -eq 1 ] || fail "a failed row must exit 1, got $rc: $(cat stderr.txt)"
+  grep -q 'missing.onnx: no such file' stderr.txt || fail "no warning naming the missing file"
+  [ "$(jq_get out/compare.json rows)" = 4 ] || fail "compare.json rows"
+  [ "$(csv_rows out/latency_comparative_160.csv)" = 4 ] || fail "CSV rows"
+  [ "$(md_rows out/compare.md)" = 4 ] || fail "Markdown rows"
+  local i
+  for i in 0 1; do
+    [ "$(jq_get out/compare.json "rows/$i/status")" = ok ] || fail "row $i not ok"
+  done
+  for i in 2 3; do
+    [ "$(jq_get out/compare.json "rows/$i/status")" = failed ] || fail "row $i not failed"
+    jq_get out/compare.json "rows/$i/reason" | grep -q 'no such file' || fail "row $i reason"
+  done
+}
+
+case_sweep_embedded_two_sizes() {
+  # No files at all: the embedded model is synthesized at each size; one CSV per size.
+  "$EB_BIN" compare --imgsz 160,320 --backends native --frames 12 --warmup 2 --min_frames 5 \
+    --db none --out out >stdout.txt 2>stderr.txt
+  local rc=$?
+  [ "$rc" -eq 0 ] || fail "exit $rc: $(cat stderr.txt)"
+  [ "$(csv_rows out/latency_comparative_160.csv)" = 1 ] || fail "160 CSV rows"
+  [ "$(csv_rows out/latency_comparative_320.csv)" = 1 ] || fail "320 CSV rows"
+  [ "$(jq_get out/compare.json rows/1/imgsz)" = 320 ] || fail "second row imgsz"
+  [ "$(jq_get out/compare.json rows/1/status)" = ok ] || fail "second row status"
+  # bad input: one line naming the thing, exit 2
+  "$EB_BIN" compare --backends native,tflite --db none --out out2 >/dev/null 2>err.txt
+  rc=$?
+  [ "$rc" -eq 2 ] || fail "unknown backend must exit 2, got $rc"
+  [ "$(grep -c . err.txt)" = 1 ] && grep -q "tflite" err.txt || fail "bad-input message: $(cat err.txt)"
+}
