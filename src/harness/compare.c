@@ -536,7 +536,8 @@ done:
 enum eb_status eb_compare_write_html(const struct eb_compare_row *rows, size_t n, const char *title,
                                      FILE *fp)
 {
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", fp);
+    eb_svg_page_begin(fp);
+    fputs("<title>", fp);
     eb_svg_put_escaped(fp, title);
     fputs("</title>\n<style>\nbody{font-family:sans-serif;margin:1.5em;color:#222}\n"
           "table{border-collapse:collapse;font-size:13px}\n"

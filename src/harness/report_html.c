@@ -315,11 +315,7 @@ static const char css[] =
 
 static void write_head(const struct eb_run_result *r, FILE *fp)
 {
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n", fp);
-    /* The browser enforces what the report promises: nothing is fetched, nothing runs. */
-    fputs("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-          "style-src 'unsafe-inline'\">\n",
-          fp);
+    eb_svg_page_begin(fp); /* the browser enforces it: nothing is fetched, nothing runs */
     fputs("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n", fp);
     fputs("<meta name=\"generator\" content=\"edgebench ", fp);
     put(fp, r->version);

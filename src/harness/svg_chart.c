@@ -1049,3 +1049,11 @@ enum eb_status eb_svg_bar_chart(FILE *fp, const struct eb_svg_chart *c,
         write_empty_note(fp, c, &L);
     return end_svg(fp);
 }
+
+void eb_svg_page_begin(FILE *fp)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n", fp);
+    fputs("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+          "style-src 'unsafe-inline'\">\n",
+          fp);
+}

@@ -102,6 +102,13 @@ void eb_svg_format_tick(double v, const struct eb_svg_ticks *t, char *buf, size_
  */
 void eb_svg_put_escaped(FILE *fp, const char *s);
 
+/**
+ * The opening of a self-contained HTML page up to its <head>'s own content: doctype, charset
+ * and a Content-Security-Policy that forbids every fetch and every script (inline styles only),
+ * so that the browser enforces what edgebench's pages promise.
+ */
+void eb_svg_page_begin(FILE *fp);
+
 /** The palette colour of series number `i` (cycles; colour-blind safe; static string). */
 const char *eb_svg_palette(size_t i);
 

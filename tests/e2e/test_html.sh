@@ -33,24 +33,31 @@ chrome_dump() {
   [ "$rc" -eq 0 ] || fail "chromium exited $rc on $1: $(grep -v -i dbus "$3" | tail -5)"
 }
 
-# check_report_html DIR MIN_CHARTS IDS...: the checks above on DIR/report.html; at least
-# MIN_CHARTS charts, each with a non-zero size, and one chart with each id in IDS.
+# check_report_html DIR MIN_CHARTS IDS...: check_html on DIR/report.html.
 check_report_html() {
-  local d=$1 min=$2
+  local d=$1
+  shift
+  check_html "$d/report.html" "$@"
+}
+
+# check_html FILE MIN_CHARTS IDS...: the checks above on an edgebench page; at least MIN_CHARTS
+# charts, each with a non-zero size, and one chart with each id in IDS.
+check_html() {
+  local html=$1 min=$2
   shift 2
-  local html="$d/report.html"
   [ -s "$html" ] || fail "$html missing or empty"
-  grep -q '<script' "$html" && fail "report.html has a script"
-  grep -Eq '(src|href)="[^#]' "$html" && fail "report.html refers to something outside itself"
-  grep -Eq 'url\(|@import' "$html" && fail "report.html's CSS fetches something"
+  grep -q '<script' "$html" && fail "$html has a script"
+  grep -Eq '(src|href)="[^#]' "$html" && fail "$html refers to something outside itself"
+  grep -Eq 'url\(|@import' "$html" && fail "$html's CSS fetches something"
   grep -q "Content-Security-Policy\" content=\"default-src 'none'" "$html" ||
-    fail "report.html lacks its Content-Security-Policy"
+    fail "$html lacks its Content-Security-Policy"
 
   # 1. as written
-  chrome_dump "$PWD/$html" dom.html chrome.log
+  case $html in /*) ;; *) html="$PWD/$html" ;; esac
+  chrome_dump "$html" dom.html chrome.log
   grep -q ':CONSOLE' chrome.log && fail "the page logged to the console: $(grep ':CONSOLE' chrome.log | head -3)"
   [ "$(grep -o '<svg ' dom.html | wc -l)" -eq "$(grep -o '<svg ' "$html" | wc -l)" ] ||
-    fail "Chromium's DOM does not have every chart of report.html"
+    fail "Chromium's DOM does not have every chart of $html"
   grep -q '</html>' dom.html || fail "Chromium's DOM is incomplete"
 
   # 2. a copy with the probe, right after the policy (which it then governs as well)
@@ -142,4 +149,21 @@ case_failed_slot_report_html_loads_in_chromium() {
   grep -q 'chart-thermal-' "$d/report.html" && fail "a failed slot has latency charts"
   [ "$(grep -c '>no measured frames</text>' probe-dom.html)" -eq 2 ] ||
     fail "the charts over time must say that nothing was measured"
+}
+
+case_compare_html_loads_in_chromium() {
+  # A sweep's page: grouped bars of p50 per configuration; with coco128 at hand, the
+  # latency-vs-mAP scatter too (the embedded model's random weights score near 0: the page, not
+  # the number, is under test).
+  CHROME=$(chromium_bin) || skip "Chromium is not installed (Debian package chromium; scripts/setup.sh installs it)"
+  local data=() ids=(p50_bars) min=1
+  if [ -d "${EB_SHARED_DATA:-}/datasets/coco128" ]; then
+    data=(--data "$EB_SHARED_DATA/datasets/coco128")
+    ids+=(latency_map)
+    min=2
+  fi
+  "$EB_BIN" compare --imgsz 160 --backends native,ort --frames 8 --warmup 1 --min_frames 5 \
+    --db none --out out "${data[@]}" >stdout.txt 2>err.txt || fail "edgebench compare failed: $(cat err.txt)"
+  check_html out/compare.html "$min" "${ids[@]}"
+  [ "$(marks_of p50_bars)" -gt 0 ] || fail "the p50 bars have no data marks"
 }
