@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <libavutil/log.h>
-
 #include "eb/backend.h"
 #include "eb/log.h"
 #include "harness/compare.h"
@@ -18,6 +16,7 @@
 #include "harness/model_plan.h"
 #include "harness/profile.h"
 #include "harness/run.h"
+#include "harness/source.h"
 #include "harness/tegrastats.h"
 #include "harness/val.h"
 #include "model/model.h"
@@ -114,7 +113,7 @@ static int cmd_run(int argc, char **argv, const char *command_line)
     install_signals();
     /* FFmpeg prints its own diagnostics to stderr; edgebench reports failures itself in one
      * line, so FFmpeg speaks only with --verbose. The level is process-wide state, set here. */
-    av_log_set_level(cfg.verbose ? AV_LOG_WARNING : AV_LOG_FATAL);
+    eb_source_video_log_level(cfg.verbose);
     struct eb_run_env env = {.stop = &g_stop,
                              .command_line = command_line,
                              .version = EB_VERSION,
@@ -133,7 +132,7 @@ static int cmd_profile(int argc, char **argv, const char *argv0, const char *com
         eb_profile_print_help(stdout);
     if (code == EB_EXIT_OK && !help) {
         install_signals();
-        av_log_set_level(cfg.verbose ? AV_LOG_WARNING : AV_LOG_FATAL); /* as cmd_run */
+        eb_source_video_log_level(cfg.verbose); /* as cmd_run */
         struct eb_run_env env = {.stop = &g_stop,
                                  .command_line = command_line,
                                  .version = EB_VERSION,
@@ -148,7 +147,7 @@ static int cmd_profile(int argc, char **argv, const char *argv0, const char *com
 static int cmd_val(int argc, char **argv, const char *command_line)
 {
     install_signals();
-    av_log_set_level(AV_LOG_FATAL); /* undecodable images are reported by edgebench */
+    eb_source_video_log_level(0); /* undecodable images are reported by edgebench */
     struct eb_val_env env = {.stop = &g_stop,
                              .command_line = command_line,
                              .version = EB_VERSION,
@@ -160,7 +159,7 @@ static int cmd_val(int argc, char **argv, const char *command_line)
 static int cmd_compare(int argc, char **argv, const char *command_line)
 {
     install_signals();
-    av_log_set_level(AV_LOG_FATAL); /* as cmd_val */
+    eb_source_video_log_level(0); /* as cmd_val */
     struct eb_compare_env env = {.stop = &g_stop,
                                  .command_line = command_line,
                                  .version = EB_VERSION,

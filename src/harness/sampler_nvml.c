@@ -309,11 +309,11 @@ static void aggregate(const struct eb_sampler__nvml *nv, struct gpu *g, uint64_t
         s->power_max_mw = fmax_nan(s->power_max_mw, pw);
         g->power_n++;
         if (g->have_last_power) {
-            /* Trapezoid over the sample times: mW x s = mJ. */
+            /* Trapezoid over the sample times: mW x s = mJ; none before a second sample (one
+             * sample spans no time: unmeasured, not 0). */
             double dt = (double)(now_ns - g->last_power_ns) / 1e9;
-            s->energy_mj += 0.5 * (g->last_power_mw + pw) * dt;
-        } else {
-            s->energy_mj = 0.0;
+            s->energy_mj =
+                (isfinite(s->energy_mj) ? s->energy_mj : 0.0) + 0.5 * (g->last_power_mw + pw) * dt;
         }
         g->have_last_power = 1;
         g->last_power_mw = pw;

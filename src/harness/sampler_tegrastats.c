@@ -90,11 +90,10 @@ static void handle_line(struct eb_sampler__tegra *t, const char *line, int overf
             st->power_max = pw;
         st->power_n++;
         if (t->have_last_power) {
-            /* Trapezoid: mW x s = mJ. */
+            /* Trapezoid: mW x s = mJ; none before a second sample (unmeasured, not 0). */
             double dt = (double)(now - t->last_power_ns) / 1e9;
-            st->energy_mj += 0.5 * (t->last_power_mw + pw) * dt;
-        } else {
-            st->energy_mj = 0.0;
+            st->energy_mj = (isfinite(st->energy_mj) ? st->energy_mj : 0.0) +
+                            0.5 * (t->last_power_mw + pw) * dt;
         }
         t->have_last_power = 1;
         t->last_power_mw = pw;

@@ -140,4 +140,10 @@ void eb_source_destroy(struct eb_source *src);
 void eb_agc_u16_to_u8(const uint16_t *src, size_t n, double lo_pct, double hi_pct, uint32_t *hist,
                       uint8_t *dst);
 
+/**
+ * How much FFmpeg itself logs to stderr: warnings with `verbose`, else fatal errors only
+ * (edgebench reports undecodable frames itself). Nothing when built without FFmpeg.
+ */
+void eb_source_video_log_level(int verbose);
+
 #endif

@@ -5,7 +5,8 @@
  * skipped, counted and logged. Single-channel frames deeper than 8 bit (radiometric thermal
  * video) are converted to 16-bit gray and mapped to 8 bit by the AGC.
  *
- * Every FFmpeg object belongs to one source, so two sources can run in two threads.
+ * Every FFmpeg object belongs to one source, so two sources can run in two threads. Built
+ * without FFmpeg (-DEB_FFMPEG=OFF), opening one fails with a line that says so.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "harness/source.h"
+
+#if EB_HAVE_FFMPEG
 #include <libavcodec/avcodec.h>
 #include <libavdevice/avdevice.h>
 #include <libavformat/avformat.h>
@@ -334,3 +338,62 @@ const struct eb_source_ops eb_source__video_ops = {
     .count = video_count,
     .close = video_close,
 };
+
+void eb_source_video_log_level(int verbose)
+{
+    av_log_set_level(verbose ? AV_LOG_WARNING : AV_LOG_FATAL);
+}
+
+#else /* built without FFmpeg */
+
+#include "harness/source_internal.h"
+
+static enum eb_status none_open(struct eb_source *src, struct eb_diag *diag)
+{
+    return eb_diag_fail(
+        diag, EB_ERR_UNSUPPORTED,
+        "failed to open source %s: this edgebench was built without FFmpeg "
+        "(-DEB_FFMPEG=OFF); give image_dir=PATH or synthetic=WxH, or rebuild with "
+        "FFmpeg's libraries (Debian: libavformat-dev libavcodec-dev libavdevice-dev "
+        "libswscale-dev)",
+        src->spec.path[0] != '\0' ? src->spec.path : "camera");
+}
+
+static enum eb_status none_next(struct eb_source *src, struct eb_frame *frame_out,
+                                struct eb_diag *diag)
+{
+    (void)frame_out;
+    return none_open(src, diag);
+}
+
+static enum eb_status none_rewind(struct eb_source *src, struct eb_diag *diag)
+{
+    return none_open(src, diag);
+}
+
+static int64_t none_count(const struct eb_source *src)
+{
+    (void)src;
+    return -1;
+}
+
+static void none_close(struct eb_source *src)
+{
+    (void)src;
+}
+
+const struct eb_source_ops eb_source__video_ops = {
+    .name = "video",
+    .open = none_open,
+    .next = none_next,
+    .rewind = none_rewind,
+    .count = none_count,
+    .close = none_close,
+};
+
+void eb_source_video_log_level(int verbose)
+{
+    (void)verbose;
+}
+
+#endif

@@ -800,6 +800,40 @@ EB_TEST(sampler_nvml_missing_library)
     ASSERT_EQ_INT(sum.nvml_used, 0);
 }
 
+/* One NVML sample spans no time: the energy is unmeasured (NaN, null per frame), not 0 — a run
+ * shorter than the sampling interval (a short sweep row) must not report 0 mJ per frame. */
+EB_TEST(sampler_nvml_single_sample_has_no_energy)
+{
+    const char *lib = fake_nvml_path();
+    ASSERT_TRUE(setenv("FAKE_NVML_POWER_MW", "42000", 1) == 0);
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/metrics.jsonl", eb_test_tmpdir());
+    struct eb_log log;
+    struct capture cap;
+    capture_init(&cap, &log);
+    struct eb_sampler_config cfg = {
+        .interval_ns = 60000000000ull, .metrics_path = path, .log = &log, .nvml_lib = lib};
+    struct eb_sampler *s = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_sampler_start(&cfg, &s, &d));
+    struct eb_system_summary sum;
+    eb_sampler_stop(s, &sum); /* shorter than an interval: the one sample taken at stop */
+    double t_first = 0, t_last = 0;
+    ASSERT_EQ_INT(check_gpu_lines(path, 1, &t_first, &t_last), 1);
+    ASSERT_EQ_INT(sum.n_samples, 1);
+    ASSERT_EQ_INT(sum.nvml_used, 1);
+    ASSERT_TRUE(isnan(sum.gpus[0].energy_mj));
+    struct eb_run_result *r = calloc(1, sizeof(*r));
+    ASSERT_TRUE(r != NULL);
+    r->sys = sum;
+    r->slots[0].frames_measured = 5;
+    enum eb_report_energy_source src;
+    ASSERT_TRUE(isnan(eb_report__energy_per_frame_mj(r, &src)));
+    ASSERT_EQ_INT(src, EB_REPORT_ENERGY_SOURCE_NONE);
+    free(r);
+    pthread_mutex_destroy(&cap.mu);
+}
+
 EB_TEST(sampler_nvml_fake_energy_and_metrics)
 {
     const char *lib = fake_nvml_path();
