@@ -878,9 +878,10 @@ static enum eb_status score_map(struct cmp_ctx *cc, size_t row, struct eb_slot *
     return st;
 }
 
-/* Appends the row's run to the history database as kind "sweep". Never fails the row. */
+/* Appends the row's run to the history database as kind "sweep", with its mAP50-95 (NAN
+ * without --data). Never fails the row. */
 static void record_row(struct cmp_ctx *cc, const struct eb_run_result *res,
-                       const struct eb_config *cfg, const char *ort_version)
+                       const struct eb_config *cfg, const char *ort_version, double map50_95)
 {
     if (cc->db == NULL)
         return;
@@ -894,6 +895,7 @@ static void record_row(struct cmp_ctx *cc, const struct eb_run_result *res,
                                                              ort_version, rec, &d);
     if (st == EB_OK) {
         snprintf(rec->kind, sizeof(rec->kind), "sweep");
+        rec->slots[0].map50_95 = map50_95;
         st = eb_history_append(cc->db, rec, &id, &d);
     }
     if (st != EB_OK)
@@ -1099,7 +1101,7 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
         }
     }
     res->exit_code = row->status == EB_COMPARE_OK ? EB_EXIT_OK : EB_EXIT_NOTHING_RAN;
-    record_row(cc, res, &cfg, s->probe.version[0] ? s->probe.version : NULL);
+    record_row(cc, res, &cfg, s->probe.version[0] ? s->probe.version : NULL, row->map50_95);
 done:
     eb_sampler_stop(sampler, NULL);
     if (slot_ready)

@@ -21,9 +21,10 @@
 struct eb_history {
     sqlite3 *db;
     char path[4096];
+    long version; /* the database's schema version */
 };
 
-/* Version 1. Times are ISO 8601 UTC text, latencies ms, memory bytes, energy mJ; NULL = not
+/* Version 2 (1 lacked slots.map50_95 and map50). Times are ISO 8601 UTC text, latencies ms, memory bytes, energy mJ; NULL = not
  * known (a NaN is stored as NULL). `stats` has a row per measured stage of a slot that ran. */
 static const char k_schema[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -40,7 +41,7 @@ static const char k_schema[] =
     " model_size INTEGER, backend TEXT, backend_version TEXT, device TEXT, provider TEXT,"
     " precision TEXT, input_w INTEGER, input_h INTEGER, frames INTEGER, warmup_frames INTEGER,"
     " wall_s REAL, fps REAL, mem_peak_bytes INTEGER, energy_per_frame_mj REAL, verdict TEXT,"
-    " reasons TEXT, PRIMARY KEY(run_id, slot));"
+    " reasons TEXT, map50_95 REAL, map50 REAL, PRIMARY KEY(run_id, slot));"
     "CREATE TABLE stats("
     " run_id INTEGER NOT NULL, slot INTEGER NOT NULL, stage TEXT NOT NULL, n INTEGER NOT NULL,"
     " mean REAL, std REAL, cov REAL, min REAL, p50 REAL, p90 REAL, p95 REAL, p99 REAL,"
@@ -120,6 +121,8 @@ static void slot_from_result(const struct eb_slot_result *s, const struct eb_run
     const struct eb_slot_result *other = &r->slots[1 - s->index];
     out->energy_per_frame_mj =
         s->frames_measured > 0 && other->frames_measured == 0 ? r->energy_per_frame_mj : NAN;
+    out->map50_95 = s->accuracy != NULL ? s->accuracy->map50_95 : NAN;
+    out->map50 = s->accuracy != NULL ? s->accuracy->map50 : NAN;
     copy_str(out->verdict, sizeof(out->verdict), eb_validity_verdict(&s->validity));
     join_reasons(&s->validity, out->reasons, sizeof(out->reasons));
     if (s->status == EB_SLOT_OK)
@@ -369,7 +372,17 @@ enum eb_status eb_history_open(const char *path, int create, struct eb_history *
                               path);
         else
             st = create_schema(h, diag);
+        version = EB_HISTORY_SCHEMA_VERSION;
     }
+    if (st == EB_OK && create && version == 1) { /* the accuracy columns, appended */
+        st = exec(h,
+                  "ALTER TABLE slots ADD COLUMN map50_95 REAL;"
+                  "ALTER TABLE slots ADD COLUMN map50 REAL;"
+                  "UPDATE meta SET value = '2' WHERE key = 'schema_version';",
+                  diag);
+        version = 2;
+    }
+    h->version = version;
     if (create && st == EB_OK)
         st = exec(h, "COMMIT", diag);
     else if (create)
@@ -486,8 +499,8 @@ static enum eb_status insert_slot(struct eb_history *h, int64_t id, const struct
     static const char sql[] =
         "INSERT INTO slots(run_id, slot, name, status, message, model, model_sha256, model_size,"
         " backend, backend_version, device, provider, precision, input_w, input_h, frames,"
-        " warmup_frames, wall_s, fps, mem_peak_bytes, energy_per_frame_mj, verdict, reasons)"
-        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+        " warmup_frames, wall_s, fps, mem_peak_bytes, energy_per_frame_mj, verdict, reasons,"
+        " map50_95, map50) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     sqlite3_stmt *q = NULL;
     int rc = sqlite3_prepare_v2(h->db, sql, -1, &q, NULL);
     int i = 0;
@@ -514,6 +527,8 @@ static enum eb_status insert_slot(struct eb_history *h, int64_t id, const struct
     BIND(bind_dbl(q, ++i, s->energy_per_frame_mj));
     BIND(bind_text(q, ++i, s->verdict));
     BIND(bind_text(q, ++i, s->reasons));
+    BIND(bind_dbl(q, ++i, s->map50_95));
+    BIND(bind_dbl(q, ++i, s->map50));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
     sqlite3_finalize(q);
@@ -647,13 +662,19 @@ done:
 static enum eb_status read_slots(struct eb_history *h, struct eb_history_run *out,
                                  struct eb_diag *diag)
 {
+    /* schema 1 has no accuracy columns: NULL for them */
     static const char sql[] =
         "SELECT slot, name, status, message, model, model_sha256, model_size, backend,"
         " backend_version, device, provider, precision, input_w, input_h, frames, warmup_frames,"
-        " wall_s, fps, mem_peak_bytes, energy_per_frame_mj, verdict, reasons"
+        " wall_s, fps, mem_peak_bytes, energy_per_frame_mj, verdict, reasons, map50_95, map50"
+        " FROM slots WHERE run_id = ? ORDER BY slot";
+    static const char sql_v1[] =
+        "SELECT slot, name, status, message, model, model_sha256, model_size, backend,"
+        " backend_version, device, provider, precision, input_w, input_h, frames, warmup_frames,"
+        " wall_s, fps, mem_peak_bytes, energy_per_frame_mj, verdict, reasons, NULL, NULL"
         " FROM slots WHERE run_id = ? ORDER BY slot";
     sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(h->db, sql, -1, &q, NULL);
+    int rc = sqlite3_prepare_v2(h->db, h->version >= 2 ? sql : sql_v1, -1, &q, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(q, 1, out->id);
     while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -685,6 +706,8 @@ static enum eb_status read_slots(struct eb_history *h, struct eb_history_run *ou
         s->energy_per_frame_mj = col_dbl(q, i++);
         col_text(q, i++, s->verdict, sizeof(s->verdict));
         col_text(q, i++, s->reasons, sizeof(s->reasons));
+        s->map50_95 = col_dbl(q, i++);
+        s->map50 = col_dbl(q, i++);
     }
     sqlite3_finalize(q);
     if (rc != SQLITE_DONE)

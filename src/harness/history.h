@@ -12,7 +12,8 @@
  *     eb_history_close(h);
  *
  * Schema (versioned by the `meta` row schema_version = EB_HISTORY_SCHEMA_VERSION; a database of
- * a newer version is refused, never altered): tables `meta(key, value)`, `runs` (one row per
+ * a newer version is refused, never altered; an older one is read as it is, and upgraded in
+ * place when opened for writing): tables `meta(key, value)`, `runs` (one row per
  * run), `slots` (two rows per run) and `stats` (one row per slot and latency stage). The columns
  * are listed in history.c (k_schema) and README.md.
  *
@@ -29,7 +30,7 @@
 #include "harness/result.h"
 #include "harness/stats.h"
 
-#define EB_HISTORY_SCHEMA_VERSION 1
+#define EB_HISTORY_SCHEMA_VERSION 2 /* 2: slots.map50_95 and map50 (run --data) */
 #define EB_HISTORY_BUSY_MS        5000
 /** How --help and the README state the default database. */
 #define EB_HISTORY_DEFAULT_TEXT "${XDG_DATA_HOME:-~/.local/share}/edgebench/history.db"
@@ -53,6 +54,7 @@ struct eb_history_slot {
     double wall_s, fps;         /* measured phase; fps = frames / wall_s */
     uint64_t mem_peak_bytes;    /* the slot's peak of the monitored memory figure */
     double energy_per_frame_mj; /* the run's figure when this slot alone measured; NAN else */
+    double map50_95, map50;     /* COCO accuracy of the measured frames (--data); NAN else */
     char verdict[16];           /* "VALID", "INVALID", "" not judged */
     char reasons[2048];         /* "; "-joined */
     struct eb_stat_summary stages[EB_STAGE_COUNT]; /* count 0 = not measured */

@@ -301,6 +301,12 @@ static int diff_slot(const struct eb_history_slot *a, const struct eb_history_sl
         "memory peak", "GB", (double)a->mem_peak_bytes / 1e9, (double)b->mem_peak_bytes / 1e9, NULL,
         NULL,          0};
     n += diff_metric(&mem, threshold, out);
+    if (isfinite(a->map50_95) || isfinite(b->map50_95)) { /* --data: shown, higher is better */
+        struct metric m5 = {"mAP50-95", "", a->map50_95, b->map50_95, NULL, NULL, 1};
+        n += diff_metric(&m5, threshold, out);
+        struct metric m50 = {"mAP50", "", a->map50, b->map50, NULL, NULL, 1};
+        n += diff_metric(&m50, threshold, out);
+    }
     if (isfinite(a->energy_per_frame_mj) || isfinite(b->energy_per_frame_mj)) {
         struct metric e = {
             "energy/frame", "mJ", a->energy_per_frame_mj, b->energy_per_frame_mj, NULL, NULL, 0};

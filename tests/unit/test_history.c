@@ -96,6 +96,7 @@ static void crafted_run(struct eb_history_run *run, size_t n, double base, const
         snprintf(s->name, sizeof(s->name), "%s", i == 0 ? "rgb" : "thermal");
         snprintf(s->status, sizeof(s->status), "skipped");
         s->wall_s = s->fps = s->energy_per_frame_mj = NAN;
+        s->map50_95 = s->map50 = NAN;
     }
     struct eb_history_slot *s = &run->slots[0];
     snprintf(s->status, sizeof(s->status), "ok");
@@ -113,6 +114,8 @@ static void crafted_run(struct eb_history_run *run, size_t n, double base, const
     s->fps = 1000.0 / base;
     s->mem_peak_bytes = 2000000000ull;
     s->energy_per_frame_mj = 120.5;
+    s->map50_95 = 0.4327;
+    s->map50 = 0.5921;
     snprintf(s->verdict, sizeof(s->verdict), "VALID");
     crafted_stats(&s->stages[EB_STAGE_E2E], n, base);
     crafted_stats(&s->stages[EB_STAGE_INFER], n, 0.7 * base);
@@ -208,6 +211,8 @@ EB_TEST(db_round_trip)
     ASSERT_NEAR(y->fps, 100.0, 1e-12);
     ASSERT_EQ_INT(y->mem_peak_bytes, 2000000000ull);
     ASSERT_NEAR(y->energy_per_frame_mj, 120.5, 0);
+    ASSERT_NEAR(y->map50_95, 0.4327, 0);
+    ASSERT_NEAR(y->map50, 0.5921, 0);
     ASSERT_STREQ(y->verdict, "VALID");
     ASSERT_STREQ(y->reasons, "x; y");
     same_stats(&x->stages[EB_STAGE_E2E], &y->stages[EB_STAGE_E2E]);
@@ -218,6 +223,7 @@ EB_TEST(db_round_trip)
     ASSERT_STREQ(b->slots[1].status, "skipped");
     ASSERT_STREQ(b->slots[1].name, "thermal");
     ASSERT_TRUE(isnan(b->slots[1].fps));
+    ASSERT_TRUE(isnan(b->slots[1].map50_95)); /* no --data: NULL */
     ASSERT_EQ_INT(b->slots[1].stages[EB_STAGE_E2E].count, 0);
     eb_history_run_fini(&runs[2]);
 
@@ -444,8 +450,55 @@ EB_TEST(open_refuses_foreign_and_newer_databases)
                              NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
     ASSERT_EQ_INT(eb_history_open(path, 1, &h, &d), EB_ERR_FORMAT);
-    ASSERT_CONTAINS(d.msg, "history schema 99, newer than this edgebench's 1");
+    ASSERT_CONTAINS(d.msg, "history schema 99, newer than this edgebench's 2");
     eb_history_run_fini(run);
+    free(run);
+}
+
+/* A schema-1 database (no accuracy columns): read as it is (mAP unknown), upgraded in place by
+ * the next run that writes to it, whose mAP then round-trips; the old run keeps NULL. */
+EB_TEST(schema_1_database_is_read_then_upgraded)
+{
+    char path[600];
+    db_path(path, sizeof(path));
+    struct eb_history_run *run = calloc(2, sizeof(*run));
+    ASSERT_TRUE(run != NULL);
+    crafted_run(&run[0], 100, 10.0, "native");
+    ASSERT_EQ_INT(append(path, &run[0]), 1);
+    sqlite3 *db = NULL; /* what edgebench's schema 1 wrote */
+    ASSERT_TRUE(sqlite3_open(path, &db) == SQLITE_OK);
+    ASSERT_TRUE(sqlite3_exec(db,
+                             "ALTER TABLE slots DROP COLUMN map50_95;"
+                             "ALTER TABLE slots DROP COLUMN map50;"
+                             "UPDATE meta SET value = '1' WHERE key = 'schema_version';",
+                             NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    struct eb_history *h = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_history_open(path, 0, &h, &d)); /* read-only: as it is */
+    ASSERT_OK(eb_history_get(h, 1, &run[1], &d));
+    ASSERT_TRUE(isnan(run[1].slots[0].map50_95));
+    ASSERT_NEAR(run[1].slots[0].fps, 100.0, 1e-12);
+    eb_history_run_fini(&run[1]);
+    eb_history_close(h);
+    ASSERT_EQ_INT(append(path, &run[0]), 2); /* a write upgrades it */
+    ASSERT_OK(eb_history_open(path, 0, &h, &d));
+    ASSERT_OK(eb_history_get(h, 2, &run[1], &d));
+    ASSERT_NEAR(run[1].slots[0].map50_95, 0.4327, 0);
+    eb_history_run_fini(&run[1]);
+    ASSERT_OK(eb_history_get(h, 1, &run[1], &d));
+    ASSERT_TRUE(isnan(run[1].slots[0].map50_95));
+    eb_history_run_fini(&run[1]);
+    eb_history_close(h);
+    ASSERT_TRUE(sqlite3_open(path, &db) == SQLITE_OK);
+    sqlite3_stmt *q = NULL;
+    ASSERT_TRUE(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
+                                   &q, NULL) == SQLITE_OK);
+    ASSERT_TRUE(sqlite3_step(q) == SQLITE_ROW);
+    ASSERT_STREQ((const char *)sqlite3_column_text(q, 0), "2");
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    eb_history_run_fini(&run[0]);
     free(run);
 }
 
