@@ -169,3 +169,26 @@ int eb_report__warnings(const struct eb_run_result *r, const char **out, int max
             out[n++] = r->slots[i].profile_note;
     return n;
 }
+
+const char *eb_report__fmtd(char *buf, size_t n, double v, int prec)
+{
+    if (!isfinite(v))
+        snprintf(buf, n, "n/a");
+    else
+        snprintf(buf, n, "%.*f", prec, v);
+    return buf;
+}
+
+const char *eb_report__fmt_ci(char *buf, size_t n, const struct eb_stat_ci *ci)
+{
+    if (!ci->available || !isfinite(ci->lo) || !isfinite(ci->hi))
+        snprintf(buf, n, "n/a");
+    else
+        snprintf(buf, n, "[%.3f, %.3f]", ci->lo, ci->hi);
+    return buf;
+}
+
+const char *eb_report__fmt_ap(char *buf, size_t n, double v)
+{
+    return eb_report__fmtd(buf, n, v >= 0 ? v : NAN, 4);
+}

@@ -105,6 +105,12 @@ uint64_t eb_report__throttle_reasons(const struct eb_system_summary *s);
  * slot's profile note (a requested profile that is absent) — borrowed into out[max]; the count.
  */
 int eb_report__warnings(const struct eb_run_result *r, const char **out, int max);
+/** Internal to report*.c: `v` with `prec` decimals, or "n/a" when not finite; returns buf. */
+const char *eb_report__fmtd(char *buf, size_t n, double v, int prec);
+/** Internal to report*.c: "[lo, hi]" of a confidence interval, or "n/a" without one. */
+const char *eb_report__fmt_ci(char *buf, size_t n, const struct eb_stat_ci *ci);
+/** Internal to report*.c: an AP with 4 decimals, or "n/a" where no box of it was scored (-1). */
+const char *eb_report__fmt_ap(char *buf, size_t n, double v);
 /* Room for every warning eb_report__warnings can list. */
 #define EB_REPORT_MAX_WARNINGS (EB_RUN_MAX_WARNINGS + EB_NUM_SLOTS)
 

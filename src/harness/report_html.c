@@ -254,15 +254,6 @@ static void put_or_dash(FILE *fp, const char *s)
         put(fp, s);
 }
 
-static const char *fmtd(char *buf, size_t n, double v, int prec)
-{
-    if (!isfinite(v))
-        snprintf(buf, n, "n/a");
-    else
-        snprintf(buf, n, "%.*f", prec, v);
-    return buf;
-}
-
 static double bytes_gb(uint64_t b)
 {
     return (double)b / EB_REPORT_BYTES_PER_GB;
@@ -364,7 +355,7 @@ static void write_title(const struct eb_run_result *r, FILE *fp)
     fputs("<p class=\"note\">edgebench ", fp);
     put(fp, r->version);
     fprintf(fp, " · schema %d · duration %s s · exit code %d", EB_REPORT_SCHEMA_VERSION,
-            fmtd(b, sizeof(b), r->duration_s, 1), r->exit_code);
+            eb_report__fmtd(b, sizeof(b), r->duration_s, 1), r->exit_code);
     if (r->command_line[0] != '\0') {
         fputs(" · <code>", fp);
         put(fp, r->command_line);
@@ -376,8 +367,8 @@ static void write_title(const struct eb_run_result *r, FILE *fp)
              "criteria: at least %llu measured frames, at least %s s measured, end-to-end CoV at "
              "most %s%%, no GPU throttling",
              (unsigned long long)r->criteria.min_frames,
-             fmtd(b1, sizeof(b1), r->criteria.min_duration_s, 1),
-             fmtd(b2, sizeof(b2), r->criteria.max_cov_pct, 1));
+             eb_report__fmtd(b1, sizeof(b1), r->criteria.min_duration_s, 1),
+             eb_report__fmtd(b2, sizeof(b2), r->criteria.max_cov_pct, 1));
     write_verdict(&r->validity, criteria, fp);
 }
 
@@ -390,31 +381,31 @@ static void write_memory(const struct eb_run_result *r, FILE *fp)
     fputs("<h2 id=\"memory-safety\">Memory Safety Summary</h2>\n", fp);
     fprintf(fp, "<p><span class=\"%s\">%s</span>: %llu violation%s of the %s GB limit.</p>\n",
             safe ? "safe" : "violations", overall, (unsigned long long)m->violations,
-            m->violations == 1 ? "" : "s", fmtd(b1, sizeof(b1), m->limit_gb, 2));
+            m->violations == 1 ? "" : "s", eb_report__fmtd(b1, sizeof(b1), m->limit_gb, 2));
     fputs("<table><tbody>\n", fp);
     fprintf(fp, "<tr><th>Limit</th><td>%s GB (%s)</td></tr>\n",
-            fmtd(b1, sizeof(b1), m->limit_gb, 2), eb_limit_type_name(m->limit_type));
+            eb_report__fmtd(b1, sizeof(b1), m->limit_gb, 2), eb_limit_type_name(m->limit_type));
     row_text(fp, "Methods applied", m->methods[0] != '\0' ? m->methods : "none");
     row_text(fp, "Monitored figure", m->monitored);
     double peak = bytes_gb(m->peak_bytes);
     fprintf(fp, "<tr><th>Peak of the monitored figure</th><td>%s GB (%s%% of limit)</td></tr>\n",
-            fmtd(b1, sizeof(b1), peak, 2),
-            fmtd(b2, sizeof(b2), m->limit_gb > 0 ? 100.0 * peak / m->limit_gb : NAN, 1));
+            eb_report__fmtd(b1, sizeof(b1), peak, 2),
+            eb_report__fmtd(b2, sizeof(b2), m->limit_gb > 0 ? 100.0 * peak / m->limit_gb : NAN, 1));
     if (m->unified)
         fprintf(fp,
                 "<tr><th>System memory (unified; CUDA allocator is a subset)</th><td>peak %s "
                 "GB used of %s GB</td></tr>\n",
-                fmtd(b1, sizeof(b1), bytes_gb(m->peak_system_used_bytes), 2),
-                fmtd(b2, sizeof(b2), bytes_gb(m->system_total_bytes), 2));
+                eb_report__fmtd(b1, sizeof(b1), bytes_gb(m->peak_system_used_bytes), 2),
+                eb_report__fmtd(b2, sizeof(b2), bytes_gb(m->system_total_bytes), 2));
     else
         fprintf(fp,
                 "<tr><th>System RAM</th><td>peak %s GB used of %s GB</td></tr>\n"
                 "<tr><th>GPU VRAM</th><td>peak %s GB</td></tr>\n",
-                fmtd(b1, sizeof(b1), bytes_gb(m->peak_system_used_bytes), 2),
-                fmtd(b2, sizeof(b2), bytes_gb(m->system_total_bytes), 2),
-                fmtd(b3, sizeof(b3), bytes_gb(m->peak_gpu_bytes), 2));
+                eb_report__fmtd(b1, sizeof(b1), bytes_gb(m->peak_system_used_bytes), 2),
+                eb_report__fmtd(b2, sizeof(b2), bytes_gb(m->system_total_bytes), 2),
+                eb_report__fmtd(b3, sizeof(b3), bytes_gb(m->peak_gpu_bytes), 2));
     fprintf(fp, "<tr><th>Process RSS peak</th><td>%s GB</td></tr>\n",
-            fmtd(b1, sizeof(b1), bytes_gb(m->peak_rss_bytes), 2));
+            eb_report__fmtd(b1, sizeof(b1), bytes_gb(m->peak_rss_bytes), 2));
     fprintf(fp, "<tr><th>Memory-pressure warnings (available &lt; 20%%)</th><td>%llu</td></tr>\n",
             (unsigned long long)m->pressure_warnings);
     fputs("</tbody></table>\n", fp);
@@ -449,30 +440,20 @@ static void write_summary(const struct eb_run_result *r, FILE *fp)
         put_or_dash(fp, s->device);
         fputs("</td><td><code>", fp);
         put_or_dash(fp, s->model_path);
-        fprintf(
-            fp,
-            "</code></td><td class=\"n\">%llu</td><td class=\"n\">%s</td><td "
-            "class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td "
-            "class=\"n\">%s</td><td class=\"n\">%llu</td></tr>\n",
-            (unsigned long long)s->frames_measured,
-            fmtd(b[0], sizeof(b[0]), ran && e->count > 0 ? e->p50 : NAN, 3),
-            fmtd(b[1], sizeof(b[1]), ran && e->count > 0 ? e->p99 : NAN, 3),
-            fmtd(b[2], sizeof(b[2]), ran ? s->throughput_fps : NAN, 1),
-            fmtd(b[3], sizeof(b[3]), p, 2),
-            fmtd(b[4], sizeof(b[4]), r->mem.limit_gb > 0 ? 100.0 * p / r->mem.limit_gb : NAN, 1),
-            (unsigned long long)s->violations);
+        fprintf(fp,
+                "</code></td><td class=\"n\">%llu</td><td class=\"n\">%s</td><td "
+                "class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td "
+                "class=\"n\">%s</td><td class=\"n\">%llu</td></tr>\n",
+                (unsigned long long)s->frames_measured,
+                eb_report__fmtd(b[0], sizeof(b[0]), ran && e->count > 0 ? e->p50 : NAN, 3),
+                eb_report__fmtd(b[1], sizeof(b[1]), ran && e->count > 0 ? e->p99 : NAN, 3),
+                eb_report__fmtd(b[2], sizeof(b[2]), ran ? s->throughput_fps : NAN, 1),
+                eb_report__fmtd(b[3], sizeof(b[3]), p, 2),
+                eb_report__fmtd(b[4], sizeof(b[4]),
+                                r->mem.limit_gb > 0 ? 100.0 * p / r->mem.limit_gb : NAN, 1),
+                (unsigned long long)s->violations);
     }
     fputs("</tbody></table>\n", fp);
-}
-
-/* "[lo, hi]" of a confidence interval, or "n/a" when the sample is too small for one. */
-static const char *fmt_ci(char *buf, size_t n, const struct eb_stat_ci *ci)
-{
-    if (!ci->available || !isfinite(ci->lo) || !isfinite(ci->hi))
-        snprintf(buf, n, "n/a");
-    else
-        snprintf(buf, n, "[%.3f, %.3f]", ci->lo, ci->hi);
-    return buf;
 }
 
 /* One row of a latency table: the same columns as report.md's. */
@@ -485,13 +466,18 @@ static void latency_row(FILE *fp, const char *label, const struct eb_stat_summar
             "class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td "
             "class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td "
             "class=\"n\">%s</td></tr>\n",
-            label, (unsigned long long)s->count, fmtd(b[0], sizeof(b[0]), s->mean, 3),
-            fmtd(b[1], sizeof(b[1]), s->std, 3), fmtd(b[2], sizeof(b[2]), 100.0 * s->cov, 2),
-            fmtd(b[3], sizeof(b[3]), s->min, 3), fmtd(b[4], sizeof(b[4]), s->p50, 3),
-            fmt_ci(b[5], sizeof(b[5]), &s->p50_ci), fmtd(b[6], sizeof(b[6]), s->p90, 3),
-            fmtd(b[7], sizeof(b[7]), s->p95, 3), fmtd(b[8], sizeof(b[8]), s->p99, 3),
-            fmt_ci(b[9], sizeof(b[9]), &s->p99_ci), fmtd(b[10], sizeof(b[10]), s->max, 3),
-            fmtd(b[11], sizeof(b[11]), s->fps, 1));
+            label, (unsigned long long)s->count, eb_report__fmtd(b[0], sizeof(b[0]), s->mean, 3),
+            eb_report__fmtd(b[1], sizeof(b[1]), s->std, 3),
+            eb_report__fmtd(b[2], sizeof(b[2]), 100.0 * s->cov, 2),
+            eb_report__fmtd(b[3], sizeof(b[3]), s->min, 3),
+            eb_report__fmtd(b[4], sizeof(b[4]), s->p50, 3),
+            eb_report__fmt_ci(b[5], sizeof(b[5]), &s->p50_ci),
+            eb_report__fmtd(b[6], sizeof(b[6]), s->p90, 3),
+            eb_report__fmtd(b[7], sizeof(b[7]), s->p95, 3),
+            eb_report__fmtd(b[8], sizeof(b[8]), s->p99, 3),
+            eb_report__fmt_ci(b[9], sizeof(b[9]), &s->p99_ci),
+            eb_report__fmtd(b[10], sizeof(b[10]), s->max, 3),
+            eb_report__fmtd(b[11], sizeof(b[11]), s->fps, 1));
 }
 
 static void latency_header(FILE *fp, const char *first)
@@ -962,25 +948,27 @@ static void write_slot_facts(const struct eb_slot_result *s, FILE *fp)
             (long long)s->frames_skipped);
     if (s->status == EB_SLOT_OK)
         fprintf(fp, "<tr><th>Warm-up</th><td>%s, %s s%s</td></tr>\n",
-                s->warmup_auto ? "auto" : "by count", fmtd(b1, sizeof(b1), s->warmup_s, 2),
+                s->warmup_auto ? "auto" : "by count",
+                eb_report__fmtd(b1, sizeof(b1), s->warmup_s, 2),
                 !s->warmup_auto    ? ""
                 : s->warmup_stable ? "; the latency settled"
                                    : "; the latency did not settle before the cap");
     if (s->status == EB_SLOT_OK)
         fprintf(fp, "<tr><th>Wall time</th><td>%s s (%s FPS)</td></tr>\n",
-                fmtd(b1, sizeof(b1), s->wall_s, 2), fmtd(b2, sizeof(b2), s->throughput_fps, 1));
+                eb_report__fmtd(b1, sizeof(b1), s->wall_s, 2),
+                eb_report__fmtd(b2, sizeof(b2), s->throughput_fps, 1));
     fprintf(fp, "<tr><th>Detections</th><td>%llu (%s per frame, at most %u)</td></tr>\n",
-            (unsigned long long)s->dets_total, fmtd(b1, sizeof(b1), s->dets_per_frame_mean, 2),
-            s->dets_per_frame_max);
+            (unsigned long long)s->dets_total,
+            eb_report__fmtd(b1, sizeof(b1), s->dets_per_frame_mean, 2), s->dets_per_frame_max);
     fprintf(fp, "<tr><th>Memory</th><td>peak %s GB, %llu violation%s</td></tr>\n",
-            fmtd(b1, sizeof(b1), bytes_gb(s->mem_peak_bytes), 2), (unsigned long long)s->violations,
-            s->violations == 1 ? "" : "s");
+            eb_report__fmtd(b1, sizeof(b1), bytes_gb(s->mem_peak_bytes), 2),
+            (unsigned long long)s->violations, s->violations == 1 ? "" : "s");
     if (s->has_solo)
         fprintf(fp,
                 "<tr><th>Interference ratio (dual p50 / solo p50)</th><td>end-to-end %s, "
                 "inference %s</td></tr>\n",
-                fmtd(b1, sizeof(b1), s->interference_ratio, 3),
-                fmtd(b2, sizeof(b2), s->interference_ratio_infer, 3));
+                eb_report__fmtd(b1, sizeof(b1), s->interference_ratio, 3),
+                eb_report__fmtd(b2, sizeof(b2), s->interference_ratio_infer, 3));
     fputs("</tbody></table>\n", fp);
 }
 
@@ -1068,12 +1056,6 @@ static void write_slot_charts(const struct eb_slot_result *s, FILE *fp)
     free(e2e);
 }
 
-/* An AP with 4 decimals, or "n/a" where the scored images hold no box of it (-1). */
-static const char *fmt_ap(char *buf, size_t n, double v)
-{
-    return fmtd(buf, n, v >= 0 ? v : NAN, 4);
-}
-
 /* "Accuracy" (--data): the COCO metrics of the measured frames and one row per class. */
 static void write_accuracy(const struct eb_slot_result *s, FILE *fp)
 {
@@ -1100,9 +1082,9 @@ static void write_accuracy(const struct eb_slot_result *s, FILE *fp)
     fprintf(fp,
             "<tbody><tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>"
             "</tbody>\n</table>\n",
-            fmt_ap(b[0], 32, a->map50_95), fmt_ap(b[1], 32, a->map50), fmt_ap(b[2], 32, a->map75),
-            fmt_ap(b[3], 32, a->ap_small), fmt_ap(b[4], 32, a->ap_medium),
-            fmt_ap(b[5], 32, a->ap_large));
+            eb_report__fmt_ap(b[0], 32, a->map50_95), eb_report__fmt_ap(b[1], 32, a->map50),
+            eb_report__fmt_ap(b[2], 32, a->map75), eb_report__fmt_ap(b[3], 32, a->ap_small),
+            eb_report__fmt_ap(b[4], 32, a->ap_medium), eb_report__fmt_ap(b[5], 32, a->ap_large));
     fputs("<table>\n<thead><tr><th>Class</th><th>Boxes</th><th>Detections</th><th>AP50-95</th>"
           "<th>AP50</th></tr></thead>\n<tbody>\n",
           fp);
@@ -1113,8 +1095,8 @@ static void write_accuracy(const struct eb_slot_result *s, FILE *fp)
         fputs("<tr><td>", fp);
         put(fp, c->name);
         fprintf(fp, "</td><td>%llu</td><td>%llu</td><td>%s</td><td>%s</td></tr>\n",
-                (unsigned long long)c->gt, (unsigned long long)c->dets, fmt_ap(b[0], 32, c->ap),
-                fmt_ap(b[1], 32, c->ap50));
+                (unsigned long long)c->gt, (unsigned long long)c->dets,
+                eb_report__fmt_ap(b[0], 32, c->ap), eb_report__fmt_ap(b[1], 32, c->ap50));
     }
     fputs("</tbody>\n</table>\n", fp);
 }
@@ -1163,7 +1145,7 @@ static void write_pair(const struct eb_pair_result *p, FILE *fp)
     fprintf(fp,
             "<p>%llu pairs, %s pairs/s; pair latency = the larger of the two end-to-end "
             "times.</p>\n",
-            (unsigned long long)p->pairs, fmtd(b, sizeof(b), p->pair_fps, 1));
+            (unsigned long long)p->pairs, eb_report__fmtd(b, sizeof(b), p->pair_fps, 1));
     latency_header(fp, "Pair");
     latency_row(fp, "latency", &p->latency);
     latency_end(fp);
@@ -1188,21 +1170,24 @@ static void write_system(const struct eb_run_result *r, FILE *fp)
     }
     fputs("<table><tbody>\n", fp);
     fprintf(fp, "<tr><th>Samples</th><td>%llu over %s s</td></tr>\n",
-            (unsigned long long)s->n_samples, fmtd(b1, sizeof(b1), s->duration_s, 1));
+            (unsigned long long)s->n_samples, eb_report__fmtd(b1, sizeof(b1), s->duration_s, 1));
     fprintf(fp, "<tr><th>CPU (all cores)</th><td>avg %s%%, max %s%%</td></tr>\n",
-            fmtd(b1, sizeof(b1), s->cpu_avg_pct, 1), fmtd(b2, sizeof(b2), s->cpu_max_pct, 1));
+            eb_report__fmtd(b1, sizeof(b1), s->cpu_avg_pct, 1),
+            eb_report__fmtd(b2, sizeof(b2), s->cpu_max_pct, 1));
     fprintf(fp, "<tr><th>RAM used</th><td>avg %s MB, max %s MB of %s MB</td></tr>\n",
-            fmtd(b1, sizeof(b1), s->ram_used_avg_mb, 0),
-            fmtd(b2, sizeof(b2), s->ram_used_max_mb, 0), fmtd(b3, sizeof(b3), s->ram_total_mb, 0));
+            eb_report__fmtd(b1, sizeof(b1), s->ram_used_avg_mb, 0),
+            eb_report__fmtd(b2, sizeof(b2), s->ram_used_max_mb, 0),
+            eb_report__fmtd(b3, sizeof(b3), s->ram_total_mb, 0));
     fprintf(fp, "<tr><th>Process RSS (max)</th><td>%s MB</td></tr>\n",
-            fmtd(b1, sizeof(b1), s->rss_max_mb, 0));
+            eb_report__fmtd(b1, sizeof(b1), s->rss_max_mb, 0));
     if (s->tegrastats_used)
         fprintf(fp,
                 "<tr><th>GPU load (tegrastats)</th><td>avg %s%%, max %s%%</td></tr>\n"
                 "<tr><th>Power (tegrastats)</th><td>avg %s mW, max %s mW</td></tr>\n",
-                fmtd(b1, sizeof(b1), s->gpu_load_avg_pct, 1),
-                fmtd(b2, sizeof(b2), s->gpu_load_max_pct, 1),
-                fmtd(b3, sizeof(b3), s->power_avg_mw, 0), fmtd(b4, sizeof(b4), s->power_max_mw, 0));
+                eb_report__fmtd(b1, sizeof(b1), s->gpu_load_avg_pct, 1),
+                eb_report__fmtd(b2, sizeof(b2), s->gpu_load_max_pct, 1),
+                eb_report__fmtd(b3, sizeof(b3), s->power_avg_mw, 0),
+                eb_report__fmtd(b4, sizeof(b4), s->power_max_mw, 0));
     int ng = !s->nvml_used || s->n_gpus < 0    ? 0
              : s->n_gpus > EB_SAMPLER_MAX_GPUS ? EB_SAMPLER_MAX_GPUS
                                                : s->n_gpus;
@@ -1213,16 +1198,17 @@ static void write_system(const struct eb_run_result *r, FILE *fp)
         fprintf(fp,
                 "</th><td>util avg %s%%, power avg %s mW, temperature max %s °C, SM clock "
                 "%s–%s MHz</td></tr>\n",
-                fmtd(b1, sizeof(b1), g->util_avg_pct, 1), fmtd(b2, sizeof(b2), g->power_avg_mw, 0),
-                fmtd(b3, sizeof(b3), g->temp_max_c, 0),
-                fmtd(b4, sizeof(b4), g->sm_clock_min_mhz, 0),
-                fmtd(b5, sizeof(b5), g->sm_clock_max_mhz, 0));
+                eb_report__fmtd(b1, sizeof(b1), g->util_avg_pct, 1),
+                eb_report__fmtd(b2, sizeof(b2), g->power_avg_mw, 0),
+                eb_report__fmtd(b3, sizeof(b3), g->temp_max_c, 0),
+                eb_report__fmtd(b4, sizeof(b4), g->sm_clock_min_mhz, 0),
+                eb_report__fmtd(b5, sizeof(b5), g->sm_clock_max_mhz, 0));
     }
     enum eb_report_energy_source src;
     double epf = eb_report__energy_per_frame_mj(r, &src);
     if (src != EB_REPORT_ENERGY_SOURCE_NONE)
         fprintf(fp, "<tr><th>Energy per measured frame</th><td>%s mJ (%s)</td></tr>\n",
-                fmtd(b1, sizeof(b1), epf, 1),
+                eb_report__fmtd(b1, sizeof(b1), epf, 1),
                 src == EB_REPORT_ENERGY_SOURCE_NVML ? "NVML, all GPUs" : "tegrastats");
     if (eb_report__throttle_reasons(s) != 0)
         fputs("<tr><th>Throttling</th><td class=\"violations\">detected during the run (see "
@@ -1235,8 +1221,8 @@ static void write_system(const struct eb_run_result *r, FILE *fp)
         fputs("<tr><th>Thermal zone ", fp);
         put(fp, s->zones[i].name);
         fprintf(fp, "</th><td>max %s °C, avg %s °C</td></tr>\n",
-                fmtd(b1, sizeof(b1), s->zones[i].max_c, 1),
-                fmtd(b2, sizeof(b2), s->zones[i].avg_c, 1));
+                eb_report__fmtd(b1, sizeof(b1), s->zones[i].max_c, 1),
+                eb_report__fmtd(b2, sizeof(b2), s->zones[i].avg_c, 1));
     }
     fputs("</tbody></table>\n", fp);
 }

@@ -17,16 +17,6 @@ static double bytes_gb(uint64_t b)
     return (double)b / EB_REPORT_BYTES_PER_GB;
 }
 
-/* Formats `v` with `prec` decimals, or "n/a" when it is not a finite number. */
-static const char *fmtd(char *buf, size_t n, double v, int prec)
-{
-    if (!isfinite(v))
-        snprintf(buf, n, "n/a");
-    else
-        snprintf(buf, n, "%.*f", prec, v);
-    return buf;
-}
-
 /*
  * Writes a user-supplied string inside a table cell or a line: '|' is escaped so it cannot
  * split the cell, line breaks become spaces; empty or NULL strings become an em dash.
@@ -66,8 +56,8 @@ static void write_verdict(const struct eb_run_result *r, FILE *fp)
             " (criteria: at least %llu measured frames, at least %s s measured, end-to-end CoV "
             "at most %s%%, no GPU throttling)\n",
             (unsigned long long)r->criteria.min_frames,
-            fmtd(b1, sizeof(b1), r->criteria.min_duration_s, 1),
-            fmtd(b2, sizeof(b2), r->criteria.max_cov_pct, 1));
+            eb_report__fmtd(b1, sizeof(b1), r->criteria.min_duration_s, 1),
+            eb_report__fmtd(b2, sizeof(b2), r->criteria.max_cov_pct, 1));
     for (int i = 0; i < v->n_reasons && i < EB_VALIDITY_MAX_REASONS; i++) {
         fputs("> - ", fp);
         put_text(fp, v->reasons[i]);
@@ -95,7 +85,7 @@ static void write_title(const struct eb_run_result *r, FILE *fp)
     fputs("edgebench ", fp);
     put_text(fp, r->version);
     fprintf(fp, " · schema %d · duration %s s · exit code %d\n\n", EB_REPORT_SCHEMA_VERSION,
-            fmtd(b, sizeof(b), r->duration_s, 1), r->exit_code);
+            eb_report__fmtd(b, sizeof(b), r->duration_s, 1), r->exit_code);
 }
 
 static void write_memory(const struct eb_run_result *r, FILE *fp)
@@ -107,36 +97,36 @@ static void write_memory(const struct eb_run_result *r, FILE *fp)
     fputs("## Memory Safety Summary\n\n", fp);
     fprintf(fp, "**%s**: %llu violation%s of the %s GB limit.\n\n", overall,
             (unsigned long long)m->violations, m->violations == 1 ? "" : "s",
-            fmtd(b1, sizeof(b1), m->limit_gb, 2));
+            eb_report__fmtd(b1, sizeof(b1), m->limit_gb, 2));
     fputs("| Item | Value |\n|---|---|\n", fp);
     fprintf(fp, "| Overall status | **%s** |\n", overall);
-    fprintf(fp, "| Limit | %s GB |\n", fmtd(b1, sizeof(b1), m->limit_gb, 2));
+    fprintf(fp, "| Limit | %s GB |\n", eb_report__fmtd(b1, sizeof(b1), m->limit_gb, 2));
     fprintf(fp, "| Limit type | %s |\n", eb_limit_type_name(m->limit_type));
     row_text(fp, "Methods applied", m->methods[0] != '\0' ? m->methods : "none");
     row_text(fp, "Monitored figure", m->monitored);
 
     double peak = bytes_gb(m->peak_bytes);
     fprintf(fp, "| Peak of the monitored figure | %s GB (%s%% of limit) |\n",
-            fmtd(b1, sizeof(b1), peak, 2),
-            fmtd(b2, sizeof(b2), m->limit_gb > 0 ? 100.0 * peak / m->limit_gb : NAN, 1));
+            eb_report__fmtd(b1, sizeof(b1), peak, 2),
+            eb_report__fmtd(b2, sizeof(b2), m->limit_gb > 0 ? 100.0 * peak / m->limit_gb : NAN, 1));
     if (m->unified) {
         /* One DRAM: the allocator's figure is inside the system figure, never added to it. */
         fprintf(
             fp,
             "| System memory (unified; CUDA allocator is a subset) | peak %s GB used of %s GB |\n",
-            fmtd(b1, sizeof(b1), bytes_gb(m->peak_system_used_bytes), 2),
-            fmtd(b2, sizeof(b2), bytes_gb(m->system_total_bytes), 2));
+            eb_report__fmtd(b1, sizeof(b1), bytes_gb(m->peak_system_used_bytes), 2),
+            eb_report__fmtd(b2, sizeof(b2), bytes_gb(m->system_total_bytes), 2));
         fprintf(fp, "| CUDA allocator peak (part of system memory) | %s GB |\n",
-                fmtd(b3, sizeof(b3), bytes_gb(m->peak_gpu_bytes), 2));
+                eb_report__fmtd(b3, sizeof(b3), bytes_gb(m->peak_gpu_bytes), 2));
     } else {
         fprintf(fp, "| System RAM | peak %s GB used of %s GB |\n",
-                fmtd(b1, sizeof(b1), bytes_gb(m->peak_system_used_bytes), 2),
-                fmtd(b2, sizeof(b2), bytes_gb(m->system_total_bytes), 2));
+                eb_report__fmtd(b1, sizeof(b1), bytes_gb(m->peak_system_used_bytes), 2),
+                eb_report__fmtd(b2, sizeof(b2), bytes_gb(m->system_total_bytes), 2));
         fprintf(fp, "| GPU VRAM | peak %s GB |\n",
-                fmtd(b3, sizeof(b3), bytes_gb(m->peak_gpu_bytes), 2));
+                eb_report__fmtd(b3, sizeof(b3), bytes_gb(m->peak_gpu_bytes), 2));
     }
     fprintf(fp, "| Process RSS peak | %s GB |\n",
-            fmtd(b1, sizeof(b1), bytes_gb(m->peak_rss_bytes), 2));
+            eb_report__fmtd(b1, sizeof(b1), bytes_gb(m->peak_rss_bytes), 2));
     fprintf(fp, "| Total violations | %llu |\n", (unsigned long long)m->violations);
     fprintf(fp, "| Memory-pressure warnings (available < 20%%) | %llu |\n\n",
             (unsigned long long)m->pressure_warnings);
@@ -150,8 +140,8 @@ static void write_memory(const struct eb_run_result *r, FILE *fp)
         const struct eb_slot_result *s = &r->slots[order[i]];
         double p = bytes_gb(s->mem_peak_bytes);
         fprintf(fp, "| %d | %d: %s | %s | %s | %s | %llu |\n", i + 1, s->index, s->name,
-                eb_slot_status_name(s->status), fmtd(b1, sizeof(b1), p, 2),
-                fmtd(b2, sizeof(b2), m->limit_gb > 0 ? 100.0 * p / m->limit_gb : NAN, 1),
+                eb_slot_status_name(s->status), eb_report__fmtd(b1, sizeof(b1), p, 2),
+                eb_report__fmtd(b2, sizeof(b2), m->limit_gb > 0 ? 100.0 * p / m->limit_gb : NAN, 1),
                 (unsigned long long)s->violations);
     }
     fputs("\n", fp);
@@ -166,27 +156,22 @@ static void latency_header(FILE *fp, const char *first)
     fputs("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", fp);
 }
 
-/* "[lo, hi]" of a confidence interval, or "n/a" when the sample is too small for one. */
-static const char *fmt_ci(char *buf, size_t n, const struct eb_stat_ci *ci)
-{
-    if (!ci->available || !isfinite(ci->lo) || !isfinite(ci->hi))
-        snprintf(buf, n, "n/a");
-    else
-        snprintf(buf, n, "[%.3f, %.3f]", ci->lo, ci->hi);
-    return buf;
-}
-
 static void latency_row(FILE *fp, const char *label, const struct eb_stat_summary *s)
 {
     char b[12][48];
     fprintf(fp, "| %s | %llu | %s ± %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-            label, (unsigned long long)s->count, fmtd(b[0], sizeof(b[0]), s->mean, 3),
-            fmtd(b[1], sizeof(b[1]), s->std, 3), fmtd(b[2], sizeof(b[2]), 100.0 * s->cov, 2),
-            fmtd(b[3], sizeof(b[3]), s->min, 3), fmtd(b[4], sizeof(b[4]), s->p50, 3),
-            fmt_ci(b[5], sizeof(b[5]), &s->p50_ci), fmtd(b[6], sizeof(b[6]), s->p90, 3),
-            fmtd(b[7], sizeof(b[7]), s->p95, 3), fmtd(b[8], sizeof(b[8]), s->p99, 3),
-            fmt_ci(b[9], sizeof(b[9]), &s->p99_ci), fmtd(b[10], sizeof(b[10]), s->max, 3),
-            fmtd(b[11], sizeof(b[11]), s->fps, 1));
+            label, (unsigned long long)s->count, eb_report__fmtd(b[0], sizeof(b[0]), s->mean, 3),
+            eb_report__fmtd(b[1], sizeof(b[1]), s->std, 3),
+            eb_report__fmtd(b[2], sizeof(b[2]), 100.0 * s->cov, 2),
+            eb_report__fmtd(b[3], sizeof(b[3]), s->min, 3),
+            eb_report__fmtd(b[4], sizeof(b[4]), s->p50, 3),
+            eb_report__fmt_ci(b[5], sizeof(b[5]), &s->p50_ci),
+            eb_report__fmtd(b[6], sizeof(b[6]), s->p90, 3),
+            eb_report__fmtd(b[7], sizeof(b[7]), s->p95, 3),
+            eb_report__fmtd(b[8], sizeof(b[8]), s->p99, 3),
+            eb_report__fmt_ci(b[9], sizeof(b[9]), &s->p99_ci),
+            eb_report__fmtd(b[10], sizeof(b[10]), s->max, 3),
+            eb_report__fmtd(b[11], sizeof(b[11]), s->fps, 1));
 }
 
 /* Under every latency table: how the intervals are made and when they are missing. */
@@ -231,14 +216,14 @@ static void write_slot_facts(const struct eb_slot_result *s, FILE *fp)
         fprintf(fp,
                 "| fp16 drift vs fp32 | max abs %s, mean abs %s; %llu of %llu fp32 boxes matched "
                 "(%s%%) over %llu frames |\n",
-                fmtd(b1, sizeof(b1), s->drift_max_abs, 4),
-                fmtd(b2, sizeof(b2), s->drift_mean_abs, 5),
+                eb_report__fmtd(b1, sizeof(b1), s->drift_max_abs, 4),
+                eb_report__fmtd(b2, sizeof(b2), s->drift_mean_abs, 5),
                 (unsigned long long)s->drift_boxes_matched, (unsigned long long)s->drift_boxes_fp32,
-                fmtd(b3, sizeof(b3),
-                     s->drift_boxes_fp32 > 0
-                         ? 100.0 * (double)s->drift_boxes_matched / (double)s->drift_boxes_fp32
-                         : NAN,
-                     1),
+                eb_report__fmtd(b3, sizeof(b3),
+                                s->drift_boxes_fp32 > 0 ? 100.0 * (double)s->drift_boxes_matched /
+                                                              (double)s->drift_boxes_fp32
+                                                        : NAN,
+                                1),
                 (unsigned long long)s->drift_frames);
     } else if (s->drift_note[0] != '\0') {
         row_text(fp, "fp16 drift vs fp32", s->drift_note);
@@ -273,13 +258,14 @@ static void write_slot_facts(const struct eb_slot_result *s, FILE *fp)
             (long long)s->frames_skipped);
     if (s->status == EB_SLOT_OK)
         fprintf(fp, "| Warm-up | %s, %s s%s |\n", s->warmup_auto ? "auto" : "by count",
-                fmtd(b1, sizeof(b1), s->warmup_s, 2),
+                eb_report__fmtd(b1, sizeof(b1), s->warmup_s, 2),
                 !s->warmup_auto    ? ""
                 : s->warmup_stable ? "; the latency settled"
                                    : "; the latency did not settle before the cap");
     if (s->status == EB_SLOT_OK)
-        fprintf(fp, "| Wall time | %s s (%s FPS) |\n", fmtd(b1, sizeof(b1), s->wall_s, 2),
-                fmtd(b2, sizeof(b2), s->throughput_fps, 1));
+        fprintf(fp, "| Wall time | %s s (%s FPS) |\n",
+                eb_report__fmtd(b1, sizeof(b1), s->wall_s, 2),
+                eb_report__fmtd(b2, sizeof(b2), s->throughput_fps, 1));
     fputs("\n", fp);
 }
 
@@ -288,8 +274,8 @@ static void write_detections(const struct eb_slot_result *s, FILE *fp)
     char b[32];
     fputs("### Detections\n\n", fp);
     fprintf(fp, "%llu in total; %s per frame on average, at most %u in one frame.\n\n",
-            (unsigned long long)s->dets_total, fmtd(b, sizeof(b), s->dets_per_frame_mean, 2),
-            s->dets_per_frame_max);
+            (unsigned long long)s->dets_total,
+            eb_report__fmtd(b, sizeof(b), s->dets_per_frame_mean, 2), s->dets_per_frame_max);
     if (s->classes == NULL || s->n_classes == 0)
         return;
     struct eb_class_count *sorted = eb_report__sorted_classes(s);
@@ -305,12 +291,6 @@ static void write_detections(const struct eb_slot_result *s, FILE *fp)
     }
     fputs("\n", fp);
     free(sorted);
-}
-
-/* An AP with 4 decimals, or "n/a" where the scored images hold no box of it (-1). */
-static const char *fmt_ap(char *buf, size_t n, double v)
-{
-    return fmtd(buf, n, v >= 0 ? v : NAN, 4);
 }
 
 /* "### Accuracy" (--data): the COCO metrics of the measured frames and one row per class. */
@@ -337,9 +317,10 @@ static void write_accuracy(const struct eb_slot_result *s, FILE *fp)
     fputs("| mAP50-95 | mAP50 | mAP75 | AP small | AP medium | AP large |\n"
           "|---:|---:|---:|---:|---:|---:|\n",
           fp);
-    fprintf(fp, "| %s | %s | %s | %s | %s | %s |\n\n", fmt_ap(b[0], 32, a->map50_95),
-            fmt_ap(b[1], 32, a->map50), fmt_ap(b[2], 32, a->map75), fmt_ap(b[3], 32, a->ap_small),
-            fmt_ap(b[4], 32, a->ap_medium), fmt_ap(b[5], 32, a->ap_large));
+    fprintf(fp, "| %s | %s | %s | %s | %s | %s |\n\n", eb_report__fmt_ap(b[0], 32, a->map50_95),
+            eb_report__fmt_ap(b[1], 32, a->map50), eb_report__fmt_ap(b[2], 32, a->map75),
+            eb_report__fmt_ap(b[3], 32, a->ap_small), eb_report__fmt_ap(b[4], 32, a->ap_medium),
+            eb_report__fmt_ap(b[5], 32, a->ap_large));
     fputs("| Class | Boxes | Detections | AP50-95 | AP50 |\n|---|---:|---:|---:|---:|\n", fp);
     for (size_t i = 0; i < a->n_per_class; i++) {
         const struct eb_accuracy_class *c = &a->per_class[i];
@@ -348,7 +329,8 @@ static void write_accuracy(const struct eb_slot_result *s, FILE *fp)
         fputs("| ", fp);
         put_text(fp, c->name);
         fprintf(fp, " | %llu | %llu | %s | %s |\n", (unsigned long long)c->gt,
-                (unsigned long long)c->dets, fmt_ap(b[0], 32, c->ap), fmt_ap(b[1], 32, c->ap50));
+                (unsigned long long)c->dets, eb_report__fmt_ap(b[0], 32, c->ap),
+                eb_report__fmt_ap(b[1], 32, c->ap50));
     }
     fputs("\n", fp);
 }
@@ -367,12 +349,12 @@ static void write_mfu_line(const struct eb_profile_result *p, FILE *fp)
         fp,
         "MFU (model FLOPs utilisation): %s%% over the sum of node times, %s%% over the measured "
         "inference mean, of the dense %s peak of ",
-        fmtd(b[0], sizeof(b[0]), p->mfu_pct, 2), fmtd(b[1], sizeof(b[1]), p->mfu_inference_pct, 2),
-        p->peak_precision);
+        eb_report__fmtd(b[0], sizeof(b[0]), p->mfu_pct, 2),
+        eb_report__fmtd(b[1], sizeof(b[1]), p->mfu_inference_pct, 2), p->peak_precision);
     put_text(fp, p->peak_device);
-    fprintf(fp, ", %s %s at %s MHz (", fmtd(b[2], sizeof(b[2]), p->peak_tflops, 1),
+    fprintf(fp, ", %s %s at %s MHz (", eb_report__fmtd(b[2], sizeof(b[2]), p->peak_tflops, 1),
             strcmp(p->peak_precision, "int8") == 0 ? "TOPS" : "TFLOPS",
-            fmtd(b[3], sizeof(b[3]), p->peak_clock_mhz, 0));
+            eb_report__fmtd(b[3], sizeof(b[3]), p->peak_clock_mhz, 0));
     put_text(fp, p->peak_note);
     fputs(").\n\n", fp);
 }
@@ -396,11 +378,11 @@ static void write_profile(const struct eb_slot_result *s, FILE *fp)
             "inference mean %s ms (the rest is the backend call around the run); %s GFLOP/frame, "
             "%s GFLOP/s.\n\n",
             (unsigned long long)p->frames, p->n_nodes,
-            fmtd(b[0], sizeof(b[0]), p->sum_ms_per_frame, 3),
-            fmtd(b[1], sizeof(b[1]), 100.0 * p->sum_to_inference, 1),
-            fmtd(b[2], sizeof(b[2]), p->inference_mean_ms, 3),
-            fmtd(b[3], sizeof(b[3]), p->gflops_per_frame, 3),
-            fmtd(b[4], sizeof(b[4]), p->gflops_per_s, 1));
+            eb_report__fmtd(b[0], sizeof(b[0]), p->sum_ms_per_frame, 3),
+            eb_report__fmtd(b[1], sizeof(b[1]), 100.0 * p->sum_to_inference, 1),
+            eb_report__fmtd(b[2], sizeof(b[2]), p->inference_mean_ms, 3),
+            eb_report__fmtd(b[3], sizeof(b[3]), p->gflops_per_frame, 3),
+            eb_report__fmtd(b[4], sizeof(b[4]), p->gflops_per_s, 1));
     write_mfu_line(p, fp);
     size_t n = p->n_ops < MAX_OP_ROWS ? p->n_ops : MAX_OP_ROWS;
     if (p->n_ops > MAX_OP_ROWS)
@@ -412,10 +394,11 @@ static void write_profile(const struct eb_slot_result *s, FILE *fp)
         fputs("| ", fp);
         put_text(fp, o->op);
         fprintf(fp, " | %u | %s | %s | %s | %s | %s |\n", o->nodes,
-                fmtd(b[0], sizeof(b[0]), o->ms_per_frame, 3), fmtd(b[1], sizeof(b[1]), o->pct, 1),
-                fmtd(b[2], sizeof(b[2]), o->gflops_per_frame, 3),
-                fmtd(b[3], sizeof(b[3]), o->gflops_per_s, 1),
-                fmtd(b[4], sizeof(b[4]), o->mfu_pct, 2));
+                eb_report__fmtd(b[0], sizeof(b[0]), o->ms_per_frame, 3),
+                eb_report__fmtd(b[1], sizeof(b[1]), o->pct, 1),
+                eb_report__fmtd(b[2], sizeof(b[2]), o->gflops_per_frame, 3),
+                eb_report__fmtd(b[3], sizeof(b[3]), o->gflops_per_s, 1),
+                eb_report__fmtd(b[4], sizeof(b[4]), o->mfu_pct, 2));
     }
     fputs("\n", fp);
     fprintf(fp, "Top %zu nodes by time:\n\n", p->n_top);
@@ -429,9 +412,11 @@ static void write_profile(const struct eb_slot_result *s, FILE *fp)
         put_text(fp, t->op);
         fputs(" | ", fp);
         put_text(fp, t->fused);
-        fprintf(fp, " | %s | %s | %s | %s |\n", fmtd(b[0], sizeof(b[0]), t->ms_per_frame, 3),
-                fmtd(b[1], sizeof(b[1]), t->pct, 1), fmtd(b[2], sizeof(b[2]), t->gflops_per_s, 1),
-                fmtd(b[3], sizeof(b[3]), t->mfu_pct, 2));
+        fprintf(fp, " | %s | %s | %s | %s |\n",
+                eb_report__fmtd(b[0], sizeof(b[0]), t->ms_per_frame, 3),
+                eb_report__fmtd(b[1], sizeof(b[1]), t->pct, 1),
+                eb_report__fmtd(b[2], sizeof(b[2]), t->gflops_per_s, 1),
+                eb_report__fmtd(b[3], sizeof(b[3]), t->mfu_pct, 2));
     }
     fputs("\n", fp);
 }
@@ -483,20 +468,21 @@ static void write_slot(const struct eb_run_result *r, const struct eb_slot_resul
                  " (the driver's free memory fell by %.1f MB: cudaMemGetInfo)",
                  (double)s->backend_device_measured_bytes / (1024.0 * 1024.0));
     double p = bytes_gb(s->mem_peak_bytes);
-    fprintf(fp,
-            "Peak %s GB (%s%% of the limit), %llu violation%s; backend host %.1f MB, "
-            "device peak %.1f MB%s.\n\n",
-            fmtd(b1, sizeof(b1), p, 2),
-            fmtd(b2, sizeof(b2), r->mem.limit_gb > 0 ? 100.0 * p / r->mem.limit_gb : NAN, 1),
-            (unsigned long long)s->violations, s->violations == 1 ? "" : "s",
-            (double)s->backend_host_bytes / (1024.0 * 1024.0),
-            (double)s->backend_device_peak_bytes / (1024.0 * 1024.0), measured);
+    fprintf(
+        fp,
+        "Peak %s GB (%s%% of the limit), %llu violation%s; backend host %.1f MB, "
+        "device peak %.1f MB%s.\n\n",
+        eb_report__fmtd(b1, sizeof(b1), p, 2),
+        eb_report__fmtd(b2, sizeof(b2), r->mem.limit_gb > 0 ? 100.0 * p / r->mem.limit_gb : NAN, 1),
+        (unsigned long long)s->violations, s->violations == 1 ? "" : "s",
+        (double)s->backend_host_bytes / (1024.0 * 1024.0),
+        (double)s->backend_device_peak_bytes / (1024.0 * 1024.0), measured);
 
     if (s->has_solo) {
         fputs("### Solo baseline\n\n", fp);
         fprintf(fp, "Interference ratio (dual p50 / solo p50): end-to-end %s, inference %s.\n\n",
-                fmtd(b1, sizeof(b1), s->interference_ratio, 3),
-                fmtd(b2, sizeof(b2), s->interference_ratio_infer, 3));
+                eb_report__fmtd(b1, sizeof(b1), s->interference_ratio, 3),
+                eb_report__fmtd(b2, sizeof(b2), s->interference_ratio_infer, 3));
         latency_header(fp, "Solo stage");
         latency_row(fp, "end_to_end", &s->solo_e2e);
         latency_row(fp, "inference", &s->solo_infer);
@@ -514,9 +500,10 @@ static void write_pair(const struct eb_pair_result *p, FILE *fp)
     fprintf(fp,
             "%llu pairs; pair latency (max of the two end-to-end times) p50 %s ms, p90 %s ms, "
             "p99 %s ms; %s pairs/s.\n\n",
-            (unsigned long long)p->pairs, fmtd(b[0], sizeof(b[0]), p->latency.p50, 3),
-            fmtd(b[1], sizeof(b[1]), p->latency.p90, 3),
-            fmtd(b[2], sizeof(b[2]), p->latency.p99, 3), fmtd(b[3], sizeof(b[3]), p->pair_fps, 1));
+            (unsigned long long)p->pairs, eb_report__fmtd(b[0], sizeof(b[0]), p->latency.p50, 3),
+            eb_report__fmtd(b[1], sizeof(b[1]), p->latency.p90, 3),
+            eb_report__fmtd(b[2], sizeof(b[2]), p->latency.p99, 3),
+            eb_report__fmtd(b[3], sizeof(b[3]), p->pair_fps, 1));
     latency_header(fp, "Pair");
     latency_row(fp, "latency", &p->latency);
     fputs("\n", fp);
@@ -555,16 +542,16 @@ static void write_gpus(const struct eb_system_summary *s, FILE *fp)
         fprintf(fp, "| %d | ", g->index);
         put_text(fp, g->name);
         fprintf(fp, " | %s / %s | %s / %s | %s / %s | %s | %s | %s / %s | %llu | ",
-                fmtd(b[0], sizeof(b[0]), g->util_avg_pct, 1),
-                fmtd(b[1], sizeof(b[1]), g->util_max_pct, 1),
-                fmtd(b[2], sizeof(b[2]), g->mem_used_max_mb, 0),
-                fmtd(b[3], sizeof(b[3]), g->mem_total_mb, 0),
-                fmtd(b[4], sizeof(b[4]), g->power_avg_mw, 0),
-                fmtd(b[5], sizeof(b[5]), g->power_max_mw, 0),
-                fmtd(b[6], sizeof(b[6]), g->energy_mj, 0),
-                fmtd(b[7], sizeof(b[7]), g->temp_max_c, 0),
-                fmtd(b[8], sizeof(b[8]), g->sm_clock_min_mhz, 0),
-                fmtd(b[9], sizeof(b[9]), g->sm_clock_max_mhz, 0),
+                eb_report__fmtd(b[0], sizeof(b[0]), g->util_avg_pct, 1),
+                eb_report__fmtd(b[1], sizeof(b[1]), g->util_max_pct, 1),
+                eb_report__fmtd(b[2], sizeof(b[2]), g->mem_used_max_mb, 0),
+                eb_report__fmtd(b[3], sizeof(b[3]), g->mem_total_mb, 0),
+                eb_report__fmtd(b[4], sizeof(b[4]), g->power_avg_mw, 0),
+                eb_report__fmtd(b[5], sizeof(b[5]), g->power_max_mw, 0),
+                eb_report__fmtd(b[6], sizeof(b[6]), g->energy_mj, 0),
+                eb_report__fmtd(b[7], sizeof(b[7]), g->temp_max_c, 0),
+                eb_report__fmtd(b[8], sizeof(b[8]), g->sm_clock_min_mhz, 0),
+                eb_report__fmtd(b[9], sizeof(b[9]), g->sm_clock_max_mhz, 0),
                 (unsigned long long)g->throttle_samples);
         put_reasons(fp, g->throttle_reasons & EB_SAMPLER_THROTTLE_LISTED);
         fputs(" |\n", fp);
@@ -599,29 +586,35 @@ static void write_system(const struct eb_run_result *r, FILE *fp)
     }
     fputs("| Metric | Value |\n|---|---|\n", fp);
     fprintf(fp, "| Samples | %llu over %s s |\n", (unsigned long long)s->n_samples,
-            fmtd(b1, sizeof(b1), s->duration_s, 1));
+            eb_report__fmtd(b1, sizeof(b1), s->duration_s, 1));
     fprintf(fp, "| CPU (all cores) | avg %s%%, max %s%% |\n",
-            fmtd(b1, sizeof(b1), s->cpu_avg_pct, 1), fmtd(b2, sizeof(b2), s->cpu_max_pct, 1));
+            eb_report__fmtd(b1, sizeof(b1), s->cpu_avg_pct, 1),
+            eb_report__fmtd(b2, sizeof(b2), s->cpu_max_pct, 1));
     fprintf(fp, "| RAM used | avg %s MB, max %s MB of %s MB |\n",
-            fmtd(b1, sizeof(b1), s->ram_used_avg_mb, 0),
-            fmtd(b2, sizeof(b2), s->ram_used_max_mb, 0), fmtd(b3, sizeof(b3), s->ram_total_mb, 0));
-    fprintf(fp, "| Swap used (max) | %s MB |\n", fmtd(b1, sizeof(b1), s->swap_used_max_mb, 0));
-    fprintf(fp, "| Process RSS (max) | %s MB |\n", fmtd(b1, sizeof(b1), s->rss_max_mb, 0));
+            eb_report__fmtd(b1, sizeof(b1), s->ram_used_avg_mb, 0),
+            eb_report__fmtd(b2, sizeof(b2), s->ram_used_max_mb, 0),
+            eb_report__fmtd(b3, sizeof(b3), s->ram_total_mb, 0));
+    fprintf(fp, "| Swap used (max) | %s MB |\n",
+            eb_report__fmtd(b1, sizeof(b1), s->swap_used_max_mb, 0));
+    fprintf(fp, "| Process RSS (max) | %s MB |\n",
+            eb_report__fmtd(b1, sizeof(b1), s->rss_max_mb, 0));
     if (s->tegrastats_used) {
         fprintf(fp, "| tegrastats lines | %llu (%llu unparsed) |\n",
                 (unsigned long long)s->tegrastats_lines,
                 (unsigned long long)s->tegrastats_bad_lines);
         fprintf(fp, "| GPU load | avg %s%%, max %s%% |\n",
-                fmtd(b1, sizeof(b1), s->gpu_load_avg_pct, 1),
-                fmtd(b2, sizeof(b2), s->gpu_load_max_pct, 1));
-        fprintf(fp, "| Power | avg %s mW, max %s mW |\n", fmtd(b1, sizeof(b1), s->power_avg_mw, 0),
-                fmtd(b2, sizeof(b2), s->power_max_mw, 0));
-        fprintf(fp, "| Energy | %s mJ |\n", fmtd(b1, sizeof(b1), s->energy_mj, 0));
+                eb_report__fmtd(b1, sizeof(b1), s->gpu_load_avg_pct, 1),
+                eb_report__fmtd(b2, sizeof(b2), s->gpu_load_max_pct, 1));
+        fprintf(fp, "| Power | avg %s mW, max %s mW |\n",
+                eb_report__fmtd(b1, sizeof(b1), s->power_avg_mw, 0),
+                eb_report__fmtd(b2, sizeof(b2), s->power_max_mw, 0));
+        fprintf(fp, "| Energy | %s mJ |\n", eb_report__fmtd(b1, sizeof(b1), s->energy_mj, 0));
     }
     enum eb_report_energy_source src;
     double epf = eb_report__energy_per_frame_mj(r, &src);
     if (src != EB_REPORT_ENERGY_SOURCE_NONE)
-        fprintf(fp, "| Energy per measured frame | %s mJ (%s) |\n", fmtd(b1, sizeof(b1), epf, 1),
+        fprintf(fp, "| Energy per measured frame | %s mJ (%s) |\n",
+                eb_report__fmtd(b1, sizeof(b1), epf, 1),
                 src == EB_REPORT_ENERGY_SOURCE_NVML ? "NVML, all GPUs" : "tegrastats");
     fputs("\n", fp);
     int nz = s->n_zones < 0                      ? 0
@@ -632,8 +625,8 @@ static void write_system(const struct eb_run_result *r, FILE *fp)
         for (int i = 0; i < nz; i++) {
             fputs("| ", fp);
             put_text(fp, s->zones[i].name);
-            fprintf(fp, " | %s | %s |\n", fmtd(b1, sizeof(b1), s->zones[i].max_c, 1),
-                    fmtd(b2, sizeof(b2), s->zones[i].avg_c, 1));
+            fprintf(fp, " | %s | %s |\n", eb_report__fmtd(b1, sizeof(b1), s->zones[i].max_c, 1),
+                    eb_report__fmtd(b2, sizeof(b2), s->zones[i].avg_c, 1));
         }
         fputs("\n", fp);
     }
