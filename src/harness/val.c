@@ -357,25 +357,25 @@ static void print_table(const struct val_ctx *vc, FILE *fp)
                 vc->undecodable);
     fprintf(fp, "  time     %zu images in %.1f s (%.1f ms per image, decode to NMS)\n\n", vc->done,
             vc->wall_s, vc->done ? vc->wall_s * 1e3 / (double)vc->done : 0.0);
+    /* two columns: the AP figures and the AR figures, row by row */
     char a[16], b[16];
-    fmt_metric(a, sizeof(a), r->map);
-    fmt_metric(b, sizeof(b), r->ar1);
-    fprintf(fp, "  mAP50-95   %s      AR1        %s\n", a, b);
-    fmt_metric(a, sizeof(a), r->map50);
-    fmt_metric(b, sizeof(b), r->ar10);
-    fprintf(fp, "  mAP50      %s      AR10       %s\n", a, b);
-    fmt_metric(a, sizeof(a), r->map75);
-    fmt_metric(b, sizeof(b), r->ar100);
-    fprintf(fp, "  mAP75      %s      AR100      %s\n", a, b);
-    fmt_metric(a, sizeof(a), r->map_small);
-    fmt_metric(b, sizeof(b), r->ar_small);
-    fprintf(fp, "  AP small   %s      AR small   %s\n", a, b);
-    fmt_metric(a, sizeof(a), r->map_medium);
-    fmt_metric(b, sizeof(b), r->ar_medium);
-    fprintf(fp, "  AP medium  %s      AR medium  %s\n", a, b);
-    fmt_metric(a, sizeof(a), r->map_large);
-    fmt_metric(b, sizeof(b), r->ar_large);
-    fprintf(fp, "  AP large   %s      AR large   %s\n\n", a, b);
+    const struct {
+        const char *ap_label, *ar_label;
+        double ap, ar;
+    } rows[] = {
+        {"mAP50-95 ", "AR1      ", r->map, r->ar1},
+        {"mAP50    ", "AR10     ", r->map50, r->ar10},
+        {"mAP75    ", "AR100    ", r->map75, r->ar100},
+        {"AP small ", "AR small ", r->map_small, r->ar_small},
+        {"AP medium", "AR medium", r->map_medium, r->ar_medium},
+        {"AP large ", "AR large ", r->map_large, r->ar_large},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        fmt_metric(a, sizeof(a), rows[i].ap);
+        fmt_metric(b, sizeof(b), rows[i].ar);
+        fprintf(fp, "  %s  %s      %s  %s\n", rows[i].ap_label, a, rows[i].ar_label, b);
+    }
+    fputc('\n', fp);
     fprintf(fp, "  %-20s %7s %7s %8s %8s %8s\n", "class", "images", "boxes", "dets", "AP50-95",
             "AP50");
     for (size_t i = 0; i < r->n_classes; i++) {
