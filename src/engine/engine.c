@@ -309,7 +309,7 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
     e->dev = dev;
     if ((st = dev->open(e, opt, diag)) != EB_OK)
         goto fail;
-    st = eb_memplan_build(g, &e->plan, diag);
+    st = eb_memplan_build(g, e->plan_concurrent, &e->plan, diag);
     if (st != EB_OK)
         goto fail;
     if ((st = dev->bind(e, opt, diag)) != EB_OK)

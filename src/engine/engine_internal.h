@@ -19,7 +19,8 @@ struct eb_engine_devops;
 struct eb_engine {
     struct eb_graph *g;
     struct eb_memplan plan;
-    const char *what; /* names the model in messages (graph arena) */
+    int plan_concurrent; /* set by dev->open: a concurrent memory plan (memplan.h) */
+    const char *what;    /* names the model in messages (graph arena) */
     const struct eb_engine_devops *dev;
     void *dev_state; /* the device's own state (owned; freed by dev->close) */
     void *arena;     /* plan.arena_bytes + scratch, from g->alloc (host memory) */

@@ -375,6 +375,14 @@ static void fp16_drift(enum eb_synth_arch arch, const char *name)
     struct eb_engine *h = p.a, *f = p.b;
     const struct diff r = p.r;
     printf("%s fp16 vs fp32 (cuda): max abs %.3g, mean abs %.3g\n", name, r.max_abs, r.mean_abs);
+    /* channels-last, every C2f / C3k2 Concat and its Split in place (rows sliced along C) */
+    struct eb_engine_exec_info ih;
+    eb_engine_exec_info_get(h, &ih);
+    printf("%s fp16: %zu channels-last values, %zu Concat and %zu Split nodes in place\n", name,
+           ih.n_blocked, ih.n_concat_in_place, ih.n_split_in_place);
+    ASSERT_TRUE(ih.n_blocked > 0);
+    ASSERT_TRUE(ih.n_concat_in_place >= 8);
+    ASSERT_TRUE(ih.n_split_in_place >= 8);
     struct eb_engine_mem mh, mf;
     eb_engine_mem_info(h, &mh);
     eb_engine_mem_info(f, &mf);

@@ -326,6 +326,75 @@ EB_TEST(copy_nd_tiled_transpose)
         }
 }
 
+/* y[y_off + Σ i_d ys[d]] = x[x_off + Σ i_d xs[d]] on the host, elements of es bytes. */
+static void copy_ref(const struct eb_cuk_copy *c, int es, const uint8_t *x, uint8_t *y)
+{
+    size_t n = 1;
+    for (int d = 0; d < c->rank; d++)
+        n *= (size_t)c->shape[d];
+    for (size_t i = 0; i < n; i++) {
+        size_t rem = i;
+        int64_t xi = c->x_off, yi = c->y_off;
+        for (int d = c->rank - 1; d >= 0; d--) {
+            const int64_t idx = (int64_t)(rem % (size_t)c->shape[d]);
+            rem /= (size_t)c->shape[d];
+            xi += idx * c->xs[d];
+            yi += idx * c->ys[d];
+        }
+        memcpy(y + (size_t)yi * (size_t)es, x + (size_t)xi * (size_t)es, (size_t)es);
+    }
+}
+
+/* Transposes with a batch and with short rows, as the tiled kernels take them: attention's
+ * [2][400][400] last two dims swapped, the DFL's 16 x 8400·4 to channels-last, a 3-channel image
+ * to channels-last, a batch of 7-channel rows, a 4-D permutation, and a batch too large for one
+ * grid (the generic copy); every byte against the host. */
+EB_TEST(copy_nd_batched_transpose)
+{
+    need_gpu();
+    struct tc {
+        int rank;
+        int32_t shape[4], xs[4], ys[4];
+        int64_t x_off, y_off;
+    };
+    const struct tc cases[] = {
+        {3, {2, 400, 400}, {160000, 400, 1}, {160000, 1, 400}, 0, 0},
+        {3, {16, 4, 8400}, {33600, 8400, 1}, {1, 134400, 16}, 0, 0},
+        {3, {3, 37, 41}, {1517, 41, 1}, {1, 123, 3}, 5, 3},
+        {3, {5, 7, 100}, {700, 100, 1}, {700, 1, 7}, 0, 8},
+        {4, {2, 3, 17, 50}, {2550, 850, 50, 1}, {2550, 1, 150, 3}, 1, 0},
+        {4, {2, 40, 17, 50}, {34000, 850, 50, 1}, {34000, 1, 2000, 40}, 0, 2},
+        {3, {70000, 2, 3}, {6, 3, 1}, {6, 1, 2}, 0, 0},
+    };
+    for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++)
+        for (int es = 2; es <= 4; es += 2) {
+            const struct tc *k = &cases[t];
+            struct eb_cuk_copy c = {.rank = k->rank, .x_off = k->x_off, .y_off = k->y_off};
+            size_t n = 1;
+            for (int d = 0; d < k->rank; d++) {
+                c.shape[d] = k->shape[d], c.xs[d] = k->xs[d], c.ys[d] = k->ys[d];
+                n *= (size_t)k->shape[d];
+            }
+            const size_t bytes = (n + 16) * (size_t)es;
+            uint8_t *x = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes);
+            for (size_t i = 0; i < bytes; i++)
+                x[i] = (uint8_t)(i * 2654435761u >> 13);
+            memset(want, 0x5A, bytes);
+            copy_ref(&c, es, x, want);
+            void *dx = dalloc(bytes), *dy = dalloc(bytes);
+            CK(cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice));
+            CK(cudaMemset(dy, 0x5A, bytes));
+            CK(eb_cuk_copy_nd(0, es, &c, dx, dy));
+            CK(cudaMemcpy(got, dy, bytes, cudaMemcpyDeviceToHost));
+            if (memcmp(got, want, bytes) != 0)
+                fprintf(stderr, "case %zu es %d differs\n", t, es);
+            ASSERT_TRUE(memcmp(got, want, bytes) == 0);
+            CK(cudaFree(dx));
+            CK(cudaFree(dy));
+            free(x), free(want), free(got);
+        }
+}
+
 /* Channels-last Concat-like copies: rows of `ch` half channels into rows of `total` at channel
  * `off` (16-byte vectors where the row, stride, offset allow; narrower ones otherwise), and a
  * channels-last nearest upsampling with zero strides; every other byte of y stays untouched. */
@@ -575,6 +644,39 @@ EB_TEST(softmax_short_and_long_rows)
             expect_close("softmax", DTS[t], got, want, n);
             CK(cudaFree(dx));
             free(x), free(want), free(got);
+        }
+}
+
+/* edgebench.DFL: Σ w_i softmax_i over bins of stride `inner` (the YOLO head's 4 x 16 x 8400 at 640,
+ * and ragged ones), against the formula in double on the values as the device holds them. */
+EB_TEST(dfl_matches_reference)
+{
+    need_gpu();
+    const int64_t cases[3][3] = {{4, 16, 8400}, {8, 16, 37}, {3, 5, 1}};
+    for (int c = 0; c < 3; c++)
+        for (int t = 0; t < 2; t++) {
+            const int64_t outer = cases[c][0], len = cases[c][1], inner = cases[c][2];
+            const size_t n = (size_t)(outer * len * inner), ny = (size_t)(outer * inner);
+            float *x = rand_buf(n, -8, 8), *w = rand_buf((size_t)len, 0, 15);
+            void *dx = up(DTS[t], x, n), *dy = dalloc(ny * 4);
+            float *dw = up(EB_CUK_F32, w, (size_t)len);
+            CK(eb_cuk_dfl(0, DTS[t], outer, len, inner, dx, dw, dy));
+            float *got = down(DTS[t], dy, ny), *xs = down(DTS[t], dx, n), *want = malloc(ny * 4);
+            for (int64_t o = 0; o < outer; o++) /* on the values as the device held them */
+                for (int64_t a = 0; a < inner; a++) {
+                    double m = -INFINITY, sum = 0.0, dot = 0.0;
+                    for (int64_t i = 0; i < len; i++)
+                        m = fmax(m, xs[(o * len + i) * inner + a]);
+                    for (int64_t i = 0; i < len; i++) {
+                        const double e = exp(xs[(o * len + i) * inner + a] - m);
+                        sum += e;
+                        dot += e * w[i];
+                    }
+                    want[o * inner + a] = (float)(dot / sum);
+                }
+            expect_close("dfl", DTS[t], got, want, ny);
+            CK(cudaFree(dw));
+            free(x), free(w), free(xs), free(want), free(got);
         }
 }
 

@@ -25,7 +25,9 @@
 #include "eb/engine.h"
 #include "eb_test.h"
 #include "engine/ir/graph.h"
+#include "engine/onnx/onnx_model.h"
 #include "engine/onnx/onnx_wire.h"
+#include "engine/plan/memplan.h"
 #include "model/model.h"
 
 static double now_s(void)
@@ -284,6 +286,103 @@ EB_TEST(nchwc_layout_same_outputs)
         free(x);
         eb_engine_destroy(on);
         eb_engine_destroy(off);
+        free(bytes);
+    }
+}
+
+/* Does every node that touches slot a (a value's home) come before every writer of slot b, through
+ * the values they read? reach[i * n + j]: node j depends on node i. */
+static int slot_before(const struct eb_graph *g, const unsigned char *reach, int a, int b)
+{
+    const size_t n = g->n_nodes;
+    for (size_t i = 0; i < n; i++) {
+        const struct eb_ir_node *ni = &g->nodes[i];
+        int touches_a = 0;
+        for (int k = 0; ni->alive && k < ni->n_in + ni->n_out && !touches_a; k++) {
+            int id = k < ni->n_in ? ni->in[k] : ni->out[k - ni->n_in];
+            while (id >= 0 && g->values[id].alias_of >= 0)
+                id = g->values[id].alias_of;
+            touches_a = id == a;
+        }
+        if (!touches_a)
+            continue;
+        for (size_t j = 0; j < n; j++) {
+            const struct eb_ir_node *nj = &g->nodes[j];
+            for (int k = 0; nj->alive && k < nj->n_out; k++) {
+                int id = nj->out[k];
+                while (id >= 0 && g->values[id].alias_of >= 0)
+                    id = g->values[id].alias_of;
+                if (id == b && !reach[i * n + j])
+                    return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Memory plans of yolov8n and yolo11n (320). Sequential: slots that share bytes never live at the
+ * same time. Concurrent (the CUDA device's lanes): moreover, every node that touched the earlier
+ * slot precedes every writer of the later one, so no reuse orders two branches; the sequential
+ * plan breaks that on these graphs (so the check can fail), and the concurrent one costs more. */
+EB_TEST(concurrent_plan_keeps_branches_apart)
+{
+    for (int arch = 0; arch < 2; arch++) {
+        size_t len;
+        uint8_t *bytes = synth(arch ? EB_SYNTH_YOLO11 : EB_SYNTH_YOLOV8, 320, &len);
+        struct eb_onnx_model *m = NULL;
+        struct eb_graph *g = NULL;
+        struct eb_diag d = {0};
+        ASSERT_OK(eb_onnx_model_parse(bytes, len, "plan", NULL, &m, &d));
+        ASSERT_OK(eb_graph_import(m, "plan", 320, NULL, NULL, &g, &d));
+        ASSERT_OK(eb_graph_run_passes(g, EB_ENGINE_PASS_ALL, EB_ENGINE_QDQ_FLOAT, &d));
+        eb_graph_forget_source(g);
+        eb_onnx_model_destroy(m);
+        const size_t n = g->n_nodes;
+        unsigned char *reach = calloc(n * n, 1);
+        ASSERT_TRUE(reach != NULL);
+        for (size_t j = 0; j < n; j++) /* nodes are in topological order */
+            for (int k = 0; g->nodes[j].alive && k < g->nodes[j].n_in; k++) {
+                const int id = g->nodes[j].in[k];
+                const int p = id >= 0 ? g->values[id].producer : -1;
+                if (p < 0)
+                    continue;
+                reach[(size_t)p * n + j] = 1;
+                for (size_t i = 0; i < n; i++)
+                    if (reach[i * n + (size_t)p])
+                        reach[i * n + j] = 1;
+            }
+        uint64_t arena[2] = {0, 0};
+        size_t crossings[2] = {0, 0};
+        for (int conc = 0; conc < 2; conc++) {
+            struct eb_memplan plan;
+            ASSERT_OK(eb_memplan_build(g, conc, &plan, &d));
+            arena[conc] = plan.arena_bytes;
+            for (size_t a = 0; a < g->n_values; a++)
+                for (size_t b = 0; b < g->n_values; b++) {
+                    const struct eb_ir_value *va = &g->values[a], *vb = &g->values[b];
+                    if (a == b || va->offset < 0 || vb->offset < 0 || va->alias_of >= 0 ||
+                        vb->alias_of >= 0 || va->first > vb->first ||
+                        (va->first == vb->first && a > b))
+                        continue;
+                    const int64_t ea = va->offset + (int64_t)va->nbytes,
+                                  eb = vb->offset + (int64_t)vb->nbytes;
+                    if (va->offset >= eb || vb->offset >= ea)
+                        continue; /* no bytes in common */
+                    ASSERT_TRUE(va->last < vb->first);
+                    if (!slot_before(g, reach, (int)a, (int)b))
+                        crossings[conc]++;
+                }
+        }
+        printf("%s-320: arena sequential %.2f MiB (%zu reuses across branches), concurrent %.2f "
+               "MiB (%zu)\n",
+               arch ? "yolo11n" : "yolov8n", (double)arena[0] / 1048576.0, crossings[0],
+               (double)arena[1] / 1048576.0, crossings[1]);
+        ASSERT_TRUE(crossings[0] > 0);
+        ASSERT_EQ_INT((int)crossings[1], 0);
+        ASSERT_TRUE(arena[1] >= arena[0]);
+        ASSERT_TRUE(arena[1] <= 3 * arena[0]);
+        free(reach);
+        eb_graph_destroy(g);
         free(bytes);
     }
 }

@@ -169,6 +169,59 @@ EB_TEST(fuse_yolo11n_320_default_isa)
     fused_equals_unfused(EB_SYNTH_YOLO11, "yolo11n", 320, NULL);
 }
 
+/* How many profiled nodes of e run op `op`. */
+static int count_op(const struct eb_engine *e, const char *op)
+{
+    struct eb_engine_profile prof;
+    eb_engine_profile_get(e, &prof);
+    int n = 0;
+    for (size_t k = 0; k < prof.n_nodes; k++)
+        n += strcmp(prof.nodes[k].op, op) == 0;
+    return n;
+}
+
+/* The DFL decode (Reshape → Transpose → Softmax → 1x1 Conv → Reshape) becomes one edgebench.DFL
+ * node in both YOLO heads; the attention's Softmax (yolo11n) stays; outputs as unfused. */
+EB_TEST(fuse_dfl_into_one_node)
+{
+    for (int arch = 0; arch < 2; arch++) {
+        size_t len;
+        uint8_t *bytes = synth(arch ? EB_SYNTH_YOLO11 : EB_SYNTH_YOLOV8, 160, &len);
+        struct eb_engine *e[2] = {NULL, NULL};
+        float *in = random_input(3 * 160 * 160);
+        struct eb_tensor x = {
+            .dtype = EB_DTYPE_F32, .rank = 4, .shape = {1, 3, 160, 160}, .data = in};
+        struct eb_tensor out[2][EB_ENGINE_MAX_IO];
+        for (int f = 0; f < 2; f++) {
+            struct eb_engine_options opt;
+            struct eb_diag d = {0};
+            eb_engine_options_default(&opt);
+            opt.imgsz = 160;
+            opt.profile = 1;
+            opt.passes = f ? EB_ENGINE_PASS_ALL : no_fuse;
+            ASSERT_OK(eb_engine_load(bytes, len, "dfl", &opt, &e[f], &d));
+            ASSERT_OK(eb_engine_run(e[f], &x, 1, out[f], 1, &d));
+        }
+        ASSERT_EQ_INT(count_op(e[1], "edgebench.DFL"), 1);
+        ASSERT_EQ_INT(count_op(e[0], "edgebench.DFL"), 0);
+        ASSERT_EQ_INT(count_op(e[1], "Softmax"), arch ? 1 : 0);
+        ASSERT_EQ_INT(count_op(e[0], "Softmax"), arch ? 2 : 1);
+        const float *a = out[1][0].data, *b = out[0][0].data;
+        double max_d = 0.0;
+        for (size_t i = 0; i < numel(&out[0][0]); i++) {
+            const double dd = fabs((double)a[i] - (double)b[i]);
+            max_d = dd > max_d ? dd : max_d;
+        }
+        printf("%s-160: fused DFL vs unfused: max abs %.3g over output0\n",
+               arch ? "yolo11n" : "yolov8n", max_d);
+        ASSERT_TRUE(max_d <= 1e-3);
+        eb_engine_destroy(e[0]);
+        eb_engine_destroy(e[1]);
+        free(in);
+        free(bytes);
+    }
+}
+
 /* A model of the shared folder, fused and unfused: at least `min_fused` nodes absorbed, the node
  * counts consistent, outputs within the int8 tolerance (see the note at the top of the file). */
 static void fused_vs_unfused_shared(const char *name, int imgsz, size_t min_fused, double max_score)

@@ -62,11 +62,13 @@ static void fin(bdesc d, cudnnStatus_t *st)
         *st = cudnnBackendFinalize(d);
 }
 
-/* A 4-D tensor [n][c][h][w] with channels-last strides (filters: K,R,S,C). */
+/* A 4-D tensor [n][c][h][w] with channels-last strides, rows of `pitch` elements (0: c; a
+ * slice of an in-place Concat's output: memplan.h) (filters: K,R,S,C). */
 static bdesc tensor(struct pool *p, int64_t uid, cudnnDataType_t dt, const int64_t *dims,
-                    int is_virtual, cudnnStatus_t *st)
+                    int64_t pitch, int is_virtual, cudnnStatus_t *st)
 {
-    const int64_t strides[4] = {dims[1] * dims[2] * dims[3], 1, dims[3] * dims[1], dims[1]};
+    const int64_t c = pitch > 0 ? pitch : dims[1];
+    const int64_t strides[4] = {dims[2] * dims[3] * c, 1, dims[3] * c, c};
     const int64_t align = 16;
     const bool virt = is_virtual != 0;
     bdesc t = make(p, CUDNN_BACKEND_TENSOR_DESCRIPTOR, st);
@@ -115,9 +117,26 @@ static int act_mode(int act, cudnnPointwiseMode_t *m)
     }
 }
 
+/* The row pitches of conv node k's input, output and residual (0 = packed). */
+struct pitches {
+    int64_t x, y, z;
+};
+
+static struct pitches pitches_of(const struct eb_engine *e, const struct cu_node *cn, size_t k)
+{
+    const struct eb_graph *g = e->g;
+    const struct eb_ir_node *n = &g->nodes[e->order[k]];
+    struct pitches pt = {0, g->values[n->out[0]].cpitch, 0};
+    if (!cn->x_xpose)
+        pt.x = g->values[n->in[0]].cpitch;
+    if (cn->d.epi->residual)
+        pt.z = g->values[n->in[3]].cpitch;
+    return pt;
+}
+
 /* The operation graph of node k: the convolution, and with `fused` its epilogue. */
-static bdesc op_graph(struct cu_state *s, const struct cu_node *cn, int fused, struct pool *p,
-                      cudnnStatus_t *st)
+static bdesc op_graph(struct cu_state *s, const struct cu_node *cn, const struct pitches *pt,
+                      int fused, struct pool *p, cudnnStatus_t *st)
 {
     const struct eb_conv2d_desc *c = &cn->d.conv;
     const struct eb_epilogue *ep = cn->d.epi;
@@ -132,11 +151,11 @@ static bdesc op_graph(struct cu_state *s, const struct cu_node *cn, int fused, s
     const int has_act = fused && ep->act != EB_ACT_NONE && act_mode((int)ep->act, &am);
     const int has_res = fused && ep->residual;
     const int n_post = has_bias + has_act + has_res;
-    bdesc x = tensor(p, UID_X, CUDNN_DATA_HALF, xd, 0, st);
-    bdesc w = tensor(p, UID_W, CUDNN_DATA_HALF, wd, 0, st);
+    bdesc x = tensor(p, UID_X, CUDNN_DATA_HALF, xd, pt->x, 0, st);
+    bdesc w = tensor(p, UID_W, CUDNN_DATA_HALF, wd, 0, 0, st);
     /* the conv's output: real when nothing follows, else a float intermediate */
     bdesc cur = tensor(p, n_post ? UID_V1 : UID_Y, n_post ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF, yd,
-                       n_post > 0, st);
+                       n_post ? 0 : pt->y, n_post > 0, st);
     const int64_t spatial = 2;
     const int64_t dil[2] = {c->dil_h, c->dil_w}, str[2] = {c->stride_h, c->stride_w};
     const int64_t pad[2] = {c->pad_t, c->pad_l};
@@ -167,22 +186,22 @@ static bdesc op_graph(struct cu_state *s, const struct cu_node *cn, int fused, s
     /* bias, activation, residual, in eb_epilogue's order; the last writes y (half) */
     if (has_bias) {
         left--;
-        bdesc b = tensor(p, UID_B, CUDNN_DATA_FLOAT, bd, 0, st);
+        bdesc b = tensor(p, UID_B, CUDNN_DATA_FLOAT, bd, 0, 0, st);
         bdesc y = tensor(p, left ? UID_V2 : UID_Y, left ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF, yd,
-                         left > 0, st);
+                         left ? 0 : pt->y, left > 0, st);
         ops[n_ops++] = pointwise(p, CUDNN_POINTWISE_ADD, cur, b, y, st);
         cur = y;
     }
     if (has_act) {
         left--;
         bdesc y = tensor(p, left ? UID_V3 : UID_Y, left ? CUDNN_DATA_FLOAT : CUDNN_DATA_HALF, yd,
-                         left > 0, st);
+                         left ? 0 : pt->y, left > 0, st);
         ops[n_ops++] = pointwise(p, am, cur, NULL, y, st);
         cur = y;
     }
     if (has_res) {
-        bdesc z = tensor(p, UID_Z, CUDNN_DATA_HALF, yd, 0, st);
-        bdesc y = tensor(p, UID_Y, CUDNN_DATA_HALF, yd, 0, st);
+        bdesc z = tensor(p, UID_Z, CUDNN_DATA_HALF, yd, pt->z, 0, st);
+        bdesc y = tensor(p, UID_Y, CUDNN_DATA_HALF, yd, pt->y, 0, st);
         ops[n_ops++] = pointwise(p, CUDNN_POINTWISE_ADD, cur, z, y, st);
     }
     bdesc g = make(p, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, st);
@@ -292,20 +311,31 @@ static int pick_plan(struct eb_engine *e, struct cu_state *s, size_t k, bdesc g,
     return cn->g_plan != NULL;
 }
 
+int eb_cu__conv_graph_eligible(const struct cu_state *s, const struct cu_node *cn)
+{
+    cudnnPointwiseMode_t m;
+    const struct eb_epilogue *ep = cn->d.epi;
+    return s->dt == EB_CUK_F16 && cn->d.kind == EB_DESC_CONV && cn->d.conv.groups == 1 &&
+           !ep->fake_quant && (ep->act == EB_ACT_NONE || act_mode((int)ep->act, &m));
+}
+
 int eb_cu__conv_graph_plan(struct eb_engine *e, struct cu_state *s, size_t k, size_t ws_max,
                            void *ws)
 {
     struct cu_node *cn = &s->nodes[k];
     if (s->dt != EB_CUK_F16 || !cn->nhwc || cn->d.epi->fake_quant)
         return 0;
-    for (int fused = 1; fused >= 0; fused--) {
+    const struct pitches pt = pitches_of(e, cn, k);
+    /* a slice (pitched rows) only fused: our epilogue kernel takes packed rows */
+    const int last = pt.x > 0 || pt.y > 0 || pt.z > 0 ? 1 : 0;
+    for (int fused = 1; fused >= last; fused--) {
         cudnnPointwiseMode_t m;
         const struct eb_epilogue *ep = cn->d.epi;
         if (fused && ep->act != EB_ACT_NONE && !act_mode((int)ep->act, &m))
             continue; /* an activation cuDNN lacks: the conv alone, then our epilogue */
         struct pool p = {.n = 0};
         cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
-        bdesc g = op_graph(s, cn, fused, &p, &st);
+        bdesc g = op_graph(s, cn, &pt, fused, &p, &st);
         cn->g_fused = fused;
         const int ok = st == CUDNN_STATUS_SUCCESS && pick_plan(e, s, k, g, ws_max, ws);
         pool_free(&p);

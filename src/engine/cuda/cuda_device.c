@@ -234,6 +234,8 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
         CUDA_TRY(cudaEventCreate(&s->ev[i]));
     CUDA_TRY(cudaEventCreate(&s->ev_pre));
     s->cap_bytes = opt->mem_cap_bytes;
+    /* the lanes run independent branches side by side: their values must not share bytes */
+    e->plan_concurrent = (opt->passes & EB_ENGINE_PASS_LANES) != 0;
     return EB_OK;
 }
 
@@ -253,7 +255,8 @@ static void mark_constants(struct eb_engine *e, struct cu_state *s, unsigned cha
                 continue;
             const int f32_use =
                 (kind == EB_DESC_CONV && i == 2) ||
-                ((kind == EB_DESC_QUANTIZE || kind == EB_DESC_DEQUANTIZE) && i == 1);
+                ((kind == EB_DESC_QUANTIZE || kind == EB_DESC_DEQUANTIZE || kind == EB_DESC_DFL) &&
+                 i == 1);
             use[n->in[i]] |= f32_use ? USE_F32 : USE_PREC;
         }
     }
@@ -380,8 +383,19 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
     /* The weights first (their device size is known only after the upload's layout). */
     if ((st = upload_weights(e, s, diag)) != EB_OK)
         return st;
-    const uint64_t fixed = align_dev(e->plan.arena_bytes) + e->plan.weight_bytes + io +
-                           s->blas_ws_bytes + align_dev(s->xpose_bytes);
+    uint64_t fixed = align_dev(e->plan.arena_bytes) + e->plan.weight_bytes + io + s->blas_ws_bytes +
+                     align_dev(s->xpose_bytes);
+    if (opt->mem_cap_bytes > 0 && fixed > opt->mem_cap_bytes && e->plan_concurrent) {
+        /* over the cap with branches apart: the sequential plan, which reuses more (the lanes
+         * then follow its reuse) */
+        const uint64_t weights = e->plan.weight_bytes; /* the device's, from the upload */
+        if ((st = eb_memplan_build(g, 0, &e->plan, diag)) != EB_OK)
+            return st;
+        e->plan_concurrent = 0;
+        e->plan.weight_bytes = weights;
+        fixed = align_dev(e->plan.arena_bytes) + e->plan.weight_bytes + io + s->blas_ws_bytes +
+                align_dev(s->xpose_bytes);
+    }
     if ((st = cap_check(e, opt, fixed, diag)) != EB_OK)
         return st;
     if ((st = dev_alloc(e, s, align_dev(e->plan.arena_bytes), &s->d_arena, "the arena", diag)) !=
@@ -581,22 +595,29 @@ static enum eb_cuk_dt input_dt(const struct eb_engine *e, const struct cu_state 
  * event and an NVTX range around each, the profiled pass), or on their lanes (a capture). */
 enum fwd { FWD_SERIAL, FWD_TIMED, FWD_LANES };
 
-/* The forward between the inputs on the device and the outputs ready to copy back; with `pre`,
- * first the letterbox of the frame in s->d_frame into input 0 (then s->ev_pre). */
+/* eb_engine_run_frame's preprocessing, launched directly (outside the captured forward, whose
+ * replay would otherwise carry an event node between the two): the letterbox of the frame in
+ * s->d_frame into input 0 (or channels-last into the first conv's transpose buffer), then
+ * s->ev_pre. */
+static enum eb_status enqueue_pre(struct eb_engine *e, struct cu_state *s,
+                                  const struct eb_cuk_letterbox *pre, struct eb_diag *diag)
+{
+    CUDA_TRY(eb_cuk_letterbox(s->stream, input_dt(e, s), pre, s->d_frame,
+                              pre->nhwc ? s->d_xpose : s->d_in[0]));
+    CUDA_TRY(cudaEventRecord(s->ev_pre, s->stream));
+    return EB_OK;
+}
+
+/* The forward between the inputs on the device and the outputs ready to copy back; `frame`:
+ * input 0 came from enqueue_pre (already in precision, channels-last where s->pre_conv says). */
 static enum eb_status enqueue_forward(struct eb_engine *e, struct cu_state *s, enum fwd how,
-                                      const struct eb_cuk_letterbox *pre, struct eb_diag *diag)
+                                      int frame, struct eb_diag *diag)
 {
     const int timed = how == FWD_TIMED;
     const struct eb_graph *g = e->g;
     enum eb_status st;
-    s->pre_nhwc = pre != NULL && pre->nhwc;
-    if (pre != NULL) {
-        CUDA_TRY(eb_cuk_letterbox(s->stream, input_dt(e, s), pre, s->d_frame,
-                                  pre->nhwc ? s->d_xpose : s->d_in[0]));
-        /* External: a node of the captured graph, so the replay records it too. */
-        CUDA_TRY(cudaEventRecordWithFlags(s->ev_pre, s->stream, cudaEventRecordExternal));
-    }
-    for (size_t i = pre != NULL ? 1 : 0; i < g->n_inputs; i++)
+    s->pre_nhwc = frame && s->pre_conv >= 0;
+    for (size_t i = frame ? 1 : 0; i < g->n_inputs; i++)
         if (s->d_in_f32[i] != NULL) {
             const struct eb_ir_value *v = &g->values[g->inputs[i]];
             CUDA_TRY(eb_cuk_cast(s->stream, EB_CUK_F32, EB_CUK_F16, v->numel, s->d_in_f32[i],
@@ -634,16 +655,17 @@ static enum eb_status enqueue_forward(struct eb_engine *e, struct cu_state *s, e
     return EB_OK;
 }
 
-/* Captures the forward (with `pre`, letterbox + forward) once into graph_out and gexec_out; on failure
- * (a library call that cannot be captured) the device keeps launching directly (state -1) and
- * says so in exec info. */
-static enum eb_status capture(struct eb_engine *e, struct cu_state *s,
-                              const struct eb_cuk_letterbox *pre, cudaGraph_t *graph_out,
-                              cudaGraphExec_t *gexec_out, int *state_out, struct eb_diag *diag)
+/* Captures the forward (`frame`: as enqueue_forward's) once into graph_out and gexec_out; on
+ * failure (a library call that cannot be captured) the device keeps launching directly (state
+ * -1) and says so in exec info. */
+static enum eb_status capture(struct eb_engine *e, struct cu_state *s, int frame,
+                              cudaGraph_t *graph_out, cudaGraphExec_t *gexec_out, int *state_out,
+                              struct eb_diag *diag)
 {
     struct eb_diag local = {0};
     CUDA_TRY(cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal));
-    enum eb_status st = enqueue_forward(e, s, s->n_lanes > 1 ? FWD_LANES : FWD_SERIAL, pre, &local);
+    enum eb_status st =
+        enqueue_forward(e, s, s->n_lanes > 1 ? FWD_LANES : FWD_SERIAL, frame, &local);
     cudaGraph_t graph = NULL;
     cudaError_t ce = cudaStreamEndCapture(s->stream, &graph);
     if (st == EB_OK && ce == cudaSuccess)
@@ -720,7 +742,7 @@ static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
     const int profiling = e->prof != NULL;
     CUDA_TRY(cudaSetDevice(s->gpu));
     if (!profiling && s->graph_state == 0 &&
-        (st = capture(e, s, NULL, &s->graph, &s->gexec, &s->graph_state, diag)) != EB_OK)
+        (st = capture(e, s, 0, &s->graph, &s->gexec, &s->graph_state, diag)) != EB_OK)
         return st;
     CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
     for (size_t i = 0; i < g->n_inputs; i++) {
@@ -731,8 +753,7 @@ static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
     CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
     if (!profiling && s->graph_state == 1) {
         CUDA_TRY(cudaGraphLaunch(s->gexec, s->stream));
-    } else if ((st = enqueue_forward(e, s, profiling ? FWD_TIMED : FWD_SERIAL, NULL, diag)) !=
-               EB_OK) {
+    } else if ((st = enqueue_forward(e, s, profiling ? FWD_TIMED : FWD_SERIAL, 0, diag)) != EB_OK) {
         return st;
     }
     return finish_run(e, s, profiling, 0, diag);
@@ -930,20 +951,17 @@ static enum eb_status cu_run_frame(struct eb_engine *e, const struct eb_engine_f
         .pad_top = f->pad_top,
         .nhwc = s->pre_conv >= 0,
     };
-    if (s->fgraph_state != 0 && memcmp(&key, &s->fkey, sizeof(key)) != 0 &&
-        (st = drop_graphs(e, s, diag)) != EB_OK)
-        return st;
-    s->fkey = key;
     if (!profiling && s->fgraph_state == 0 &&
-        (st = capture(e, s, &s->fkey, &s->fgraph, &s->fgexec, &s->fgraph_state, diag)) != EB_OK)
+        (st = capture(e, s, 1, &s->fgraph, &s->fgexec, &s->fgraph_state, diag)) != EB_OK)
         return st;
     CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
     CUDA_TRY(cudaMemcpyAsync(s->d_frame, s->h_frame, bytes, cudaMemcpyHostToDevice, s->stream));
     CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
+    if ((st = enqueue_pre(e, s, &key, diag)) != EB_OK)
+        return st;
     if (!profiling && s->fgraph_state == 1) {
         CUDA_TRY(cudaGraphLaunch(s->fgexec, s->stream));
-    } else if ((st = enqueue_forward(e, s, profiling ? FWD_TIMED : FWD_SERIAL, &s->fkey, diag)) !=
-               EB_OK) {
+    } else if ((st = enqueue_forward(e, s, profiling ? FWD_TIMED : FWD_SERIAL, 1, diag)) != EB_OK) {
         return st;
     }
     return finish_run(e, s, profiling, 1, diag);

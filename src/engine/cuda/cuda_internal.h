@@ -70,16 +70,15 @@ struct cu_state {
     cudaGraphExec_t gexec;
     int graph_state; /* 0 = not captured yet, 1 = replaying, -1 = capture failed: direct */
     cudaEvent_t ev[4];
-    /* eb_engine_run_frame: page-locked and device frame buffers, the graph of letterbox +
-     * forward for the geometry in fkey, and the event between the two */
+    /* eb_engine_run_frame: page-locked and device frame buffers, the graph of the forward
+     * that follows the letterbox (launched before it, directly) and the event between the two */
     uint8_t *h_frame;
     void *d_frame;
     size_t frame_bytes; /* of each of the two */
     uint64_t cap_bytes; /* opt.mem_cap_bytes (0 = none), for the device frame buffer */
-    struct eb_cuk_letterbox fkey;
     cudaGraph_t fgraph;
     cudaGraphExec_t fgexec;
-    int fgraph_state; /* as graph_state, for fkey */
+    int fgraph_state; /* as graph_state */
     cudaEvent_t ev_pre;
     /* the node (order index) whose conv reads input 0 alone and transposes it channels-last: the
      * frame's letterbox writes its transposed buffer directly instead (-1: none); pre_nhwc while
@@ -119,8 +118,14 @@ enum eb_status eb_cu__conv_plan(struct eb_engine *e, struct cu_state *s, size_t 
  * sets the conv nodes' nhwc/x_xpose, s->w_khwc and s->xpose_bytes; the number of such values.
  */
 size_t eb_cu__choose_layout(struct eb_engine *e, struct cu_state *s);
-/** v's element strides in logical (ONNX) dim order, for its layout on the device. */
+/** v's element strides in logical (ONNX) dim order, for its layout on the device (a
+ * channels-last slice: rows of v->cpitch). */
 void eb_cu__strides(const struct eb_ir_value *v, int64_t *st);
+/** The bytes from v's first element to past its last (a slice spans its wider rows). */
+size_t eb_cu__span_bytes(const struct cu_state *s, const struct eb_ir_value *v);
+/** 1 when conv node cn (its epilogue included) can go to cuDNN's graph API as one fused plan
+ * (fp16 channels-last, no groups, an activation cuDNN has, no fake quantisation). */
+int eb_cu__conv_graph_eligible(const struct cu_state *s, const struct cu_node *cn);
 /**
  * Conv node k through cuDNN's graph API (fp16 channels-last only; cuda_conv.c): 1 with
  * cn->g_plan, ws_bytes, g_fused and ep_needed set, 0 when no engine takes it (the legacy path).

@@ -59,7 +59,7 @@ static int tied_input(const struct eb_op_desc *d)
 void eb_cu__strides(const struct eb_ir_value *v, int64_t *st)
 {
     if (v->nhwc && v->rank == 4) {
-        const int64_t c = v->shape[1], h = v->shape[2], w = v->shape[3];
+        const int64_t c = v->cpitch > 0 ? v->cpitch : v->shape[1], h = v->shape[2], w = v->shape[3];
         st[0] = h * w * c;
         st[1] = 1;
         st[2] = w * c;
@@ -70,6 +70,39 @@ void eb_cu__strides(const struct eb_ir_value *v, int64_t *st)
     for (int d = v->rank - 1; d >= 0; d--) {
         st[d] = acc;
         acc *= v->shape[d];
+    }
+}
+
+size_t eb_cu__span_bytes(const struct cu_state *s, const struct eb_ir_value *v)
+{
+    const size_t es = eb_cu__es(s, v);
+    if (!v->nhwc || v->rank != 4 || v->cpitch <= v->shape[1] || v->numel <= 0)
+        return (size_t)v->numel * es;
+    const int64_t rows = v->numel / v->shape[1];
+    return (size_t)((rows - 1) * v->cpitch + v->shape[1]) * es;
+}
+
+/* 1 when node k reads its input i, or writes its output, as a slice of wider channels-last rows
+ * (a value with cpitch): strided copies, a binary's inputs, and a channels-last conv through
+ * cuDNN's graph API (its input 0 and residual; a conv whose input is transposed first reads input
+ * 0 through a strided copy). `i` < 0: the output. */
+static int takes_slice(const struct cu_state *s, size_t k, int i)
+{
+    const struct cu_node *cn = &s->nodes[k];
+    if (s->on_cpu[k])
+        return 0;
+    switch (cn->d.kind) {
+    case EB_DESC_CONCAT:
+    case EB_DESC_SPLIT:
+    case EB_DESC_SLICE:
+    case EB_DESC_TRANSPOSE: return 1;
+    case EB_DESC_COPY:
+    case EB_DESC_BINARY: return i >= 0;
+    case EB_DESC_CONV:
+        if (i == 0 && cn->x_xpose)
+            return 1;
+        return (i < 0 || i == 0 || i == 3) && cn->nhwc && eb_cu__conv_graph_eligible(s, cn);
+    default: return 0;
     }
 }
 
@@ -125,8 +158,19 @@ size_t eb_cu__choose_layout(struct eb_engine *e, struct cu_state *s)
         if (y->nhwc)
             s->w_khwc[n->in[1]] = 1;
     }
-    for (size_t i = 0; i < g->n_values; i++)
+    for (size_t i = 0; i < g->n_values; i++) {
         n_nhwc += (size_t)(g->values[i].nhwc != 0);
+        g->values[i].pitch_ok = g->values[i].nhwc;
+    }
+    for (size_t k = 0; k < e->n_order; k++) {
+        const struct eb_ir_node *n = &g->nodes[e->order[k]];
+        for (int i = 0; i < n->n_out; i++)
+            if (n->out[i] >= 0 && !takes_slice(s, k, -1))
+                g->values[n->out[i]].pitch_ok = 0;
+        for (int i = 0; i < n->n_in; i++)
+            if (n->in[i] >= 0 && !takes_slice(s, k, i))
+                g->values[n->in[i]].pitch_ok = 0;
+    }
     s->xpose_bytes = xpose;
     return n_nhwc;
 }

@@ -72,6 +72,7 @@ int eb_cu__node_ok(struct eb_engine *e, struct cu_state *s, size_t k, char *why,
     case EB_DESC_UNARY:
     case EB_DESC_SIGMOID:
     case EB_DESC_SOFTMAX:
+    case EB_DESC_DFL:
     case EB_DESC_MAXPOOL:
     case EB_DESC_UPSAMPLE: return is_f32(x) && is_f32(y);
     case EB_DESC_COPY:
@@ -125,6 +126,14 @@ enum eb_status eb_cu__conv_plan(struct eb_engine *e, struct cu_state *s, size_t 
     cn->ep_needed = cn->bias != NULL || ep->act != EB_ACT_NONE || ep->residual || ep->fake_quant;
     if (eb_cu__conv_graph_plan(e, s, k, ws_max, ws))
         return EB_OK;
+    const struct eb_ir_value *cx = eb_op_in(g, n, 0), *cy = eb_op_out(g, n, 0);
+    const struct eb_ir_value *cz = ep->residual ? eb_op_in(g, n, 3) : NULL;
+    if ((!cn->x_xpose && cx->cpitch > 0) || cy->cpitch > 0 || (cz != NULL && cz->cpitch > 0))
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "model %s node '%s': cuDNN has no fused channels-last convolution for "
+                            "this slice of a Concat within a %.1f MiB workspace; raise "
+                            "--gpu_mem_limit_gb or use --no_layout",
+                            e->what, n->name, eb_engine__mib(ws_max));
     const cudnnDataType_t dt = s->dt == EB_CUK_F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
     CUDNN_TRY(cudnnCreateTensorDescriptor(&cn->xd));
     CUDNN_TRY(cudnnCreateTensorDescriptor(&cn->yd));
@@ -247,8 +256,10 @@ static cudaError_t concat_split(const struct cu_state *s, cudaStream_t stream,
         eb_cu__strides(p, ps);
         const int64_t w_off = off * ws[axis];
         off += p->shape[axis];
-        if (contiguous && !p->nhwc &&
-            (char *)s->dptr[pid] == (char *)s->dptr[wid] + w_off * (int64_t)es)
+        /* in place: a contiguous slice, or a channels-last slice of w's rows (memplan.h) */
+        const int slice =
+            contiguous ? !p->nhwc : p->nhwc && w->nhwc && axis == 1 && p->cpitch == w->shape[1];
+        if (slice && (char *)s->dptr[pid] == (char *)s->dptr[wid] + w_off * (int64_t)es)
             continue;
         c[m] = copy_desc(p->rank, p->shape, split ? ws : ps, split ? ps : ws);
         if (split)
@@ -392,6 +403,10 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
         break;
     case EB_DESC_SOFTMAX:
         ce = eb_cuk_softmax(st, s->dt, d->outer, d->len, d->inner, dp[n->in[0]], dp[n->out[0]]);
+        break;
+    case EB_DESC_DFL:
+        ce = eb_cuk_dfl(st, s->dt, d->outer, d->len, d->inner, dp[n->in[0]], s->dptr32[n->in[1]],
+                        dp[n->out[0]]);
         break;
     case EB_DESC_MAXPOOL: {
         const struct eb_pool2d_desc *p = &d->pool;

@@ -53,13 +53,13 @@ static void ranges_of(const struct eb_engine *e, const struct cu_state *s, size_
         if (n->in[i] < 0 || g->values[n->in[i]].is_const)
             continue;
         const struct eb_ir_value *v = &g->values[n->in[i]];
-        add(nr, s->dptr[n->in[i]], (size_t)v->numel * eb_cu__es(s, v), 0);
+        add(nr, s->dptr[n->in[i]], eb_cu__span_bytes(s, v), 0);
     }
     for (int i = 0; i < n->n_out; i++) {
         if (n->out[i] < 0)
             continue;
         const struct eb_ir_value *v = &g->values[n->out[i]];
-        add(nr, s->dptr[n->out[i]], (size_t)v->numel * eb_cu__es(s, v), 1);
+        add(nr, s->dptr[n->out[i]], eb_cu__span_bytes(s, v), 1);
     }
     if (cn->d.kind == EB_DESC_CONV && cn->x_xpose)
         add(nr, s->d_xpose, s->xpose_bytes, 1);

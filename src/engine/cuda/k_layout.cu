@@ -184,32 +184,95 @@ static int prepare(eb_cuk_copy *c, int64_t *n, int es, int max_w, const void *x,
     return w > es ? w : es;
 }
 
-/* A 2-D transpose (x contiguous along dim 0, y along dim 1: channels-last to NCHW and back)
- * through 32x32 tiles in shared memory, so that both the reads and the writes are coalesced. */
+/* A transpose: dim 0 contiguous in x, dim 1 contiguous in y, dims 2.. a batch (blockIdx.z).
+ * Through 32x32 tiles in shared memory, so that both the reads and the writes are coalesced. */
 template <typename E> __global__ void k_transpose(eb_cuk_copy c, const E *x, E *y)
 {
     __shared__ E tile[32][33];
+    int64_t xb = c.x_off, yb = c.y_off;
+    for (int d = c.rank - 1, b = (int)blockIdx.z; d >= 2; d--) {
+        xb += (int64_t)(b % c.shape[d]) * c.xs[d];
+        yb += (int64_t)(b % c.shape[d]) * c.ys[d];
+        b /= c.shape[d];
+    }
     const int i0 = blockIdx.x * 32 + threadIdx.x; /* along dim 0: x's contiguous dim */
     for (int k = threadIdx.y; k < 32; k += blockDim.y) {
         const int i1 = blockIdx.y * 32 + k;
         if (i0 < c.shape[0] && i1 < c.shape[1])
-            tile[k][threadIdx.x] = x[c.x_off + i0 + (int64_t)i1 * c.xs[1]];
+            tile[k][threadIdx.x] = x[xb + i0 + (int64_t)i1 * c.xs[1]];
     }
     __syncthreads();
     const int j1 = blockIdx.y * 32 + threadIdx.x; /* along dim 1: y's contiguous dim */
     for (int k = threadIdx.y; k < 32; k += blockDim.y) {
         const int j0 = blockIdx.x * 32 + k;
         if (j0 < c.shape[0] && j1 < c.shape[1])
-            y[c.y_off + (int64_t)j0 * c.ys[0] + j1] = tile[threadIdx.x][k];
+            y[yb + (int64_t)j0 * c.ys[0] + j1] = tile[threadIdx.x][k];
     }
 }
 
-template <typename E>
-cudaError_t transpose(cudaStream_t s, const eb_cuk_copy *c, const void *x, void *y)
+/* The same copy when y's contiguous dim is short (under 16: a few channels, as a 3-channel
+ * image going channels-last): one thread per element of dim 0 writes its short row, the reads
+ * of each column coalesced across the threads. */
+template <typename E> __global__ void k_transpose_rows(int n, eb_cuk_copy c, const E *x, E *y)
 {
-    const dim3 grid((unsigned)((c->shape[0] + 31) / 32), (unsigned)((c->shape[1] + 31) / 32));
-    if (grid.y > 65535)
-        return cudaErrorInvalidConfiguration;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        int64_t xi = c.x_off, yi = c.y_off;
+        int rem = i / c.shape[0];
+        const int i0 = i % c.shape[0];
+        for (int d = c.rank - 1; d >= 2; d--) {
+            xi += (int64_t)(rem % c.shape[d]) * c.xs[d];
+            yi += (int64_t)(rem % c.shape[d]) * c.ys[d];
+            rem /= c.shape[d];
+        }
+        xi += i0;
+        yi += (int64_t)i0 * c.ys[0];
+        for (int j = 0; j < c.shape[1]; j++)
+            y[yi + j] = x[xi + (int64_t)j * c.xs[1]];
+    }
+}
+
+/* Copy c (coalesced) as a transpose when y's innermost dim is contiguous in y and some other dim
+ * is contiguous in x: t gets that dim first, y's next, the rest after as the batch. 0 when c is
+ * no such copy or its batch is too large for one grid. */
+static int as_transpose(const eb_cuk_copy *c, eb_cuk_copy *t)
+{
+    const int r = c->rank, last = r - 1;
+    if (r < 2 || c->ys[last] != 1 || c->xs[last] == 1)
+        return 0;
+    int a = -1;
+    for (int d = 0; d < last && a < 0; d++)
+        if (c->xs[d] == 1)
+            a = d;
+    if (a < 0)
+        return 0;
+    *t = *c;
+    t->shape[0] = c->shape[a], t->xs[0] = c->xs[a], t->ys[0] = c->ys[a];
+    t->shape[1] = c->shape[last], t->xs[1] = c->xs[last], t->ys[1] = c->ys[last];
+    int64_t batch = 1;
+    for (int d = 0, o = 2; d < last; d++) {
+        if (d == a)
+            continue;
+        t->shape[o] = c->shape[d], t->xs[o] = c->xs[d], t->ys[o] = c->ys[d];
+        batch *= c->shape[d];
+        o++;
+    }
+    return batch <= 65535 && (c->shape[last] + 31) / 32 <= 65535;
+}
+
+template <typename E>
+cudaError_t transpose(cudaStream_t s, const eb_cuk_copy *c, int64_t n, const void *x, void *y)
+{
+    if (c->shape[1] < 16) {
+        const int64_t rows = n / c->shape[1];
+        k_transpose_rows<E><<<eb_cuk::blocks_for(rows), eb_cuk::kThreads, 0, s>>>(
+            (int)rows, *c, (const E *)x, (E *)y);
+        return cudaGetLastError();
+    }
+    int64_t batch = 1;
+    for (int d = 2; d < c->rank; d++)
+        batch *= c->shape[d];
+    const dim3 grid((unsigned)((c->shape[0] + 31) / 32), (unsigned)((c->shape[1] + 31) / 32),
+                    (unsigned)batch);
     k_transpose<E><<<grid, dim3(32, 8), 0, s>>>(*c, (const E *)x, (E *)y);
     return cudaGetLastError();
 }
@@ -226,14 +289,10 @@ extern "C" cudaError_t eb_cuk_copy_nd(cudaStream_t s, int es, const struct eb_cu
     if (c.rank == 0 || (c.rank == 1 && c.xs[0] == 1 && c.ys[0] == 1))
         return cudaMemcpyAsync((char *)y + c.y_off * es, (const char *)x + c.x_off * es,
                                (size_t)n * (size_t)es, cudaMemcpyDeviceToDevice, s);
-    /* A plain 2-D transpose of at least a tile each way: tiled. */
-    if (c.rank == 2 && c.xs[0] == 1 && c.ys[1] == 1 && c.shape[0] >= 32 && c.shape[1] >= 32 &&
-        (c.shape[1] + 31) / 32 <= 65535) {
-        if (es == 2)
-            return transpose<uint16_t>(s, &c, x, y);
-        if (es == 4)
-            return transpose<uint32_t>(s, &c, x, y);
-    }
+    /* A transpose (a layout change, a Transpose of the last two dims): tiled. */
+    eb_cuk_copy t;
+    if ((es == 2 || es == 4) && as_transpose(&c, &t))
+        return es == 2 ? transpose<uint16_t>(s, &t, n, x, y) : transpose<uint32_t>(s, &t, n, x, y);
     switch (es) {
     case 16: return copy_nd<uint4>(s, &c, n, x, y);
     case 1: return copy_nd<uint8_t>(s, &c, n, x, y);

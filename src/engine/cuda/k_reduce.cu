@@ -1,4 +1,4 @@
-/* Reductions: softmax. */
+/* Reductions: softmax, the DFL decode. */
 #include <math.h>
 
 #include "engine/cuda/k_common.cuh"
@@ -68,7 +68,45 @@ cudaError_t softmax(cudaStream_t s, int64_t outer, int64_t len, int64_t inner, c
     return cudaGetLastError();
 }
 
+/* edgebench.DFL (ops/dfl.c): one thread per (row, anchor); the bins of neighbouring anchors are
+ * neighbours in memory, so each bin's load is coalesced across the warp. */
+template <typename T>
+__global__ void k_dfl(int n, int len, int inner, const T *x, const float *w, T *y)
+{
+    for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < n; r += gridDim.x * blockDim.x) {
+        const int o = r / inner, a = r % inner;
+        const T *xr = x + (int64_t)o * len * inner + a;
+        float m = -INFINITY, s = 0.0f, dot = 0.0f;
+        for (int i = 0; i < len; i++)
+            m = fmaxf(m, ld(xr, i * inner));
+        for (int i = 0; i < len; i++) {
+            const float e = expf(ld(xr, i * inner) - m);
+            s += e;
+            dot += e * w[i];
+        }
+        st(y, r, dot / s);
+    }
+}
+
+template <typename T>
+cudaError_t dfl(cudaStream_t s, int64_t outer, int64_t len, int64_t inner, const void *x,
+                const float *w, void *y)
+{
+    const int64_t n = outer * inner;
+    k_dfl<T><<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>((int)n, (int)len, (int)inner,
+                                                                (const T *)x, w, (T *)y);
+    return cudaGetLastError();
+}
+
 } // namespace
+
+extern "C" cudaError_t eb_cuk_dfl(cudaStream_t s, enum eb_cuk_dt dt, int64_t outer, int64_t len,
+                                  int64_t inner, const void *x, const float *w, void *y)
+{
+    if (outer * len * inner <= 0)
+        return cudaSuccess;
+    return EB_CUK_DISPATCH(dt, dfl, s, outer, len, inner, x, w, y);
+}
 
 extern "C" cudaError_t eb_cuk_softmax(cudaStream_t s, enum eb_cuk_dt dt, int64_t outer, int64_t len,
                                       int64_t inner, const void *x, void *y)

@@ -132,6 +132,12 @@ cudaError_t eb_cuk_head_rows(cudaStream_t s, int32_t nc, int32_t n, float conf, 
 /** Softmax over `len` elements of stride `inner`, for outer x inner independent rows. */
 cudaError_t eb_cuk_softmax(cudaStream_t s, enum eb_cuk_dt dt, int64_t outer, int64_t len,
                            int64_t inner, const void *x, void *y);
+/**
+ * edgebench.DFL (ops/dfl.c): y[o][a] = Σ_i w[i] softmax_i(x[o][i][a]) over `len` bins of stride
+ * `inner`, for outer x inner rows; w (float) has len values.
+ */
+cudaError_t eb_cuk_dfl(cudaStream_t s, enum eb_cuk_dt dt, int64_t outer, int64_t len, int64_t inner,
+                       const void *x, const float *w, void *y);
 
 /**
  * QuantizeLinear: y = saturate(round_half_even(x / scale[c]) + zp[c]) as int8 (y_signed) or

@@ -66,6 +66,10 @@ struct eb_ir_value {
     int blocked;     /* layout pass: channel-blocked NCHWc with this many channels per block
                       * ([N][C/CB][H][W][CB]); 0 = as ONNX says (NCHW) */
     int nhwc;        /* CUDA device: a 4-D activation stored channels-last ([N][H][W][C]) */
+    int pitch_ok;    /* CUDA device: every node that touches it takes a channels-last value
+                      * whose rows are a slice of wider rows (memplan may then place it so) */
+    int64_t cpitch;  /* memplan: channels-last rows of this many elements (a slice of an in-place
+                      * Concat's output along C); 0 = its own C */
     void *data;      /* constant data, arena slot (after planning) or the caller's input */
     int owned_data;  /* data was allocated through the graph allocator */
 };

@@ -20,7 +20,9 @@
  * edgebench.DequantizeI32 node at the Cast (ops/dequant_i32.c), which has the same epilogue, so
  * the steps above then fold its SiLU, residual or fake quantisation in as well.
  *
- * The DFL head is not fused: see docs/architecture.md ("Fusions") for why.
+ * And a YOLO head's DFL decode, Reshape → Transpose (0, 2, 1, 3) → Softmax over the bins → 1x1
+ * Conv (bins → 1, constant weights, no bias) → Reshape, becomes one edgebench.DFL node at the
+ * first Reshape (ops/dfl.c; docs/architecture.md, "Fusions", says why).
  */
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +32,7 @@
 #include "engine/ir/graph.h"
 #include "engine/ops/conv.h"
 #include "engine/ops/dequant_i32.h"
+#include "engine/ops/dfl.h"
 #include "engine/ops/fuse_access.h"
 #include "engine/ops/op.h"
 
@@ -373,6 +376,77 @@ static enum eb_status fuse_dequant(struct fuse *f, size_t k, struct eb_diag *dia
     return EB_OK;
 }
 
+/* Reshape [N, G, R, A] → Transpose (0, 2, 1, 3) → Softmax over R → 1x1 Conv (R → 1, constant
+ * weights, no bias, nothing fused) → Reshape [numel N·G·A] → edgebench.DFL at the first
+ * Reshape's place (ops/dfl.c). */
+static enum eb_status fuse_dfl(struct fuse *f, size_t k, struct eb_diag *diag)
+{
+    struct eb_graph *g = f->g;
+    struct eb_ir_node *r1 = &g->nodes[k];
+    if (r1->op != &eb_op_reshape || r1->n_out != 1 || r1->n_in != 2 || r1->in[0] < 0)
+        return EB_OK;
+    const struct eb_ir_value *v1 = &g->values[r1->out[0]];
+    if (v1->rank != 4 || v1->dtype != EB_DTYPE_F32 || g->values[r1->in[0]].is_const)
+        return EB_OK;
+    const int64_t nb = v1->shape[0], gr = v1->shape[1], bins = v1->shape[2], an = v1->shape[3];
+    struct eb_op_desc d;
+    const int ti = sole_reader(f, r1->out[0], k, &eb_op_transpose);
+    struct eb_ir_node *tr = ti >= 0 ? &g->nodes[ti] : NULL;
+    memset(&d, 0, sizeof(d));
+    if (tr == NULL || !tr->op->describe(g, tr, &d) || d.perm[0] != 0 || d.perm[1] != 2 ||
+        d.perm[2] != 1 || d.perm[3] != 3)
+        return EB_OK;
+    const int si = sole_reader(f, tr->out[0], (size_t)ti, &eb_op_softmax);
+    struct eb_ir_node *sm = si >= 0 ? &g->nodes[si] : NULL;
+    memset(&d, 0, sizeof(d));
+    if (sm == NULL || !sm->op->describe(g, sm, &d) || d.outer != nb || d.len != bins ||
+        d.inner != gr * an)
+        return EB_OK;
+    const int ci = sole_reader(f, sm->out[0], (size_t)si, &eb_op_conv);
+    struct eb_ir_node *cv = ci >= 0 ? &g->nodes[ci] : NULL;
+    const struct eb_epilogue *epi = cv != NULL ? eb_op__conv_epilogue(cv) : NULL;
+    memset(&d, 0, sizeof(d));
+    if (cv == NULL || epi == NULL || cv->in[0] != sm->out[0] || eb_op_in(g, cv, 2) != NULL ||
+        epi->act != EB_ACT_NONE || epi->residual || epi->fake_quant ||
+        !cv->op->describe(g, cv, &d) || eb_op_in(g, cv, 1)->numel != bins ||
+        eb_op_in(g, cv, 1)->data == NULL || d.conv.oc != 1 || d.conv.kh != 1 || d.conv.kw != 1 ||
+        d.conv.groups != 1 || d.conv.stride_h != 1 || d.conv.stride_w != 1 || d.conv.pad_t != 0 ||
+        d.conv.pad_l != 0 || d.conv.oh != d.conv.ih || d.conv.ow != d.conv.iw)
+        return EB_OK;
+    const int r2i = sole_reader(f, cv->out[0], (size_t)ci, &eb_op_reshape);
+    struct eb_ir_node *r2 = r2i >= 0 ? &g->nodes[r2i] : NULL;
+    if (r2 == NULL || r2->in[0] != cv->out[0] || g->values[r2->out[0]].numel != nb * gr * an)
+        return EB_OK;
+    struct eb_dfl_params *p = eb_ir_arena_alloc(&g->arena, sizeof(*p));
+    int *in = eb_ir_arena_alloc(&g->arena, 2 * sizeof(int));
+    if (p == NULL || in == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory fusing",
+                            g->what);
+    const struct eb_ir_value *y = &g->values[r2->out[0]];
+    memset(p, 0, sizeof(*p));
+    p->outer = nb * gr;
+    p->bins = bins;
+    p->inner = an;
+    p->out_rank = y->rank;
+    for (int i = 0; i < y->rank; i++)
+        p->out_shape[i] = y->shape[i];
+    if (r1->in[1] >= 0)
+        f->uses[r1->in[1]]--; /* the shape: no longer read */
+    in[0] = r1->in[0];
+    in[1] = cv->in[1];
+    r1->op = &eb_op_dfl;
+    r1->params = p;
+    r1->in = in;
+    r1->n_in = 2;
+    take_over(f, k, r2);
+    absorb(f, tr);
+    absorb(f, sm);
+    absorb(f, cv);
+    absorb(f, r2);
+    f->uses[in[1]]++;
+    return EB_OK;
+}
+
 /* The epilogue a node carries (Conv, edgebench.DequantizeI32); NULL for others. */
 static struct eb_epilogue *node_epilogue(struct eb_ir_node *n)
 {
@@ -411,7 +485,9 @@ enum eb_status eb_graph__fuse(struct eb_graph *g, struct eb_diag *diag)
     for (size_t k = 0; k < g->n_nodes; k++) {
         struct eb_ir_node *n = &g->nodes[k];
         if (n->alive) {
-            enum eb_status st = fuse_dequant(&f, k, diag);
+            enum eb_status st = fuse_dfl(&f, k, diag);
+            if (st == EB_OK)
+                st = fuse_dequant(&f, k, diag);
             if (st != EB_OK)
                 return st;
         }

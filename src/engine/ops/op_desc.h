@@ -31,6 +31,8 @@ enum eb_desc_kind {
     EB_DESC_MATMUL,     /* batched, numpy broadcast of the batch dims */
     EB_DESC_QUANTIZE,   /* per channel (len channels, inner elements each); in 1 scale, 2 zp */
     EB_DESC_DEQUANTIZE, /* the same, back to float */
+    EB_DESC_DFL,        /* edgebench.DFL: outer rows of len bins x inner anchors; in 1 the
+                           bins' weights (constant, len floats) */
 };
 
 struct eb_op_desc {
@@ -38,7 +40,7 @@ struct eb_op_desc {
     int axis;
     int64_t start[EB_MAX_RANK], step[EB_MAX_RANK]; /* SLICE */
     int64_t perm[EB_MAX_RANK];                     /* TRANSPOSE */
-    int64_t outer, len, inner;                     /* SOFTMAX, QUANTIZE, DEQUANTIZE */
+    int64_t outer, len, inner;                     /* SOFTMAX, QUANTIZE, DEQUANTIZE, DFL */
     int64_t fh, fw;                                /* UPSAMPLE */
     enum eb_binop binop;
     enum eb_unop unop;

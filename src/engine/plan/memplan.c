@@ -16,38 +16,44 @@ static uint64_t align_up(uint64_t v)
     return (v + EB_MEMPLAN_ALIGN - 1) & ~(uint64_t)(EB_MEMPLAN_ALIGN - 1);
 }
 
-/* Places `size` bytes in the smallest gap between live blocks (sorted by offset) that fits,
- * or after the last one; inserts the block and returns its offset. */
-static uint64_t place(struct block *live, size_t *n_live, uint64_t size, int value)
+/* The smallest gap between the blocks in `busy` (sorted by offset; they may overlap) that
+ * holds `size` bytes, or the end of the last one. */
+static uint64_t best_fit(const struct block *busy, size_t n_busy, uint64_t size)
 {
     uint64_t best = UINT64_MAX, best_gap = UINT64_MAX, prev_end = 0;
-    size_t best_pos = *n_live;
-    for (size_t i = 0; i <= *n_live; i++) {
-        if (i == *n_live) {
-            if (best == UINT64_MAX) {
+    for (size_t i = 0; i < n_busy; i++) {
+        if (busy[i].offset > prev_end) {
+            const uint64_t gap = busy[i].offset - prev_end;
+            if (gap >= size && gap < best_gap) {
+                best_gap = gap;
                 best = prev_end;
-                best_pos = i;
             }
-            break;
         }
-        uint64_t gap = live[i].offset - prev_end;
-        if (gap >= size && gap < best_gap) {
-            best_gap = gap;
-            best = prev_end;
-            best_pos = i;
-        }
-        prev_end = live[i].offset + live[i].size;
+        if (busy[i].offset + busy[i].size > prev_end)
+            prev_end = busy[i].offset + busy[i].size;
     }
-    memmove(&live[best_pos + 1], &live[best_pos], (*n_live - best_pos) * sizeof(*live));
-    live[best_pos] = (struct block){.offset = best, .size = size, .value = value};
-    (*n_live)++;
-    return best;
+    return best != UINT64_MAX ? best : prev_end;
 }
 
-static void release(struct block *live, size_t *n_live, int value)
+/* Inserts a block into `live` (sorted by offset). */
+static void insert(struct block *live, size_t *n_live, uint64_t offset, uint64_t size, int value)
+{
+    size_t pos = 0;
+    while (pos < *n_live && live[pos].offset <= offset)
+        pos++;
+    memmove(&live[pos + 1], &live[pos], (*n_live - pos) * sizeof(*live));
+    live[pos] = (struct block){.offset = offset, .size = size, .value = value};
+    (*n_live)++;
+}
+
+/* Removes value's block from `live`; with `dead` (concurrent plans), keeps it there. */
+static void release(struct block *live, size_t *n_live, int value, struct block *dead,
+                    size_t *n_dead)
 {
     for (size_t i = 0; i < *n_live; i++) {
         if (live[i].value == value) {
+            if (dead != NULL)
+                dead[(*n_dead)++] = live[i];
             memmove(&live[i], &live[i + 1], (*n_live - i - 1) * sizeof(*live));
             (*n_live)--;
             return;
@@ -68,7 +74,7 @@ static int planned(const struct eb_graph *g, const struct eb_ir_value *v)
  * (memplan.h).
  */
 static size_t split_in_place(struct eb_graph *g, const struct eb_ir_node *n, int axis,
-                             const char *owner)
+                             const char *owner, int strided)
 {
     size_t done = 0;
     const int yid = n->out[0];
@@ -85,10 +91,11 @@ static size_t split_in_place(struct eb_graph *g, const struct eb_ir_node *n, int
             continue;
         }
         struct eb_ir_value *x = &g->values[s->in[0]];
-        if (planned(g, x) && !x->nhwc && !x->is_input && !x->is_output && x->alias_of < 0 &&
-            !owner[s->in[0]] && s->in[0] != yid) {
+        if (planned(g, x) && (strided ? x->nhwc && x->pitch_ok : !x->nhwc) && !x->is_input &&
+            !x->is_output && x->alias_of < 0 && !owner[s->in[0]] && s->in[0] != yid) {
             x->alias_of = yid;
             x->offset = v->offset; /* relative, as the Split's first output */
+            x->cpitch = strided ? y->shape[1] : 0;
             if (x->last > y->last)
                 y->last = x->last;
             done++;
@@ -110,38 +117,45 @@ static int concat_in_place(struct eb_graph *g, const struct eb_ir_node *n, char 
     const int yid = n->out[0];
     struct eb_ir_value *y = &g->values[yid];
     const int axis = eb_op__concat_axis(n, y->rank);
-    if (axis < 0 || y->is_const || y->nhwc || y->alias_of >= 0 || owner[yid])
+    if (axis < 0 || y->is_const || y->alias_of >= 0 || owner[yid])
         return 0;
-    for (int d = 0; d < axis; d++)
+    /* channels-last along C: each input a slice of y's rows (memplan.h); else contiguous */
+    const int strided = y->nhwc;
+    if (strided && (y->rank != 4 || axis != 1 || y->numel <= 0))
+        return 0;
+    for (int d = 0; !strided && d < axis; d++)
         if (y->shape[d] != 1)
             return 0;
+    const uint64_t es = strided ? y->nbytes / (uint64_t)y->numel : 1;
     uint64_t off = 0;
     for (int i = 0; i < n->n_in; i++) {
         const int id = n->in[i];
         if (id < 0 || id == yid || owner[id])
             return 0;
         const struct eb_ir_value *v = &g->values[id];
-        if (!planned(g, v) || v->nhwc || v->is_input || v->is_output || v->alias_of >= 0 ||
-            off % EB_MEMPLAN_ALIGN != 0)
+        if (!planned(g, v) || v->is_input || v->is_output || v->alias_of >= 0 ||
+            (strided ? !v->nhwc || !v->pitch_ok || off * es % EB_MEMPLAN_SLICE_ALIGN != 0
+                     : v->nhwc || off % EB_MEMPLAN_ALIGN != 0))
             return 0;
         for (int j = 0; j < i; j++)
             if (n->in[j] == id)
                 return 0;
-        off += v->nbytes;
+        off += strided ? (uint64_t)v->shape[1] : v->nbytes;
     }
-    if (off != y->nbytes)
+    if (off != (strided ? (uint64_t)y->shape[1] : y->nbytes))
         return 0;
     off = 0;
     for (int i = 0; i < n->n_in; i++) {
         struct eb_ir_value *v = &g->values[n->in[i]];
         v->alias_of = yid;
-        v->offset = (int64_t)off; /* relative to y until y is placed */
-        off += v->nbytes;
+        v->offset = (int64_t)(off * es); /* relative to y until y is placed */
+        v->cpitch = strided ? y->shape[1] : 0;
+        off += strided ? (uint64_t)v->shape[1] : v->nbytes;
         if (v->last > y->last)
             y->last = v->last;
     }
     owner[yid] = 1;
-    *n_split += split_in_place(g, n, axis, owner);
+    *n_split += split_in_place(g, n, axis, owner, strided);
     return 1;
 }
 
@@ -172,7 +186,96 @@ static int is_view_op(const struct eb_op_def *op)
            op == &eb_op_unsqueeze || op == &eb_op_identity;
 }
 
-enum eb_status eb_memplan_build(struct eb_graph *g, struct eb_memplan *plan_out,
+/*
+ * Concurrent plans (memplan.h): which nodes each node depends on (anc, transitively, through
+ * the values it reads), which nodes touch each slot (acc: the writers and readers of a value and
+ * of every value placed inside it) and which nodes every writer of a slot depends on (after).
+ * A dead slot's bytes go to a new slot only when every node that touched them is in the new
+ * slot's `after`; the others stay in the way (struct conc's dead list).
+ */
+struct conc {
+    size_t words; /* uint64_t per bitset */
+    uint64_t *anc, *acc, *after;
+    struct block *dead, *busy;
+    size_t n_dead;
+};
+
+static int home_of(const struct eb_graph *g, int id)
+{
+    while (g->values[id].alias_of >= 0)
+        id = g->values[id].alias_of;
+    return id;
+}
+
+static int conc_build(struct eb_graph *g, struct conc *c)
+{
+    const size_t w = (g->n_nodes + 64) / 64;
+    c->words = w;
+    c->anc = eb_ir_arena_alloc(&g->arena, (g->n_nodes + 1) * w * sizeof(uint64_t));
+    c->acc = eb_ir_arena_alloc(&g->arena, (g->n_values + 1) * w * sizeof(uint64_t));
+    c->after = eb_ir_arena_alloc(&g->arena, (g->n_values + 1) * w * sizeof(uint64_t));
+    c->dead = eb_ir_arena_alloc(&g->arena, (g->n_values + 1) * sizeof(struct block));
+    c->busy = eb_ir_arena_alloc(&g->arena, (2 * g->n_values + 1) * sizeof(struct block));
+    c->n_dead = 0;
+    if (c->anc == NULL || c->acc == NULL || c->after == NULL || c->dead == NULL || c->busy == NULL)
+        return 0;
+    memset(c->anc, 0, (g->n_nodes + 1) * w * sizeof(uint64_t));
+    memset(c->acc, 0, (g->n_values + 1) * w * sizeof(uint64_t));
+    memset(c->after, 0xFF, (g->n_values + 1) * w * sizeof(uint64_t));
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const struct eb_ir_node *n = &g->nodes[i];
+        if (!n->alive)
+            continue;
+        uint64_t *a = &c->anc[i * w];
+        for (int j = 0; j < n->n_in; j++) {
+            const int p = n->in[j] >= 0 ? g->values[n->in[j]].producer : -1;
+            if (p < 0 || !g->nodes[p].alive)
+                continue;
+            for (size_t k = 0; k < w; k++)
+                a[k] |= c->anc[(size_t)p * w + k];
+            a[(size_t)p / 64] |= 1ull << ((size_t)p % 64);
+        }
+        for (int j = 0; j < n->n_in + n->n_out; j++) {
+            const int id = j < n->n_in ? n->in[j] : n->out[j - n->n_in];
+            if (id < 0)
+                continue;
+            const size_t h = (size_t)home_of(g, id);
+            c->acc[h * w + i / 64] |= 1ull << (i % 64);
+            if (j >= n->n_in)
+                for (size_t k = 0; k < w; k++)
+                    c->after[h * w + k] &= a[k];
+        }
+    }
+    return 1;
+}
+
+/* Where slot `home` goes: the best fit between the live slots and the dead ones whose bytes it
+ * may not take. */
+static uint64_t conc_place(struct conc *c, const struct block *live, size_t n_live, int home,
+                           uint64_t size)
+{
+    size_t n = 0;
+    const uint64_t *after = &c->after[(size_t)home * c->words];
+    for (size_t i = 0; i < c->n_dead; i++) {
+        const uint64_t *acc = &c->acc[(size_t)c->dead[i].value * c->words];
+        int clash = 0;
+        for (size_t k = 0; k < c->words && !clash; k++)
+            clash = (acc[k] & ~after[k]) != 0;
+        if (clash)
+            c->busy[n++] = c->dead[i];
+    }
+    for (size_t i = 0; i < n_live; i++)
+        c->busy[n++] = live[i];
+    for (size_t i = 1; i < n; i++) /* by offset */
+        for (size_t j = i; j > 0 && c->busy[j - 1].offset > c->busy[j].offset; j--) {
+            const struct block t = c->busy[j];
+            c->busy[j] = c->busy[j - 1];
+            c->busy[j - 1] = t;
+        }
+    return best_fit(c->busy, n, size);
+}
+
+enum eb_status eb_memplan_build(struct eb_graph *g, int concurrent, struct eb_memplan *plan_out,
                                 struct eb_diag *diag)
 {
     struct eb_memplan plan = {0};
@@ -184,6 +287,7 @@ enum eb_status eb_memplan_build(struct eb_graph *g, struct eb_memplan *plan_out,
         struct eb_ir_value *v = &g->values[k];
         v->offset = -1;
         v->alias_of = -1;
+        v->cpitch = 0;
         v->first = v->producer;
         v->last = v->is_output ? (int)g->n_nodes : v->producer;
         if (v->is_const && (v->n_uses > 0 || v->is_output))
@@ -208,6 +312,11 @@ enum eb_status eb_memplan_build(struct eb_graph *g, struct eb_memplan *plan_out,
     for (size_t i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].alive && is_view_op(g->nodes[i].op))
             plan.n_views += (size_t)view_in_place(g, &g->nodes[i], owner);
+    struct conc conc;
+    if (concurrent && !conc_build(g, &conc))
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to plan model %s: out of memory", g->what);
+    struct block *dead = concurrent ? conc.dead : NULL;
+    size_t *n_dead = concurrent ? &conc.n_dead : NULL;
     for (size_t i = 0; i < g->n_nodes; i++) {
         const struct eb_ir_node *n = &g->nodes[i];
         if (!n->alive)
@@ -225,7 +334,10 @@ enum eb_status eb_memplan_build(struct eb_graph *g, struct eb_memplan *plan_out,
                 continue; /* an in-place Concat's output, placed with its first input */
             if (home->offset < 0) {
                 const uint64_t hsize = align_up(home->nbytes > 0 ? home->nbytes : 1);
-                home->offset = (int64_t)place(live, &n_live, hsize, home_id);
+                const uint64_t at = concurrent ? conc_place(&conc, live, n_live, home_id, hsize)
+                                               : best_fit(live, n_live, hsize);
+                insert(live, &n_live, at, hsize, home_id);
+                home->offset = (int64_t)at;
                 if ((uint64_t)home->offset + hsize > plan.arena_bytes)
                     plan.arena_bytes = (uint64_t)home->offset + hsize;
             }
@@ -239,14 +351,14 @@ enum eb_status eb_memplan_build(struct eb_graph *g, struct eb_memplan *plan_out,
             if (id >= 0 && g->values[id].alias_of >= 0)
                 id = g->values[id].alias_of;
             if (id >= 0 && planned(g, &g->values[id]) && g->values[id].last == (int)i)
-                release(live, &n_live, id);
+                release(live, &n_live, id, dead, n_dead);
         }
         for (int j = 0; j < n->n_out; j++) {
             int id = n->out[j];
             if (g->values[id].alias_of >= 0)
                 id = g->values[id].alias_of;
             if (g->values[id].last == (int)i)
-                release(live, &n_live, id);
+                release(live, &n_live, id, dead, n_dead);
         }
     }
     *plan_out = plan;

@@ -17,8 +17,18 @@
  * graph output, an in-place Concat's input or output, or the input is itself inside another
  * value: the node copies nothing (ops/reshape.c sees the same data).
  *
- * Channels-last values (eb_ir_value.nhwc, the CUDA device's) are never placed in place: a slice
- * along C is not contiguous there, and a view of one would change its element order.
+ * Channels-last Concat along C (eb_ir_value.nhwc, the CUDA device's): a slice along C is not
+ * contiguous, so the inputs go in place only where the device says every node that touches them
+ * takes rows that are a slice of wider rows (eb_ir_value.pitch_ok; fp16 convolutions through
+ * cuDNN's graph API and strided copies): each input then starts at its first channel's bytes
+ * (16-byte aligned) inside the output and has cpitch = the output's C; a Split of such inputs goes
+ * in place as above. Channels-last values are never views (that would change the element order).
+ *
+ * Concurrent plans (the CUDA device, whose captured graph runs independent branches side by
+ * side): a slot's bytes go to a later value only when every node that wrote or read them is an
+ * ancestor (through the values it reads) of every node that writes the later value, so reusing
+ * memory never orders two branches that could run at the same time. A sequential plan (the
+ * CPU) reuses bytes as soon as their last reader has run.
  */
 #ifndef EB_ENGINE_PLAN_MEMPLAN_H
 #define EB_ENGINE_PLAN_MEMPLAN_H
@@ -27,7 +37,8 @@
 
 #include "engine/ir/graph.h"
 
-#define EB_MEMPLAN_ALIGN 64u
+#define EB_MEMPLAN_ALIGN       64u
+#define EB_MEMPLAN_SLICE_ALIGN 16u /* channels-last slices: cuDNN's tensor alignment */
 
 struct eb_memplan {
     uint64_t arena_bytes;     /* planned peak */
@@ -41,10 +52,10 @@ struct eb_memplan {
 /**
  * Plans every non-constant value produced by a live node: sets value->offset, alias_of (the
  * value whose slot holds this one: an in-place Concat's output, or a view's input), first,
- * last.
+ * last. `concurrent`: a concurrent plan (above). May be called again to plan anew.
  * Scratch comes from the graph arena. EB_ERR_NOMEM only.
  */
-EB_NODISCARD enum eb_status eb_memplan_build(struct eb_graph *g, struct eb_memplan *plan_out,
-                                             struct eb_diag *diag);
+EB_NODISCARD enum eb_status eb_memplan_build(struct eb_graph *g, int concurrent,
+                                             struct eb_memplan *plan_out, struct eb_diag *diag);
 
 #endif
