@@ -242,8 +242,8 @@ EB_NODISCARD enum eb_status eb_engine_frame_buffer(struct eb_engine *e, int widt
 /**
  * Runs the graph on one frame, preprocessed on the device: the frame is copied into the
  * engine's page-locked buffer (unless it is already there: eb_engine_frame_buffer), uploaded
- * as 8 bits, letterboxed into the input in the model's precision, and the forward runs; the
- * letterbox and the forward replay one CUDA Graph per frame geometry. Outputs as
+ * as 8 bits, letterboxed into the input in the model's precision (a kernel launched before the
+ * forward), and the forward runs (its captured CUDA Graph replayed). Outputs as
  * eb_engine_run. The first frame of a new size allocates the device frame buffer, which counts
  * against opt.mem_cap_bytes (EB_ERR_LIMIT "needed X MiB, limit Y MiB" past it).
  * EB_ERR_INVALID_ARG for a geometry outside the input; EB_ERR_UNSUPPORTED where

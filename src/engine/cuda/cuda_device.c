@@ -856,8 +856,8 @@ static enum eb_status cu_reduce_head(struct eb_engine *e, int output, float conf
     return EB_OK;
 }
 
-/* The page-locked and device frame buffers for `bytes` (grown, never shrunk; a new device
- * buffer invalidates the frame graph, which captured its address). */
+/* The page-locked and device frame buffers for `bytes` (grown, never shrunk, once the stream
+ * has drained; the captured forward does not see them: the letterbox is launched outside it). */
 static enum eb_status frame_buffers(struct eb_engine *e, struct cu_state *s, size_t bytes,
                                     struct eb_diag *diag)
 {
@@ -870,9 +870,7 @@ static enum eb_status frame_buffers(struct eb_engine *e, struct cu_state *s, siz
                             "limit %.1f MiB; raise --gpu_mem_limit_gb or feed smaller frames",
                             e->what, eb_engine__mib(needed), eb_engine__mib(bytes),
                             eb_engine__mib(s->cap_bytes));
-    enum eb_status st = drop_graphs(e, s, diag);
-    if (st != EB_OK)
-        return st;
+    CUDA_TRY(cudaStreamSynchronize(s->stream));
     const size_t free0 = free_now();
     if (s->h_frame != NULL)
         cudaFreeHost(s->h_frame);
