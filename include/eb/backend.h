@@ -20,7 +20,7 @@
 #include "eb/log.h"
 #include "eb/tensor.h"
 
-#define EB_BACKEND_ABI      4u
+#define EB_BACKEND_ABI      5u
 #define EB_BACKEND_MAX_IO   8
 #define EB_BACKEND_NAME_MAX 128
 
@@ -231,6 +231,14 @@ struct eb_backend_ops {
     enum eb_status (*reduce_head)(void *priv, int output, float conf, struct eb_diag *diag);
     /** Optional (ABI 4): the last inference's rows (backend-owned, any order); their count. */
     size_t (*head_rows)(void *priv, struct eb_anchor_row **rows_out);
+    /**
+     * Optional (ABI 5), with infer_frame: a backend-owned buffer (page-locked, on a GPU) for a
+     * width x height frame (stride 3 * width) of at least 3 * width * height + 64 bytes, which
+     * infer_frame uploads without a staging copy: decode into it. Valid until the next call
+     * with a larger frame or until the backend is closed.
+     */
+    enum eb_status (*frame_buffer)(void *priv, int width, int height, uint8_t **buf_out,
+                                   struct eb_diag *diag);
 };
 
 /** A backend instance: ops + private state. Opaque. */
@@ -267,6 +275,10 @@ EB_NODISCARD enum eb_status eb_backend_infer_frame(struct eb_backend *be,
                                                    struct eb_tensor *out, size_t n_out,
                                                    struct eb_infer_timing *timing_out,
                                                    struct eb_diag *diag);
+/** frame_buffer (see eb_backend_ops); EB_ERR_UNSUPPORTED where the backend has none or
+ * eb_backend_frame_input is 0. */
+EB_NODISCARD enum eb_status eb_backend_frame_buffer(struct eb_backend *be, int width, int height,
+                                                    uint8_t **buf_out, struct eb_diag *diag);
 /** reduce_head (see eb_backend_ops); EB_ERR_UNSUPPORTED where the backend has none. */
 EB_NODISCARD enum eb_status eb_backend_reduce_head(struct eb_backend *be, int output, float conf,
                                                    struct eb_diag *diag);

@@ -231,8 +231,9 @@ struct eb_engine_frame {
 int eb_engine_frame_input(const struct eb_engine *e, char *why, size_t why_size);
 
 /**
- * A page-locked host buffer of the engine for a width x height frame (stride = 3 * width),
- * which eb_engine_run_frame uploads without a staging copy: decode into it. Engine-owned,
+ * A page-locked host buffer of the engine for a width x height frame (stride = 3 * width; 64
+ * bytes beyond the frame for decoders that write past a row), which eb_engine_run_frame
+ * uploads without a staging copy: decode into it. Engine-owned,
  * valid until the next call with a larger frame or destroy. EB_ERR_UNSUPPORTED where
  * eb_engine_frame_input is 0.
  */

@@ -104,6 +104,18 @@ enum eb_status eb_backend_infer_frame(struct eb_backend *be, const struct eb_bac
     return be->ops->infer_frame(be->priv, frame, out, n_out, timing_out, diag);
 }
 
+enum eb_status eb_backend_frame_buffer(struct eb_backend *be, int width, int height,
+                                       uint8_t **buf_out, struct eb_diag *diag)
+{
+    char why[200];
+    if (be->ops->frame_buffer == NULL)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED, "backend %s has no frame buffer of its own",
+                            be->ops->name);
+    if (!eb_backend_frame_input(be, why, sizeof(why)))
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED, "%s", why);
+    return be->ops->frame_buffer(be->priv, width, height, buf_out, diag);
+}
+
 enum eb_status eb_backend_reduce_head(struct eb_backend *be, int output, float conf,
                                       struct eb_diag *diag)
 {

@@ -63,6 +63,10 @@ struct eb_slot {
     struct eb_letterbox lb;
     int in_w, in_h, in_c;
     int gpu_pre;          /* frames go to the backend's infer_frame (letterbox on its device) */
+    uint8_t *frame_buf;   /* with gpu_pre: the backend's frame buffer the source decodes into
+                             (eb_backend_frame_buffer; backend-owned), NULL = none yet */
+    size_t frame_buf_px;  /* the pixels it holds */
+    int frame_buf_off;    /* 1: the backend has none, frames are copied in */
     char pre_reason[200]; /* why preprocessing runs where it does */
     int gpu_decode;       /* the backend reduces the head on its device (head_rows) */
     char decode_reason[200];

@@ -284,6 +284,17 @@ enum eb_status eb_source__reserve(void **buf, size_t *cap, size_t need, const ch
     return EB_OK;
 }
 
+uint8_t *eb_source__rgb_out(const struct eb_source *src, uint8_t *own, size_t need)
+{
+    return src->out != NULL && src->out_cap >= need + 64 ? src->out : own;
+}
+
+void eb_source_set_output(struct eb_source *src, uint8_t *buf, size_t cap)
+{
+    src->out = cap > 0 ? buf : NULL;
+    src->out_cap = buf != NULL ? cap : 0;
+}
+
 void eb_source__gray_to_rgb_inplace(uint8_t *buf, size_t n)
 {
     /* Back to front: pixel i goes to 3i..3i+2 >= i, so no unread gray byte is overwritten. */

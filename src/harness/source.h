@@ -115,6 +115,16 @@ EB_NODISCARD enum eb_status eb_source_open(const struct eb_source_spec *spec,
 EB_NODISCARD enum eb_status eb_source_next(struct eb_source *src, struct eb_frame *frame_out,
                                            struct eb_diag *diag);
 
+/**
+ * From the next frame on, delivers frames whose RGB fits in `cap` bytes (3 x width x height + 64:
+ * decoders may write a little past the end) in `buf` instead of the source's own buffer:
+ * frame_out->rgb is then `buf` (rows packed), e.g. a GPU engine's page-locked frame buffer, so
+ * that the frame is uploaded from where it was decoded. Larger frames still go to the source's
+ * buffer. `buf` is borrowed: the caller keeps it valid while the source may write it and reads
+ * a frame before asking for the next. NULL (or cap 0) goes back to the source's buffer.
+ */
+void eb_source_set_output(struct eb_source *src, uint8_t *buf, size_t cap);
+
 /** Restarts from the first frame (for the solo baseline) and resets the delivered and skipped
  *  counters. EB_ERR_UNSUPPORTED for cameras. */
 EB_NODISCARD enum eb_status eb_source_rewind(struct eb_source *src, struct eb_diag *diag);

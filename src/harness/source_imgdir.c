@@ -35,7 +35,9 @@ struct imgdir {
     size_t file_cap;
     uint8_t *rgb; /* decoded frame, packed RGB8 */
     size_t rgb_cap;
-    uint16_t *u16; /* 16-bit gray samples before AGC */
+    uint8_t *out;                /* where this frame's RGB goes: rgb or the caller's buffer */
+    const struct eb_source *src; /* its eb_source__rgb_out */
+    uint16_t *u16;               /* 16-bit gray samples before AGC */
     size_t u16_cap;
     png_bytep *rows; /* row pointers for libpng */
     size_t rows_cap;
@@ -120,10 +122,11 @@ static enum eb_status decode_jpeg(struct imgdir *d, size_t size, struct decoded 
         jpeg_destroy_decompress(&cinfo);
         return EB_ERR_NOMEM;
     }
+    d->out = eb_source__rgb_out(d->src, d->rgb, px * 3);
     jpeg_start_decompress(&cinfo);
     size_t row_bytes = (size_t)cinfo.output_width * (size_t)cinfo.output_components;
     while (cinfo.output_scanline < cinfo.output_height) {
-        JSAMPROW row = d->rgb + (size_t)cinfo.output_scanline * row_bytes;
+        JSAMPROW row = d->out + (size_t)cinfo.output_scanline * row_bytes;
         jpeg_read_scanlines(&cinfo, &row, 1);
     }
     jpeg_finish_decompress(&cinfo);
@@ -137,7 +140,7 @@ static enum eb_status decode_jpeg(struct imgdir *d, size_t size, struct decoded 
         return EB_ERR_FORMAT;
     }
     if (out->channels == 1)
-        eb_source__gray_to_rgb_inplace(d->rgb, px);
+        eb_source__gray_to_rgb_inplace(d->out, px);
     return EB_OK;
 }
 
@@ -231,7 +234,8 @@ static enum eb_status decode_png(struct eb_source *src, struct imgdir *d, size_t
         png_destroy_read_struct(&png, &info, NULL);
         return EB_ERR_NOMEM;
     }
-    uint8_t *base = gray16 ? (uint8_t *)d->u16 : d->rgb;
+    d->out = eb_source__rgb_out(d->src, d->rgb, px * 3);
+    uint8_t *base = gray16 ? (uint8_t *)d->u16 : d->out;
     for (png_uint_32 y = 0; y < h; y++)
         d->rows[y] = base + (size_t)y * rowbytes;
     png_read_image(png, d->rows);
@@ -246,10 +250,10 @@ static enum eb_status decode_png(struct eb_source *src, struct imgdir *d, size_t
         const uint8_t *b = (const uint8_t *)d->u16;
         for (size_t i = 0; i < px; i++)
             d->u16[i] = (uint16_t)((unsigned)b[2 * i] << 8 | b[2 * i + 1]);
-        return eb_source__agc_to_rgb(src, d->u16, px, d->rgb, diag);
+        return eb_source__agc_to_rgb(src, d->u16, px, d->out, diag);
     }
     if (channels == 1)
-        eb_source__gray_to_rgb_inplace(d->rgb, px);
+        eb_source__gray_to_rgb_inplace(d->out, px);
     return EB_OK;
 }
 
@@ -321,9 +325,10 @@ static enum eb_status decode_bmp(struct imgdir *d, size_t size, struct decoded *
     size_t px = (size_t)w * (size_t)h;
     if (eb_source__reserve((void **)&d->rgb, &d->rgb_cap, px * 3, "an image buffer", diag) != EB_OK)
         return EB_ERR_NOMEM;
+    d->out = eb_source__rgb_out(d->src, d->rgb, px * 3);
     for (int64_t y = 0; y < h; y++) {
         const uint8_t *s = f + off + stride * (size_t)(top_down ? y : h - 1 - y);
-        uint8_t *o = d->rgb + (size_t)y * (size_t)w * 3;
+        uint8_t *o = d->out + (size_t)y * (size_t)w * 3;
         for (int64_t x = 0; x < w; x++, o += 3) {
             if (bpp == 8) {
                 memcpy(o, pal[s[x]], 3);
@@ -486,6 +491,7 @@ static enum eb_status imgdir_open(struct eb_source *src, struct eb_diag *diag)
         return eb_diag_fail(diag, EB_ERR_NOMEM,
                             "failed to open source image_dir=%s: out of memory; free memory", p);
     src->impl = d;
+    d->src = src;
     struct stat sb;
     if (stat(p, &sb) != 0) {
         int err = errno;
@@ -560,7 +566,7 @@ static enum eb_status imgdir_next(struct eb_source *src, struct eb_frame *frame_
             eb_log_msg(src->opts.log, EB_LOG_WARN, "skipping image %s: %s", d->path, why);
             continue;
         }
-        frame_out->rgb = d->rgb;
+        frame_out->rgb = d->out;
         frame_out->width = dec.w;
         frame_out->height = dec.h;
         frame_out->stride = (size_t)dec.w * 3;

@@ -42,7 +42,9 @@ struct eb_source {
     int64_t delivered;             /* frames delivered since open/rewind */
     int64_t skipped;               /* undecodable frames since open/rewind */
     uint32_t *agc_hist;            /* 65536 entries, allocated on first AGC use */
-    void *impl;                    /* owned by ops */
+    uint8_t *out;                  /* eb_source_set_output's buffer (borrowed), NULL = none */
+    size_t out_cap;
+    void *impl; /* owned by ops */
 };
 
 extern const struct eb_source_ops eb_source__imgdir_ops;
@@ -55,6 +57,13 @@ extern const struct eb_source_ops eb_source__synth_ops;
  */
 EB_NODISCARD enum eb_status eb_source__reserve(void **buf, size_t *cap, size_t need,
                                                const char *what, struct eb_diag *diag);
+
+/**
+ * Where a source writes the RGB of a frame of `need` bytes: the caller's buffer
+ * (eb_source_set_output) when it holds need + 64 bytes (decoders may write a little past the
+ * end), else `own` (already reserved for need).
+ */
+uint8_t *eb_source__rgb_out(const struct eb_source *src, uint8_t *own, size_t need);
 
 /** Expands n gray bytes at the start of `buf` (capacity >= 3n) to n RGB pixels in place. */
 void eb_source__gray_to_rgb_inplace(uint8_t *buf, size_t n);

@@ -238,19 +238,20 @@ static enum eb_status synth_next(struct eb_source *src, struct eb_frame *frame_o
         if (due > now)
             eb_clock_sleep_ns(due - now);
     }
+    uint8_t *rgb = eb_source__rgb_out(src, s->rgb, (size_t)w * (size_t)h * 3);
     if (src->opts.synth_style == EB_SYNTH_THERMAL) {
         render_thermal(s->u16, w, h, src->opts.seed, i);
-        enum eb_status st = eb_source__agc_to_rgb(src, s->u16, (size_t)w * (size_t)h, s->rgb, diag);
+        enum eb_status st = eb_source__agc_to_rgb(src, s->u16, (size_t)w * (size_t)h, rgb, diag);
         if (st != EB_OK)
             return st;
         frame_out->source_bits = 16;
         frame_out->source_channels = 1;
     } else {
-        render_rgb(s->rgb, w, h, src->opts.seed, i);
+        render_rgb(rgb, w, h, src->opts.seed, i);
         frame_out->source_bits = 8;
         frame_out->source_channels = 3;
     }
-    frame_out->rgb = s->rgb;
+    frame_out->rgb = rgb;
     frame_out->width = w;
     frame_out->height = h;
     frame_out->stride = (size_t)w * 3;

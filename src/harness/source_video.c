@@ -199,7 +199,8 @@ static enum eb_status convert(struct eb_source *src, struct video *v, struct eb_
             v->cs_full = full;
         }
     }
-    uint8_t *dst[4] = {deep_gray ? (uint8_t *)v->u16 : v->rgb, NULL, NULL, NULL};
+    uint8_t *rgb = eb_source__rgb_out(src, v->rgb, px * 3);
+    uint8_t *dst[4] = {deep_gray ? (uint8_t *)v->u16 : rgb, NULL, NULL, NULL};
     int dst_stride[4] = {deep_gray ? w * 2 : w * 3, 0, 0, 0};
     int ret =
         sws_scale(v->sws, (const uint8_t *const *)fr->data, fr->linesize, 0, h, dst, dst_stride);
@@ -208,11 +209,11 @@ static enum eb_status convert(struct eb_source *src, struct video *v, struct eb_
         return EB_ERR_FORMAT;
     }
     if (deep_gray) {
-        st = eb_source__agc_to_rgb(src, v->u16, px, v->rgb, diag);
+        st = eb_source__agc_to_rgb(src, v->u16, px, rgb, diag);
         if (st != EB_OK)
             return st;
     }
-    out->rgb = v->rgb;
+    out->rgb = rgb;
     out->width = w;
     out->height = h;
     out->stride = (size_t)w * 3;

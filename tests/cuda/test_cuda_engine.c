@@ -983,6 +983,22 @@ EB_TEST(backend_frame_and_head_through_vtable)
     ASSERT_TRUE(a.count > 0);
     ASSERT_EQ_INT(b.count, a.count);
     ASSERT_TRUE(memcmp(a.items, b.items, a.count * sizeof(a.items[0])) == 0);
+    /* decoded straight into the backend's page-locked buffer (what the pipeline's sources do):
+     * the same boxes, without the staging copy */
+    uint8_t *fb = NULL;
+    ASSERT_OK(eb_backend_frame_buffer(be, w, h, &fb, &d));
+    memcpy(fb, rgb, (size_t)w * 3 * h);
+    memset(fb + (size_t)w * 3 * h, 0xEE, 64); /* the documented slack is writable */
+    struct eb_backend_frame f2 = f;
+    f2.rgb = fb;
+    ASSERT_OK(eb_backend_infer_frame(be, &f2, o, info.n_outputs, &t, &d));
+    struct eb_detections c = {.items = b_items, .capacity = 300};
+    const size_t n2 = eb_backend_head_rows(be, &rows);
+    eb_yolo_nms(&sc, eb_yolo_decode_rows(rows, n2, &sc), &p, &c);
+    for (size_t i = 0; i < c.count; i++)
+        eb_letterbox_unmap(&lb, &c.items[i]);
+    ASSERT_EQ_INT(c.count, a.count);
+    ASSERT_TRUE(memcmp(a.items, c.items, a.count * sizeof(a.items[0])) == 0);
     eb_yolo_scratch_fini(&sc);
     eb_backend_destroy(be);
     free(x);

@@ -402,6 +402,12 @@ EB_TEST(infer_matches_engine)
         ASSERT_TRUE(nonzero > n / 2);
         ASSERT_TRUE(tm.compute_ns > 0);
     }
+    /* on the CPU there is no device to upload frames to: no frame buffer, and the reason */
+    uint8_t *fb = NULL;
+    eb_diag_clear(&d);
+    ASSERT_EQ_INT(eb_backend_frame_buffer(be, 640, 480, &fb, &d), EB_ERR_UNSUPPORTED);
+    printf("frame buffer on the CPU: %s\n", d.msg);
+    ASSERT_TRUE(fb == NULL && d.msg[0] != '\0');
     free(x);
     eb_engine_destroy(e);
     eb_backend_destroy(be);

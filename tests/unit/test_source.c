@@ -936,6 +936,72 @@ EB_TEST(two_sources_in_two_threads_match_sequential)
         ASSERT_TRUE(jobs[i].hash == want[i]);
 }
 
+/*
+ * Frames of `text` through a caller's output buffer of `cap` bytes (eb_source_set_output, as the
+ * pipeline does with a GPU engine's page-locked frame buffer) against the same source without
+ * one: the same pixels, delivered in the buffer exactly when they fit (3·w·h + 64 <= cap);
+ * detached, the source's own buffer again. Returns how many frames came in the buffer.
+ */
+static int output_matches(const char *text, const struct eb_source_options *opts, size_t cap,
+                          int n_frames)
+{
+    struct eb_source *a = open_text(text, opts), *b = open_text(text, opts);
+    uint8_t *buf = malloc(cap);
+    ASSERT_TRUE(buf != NULL);
+    eb_source_set_output(b, buf, cap);
+    struct eb_diag d = {0};
+    struct eb_frame fa, fb;
+    int in_buf = 0;
+    for (int i = 0; i < n_frames; i++) {
+        const enum eb_status sa = eb_source_next(a, &fa, &d), sb = eb_source_next(b, &fb, &d);
+        ASSERT_EQ_INT(sb, sa);
+        if (sa != EB_OK)
+            break;
+        ASSERT_EQ_INT(fb.width, fa.width);
+        ASSERT_EQ_INT(fb.height, fa.height);
+        ASSERT_EQ_INT(fb.stride, fa.stride);
+        const size_t need = (size_t)fa.width * (size_t)fa.height * 3;
+        ASSERT_EQ_INT(fb.rgb == buf, need + 64 <= cap);
+        ASSERT_TRUE(fa.rgb != buf);
+        ASSERT_TRUE(memcmp(fa.rgb, fb.rgb, need) == 0);
+        in_buf += fb.rgb == buf;
+    }
+    eb_source_set_output(b, NULL, 0);
+    ASSERT_OK(eb_source_rewind(b, &d));
+    ASSERT_OK(eb_source_next(b, &fb, &d));
+    ASSERT_TRUE(fb.rgb != buf);
+    eb_source_destroy(a);
+    eb_source_destroy(b);
+    free(buf);
+    return in_buf;
+}
+
+EB_TEST(synthetic_frames_decode_into_a_callers_buffer)
+{
+    struct eb_source_options rgb = {.max_frames = 6, .seed = 5};
+    const size_t exact = (size_t)320 * 240 * 3 + 64;
+    ASSERT_EQ_INT(output_matches("synthetic=320x240", &rgb, exact, 6), 6);
+    ASSERT_EQ_INT(output_matches("synthetic=320x240", &rgb, exact - 1, 6), 0);
+    struct eb_source_options th = {.max_frames = 4, .synth_style = EB_SYNTH_THERMAL, .seed = 7};
+    ASSERT_EQ_INT(output_matches("synthetic=160x120", &th, (size_t)160 * 120 * 3 + 64, 4), 4);
+}
+
+EB_TEST(images_and_video_decode_into_a_callers_buffer)
+{
+    char dir[1024], text[1100], path[1024];
+    find_coco(dir, sizeof(dir));
+    snprintf(text, sizeof(text), "image_dir=%s", dir);
+    /* coco128 mixes sizes: those up to 640x480 come in the buffer, larger ones do not */
+    struct eb_source_options opts = {.max_frames = 40};
+    const int in_buf = output_matches(text, &opts, (size_t)640 * 480 * 3 + 64, 40);
+    printf("coco128: %d of 40 images decoded into a 640x480 buffer\n", in_buf);
+    ASSERT_TRUE(in_buf > 0 && in_buf < 40);
+    shared_path_or_skip(path, sizeof(path), "datasets/video/pedestrians-street-1080p.mp4");
+    snprintf(text, sizeof(text), "video=%s", path);
+    struct eb_source_options v = {.max_frames = 8};
+    ASSERT_EQ_INT(output_matches(text, &v, (size_t)1920 * 1080 * 3 + 64, 8), 8);
+}
+
 EB_TEST(destroy_accepts_null)
 {
     eb_source_destroy(NULL);

@@ -439,6 +439,15 @@ static enum eb_status native_infer_frame(void *priv, const struct eb_backend_fra
     return EB_OK;
 }
 
+static enum eb_status native_frame_buffer(void *priv, int width, int height, uint8_t **buf_out,
+                                          struct eb_diag *diag)
+{
+    struct native_priv *p = priv;
+    if (p->engine == NULL)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "backend native: no model is loaded");
+    return eb_engine_frame_buffer(p->engine, width, height, buf_out, diag);
+}
+
 static enum eb_status native_reduce_head(void *priv, int output, float conf, struct eb_diag *diag)
 {
     struct native_priv *p = priv;
@@ -527,6 +536,7 @@ const struct eb_backend_ops eb_backend_native_ops = {
     .profile_reset = native_profile_reset,
     .frame_input = native_frame_input,
     .infer_frame = native_infer_frame,
+    .frame_buffer = native_frame_buffer,
     .reduce_head = native_reduce_head,
     .head_rows = native_head_rows,
 };

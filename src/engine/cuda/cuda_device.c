@@ -904,7 +904,8 @@ static enum eb_status cu_frame_buffer(struct eb_engine *e, int width, int height
 {
     struct cu_state *s = state_of(e);
     CUDA_TRY(cudaSetDevice(s->gpu));
-    enum eb_status st = frame_buffers(e, s, (size_t)width * 3 * (size_t)height, diag);
+    /* 64 bytes of slack: decoders (swscale) may write a little past the last row */
+    enum eb_status st = frame_buffers(e, s, (size_t)width * 3 * (size_t)height + 64, diag);
     if (st != EB_OK)
         return st;
     *buf_out = s->h_frame;
