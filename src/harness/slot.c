@@ -117,11 +117,12 @@ static uint64_t monitored_bytes(const struct eb_slot *s)
 /* After frame `fr` ran through infer_frame: the next frames are decoded straight into the
  * backend's page-locked frame buffer, so the backend uploads them with no staging copy (on an
  * H100, 0.5 ms less per 1920x1080 frame). A frame larger than the buffer (decoded into the
- * source's own) asks for a larger one; a backend without one keeps copying. */
+ * source's own) asks for a larger one; a backend without one keeps copying. (val and compare
+ * feed frames of their own sources: theirs keep being copied in.) */
 static void attach_frame_buffer(struct eb_slot *s, const struct eb_frame *fr)
 {
     const size_t px = (size_t)fr->width * (size_t)fr->height;
-    if (s->frame_buf_off || fr->rgb == s->frame_buf ||
+    if (s->src == NULL || s->frame_buf_off || fr->rgb == s->frame_buf ||
         (s->frame_buf != NULL && px <= s->frame_buf_px))
         return;
     uint8_t *buf = NULL;
