@@ -134,6 +134,12 @@ static struct pitches pitches_of(const struct eb_engine *e, const struct cu_node
     return pt;
 }
 
+int eb_cu__conv_sliced(const struct eb_engine *e, const struct cu_node *cn, size_t k)
+{
+    const struct pitches pt = pitches_of(e, cn, k);
+    return pt.x > 0 || pt.y > 0 || pt.z > 0;
+}
+
 /* The operation graph of node k: the convolution, and with `fused` its epilogue. */
 static bdesc op_graph(struct cu_state *s, const struct cu_node *cn, const struct pitches *pt,
                       int fused, struct pool *p, cudnnStatus_t *st)
@@ -327,7 +333,7 @@ int eb_cu__conv_graph_plan(struct eb_engine *e, struct cu_state *s, size_t k, si
         return 0;
     const struct pitches pt = pitches_of(e, cn, k);
     /* a slice (pitched rows) only fused: our epilogue kernel takes packed rows */
-    const int last = pt.x > 0 || pt.y > 0 || pt.z > 0 ? 1 : 0;
+    const int last = eb_cu__conv_sliced(e, cn, k);
     for (int fused = 1; fused >= last; fused--) {
         cudnnPointwiseMode_t m;
         const struct eb_epilogue *ep = cn->d.epi;

@@ -132,6 +132,8 @@ int eb_cu__conv_graph_eligible(const struct cu_state *s, const struct cu_node *c
  */
 int eb_cu__conv_graph_plan(struct eb_engine *e, struct cu_state *s, size_t k, size_t ws_max,
                            void *ws);
+/** 1 when conv node k reads or writes a slice of wider channels-last rows (a cpitch). */
+int eb_cu__conv_sliced(const struct eb_engine *e, const struct cu_node *cn, size_t k);
 /** The variant pack of conv node k's plan, once the buffers and s->d_ws exist. */
 enum eb_status eb_cu__conv_graph_bind(struct eb_engine *e, struct cu_state *s, size_t k,
                                       struct eb_diag *diag);

@@ -126,9 +126,7 @@ enum eb_status eb_cu__conv_plan(struct eb_engine *e, struct cu_state *s, size_t 
     cn->ep_needed = cn->bias != NULL || ep->act != EB_ACT_NONE || ep->residual || ep->fake_quant;
     if (eb_cu__conv_graph_plan(e, s, k, ws_max, ws))
         return EB_OK;
-    const struct eb_ir_value *cx = eb_op_in(g, n, 0), *cy = eb_op_out(g, n, 0);
-    const struct eb_ir_value *cz = ep->residual ? eb_op_in(g, n, 3) : NULL;
-    if ((!cn->x_xpose && cx->cpitch > 0) || cy->cpitch > 0 || (cz != NULL && cz->cpitch > 0))
+    if (eb_cu__conv_sliced(e, cn, k))
         return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
                             "model %s node '%s': cuDNN has no fused channels-last convolution for "
                             "this slice of a Concat within a %.1f MiB workspace; raise "
