@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "eb/clock.h"
+#include "harness/pipeline.h"
 #include "harness/sampler.h"
 #include "harness/slot.h"
 #include "model/model.h"
@@ -120,11 +121,14 @@ int main(int argc, char **argv)
                                .iou = 0.7f,
                                .frames = frames,
                                .warmup = 5,
+                               .loop = 1,
                                .stop = &stop};
     struct eb_slot slot;
     eb_slot_init(&slot, 0, &su);
-    if (su.backend == NULL || eb_slot_prepare(&slot) != EB_OK || eb_slot_warmup(&slot) != EB_OK ||
-        eb_slot_measure(&slot) != EB_OK) {
+    struct eb_slot *one = &slot;
+    if (su.backend != NULL && eb_slot_prepare(&slot) == EB_OK)
+        eb_pipeline_run(&one, 1, &stop, NULL);
+    if (su.backend == NULL || slot.status != EB_SLOT_OK) {
         fprintf(stderr, "pipeline: %s\n", slot.diag.msg);
         eb_slot_fini(&slot);
         free(bytes);

@@ -246,6 +246,12 @@ const char *eb_config_slot_data(const struct eb_config *cfg, int slot)
     return own != NULL || cfg->mode == EB_MODE_DUAL ? own : cfg->data;
 }
 
+double eb_config_slot_fps(const struct eb_config *cfg, int slot)
+{
+    const double own = slot == 0 ? cfg->rgb_fps : cfg->thermal_fps;
+    return own > 0 ? own : cfg->fps;
+}
+
 const char *eb_config_slot_class_map(const struct eb_config *cfg, int slot)
 {
     const char *own = slot == 0 ? cfg->rgb_class_map : cfg->thermal_class_map;

@@ -20,6 +20,7 @@
 #include "harness/compare.h"
 #include "harness/config.h"
 #include "harness/history.h"
+#include "harness/pipeline.h"
 #include "harness/report.h"
 #include "harness/run.h"
 #include "harness/sampler.h"
@@ -1026,9 +1027,7 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
     su.model_label = row->model;
     su.source_text = cc->o.source ? cc->o.source : CMP_DEFAULT_SOURCE;
     su.synth_style = EB_SYNTH_RGB;
-    su.frames = cfg.frames;
-    su.warmup = cfg.warmup;
-    su.warmup_s = cfg.warmup_s;
+    eb_run_length_setup(&cfg, 0, &su);
     su.limit_bytes = (uint64_t)(cfg.gpu_mem_limit_gb * 1e9);
     su.unified = cc->platform.is_jetson;
     su.log = &cc->log;
@@ -1068,12 +1067,10 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
         sampler = NULL;
     }
     /* A failure leaves the slot FAILED with its reason. */
-    enum eb_status ms = eb_slot_warmup(s);
-    if (ms == EB_OK)
-        ms = eb_slot_measure(s);
+    eb_pipeline_run(&s, 1, cc->env->stop, NULL);
     eb_sampler_stop(sampler, &res->sys);
     sampler = NULL;
-    if (ms != EB_OK || s->status == EB_SLOT_FAILED) {
+    if (s->status == EB_SLOT_FAILED) {
         row_fail(row, EB_COMPARE_FAILED, s->diag.msg);
         goto done;
     }
@@ -1087,6 +1084,7 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
     res->criteria.min_frames = (uint64_t)cfg.min_frames;
     res->criteria.min_duration_s = cfg.min_duration_s;
     res->criteria.max_cov_pct = cfg.max_cov_pct;
+    res->criteria.max_drop_pct = cfg.max_drop_pct;
     eb_report_finish(res);
     row->status = EB_COMPARE_OK;
     row_from_result(row, res);

@@ -38,6 +38,11 @@ struct eb_config {
     const char *thermal_class_map;
     double gpu_mem_limit_gb;
     int64_t frames;
+    double duration; /* --duration seconds; 0 = not given */
+    int no_loop;
+    double fps, rgb_fps, thermal_fps; /* 0 = unpaced */
+    int64_t queue;
+    double max_drop_pct;
     int64_t warmup; /* frames, or EB_WARMUP_AUTO (harness/validity.h) for `--warmup auto` */
     double warmup_s;
     int64_t min_frames;
@@ -103,6 +108,9 @@ const char *eb_config_slot_data(const struct eb_config *cfg, int slot);
 /** The class-map file of slot `slot`: --rgb_class_map/--thermal_class_map, else --class_map;
  *  NULL = map by name. Borrowed. */
 const char *eb_config_slot_class_map(const struct eb_config *cfg, int slot);
+
+/** The frame rate of slot `slot`: --rgb_fps/--thermal_fps, else --fps; 0 = unpaced. */
+double eb_config_slot_fps(const struct eb_config *cfg, int slot);
 
 /** Prints `edgebench run --help` (every option with default and range). */
 void eb_config_print_help(FILE *fp);

@@ -62,6 +62,45 @@ static void write_ci(struct eb_json_writer *w, const char *key, const struct eb_
 }
 
 /* Latency statistics object; with count 0 every value but count is null. */
+static void write_stats(struct eb_json_writer *w, const char *key, const struct eb_stat_summary *s);
+
+/* The measured window (harness/pipeline.h), relative to the pass's barrier, and the per-frame
+ * file that keeps every measured frame's times. */
+static void write_window(struct eb_json_writer *w, const struct eb_slot_result *s, int ran)
+{
+    eb_json_key(w, "window");
+    if (!ran) {
+        eb_json_null(w);
+        return;
+    }
+    eb_json_obj_begin(w);
+    eb_json_knum(w, "start_ms", 0.0);
+    eb_json_knum(w, "end_ms", s->wall_s * 1e3);
+    char name[64];
+    snprintf(name, sizeof(name), "frames_%s.csv", s->name);
+    eb_json_kstr(w, "frames_csv", name);
+    eb_json_obj_end(w);
+}
+
+/* Camera-rate pacing; null when the slot ran unpaced. */
+static void write_pacing(struct eb_json_writer *w, const struct eb_slot_result *s, int ran)
+{
+    eb_json_key(w, "pacing");
+    if (!ran || !(s->fps_target > 0)) {
+        eb_json_null(w);
+        return;
+    }
+    eb_json_obj_begin(w);
+    eb_json_knum(w, "target_fps", s->fps_target);
+    eb_json_knum(w, "achieved_fps", s->throughput_fps);
+    kuint(w, "queue", s->queue);
+    kuint(w, "dropped", s->frames_dropped);
+    eb_json_knum(w, "drop_pct", s->drop_pct);
+    kuint(w, "deadline_misses", s->deadline_misses);
+    write_stats(w, "latency_from_arrival_ms", &s->latency_from_arrival);
+    eb_json_obj_end(w);
+}
+
 static void write_stats(struct eb_json_writer *w, const char *key, const struct eb_stat_summary *s)
 {
     int ran = s->count > 0;
@@ -106,6 +145,7 @@ static void write_validity(struct eb_json_writer *w, const struct eb_validity *v
         kuint(w, "min_frames", c->min_frames);
         eb_json_knum(w, "min_duration_s", c->min_duration_s);
         eb_json_knum(w, "max_cov_pct", c->max_cov_pct);
+        eb_json_knum(w, "max_drop_pct", c->max_drop_pct);
         eb_json_obj_end(w);
     }
     eb_json_obj_end(w);
@@ -366,7 +406,13 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     kuint(w, "measured", s->frames_measured);
     kuint(w, "warmup", s->frames_warmup);
     eb_json_kint(w, "skipped", s->frames_skipped);
+    kuint(w, "left_out", s->frames_left_out);
+    kuint(w, "source_loops", s->source_loops);
+    eb_json_key(w, "capped");
+    eb_json_bool(w, s->records_capped);
     eb_json_obj_end(w);
+    write_window(w, s, ran);
+    write_pacing(w, s, ran);
     eb_json_key(w, "warmup");
     eb_json_obj_begin(w);
     eb_json_kstr(w, "mode", s->warmup_auto ? "auto" : "count");
@@ -385,7 +431,9 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     eb_json_obj_begin(w);
     for (int st = 0; st < EB_STAGE_COUNT; st++)
         write_stats(w, eb_stage_name((enum eb_stage)st), &s->stages[st]);
+    write_stats(w, "pipeline", &s->pipeline);
     eb_json_obj_end(w);
+    kstr_or_null(w, "dominant", ran ? eb_slot_result_dominant(s) : "");
 
     write_detections(w, s, ran);
 

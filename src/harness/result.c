@@ -227,3 +227,10 @@ void eb_profile_result_build(const struct eb_backend_profile *prof, double infer
     out->mfu_pct = mfu_of(out->gflops_per_s, peak_gflops);
     out->mfu_inference_pct = mfu_of(gflops_rate(sum_gflops, inference_mean_ms), peak_gflops);
 }
+
+const char *eb_slot_result_dominant(const struct eb_slot_result *s)
+{
+    if (s->frames_measured == 0)
+        return "";
+    return s->stages[EB_STAGE_READ].p50 > s->pipeline.p50 ? "source" : "pipeline";
+}

@@ -13,7 +13,7 @@
 #include "harness/stats.h"
 #include "harness/validity.h"
 
-#define EB_REPORT_SCHEMA_VERSION 1
+#define EB_REPORT_SCHEMA_VERSION 2
 #define EB_NUM_SLOTS             2
 #define EB_RUN_MAX_WARNINGS      8
 
@@ -39,7 +39,9 @@ const char *eb_stage_name(enum eb_stage s);
 /** One measured frame (preallocated before timing). */
 struct eb_frame_record {
     int64_t frame_index;
-    uint64_t t_start_ns; /* CLOCK_MONOTONIC at read start */
+    uint64_t t_start_ns;   /* CLOCK_MONOTONIC at read start */
+    uint64_t t_arrival_ns; /* paced: when the frame arrived (its latency counts from here);
+                              unpaced: t_start_ns */
     uint64_t stage_ns[EB_STAGE_COUNT];
     uint32_t n_dets;
     uint64_t mem_bytes; /* monitored memory figure after this frame */
@@ -187,9 +189,23 @@ struct eb_slot_result {
     int warmup_auto;          /* --warmup auto ran */
     int warmup_stable;        /* --warmup auto: the latency settled before the cap */
     int64_t frames_skipped;   /* undecodable frames skipped by the source */
-    double wall_s;            /* measured phase wall time */
-    double throughput_fps;    /* frames_measured / wall_s */
+    double wall_s;            /* the measured window's length (harness/pipeline.h) */
+    double throughput_fps;    /* frames_measured / wall_s (paced: the achieved rate) */
     struct eb_stat_summary stages[EB_STAGE_COUNT];
+    /* The pipeline apart from the source: preprocess + inference + postprocess per frame. */
+    struct eb_stat_summary pipeline;
+    /* The measured window: frames_measured ran inside it; frames_left_out ran after it (the
+     * other slot had stopped: they ran alone and are not counted). */
+    uint64_t frames_left_out;
+    uint64_t source_loops; /* times a finite source started again */
+    int records_capped;    /* stopped at the record cap (EB_SLOT_MAX_RECORDS) */
+    /* Pacing (--fps, --rgb_fps, --thermal_fps, synthetic=...@FPS); fps_target 0 = unpaced. */
+    double fps_target;
+    uint64_t queue;           /* --queue */
+    uint64_t frames_dropped;  /* arrived while the slot was busy and the queue was full */
+    double drop_pct;          /* dropped / (measured + dropped) x 100 */
+    uint64_t deadline_misses; /* measured frames whose latency from arrival > 1 / fps_target */
+    struct eb_stat_summary latency_from_arrival; /* paced: from arrival to postprocess end */
 
     uint64_t dets_total;
     double dets_per_frame_mean;
@@ -283,6 +299,13 @@ void eb_run_result_fini(struct eb_run_result *r);
 /** Appends a run-level warning (dropped when the list is full). */
 void eb_run_result_warn(struct eb_run_result *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/**
+ * Which part of a slot's frame dominates at the median: "source" (the read stage: the
+ * source's decode or render) or "pipeline" (preprocess + inference + postprocess); "" when
+ * nothing was measured.
+ */
+const char *eb_slot_result_dominant(const struct eb_slot_result *s);
+
 /** "SAFE" when no violation, "VIOLATIONS" otherwise. */
 const char *eb_mem_overall(const struct eb_mem_summary *m);
 

@@ -11,6 +11,7 @@
 #include "eb/thread.h"
 #include "harness/accuracy.h"
 #include "harness/history.h"
+#include "harness/pipeline.h"
 #include "harness/report.h"
 #include "harness/run.h"
 #include "harness/runlog.h"
@@ -143,6 +144,19 @@ void eb_run_model_setup(const struct eb_config *cfg, const struct eb_log *log,
     su->iou = (float)cfg->iou;
 }
 
+void eb_run_length_setup(const struct eb_config *cfg, int slot, struct eb_slot_setup *su)
+{
+    su->frames = cfg->frames;
+    su->duration_s = cfg->duration;
+    su->min_frames = cfg->min_frames;
+    su->min_duration_s = cfg->min_duration_s;
+    su->loop = !cfg->no_loop;
+    su->fps = eb_config_slot_fps(cfg, slot);
+    su->queue = cfg->queue;
+    su->warmup = cfg->warmup;
+    su->warmup_s = cfg->warmup_s;
+}
+
 /* Builds each slot's setup from the configuration; synthesizes the embedded default models. */
 static void setup_slots(struct run_ctx *rc)
 {
@@ -173,9 +187,7 @@ static void setup_slots(struct run_ctx *rc)
             if (!cfg->conf_given)
                 su.conf = (float)EB_RUN_DATA_CONF;
         }
-        su.frames = cfg->frames;
-        su.warmup = cfg->warmup;
-        su.warmup_s = cfg->warmup_s;
+        eb_run_length_setup(cfg, i, &su);
         su.limit_bytes = (uint64_t)(cfg->gpu_mem_limit_gb * 1e9);
         su.unified = rc->platform.is_jetson;
         su.log = &rc->log;
@@ -213,22 +225,28 @@ static void setup_slots(struct run_ctx *rc)
     }
 }
 
-static void progress_line(struct run_ctx *rc, uint64_t t0, const int *which)
+struct progress {
+    struct run_ctx *rc;
+    struct eb_slot *slots[EB_NUM_SLOTS];
+    size_t n;
+};
+
+/* The progress line: per slot frames so far (of the frame goal), FPS, the median of the last
+ * frames' end-to-end times; the monitored memory against the limit. */
+static void progress_line(void *ctx, uint64_t t0)
 {
+    const struct progress *pg = ctx;
     char line[256];
     size_t off = 0;
     double el = (double)(eb_clock_ns() - t0) / 1e9;
     uint64_t mem = 0;
-    for (int i = 0; i < EB_NUM_SLOTS; i++) {
-        struct eb_slot *s = &rc->slots[i];
-        if (!which[i])
-            continue;
+    for (size_t i = 0; i < pg->n; i++) {
+        struct eb_slot *s = pg->slots[i];
         size_t n = atomic_load_explicit(&s->n_done, memory_order_acquire);
-        /* Median of the last (up to) 31 published frames. */
-        double w[31];
+        double w[EB_SLOT_RECENT];
         size_t k = 0;
-        for (size_t j = n > 31 ? n - 31 : 0; j < n; j++)
-            w[k++] = (double)s->records[j].stage_ns[EB_STAGE_E2E] / 1e6;
+        for (size_t j = 0; j < EB_SLOT_RECENT && j < n; j++)
+            w[k++] = (double)atomic_load_explicit(&s->recent_e2e_ns[j], memory_order_relaxed) / 1e6;
         for (size_t a = 1; a < k; a++)
             for (size_t b = a; b > 0 && w[b - 1] > w[b]; b--) {
                 double t = w[b];
@@ -238,51 +256,48 @@ static void progress_line(struct run_ctx *rc, uint64_t t0, const int *which)
         uint64_t m = atomic_load_explicit(&s->last_mem, memory_order_relaxed);
         if (m > mem)
             mem = m;
-        off += (size_t)snprintf(line + off, sizeof(line) - off, "%s%s %zu/%zu %.1f FPS p50 %.1f ms",
-                                off ? " | " : "", s->name, n, s->cap_records,
-                                el > 0 ? (double)n / el : 0.0, k ? w[k / 2] : 0.0);
+        char goal[32] = "";
+        if (s->frames_goal > 0)
+            snprintf(goal, sizeof(goal), "/%lld", (long long)s->frames_goal);
+        off += (size_t)snprintf(line + off, sizeof(line) - off, "%s%s %zu%s %.1f FPS p50 %.1f ms",
+                                off ? " | " : "", s->name, n, goal, el > 0 ? (double)n / el : 0.0,
+                                k ? w[k / 2] : 0.0);
         if (off >= sizeof(line))
             break;
     }
     if (off < sizeof(line))
         snprintf(line + off, sizeof(line) - off, " | mem %.2f/%.2f GB", (double)mem / 1e9,
-                 rc->cfg->gpu_mem_limit_gb);
-    eb_runlog_progress(&rc->rl, line);
+                 pg->rc->cfg->gpu_mem_limit_gb);
+    eb_runlog_progress(&pg->rc->rl, line);
 }
 
-/* Runs the given slots in parallel threads (one per slot) until all finish. */
-static void run_parallel(struct run_ctx *rc, const int *which, int show_progress)
+/* Measures the given slots together through the pipeline (harness/pipeline.h). */
+static void run_pass(struct run_ctx *rc, const int *which, int show_progress)
 {
-    struct eb_thread th[EB_NUM_SLOTS];
-    int started[EB_NUM_SLOTS] = {0};
-    uint64_t t0 = eb_clock_ns();
-    for (int i = 0; i < EB_NUM_SLOTS; i++) {
-        if (!which[i])
-            continue;
-        struct eb_diag d = {0};
-        atomic_store(&rc->slots[i].finished, 0);
-        if (eb_thread_create(&th[i], eb_slot_thread_main, &rc->slots[i], &d) == EB_OK) {
-            started[i] = 1;
-        } else {
-            rc->slots[i].status = EB_SLOT_FAILED;
-            rc->slots[i].diag = d;
-        }
-    }
-    while (show_progress && !stopped(rc->env)) {
-        int running = 0;
-        for (int i = 0; i < EB_NUM_SLOTS; i++)
-            if (started[i] && !atomic_load_explicit(&rc->slots[i].finished, memory_order_acquire))
-                running = 1;
-        if (!running)
-            break;
-        progress_line(rc, t0, which);
-        eb_clock_sleep_ns(200000000ull);
-    }
+    struct progress pg = {.rc = rc};
     for (int i = 0; i < EB_NUM_SLOTS; i++)
-        if (started[i])
-            eb_thread_join(&th[i]);
+        if (which[i])
+            pg.slots[pg.n++] = &rc->slots[i];
+    const struct eb_pipeline_hooks hooks = {.tick = progress_line, .ctx = &pg};
+    eb_pipeline_run(pg.slots, pg.n, rc->env->stop, show_progress ? &hooks : NULL);
     if (show_progress)
         eb_runlog_progress(&rc->rl, "");
+}
+
+/* frames_<slot>.csv: every measured frame of the pass (eb_slot_write_frames_csv). */
+static void write_frames_csv(struct run_ctx *rc, const int *which)
+{
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        if (!which[i] || atomic_load(&rc->slots[i].n_done) == 0)
+            continue;
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/frames_%s.csv", rc->dir, rc->slots[i].name);
+        struct eb_diag d = {0};
+        if (eb_slot_write_frames_csv(&rc->slots[i], path, &d) != EB_OK) {
+            eb_log_msg(&rc->log, EB_LOG_ERROR, "%s", d.msg);
+            eb_run_result_warn(&rc->result, "%.200s", d.msg);
+        }
+    }
 }
 
 static void summarize_pair(struct run_ctx *rc)
@@ -291,8 +306,7 @@ static void summarize_pair(struct run_ctx *rc)
     struct eb_slot *a = &rc->slots[0], *b = &rc->slots[1];
     if (rc->cfg->mode != EB_MODE_DUAL || a->status != EB_SLOT_OK || b->status != EB_SLOT_OK)
         return;
-    size_t na = atomic_load(&a->n_done), nb = atomic_load(&b->n_done);
-    size_t n = na < nb ? na : nb;
+    size_t n = a->n_counted < b->n_counted ? a->n_counted : b->n_counted;
     if (n == 0)
         return;
     double *v = malloc(n * sizeof(double));
@@ -304,8 +318,9 @@ static void summarize_pair(struct run_ctx *rc)
     }
     eb_stat_summarize_ms(v, n, &p->latency);
     free(v);
-    uint64_t start = a->phase_start_ns < b->phase_start_ns ? a->phase_start_ns : b->phase_start_ns;
-    uint64_t end = a->phase_end_ns > b->phase_end_ns ? a->phase_end_ns : b->phase_end_ns;
+    /* Both slots share the barrier and the window. */
+    uint64_t start = a->phase_start_ns;
+    uint64_t end = a->window_end_ns < b->window_end_ns ? a->window_end_ns : b->window_end_ns;
     p->valid = 1;
     p->pairs = n;
     p->pair_fps = end > start ? (double)n / ((double)(end - start) / 1e9) : 0;
@@ -630,13 +645,6 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
         sampler = NULL;
     }
 
-    for (int i = 0; i < EB_NUM_SLOTS; i++) {
-        struct eb_slot *s = &rc->slots[i];
-        if (rc->active[i] && s->status == EB_SLOT_OK && !stopped(env) && eb_slot_warmup(s) != EB_OK)
-            eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed during warm-up: %s", s->name,
-                       s->diag.msg);
-    }
-
     int show = !cfg->quiet && isatty(fileno(env->console));
     int ok[EB_NUM_SLOTS];
     for (int i = 0; i < EB_NUM_SLOTS; i++)
@@ -655,7 +663,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             eb_log_msg(&rc->log, EB_LOG_INFO, "solo baseline: slot %s alone", s->name);
             int which[EB_NUM_SLOTS] = {0};
             which[i] = 1;
-            run_parallel(rc, which, show);
+            run_pass(rc, which, show);
             struct eb_slot_result tmp;
             memset(&tmp, 0, sizeof(tmp));
             eb_slot_summarize(s, &tmp);
@@ -667,8 +675,6 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             free(tmp.records);
             if (s->status == EB_SLOT_OK && eb_slot_rewind(s) != EB_OK)
                 eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s: %s", s->name, s->diag.msg);
-            s->violations = 0;
-            s->mem_peak = 0;
         }
         for (int i = 0; i < EB_NUM_SLOTS; i++)
             ok[i] = rc->active[i] && rc->slots[i].status == EB_SLOT_OK;
@@ -676,7 +682,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
 
     if (!stopped(env) && (ok[0] || ok[1])) {
         eb_log_msg(&rc->log, EB_LOG_INFO, "measuring %s", res->mode);
-        run_parallel(rc, ok, show);
+        run_pass(rc, ok, show);
+        write_frames_csv(rc, ok);
     }
     for (int i = 0; i < EB_NUM_SLOTS; i++)
         if (rc->slots[i].status == EB_SLOT_FAILED && ok[i])
@@ -716,6 +723,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     res->criteria.min_frames = (uint64_t)cfg->min_frames;
     res->criteria.min_duration_s = cfg->min_duration_s;
     res->criteria.max_cov_pct = cfg->max_cov_pct;
+    res->criteria.max_drop_pct = cfg->max_drop_pct;
     eb_report_finish(res);
     eb_log_msg(&rc->log, EB_LOG_INFO, "verdict: %s%s%s", eb_validity_verdict(&res->validity),
                res->validity.n_reasons > 0 ? ": " : "",

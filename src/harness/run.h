@@ -60,4 +60,11 @@ struct eb_slot_setup;
 void eb_run_model_setup(const struct eb_config *cfg, const struct eb_log *log,
                         struct eb_slot_setup *su);
 
+/**
+ * Fills the measuring part of slot `slot`'s setup from the configuration (harness/pipeline.h):
+ * --frames, --duration, the validity minimums that make the default length, looping, the
+ * slot's frame rate and --queue, the warm-up. Used by every command that measures.
+ */
+void eb_run_length_setup(const struct eb_config *cfg, int slot, struct eb_slot_setup *su);
+
 #endif

@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,11 +11,10 @@
 #include "harness/slot.h"
 #include "harness/validity.h"
 
-/* Records are preallocated; a source of unknown length measures at most this many frames. */
-#define EB_SLOT_MAX_RECORDS         1000000
-#define EB_SLOT_DEFAULT_LIVE_FRAMES 300
-#define EB_SLOT_MAX_DET             300
-#define EB_SLOT_DRIFT_IOU           0.9f /* fp16 drift: a box matches at this IoU or more */
+#define EB_SLOT_MAX_DET 300
+/* Records first reserved for a pass whose length is a duration (they double when full). */
+#define EB_SLOT_FIRST_RECORDS 4096
+#define EB_SLOT_DRIFT_IOU     0.9f /* fp16 drift: a box matches at this IoU or more */
 
 /* NVTX range names of the stages, per slot (read, pre, infer, post). */
 enum { NVTX_READ, NVTX_PRE, NVTX_INFER, NVTX_POST };
@@ -32,7 +32,8 @@ void eb_slot_init(struct eb_slot *s, int index, const struct eb_slot_setup *setu
     s->status = EB_SLOT_SKIPPED;
     atomic_init(&s->n_done, 0);
     atomic_init(&s->last_mem, 0);
-    atomic_init(&s->finished, 0);
+    for (int i = 0; i < EB_SLOT_RECENT; i++)
+        atomic_init(&s->recent_e2e_ns[i], 0);
     eb_nvtx_init(&s->nvtx, EB_NVTX_DOMAIN_STAGE);
 }
 
@@ -421,27 +422,45 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
                                    .log = su->log,
                                    .files = su->files,
                                    .n_files = su->n_files};
-    int live = s->spec.kind == EB_SOURCE_CAMERA || s->spec.kind == EB_SOURCE_SYNTHETIC;
-    int64_t target = su->frames > 0 ? su->frames : (live ? EB_SLOT_DEFAULT_LIVE_FRAMES : 0);
     s->rewindable = s->spec.kind != EB_SOURCE_CAMERA;
-    /* A camera cannot rewind: it delivers the warm-up frames and then the measured ones. A
-     * warm-up by time or `auto` takes an unknown number of frames: the camera is then endless
-     * and the measured loop stops at its target. */
-    if (s->spec.kind == EB_SOURCE_CAMERA)
-        so.max_frames = su->warmup == EB_WARMUP_AUTO || su->warmup_s > 0 ? 0 : target + su->warmup;
-    else if (s->spec.kind == EB_SOURCE_SYNTHETIC)
-        so.max_frames = target;
-    else
-        so.max_frames = su->frames;
-    st = eb_source_open(&s->spec, &so, &s->src, &s->diag);
+    /* Frames arrive on the pipeline's clock: --fps of the slot, else synthetic=...@FPS (the
+     * source itself then delivers as fast as asked). A camera delivers at its own rate. */
+    struct eb_source_spec open_spec = s->spec;
+    s->fps = su->fps;
+    if (s->spec.kind == EB_SOURCE_SYNTHETIC) {
+        if (s->fps <= 0)
+            s->fps = s->spec.synth_fps;
+        open_spec.synth_fps = 0;
+    }
+    if (s->spec.kind == EB_SOURCE_CAMERA && su->fps > 0)
+        return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_INVALID_ARG,
+                                         "a camera delivers frames at its own rate; drop --fps "
+                                         "(or the slot's --rgb_fps/--thermal_fps) for %s",
+                                         su->source_text));
+    /* Synthetic frames and cameras are endless; files loop in the pipeline (eb_slot_read). */
+    if (s->spec.kind == EB_SOURCE_SYNTHETIC || s->spec.kind == EB_SOURCE_CAMERA)
+        so.max_frames = INT64_MAX;
+    st = eb_source_open(&open_spec, &so, &s->src, &s->diag);
     if (st != EB_OK)
         return slot_fail(s, st);
-    if (target == 0) {
-        int64_t n = eb_source_count(s->src);
-        target = n > 0 ? n : EB_SLOT_MAX_RECORDS;
+    /* The length: --frames and/or --duration; with neither, the validity minimums (and with
+     * --data every image once); --no_loop on a finite source: at most the source once. */
+    s->frames_goal = su->frames;
+    s->duration_goal_s = su->duration_s;
+    if (su->frames <= 0 && su->duration_s <= 0) {
+        s->frames_goal = su->min_frames;
+        s->duration_goal_s = su->min_duration_s;
+        if (su->files != NULL && (int64_t)su->n_files > s->frames_goal)
+            s->frames_goal = (int64_t)su->n_files;
+        if (!su->loop && s->rewindable) {
+            const int64_t n = eb_source_count(s->src);
+            s->frames_goal = n > 0 ? n : EB_SLOT_MAX_RECORDS;
+            s->duration_goal_s = 0;
+        }
     }
-    if (target > EB_SLOT_MAX_RECORDS)
-        target = EB_SLOT_MAX_RECORDS;
+    if (s->frames_goal > EB_SLOT_MAX_RECORDS)
+        s->frames_goal = EB_SLOT_MAX_RECORDS;
+    const int64_t target = s->frames_goal > 0 ? s->frames_goal : EB_SLOT_FIRST_RECORDS;
 
     struct eb_model_spec ms = {.path = su->model_label,
                                .bytes = su->model_bytes,
@@ -591,9 +610,8 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
     return EB_OK;
 }
 
-/* Whether the warm-up is over after `done` frames and `elapsed_ns`. */
-static int warmup_over(const struct eb_slot *s, const struct eb_warmup_auto *wa, uint64_t done,
-                       uint64_t elapsed_ns)
+int eb_slot_warmup_over(const struct eb_slot *s, const struct eb_warmup_auto *wa, uint64_t done,
+                        uint64_t elapsed_ns)
 {
     const uint64_t min_ns = (uint64_t)(s->setup.warmup_s * 1e9);
     if (elapsed_ns < min_ns)
@@ -602,33 +620,6 @@ static int warmup_over(const struct eb_slot *s, const struct eb_warmup_auto *wa,
         return (int64_t)done >= s->setup.warmup;
     return wa->stable || done >= EB_WARMUP_AUTO_MAX_FRAMES ||
            elapsed_ns >= (uint64_t)(EB_WARMUP_AUTO_MAX_S * 1e9);
-}
-
-enum eb_status eb_slot_warmup(struct eb_slot *s)
-{
-    struct eb_warmup_auto wa;
-    eb_warmup_auto_init(&wa);
-    const uint64_t start = eb_clock_ns();
-    while (!warmup_over(s, &wa, s->warmup_done, eb_clock_ns() - start) &&
-           !atomic_load_explicit(s->setup.stop, memory_order_relaxed)) {
-        const uint64_t t0 = eb_clock_ns();
-        struct eb_frame fr;
-        enum eb_status st = next_frame_wrapping(s, &fr);
-        if (st != EB_OK)
-            return slot_fail(s, st);
-        uint64_t t1, t2;
-        st = run_model(s, &fr, &t1, &t2);
-        if (st == EB_OK)
-            st = postprocess(s);
-        if (st != EB_OK)
-            return slot_fail(s, st);
-        s->warmup_done++;
-        /* The frame's end-to-end time, as the measured loop takes it (read to postprocess). */
-        eb_warmup_auto_add(&wa, (double)(eb_clock_ns() - t0) / 1e6);
-    }
-    s->warmup_ns = eb_clock_ns() - start;
-    s->warmup_stable = wa.stable;
-    return eb_slot_rewind(s);
 }
 
 enum eb_status eb_slot_rewind(struct eb_slot *s)
@@ -641,109 +632,155 @@ enum eb_status eb_slot_rewind(struct eb_slot *s)
     return EB_OK;
 }
 
-enum eb_status eb_slot_measure(struct eb_slot *s)
+enum eb_status eb_slot_read(struct eb_slot *s, int loop, struct eb_frame *fr)
 {
-    enum eb_status st = EB_OK;
+    eb_nvtx_push(&s->nvtx, nvtx_stage[s->index][NVTX_READ]);
+    enum eb_status st = eb_source_next(s->src, fr, &s->diag);
+    /* The end of a finite source: it starts again when the slot loops (the rewind is timed as
+       part of the read, as a looping video's would be), unless the last pass over it
+       delivered nothing (every frame undecodable). */
+    if (st == EB_ERR_END && loop && s->rewindable) {
+        const int64_t skipped = eb_source_skipped(s->src);
+        const int delivered_any = s->loop_delivered;
+        eb_diag_clear(&s->diag);
+        if (delivered_any) {
+            st = eb_source_rewind(s->src, &s->diag);
+            if (st == EB_OK) {
+                s->skipped_looped += (uint64_t)skipped;
+                s->loops++;
+                s->loop_delivered = 0;
+                st = eb_source_next(s->src, fr, &s->diag);
+            }
+        }
+    }
+    eb_nvtx_pop(&s->nvtx);
+    if (st == EB_ERR_END) {
+        eb_diag_clear(&s->diag);
+        return EB_ERR_END;
+    }
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    s->loop_delivered = 1;
+    return EB_OK;
+}
+
+enum eb_status eb_slot_process(struct eb_slot *s, const struct eb_frame *fr, uint64_t *t_pre_end,
+                               uint64_t *t_inf_end)
+{
+    enum eb_status st = run_model(s, fr, t_pre_end, t_inf_end);
+    eb_nvtx_push(&s->nvtx, nvtx_stage[s->index][NVTX_POST]);
+    if (st == EB_OK)
+        st = postprocess(s);
+    eb_nvtx_pop(&s->nvtx);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    return EB_OK;
+}
+
+void eb_slot_begin_pass(struct eb_slot *s)
+{
     atomic_store_explicit(&s->n_done, 0, memory_order_relaxed);
+    for (int i = 0; i < EB_SLOT_RECENT; i++)
+        atomic_store_explicit(&s->recent_e2e_ns[i], 0, memory_order_relaxed);
     memset(s->class_counts, 0, ((size_t)s->num_classes + 1) * sizeof(uint64_t));
+    s->n_counted = s->n_left_out = 0;
+    s->dropped = 0;
+    s->records_capped = 0;
+    s->violations = 0;
+    s->mem_peak = 0;
+    s->skipped_looped = 0;
+    s->loops = 0;
     /* The profile covers exactly the frames of this pass (not the probe, warm-up or a solo
      * baseline pass before it). */
     if (s->setup.backend_cfg.profile)
         eb_backend_profile_reset(s->be);
     if (s->setup.accuracy != NULL)
         eb_accuracy_reset(s->setup.accuracy);
-    s->phase_start_ns = eb_clock_ns();
-    size_t n = 0, n_at_rewind = 0;
-    while (n < s->cap_records && !atomic_load_explicit(s->setup.stop, memory_order_relaxed)) {
-        struct eb_frame_record *rec = &s->records[n];
-        struct eb_frame fr;
-        uint64_t t0 = eb_clock_ns();
-        eb_nvtx_push(&s->nvtx, nvtx_stage[s->index][NVTX_READ]);
-        st = eb_source_next(s->src, &fr, &s->diag);
-        /* --data with more frames than images: the dataset loops (the rewind is timed as part
-           of the read, as a video that loops would be); a pass that delivered nothing ends. */
-        if (st == EB_ERR_END && s->setup.files != NULL && s->rewindable && n > n_at_rewind) {
-            n_at_rewind = n;
-            st = eb_source_rewind(s->src, &s->diag);
-            if (st == EB_OK)
-                st = eb_source_next(s->src, &fr, &s->diag);
-        }
-        eb_nvtx_pop(&s->nvtx);
-        if (st == EB_ERR_END) {
-            eb_diag_clear(&s->diag);
-            st = EB_OK;
-            break;
-        }
-        if (st != EB_OK)
-            break;
-        uint64_t t1 = eb_clock_ns();
-        uint64_t t2, t3;
-        st = run_model(s, &fr, &t2, &t3);
-        eb_nvtx_push(&s->nvtx, nvtx_stage[s->index][NVTX_POST]);
-        if (st == EB_OK)
-            st = postprocess(s);
-        uint64_t t4 = eb_clock_ns();
-        eb_nvtx_pop(&s->nvtx);
-        if (st != EB_OK)
-            break;
+}
 
-        rec->frame_index = fr.index;
-        rec->t_start_ns = t0;
-        rec->stage_ns[EB_STAGE_READ] = t1 - t0;
-        rec->stage_ns[EB_STAGE_PRE] = t2 - t1;
-        rec->stage_ns[EB_STAGE_INFER] = t3 - t2;
-        rec->stage_ns[EB_STAGE_POST] = t4 - t3;
-        rec->stage_ns[EB_STAGE_E2E] = t4 - t0;
-        rec->n_dets = (uint32_t)s->dets.count;
-        for (size_t d = 0; d < s->dets.count; d++) {
-            int c = s->dets.items[d].cls;
-            s->class_counts[c >= 0 && c < s->num_classes ? c : s->num_classes]++;
+enum eb_status eb_slot_book(struct eb_slot *s, const struct eb_frame *fr,
+                            const struct eb_frame_record *rec)
+{
+    size_t n = atomic_load_explicit(&s->n_done, memory_order_relaxed);
+    if (n >= s->cap_records) {
+        if (n >= EB_SLOT_MAX_RECORDS) {
+            s->records_capped = 1;
+            return EB_ERR_END;
         }
-        /* --data: outside the timed stages, like the memory sample below; an image seen again
-           (the dataset looping) adds nothing. */
-        if (s->setup.accuracy != NULL &&
-            (st = eb_accuracy_add(s->setup.accuracy, fr.file_index, &s->dets, &s->diag)) != EB_OK)
-            break;
-        /* Memory is sampled every frame, outside the timed stages. */
-        uint64_t mem = monitored_bytes(s);
-        rec->mem_bytes = mem;
-        if (mem > s->mem_peak)
-            s->mem_peak = mem;
-        if (s->setup.limit_bytes > 0 && mem > s->setup.limit_bytes) {
-            s->violations++;
-            eb_log_msg(s->setup.log, EB_LOG_ERROR,
-                       "GPU MEMORY VIOLATION: %.2fGB exceeds %.2fGB (slot %s, frame %lld)",
-                       (double)mem / 1e9, (double)s->setup.limit_bytes / 1e9, s->name,
-                       (long long)fr.index);
-        }
-        atomic_store_explicit(&s->last_mem, mem, memory_order_relaxed);
-        n++;
-        atomic_store_explicit(&s->n_done, n, memory_order_release);
+        size_t cap = s->cap_records ? s->cap_records * 2 : EB_SLOT_FIRST_RECORDS;
+        if (cap > EB_SLOT_MAX_RECORDS)
+            cap = EB_SLOT_MAX_RECORDS;
+        struct eb_frame_record *r = realloc(s->records, cap * sizeof(*r));
+        if (r == NULL)
+            return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_NOMEM,
+                                             "out of memory for %zu frame records", cap));
+        s->records = r;
+        s->cap_records = cap;
     }
-    s->phase_end_ns = eb_clock_ns();
-    if (st != EB_OK)
-        return slot_fail(s, st);
+    for (size_t d = 0; d < s->dets.count; d++) {
+        int c = s->dets.items[d].cls;
+        s->class_counts[c >= 0 && c < s->num_classes ? c : s->num_classes]++;
+    }
+    /* --data: an image seen again (the dataset looping) adds nothing. */
+    if (s->setup.accuracy != NULL) {
+        enum eb_status st = eb_accuracy_add(s->setup.accuracy, fr->file_index, &s->dets, &s->diag);
+        if (st != EB_OK)
+            return slot_fail(s, st);
+    }
+    struct eb_frame_record *out = &s->records[n];
+    *out = *rec;
+    out->frame_index = fr->index;
+    out->n_dets = (uint32_t)s->dets.count;
+    /* Memory is sampled every frame, outside the timed stages. */
+    uint64_t mem = monitored_bytes(s);
+    out->mem_bytes = mem;
+    if (mem > s->mem_peak)
+        s->mem_peak = mem;
+    if (s->setup.limit_bytes > 0 && mem > s->setup.limit_bytes) {
+        s->violations++;
+        eb_log_msg(s->setup.log, EB_LOG_ERROR,
+                   "GPU MEMORY VIOLATION: %.2fGB exceeds %.2fGB (slot %s, frame %lld)",
+                   (double)mem / 1e9, (double)s->setup.limit_bytes / 1e9, s->name,
+                   (long long)fr->index);
+    }
+    atomic_store_explicit(&s->last_mem, mem, memory_order_relaxed);
+    atomic_store_explicit(&s->recent_e2e_ns[n % EB_SLOT_RECENT], rec->stage_ns[EB_STAGE_E2E],
+                          memory_order_relaxed);
+    atomic_store_explicit(&s->n_done, n + 1, memory_order_release);
     return EB_OK;
 }
 
 enum eb_status eb_slot_detect(struct eb_slot *s, const struct eb_frame *fr)
 {
     uint64_t t_pre, t_inf;
-    enum eb_status st = run_model(s, fr, &t_pre, &t_inf);
-    if (st == EB_OK)
-        st = postprocess(s);
-    if (st != EB_OK)
-        return slot_fail(s, st);
-    return EB_OK;
+    return eb_slot_process(s, fr, &t_pre, &t_inf);
 }
 
-void *eb_slot_thread_main(void *arg)
+enum eb_status eb_slot_write_frames_csv(const struct eb_slot *s, const char *path,
+                                        struct eb_diag *diag)
 {
-    struct eb_slot *s = arg;
-    enum eb_status st = eb_slot_measure(s);
-    (void)st; /* the outcome is recorded in the slot (status, diag) */
-    atomic_store_explicit(&s->finished, 1, memory_order_release);
-    return NULL;
+    FILE *fp = fopen(path, "w");
+    if (fp == NULL)
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", path, strerror(errno));
+    const size_t n = atomic_load_explicit(&s->n_done, memory_order_acquire);
+    const double t0 = (double)s->phase_start_ns;
+    fprintf(fp, "frame,start_ms,arrival_ms,read_ms,preprocess_ms,inference_ms,postprocess_ms,"
+                "end_to_end_ms,latency_from_arrival_ms,detections,counted\n");
+    for (size_t i = 0; i < n; i++) {
+        const struct eb_frame_record *r = &s->records[i];
+        const uint64_t end = r->t_start_ns + r->stage_ns[EB_STAGE_E2E];
+        fprintf(fp, "%lld,%.4f,", (long long)r->frame_index, ((double)r->t_start_ns - t0) / 1e6);
+        if (s->fps > 0)
+            fprintf(fp, "%.4f", ((double)r->t_arrival_ns - t0) / 1e6);
+        for (int k = 0; k < EB_STAGE_COUNT; k++)
+            fprintf(fp, ",%.4f", (double)r->stage_ns[k] / 1e6);
+        fprintf(fp, ",%.4f,%u,%d\n", (double)(end - r->t_arrival_ns) / 1e6, r->n_dets,
+                i < s->n_counted);
+    }
+    const int bad = ferror(fp);
+    if (fclose(fp) != 0 || bad)
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", path, strerror(errno));
+    return EB_OK;
 }
 
 static void summarize_stage(const struct eb_frame_record *recs, size_t n, enum eb_stage stage,
@@ -841,16 +878,41 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
         r->backend_device_measured_bytes = mu.device_measured_bytes;
     }
 
-    size_t n = atomic_load_explicit(&s->n_done, memory_order_acquire);
+    const size_t n = s->n_counted;
     r->frames_measured = n;
+    r->frames_left_out = s->n_left_out;
+    r->source_loops = s->loops;
+    r->records_capped = s->records_capped;
+    r->frames_skipped += (int64_t)s->skipped_looped;
+    r->fps_target = s->fps;
+    r->queue = (uint64_t)s->setup.queue;
+    r->frames_dropped = s->dropped;
+    r->drop_pct = s->fps > 0 && n + s->dropped > 0
+                      ? 100.0 * (double)s->dropped / (double)(n + s->dropped)
+                      : 0.0;
     if (n == 0 || s->records == NULL)
         return;
-    r->wall_s = (double)(s->phase_end_ns - s->phase_start_ns) / 1e9;
+    r->wall_s = (double)(s->window_end_ns - s->phase_start_ns) / 1e9;
     r->throughput_fps = r->wall_s > 0 ? (double)n / r->wall_s : 0;
     double *scratch = malloc(n * sizeof(double));
     if (scratch != NULL) {
         for (int st = 0; st < EB_STAGE_COUNT; st++)
             summarize_stage(s->records, n, (enum eb_stage)st, scratch, &r->stages[st]);
+        const double period_ms = s->fps > 0 ? 1e3 / s->fps : 0;
+        for (size_t i = 0; i < n; i++) {
+            const struct eb_frame_record *rec = &s->records[i];
+            scratch[i] = (double)(rec->stage_ns[EB_STAGE_PRE] + rec->stage_ns[EB_STAGE_INFER] +
+                                  rec->stage_ns[EB_STAGE_POST]) /
+                         1e6;
+        }
+        eb_stat_summarize_ms(scratch, n, &r->pipeline);
+        for (size_t i = 0; i < n; i++) {
+            const struct eb_frame_record *rec = &s->records[i];
+            scratch[i] =
+                (double)(rec->t_start_ns + rec->stage_ns[EB_STAGE_E2E] - rec->t_arrival_ns) / 1e6;
+            r->deadline_misses += s->fps > 0 && scratch[i] > period_ms;
+        }
+        eb_stat_summarize_ms(scratch, n, &r->latency_from_arrival);
         free(scratch);
     }
     summarize_profile(s, r);

@@ -13,7 +13,13 @@
 #include "harness/accuracy.h"
 #include "harness/result.h"
 #include "harness/source.h"
+#include "harness/validity.h"
 #include "yolo/yolo.h"
+
+/* How many recent end-to-end times the progress line's median reads. */
+#define EB_SLOT_RECENT 31
+/* Records are kept in memory; a pass measures at most this many frames per slot. */
+#define EB_SLOT_MAX_RECORDS 4000000
 
 struct eb_slot_setup {
     const char *model_path;     /* NULL = slot skipped (unless model_bytes) */
@@ -30,7 +36,15 @@ struct eb_slot_setup {
     struct eb_backend_config backend_cfg;
     int imgsz;
     float conf, iou;
-    int64_t frames;       /* measured frames; 0 = whole source */
+    /* Run length (harness/pipeline.h): --frames and --duration (0 = not given; with both,
+       whichever comes last); with neither, at least min_frames and min_duration_s. */
+    int64_t frames;
+    double duration_s;
+    int64_t min_frames;
+    double min_duration_s;
+    int loop;             /* a finite source starts again at its end (0: --no_loop) */
+    double fps;           /* frames arrive at this rate (--fps...); 0 = as fast as it runs */
+    int64_t queue;        /* --queue: arrived frames that may wait for a busy slot */
     int64_t warmup;       /* frames, or EB_WARMUP_AUTO (harness/validity.h) */
     double warmup_s;      /* warm up at least this long too (--warmup_s) */
     uint64_t limit_bytes; /* memory limit for violation checks */
@@ -83,16 +97,30 @@ struct eb_slot {
     uint64_t *class_counts; /* per class id, num_classes entries */
     int num_classes;
 
+    /* The measured pass (harness/pipeline.c). Records grow between frames (outside the timed
+       stages) up to EB_SLOT_MAX_RECORDS; only the slot's pipeline thread touches them while a
+       pass runs. */
     struct eb_frame_record *records;
     size_t cap_records;
-    _Atomic size_t n_done;     /* records published (release) for the progress display */
-    _Atomic uint64_t last_mem; /* monitored bytes after the last frame */
-    _Atomic int finished;      /* set by the pipeline thread when its pass ends */
+    int64_t frames_goal;                            /* resolved length: frames (0 = none) ... */
+    double duration_goal_s;                         /* ... and seconds (0 = none) */
+    double fps;                                     /* frames arrive at this rate; 0 = unpaced */
+    int records_capped;                             /* the pass stopped at EB_SLOT_MAX_RECORDS */
+    _Atomic size_t n_done;                          /* frames measured so far (progress display) */
+    _Atomic uint64_t recent_e2e_ns[EB_SLOT_RECENT]; /* end-to-end of the last frames, ring */
+    _Atomic uint64_t last_mem;                      /* monitored bytes after the last frame */
     uint64_t violations, mem_peak;
     uint64_t warmup_done;
-    uint64_t warmup_ns; /* wall time of the warm-up */
-    int warmup_stable;  /* --warmup auto: the latency settled before the cap */
-    uint64_t phase_start_ns, phase_end_ns;
+    uint64_t warmup_ns;                    /* wall time of the warm-up */
+    int warmup_stable;                     /* --warmup auto: the latency settled before the cap */
+    uint64_t phase_start_ns, phase_end_ns; /* the barrier and the end of the last frame */
+    uint64_t window_end_ns;  /* the measured window: [phase_start_ns, window_end_ns] */
+    size_t n_counted;        /* records inside the window (a prefix of records) */
+    size_t n_left_out;       /* records after it */
+    uint64_t dropped;        /* paced: frames that arrived while the slot was busy, not kept */
+    uint64_t skipped_looped; /* undecodable frames of earlier loops over the source */
+    uint64_t loops;          /* times the source started again */
+    int loop_delivered;      /* a frame came since the source (re)started */
     int rewindable;
     char backend_reason[256]; /* why this backend runs the slot */
     struct eb_nvtx nvtx;      /* EB_NVTX_DOMAIN_STAGE: "<slot>:read|pre|infer|post" ranges */
@@ -109,18 +137,46 @@ void eb_slot_init(struct eb_slot *s, int index, const struct eb_slot_setup *setu
 EB_NODISCARD enum eb_status eb_slot_prepare(struct eb_slot *s);
 
 /**
- * Runs the warm-up frames (not recorded): --warmup N frames, or until the `--warmup auto` rule
- * (harness/validity.h) says the end-to-end time is stable, and at least --warmup_s seconds;
- * then rewinds the source when it can.
+ * Reads the next frame into `fr` (the NVTX read range around it); at the end of a finite source
+ * starts it again when `loop` is set and a frame came since its last start (a source of
+ * undecodable frames ends). EB_ERR_END (diag clear) at the end otherwise; other failures FAIL
+ * the slot.
  */
-EB_NODISCARD enum eb_status eb_slot_warmup(struct eb_slot *s);
+EB_NODISCARD enum eb_status eb_slot_read(struct eb_slot *s, int loop, struct eb_frame *fr);
 
 /**
- * Measures up to cap_records frames into s->records (n_done counts them). Stops at the end of
- * the source, on *stop, or on a failure (slot FAILED, diag set, status returned; records so
- * far are kept).
+ * Runs one frame through the slot: preprocess, infer, decode + NMS (NVTX ranges per stage).
+ * `*t_pre_end` and `*t_inf_end` receive the end of preprocessing and of inference. On failure
+ * the slot is FAILED with its diag set (and the status returned).
  */
-EB_NODISCARD enum eb_status eb_slot_measure(struct eb_slot *s);
+EB_NODISCARD enum eb_status eb_slot_process(struct eb_slot *s, const struct eb_frame *fr,
+                                            uint64_t *t_pre_end, uint64_t *t_inf_end);
+
+/** Starts a measured pass: no records, no counters (class counts, drops, violations), the
+ *  profile and the accuracy reset. */
+void eb_slot_begin_pass(struct eb_slot *s);
+
+/**
+ * Books a measured frame after its timed stages: its detections per class, its accuracy
+ * (--data), the memory sample against the limit, and `rec` (stage times set by the caller)
+ * appended to the records (which grow here, outside the timed stages). 0 when the frame was
+ * kept; EB_ERR_NOMEM or the accuracy's failure FAIL the slot; at EB_SLOT_MAX_RECORDS the
+ * frame is not kept and records_capped is set (EB_ERR_END).
+ */
+EB_NODISCARD enum eb_status eb_slot_book(struct eb_slot *s, const struct eb_frame *fr,
+                                         const struct eb_frame_record *rec);
+
+/** Whether --warmup (frames, auto, --warmup_s) is over after `done` frames in `elapsed_ns`. */
+int eb_slot_warmup_over(const struct eb_slot *s, const struct eb_warmup_auto *wa, uint64_t done,
+                        uint64_t elapsed_ns);
+
+/**
+ * Writes every record of the last measured pass as CSV to `path`: frame index, start (ms since
+ * the pass's barrier), arrival (paced; empty otherwise), each stage's ms, latency from arrival,
+ * detections, and whether the frame is counted (inside the measured window).
+ */
+EB_NODISCARD enum eb_status eb_slot_write_frames_csv(const struct eb_slot *s, const char *path,
+                                                     struct eb_diag *diag);
 
 /**
  * Runs one frame the caller brings through the prepared slot, outside the measured loop:
@@ -138,8 +194,5 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r);
 
 /** Frees everything; accepts a partially prepared slot. */
 void eb_slot_fini(struct eb_slot *s);
-
-/** Thread entry: runs eb_slot_measure on the struct eb_slot * argument. */
-void *eb_slot_thread_main(void *arg);
 
 #endif

@@ -57,6 +57,12 @@ void eb_validity_judge_slot(const struct eb_slot_result *s, const struct eb_vali
                         "%g%% in %llu warm-up frames (%.1f s)",
                         EB_WARMUP_AUTO_WINDOW, 100.0 * EB_WARMUP_AUTO_TOL,
                         (unsigned long long)s->frames_warmup, s->warmup_s);
+    if (s->fps_target > 0 && s->drop_pct > c->max_drop_pct)
+        eb_validity_add(out,
+                        "paced at %g FPS, dropped %llu frames (%.2f%%), more than --max_drop_pct "
+                        "%g: the slot did not keep up",
+                        s->fps_target, (unsigned long long)s->frames_dropped, s->drop_pct,
+                        c->max_drop_pct);
     if (throttle_text != NULL)
         eb_validity_add(out, "the GPU throttled during the run (%.180s)", throttle_text);
 }

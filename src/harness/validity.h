@@ -9,6 +9,7 @@
  *   - the coefficient of variation of its end-to-end latency over the measured frames (the steady
  *     state: every frame after the warm-up) is above --max_cov_pct,
  *   - `--warmup auto` reached its cap without the latency settling,
+ *   - it was paced (a frame rate) and dropped more than --max_drop_pct of its frames,
  *   - the GPU throttled during the run (NVML slowdown reasons);
  * a failed slot is INVALID with its failure. A run is INVALID when any of its slots is, when it
  * was interrupted, or when no slot ran.
@@ -39,6 +40,7 @@ struct eb_validity_criteria {
     uint64_t min_frames;   /* --min_frames */
     double min_duration_s; /* --min_duration_s; 0 = no minimum */
     double max_cov_pct;    /* --max_cov_pct: end-to-end CoV in % */
+    double max_drop_pct;   /* --max_drop_pct: a paced slot's dropped frames in % */
 };
 
 /** A verdict. `evaluated` 0 means not judged (a skipped slot): null in report.json. */

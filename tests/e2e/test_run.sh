@@ -31,12 +31,14 @@ case_dual_embedded_default() {
   check_reports "$d"
   for i in 0 1; do
     [ "$(jq_get "$d/report.json" slots/$i/status)" = ok ] || fail "slot $i not ok"
-    [ "$(jq_get "$d/report.json" slots/$i/frames/measured)" = 12 ] || fail "slot $i frames"
-    [ "$(jq_get "$d/report.json" slots/$i/frames/warmup)" = 2 ] || fail "slot $i warm-up"
+    # Both slots measured 12 frames at least; the one that met its 12 first ran on until the
+    # other had too, and counts the frames it finished inside the window.
+    [ "$(jq_get "$d/report.json" slots/$i/frames/measured)" -ge 12 ] || fail "slot $i frames"
+    [ "$(jq_get "$d/report.json" slots/$i/frames/warmup)" -ge 2 ] || fail "slot $i warm-up"
   done
   [ "$(jq_get "$d/report.json" slots/0/model)" = "embedded:yolov8n-640" ] || fail "rgb default model"
   [ "$(jq_get "$d/report.json" slots/1/model)" = "embedded:yolo11n-640" ] || fail "thermal default model"
-  [ "$(jq_get "$d/report.json" pair/pairs)" = 12 ] || fail "pair statistics"
+  [ "$(jq_get "$d/report.json" pair/pairs)" -ge 12 ] || fail "pair statistics"
   # --backend auto (the default) picks the native engine for both synthesized models; its memory
   # plan is a hard cap
   for i in 0 1; do
@@ -230,7 +232,7 @@ case_every_shared_model_runs() {
   for m in "$DATA"/models/*.onnx; do
     rm -rf out
     eb_run --mode rgb --model0 "$m" --source "image_dir=$DATA/datasets/samples" --warmup 1 \
-      --output out --quiet 2>err.txt || fail "$(basename "$m"): $(cat err.txt)"
+      --no_loop --output out --quiet 2>err.txt || fail "$(basename "$m"): $(cat err.txt)"
     d=$(run_dir out)
     [ "$(jq_get "$d/report.json" slots/0/status)" = ok ] || fail "$(basename "$m") did not run"
     [ "$(jq_get "$d/report.json" slots/0/frames/measured)" = 2 ] || fail "$(basename "$m") frames"

@@ -49,7 +49,8 @@ case_dual_coco128_and_hituav_with_class_map() {
   [ "$(jq_get "$r" slots/0/accuracy/images)" = 24 ] || fail "rgb: only the 24 measured images"
   [ "$(jq_get "$r" slots/0/accuracy/dataset_images)" = 128 ] || fail "rgb: coco128 has 128"
   [ "$(jq_get "$r" slots/1/accuracy/format)" = voc ] || fail "hit-uav is read from its VOC XML"
-  [ "$(jq_get "$r" slots/1/accuracy/images)" = 24 ] || fail "thermal: 24 images scored"
+  # the thermal slot may run on past its 24 frames until the rgb slot has met its own
+  [ "$(jq_get "$r" slots/1/accuracy/images)" -ge 24 ] || fail "thermal: 24 images scored"
   [ "$(jq_get "$r" slots/1/accuracy/classes_mapped)" = 3 ] || fail "3 classes mapped by the map"
   [ "$(jq_get "$r" slots/1/accuracy/class_map)" = map.txt ] || fail "the class map is named"
   [ "$(jq_get "$r" slots/1/accuracy/per_class)" = 3 ] || fail "Person, Car, Bicycle evaluated"

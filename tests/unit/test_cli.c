@@ -224,7 +224,12 @@ EB_TEST(config_echo_has_every_option)
     ASSERT_NEAR(eb_json_get(root, "max_cov_pct")->num, 5, 0);
     ASSERT_NEAR(eb_json_get(root, "warmup_s")->num, 0, 0);
     ASSERT_EQ_INT(eb_json_get(root, "db")->type, EB_JSON_NULL); /* the default database */
-    ASSERT_EQ_INT(root->n, 44); /* one key per row of cli_opts.def */
+    ASSERT_NEAR(eb_json_get(root, "duration")->num, 0, 0);
+    ASSERT_EQ_INT(eb_json_get(root, "no_loop")->type, EB_JSON_BOOL);
+    ASSERT_NEAR(eb_json_get(root, "fps")->num, 0, 0);
+    ASSERT_EQ_INT(eb_json_get(root, "queue")->num, 0);
+    ASSERT_NEAR(eb_json_get(root, "max_drop_pct")->num, 1, 0);
+    ASSERT_EQ_INT(root->n, 51); /* one key per row of cli_opts.def */
     eb_json_free(root);
     free(text);
 }

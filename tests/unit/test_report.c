@@ -817,7 +817,7 @@ EB_TEST(write_files_writes_all_atomically)
     ASSERT_STREQ(str_at(root, "memory/overall"), "VIOLATIONS");
     eb_json_free(root);
     /* pretty-printed, samples on one line */
-    ASSERT_CONTAINS(text, "\n  \"schema_version\": 1,\n");
+    ASSERT_CONTAINS(text, "\n  \"schema_version\": 2,\n");
     ASSERT_CONTAINS(text, "\"end_to_end_ms\": [");
     free(text);
 
