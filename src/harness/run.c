@@ -666,7 +666,9 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             r->solo_infer = tmp.stages[EB_STAGE_INFER];
             free(tmp.classes);
             free(tmp.records);
-            if (s->status == EB_SLOT_OK && eb_slot_rewind(s) != EB_OK)
+            if (s->status == EB_SLOT_FAILED)
+                eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", s->name, s->diag.msg);
+            else if (s->status == EB_SLOT_OK && eb_slot_rewind(s) != EB_OK)
                 eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s: %s", s->name, s->diag.msg);
             s->violations = 0;
             s->mem_peak = 0;
@@ -756,6 +758,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
                        r->name, (unsigned long long)r->frames_measured, r->stages[EB_STAGE_E2E].p50,
                        r->stages[EB_STAGE_E2E].p99, r->stages[EB_STAGE_INFER].p50,
                        r->throughput_fps, r->dets_per_frame_mean);
+        else if (r->status == EB_SLOT_FAILED) /* its error was logged when it happened */
+            eb_log_msg(&rc->log, EB_LOG_INFO, "slot %s: failed (error above)", r->name);
         else
             eb_log_msg(&rc->log, EB_LOG_INFO, "slot %s: %s%s%s", r->name,
                        eb_slot_status_name(r->status), r->message[0] ? ": " : "", r->message);
