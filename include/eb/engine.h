@@ -279,13 +279,13 @@ int eb_engine_cuda_available(char *why, size_t why_size);
 
 /** Versions of the CUDA stack this build uses (eb_engine_cuda_versions_get). */
 struct eb_engine_cuda_versions {
-    int built;         /* 1 when this build has the CUDA device (EB_CUDA) */
-    char runtime[16];  /* CUDA runtime edgebench is linked with, e.g. "12.4"; "" when not built */
-    char driver[16];   /* CUDA version the installed NVIDIA driver supports, e.g. "12.8"; ""
+    int built;        /* 1 when this build has the CUDA device (EB_CUDA) */
+    char runtime[16]; /* CUDA runtime edgebench is linked with, e.g. "12.4"; "" when not built */
+    char driver[16];  /* CUDA version the installed NVIDIA driver supports, e.g. "12.8"; ""
                           when no driver is loaded or the build has no CUDA device */
-    char cudnn[16];    /* cuDNN loaded at run time, e.g. "9.1.0"; "" when not built */
-    char cublas[16];   /* cuBLAS loaded at run time, e.g. "12.4.5"; "" when not built */
-    char note[192];    /* why a version is "", e.g. "no NVIDIA driver is loaded"; "" when none */
+    char cudnn[16];   /* cuDNN loaded at run time, e.g. "9.1.0"; "" when not built */
+    char cublas[16];  /* cuBLAS loaded at run time, e.g. "12.4.5"; "" when not built */
+    char note[192];   /* why a version is "", e.g. "no NVIDIA driver is loaded"; "" when none */
 };
 
 /**

@@ -586,8 +586,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             eb_log_msg(&rc->log, EB_LOG_INFO,
                        "slot %s: backend %s %s (%s), input %dx%dx%d %s, output %s with %d "
                        "classes",
-                       s->name, s->setup.backend->name, s->probe.version, s->probe.library,
-                       s->in_c, s->in_h, s->in_w, eb_dtype_name(s->in_dtype),
+                       s->name, s->setup.backend->name, s->probe.version, s->probe.library, s->in_c,
+                       s->in_h, s->in_w, eb_dtype_name(s->in_dtype),
                        eb_yolo_layout_name(s->layout.layout), s->num_classes);
             struct eb_accuracy *acc = rc->acc[i];
             if (acc != NULL && eb_accuracy_bind(acc, s->info.class_names, s->info.n_class_names,

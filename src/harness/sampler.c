@@ -317,7 +317,8 @@ enum eb_status eb_sampler_start(const struct eb_sampler_config *cfg, struct eb_s
 
     if (!cfg->is_jetson) {
         /* The normal case off a Jetson: a notice, not a warning. */
-        set_warning(s, EB_LOG_INFO, "not a Jetson: tegrastats not used; system metrics from procfs");
+        set_warning(s, EB_LOG_INFO,
+                    "not a Jetson: tegrastats not used; system metrics from procfs");
     } else if (cfg->tegrastats_cmd == NULL || cfg->tegrastats_cmd[0] == '\0') {
         set_warning(s, EB_LOG_WARN, "tegrastats disabled; system metrics from procfs only");
     } else {

@@ -423,11 +423,11 @@ static enum eb_status ort_open(void *priv, const struct eb_backend_config *cfg,
     const OrtApi *api = p->api;
     const char *todo = "the ONNX Runtime library may be broken; try another with --ort_lib PATH";
 
-    if ((st = ort_check(p, api->CreateEnvWithCustomLogger(ort_log_line, (void *)cfg->log,
-                                                       ORT_LOGGING_LEVEL_WARNING, "edgebench",
-                                                       &p->env),
-                        EB_ERR_BACKEND, "create the ONNX Runtime environment", todo, diag)) !=
-            EB_OK ||
+    if ((st = ort_check(
+             p,
+             api->CreateEnvWithCustomLogger(ort_log_line, (void *)cfg->log,
+                                            ORT_LOGGING_LEVEL_WARNING, "edgebench", &p->env),
+             EB_ERR_BACKEND, "create the ONNX Runtime environment", todo, diag)) != EB_OK ||
         (st = ort_check(p, api->CreateSessionOptions(&p->opts), EB_ERR_BACKEND,
                         "create ONNX Runtime session options", todo, diag)) != EB_OK ||
         (st = ort_check(p, api->SetIntraOpNumThreads(p->opts, cfg->threads > 0 ? cfg->threads : 0),

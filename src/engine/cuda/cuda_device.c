@@ -113,8 +113,8 @@ void eb_engine__cuda_versions(struct eb_engine_cuda_versions *out)
         cudnnGetProperty(PATCH_LEVEL, &patch) == CUDNN_STATUS_SUCCESS)
         snprintf(out->cudnn, sizeof(out->cudnn), "%d.%d.%d", major, minor, patch);
     else if (used < sizeof(out->note))
-        used += (size_t)snprintf(out->note + used, sizeof(out->note) - used,
-                                 "cuDNN version unknown; ");
+        used +=
+            (size_t)snprintf(out->note + used, sizeof(out->note) - used, "cuDNN version unknown; ");
     if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
         cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
         cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS)
