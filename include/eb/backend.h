@@ -20,7 +20,7 @@
 #include "eb/log.h"
 #include "eb/tensor.h"
 
-#define EB_BACKEND_ABI      5u
+#define EB_BACKEND_ABI      6u
 #define EB_BACKEND_MAX_IO   8
 #define EB_BACKEND_NAME_MAX 128
 
@@ -68,6 +68,10 @@ struct eb_backend_probe {
     int available;     /* 1 when the runtime can be used on this machine */
     char version[64];  /* runtime version, e.g. "1.30.0" */
     char library[512]; /* where the runtime was loaded from, if any */
+    /* (ABI 6) The execution providers the loaded runtime offers, comma-separated in its own
+     * order (ort: OrtApi::GetAvailableProviders, e.g. "CUDAExecutionProvider,
+     * CPUExecutionProvider"); "" where the backend has no such notion (native). */
+    char providers[256];
 };
 
 struct eb_model_spec {

@@ -277,6 +277,24 @@ const char *eb_engine_meta(const struct eb_engine *e, const char *key);
  */
 int eb_engine_cuda_available(char *why, size_t why_size);
 
+/** Versions of the CUDA stack this build uses (eb_engine_cuda_versions_get). */
+struct eb_engine_cuda_versions {
+    int built;        /* 1 when this build has the CUDA device (EB_CUDA) */
+    char runtime[16]; /* CUDA runtime edgebench is linked with, e.g. "12.4"; "" when not built */
+    char driver[16];  /* CUDA version the installed NVIDIA driver supports, e.g. "12.8"; ""
+                          when no driver is loaded or the build has no CUDA device */
+    char cudnn[16];   /* cuDNN loaded at run time, e.g. "9.1.0"; "" when not built */
+    char cublas[16];  /* cuBLAS loaded at run time, e.g. "12.4.5"; "" when not built */
+    char note[192];   /* why a version is "", e.g. "no NVIDIA driver is loaded"; "" when none */
+};
+
+/**
+ * Fills `out` with the CUDA runtime, driver, cuDNN and cuBLAS versions, queried from the
+ * libraries (no GPU, context or device memory needed: safe on a machine without a GPU or
+ * driver, where the missing ones are "" and `note` says why). Never fails. Thread-safe.
+ */
+void eb_engine_cuda_versions_get(struct eb_engine_cuda_versions *out);
+
 /** Frees everything; accepts NULL. */
 void eb_engine_destroy(struct eb_engine *e);
 

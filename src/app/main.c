@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "eb/backend.h"
@@ -72,7 +73,10 @@ static void print_help(FILE *fp)
             "  edgebench diff A B [options]       compare two recorded runs; exit 4 on a "
             "regression\n"
             "  edgebench --version | --help\n\n"
-            "`edgebench --mode ...` (without `run`) is accepted as `edgebench run --mode ...`.\n"
+            "Options without a command (`edgebench --source S --model0 M ...`) are run's\n"
+            "(`edgebench run ...`). Without --mode, one stream (--source or --data) takes its\n"
+            "mode from the models: --model0 alone runs rgb, --model1 alone thermal, both run\n"
+            "dual with each slot reading that source.\n"
             "Run with no model and no source for the embedded default (dual mode, synthesized\n"
             "models on synthetic streams).\n",
             EB_VERSION);
@@ -95,14 +99,98 @@ static void console_log(void *ctx, enum eb_log_level level, const char *msg)
     fprintf(fp, "edgebench: %s: %s\n", level >= EB_LOG_ERROR ? "error" : "warning", msg);
 }
 
-static int cmd_run(int argc, char **argv, const char *command_line)
+/* The run options that decide the mode without --mode (mode_from_models), and --quiet. */
+struct run_words {
+    int mode, model0, model1, data, quiet;
+    int source_at;      /* index of --source in argv, -1 when absent */
+    const char *source; /* its value */
+};
+
+static void scan_run_words(int argc, char **argv, struct run_words *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->source_at = -1;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (strncmp(a, "--", 2) != 0)
+            continue;
+        const size_t len = strcspn(a + 2, "=");
+        const int takes = a[2 + len] == '\0' && eb_config_option_takes_value(a + 2, len);
+        const char *next = takes && i + 1 < argc ? argv[i + 1] : NULL;
+        if (eb_config_match_option(a, "mode", &v))
+            w->mode = 1;
+        else if (eb_config_match_option(a, "model0", &v))
+            w->model0 = 1;
+        else if (eb_config_match_option(a, "model1", &v))
+            w->model1 = 1;
+        else if (eb_config_match_option(a, "data", &v))
+            w->data = 1;
+        else if (eb_config_match_option(a, "quiet", &v))
+            w->quiet = 1;
+        else if (eb_config_match_option(a, "source", &v)) {
+            w->source_at = i;
+            w->source = v != NULL ? v : next;
+        }
+        if (takes)
+            i++; /* the value, which may itself start with -- */
+    }
+}
+
+/*
+ * Without --mode, one stream (--source SPEC or --data DIR) takes its mode from the models, as
+ * in the tool users come from: --model0 alone runs rgb, --model1 alone thermal, both run dual
+ * with that one source read by each slot (--source S becomes --rgb_source S --thermal_source S).
+ * Anything else keeps the default (dual) and its checks. `out` has room for argc + 4 words;
+ * returns the word count (argv copied unchanged when nothing is inferred).
+ */
+static int mode_from_models(int argc, char **argv, char **out)
+{
+    struct run_words w;
+    scan_run_words(argc, argv, &w);
+    int n = 0;
+    const int one_stream = w.source_at >= 0 || w.data;
+    if (!w.mode && one_stream && (w.model0 || w.model1)) {
+        static char mode_flag[] = "--mode", rgb[] = "rgb", thermal[] = "thermal", dual[] = "dual";
+        out[n++] = mode_flag;
+        out[n++] = w.model0 && w.model1 ? dual : w.model0 ? rgb : thermal;
+    }
+    for (int i = 0; i < argc; i++) {
+        if (i == w.source_at && !w.mode && w.model0 && w.model1 && w.source != NULL) {
+            static char rgb_src[] = "--rgb_source", th_src[] = "--thermal_source";
+            out[n++] = rgb_src;
+            out[n++] = (char *)w.source;
+            out[n++] = th_src;
+            out[n++] = (char *)w.source;
+            if (strchr(argv[i], '=') == NULL)
+                i++; /* the value, given above */
+            continue;
+        }
+        out[n++] = argv[i];
+    }
+    return n;
+}
+
+static int cmd_run(int argc0, char **argv0, const char *command_line)
 {
     struct eb_config cfg;
     eb_config_defaults(&cfg);
     struct eb_log log = {.fn = console_log, .ctx = stderr, .level = EB_LOG_WARN};
     struct eb_diag diag = {0};
     int help = 0;
-    if (eb_config_parse(argc, argv, &cfg, &help, &log, &diag) != EB_OK) {
+    char **argv = calloc((size_t)argc0 + 5, sizeof(*argv));
+    if (argv == NULL) {
+        fprintf(stderr, "edgebench: error: out of memory\n");
+        return EB_EXIT_NOTHING_RAN;
+    }
+    const int argc = mode_from_models(argc0, argv0, argv);
+    /* --quiet: errors only, from the parse's warnings (a clamped value) on. */
+    struct run_words w;
+    scan_run_words(argc, argv, &w);
+    if (w.quiet)
+        log.level = EB_LOG_ERROR;
+    enum eb_status st = eb_config_parse(argc, argv, &cfg, &help, &log, &diag);
+    free(argv); /* the configuration keeps the option values, which are argv0's strings */
+    if (st != EB_OK) {
         fprintf(stderr, "edgebench: error: %s\n", diag.msg);
         return EB_EXIT_USAGE;
     }

@@ -221,6 +221,18 @@ int eb_engine_cuda_available(char *why, size_t why_size)
 #endif
 }
 
+void eb_engine_cuda_versions_get(struct eb_engine_cuda_versions *out)
+{
+    memset(out, 0, sizeof(*out));
+#ifdef EB_HAVE_CUDA
+    out->built = 1;
+    eb_engine__cuda_versions(out);
+#else
+    snprintf(out->note, sizeof(out->note),
+             "this build of edgebench has no CUDA device (configured without the CUDA toolkit)");
+#endif
+}
+
 static void free_engine(struct eb_engine *e)
 {
     if (e->dev != NULL)

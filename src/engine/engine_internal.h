@@ -92,6 +92,8 @@ double eb_engine__mib(uint64_t bytes);
 extern const struct eb_engine_devops eb_engine_devops_cuda;
 /** The CUDA device's availability check (cuda_device.c). */
 int eb_engine__cuda_available(char *why, size_t why_size);
+/** The CUDA stack's versions (cuda_device.c). */
+void eb_engine__cuda_versions(struct eb_engine_cuda_versions *out);
 #endif
 
 #endif

@@ -54,11 +54,17 @@ void eb_report_env_facts(struct eb_env_facts *out);
 /** What env.json records (collected once at start). */
 struct eb_env_extra {
     const char *command_line;
-    const char *ort_version; /* may be NULL */
-    const char *ort_library; /* may be NULL */
-    const char *version;     /* edgebench version; may be NULL */
+    /* The ONNX Runtime a slot of the run loaded; all three NULL when no slot ran on ort (a
+     * native-only run): env.json then says null, never another backend's version. */
+    const char *ort_version;   /* may be NULL */
+    const char *ort_library;   /* may be NULL */
+    const char *ort_providers; /* comma-separated (eb_backend_probe.providers); may be NULL */
+    const char *version;       /* edgebench version; may be NULL */
 };
-/** Writes env.json into `dir`: versions, OS/kernel, CPU, GPU/driver, Jetson facts, command. */
+/**
+ * Writes env.json into `dir`: versions, OS/kernel, CPU, GPU/driver, the CUDA stack (runtime,
+ * driver, cuDNN, cuBLAS), Jetson facts, ONNX Runtime (when a slot ran on it), command.
+ */
 EB_NODISCARD enum eb_status eb_report_write_env(const char *dir, const struct eb_env_extra *extra,
                                                 struct eb_diag *diag);
 

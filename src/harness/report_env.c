@@ -5,7 +5,9 @@
  * is null, never an error: only failing to write the file is.
  *
  * Whether this is a Jetson comes from eb_platform_detect, the same detection the run's memory
- * accounting uses.
+ * accounting uses. The CUDA stack's versions come from the engine (eb_engine_cuda_versions_get:
+ * library calls that need no GPU); ONNX Runtime's facts from the run (only when a slot ran on
+ * it).
  */
 #include <dirent.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "eb/engine.h"
 #include "harness/report.h"
 #include "harness/sampler.h"
 
@@ -219,6 +222,46 @@ static void write_gpu(struct eb_json_writer *w)
     eb_json_obj_end(w);
 }
 
+/* The CUDA stack: what the build links and what the machine's driver supports. */
+static void write_cuda(struct eb_json_writer *w)
+{
+    struct eb_engine_cuda_versions v;
+    eb_engine_cuda_versions_get(&v);
+    eb_json_key(w, "cuda");
+    eb_json_obj_begin(w);
+    eb_json_kbool(w, "built", v.built);
+    kstr_if(w, "runtime_version", v.runtime[0] != '\0', v.runtime);
+    kstr_if(w, "driver_version", v.driver[0] != '\0', v.driver);
+    kstr_if(w, "cudnn_version", v.cudnn[0] != '\0', v.cudnn);
+    kstr_if(w, "cublas_version", v.cublas[0] != '\0', v.cublas);
+    kstr_if(w, "note", v.note[0] != '\0', v.note);
+    eb_json_obj_end(w);
+}
+
+/* The execution providers of the ONNX Runtime that ran, as an array; null when none ran. */
+static void write_ort_providers(struct eb_json_writer *w, const char *list)
+{
+    eb_json_key(w, "ort_providers");
+    if (list == NULL) {
+        eb_json_null(w);
+        return;
+    }
+    eb_json_arr_begin(w);
+    char name[128];
+    for (const char *p = list; *p != '\0';) {
+        size_t len = strcspn(p, ",");
+        if (len > 0 && len < sizeof(name)) {
+            memcpy(name, p, len);
+            name[len] = '\0';
+            eb_json_str(w, name);
+        }
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    eb_json_arr_end(w);
+}
+
 static void write_jetson(struct eb_json_writer *w)
 {
     /* The same detection the run uses for memory accounting, so env.json never disagrees. */
@@ -347,10 +390,12 @@ static int env_body(FILE *fp, const void *ctx)
 
     write_cpu_ram(&w, have_uname ? u.machine : NULL);
     write_gpu(&w);
+    write_cuda(&w);
     write_jetson(&w);
 
     eb_json_kstr(&w, "ort_version", extra != NULL ? extra->ort_version : NULL);
     eb_json_kstr(&w, "ort_library", extra != NULL ? extra->ort_library : NULL);
+    write_ort_providers(&w, extra != NULL ? extra->ort_providers : NULL);
     eb_json_kstr(&w, "command_line", extra != NULL ? extra->command_line : NULL);
     eb_json_obj_end(&w);
     if (eb_json_writer_error(&w))

@@ -542,7 +542,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     }
     rc->cfg = cfg;
     rc->env = env;
-    enum eb_log_level lvl = cfg->verbose ? EB_LOG_DEBUG : cfg->quiet ? EB_LOG_WARN : EB_LOG_INFO;
+    enum eb_log_level lvl = cfg->verbose ? EB_LOG_DEBUG : cfg->quiet ? EB_LOG_ERROR : EB_LOG_INFO;
     eb_runlog_init(&rc->rl, env->console, lvl);
     rc->log = eb_runlog_iface(&rc->rl);
     struct eb_run_result *res = &rc->result;
@@ -599,9 +599,10 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
                              "the embedded default model could not be built");
         } else if (eb_slot_prepare(s) == EB_OK) {
             eb_log_msg(&rc->log, EB_LOG_INFO,
-                       "slot %s: %s %s input %dx%dx%d %s, output %s with %d classes", s->name,
-                       s->probe.version[0] ? "onnxruntime" : s->setup.backend->name,
-                       s->probe.version, s->in_c, s->in_h, s->in_w, eb_dtype_name(s->in_dtype),
+                       "slot %s: backend %s %s (%s), input %dx%dx%d %s, output %s with %d "
+                       "classes",
+                       s->name, s->setup.backend->name, s->probe.version, s->probe.library, s->in_c,
+                       s->in_h, s->in_w, eb_dtype_name(s->in_dtype),
                        eb_yolo_layout_name(s->layout.layout), s->num_classes);
             struct eb_accuracy *acc = rc->acc[i];
             if (acc != NULL && eb_accuracy_bind(acc, s->info.class_names, s->info.n_class_names,
@@ -673,7 +674,9 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             r->solo_infer = tmp.stages[EB_STAGE_INFER];
             free(tmp.classes);
             free(tmp.records);
-            if (s->status == EB_SLOT_OK && eb_slot_rewind(s) != EB_OK)
+            if (s->status == EB_SLOT_FAILED)
+                eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", s->name, s->diag.msg);
+            else if (s->status == EB_SLOT_OK && eb_slot_rewind(s) != EB_OK)
                 eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s: %s", s->name, s->diag.msg);
         }
         for (int i = 0; i < EB_NUM_SLOTS; i++)
@@ -731,11 +734,14 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     for (int k = 1; k < res->validity.n_reasons; k++)
         eb_log_msg(&rc->log, EB_LOG_INFO, "verdict: %s", res->validity.reasons[k]);
 
-    const char *ort_version = NULL, *ort_library = NULL;
+    /* ONNX Runtime's facts from a slot that ran on it (a native slot's probe names itself). */
+    const char *ort_version = NULL, *ort_library = NULL, *ort_providers = NULL;
     for (int i = 0; i < EB_NUM_SLOTS; i++)
-        if (rc->slots[i].probe.version[0] != '\0') {
+        if (rc->slots[i].probe.version[0] != '\0' && rc->slots[i].setup.backend != NULL &&
+            strcmp(rc->slots[i].setup.backend->name, "ort") == 0) {
             ort_version = rc->slots[i].probe.version;
             ort_library = rc->slots[i].probe.library;
+            ort_providers = rc->slots[i].probe.providers;
         }
     record_history(rc, ort_version);
 
@@ -745,7 +751,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     struct eb_env_extra extra = {.version = env->version,
                                  .command_line = env->command_line,
                                  .ort_version = ort_version,
-                                 .ort_library = ort_library};
+                                 .ort_library = ort_library,
+                                 .ort_providers = ort_providers};
     struct eb_diag ed = {0};
     if (eb_report_write_env(rc->dir, &extra, &ed) != EB_OK)
         eb_log_msg(&rc->log, EB_LOG_ERROR, "%s", ed.msg);
@@ -759,6 +766,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
                        r->name, (unsigned long long)r->frames_measured, r->stages[EB_STAGE_E2E].p50,
                        r->stages[EB_STAGE_E2E].p99, r->stages[EB_STAGE_INFER].p50,
                        r->throughput_fps, r->dets_per_frame_mean);
+        else if (r->status == EB_SLOT_FAILED) /* its error was logged when it happened */
+            eb_log_msg(&rc->log, EB_LOG_INFO, "slot %s: failed (error above)", r->name);
         else
             eb_log_msg(&rc->log, EB_LOG_INFO, "slot %s: %s%s%s", r->name,
                        eb_slot_status_name(r->status), r->message[0] ? ": " : "", r->message);

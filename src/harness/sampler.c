@@ -254,10 +254,12 @@ static void setup_zones(struct eb_sampler *s)
     s->n_zones = n;
 }
 
-static void set_warning(struct eb_sampler *s, const char *msg)
+/* The sampler's one notice for the report; logged once, at `level` (run.log keeps every level,
+ * the console shows INFO unless --quiet). */
+static void set_warning(struct eb_sampler *s, enum eb_log_level level, const char *msg)
 {
     snprintf(s->warning, sizeof(s->warning), "%s", msg);
-    eb_log_msg(s->log, EB_LOG_WARN, "%s", msg);
+    eb_log_msg(s->log, level, "%s", msg);
 }
 
 enum eb_status eb_sampler_start(const struct eb_sampler_config *cfg, struct eb_sampler **s_out,
@@ -314,9 +316,11 @@ enum eb_status eb_sampler_start(const struct eb_sampler_config *cfg, struct eb_s
     setup_zones(s);
 
     if (!cfg->is_jetson) {
-        set_warning(s, "not a Jetson: tegrastats not used; system metrics from procfs");
+        /* The normal case off a Jetson: a notice, not a warning. */
+        set_warning(s, EB_LOG_INFO,
+                    "not a Jetson: tegrastats not used; system metrics from procfs");
     } else if (cfg->tegrastats_cmd == NULL || cfg->tegrastats_cmd[0] == '\0') {
-        set_warning(s, "tegrastats disabled; system metrics from procfs only");
+        set_warning(s, EB_LOG_WARN, "tegrastats disabled; system metrics from procfs only");
     } else {
         struct eb_diag td = {0};
         uint64_t ms = s->interval_ns / 1000000ull;
@@ -324,7 +328,7 @@ enum eb_status eb_sampler_start(const struct eb_sampler_config *cfg, struct eb_s
             char msg[256];
             snprintf(msg, sizeof(msg), "tegrastats not available (%.180s); using procfs only",
                      td.msg);
-            set_warning(s, msg);
+            set_warning(s, EB_LOG_WARN, msg);
             s->tegra = NULL;
         }
     }

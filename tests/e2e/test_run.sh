@@ -322,7 +322,10 @@ case_nvml_fake_gpu_in_report() {
     fail "report.md lacks the throttling line"
   grep -q '"gpus":\[{"index":0,"name":"Fake GPU 0",' "$d/metrics.jsonl" ||
     fail "metrics.jsonl lacks the gpus array"
-  grep -q "is throttling: HwThermalSlowdown" err.txt || fail "throttling is not logged"
+  # A warning: in run.log; --quiet keeps the console to errors.
+  grep -q "WARN GPU 0 (Fake GPU 0) is throttling: HwThermalSlowdown" "$d/run.log" ||
+    fail "throttling is not logged"
+  ! grep -q "is throttling" err.txt || fail "--quiet printed a warning: $(cat err.txt)"
 }
 
 case_preprocess_says_where_and_why() {

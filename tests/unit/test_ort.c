@@ -696,3 +696,80 @@ EB_TEST(class_names_garbage_is_ignored)
         eb_backend_destroy(be);
     }
 }
+
+/* ---- ONNX Runtime's own log lines and providers (issue 18 §7) ------------------------------- */
+
+struct captured {
+    char text[4096];
+    int n_debug, n_other;
+};
+
+static void capture_log(void *ctx, enum eb_log_level level, const char *msg)
+{
+    struct captured *c = ctx;
+    if (level == EB_LOG_DEBUG)
+        c->n_debug++;
+    else
+        c->n_other++;
+    size_t used = strlen(c->text);
+    snprintf(c->text + used, sizeof(c->text) - used, "%s\n", msg);
+}
+
+EB_TEST(probe_lists_providers)
+{
+    require_ort();
+    struct eb_backend_config cfg = cpu_config();
+    struct eb_backend_probe pr;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_backend_ort_ops.probe(&cfg, &pr, &d));
+    printf("providers: %s\n", pr.providers);
+    /* Every ONNX Runtime build has the CPU provider; the list is comma-separated names. */
+    ASSERT_CONTAINS(pr.providers, "CPUExecutionProvider");
+    ASSERT_TRUE(strchr(pr.providers, ' ') == NULL);
+}
+
+EB_TEST(ort_log_lines_go_to_the_backend_log)
+{
+    require_ort();
+    /* An identity model with an initializer no node uses: ONNX Runtime warns that it removes
+     * it. The warning must reach the instance's log (at DEBUG: run.log, the console only with
+     * --verbose), not ONNX Runtime's default logger on stderr. */
+    struct captured cap = {0};
+    struct eb_log log = {.fn = capture_log, .ctx = &cap, .level = EB_LOG_DEBUG};
+    struct eb_backend_config cfg = cpu_config();
+    cfg.log = &log;
+    struct eb_backend *be = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_backend_create(&eb_backend_ort_ops, &cfg, &be, &d));
+    const int64_t shape[4] = {1, 3, 8, 8};
+    /* identity_model's graph plus field 5: TensorProto unused_w {dims 1, FLOAT, raw 4 bytes}. */
+    struct pb model = {0}, opset = {0}, graph = {0}, node = {0}, init = {0};
+    pb_int(&model, 1, 7);
+    pb_str(&model, 2, "edgebench-test");
+    pb_str(&node, 1, "x");
+    pb_str(&node, 2, "y");
+    pb_str(&node, 4, "Identity");
+    pb_msg(&graph, 1, &node);
+    pb_str(&graph, 2, "g");
+    pb_int(&init, 1, 1);
+    pb_int(&init, 2, ONNX_FLOAT);
+    pb_str(&init, 8, "unused_w");
+    const float w = 1.0f;
+    pb_bytes(&init, 9, &w, sizeof(w));
+    pb_msg(&graph, 5, &init);
+    pb_value_info(&graph, 11, "x", ONNX_FLOAT, shape, 4);
+    pb_value_info(&graph, 12, "y", ONNX_FLOAT, shape, 4);
+    pb_msg(&model, 7, &graph);
+    pb_str(&opset, 1, "");
+    pb_int(&opset, 2, 13);
+    pb_msg(&model, 8, &opset);
+    struct eb_model_spec spec = {.path = "unused_init.onnx", .bytes = model.b, .n_bytes = model.n};
+    struct eb_model_info info;
+    ASSERT_OK(eb_backend_load(be, &spec, &info, &d));
+    free(model.b);
+    eb_backend_destroy(be);
+    printf("%s", cap.text);
+    ASSERT_CONTAINS(cap.text, "onnxruntime warning");
+    ASSERT_CONTAINS(cap.text, "unused_w");
+    ASSERT_EQ_INT(cap.n_other, 0);
+}

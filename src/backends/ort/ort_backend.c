@@ -214,6 +214,32 @@ done:
 
 /* ---- probe / open / close -------------------------------------------------------------------- */
 
+/*
+ * The execution providers `api` offers, comma-separated into `out` (cut at a provider boundary
+ * when they do not fit); "" when ONNX Runtime cannot list them.
+ */
+static void list_providers(const OrtApi *api, char *out, size_t size)
+{
+    char **list = NULL;
+    int n = 0;
+    out[0] = '\0';
+    OrtStatus *s = api->GetAvailableProviders(&list, &n);
+    if (s != NULL) {
+        api->ReleaseStatus(s);
+        return;
+    }
+    size_t used = 0;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(list[i]) + (i > 0 ? 1 : 0);
+        if (used + len >= size)
+            break;
+        used += (size_t)snprintf(out + used, size - used, "%s%s", i > 0 ? "," : "", list[i]);
+    }
+    s = api->ReleaseAvailableProviders(list, n);
+    if (s != NULL)
+        api->ReleaseStatus(s);
+}
+
 static enum eb_status ort_probe(const struct eb_backend_config *cfg,
                                 struct eb_backend_probe *probe_out, struct eb_diag *diag)
 {
@@ -226,8 +252,33 @@ static enum eb_status ort_probe(const struct eb_backend_config *cfg,
     probe_out->available = 1;
     snprintf(probe_out->version, sizeof(probe_out->version), "%s", lib.version);
     snprintf(probe_out->library, sizeof(probe_out->library), "%s", lib.path);
+    list_providers(lib.api, probe_out->providers, sizeof(probe_out->providers));
     eb_ort__lib_close(&lib);
     return EB_OK;
+}
+
+/*
+ * ONNX Runtime's own log lines (CreateEnvWithCustomLogger): into the run's log at DEBUG, so
+ * they reach run.log always and the console only with --verbose; without a log they are
+ * dropped. ORT keeps one environment per process and the first CreateEnv sets its logger, so
+ * `param` is the struct eb_log of the first instance opened while none was alive; every
+ * instance of a run shares the run's log (eb_backend_config.log outlives the instance).
+ */
+static void ORT_API_CALL ort_log_line(void *param, OrtLoggingLevel severity, const char *category,
+                                      const char *logid, const char *code_location,
+                                      const char *message)
+{
+    static const char *const names[] = {"verbose", "info", "warning", "error", "fatal"};
+    const struct eb_log *log = param;
+    (void)logid;
+    if (log == NULL || message == NULL)
+        return;
+    const char *sev = severity >= ORT_LOGGING_LEVEL_VERBOSE && severity <= ORT_LOGGING_LEVEL_FATAL
+                          ? names[severity]
+                          : "?";
+    eb_log_msg(log, EB_LOG_DEBUG, "onnxruntime %s [%s] %s: %s", sev,
+               category != NULL ? category : "", code_location != NULL ? code_location : "",
+               message);
 }
 
 /* Whether this ONNX Runtime build has execution provider `name` (e.g. "CUDAExecutionProvider"). */
@@ -372,9 +423,11 @@ static enum eb_status ort_open(void *priv, const struct eb_backend_config *cfg,
     const OrtApi *api = p->api;
     const char *todo = "the ONNX Runtime library may be broken; try another with --ort_lib PATH";
 
-    if ((st = ort_check(p, api->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "edgebench", &p->env),
-                        EB_ERR_BACKEND, "create the ONNX Runtime environment", todo, diag)) !=
-            EB_OK ||
+    if ((st = ort_check(
+             p,
+             api->CreateEnvWithCustomLogger(ort_log_line, (void *)cfg->log,
+                                            ORT_LOGGING_LEVEL_WARNING, "edgebench", &p->env),
+             EB_ERR_BACKEND, "create the ONNX Runtime environment", todo, diag)) != EB_OK ||
         (st = ort_check(p, api->CreateSessionOptions(&p->opts), EB_ERR_BACKEND,
                         "create ONNX Runtime session options", todo, diag)) != EB_OK ||
         (st = ort_check(p, api->SetIntraOpNumThreads(p->opts, cfg->threads > 0 ? cfg->threads : 0),

@@ -82,6 +82,52 @@ int eb_engine__cuda_available(char *why, size_t why_size)
     return 1;
 }
 
+/* "MAJOR.MINOR" of a CUDA version number (1000 * major + 10 * minor). */
+static void cuda_version_text(int v, char *out, size_t size)
+{
+    snprintf(out, size, "%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+void eb_engine__cuda_versions(struct eb_engine_cuda_versions *out)
+{
+    int v = 0;
+    size_t used = 0;
+    cudaError_t ce = cudaRuntimeGetVersion(&v);
+    if (ce == cudaSuccess && v > 0)
+        cuda_version_text(v, out->runtime, sizeof(out->runtime));
+    else
+        used += (size_t)snprintf(out->note + used, sizeof(out->note) - used,
+                                 "CUDA runtime version unknown (%s); ", cudaGetErrorString(ce));
+    /* 0 without an error: no driver is loaded (this is how a machine without a GPU answers). */
+    v = 0;
+    ce = cudaDriverGetVersion(&v);
+    if (ce == cudaSuccess && v > 0)
+        cuda_version_text(v, out->driver, sizeof(out->driver));
+    else if (used < sizeof(out->note))
+        used += (size_t)snprintf(out->note + used, sizeof(out->note) - used,
+                                 "no NVIDIA driver is loaded (%s); ",
+                                 ce != cudaSuccess ? cudaGetErrorString(ce) : "version 0");
+    int major = 0, minor = 0, patch = 0;
+    if (cudnnGetProperty(MAJOR_VERSION, &major) == CUDNN_STATUS_SUCCESS &&
+        cudnnGetProperty(MINOR_VERSION, &minor) == CUDNN_STATUS_SUCCESS &&
+        cudnnGetProperty(PATCH_LEVEL, &patch) == CUDNN_STATUS_SUCCESS)
+        snprintf(out->cudnn, sizeof(out->cudnn), "%d.%d.%d", major, minor, patch);
+    else if (used < sizeof(out->note))
+        used +=
+            (size_t)snprintf(out->note + used, sizeof(out->note) - used, "cuDNN version unknown; ");
+    if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS)
+        snprintf(out->cublas, sizeof(out->cublas), "%d.%d.%d", major, minor, patch);
+    else if (used < sizeof(out->note))
+        used += (size_t)snprintf(out->note + used, sizeof(out->note) - used,
+                                 "cuBLAS version unknown; ");
+    /* Drop the last "; ". */
+    size_t n = strlen(out->note);
+    if (n >= 2 && out->note[n - 2] == ';')
+        out->note[n - 2] = '\0';
+}
+
 static struct cu_state *state_of(struct eb_engine *e)
 {
     return e->dev_state;
