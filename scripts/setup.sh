@@ -4,12 +4,11 @@
 #
 #   scripts/setup.sh [--for demo|test] [--quiet]
 #
-#   --for demo  (the default; `make setup` and `make demo`) what the build and a run need: build
-#               tools, the libraries edgebench links (FFmpeg, libpng, libjpeg, SQLite), npm and
-#               ONNX Runtime.
-#   --for test  (`make test`, hence CI) all of demo plus what only the tests use: ONNX's node
-#               test data, headless Chromium, clang with the libFuzzer runtime and, on x86-64,
-#               the aarch64 cross compiler and qemu.
+#   --for demo  (`make setup`, `make demo`) what the build and a run need: build tools, the
+#               libraries edgebench links (FFmpeg, libpng, libjpeg, SQLite), npm and ONNX Runtime.
+#   --for test  (the default; `make test`, hence CI) all of demo plus what only the tests use:
+#               ONNX's node test data, headless Chromium, clang with the libFuzzer runtime and,
+#               on x86-64, the aarch64 cross compiler and qemu.
 #
 # Idempotent: a second run checks what is present and does nothing else. Works as root on a
 # fresh Debian 12 machine; as another user it uses sudo for apt-get only.
@@ -49,7 +48,7 @@ ORT_LIB_SHA256="6e3390d6b783e7be946fad629292799da28d0b42f84856e50d2c1b0383291e75
 ORT_LIB_DIR="package/bin/napi-v6/linux"
 
 quiet=0
-purpose=demo
+purpose="test"
 while [ $# -gt 0 ]; do
     case "$1" in
     --quiet | -q) quiet=1 ;;
