@@ -83,7 +83,8 @@ enum eb_status eb_run_make_dir(const char *parent, const char *suffix, const cha
     for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
         const char *f = e->d_name;
         if (strncmp(f, sec, n) == 0 && f[n] == '.' && isdigit((unsigned char)f[n + 1]) &&
-            isdigit((unsigned char)f[n + 2]) && isdigit((unsigned char)f[n + 3]) && f[n + 4] == '-') {
+            isdigit((unsigned char)f[n + 2]) && isdigit((unsigned char)f[n + 3]) &&
+            f[n + 4] == '-') {
             int m = (f[n + 1] - '0') * 100 + (f[n + 2] - '0') * 10 + (f[n + 3] - '0');
             ms = m >= ms ? m + 1 : ms;
         }
