@@ -1,4 +1,7 @@
-# edgebench: thin wrapper over CMake. `make demo` and `make test` install what they need.
+# edgebench: thin wrapper over CMake. `make demo` and `make test` install what they need
+# (scripts/setup.sh --for demo / --for test); plain `make` only builds, and on a machine that
+# lacks something the build needs it stops at configure time with one line naming it and
+# `make setup`.
 BUILD      ?= build
 PREFIX     ?= /usr/local
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
@@ -8,11 +11,21 @@ CMAKE_ARGS ?=
 
 all: build
 
+# What the build and the demo need: build tools, the libraries edgebench links, ONNX Runtime.
 setup:
-	@bash scripts/setup.sh --quiet
+	@bash scripts/setup.sh --for demo --quiet
 
+# Configure once. A failed configure leaves no cache behind (so the next `make` configures
+# again) and shows its one-line reason (CMakeLists.txt: "edgebench: missing ...") or, for any
+# other failure, CMake's whole output.
 $(BUILD)/CMakeCache.txt:
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_ARGS) >/dev/null
+	@m=""; command -v cmake >/dev/null 2>&1 || m="cmake (Debian cmake)"; \
+	cc="$${CC:-cc}"; command -v "$${cc%% *}" >/dev/null 2>&1 || m="$${m:+$$m, }a C compiler (Debian build-essential)"; \
+	[ -z "$$m" ] || { echo "edgebench: missing $$m: run \`make setup\` (it installs them), then \`make\` again" >&2; exit 1; }
+	@mkdir -p $(BUILD)
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_ARGS) \
+		>$(BUILD)/configure.log 2>&1 || { rm -f $@; \
+		grep -m1 -o 'edgebench: missing .*' $(BUILD)/configure.log >&2 || cat $(BUILD)/configure.log >&2; exit 1; }
 
 build: $(BUILD)/CMakeCache.txt
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -26,7 +39,8 @@ demo: setup
 # Every test: the normal build, the ASan+UBSan build (whole suite), the TSan build (the
 # threaded tests) and the aarch64 kernel tests under qemu (x86-64 hosts); one closing line with
 # the totals.
-test: setup
+test:
+	@bash scripts/setup.sh --for test --quiet
 	@bash scripts/test.sh
 
 install: build

@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# edgebench setup: installs the Debian packages the build needs and fetches ONNX Runtime
+# edgebench setup: installs the Debian packages that edgebench needs and fetches ONNX Runtime
 # (headers + shared libraries) into <repo>/.deps/onnxruntime/.
 #
-#   scripts/setup.sh [--quiet]
+#   scripts/setup.sh [--for demo|test] [--quiet]
+#
+#   --for demo  (`make setup`, `make demo`) what the build and a run need: build tools, the
+#               libraries edgebench links (FFmpeg, libpng, libjpeg, SQLite), npm and ONNX Runtime.
+#   --for test  (the default; `make test`, hence CI) all of demo plus what only the tests use:
+#               ONNX's node test data, headless Chromium, clang with the libFuzzer runtime and,
+#               on x86-64, the aarch64 cross compiler and qemu.
 #
 # Idempotent: a second run checks what is present and does nothing else. Works as root on a
 # fresh Debian 12 machine; as another user it uses sudo for apt-get only.
@@ -12,21 +18,21 @@
 #   EB_CACHE_DIR       where downloaded tarballs are kept (default ${XDG_CACHE_HOME:-~/.cache}/edgebench)
 set -euo pipefail
 
-# Debian packages the build needs. Extend here (or through EB_EXTRA_PACKAGES).
-EB_PACKAGES="build-essential cmake pkg-config ca-certificates
+# Debian packages the build and the demo need. Extend here (or through EB_EXTRA_PACKAGES).
+EB_DEMO_PACKAGES="build-essential cmake pkg-config ca-certificates
 libavformat-dev libavcodec-dev libavdevice-dev libavutil-dev libswscale-dev
-libpng-dev libjpeg62-turbo-dev libonnx-testdata libsqlite3-dev
-clang libclang-rt-14-dev
-chromium"
+libpng-dev libjpeg62-turbo-dev libsqlite3-dev"
+# What only the tests use, on top of the above:
+# libonnx-testdata: tests/conformance (ONNX's own node tests; skipped without it).
 # clang + libclang-rt-14-dev: the libFuzzer targets (-DEB_FUZZ=ON); clang-14 only recommends the
 # runtime, and the install below skips recommendations.
 # chromium: tests/e2e/test_html.sh opens report.html in headless Chromium (skipped without it).
 # gcc-aarch64-linux-gnu + libc6-dev-arm64-cross + qemu-user: scripts/test.sh cross-compiles the
 # kernel tests for aarch64 and runs the NEON kernels under qemu (x86-64 hosts only; the C library
 # is only a recommendation of the compiler, hence listed).
+EB_TEST_PACKAGES="libonnx-testdata clang libclang-rt-14-dev chromium"
 if [ "$(uname -m)" = x86_64 ]; then
-    EB_PACKAGES="$EB_PACKAGES
-gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+    EB_TEST_PACKAGES="$EB_TEST_PACKAGES gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 fi
 
 # ONNX Runtime comes from the npm registry: headers from the Unity package (ONNX Runtime 1.29,
@@ -42,19 +48,39 @@ ORT_LIB_SHA256="6e3390d6b783e7be946fad629292799da28d0b42f84856e50d2c1b0383291e75
 ORT_LIB_DIR="package/bin/napi-v6/linux"
 
 quiet=0
-for arg in "$@"; do
-    case "$arg" in
+purpose="test"
+while [ $# -gt 0 ]; do
+    case "$1" in
     --quiet | -q) quiet=1 ;;
+    --for)
+        [ $# -ge 2 ] || {
+            echo "edgebench setup: --for needs a value: demo or test" >&2
+            exit 2
+        }
+        purpose="$2"
+        shift
+        ;;
+    --for=*) purpose="${1#--for=}" ;;
     -h | --help)
-        sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+        # the header: the comment lines after the first line
+        awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"
         exit 0
         ;;
     *)
-        echo "edgebench setup: unknown option '$arg'; use --quiet or --help" >&2
+        echo "edgebench setup: unknown option '$1'; use --for demo|test, --quiet or --help" >&2
         exit 2
         ;;
     esac
+    shift
 done
+case "$purpose" in
+demo) EB_PACKAGES="$EB_DEMO_PACKAGES" ;;
+test) EB_PACKAGES="$EB_DEMO_PACKAGES $EB_TEST_PACKAGES" ;;
+*)
+    echo "edgebench setup: --for must be demo or test, not '$purpose'" >&2
+    exit 2
+    ;;
+esac
 
 say() { [ "$quiet" -eq 1 ] || echo "edgebench setup: $*"; }
 die() {

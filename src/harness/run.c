@@ -1,3 +1,5 @@
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -69,16 +71,33 @@ enum eb_status eb_run_make_dir(const char *parent, const char *suffix, const cha
     enum eb_status st = eb_run_mkdir_p(parent, flag, diag);
     if (st != EB_OK)
         return st;
-    time_t now = time(NULL);
+    /* <YYYYmmdd-HHMMSS>.<mmm>-<suffix>: the milliseconds are raised past every folder of this
+     * second already in `parent` (whatever its suffix), so that names sort in creation order. */
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
     struct tm tm;
-    localtime_r(&now, &tm);
-    char stamp[32];
-    strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-    for (int k = 1; k < 1000; k++) {
-        if (k == 1)
-            snprintf(dir_out, size, "%s/%s-%s", parent, stamp, suffix);
-        else
-            snprintf(dir_out, size, "%s/%s-%s-%d", parent, stamp, suffix, k);
+    localtime_r(&now.tv_sec, &tm);
+    char sec[32];
+    size_t n = strftime(sec, sizeof(sec), "%Y%m%d-%H%M%S", &tm);
+    int ms = (int)(now.tv_nsec / 1000000);
+    DIR *d = opendir(parent);
+    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;) {
+        const char *f = e->d_name;
+        if (strncmp(f, sec, n) == 0 && f[n] == '.' && isdigit((unsigned char)f[n + 1]) &&
+            isdigit((unsigned char)f[n + 2]) && isdigit((unsigned char)f[n + 3]) &&
+            f[n + 4] == '-') {
+            int m = (f[n + 1] - '0') * 100 + (f[n + 2] - '0') * 10 + (f[n + 3] - '0');
+            ms = m >= ms ? m + 1 : ms;
+        }
+    }
+    if (d != NULL)
+        closedir(d);
+    for (; ms < 1000; ms++) {
+        if ((size_t)snprintf(dir_out, size, "%s/%s.%03d-%s", parent, sec, ms, suffix) >= size)
+            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                                "failed to create a run folder under %s: the path is too long; "
+                                "choose a shorter %s",
+                                parent, flag);
         if (mkdir(dir_out, 0755) == 0)
             return EB_OK;
         if (errno != EEXIST)
@@ -92,7 +111,7 @@ enum eb_status eb_run_make_dir(const char *parent, const char *suffix, const cha
                         parent);
 }
 
-/* Creates <output>/<YYYYmmdd-HHMMSS>-<mode>[-N]. */
+/* Creates <output>/<YYYYmmdd-HHMMSS>.<mmm>-<mode> (eb_run_make_dir). */
 static enum eb_status make_run_dir(struct run_ctx *rc, struct eb_diag *diag)
 {
     static const char *const modes[] = {"rgb", "thermal", "dual"};

@@ -36,8 +36,10 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env);
 
 /**
  * Creates folder `parent` and its missing parents, then a new folder
- * <parent>/<YYYYmmdd-HHMMSS>-<suffix> (-2, -3, ... when taken) whose path goes to `dir_out`
- * (`size` bytes). `flag` names the option in messages ("--output"). EB_ERR_IO or
+ * <parent>/<YYYYmmdd-HHMMSS>.<mmm>-<suffix> (local time, milliseconds) whose path goes to
+ * `dir_out` (`size` bytes). The milliseconds are raised past those of every folder of the same
+ * second already in `parent`, whatever its suffix, so that run folders sort (byte order, `ls`)
+ * in the order they were made. `flag` names the option in messages ("--output"). EB_ERR_IO or
  * EB_ERR_INVALID_ARG with one line naming the folder.
  */
 EB_NODISCARD enum eb_status eb_run_make_dir(const char *parent, const char *suffix,

@@ -11,8 +11,10 @@ case_two_runs_then_history_and_diff() {
   hrun --db h.db 2>err1.txt || fail "run 1 failed: $(cat err1.txt)"
   hrun --db h.db --warmup auto 2>err2.txt || fail "run 2 failed: $(cat err2.txt)"
   [ -s h.db ] || fail "no database written"
-  # each report names its run in the history
+  # each report names its run in the history; `ls` lists the run folders in run order, also
+  # when both runs fall in one second (eb_run_make_dir; tests/unit/test_run_dir.c)
   local d1 d2
+  [ "$(ls -d out/*/ | wc -l)" -eq 2 ] || fail "expected two run folders: $(ls out)"
   d1=$(ls -d out/*/ | head -1); d2=$(ls -d out/*/ | tail -1)
   [ "$(jq_get "$d1/report.json" history/run_id)" = 1 ] || fail "run 1's report lacks its id"
   [ "$(jq_get "$d2/report.json" history/run_id)" = 2 ] || fail "run 2's report lacks its id"
