@@ -123,6 +123,31 @@ size_t eb_report_facts_next(const struct eb_fact_list *l, size_t from, enum eb_f
     return l->n;
 }
 
+void eb_report_facts_print(const struct eb_fact_list *l, enum eb_fact_section section, int slot,
+                           const struct eb_fact_printer *p, FILE *fp)
+{
+    for (size_t i = eb_report_facts_next(l, 0, section, slot); i < l->n;
+         i = eb_report_facts_next(l, i + 1, section, slot))
+        if (l->items[i].flags & EB_FACT_FLAG_ALERT)
+            p->alert(fp, &l->items[i]);
+    const struct eb_fact *open = NULL; /* the first fact of the open table */
+    for (size_t i = eb_report_facts_next(l, 0, section, slot); i < l->n;
+         i = eb_report_facts_next(l, i + 1, section, slot)) {
+        const struct eb_fact *f = &l->items[i];
+        if (f->flags & EB_FACT_FLAG_ALERT)
+            continue;
+        if (open == NULL || f->group != open->group) {
+            if (open != NULL)
+                p->table_end(fp);
+            p->table_begin(fp, f);
+            open = f;
+        }
+        p->row(fp, f);
+    }
+    if (open != NULL)
+        p->table_end(fp);
+}
+
 /* ------------------------------------------------------------------- per-slot rows (data) */
 
 /*

@@ -22,6 +22,7 @@
 #define EB_REPORT_FACTS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "harness/result.h"
 
@@ -80,5 +81,21 @@ void eb_report_facts_fini(struct eb_fact_list *l);
  */
 size_t eb_report_facts_next(const struct eb_fact_list *l, size_t from, enum eb_fact_section section,
                             int slot);
+
+/** How one report shows a section's facts (eb_report_facts_print). All members required. */
+struct eb_fact_printer {
+    void (*alert)(FILE *fp, const struct eb_fact *f);       /* a banner above the table */
+    void (*table_begin)(FILE *fp, const struct eb_fact *f); /* f->group: its heading or NULL */
+    void (*row)(FILE *fp, const struct eb_fact *f);
+    void (*table_end)(FILE *fp);
+};
+
+/**
+ * Prints the facts of `section` (and `slot`, -1 for the run-level sections) through `p`: the
+ * alert facts first, then the others as tables, a new table (with its group's heading) wherever
+ * the group changes. Prints nothing when the section has no fact.
+ */
+void eb_report_facts_print(const struct eb_fact_list *l, enum eb_fact_section section, int slot,
+                           const struct eb_fact_printer *p, FILE *fp);
 
 #endif

@@ -275,49 +275,47 @@ static void put_value(FILE *fp, const struct eb_fact *f)
     fputs(cls != NULL ? "</span>" : "", fp);
 }
 
-/*
- * The facts of one section (and slot), as report.md shows them: its alerts as warning
- * paragraphs, then the rest as a two-column table, an <h3> where the facts' group changes.
- */
+static void html_alert(FILE *fp, const struct eb_fact *f)
+{
+    fputs("<p class=\"warn\"><b>", fp);
+    put(fp, f->label);
+    fputs(":</b> ", fp);
+    put(fp, f->value);
+    fputs("</p>\n", fp);
+}
+
+static void html_table_begin(FILE *fp, const struct eb_fact *f)
+{
+    if (f->group != NULL) {
+        fputs("<h3>", fp);
+        put(fp, f->group);
+        fputs("</h3>\n", fp);
+    }
+    fputs("<table><tbody>\n", fp);
+}
+
+static void html_row(FILE *fp, const struct eb_fact *f)
+{
+    fputs("<tr><th>", fp);
+    put(fp, f->label);
+    fputs("</th><td>", fp);
+    put_value(fp, f);
+    fputs("</td></tr>\n", fp);
+}
+
+static void html_table_end(FILE *fp)
+{
+    fputs("</tbody></table>\n", fp);
+}
+
+/* A section's facts as report.md shows them: alerts as warning paragraphs, then tables. */
 static void write_facts(const struct eb_fact_list *l, enum eb_fact_section sec, int slot, FILE *fp)
 {
-    for (size_t i = eb_report_facts_next(l, 0, sec, slot); i < l->n;
-         i = eb_report_facts_next(l, i + 1, sec, slot)) {
-        if (!(l->items[i].flags & EB_FACT_FLAG_ALERT))
-            continue;
-        fputs("<p class=\"warn\"><b>", fp);
-        put(fp, l->items[i].label);
-        fputs(":</b> ", fp);
-        put(fp, l->items[i].value);
-        fputs("</p>\n", fp);
-    }
-    int open = 0;
-    const char *group = NULL;
-    for (size_t i = eb_report_facts_next(l, 0, sec, slot); i < l->n;
-         i = eb_report_facts_next(l, i + 1, sec, slot)) {
-        const struct eb_fact *f = &l->items[i];
-        if (f->flags & EB_FACT_FLAG_ALERT)
-            continue;
-        if (!open || f->group != group) {
-            if (open)
-                fputs("</tbody></table>\n", fp);
-            if (f->group != NULL) {
-                fputs("<h3>", fp);
-                put(fp, f->group);
-                fputs("</h3>\n", fp);
-            }
-            fputs("<table><tbody>\n", fp);
-            open = 1;
-            group = f->group;
-        }
-        fputs("<tr><th>", fp);
-        put(fp, f->label);
-        fputs("</th><td>", fp);
-        put_value(fp, f);
-        fputs("</td></tr>\n", fp);
-    }
-    if (open)
-        fputs("</tbody></table>\n", fp);
+    static const struct eb_fact_printer html = {.alert = html_alert,
+                                                .table_begin = html_table_begin,
+                                                .row = html_row,
+                                                .table_end = html_table_end};
+    eb_report_facts_print(l, sec, slot, &html, fp);
 }
 
 static void status_badge(FILE *fp, enum eb_slot_status st)

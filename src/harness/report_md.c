@@ -47,46 +47,42 @@ static void put_value(FILE *fp, const struct eb_fact *f)
     fputs(strong ? "**" : "", fp);
 }
 
-/*
- * The facts of one section (and slot): its alerts as bold lines, then the rest as a two-column
- * table, a "### group" heading where the facts' group changes.
- */
+static void md_alert(FILE *fp, const struct eb_fact *f)
+{
+    fputs("**", fp);
+    put_text(fp, f->label);
+    fputs(":** ", fp);
+    put_text(fp, f->value);
+    fputs("\n\n", fp);
+}
+
+static void md_table_begin(FILE *fp, const struct eb_fact *f)
+{
+    if (f->group != NULL)
+        fprintf(fp, "### %s\n\n", f->group);
+    fputs("| Item | Value |\n|---|---|\n", fp);
+}
+
+static void md_row(FILE *fp, const struct eb_fact *f)
+{
+    fputs("| ", fp);
+    put_text(fp, f->label);
+    fputs(" | ", fp);
+    put_value(fp, f);
+    fputs(" |\n", fp);
+}
+
+static void md_table_end(FILE *fp)
+{
+    fputs("\n", fp);
+}
+
+/* A section's facts: alerts as bold lines, the rest as two-column tables. */
 static void write_facts(const struct eb_fact_list *l, enum eb_fact_section sec, int slot, FILE *fp)
 {
-    for (size_t i = eb_report_facts_next(l, 0, sec, slot); i < l->n;
-         i = eb_report_facts_next(l, i + 1, sec, slot)) {
-        if (!(l->items[i].flags & EB_FACT_FLAG_ALERT))
-            continue;
-        fputs("**", fp);
-        put_text(fp, l->items[i].label);
-        fputs(":** ", fp);
-        put_text(fp, l->items[i].value);
-        fputs("\n\n", fp);
-    }
-    int open = 0;
-    const char *group = NULL;
-    for (size_t i = eb_report_facts_next(l, 0, sec, slot); i < l->n;
-         i = eb_report_facts_next(l, i + 1, sec, slot)) {
-        const struct eb_fact *f = &l->items[i];
-        if (f->flags & EB_FACT_FLAG_ALERT)
-            continue;
-        if (!open || f->group != group) {
-            if (open)
-                fputs("\n", fp);
-            if (f->group != NULL)
-                fprintf(fp, "### %s\n\n", f->group);
-            fputs("| Item | Value |\n|---|---|\n", fp);
-            open = 1;
-            group = f->group;
-        }
-        fputs("| ", fp);
-        put_text(fp, f->label);
-        fputs(" | ", fp);
-        put_value(fp, f);
-        fputs(" |\n", fp);
-    }
-    if (open)
-        fputs("\n", fp);
+    static const struct eb_fact_printer md = {
+        .alert = md_alert, .table_begin = md_table_begin, .row = md_row, .table_end = md_table_end};
+    eb_report_facts_print(l, sec, slot, &md, fp);
 }
 
 /* The run's verdict right under the title: a quoted block with every reason. */
