@@ -15,6 +15,7 @@
 #include "eb/clock.h"
 #include "eb/json.h"
 #include "harness/report.h"
+#include "harness/report_facts.h"
 #include "harness/report_html.h"
 #include "harness/svg_chart.h"
 
@@ -260,11 +261,61 @@ static double bytes_gb(uint64_t b)
 }
 
 /* A table row "label | value" with the value escaped. */
-static void row_text(FILE *fp, const char *label, const char *value)
+/* A fact's value: code in <code>, a status coloured, an empty value as an em dash. */
+static void put_value(FILE *fp, const struct eb_fact *f)
 {
-    fprintf(fp, "<tr><th>%s</th><td>", label);
-    put_or_dash(fp, value);
+    const char *cls = (f->flags & EB_FACT_FLAG_BAD)    ? "violations"
+                      : (f->flags & EB_FACT_FLAG_GOOD) ? "safe"
+                                                       : NULL;
+    if (cls != NULL)
+        fprintf(fp, "<span class=\"%s\">", cls);
+    fputs((f->flags & EB_FACT_FLAG_CODE) ? "<code>" : "", fp);
+    put_or_dash(fp, f->value);
+    fputs((f->flags & EB_FACT_FLAG_CODE) ? "</code>" : "", fp);
+    fputs(cls != NULL ? "</span>" : "", fp);
+}
+
+static void html_alert(FILE *fp, const struct eb_fact *f)
+{
+    fputs("<p class=\"warn\"><b>", fp);
+    put(fp, f->label);
+    fputs(":</b> ", fp);
+    put(fp, f->value);
+    fputs("</p>\n", fp);
+}
+
+static void html_table_begin(FILE *fp, const struct eb_fact *f)
+{
+    if (f->group != NULL) {
+        fputs("<h3>", fp);
+        put(fp, f->group);
+        fputs("</h3>\n", fp);
+    }
+    fputs("<table><tbody>\n", fp);
+}
+
+static void html_row(FILE *fp, const struct eb_fact *f)
+{
+    fputs("<tr><th>", fp);
+    put(fp, f->label);
+    fputs("</th><td>", fp);
+    put_value(fp, f);
     fputs("</td></tr>\n", fp);
+}
+
+static void html_table_end(FILE *fp)
+{
+    fputs("</tbody></table>\n", fp);
+}
+
+/* A section's facts as report.md shows them: alerts as warning paragraphs, then tables. */
+static void write_facts(const struct eb_fact_list *l, enum eb_fact_section sec, int slot, FILE *fp)
+{
+    static const struct eb_fact_printer html = {.alert = html_alert,
+                                                .table_begin = html_table_begin,
+                                                .row = html_row,
+                                                .table_end = html_table_end};
+    eb_report_facts_print(l, sec, slot, &html, fp);
 }
 
 static void status_badge(FILE *fp, enum eb_slot_status st)
@@ -339,9 +390,8 @@ static void write_verdict(const struct eb_validity *v, const char *criteria, FIL
     fputs("</div>\n", fp);
 }
 
-static void write_title(const struct eb_run_result *r, FILE *fp)
+static void write_title(const struct eb_run_result *r, const struct eb_fact_list *l, FILE *fp)
 {
-    char b[32];
     fputs("<h1>edgebench report: ", fp);
     put(fp, r->mode[0] != '\0' ? r->mode : "unknown");
     fputs(" mode, ", fp);
@@ -352,14 +402,15 @@ static void write_title(const struct eb_run_result *r, FILE *fp)
         fprintf(fp, "<p class=\"warn\"><b>Interrupted</b>%s%s%s: results cover what ran.</p>\n",
                 sig != NULL ? " (" : "", sig != NULL ? sig : "", sig != NULL ? ")" : "");
     }
-    fputs("<p class=\"note\">edgebench ", fp);
-    put(fp, r->version);
-    fprintf(fp, " · schema %d · duration %s s · exit code %d", EB_REPORT_SCHEMA_VERSION,
-            eb_report__fmtd(b, sizeof(b), r->duration_s, 1), r->exit_code);
-    if (r->command_line[0] != '\0') {
-        fputs(" · <code>", fp);
-        put(fp, r->command_line);
-        fputs("</code>", fp);
+    fputs("<p class=\"note\">", fp);
+    const char *sep = "";
+    for (size_t i = eb_report_facts_next(l, 0, EB_FACT_SECTION_RUN, -1); i < l->n;
+         i = eb_report_facts_next(l, i + 1, EB_FACT_SECTION_RUN, -1), sep = " · ") {
+        const struct eb_fact *f = &l->items[i];
+        fputs(sep, fp);
+        put(fp, f->label);
+        fputs(" ", fp);
+        put_value(fp, f);
     }
     fputs("</p>\n", fp);
     char b1[32], b2[32], criteria[256];
@@ -372,43 +423,17 @@ static void write_title(const struct eb_run_result *r, FILE *fp)
     write_verdict(&r->validity, criteria, fp);
 }
 
-static void write_memory(const struct eb_run_result *r, FILE *fp)
+static void write_memory(const struct eb_run_result *r, const struct eb_fact_list *l, FILE *fp)
 {
     const struct eb_mem_summary *m = &r->mem;
-    char b1[32], b2[32], b3[32];
+    char b1[32];
     const char *overall = eb_mem_overall(m);
     int safe = m->violations == 0;
     fputs("<h2 id=\"memory-safety\">Memory Safety Summary</h2>\n", fp);
     fprintf(fp, "<p><span class=\"%s\">%s</span>: %llu violation%s of the %s GB limit.</p>\n",
             safe ? "safe" : "violations", overall, (unsigned long long)m->violations,
             m->violations == 1 ? "" : "s", eb_report__fmtd(b1, sizeof(b1), m->limit_gb, 2));
-    fputs("<table><tbody>\n", fp);
-    fprintf(fp, "<tr><th>Limit</th><td>%s GB (%s)</td></tr>\n",
-            eb_report__fmtd(b1, sizeof(b1), m->limit_gb, 2), eb_limit_type_name(m->limit_type));
-    row_text(fp, "Methods applied", m->methods[0] != '\0' ? m->methods : "none");
-    row_text(fp, "Monitored figure", m->monitored);
-    double peak = bytes_gb(m->peak_bytes);
-    fprintf(fp, "<tr><th>Peak of the monitored figure</th><td>%s GB (%s%% of limit)</td></tr>\n",
-            eb_report__fmtd(b1, sizeof(b1), peak, 2),
-            eb_report__fmtd(b2, sizeof(b2), m->limit_gb > 0 ? 100.0 * peak / m->limit_gb : NAN, 1));
-    if (m->unified)
-        fprintf(fp,
-                "<tr><th>System memory (unified; CUDA allocator is a subset)</th><td>peak %s "
-                "GB used of %s GB</td></tr>\n",
-                eb_report__fmtd(b1, sizeof(b1), bytes_gb(m->peak_system_used_bytes), 2),
-                eb_report__fmtd(b2, sizeof(b2), bytes_gb(m->system_total_bytes), 2));
-    else
-        fprintf(fp,
-                "<tr><th>System RAM</th><td>peak %s GB used of %s GB</td></tr>\n"
-                "<tr><th>GPU VRAM</th><td>peak %s GB</td></tr>\n",
-                eb_report__fmtd(b1, sizeof(b1), bytes_gb(m->peak_system_used_bytes), 2),
-                eb_report__fmtd(b2, sizeof(b2), bytes_gb(m->system_total_bytes), 2),
-                eb_report__fmtd(b3, sizeof(b3), bytes_gb(m->peak_gpu_bytes), 2));
-    fprintf(fp, "<tr><th>Process RSS peak</th><td>%s GB</td></tr>\n",
-            eb_report__fmtd(b1, sizeof(b1), bytes_gb(m->peak_rss_bytes), 2));
-    fprintf(fp, "<tr><th>Memory-pressure warnings (available &lt; 20%%)</th><td>%llu</td></tr>\n",
-            (unsigned long long)m->pressure_warnings);
-    fputs("</tbody></table>\n", fp);
+    write_facts(l, EB_FACT_SECTION_MEMORY, -1, fp);
 }
 
 static void write_summary(const struct eb_run_result *r, FILE *fp)
@@ -907,71 +932,6 @@ static void write_run_charts(const struct eb_run_result *r, const struct eb_repo
 
 /* ------------------------------------------------------------------------------ slots */
 
-static void write_slot_facts(const struct eb_slot_result *s, FILE *fp)
-{
-    char b1[32], b2[32];
-    fputs("<table><tbody>\n<tr><th>Backend</th><td>", fp);
-    put_or_dash(fp, s->backend);
-    if (s->backend_version[0] != '\0') {
-        fputs(" ", fp);
-        put(fp, s->backend_version);
-    }
-    if (s->backend_reason[0] != '\0') {
-        fputs(" (", fp);
-        put(fp, s->backend_reason);
-        fputs(")", fp);
-    }
-    fputs("</td></tr>\n<tr><th>Device / provider</th><td>", fp);
-    put_or_dash(fp, s->device);
-    fputs(" / ", fp);
-    put_or_dash(fp, s->provider);
-    fputs("</td></tr>\n", fp);
-    row_text(fp, "Precision (input dtype)", s->input_dtype);
-    if (s->preprocess[0] != '\0')
-        row_text(fp, "Preprocessing", s->preprocess);
-    if (s->decode[0] != '\0')
-        row_text(fp, "Decode", s->decode);
-    fputs("<tr><th>Model</th><td><code>", fp);
-    put_or_dash(fp, s->model_path);
-    fputs("</code></td></tr>\n", fp);
-    if (s->model_sha256[0] != '\0')
-        fprintf(fp, "<tr><th>Model file</th><td>%llu bytes, SHA-256 <code>%s</code></td></tr>\n",
-                (unsigned long long)s->model_size, s->model_sha256);
-    fputs("<tr><th>Source</th><td><code>", fp);
-    put_or_dash(fp, s->source);
-    fputs("</code></td></tr>\n", fp);
-    if (s->input_w > 0 && s->input_h > 0)
-        fprintf(fp, "<tr><th>Input size</th><td>%d×%d×%d</td></tr>\n", s->input_w, s->input_h,
-                s->input_c);
-    fprintf(fp, "<tr><th>Frames</th><td>%llu measured, %llu warm-up, %lld skipped</td></tr>\n",
-            (unsigned long long)s->frames_measured, (unsigned long long)s->frames_warmup,
-            (long long)s->frames_skipped);
-    if (s->status == EB_SLOT_OK)
-        fprintf(fp, "<tr><th>Warm-up</th><td>%s, %s s%s</td></tr>\n",
-                s->warmup_auto ? "auto" : "by count",
-                eb_report__fmtd(b1, sizeof(b1), s->warmup_s, 2),
-                !s->warmup_auto    ? ""
-                : s->warmup_stable ? "; the latency settled"
-                                   : "; the latency did not settle before the cap");
-    if (s->status == EB_SLOT_OK)
-        fprintf(fp, "<tr><th>Wall time</th><td>%s s (%s FPS)</td></tr>\n",
-                eb_report__fmtd(b1, sizeof(b1), s->wall_s, 2),
-                eb_report__fmtd(b2, sizeof(b2), s->throughput_fps, 1));
-    fprintf(fp, "<tr><th>Detections</th><td>%llu (%s per frame, at most %u)</td></tr>\n",
-            (unsigned long long)s->dets_total,
-            eb_report__fmtd(b1, sizeof(b1), s->dets_per_frame_mean, 2), s->dets_per_frame_max);
-    fprintf(fp, "<tr><th>Memory</th><td>peak %s GB, %llu violation%s</td></tr>\n",
-            eb_report__fmtd(b1, sizeof(b1), bytes_gb(s->mem_peak_bytes), 2),
-            (unsigned long long)s->violations, s->violations == 1 ? "" : "s");
-    if (s->has_solo)
-        fprintf(fp,
-                "<tr><th>Interference ratio (dual p50 / solo p50)</th><td>end-to-end %s, "
-                "inference %s</td></tr>\n",
-                eb_report__fmtd(b1, sizeof(b1), s->interference_ratio, 3),
-                eb_report__fmtd(b2, sizeof(b2), s->interference_ratio_infer, 3));
-    fputs("</tbody></table>\n", fp);
-}
-
 /* Histogram, CDF and stage bars of one slot that ran. */
 static void write_slot_charts(const struct eb_slot_result *s, FILE *fp)
 {
@@ -1057,34 +1017,16 @@ static void write_slot_charts(const struct eb_slot_result *s, FILE *fp)
 }
 
 /* "Accuracy" (--data): the COCO metrics of the measured frames and one row per class. */
-static void write_accuracy(const struct eb_slot_result *s, FILE *fp)
+static void write_accuracy(const struct eb_fact_list *l, const struct eb_slot_result *s, FILE *fp)
 {
     const struct eb_accuracy_result *a = s->accuracy;
-    char b[6][32];
+    char b[2][32];
     if (a == NULL)
         return;
     fputs("<h3>Accuracy</h3>\n<p>COCO bbox metrics (pycocotools' definitions, as edgebench val) "
-          "of the measured frames on ",
+          "of the measured frames.</p>\n",
           fp);
-    put(fp, a->dataset);
-    fprintf(fp,
-            " (%s): %llu of %llu images scored, %llu boxes; detections at conf %g (%s); "
-            "%llu of %llu classes mapped %s; detections in ",
-            a->format, (unsigned long long)a->images, (unsigned long long)a->dataset_images,
-            (unsigned long long)a->gt_boxes, a->conf,
-            a->conf_default ? "no --conf: the customary mAP threshold" : "--conf",
-            (unsigned long long)a->classes_mapped, (unsigned long long)a->model_classes,
-            a->class_map[0] ? "by the class map" : "by name");
-    put(fp, a->detections_file);
-    fputs(".</p>\n<table>\n<thead><tr><th>mAP50-95</th><th>mAP50</th><th>mAP75</th>"
-          "<th>AP small</th><th>AP medium</th><th>AP large</th></tr></thead>\n",
-          fp);
-    fprintf(fp,
-            "<tbody><tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>"
-            "</tbody>\n</table>\n",
-            eb_report__fmt_ap(b[0], 32, a->map50_95), eb_report__fmt_ap(b[1], 32, a->map50),
-            eb_report__fmt_ap(b[2], 32, a->map75), eb_report__fmt_ap(b[3], 32, a->ap_small),
-            eb_report__fmt_ap(b[4], 32, a->ap_medium), eb_report__fmt_ap(b[5], 32, a->ap_large));
+    write_facts(l, EB_FACT_SECTION_ACCURACY, s->index, fp);
     fputs("<table>\n<thead><tr><th>Class</th><th>Boxes</th><th>Detections</th><th>AP50-95</th>"
           "<th>AP50</th></tr></thead>\n<tbody>\n",
           fp);
@@ -1101,7 +1043,7 @@ static void write_accuracy(const struct eb_slot_result *s, FILE *fp)
     fputs("</tbody>\n</table>\n", fp);
 }
 
-static void write_slot(const struct eb_slot_result *s, FILE *fp)
+static void write_slot(const struct eb_fact_list *l, const struct eb_slot_result *s, FILE *fp)
 {
     fprintf(fp, "<section id=\"slot-%d\">\n<h2>Slot %d: %s</h2>\n<p>Status: ", s->index, s->index,
             s->name);
@@ -1114,8 +1056,7 @@ static void write_slot(const struct eb_slot_result *s, FILE *fp)
     }
     fputs("</p>\n", fp);
     write_verdict(&s->validity, NULL, fp);
-    if (!(s->status == EB_SLOT_SKIPPED && s->model_path[0] == '\0'))
-        write_slot_facts(s, fp);
+    write_facts(l, EB_FACT_SECTION_SLOT, s->index, fp);
     if (s->status != EB_SLOT_OK) {
         fputs("<p class=\"note\">No latency charts: the slot did not run.</p>\n</section>\n", fp);
         return;
@@ -1129,114 +1070,43 @@ static void write_slot(const struct eb_slot_result *s, FILE *fp)
         latency_row(fp, "solo inference", &s->solo_infer);
     }
     latency_end(fp);
-    write_accuracy(s, fp);
+    write_accuracy(l, s, fp);
+    if (eb_report_facts_next(l, 0, EB_FACT_SECTION_PROFILE, s->index) < l->n) {
+        fputs("<h3>Per-operator profile</h3>\n", fp);
+        write_facts(l, EB_FACT_SECTION_PROFILE, s->index, fp);
+    }
     write_slot_charts(s, fp);
     fputs("</section>\n", fp);
 }
 
 /* ------------------------------------------------------------------------- run-level */
 
-static void write_pair(const struct eb_pair_result *p, FILE *fp)
+static void write_pair(const struct eb_fact_list *l, const struct eb_pair_result *p, FILE *fp)
 {
-    char b[32];
     if (!p->valid)
         return;
     fputs("<h2 id=\"pair\">Dual-stream pair</h2>\n", fp);
-    fprintf(fp,
-            "<p>%llu pairs, %s pairs/s; pair latency = the larger of the two end-to-end "
-            "times.</p>\n",
-            (unsigned long long)p->pairs, eb_report__fmtd(b, sizeof(b), p->pair_fps, 1));
+    write_facts(l, EB_FACT_SECTION_PAIR, -1, fp);
     latency_header(fp, "Pair");
     latency_row(fp, "latency", &p->latency);
     latency_end(fp);
 }
 
-static void write_system(const struct eb_run_result *r, FILE *fp)
+static void write_system(const struct eb_fact_list *l, FILE *fp)
 {
-    const struct eb_system_summary *s = &r->sys;
-    char b1[32], b2[32], b3[32], b4[32], b5[32];
     fputs("<h2 id=\"system\">System metrics</h2>\n", fp);
-    const char *warnings[2] = {s->warning, s->nvml_warning};
-    for (int i = 0; i < 2; i++) {
-        if (warnings[i][0] == '\0')
-            continue;
-        fputs("<p class=\"warn\">Sampler warning: ", fp);
-        put(fp, warnings[i]);
-        fputs("</p>\n", fp);
-    }
-    if (s->n_samples == 0) {
-        fputs("<p>No system samples were taken.</p>\n", fp);
-        return;
-    }
-    fputs("<table><tbody>\n", fp);
-    fprintf(fp, "<tr><th>Samples</th><td>%llu over %s s</td></tr>\n",
-            (unsigned long long)s->n_samples, eb_report__fmtd(b1, sizeof(b1), s->duration_s, 1));
-    fprintf(fp, "<tr><th>CPU (all cores)</th><td>avg %s%%, max %s%%</td></tr>\n",
-            eb_report__fmtd(b1, sizeof(b1), s->cpu_avg_pct, 1),
-            eb_report__fmtd(b2, sizeof(b2), s->cpu_max_pct, 1));
-    fprintf(fp, "<tr><th>RAM used</th><td>avg %s MB, max %s MB of %s MB</td></tr>\n",
-            eb_report__fmtd(b1, sizeof(b1), s->ram_used_avg_mb, 0),
-            eb_report__fmtd(b2, sizeof(b2), s->ram_used_max_mb, 0),
-            eb_report__fmtd(b3, sizeof(b3), s->ram_total_mb, 0));
-    fprintf(fp, "<tr><th>Process RSS (max)</th><td>%s MB</td></tr>\n",
-            eb_report__fmtd(b1, sizeof(b1), s->rss_max_mb, 0));
-    if (s->tegrastats_used)
-        fprintf(fp,
-                "<tr><th>GPU load (tegrastats)</th><td>avg %s%%, max %s%%</td></tr>\n"
-                "<tr><th>Power (tegrastats)</th><td>avg %s mW, max %s mW</td></tr>\n",
-                eb_report__fmtd(b1, sizeof(b1), s->gpu_load_avg_pct, 1),
-                eb_report__fmtd(b2, sizeof(b2), s->gpu_load_max_pct, 1),
-                eb_report__fmtd(b3, sizeof(b3), s->power_avg_mw, 0),
-                eb_report__fmtd(b4, sizeof(b4), s->power_max_mw, 0));
-    int ng = !s->nvml_used || s->n_gpus < 0    ? 0
-             : s->n_gpus > EB_SAMPLER_MAX_GPUS ? EB_SAMPLER_MAX_GPUS
-                                               : s->n_gpus;
-    for (int i = 0; i < ng; i++) {
-        const struct eb_gpu_summary *g = &s->gpus[i];
-        fprintf(fp, "<tr><th>GPU %d (NVML) ", g->index);
-        put(fp, g->name);
-        fprintf(fp,
-                "</th><td>util avg %s%%, power avg %s mW, temperature max %s °C, SM clock "
-                "%s–%s MHz</td></tr>\n",
-                eb_report__fmtd(b1, sizeof(b1), g->util_avg_pct, 1),
-                eb_report__fmtd(b2, sizeof(b2), g->power_avg_mw, 0),
-                eb_report__fmtd(b3, sizeof(b3), g->temp_max_c, 0),
-                eb_report__fmtd(b4, sizeof(b4), g->sm_clock_min_mhz, 0),
-                eb_report__fmtd(b5, sizeof(b5), g->sm_clock_max_mhz, 0));
-    }
-    enum eb_report_energy_source src;
-    double epf = eb_report__energy_per_frame_mj(r, &src);
-    if (src != EB_REPORT_ENERGY_SOURCE_NONE)
-        fprintf(fp, "<tr><th>Energy per measured frame</th><td>%s mJ (%s)</td></tr>\n",
-                eb_report__fmtd(b1, sizeof(b1), epf, 1),
-                src == EB_REPORT_ENERGY_SOURCE_NVML ? "NVML, all GPUs" : "tegrastats");
-    if (eb_report__throttle_reasons(s) != 0)
-        fputs("<tr><th>Throttling</th><td class=\"violations\">detected during the run (see "
-              "report.md)</td></tr>\n",
-              fp);
-    int nz = s->n_zones < 0                      ? 0
-             : s->n_zones > EB_SAMPLER_MAX_ZONES ? EB_SAMPLER_MAX_ZONES
-                                                 : s->n_zones;
-    for (int i = 0; i < nz; i++) {
-        fputs("<tr><th>Thermal zone ", fp);
-        put(fp, s->zones[i].name);
-        fprintf(fp, "</th><td>max %s °C, avg %s °C</td></tr>\n",
-                eb_report__fmtd(b1, sizeof(b1), s->zones[i].max_c, 1),
-                eb_report__fmtd(b2, sizeof(b2), s->zones[i].avg_c, 1));
-    }
-    fputs("</tbody></table>\n", fp);
+    write_facts(l, EB_FACT_SECTION_SYSTEM, -1, fp);
 }
 
-static void write_warnings(const struct eb_run_result *r, FILE *fp)
+static void write_warnings(const struct eb_fact_list *l, FILE *fp)
 {
-    const char *warn[EB_REPORT_MAX_WARNINGS];
-    const int n = eb_report__warnings(r, warn, EB_REPORT_MAX_WARNINGS);
-    if (n == 0)
+    size_t i = eb_report_facts_next(l, 0, EB_FACT_SECTION_WARNINGS, -1);
+    if (i == l->n)
         return;
     fputs("<h2 id=\"warnings\">Warnings</h2>\n<ul>\n", fp);
-    for (int i = 0; i < n; i++) {
+    for (; i < l->n; i = eb_report_facts_next(l, i + 1, EB_FACT_SECTION_WARNINGS, -1)) {
         fputs("<li>", fp);
-        put(fp, warn[i]);
+        put(fp, l->items[i].value);
         fputs("</li>\n", fp);
     }
     fputs("</ul>\n", fp);
@@ -1245,18 +1115,25 @@ static void write_warnings(const struct eb_run_result *r, FILE *fp)
 void eb_report_write_html(const struct eb_run_result *r, const struct eb_report_metrics *m,
                           FILE *fp)
 {
+    struct eb_fact_list facts;
+    eb_report_facts_build(r, &facts);
     write_head(r, fp);
-    write_title(r, fp);
-    write_memory(r, fp);
+    write_title(r, &facts, fp);
+    if (facts.oom)
+        fputs("<p class=\"warn\"><b>Out of memory:</b> some facts are missing from this "
+              "report.</p>\n",
+              fp);
+    write_memory(r, &facts, fp);
     write_summary(r, fp);
     write_run_charts(r, m, fp);
     for (int i = 0; i < EB_NUM_SLOTS; i++)
-        write_slot(&r->slots[i], fp);
-    write_pair(&r->pair, fp);
-    write_system(r, fp);
-    write_warnings(r, fp);
+        write_slot(&facts, &r->slots[i], fp);
+    write_pair(&facts, &r->pair, fp);
+    write_system(&facts, fp);
+    write_warnings(&facts, fp);
+    eb_report_facts_fini(&facts);
     fputs("<p class=\"note\">Every figure here comes from the same result as report.json and "
-          "report.md (per-operator profiles, detections per class and the configuration are "
+          "report.md (per-operator tables, detections per class and the configuration are "
           "there); the sampler's series from metrics.jsonl.",
           fp);
     if (r->output_dir[0] != '\0') {

@@ -81,7 +81,7 @@ case_native_cpu_profile_has_null_mfu_with_reason() {
     fail "peak_note lacks the reason: $(jq_get "$j" slots/0/profile/peak_note)"
   # The achieved figures are still there.
   num_ok "$(jq_get "$j" slots/0/profile/gflops_per_s) > 0" || fail "no achieved GFLOP/s"
-  grep -q '^MFU: n/a — cpu: no peak in the table' "$d/report.md" ||
+  grep -q '^| MFU (model FLOPs utilisation) | n/a — cpu: no peak in the table' "$d/report.md" ||
     fail "report.md lacks the MFU line with the reason"
 }
 

@@ -310,7 +310,8 @@ EB_TEST(report_json_profile_without_peak_has_null_mfu)
     ASSERT_EQ_INT(need(root, "slots/0/profile/top_nodes/0/mfu_pct")->type, EB_JSON_NULL);
     eb_json_free(root);
     char *md = render_md(&r);
-    ASSERT_CONTAINS(md, "MFU: n/a — cpu: no peak in the table, which lists NVIDIA GPUs only.");
+    ASSERT_CONTAINS(md, "| MFU (model FLOPs utilisation) | n/a — cpu: no peak in the table, which "
+                        "lists NVIDIA GPUs only |");
     ASSERT_CONTAINS(md, "| Conv | 2 | 4.000 | 80.0 | 2.500 | 625.0 | n/a |");
     free(md);
     eb_run_result_fini(&r);
@@ -326,7 +327,7 @@ EB_TEST(report_md_has_profile_tables)
     ASSERT_CONTAINS(md, "| Conv | 2 | 4.000 | 80.0 | 2.500 | 625.0 | 0.06 |");
     ASSERT_CONTAINS(md, "| Node | Op | Fused | ms/frame | % | GFLOP/s | MFU % |");
     ASSERT_CONTAINS(md, "| /model.0/conv/Conv | Conv | silu | 3.000 | 60.0 | 666.7 | 0.07 |");
-    ASSERT_CONTAINS(md, "MFU (model FLOPs utilisation): 0.05% over the sum of node times, 0.05% "
+    ASSERT_CONTAINS(md, "| MFU (model FLOPs utilisation) | 0.05% over the sum of node times, 0.05% "
                         "over the measured inference mean, of the dense fp16 peak of NVIDIA H100 "
                         "SXM5, 989.4 TFLOPS at 1830 MHz (NVIDIA H100 datasheet");
     ASSERT_CONTAINS(md, "= 100.0% of the measured inference mean 5.000 ms");

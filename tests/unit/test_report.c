@@ -609,11 +609,12 @@ EB_TEST(json_system_gpus_energy_per_frame_and_throttle)
     ASSERT_CONTAINS(md, "**Throttling detected during the run:** HwPowerBrakeSlowdown\n");
     ASSERT_CONTAINS(md, "| Energy per measured frame | 20.0 mJ (NVML, all GPUs) |");
     ASSERT_CONTAINS(md, "### GPU (NVML)");
-    ASSERT_CONTAINS(md, "| 1 | NVIDIA H100 80GB HBM3 #1 | 51.5 / 99.0 | 2048 / 81559 | "
-                        "250000 / 300000 | 600 | n/a | 1410 / 1980 | 3 | SyncBoost, "
-                        "HwPowerBrakeSlowdown |");
+    ASSERT_CONTAINS(md, "| GPU 1 NVIDIA H100 80GB HBM3 #1 | util avg 51.5%, max 99.0%; memory "
+                        "used max 2048 of 81559 MB; power avg 250000 mW, max 300000 mW; energy "
+                        "600 mJ; temperature max n/a °C; SM clock 1410–1980 MHz; throttled "
+                        "samples 3 (SyncBoost, HwPowerBrakeSlowdown) |");
     /* the GPU table comes after the thermal zones, inside System metrics */
-    ASSERT_TRUE(pos_of(md, "| Thermal zone |") < pos_of(md, "### GPU (NVML)"));
+    ASSERT_TRUE(pos_of(md, "| Thermal zone ") < pos_of(md, "### GPU (NVML)"));
     free(md);
 
     /* No measured frame: no energy per frame. */
@@ -660,7 +661,7 @@ EB_TEST(md_sections_in_order)
     ASSERT_CONTAINS(md, "| 1 | 1: thermal | ok | 6.00 | 75.0 | 0 |");
     ASSERT_CONTAINS(md, "| 2 | 0: rgb | ok | 2.00 | 25.0 | 0 |");
     /* latency table with numbers from the struct */
-    char row[160];
+    char row[200];
     snprintf(row, sizeof(row), "| end_to_end | 40 | %.3f ± %.3f |",
              r.slots[0].stages[EB_STAGE_E2E].mean, r.slots[0].stages[EB_STAGE_E2E].std);
     ASSERT_CONTAINS(md, row);
@@ -672,12 +673,15 @@ EB_TEST(md_sections_in_order)
     snprintf(row, sizeof(row), "| [%.3f, %.3f] |", ci->lo, ci->hi);
     ASSERT_CONTAINS(md, row);
     ASSERT_CONTAINS(md, "95% CIs: order-statistic binomial, 95%");
-    snprintf(row, sizeof(row), "p50 %.3f ms, p90 %.3f ms, p99 %.3f ms; 71.5 pairs/s",
+    snprintf(row, sizeof(row),
+             "| Pair latency (the larger of the two end-to-end times) | p50 %.3f ms, p90 %.3f ms, "
+             "p99 %.3f ms |",
              r.pair.latency.p50, r.pair.latency.p90, r.pair.latency.p99);
     ASSERT_CONTAINS(md, row);
+    ASSERT_CONTAINS(md, "pairs/s) |");
     ASSERT_CONTAINS(md, "| person | 90 |");
     ASSERT_CONTAINS(md, "### Solo baseline");
-    ASSERT_CONTAINS(md, "| cpu-thermal | 61.5 | 55.2 |");
+    ASSERT_CONTAINS(md, "| Thermal zone cpu-thermal | max 61.5 °C, avg 55.2 °C |");
     ASSERT_CONTAINS(md, "tegrastats not found: not a Jetson");
     ASSERT_CONTAINS(md, "- thermal source has 16-bit frames; AGC applied");
     ASSERT_TRUE(strstr(md, "Interrupted") == NULL);
