@@ -276,6 +276,48 @@ static int fmt_frames(struct fbuf *o, const struct eb_run_result *r, const struc
     (void)r;
     bput(o, "%llu measured, %llu warm-up, %lld skipped", (unsigned long long)s->frames_measured,
          (unsigned long long)s->frames_warmup, (long long)s->frames_skipped);
+    if (s->frames_left_out > 0)
+        bput(o,
+             "; %llu left out (they ended after the measured window: the other slot had stopped)",
+             (unsigned long long)s->frames_left_out);
+    if (s->source_loops > 0)
+        bput(o, "; the source started again %llu times", (unsigned long long)s->source_loops);
+    if (s->records_capped)
+        bput(o, "; stopped at the record cap");
+    return 1;
+}
+
+/* The source's share of the frame against the pipeline's, and which dominates. */
+static int fmt_split(struct fbuf *o, const struct eb_run_result *r, const struct eb_slot_result *s)
+{
+    char b1[32], b2[32];
+    (void)r;
+    if (s->frames_measured == 0)
+        return 0;
+    bput(o,
+         "source (read) p50 %s ms, pipeline (preprocess + inference + postprocess) p50 %s ms: "
+         "the %s dominates",
+         eb_report__fmtd(b1, sizeof(b1), s->stages[EB_STAGE_READ].p50, 3),
+         eb_report__fmtd(b2, sizeof(b2), s->pipeline.p50, 3), eb_slot_result_dominant(s));
+    return 1;
+}
+
+/* Camera-rate pacing; no row for an unpaced slot. */
+static int fmt_pacing(struct fbuf *o, const struct eb_run_result *r, const struct eb_slot_result *s)
+{
+    char b[4][32];
+    (void)r;
+    if (!(s->fps_target > 0))
+        return 0;
+    bput(o,
+         "target %s FPS, achieved %s FPS; %llu dropped (%s%%, queue %llu), %llu deadline misses; "
+         "latency from arrival p50 %s ms",
+         eb_report__fmtd(b[0], sizeof(b[0]), s->fps_target, 2),
+         eb_report__fmtd(b[1], sizeof(b[1]), s->throughput_fps, 2),
+         (unsigned long long)s->frames_dropped, eb_report__fmtd(b[2], sizeof(b[2]), s->drop_pct, 2),
+         (unsigned long long)s->queue, (unsigned long long)s->deadline_misses,
+         eb_report__fmtd(b[3], sizeof(b[3]), s->latency_from_arrival.p50, 3));
+    bput(o, ", p99 %s ms", eb_report__fmtd(b[3], sizeof(b[3]), s->latency_from_arrival.p99, 3));
     return 1;
 }
 
@@ -359,6 +401,8 @@ static const struct slot_row slot_rows[] = {
     {.key = "slot.frames", .label = "Frames", .fmt = fmt_frames},
     {.key = "slot.warmup", .label = "Warm-up", .flags = OK_ONLY, .fmt = fmt_warmup},
     {.key = "slot.wall", .label = "Wall time", .flags = OK_ONLY, .fmt = fmt_wall},
+    {.key = "slot.split", .label = "Source vs pipeline", .flags = OK_ONLY, .fmt = fmt_split},
+    {.key = "slot.pacing", .label = "Pacing", .flags = OK_ONLY, .fmt = fmt_pacing},
     {.key = "slot.detections", .label = "Detections", .fmt = fmt_detections},
     {.key = "slot.memory", .label = "Memory", .fmt = fmt_memory},
     {.key = "slot.interference",
