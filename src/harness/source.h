@@ -154,6 +154,10 @@ int64_t eb_source_skipped(const struct eb_source *src);
  *  delivered number smaller. */
 int64_t eb_source_count(const struct eb_source *src);
 
+/** Frames in a synthetic source's ring (EB_SOURCE_SYNTH_RING_FRAMES); 0 for a synthetic source
+ *  drawing at read time (synth_ring_frames < 0), for the other kinds and for NULL. */
+int64_t eb_source_synth_ring_frames(const struct eb_source *src);
+
 /** Frees the source and everything it owns. Accepts NULL. */
 void eb_source_destroy(struct eb_source *src);
 

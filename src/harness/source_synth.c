@@ -332,6 +332,14 @@ static int64_t synth_count(const struct eb_source *src)
     return src->max_frames;
 }
 
+int64_t eb_source_synth_ring_frames(const struct eb_source *src)
+{
+    if (src == NULL || src->ops != &eb_source__synth_ops || src->impl == NULL)
+        return 0;
+    const struct synth *s = src->impl;
+    return s->ring != NULL ? s->ring_len : 0;
+}
+
 const struct eb_source_ops eb_source__synth_ops = {
     .name = "synthetic",
     .open = synth_open,
