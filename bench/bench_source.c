@@ -47,12 +47,15 @@ static struct read_stats measure(const char *text, enum eb_synth_style style, in
     const struct eb_source_options opts = {
         .max_frames = reads, .synth_style = style, .seed = 1, .synth_ring_frames = ring};
     double *ms = malloc((size_t)reads * sizeof(*ms));
-    uint64_t t0 = eb_clock_ns();
-    double c0 = thread_cpu_ms();
-    if (ms == NULL || eb_source_spec_parse(text, &spec, &diag) != EB_OK ||
-        (t0 = eb_clock_ns(), c0 = thread_cpu_ms(),
-         eb_source_open(&spec, &opts, &src, &diag)) != EB_OK) {
+    if (ms == NULL || eb_source_spec_parse(text, &spec, &diag) != EB_OK) {
         fprintf(stderr, "%s: %s\n", text, ms == NULL ? "out of memory" : diag.msg);
+        free(ms);
+        return r;
+    }
+    const uint64_t t0 = eb_clock_ns();
+    const double c0 = thread_cpu_ms();
+    if (eb_source_open(&spec, &opts, &src, &diag) != EB_OK) {
+        fprintf(stderr, "%s: %s\n", text, diag.msg);
         free(ms);
         return r;
     }
@@ -96,16 +99,16 @@ int main(int argc, char **argv)
         const char *text;
         enum eb_synth_style style;
     } cases[] = {
-        {"synthetic=1280x720", EB_SYNTH_RGB},     {"synthetic=1280x720", EB_SYNTH_THERMAL},
-        {"synthetic=640x512", EB_SYNTH_RGB},      {"synthetic=640x512", EB_SYNTH_THERMAL},
+        {"synthetic=1280x720", EB_SYNTH_RGB},  {"synthetic=1280x720", EB_SYNTH_THERMAL},
+        {"synthetic=640x512", EB_SYNTH_RGB},   {"synthetic=640x512", EB_SYNTH_THERMAL},
         {"synthetic=1920x1080", EB_SYNTH_RGB},
     };
     printf("## Synthetic source: ring rendered at open, %ld reads each; peer: drawing each frame "
            "at read time (%d reads), same run\n\n",
            reads, PEER_READS);
-    printf("| source | style | ring | open ms (CPU ms) | read p50 / p99 ms, caller's buffer | read p50 / "
-           "p99 ms, source's buffer | peer: draw per read p50 / p99 ms | peer / read p50 |\n"
-           "|---|---|---|---:|---:|---:|---:|---:|\n");
+    printf("| source | style | ring | open ms (CPU ms) | read p50 / p99 ms, caller's buffer "
+           "| read p50 / p99 ms, source's buffer | peer: draw per read p50 / p99 ms "
+           "| peer / read p50 |\n|---|---|---|---:|---:|---:|---:|---:|\n");
     int fail = 0;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct eb_source_spec spec;
@@ -126,12 +129,13 @@ int main(int argc, char **argv)
             fail = 1;
             continue;
         }
-        printf("| %s | %s | %lld frames, %.0f MiB | %.1f (%.1f) | %.3f / %.3f | %.4f / %.4f | %.3f / %.3f "
+        printf("| %s | %s | %lld frames, %.0f MiB | %.1f (%.1f) | %.3f / %.3f | %.4f / %.4f | %.3f "
+               "/ %.3f "
                "| %.0fx |\n",
                cases[i].text, style == EB_SYNTH_THERMAL ? "thermal" : "rgb",
                (long long)into.ring_frames, (double)into.ring_frames * (double)frame / 1048576.0,
-               into.open_ms, into.open_cpu_ms, into.p50, into.p99, own.p50, own.p99, peer.p50, peer.p99,
-               into.p50 > 0 ? peer.p50 / into.p50 : 0.0);
+               into.open_ms, into.open_cpu_ms, into.p50, into.p99, own.p50, own.p99, peer.p50,
+               peer.p99, into.p50 > 0 ? peer.p50 / into.p50 : 0.0);
         if (spec.synth_w == 1280 && spec.synth_h == 720)
             fail |= into.p50 > TARGET_720_MS;
     }

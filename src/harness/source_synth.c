@@ -211,8 +211,8 @@ static enum eb_status render_frame(struct eb_source *src, struct synth *s, int64
  * least 2, and no more than the source will deliver. */
 static int64_t ring_frames(const struct eb_source *src, size_t slot_bytes)
 {
-    int64_t n = src->opts.synth_ring_frames > 0 ? src->opts.synth_ring_frames
-                                                : EB_SOURCE_SYNTH_RING_FRAMES;
+    int64_t n =
+        src->opts.synth_ring_frames > 0 ? src->opts.synth_ring_frames : EB_SOURCE_SYNTH_RING_FRAMES;
     const int64_t fit = (int64_t)(EB_SOURCE_SYNTH_RING_BYTES / slot_bytes);
     if (n > fit)
         n = fit;

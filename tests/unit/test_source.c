@@ -898,8 +898,7 @@ EB_TEST(synthetic_thermal_has_warm_blobs)
  * Hashes of the first n frames of `text`, checking that frame k carries index k and differs
  * from frame k-1 (moving content, also across the ring's wrap).
  */
-static void synth_hashes(const char *text, const struct eb_source_options *opts, int n,
-                         uint64_t *h)
+static void synth_hashes(const char *text, const struct eb_source_options *opts, int n, uint64_t *h)
 {
     struct eb_source *src = open_text(text, opts);
     struct eb_diag diag = {0};
