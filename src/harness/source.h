@@ -61,11 +61,26 @@ enum eb_synth_style {
     EB_SYNTH_THERMAL, /* warm blobs on a cool background (rendered as 16-bit, then AGC) */
 };
 
+/*
+ * A synthetic source renders its frames when it opens, before any timing, into a ring of
+ * EB_SOURCE_SYNTH_RING_FRAMES frames, fewer where they would take more than
+ * EB_SOURCE_SYNTH_RING_BYTES (at least 2, however large the frames; never more than max_frames),
+ * and delivers frame k as ring[k mod n]: reading a frame costs a copy into the caller's buffer
+ * (eb_source_set_output) or nothing, not the drawing. 1280x720: 32 frames, 84 MiB; 1920x1080:
+ * 16 frames, 95 MiB; 3840x2160: 4 frames.
+ */
+#define EB_SOURCE_SYNTH_RING_FRAMES 32
+#define EB_SOURCE_SYNTH_RING_BYTES  ((size_t)96 << 20)
+
 struct eb_source_options {
     int64_t max_frames; /* stop after this many frames; 0 = whole source
                                       (synthetic and camera are endless: 0 means 300) */
     enum eb_synth_style synth_style;
-    uint32_t seed;            /* synthetic scenes */
+    uint32_t seed; /* synthetic scenes */
+    /* Synthetic: frames in the ring rendered at open; 0 = EB_SOURCE_SYNTH_RING_FRAMES; either
+       way capped by EB_SOURCE_SYNTH_RING_BYTES (at least 2) and by max_frames. Negative = no
+       ring: every frame is drawn when it is read (what drawing a frame costs, for bench/). */
+    int synth_ring_frames;
     const struct eb_log *log; /* may be NULL; borrowed */
     /* image_dir only: read these n_files image files, in this order, instead of listing
        spec.path (a dataset's images; spec.path then only names the source and must exist).
@@ -110,7 +125,9 @@ EB_NODISCARD enum eb_status eb_source_open(const struct eb_source_spec *spec,
  * (EB_ERR_NOMEM, EB_ERR_IO for a failing read, EB_ERR_FORMAT for a hopeless stream) are fatal
  * for this source. `frame_out->rgb` is owned by the source and valid until the next call.
  * Reuses its buffers; grows them only for a frame larger than any before. Synthetic sources
- * with FPS > 0 sleep until the frame's due time (monotonic clock, started at the first frame).
+ * deliver frames rendered at open (see EB_SOURCE_SYNTH_RING_FRAMES); with no caller buffer
+ * `frame_out->rgb` points into their ring. With FPS > 0 they sleep until the frame's due time
+ * (monotonic clock, started at the first frame).
  */
 EB_NODISCARD enum eb_status eb_source_next(struct eb_source *src, struct eb_frame *frame_out,
                                            struct eb_diag *diag);
@@ -136,6 +153,10 @@ int64_t eb_source_skipped(const struct eb_source *src);
  *  by max_frames. For image_dir it counts the image files, so undecodable ones make the
  *  delivered number smaller. */
 int64_t eb_source_count(const struct eb_source *src);
+
+/** Frames in a synthetic source's ring (EB_SOURCE_SYNTH_RING_FRAMES); 0 for a synthetic source
+ *  drawing at read time (synth_ring_frames < 0), for the other kinds and for NULL. */
+int64_t eb_source_synth_ring_frames(const struct eb_source *src);
 
 /** Frees the source and everything it owns. Accepts NULL. */
 void eb_source_destroy(struct eb_source *src);

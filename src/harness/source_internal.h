@@ -61,7 +61,8 @@ EB_NODISCARD enum eb_status eb_source__reserve(void **buf, size_t *cap, size_t n
 /**
  * Where a source writes the RGB of a frame of `need` bytes: the caller's buffer
  * (eb_source_set_output) when it holds need + 64 bytes (decoders may write a little past the
- * end), else `own` (already reserved for need).
+ * end), else `own` (already reserved for need, or NULL for a source that then hands out a
+ * buffer of its own).
  */
 uint8_t *eb_source__rgb_out(const struct eb_source *src, uint8_t *own, size_t need);
 

@@ -8,9 +8,16 @@
  * THERMAL: a 16-bit radiometric frame (cool background near 29000 with a vertical gradient and
  * sensor noise, warm person-like blobs at 31000..34000 moving around), then AGC to 8 bit.
  *
+ * Frames are rendered when the source opens, into a ring (EB_SOURCE_SYNTH_RING_FRAMES frames,
+ * fewer for large frames: EB_SOURCE_SYNTH_RING_BYTES), so that a read costs a copy or nothing
+ * and a benchmark times the user's pipeline, not this renderer. Frame k of the stream is ring
+ * slot k mod n, which is frame k mod n of the pure sequence above. The thermal ring holds the
+ * frames after AGC (what a model sees); the 16-bit frames are scratch of the rendering only.
+ *
  * With fps > 0 each frame is held back until its due time on the monotonic clock, like a
  * camera; the clock starts at the first frame after open or rewind.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,9 +25,13 @@
 #include "harness/source_internal.h"
 
 struct synth {
-    uint8_t *rgb;
+    uint8_t *ring; /* ring_len frames of frame_bytes RGB, each slot_bytes apart; NULL = none */
+    size_t ring_cap;
+    int64_t ring_len;
+    size_t frame_bytes, slot_bytes;
+    uint8_t *rgb; /* no ring: the frame drawn at read time */
     size_t rgb_cap;
-    uint16_t *u16;
+    uint16_t *u16; /* thermal: the 16-bit frame before AGC (scratch) */
     size_t u16_cap;
     uint64_t t0_ns; /* due time of frame 0; 0 = not started */
 };
@@ -183,11 +194,41 @@ static void render_thermal(uint16_t *img, int w, int h, uint32_t seed, int64_t f
     }
 }
 
+/* Draws frame `index` into `rgb` (frame_bytes). */
+static enum eb_status render_frame(struct eb_source *src, struct synth *s, int64_t index,
+                                   uint8_t *rgb, struct eb_diag *diag)
+{
+    const int w = src->spec.synth_w, h = src->spec.synth_h;
+    if (src->opts.synth_style != EB_SYNTH_THERMAL) {
+        render_rgb(rgb, w, h, src->opts.seed, index);
+        return EB_OK;
+    }
+    render_thermal(s->u16, w, h, src->opts.seed, index);
+    return eb_source__agc_to_rgb(src, s->u16, (size_t)w * (size_t)h, rgb, diag);
+}
+
+/* Frames in the ring: the asked number (or the default), as many as fit the byte cap but at
+ * least 2, and no more than the source will deliver. */
+static int64_t ring_frames(const struct eb_source *src, size_t slot_bytes)
+{
+    int64_t n =
+        src->opts.synth_ring_frames > 0 ? src->opts.synth_ring_frames : EB_SOURCE_SYNTH_RING_FRAMES;
+    const int64_t fit = (int64_t)(EB_SOURCE_SYNTH_RING_BYTES / slot_bytes);
+    if (n > fit)
+        n = fit;
+    if (n < 2)
+        n = 2;
+    if (src->max_frames > 0 && n > src->max_frames)
+        n = src->max_frames;
+    return n;
+}
+
 static void synth_close(struct eb_source *src)
 {
     struct synth *s = src->impl;
     if (s == NULL)
         return;
+    free(s->ring);
     free(s->rgb);
     free(s->u16);
     free(s);
@@ -214,12 +255,30 @@ static enum eb_status synth_open(struct eb_source *src, struct eb_diag *diag)
                             "failed to open source synthetic: out of memory; free memory");
     src->impl = s;
     /* Allocated once here: every frame has the same size. */
-    size_t px = (size_t)sp->synth_w * (size_t)sp->synth_h;
-    enum eb_status st =
-        eb_source__reserve((void **)&s->rgb, &s->rgb_cap, px * 3, "a synthetic frame", diag);
-    if (st == EB_OK && src->opts.synth_style == EB_SYNTH_THERMAL)
+    const size_t px = (size_t)sp->synth_w * (size_t)sp->synth_h;
+    s->frame_bytes = px * 3;
+    s->slot_bytes = (s->frame_bytes + 63) & ~(size_t)63; /* every frame 64-byte aligned */
+    enum eb_status st = EB_OK;
+    if (src->opts.synth_style == EB_SYNTH_THERMAL)
         st = eb_source__reserve((void **)&s->u16, &s->u16_cap, px * 2, "a 16-bit synthetic frame",
                                 diag);
+    if (st != EB_OK)
+        return st;
+    if (src->opts.synth_ring_frames < 0)
+        return eb_source__reserve((void **)&s->rgb, &s->rgb_cap, s->frame_bytes,
+                                  "a synthetic frame", diag);
+    s->ring_len = ring_frames(src, s->slot_bytes);
+    char what[96];
+    snprintf(what, sizeof(what), "the synthetic frame ring (%lld frames of %dx%d)",
+             (long long)s->ring_len, sp->synth_w, sp->synth_h);
+    st = eb_source__reserve((void **)&s->ring, &s->ring_cap, (size_t)s->ring_len * s->slot_bytes,
+                            what, diag);
+    for (int64_t k = 0; k < s->ring_len && st == EB_OK; k++)
+        st = render_frame(src, s, k, s->ring + (size_t)k * s->slot_bytes, diag);
+    /* The ring holds every frame there will be: the 16-bit scratch is not needed any more. */
+    free(s->u16);
+    s->u16 = NULL;
+    s->u16_cap = 0;
     return st;
 }
 
@@ -229,7 +288,6 @@ static enum eb_status synth_next(struct eb_source *src, struct eb_frame *frame_o
     struct synth *s = src->impl;
     const struct eb_source_spec *sp = &src->spec;
     int64_t i = src->delivered;
-    int w = sp->synth_w, h = sp->synth_h;
     if (sp->synth_fps > 0.0) {
         uint64_t now = eb_clock_ns();
         if (s->t0_ns == 0)
@@ -238,23 +296,25 @@ static enum eb_status synth_next(struct eb_source *src, struct eb_frame *frame_o
         if (due > now)
             eb_clock_sleep_ns(due - now);
     }
-    uint8_t *rgb = eb_source__rgb_out(src, s->rgb, (size_t)w * (size_t)h * 3);
-    if (src->opts.synth_style == EB_SYNTH_THERMAL) {
-        render_thermal(s->u16, w, h, src->opts.seed, i);
-        enum eb_status st = eb_source__agc_to_rgb(src, s->u16, (size_t)w * (size_t)h, rgb, diag);
+    if (s->ring != NULL) {
+        const uint8_t *slot = s->ring + (size_t)(i % s->ring_len) * s->slot_bytes;
+        uint8_t *out = eb_source__rgb_out(src, NULL, s->frame_bytes);
+        if (out != NULL)
+            memcpy(out, slot, s->frame_bytes);
+        frame_out->rgb = out != NULL ? out : slot;
+    } else {
+        uint8_t *rgb = eb_source__rgb_out(src, s->rgb, s->frame_bytes);
+        enum eb_status st = render_frame(src, s, i, rgb, diag);
         if (st != EB_OK)
             return st;
-        frame_out->source_bits = 16;
-        frame_out->source_channels = 1;
-    } else {
-        render_rgb(rgb, w, h, src->opts.seed, i);
-        frame_out->source_bits = 8;
-        frame_out->source_channels = 3;
+        frame_out->rgb = rgb;
     }
-    frame_out->rgb = rgb;
-    frame_out->width = w;
-    frame_out->height = h;
-    frame_out->stride = (size_t)w * 3;
+    const int thermal = src->opts.synth_style == EB_SYNTH_THERMAL;
+    frame_out->source_bits = thermal ? 16 : 8; /* thermal: rendered 16-bit, delivered after AGC */
+    frame_out->source_channels = thermal ? 1 : 3;
+    frame_out->width = sp->synth_w;
+    frame_out->height = sp->synth_h;
+    frame_out->stride = (size_t)sp->synth_w * 3;
     frame_out->name = NULL;
     return EB_OK;
 }
@@ -270,6 +330,14 @@ static enum eb_status synth_rewind(struct eb_source *src, struct eb_diag *diag)
 static int64_t synth_count(const struct eb_source *src)
 {
     return src->max_frames;
+}
+
+int64_t eb_source_synth_ring_frames(const struct eb_source *src)
+{
+    if (src == NULL || src->ops != &eb_source__synth_ops || src->impl == NULL)
+        return 0;
+    const struct synth *s = src->impl;
+    return s->ring != NULL ? s->ring_len : 0;
 }
 
 const struct eb_source_ops eb_source__synth_ops = {

@@ -894,6 +894,117 @@ EB_TEST(synthetic_thermal_has_warm_blobs)
     eb_source_destroy(again);
 }
 
+/*
+ * Hashes of the first n frames of `text`, checking that frame k carries index k and differs
+ * from frame k-1 (moving content, also across the ring's wrap).
+ */
+static void synth_hashes(const char *text, const struct eb_source_options *opts, int n, uint64_t *h)
+{
+    struct eb_source *src = open_text(text, opts);
+    struct eb_diag diag = {0};
+    struct eb_frame f;
+    for (int k = 0; k < n; k++) {
+        ASSERT_OK(eb_source_next(src, &f, &diag));
+        ASSERT_EQ_INT(f.index, k);
+        h[k] = frame_hash(&f);
+        if (k > 0)
+            ASSERT_TRUE(h[k] != h[k - 1]);
+    }
+    eb_source_destroy(src);
+}
+
+/* The ring's length as the stream shows it: the first k > 0 whose frame repeats frame 0. */
+static int ring_period(const uint64_t *h, int n)
+{
+    for (int k = 1; k < n; k++)
+        if (h[k] == h[0])
+            return k;
+    return 0;
+}
+
+EB_TEST(synthetic_ring_repeats_the_drawn_sequence)
+{
+    enum { N = EB_SOURCE_SYNTH_RING_FRAMES + 8 };
+    const enum eb_synth_style styles[] = {EB_SYNTH_RGB, EB_SYNTH_THERMAL};
+    for (size_t t = 0; t < EB_ARRAY_LEN(styles); t++) {
+        struct eb_source_options ring = {.max_frames = N, .synth_style = styles[t], .seed = 9};
+        struct eb_source_options drawn = ring;
+        drawn.synth_ring_frames = -1;
+        uint64_t hr[N], hr2[N], hd[N];
+        synth_hashes("synthetic=160x128", &ring, N, hr);
+        synth_hashes("synthetic=160x128", &ring, N, hr2);
+        synth_hashes("synthetic=160x128", &drawn, N, hd);
+        for (int k = 0; k < N; k++) {
+            ASSERT_TRUE(hr2[k] == hr[k]); /* same seed, same frames */
+            /* Frame k is drawn frame k mod ring length: the ring changes no picture. */
+            ASSERT_TRUE(hr[k] == hd[k % EB_SOURCE_SYNTH_RING_FRAMES]);
+        }
+        ASSERT_EQ_INT(ring_period(hr, N), EB_SOURCE_SYNTH_RING_FRAMES);
+        ASSERT_EQ_INT(ring_period(hd, N), 0); /* drawn at read time: no frame repeats */
+
+        /* A rewind restarts at the ring's first frame, wherever the stream was. */
+        struct eb_source *src = open_text("synthetic=160x128", &ring);
+        struct eb_diag diag = {0};
+        struct eb_frame f;
+        for (int k = 0; k < 35; k++)
+            ASSERT_OK(eb_source_next(src, &f, &diag));
+        ASSERT_OK(eb_source_rewind(src, &diag));
+        for (int k = 0; k < 3; k++) {
+            ASSERT_OK(eb_source_next(src, &f, &diag));
+            ASSERT_EQ_INT(f.index, k);
+            ASSERT_TRUE(frame_hash(&f) == hr[k]);
+        }
+        eb_source_destroy(src);
+    }
+}
+
+/* Frames in the ring of `text` opened with `opts`. */
+static int64_t ring_of(const char *text, const struct eb_source_options *opts)
+{
+    struct eb_source *src = open_text(text, opts);
+    const int64_t n = eb_source_synth_ring_frames(src);
+    eb_source_destroy(src);
+    return n;
+}
+
+EB_TEST(synthetic_ring_is_capped_by_bytes_for_large_frames)
+{
+    /* 1920x1080: 6.2 MB a frame, so the 96 MiB cap holds 16 of the 32 (or of the 1000 asked). */
+    enum { N = 18 };
+    const size_t frame = (size_t)1920 * 1080 * 3;
+    const int fit = (int)(EB_SOURCE_SYNTH_RING_BYTES / frame);
+    ASSERT_TRUE(fit >= 2 && fit < N && fit < EB_SOURCE_SYNTH_RING_FRAMES);
+    uint64_t h[N];
+    struct eb_source_options opts = {.max_frames = N, .seed = 3};
+    synth_hashes("synthetic=1920x1080", &opts, N, h);
+    ASSERT_EQ_INT(ring_period(h, N), fit);
+    opts.max_frames = 0;
+    ASSERT_EQ_INT(ring_of("synthetic=1920x1080", &opts), fit);
+    opts.synth_ring_frames = 1000;
+    ASSERT_EQ_INT(ring_of("synthetic=1920x1080", &opts), fit);
+    ASSERT_TRUE((size_t)ring_of("synthetic=1920x1080", &opts) * frame <=
+                EB_SOURCE_SYNTH_RING_BYTES);
+    /* Small frames: the asked number (up to max_frames, 300 by default), or the default. */
+    ASSERT_EQ_INT(ring_of("synthetic=64x64", &opts), 300);
+    opts.synth_ring_frames = 100;
+    ASSERT_EQ_INT(ring_of("synthetic=64x64", &opts), 100);
+    opts.synth_ring_frames = 0;
+    ASSERT_EQ_INT(ring_of("synthetic=64x64", &opts), EB_SOURCE_SYNTH_RING_FRAMES);
+    opts.synth_ring_frames = -1;
+    ASSERT_EQ_INT(ring_of("synthetic=64x64", &opts), 0);
+    /* A frame over half the cap (51.6 MB): still 2 frames, so consecutive frames differ. */
+    ASSERT_TRUE((size_t)4096 * 4200 * 3 > EB_SOURCE_SYNTH_RING_BYTES / 2);
+    struct eb_source_options big = {.max_frames = 3, .seed = 3};
+    synth_hashes("synthetic=4096x4200", &big, 3, h);
+    ASSERT_EQ_INT(ring_period(h, 3), 2);
+    /* A ring never holds more frames than the source delivers. */
+    struct eb_source_options short_run = {.max_frames = 5, .seed = 3, .synth_ring_frames = 3};
+    synth_hashes("synthetic=64x64", &short_run, 5, h);
+    ASSERT_EQ_INT(ring_period(h, 5), 3);
+    short_run.synth_ring_frames = 0;
+    ASSERT_EQ_INT(ring_of("synthetic=64x64", &short_run), 5);
+}
+
 /* ------------------------------------------------------------------ threads */
 
 struct thread_job {
@@ -984,6 +1095,11 @@ EB_TEST(synthetic_frames_decode_into_a_callers_buffer)
     ASSERT_EQ_INT(output_matches("synthetic=320x240", &rgb, exact - 1, 6), 0);
     struct eb_source_options th = {.max_frames = 4, .synth_style = EB_SYNTH_THERMAL, .seed = 7};
     ASSERT_EQ_INT(output_matches("synthetic=160x120", &th, (size_t)160 * 120 * 3 + 64, 4), 4);
+    /* Past the ring's wrap, and drawn at read time (no ring) */
+    struct eb_source_options wrap = {.max_frames = 7, .seed = 5, .synth_ring_frames = 3};
+    ASSERT_EQ_INT(output_matches("synthetic=320x240", &wrap, exact, 7), 7);
+    struct eb_source_options drawn = {.max_frames = 4, .seed = 5, .synth_ring_frames = -1};
+    ASSERT_EQ_INT(output_matches("synthetic=320x240", &drawn, exact, 4), 4);
 }
 
 EB_TEST(images_and_video_decode_into_a_callers_buffer)
