@@ -115,7 +115,7 @@ int main(int argc, char **argv)
                                .source_text = "synthetic=1920x1080",
                                .synth_style = EB_SYNTH_RGB,
                                .backend = eb_backend_find("ort"),
-                               .backend_cfg = {.device = EB_DEVICE_CPU, .gpu_mem_limit_gb = 8.0},
+                               .backend_cfg = {.device = EB_DEVICE_CPU, .mem_limit_bytes = 8000000000ull},
                                .conf = 0.25f,
                                .iou = 0.7f,
                                .frames = frames,

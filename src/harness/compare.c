@@ -1029,7 +1029,7 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
     su.frames = cfg.frames;
     su.warmup = cfg.warmup;
     su.warmup_s = cfg.warmup_s;
-    su.limit_bytes = (uint64_t)(cfg.gpu_mem_limit_gb * 1e9);
+    eb_budget_init_here(&su.budget, cfg.gpu_mem_limit_bytes, cc->platform.is_jetson);
     su.unified = cc->platform.is_jetson;
     su.log = &cc->log;
     su.stop = cc->env->stop;
@@ -1078,7 +1078,7 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
         goto done;
     }
     eb_slot_summarize(s, &res->slots[0]);
-    res->mem.limit_gb = cfg.gpu_mem_limit_gb;
+    eb_budget_summarize(&s->setup.budget, &res->mem);
     res->mem.peak_bytes = s->mem_peak;
     res->mem.violations = s->violations;
     res->interrupt_signal = atomic_load(cc->env->stop);

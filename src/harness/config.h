@@ -36,7 +36,7 @@ struct eb_config {
     const char *class_map;
     const char *rgb_class_map;
     const char *thermal_class_map;
-    double gpu_mem_limit_gb;
+    uint64_t gpu_mem_limit_bytes; /* --gpu_mem_limit_gb x 10^9, validated and clamped by cli.c */
     int64_t frames;
     int64_t warmup; /* frames, or EB_WARMUP_AUTO (harness/validity.h) for `--warmup auto` */
     double warmup_s;

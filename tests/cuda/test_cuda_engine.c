@@ -928,7 +928,7 @@ EB_TEST(backend_frame_and_head_through_vtable)
     size_t len;
     uint8_t *bytes = synth(EB_SYNTH_YOLOV8, 320, &len);
     const struct eb_backend_config cfg = {
-        .device = EB_DEVICE_CUDA, .precision = EB_ENGINE_PRECISION_FP16, .gpu_mem_limit_gb = 8.0};
+        .device = EB_DEVICE_CUDA, .precision = EB_ENGINE_PRECISION_FP16, .mem_limit_bytes = 8000000000ull};
     struct eb_backend *be = NULL;
     struct eb_diag d = {0};
     ASSERT_OK(eb_backend_create(&eb_backend_native_ops, &cfg, &be, &d));
