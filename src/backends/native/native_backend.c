@@ -258,8 +258,8 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
     if (p->cap_bytes > 0) {
         info.limit_type = EB_LIMIT_HARD;
         snprintf(info.limit_methods, sizeof(info.limit_methods),
-                 "native %s <= %.1f MiB (planned %.1f MiB)", plan_what,
-                 (double)p->cap_bytes / MIB, planned_mib);
+                 "native %s <= %.2f GB (planned %.1f MiB)", plan_what,
+                 (double)p->cap_bytes / 1e9, planned_mib);
     } else {
         /* No limit configured: the plan is still exact, but nothing is enforced. */
         info.limit_type = EB_LIMIT_UNAVAILABLE;
