@@ -117,7 +117,7 @@ struct eb_model_info {
     size_t n_class_names;
     /* What the backend did about the memory limit. */
     enum eb_limit_type limit_type;
-    char limit_methods[256]; /* e.g. "ort cuda gpu_mem_limit=8.00GB"; empty when none */
+    char limit_methods[256];    /* e.g. "ort cuda gpu_mem_limit=8.00GB"; empty when none */
     uint64_t budget_bytes_used; /* (ABI 6) bytes the instance holds against mem_limit_bytes as
                                    its cap enforces them (native: the engine's planned total);
                                    0 where nothing is enforced at load (limit type soft) */

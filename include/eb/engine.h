@@ -93,7 +93,7 @@ struct eb_engine_options {
     const struct eb_allocator *alloc; /* parent of every engine allocation; NULL = system */
     const char *base_dir;             /* folder of external-data files; NULL = refuse them */
     const struct eb_log *log;         /* may be NULL; borrowed */
-    const char *mem_cap_label; /* how messages name the cap: NULL = "limit Y MiB", else
+    const char *mem_cap_label;        /* how messages name the cap: NULL = "limit Y MiB", else
                                   "Y MiB <label>"; copied */
     enum eb_engine_zero_copy zero_copy_frames; /* CUDA: the frame buffer (default AUTO) */
 };
@@ -251,7 +251,8 @@ int eb_engine_frame_input(const struct eb_engine *e, char *why, size_t why_size)
 /**
  * A page-locked host buffer of the engine for a width x height frame (stride = 3 * width; 64
  * bytes beyond the frame for decoders that write past a row), which eb_engine_run_frame
- * uploads without a staging copy: decode into it. Engine-owned,
+ * uploads without a staging copy (zero_copy_frames: which the letterbox reads in place, no
+ * upload): decode into it. Engine-owned,
  * valid until the next call with a larger frame or destroy. EB_ERR_UNSUPPORTED where
  * eb_engine_frame_input is 0.
  */

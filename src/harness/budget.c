@@ -69,8 +69,8 @@ uint64_t eb_budget_left(const struct eb_budget *b, char *label, size_t label_siz
     const uint64_t left = b->used_bytes < b->limit_bytes ? b->limit_bytes - b->used_bytes : 0;
     if (label != NULL && label_size > 0) {
         if (b->charged_by[0] != '\0')
-            snprintf(label, label_size, "left of the limit after slot %s (%.1f MiB)",
-                     b->charged_by, (double)b->limit_bytes / MIB);
+            snprintf(label, label_size, "left of the limit after slot %s (%.1f MiB)", b->charged_by,
+                     (double)b->limit_bytes / MIB);
         else
             label[0] = '\0';
     }

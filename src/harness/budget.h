@@ -49,8 +49,8 @@ struct eb_budget {
     enum eb_budget_bound bound;
     uint64_t mem_total_bytes; /* unified: MemTotal (0 unknown); 0 elsewhere */
     enum eb_budget_measure measure;
-    uint64_t used_bytes;  /* charged by the slots loaded so far */
-    char charged_by[64];  /* their names, e.g. "rgb"; "" before any charge */
+    uint64_t used_bytes; /* charged by the slots loaded so far */
+    char charged_by[64]; /* their names, e.g. "rgb"; "" before any charge */
 };
 
 /**

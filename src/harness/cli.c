@@ -169,8 +169,8 @@ static enum eb_status set_opt(const struct opt_def *o, const char *text, struct 
         /* Below min the limit could not be honoured: a slot's engine, buffers and the process
          * itself need more, and the reports print GB to 3 decimals. */
         if (v < o->min)
-            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                                "--%s: %g is out of range (accepted: %s)", o->name, v, range);
+            return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "--%s: %g is out of range (accepted: %s)",
+                                o->name, v, range);
         if (v > o->max) {
             eb_log_msg(log, EB_LOG_WARN, "--%s %g exceeds the maximum %.1f; clamped to %.1f",
                        o->name, v, o->max, o->max);

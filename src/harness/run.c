@@ -39,8 +39,8 @@ struct run_ctx {
     struct eb_accuracy *acc[EB_NUM_SLOTS]; /* --data of the slot, owned; NULL = none */
     char data_source[EB_NUM_SLOTS][EB_SOURCE_PATH_MAX + 16];
     struct eb_run_result result;
-    struct eb_budget budget;                  /* the process's one memory budget */
-    char limit_label[EB_NUM_SLOTS][96];       /* each slot's cap in messages (budget.h) */
+    struct eb_budget budget;            /* the process's one memory budget */
+    char limit_label[EB_NUM_SLOTS][96]; /* each slot's cap in messages (budget.h) */
 };
 
 enum eb_status eb_run_mkdir_p(const char *path, const char *flag, struct eb_diag *diag)

@@ -31,11 +31,11 @@ struct eb_slot_setup {
     struct eb_backend_config backend_cfg;
     int imgsz;
     float conf, iou;
-    int64_t frames;       /* measured frames; 0 = whole source */
-    int64_t warmup;       /* frames, or EB_WARMUP_AUTO (harness/validity.h) */
-    double warmup_s;      /* warm up at least this long too (--warmup_s) */
+    int64_t frames;          /* measured frames; 0 = whole source */
+    int64_t warmup;          /* frames, or EB_WARMUP_AUTO (harness/validity.h) */
+    double warmup_s;         /* warm up at least this long too (--warmup_s) */
     struct eb_budget budget; /* the process's memory budget, for the per-frame check */
-    int unified;          /* monitored figure: system used (1) or process RSS (0) */
+    int unified;             /* monitored figure: system used (1) or process RSS (0) */
     const struct eb_log *log;
     atomic_int *stop; /* non-zero to stop after the current frame; borrowed */
     /* --data: the source reads these files in this order (source_text then only names it),

@@ -19,7 +19,8 @@
 static struct eb_backend_config cpu_config(void)
 {
     /* One thread: the test machines are small and shared. */
-    struct eb_backend_config cfg = {.device = EB_DEVICE_CPU, .threads = 1, .mem_limit_bytes = 8000000000ull};
+    struct eb_backend_config cfg = {
+        .device = EB_DEVICE_CPU, .threads = 1, .mem_limit_bytes = 8000000000ull};
     return cfg;
 }
 

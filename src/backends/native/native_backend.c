@@ -38,8 +38,8 @@ struct native_priv {
     int precision;
     enum eb_device device;
     char kernels[16];
-    uint64_t cap_bytes;  /* cfg->mem_limit_bytes: the engine's hard cap; 0 = none */
-    char cap_label[96];  /* cfg->mem_limit_label, copied ("" = none) */
+    uint64_t cap_bytes;       /* cfg->mem_limit_bytes: the engine's hard cap; 0 = none */
+    char cap_label[96];       /* cfg->mem_limit_label, copied ("" = none) */
     struct eb_engine *engine; /* owned; NULL until load */
     char model[256];          /* the model's name for messages */
     size_t n_in, n_out;
@@ -258,8 +258,8 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
     if (p->cap_bytes > 0) {
         info.limit_type = EB_LIMIT_HARD;
         snprintf(info.limit_methods, sizeof(info.limit_methods),
-                 "native %s <= %.2f GB (planned %.1f MiB)", plan_what,
-                 (double)p->cap_bytes / 1e9, planned_mib);
+                 "native %s <= %.2f GB (planned %.1f MiB)", plan_what, (double)p->cap_bytes / 1e9,
+                 planned_mib);
     } else {
         /* No limit configured: the plan is still exact, but nothing is enforced. */
         info.limit_type = EB_LIMIT_UNAVAILABLE;

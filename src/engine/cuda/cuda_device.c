@@ -993,8 +993,7 @@ static enum eb_status cu_run_frame(struct eb_engine *e, const struct eb_engine_f
         return st;
     CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
     if (!s->zero_copy) /* mapped: the letterbox reads h_frame through d_frame */
-        CUDA_TRY(
-            cudaMemcpyAsync(s->d_frame, s->h_frame, bytes, cudaMemcpyHostToDevice, s->stream));
+        CUDA_TRY(cudaMemcpyAsync(s->d_frame, s->h_frame, bytes, cudaMemcpyHostToDevice, s->stream));
     CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
     if ((st = enqueue_pre(e, s, &key, diag)) != EB_OK)
         return st;
