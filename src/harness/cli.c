@@ -94,6 +94,20 @@ static void range_text(const struct opt_def *o, char *buf, size_t size)
         buf[0] = '\0';
 }
 
+/* A finite number, the whole of `text`. */
+static enum eb_status parse_number(const struct opt_def *o, const char *text, const char *range,
+                                   double *v_out, struct eb_diag *diag)
+{
+    char *end = NULL;
+    errno = 0;
+    const double v = strtod(text, &end);
+    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v))
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "--%s: '%s' is not a number (accepted: %s)",
+                            o->name, text, range);
+    *v_out = v;
+    return EB_OK;
+}
+
 /* Sets one option from its text. */
 static enum eb_status set_opt(const struct opt_def *o, const char *text, struct eb_config *cfg,
                               const struct eb_log *log, struct eb_diag *diag)
@@ -146,12 +160,10 @@ static enum eb_status set_opt(const struct opt_def *o, const char *text, struct 
         return EB_OK;
     }
     case OPT_DBL: {
-        char *end = NULL;
-        errno = 0;
-        double v = strtod(text, &end);
-        if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v))
-            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                                "--%s: '%s' is not a number (accepted: %s)", o->name, text, range);
+        double v = 0;
+        enum eb_status st = parse_number(o, text, range, &v, diag);
+        if (st != EB_OK)
+            return st;
         if (v < o->min || v > o->max)
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "--%s: %g is out of range (accepted: %s)",
                                 o->name, v, range);
@@ -160,12 +172,10 @@ static enum eb_status set_opt(const struct opt_def *o, const char *text, struct 
     }
     case OPT_GB: {
         /* Converted to bytes here, once; everything after this reads bytes. */
-        char *end = NULL;
-        errno = 0;
-        double v = strtod(text, &end);
-        if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v))
-            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                                "--%s: '%s' is not a number (accepted: %s)", o->name, text, range);
+        double v = 0;
+        enum eb_status st = parse_number(o, text, range, &v, diag);
+        if (st != EB_OK)
+            return st;
         /* Below min the limit could not be honoured: a slot's engine, buffers and the process
          * itself need more, and the reports print GB to 3 decimals. */
         if (v < o->min)
