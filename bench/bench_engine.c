@@ -208,7 +208,7 @@ static enum eb_status open_backend(const char *backend, const struct eb_model_sp
                                     .kernels = NULL,
                                     .passes = 0,
                                     .profile = profile,
-                                    .gpu_mem_limit_gb = 8.0};
+                                    .mem_limit_bytes = 8000000000ull};
     const struct eb_backend_ops *ops = eb_backend_find(backend);
     x->be = NULL;
     if (ops == NULL)

@@ -110,19 +110,20 @@ int main(int argc, char **argv)
         return 1;
     }
     atomic_int stop = 0;
-    struct eb_slot_setup su = {.model_bytes = bytes,
-                               .model_len = len,
-                               .model_label = "embedded:yolov8n-640",
-                               .source_text = "synthetic=1920x1080",
-                               .synth_style = EB_SYNTH_RGB,
-                               .backend = eb_backend_find("ort"),
-                               .backend_cfg = {.device = EB_DEVICE_CPU, .gpu_mem_limit_gb = 8.0},
-                               .conf = 0.25f,
-                               .iou = 0.7f,
-                               .frames = frames,
-                               .warmup = 5,
-                               .loop = 1,
-                               .stop = &stop};
+    struct eb_slot_setup su = {
+        .model_bytes = bytes,
+        .model_len = len,
+        .model_label = "embedded:yolov8n-640",
+        .source_text = "synthetic=1920x1080",
+        .synth_style = EB_SYNTH_RGB,
+        .backend = eb_backend_find("ort"),
+        .backend_cfg = {.device = EB_DEVICE_CPU, .mem_limit_bytes = 8000000000ull},
+        .conf = 0.25f,
+        .iou = 0.7f,
+        .frames = frames,
+        .warmup = 5,
+        .loop = 1,
+        .stop = &stop};
     struct eb_slot slot;
     eb_slot_init(&slot, 0, &su);
     struct eb_slot *one = &slot;

@@ -20,7 +20,10 @@
 #include "eb/log.h"
 #include "eb/tensor.h"
 
-#define EB_BACKEND_ABI      6u
+/* ABI 6: the memory limit travels as bytes (mem_limit_bytes replaces the double
+ * gpu_mem_limit_gb), with mem_limit_label; eb_model_info.budget_bytes_used; ABI 7: the
+ * probe's providers list. */
+#define EB_BACKEND_ABI      7u
 #define EB_BACKEND_MAX_IO   8
 #define EB_BACKEND_NAME_MAX 128
 
@@ -59,7 +62,11 @@ struct eb_backend_config {
     int qdq;                  /* enum eb_engine_qdq */
     int precision;            /* enum eb_engine_precision (cuda device) */
     const char *kernels;      /* "auto", "ref", "avx2", ...; NULL = auto; borrowed */
-    double gpu_mem_limit_gb;  /* the memory limit (already validated, 0 < x <= 8) */
+    uint64_t mem_limit_bytes; /* this instance's share of the memory limit, in bytes (already
+                                 validated by the harness; 0 = none) */
+    /* How messages name the limit: NULL = "limit Y MiB"; else "Y MiB <label>", e.g. "left of
+     * the limit after slot rgb (7629.4 MiB)". Copied at load. */
+    const char *mem_limit_label;
     const char *ort_lib;      /* explicit ONNX Runtime library path or NULL; borrowed */
     const struct eb_log *log; /* may be NULL; borrowed, must outlive the instance */
 };
@@ -115,7 +122,10 @@ struct eb_model_info {
     size_t n_class_names;
     /* What the backend did about the memory limit. */
     enum eb_limit_type limit_type;
-    char limit_methods[256]; /* e.g. "ort cuda gpu_mem_limit=8.00GB"; empty when none */
+    char limit_methods[256];    /* e.g. "ort cuda gpu_mem_limit=8.00GB"; empty when none */
+    uint64_t budget_bytes_used; /* (ABI 6) bytes the instance holds against mem_limit_bytes as
+                                   its cap enforces them (native: the engine's planned total);
+                                   0 where nothing is enforced at load (limit type soft) */
     char provider
         [64]; /* execution provider / device that actually runs, e.g. "CPUExecutionProvider" */
     struct eb_backend_device_info device; /* (ABI 4) zeroed where the backend does not say */

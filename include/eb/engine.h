@@ -65,6 +65,19 @@ enum eb_engine_precision {
     EB_ENGINE_PRECISION_FP16, /* CUDA: activations and weights in half, float accumulation */
 };
 
+/**
+ * CUDA: how eb_engine_run_frame gets a frame to the letterbox kernel. STAGED: a page-locked
+ * host buffer copied into a device buffer; MAPPED: one page-locked buffer mapped into the
+ * device's address space (cudaHostAllocMapped), read by the kernel in place, no copy. AUTO:
+ * MAPPED on an integrated GPU (Jetson: unified memory, where the copy is a DRAM-to-DRAM
+ * duplicate), else STAGED.
+ */
+enum eb_engine_zero_copy {
+    EB_ENGINE_ZERO_COPY_AUTO = 0,
+    EB_ENGINE_ZERO_COPY_STAGED,
+    EB_ENGINE_ZERO_COPY_MAPPED,
+};
+
 struct eb_engine_options {
     int threads;                        /* threads per run, the caller included; 0 = online CPUs */
     uint64_t mem_cap_bytes;             /* hard cap on arena + scratch + weights (CUDA: + library
@@ -80,6 +93,9 @@ struct eb_engine_options {
     const struct eb_allocator *alloc; /* parent of every engine allocation; NULL = system */
     const char *base_dir;             /* folder of external-data files; NULL = refuse them */
     const struct eb_log *log;         /* may be NULL; borrowed */
+    const char *mem_cap_label;        /* how messages name the cap: NULL = "limit Y MiB", else
+                                  "Y MiB <label>"; copied */
+    enum eb_engine_zero_copy zero_copy_frames; /* CUDA: the frame buffer (default AUTO) */
 };
 
 /** Fills the defaults (all passes, no cap, one thread per online CPU, best kernels). */
@@ -139,6 +155,8 @@ struct eb_engine_exec_info {
     int block;                /* their channels per block (CB); 0 when none */
     int sm_count;             /* CUDA: the GPU's streaming multiprocessors; 0 on the CPU */
     uint64_t device_total_bytes; /* CUDA: the GPU's memory (a Jetson: its DRAM); 0 on the CPU */
+    int zero_copy_frames;        /* CUDA: 1 when frames are read in place (EB_ENGINE_ZERO_COPY_
+                                    MAPPED), 0 when staged; 0 on the CPU */
     int clock_khz;               /* CUDA: the GPU clock the runtime reports (cudaDevAttrClockRate,
                                     the maximum of the current power mode); 0 on the CPU */
 };
@@ -233,7 +251,8 @@ int eb_engine_frame_input(const struct eb_engine *e, char *why, size_t why_size)
 /**
  * A page-locked host buffer of the engine for a width x height frame (stride = 3 * width; 64
  * bytes beyond the frame for decoders that write past a row), which eb_engine_run_frame
- * uploads without a staging copy: decode into it. Engine-owned,
+ * uploads without a staging copy (zero_copy_frames: which the letterbox reads in place, no
+ * upload): decode into it. Engine-owned,
  * valid until the next call with a larger frame or destroy. EB_ERR_UNSUPPORTED where
  * eb_engine_frame_input is 0.
  */

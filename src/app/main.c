@@ -261,7 +261,7 @@ static int cmd_backends(void)
     int any = 0;
     const struct eb_backend_ops *const *list = eb_backend_list();
     for (size_t i = 0; list[i] != NULL; i++) {
-        struct eb_backend_config cfg = {.device = EB_DEVICE_CPU, .gpu_mem_limit_gb = 8.0};
+        struct eb_backend_config cfg = {.device = EB_DEVICE_CPU, .mem_limit_bytes = 8000000000ull};
         struct eb_backend_probe probe;
         memset(&probe, 0, sizeof(probe));
         struct eb_diag diag = {0};

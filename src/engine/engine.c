@@ -39,6 +39,15 @@ double eb_engine__mib(uint64_t b)
     return (double)b / (1024.0 * 1024.0);
 }
 
+const char *eb_engine__cap_text(const struct eb_engine *e, uint64_t cap, char *buf, size_t size)
+{
+    if (e->cap_label[0] != '\0')
+        snprintf(buf, size, "%.1f MiB %s", eb_engine__mib(cap), e->cap_label);
+    else
+        snprintf(buf, size, "limit %.1f MiB", eb_engine__mib(cap));
+    return buf;
+}
+
 /* Parse + import + passes: what eb_engine_load and eb_engine_supports share. */
 static enum eb_status build_graph(const uint8_t *bytes, size_t len, const char *what,
                                   const struct eb_engine_options *opt, struct eb_graph **g_out,
@@ -132,11 +141,15 @@ static enum eb_status cpu_bind(struct eb_engine *e, const struct eb_engine_optio
     struct eb_graph *g = e->g;
     uint64_t arena_total = eb_cpu_align64((size_t)e->plan.arena_bytes) + e->scratch_bytes;
     uint64_t total = arena_total + e->plan.weight_bytes + e->packed_bytes;
+    char cap[128];
     if (opt->mem_cap_bytes > 0 && total > opt->mem_cap_bytes)
         return eb_diag_fail(diag, EB_ERR_LIMIT,
-                            "failed to load model %s: needed %.1f MiB, limit %.1f MiB; raise "
-                            "--gpu_mem_limit_gb or use a smaller model/--imgsz",
-                            e->what, eb_engine__mib(total), eb_engine__mib(opt->mem_cap_bytes));
+                            "failed to load model %s: needed %.1f MiB, %s; planned: arena %.1f, "
+                            "weights %.1f, packed weights %.1f MiB",
+                            e->what, eb_engine__mib(total),
+                            eb_engine__cap_text(e, opt->mem_cap_bytes, cap, sizeof(cap)),
+                            eb_engine__mib(arena_total), eb_engine__mib(e->plan.weight_bytes),
+                            eb_engine__mib(e->packed_bytes));
     /* + EB_CPU_READ_SLACK: a kernel may read that far past an arena tensor (cpu.h) */
     e->arena = g->alloc.alloc(
         g->alloc.ctx, (size_t)arena_total + EB_MEMPLAN_ALIGN + EB_CPU_READ_SLACK, EB_MEMPLAN_ALIGN);
@@ -297,6 +310,8 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
     }
     e->g = g;
     e->what = g->what;
+    snprintf(e->cap_label, sizeof(e->cap_label), "%s",
+             opt->mem_cap_label != NULL ? opt->mem_cap_label : "");
     e->profile = opt->profile;
     e->order = eb_ir_arena_alloc(&g->arena, (g->n_nodes + 1) * sizeof(int));
     if (e->order == NULL) {

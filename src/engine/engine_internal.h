@@ -21,6 +21,7 @@ struct eb_engine {
     struct eb_memplan plan;
     int plan_concurrent; /* set by dev->open: a concurrent memory plan (memplan.h) */
     const char *what;    /* names the model in messages (graph arena) */
+    char cap_label[96];  /* opt.mem_cap_label, copied ("" = none) */
     const struct eb_engine_devops *dev;
     void *dev_state; /* the device's own state (owned; freed by dev->close) */
     void *arena;     /* plan.arena_bytes + scratch, from g->alloc (host memory) */
@@ -87,6 +88,11 @@ void eb_engine__nvtx_node_push(const struct eb_engine *e, size_t k);
 void eb_engine__nvtx_node_pop(const struct eb_engine *e);
 /** MiB for messages. */
 double eb_engine__mib(uint64_t bytes);
+/**
+ * How a limit message names the cap `cap` bytes into `buf`: "limit Y MiB", or "Y MiB <label>"
+ * with the caller's opt.mem_cap_label. Returns buf.
+ */
+const char *eb_engine__cap_text(const struct eb_engine *e, uint64_t cap, char *buf, size_t size);
 
 #ifdef EB_HAVE_CUDA
 extern const struct eb_engine_devops eb_engine_devops_cuda;

@@ -14,7 +14,8 @@
 #include "harness/source.h"
 #include "harness/validity.h"
 
-enum opt_type { OPT_STR, OPT_ENUM, OPT_INT, OPT_DBL, OPT_FLAG };
+/* OPT_GB: a number of GB (10^9 bytes) on the command line, uint64_t bytes in the config. */
+enum opt_type { OPT_STR, OPT_ENUM, OPT_INT, OPT_DBL, OPT_FLAG, OPT_GB };
 
 struct opt_def {
     const char *name;
@@ -76,8 +77,9 @@ static void choice_name(const char *choices, int n, char *buf, size_t size)
 
 static void range_text(const struct opt_def *o, char *buf, size_t size)
 {
-    if (strcmp(o->name, "gpu_mem_limit_gb") == 0)
-        snprintf(buf, size, "0 < G <= %g; larger values are clamped to %g", o->max, o->max);
+    if (o->type == OPT_GB)
+        snprintf(buf, size, "%g <= G <= %g; larger values are clamped to %g", o->min, o->max,
+                 o->max);
     else if (strcmp(o->name, "imgsz") == 0)
         snprintf(buf, size, "0 or a multiple of 32 in 32..%g", o->max);
     else if (strcmp(o->name, "warmup") == 0)
@@ -90,6 +92,20 @@ static void range_text(const struct opt_def *o, char *buf, size_t size)
         snprintf(buf, size, "%.15g..%.15g", o->min, o->max);
     else
         buf[0] = '\0';
+}
+
+/* A finite number, the whole of `text`. */
+static enum eb_status parse_number(const struct opt_def *o, const char *text, const char *range,
+                                   double *v_out, struct eb_diag *diag)
+{
+    char *end = NULL;
+    errno = 0;
+    const double v = strtod(text, &end);
+    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v))
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "--%s: '%s' is not a number (accepted: %s)",
+                            o->name, text, range);
+    *v_out = v;
+    return EB_OK;
 }
 
 /* Sets one option from its text. */
@@ -144,28 +160,34 @@ static enum eb_status set_opt(const struct opt_def *o, const char *text, struct 
         return EB_OK;
     }
     case OPT_DBL: {
-        char *end = NULL;
-        errno = 0;
-        double v = strtod(text, &end);
-        if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v))
-            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                                "--%s: '%s' is not a number (accepted: %s)", o->name, text, range);
-        if (strcmp(o->name, "gpu_mem_limit_gb") == 0) {
-            if (v <= 0)
-                return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                                    "--gpu_mem_limit_gb: %g is out of range (accepted: %s)", v,
-                                    range);
-            if (v > o->max) {
-                eb_log_msg(log, EB_LOG_WARN,
-                           "--gpu_mem_limit_gb %g exceeds the maximum %.1f; clamped to %.1f", v,
-                           o->max, o->max);
-                v = o->max;
-            }
-        } else if (v < o->min || v > o->max) {
+        double v = 0;
+        enum eb_status st = parse_number(o, text, range, &v, diag);
+        if (st != EB_OK)
+            return st;
+        if (v < o->min || v > o->max)
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "--%s: %g is out of range (accepted: %s)",
                                 o->name, v, range);
-        }
         memcpy(base, &v, sizeof(v));
+        return EB_OK;
+    }
+    case OPT_GB: {
+        /* Converted to bytes here, once; everything after this reads bytes. */
+        double v = 0;
+        enum eb_status st = parse_number(o, text, range, &v, diag);
+        if (st != EB_OK)
+            return st;
+        /* Below min the limit could not be honoured: a slot's engine, buffers and the process
+         * itself need more, and the reports print GB to 3 decimals. */
+        if (v < o->min)
+            return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "--%s: %g is out of range (accepted: %s)",
+                                o->name, v, range);
+        if (v > o->max) {
+            eb_log_msg(log, EB_LOG_WARN, "--%s %g exceeds the maximum %.1f; clamped to %.1f",
+                       o->name, v, o->max, o->max);
+            v = o->max;
+        }
+        const uint64_t bytes = (uint64_t)llround(v * 1e9);
+        memcpy(base, &bytes, sizeof(bytes));
         return EB_OK;
     }
     }
@@ -443,6 +465,7 @@ void eb_config_print_help(FILE *fp)
                            : o->type == OPT_STR  ? " VALUE"
                            : o->type == OPT_ENUM ? " CHOICE"
                            : o->type == OPT_INT  ? " N"
+                           : o->type == OPT_GB   ? " G"
                                                  : " X";
         snprintf(head, sizeof(head), "--%s%s", o->name, meta);
         fprintf(fp, "  %-26s %s\n", head, o->help);
@@ -466,9 +489,11 @@ void eb_config_print_help(FILE *fp)
             "interruption. 95%% CIs on p50 and p99: order-statistic binomial (exact ranks).\n"
             "The run is appended to the history database (--db; edgebench history, edgebench\n"
             "diff).\n"
-            "\nexit codes: 0 every slot that was asked for ran; 1 nothing could run;\n"
-            "2 usage error; 3 one slot failed while the other ran; 130 interrupted. The\n"
-            "verdict does not change the exit code.\n");
+            "\nexit codes: 0 every slot that was asked for ran within the memory limit;\n"
+            "1 nothing could run; 2 usage error; 3 one slot failed while the other ran;\n"
+            "5 the slots ran but the monitored memory exceeded the limit; 130 interrupted.\n"
+            "Where several apply, the first of 130, 1, 3, 5 wins. The verdict does not\n"
+            "change the exit code.\n");
 }
 
 void eb_config_write_json(const struct eb_config *cfg, struct eb_json_writer *w)
@@ -512,6 +537,12 @@ void eb_config_write_json(const struct eb_config *cfg, struct eb_json_writer *w)
             int v;
             memcpy(&v, base, sizeof(v));
             eb_json_bool(w, v);
+            break;
+        }
+        case OPT_GB: { /* echoed as given: GB */
+            uint64_t v;
+            memcpy(&v, base, sizeof(v));
+            eb_json_num(w, (double)v / 1e9);
             break;
         }
         }

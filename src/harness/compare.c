@@ -1028,7 +1028,7 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
     su.source_text = cc->o.source ? cc->o.source : CMP_DEFAULT_SOURCE;
     su.synth_style = EB_SYNTH_RGB;
     eb_run_length_setup(&cfg, 0, &su);
-    su.limit_bytes = (uint64_t)(cfg.gpu_mem_limit_gb * 1e9);
+    eb_budget_init_here(&su.budget, cfg.gpu_mem_limit_bytes, cc->platform.is_jetson);
     su.unified = cc->platform.is_jetson;
     su.log = &cc->log;
     su.stop = cc->env->stop;
@@ -1075,7 +1075,7 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
         goto done;
     }
     eb_slot_summarize(s, &res->slots[0]);
-    res->mem.limit_gb = cfg.gpu_mem_limit_gb;
+    eb_budget_summarize(&s->setup.budget, &res->mem);
     res->mem.peak_bytes = s->mem_peak;
     res->mem.violations = s->violations;
     res->interrupt_signal = atomic_load(cc->env->stop);

@@ -36,7 +36,7 @@ struct eb_config {
     const char *class_map;
     const char *rgb_class_map;
     const char *thermal_class_map;
-    double gpu_mem_limit_gb;
+    uint64_t gpu_mem_limit_bytes; /* --gpu_mem_limit_gb x 10^9, validated and clamped by cli.c */
     int64_t frames;
     double duration; /* --duration seconds; 0 = not given */
     int no_loop;

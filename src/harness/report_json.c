@@ -513,6 +513,8 @@ static void write_memory(struct eb_json_writer *w, const struct eb_run_result *r
     eb_json_key(w, "memory");
     eb_json_obj_begin(w);
     eb_json_knum(w, "limit_gb", m->limit_gb);
+    kstr_or_null(w, "limit_bound", m->limit_bound);
+    eb_json_knum(w, "configured_limit_gb", bytes_gb(m->configured_limit_bytes));
     eb_json_kstr(w, "limit_type", eb_limit_type_name(m->limit_type));
     write_methods(w, m->methods);
     eb_json_kbool(w, "unified", m->unified);

@@ -247,7 +247,11 @@ struct eb_pair_result {
 };
 
 struct eb_mem_summary {
-    double limit_gb;
+    double limit_gb;      /* = limit_bytes / 10^9, for the reports */
+    uint64_t limit_bytes; /* the effective limit (budget.h): what the monitor compares with */
+    uint64_t configured_limit_bytes; /* --gpu_mem_limit_gb (after the clamp) */
+    const char *limit_bound;         /* which bound set limit_bytes: "configured" or "unified_ram"
+                                (eb_budget_bound_name; static); NULL = not summarized */
     enum eb_limit_type limit_type;
     char methods[512];  /* "; "-separated methods applied, or "" */
     int unified;        /* Jetson: one DRAM shared by CPU and GPU */

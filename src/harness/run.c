@@ -12,6 +12,7 @@
 #include "eb/engine.h"
 #include "eb/thread.h"
 #include "harness/accuracy.h"
+#include "harness/budget.h"
 #include "harness/history.h"
 #include "harness/pipeline.h"
 #include "harness/report.h"
@@ -41,6 +42,8 @@ struct run_ctx {
     struct eb_accuracy *acc[EB_NUM_SLOTS]; /* --data of the slot, owned; NULL = none */
     char data_source[EB_NUM_SLOTS][EB_SOURCE_PATH_MAX + 16];
     struct eb_run_result result;
+    struct eb_budget budget;            /* the process's one memory budget */
+    char limit_label[EB_NUM_SLOTS][96]; /* each slot's cap in messages (budget.h) */
 };
 
 enum eb_status eb_run_mkdir_p(const char *path, const char *flag, struct eb_diag *diag)
@@ -155,7 +158,7 @@ void eb_run_model_setup(const struct eb_config *cfg, const struct eb_log *log,
     su->backend_cfg.qdq = cfg->qdq;
     su->backend_cfg.precision = cfg->precision;
     su->backend_cfg.kernels = kernels[cfg->kernels];
-    su->backend_cfg.gpu_mem_limit_gb = cfg->gpu_mem_limit_gb;
+    su->backend_cfg.mem_limit_bytes = cfg->gpu_mem_limit_bytes; /* run: the budget's share */
     su->backend_cfg.ort_lib = cfg->ort_lib;
     su->backend_cfg.log = log;
     su->imgsz = (int)cfg->imgsz;
@@ -207,7 +210,7 @@ static void setup_slots(struct run_ctx *rc)
                 su.conf = (float)EB_RUN_DATA_CONF;
         }
         eb_run_length_setup(cfg, i, &su);
-        su.limit_bytes = (uint64_t)(cfg->gpu_mem_limit_gb * 1e9);
+        su.budget = rc->budget;
         su.unified = rc->platform.is_jetson;
         su.log = &rc->log;
         su.stop = rc->env->stop;
@@ -286,7 +289,7 @@ static void progress_line(void *ctx, uint64_t t0)
     }
     if (off < sizeof(line))
         snprintf(line + off, sizeof(line) - off, " | mem %.2f/%.2f GB", (double)mem / 1e9,
-                 pg->rc->cfg->gpu_mem_limit_gb);
+                 (double)pg->rc->budget.limit_bytes / 1e9);
     eb_runlog_progress(&pg->rc->rl, line);
 }
 
@@ -348,8 +351,7 @@ static void summarize_pair(struct run_ctx *rc)
 static void summarize_memory(struct run_ctx *rc)
 {
     struct eb_mem_summary *m = &rc->result.mem;
-    const struct eb_config *cfg = rc->cfg;
-    m->limit_gb = cfg->gpu_mem_limit_gb;
+    eb_budget_summarize(&rc->budget, m);
     m->unified = rc->platform.is_jetson;
     snprintf(m->monitored, sizeof(m->monitored), "%s",
              m->unified ? "system memory used (unified; CUDA allocator is a subset)"
@@ -405,8 +407,12 @@ static void banner(struct run_ctx *rc)
     }
     if (!any)
         type = EB_LIMIT_UNAVAILABLE;
-    eb_log_msg(&rc->log, EB_LOG_INFO, "memory limit %.2f GB, limit type %s; methods: %s%s",
-               rc->cfg->gpu_mem_limit_gb, eb_limit_type_name(type),
+    eb_log_msg(&rc->log, EB_LOG_INFO, "memory limit %.2f GB%s, limit type %s; methods: %s%s",
+               (double)rc->budget.limit_bytes / 1e9,
+               rc->budget.bound == EB_BUDGET_BOUND_UNIFIED_RAM
+                   ? " (unified memory: MemTotal less 1 GB, under --gpu_mem_limit_gb)"
+                   : "",
+               eb_limit_type_name(type),
                type == EB_LIMIT_UNAVAILABLE ? "none enforceable on this device, " : "",
                rc->platform.is_jetson ? "per-frame monitoring of system memory (unified memory)"
                                       : "per-frame monitoring of process RSS");
@@ -549,7 +555,9 @@ static int exit_code_of(const struct run_ctx *rc)
     }
     if (attempted == 0 || failed == attempted)
         return EB_EXIT_NOTHING_RAN;
-    return failed > 0 ? EB_EXIT_SLOT_FAILED : EB_EXIT_OK;
+    if (failed > 0)
+        return EB_EXIT_SLOT_FAILED;
+    return rc->result.mem.violations > 0 ? EB_EXIT_MEM_VIOLATIONS : EB_EXIT_OK;
 }
 
 int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
@@ -602,6 +610,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
         eb_log_msg(&rc->log, EB_LOG_WARN, "%s", diag.msg);
     eb_log_msg(&rc->log, EB_LOG_DEBUG, "command line: %s", env->command_line);
     eb_platform_detect(NULL, &rc->platform);
+    eb_budget_init_here(&rc->budget, cfg->gpu_mem_limit_bytes, rc->platform.is_jetson);
 
     setup_slots(rc);
     for (int i = 0; i < EB_NUM_SLOTS && !stopped(env); i++) {
@@ -616,7 +625,11 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             if (s->diag.status == EB_OK)
                 eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
                              "the embedded default model could not be built");
+        } else if (eb_budget_slot_cap(&rc->budget, &s->setup.backend_cfg, rc->limit_label[i],
+                                      sizeof(rc->limit_label[i]), &s->diag) != EB_OK) {
+            s->status = EB_SLOT_FAILED; /* nothing left of the budget for this slot */
         } else if (eb_slot_prepare(s) == EB_OK) {
+            eb_budget_charge(&rc->budget, s->name, s->info.budget_bytes_used);
             eb_log_msg(&rc->log, EB_LOG_INFO,
                        "slot %s: backend %s %s (%s), input %dx%dx%d %s, output %s with %d "
                        "classes",
@@ -646,8 +659,10 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
                                        s->name, (double)s->setup.conf);
             }
         }
-        if (s->status == EB_SLOT_FAILED)
+        if (s->status == EB_SLOT_FAILED) {
+            eb_budget_advise(&s->diag);
             eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", s->name, s->diag.msg);
+        }
     }
     banner(rc);
 
@@ -708,9 +723,11 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
         write_frames_csv(rc, ok);
     }
     for (int i = 0; i < EB_NUM_SLOTS; i++)
-        if (rc->slots[i].status == EB_SLOT_FAILED && ok[i])
+        if (rc->slots[i].status == EB_SLOT_FAILED && ok[i]) {
+            eb_budget_advise(&rc->slots[i].diag);
             eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", rc->slots[i].name,
                        rc->slots[i].diag.msg);
+        }
 
     eb_sampler_stop(sampler, &res->sys);
     if (res->sys.warning[0] != '\0')

@@ -14,7 +14,10 @@
 #define EB_EXIT_NOTHING_RAN 1
 #define EB_EXIT_USAGE       2
 #define EB_EXIT_SLOT_FAILED 3
-#define EB_EXIT_INTERRUPTED 130
+/* the slots ran, but the monitored memory exceeded the limit. Precedence where several apply:
+ * INTERRUPTED > NOTHING_RAN > SLOT_FAILED > MEM_VIOLATIONS. */
+#define EB_EXIT_MEM_VIOLATIONS 5
+#define EB_EXIT_INTERRUPTED    130
 
 /* --data without --conf: the slot detects at this threshold, customary for mAP (as val's
  * EB_VAL_CONF_DEFAULT). */

@@ -736,13 +736,8 @@ enum eb_status eb_slot_book(struct eb_slot *s, const struct eb_frame *fr,
     out->mem_bytes = mem;
     if (mem > s->mem_peak)
         s->mem_peak = mem;
-    if (s->setup.limit_bytes > 0 && mem > s->setup.limit_bytes) {
-        s->violations++;
-        eb_log_msg(s->setup.log, EB_LOG_ERROR,
-                   "GPU MEMORY VIOLATION: %.2fGB exceeds %.2fGB (slot %s, frame %lld)",
-                   (double)mem / 1e9, (double)s->setup.limit_bytes / 1e9, s->name,
-                   (long long)fr->index);
-    }
+    s->violations += (uint64_t)eb_budget_check(&s->setup.budget, mem, s->name,
+                                               (long long)fr->index, s->setup.log);
     atomic_store_explicit(&s->last_mem, mem, memory_order_relaxed);
     atomic_store_explicit(&s->recent_e2e_ns[n % EB_SLOT_RECENT], rec->stage_ns[EB_STAGE_E2E],
                           memory_order_relaxed);

@@ -11,6 +11,7 @@
 #include "eb/backend.h"
 #include "eb/nvtx.h"
 #include "harness/accuracy.h"
+#include "harness/budget.h"
 #include "harness/result.h"
 #include "harness/source.h"
 #include "harness/validity.h"
@@ -47,7 +48,7 @@ struct eb_slot_setup {
     int64_t queue;        /* --queue: arrived frames that may wait for a busy slot */
     int64_t warmup;       /* frames, or EB_WARMUP_AUTO (harness/validity.h) */
     double warmup_s;      /* warm up at least this long too (--warmup_s) */
-    uint64_t limit_bytes; /* memory limit for violation checks */
+    struct eb_budget budget; /* the process's memory budget, for the per-frame check */
     int unified;          /* monitored figure: system used (1) or process RSS (0) */
     const struct eb_log *log;
     atomic_int *stop; /* non-zero to stop after the current frame; borrowed */

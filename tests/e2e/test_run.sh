@@ -168,16 +168,51 @@ mkmodel() { "$EB_BIN" model synth --imgsz 160 -o m160.onnx >/dev/null && echo m1
 
 case_mem_limit_violations_are_counted_not_fatal() {
   need_ort
-  # ONNX Runtime's CPU arena cannot be capped: the limit is monitored, violations are counted
+  # ONNX Runtime's CPU arena cannot be capped (limit type soft): the limit is monitored,
+  # violations are counted, every frame runs, and the run exits 5
   eb_run --mode rgb --backend ort --model0 "$(mkmodel)" --source synthetic=320x240 --frames 5 \
     --warmup 0 --gpu_mem_limit_gb 0.01 --output out --quiet 2>err.txt
   local rc=$?
-  [ "$rc" -eq 0 ] || fail "a violation must not fail the run (exit $rc)"
+  [ "$rc" -eq 5 ] || fail "violations must exit 5, not $rc: $(cat err.txt)"
   local d; d=$(run_dir out)
   [ "$(jq_get "$d/report.json" memory/overall)" = VIOLATIONS ] || fail "overall must be VIOLATIONS"
   [ "$(jq_get "$d/report.json" memory/violations)" = 5 ] || fail "one violation per frame expected"
-  grep -q "GPU MEMORY VIOLATION: .*exceeds 0.01GB (slot rgb, frame" "$d/run.log" ||
-    fail "violations are not logged"
+  [ "$(jq_get "$d/report.json" memory/limit_type)" = soft ] || fail "ort cpu is monitored only: soft"
+  [ "$(jq_get "$d/report.json" slots/0/frames/measured)" = 5 ] || fail "every frame must run"
+  grep -q "MEMORY LIMIT VIOLATION: process RSS .* GB exceeds the limit 0.01 GB (slot rgb, frame" \
+    "$d/run.log" || fail "violations are not logged"
+}
+
+# The monitored figure on a CPU run is the process RSS, and violations say so (never "GPU").
+case_cpu_rss_over_the_limit_exits_5() {
+  eb_run --mode rgb --backend native --imgsz 64 --source synthetic=64x64 --gpu_mem_limit_gb 0.1 \
+    --min_frames 0 --min_duration_s 0 --frames 5 --warmup 1 --db none --output out --quiet \
+    2>err.txt
+  local rc=$?
+  [ "$rc" -eq 5 ] || fail "violations must exit 5, not $rc: $(cat err.txt)"
+  grep -q "process RSS .* GB exceeds the limit 0.10 GB (slot rgb, frame" err.txt ||
+    fail "no process RSS violation: $(cat err.txt)"
+  grep -q "GPU" err.txt && fail "a CPU run's violation names the GPU: $(cat err.txt)"
+  local d; d=$(run_dir out)
+  [ "$(jq_get "$d/report.json" exit_code)" = 5 ] || fail "exit code in report"
+  [ "$(jq_get "$d/report.json" memory/limit_bound)" = configured ] || fail "limit bound"
+  [ "$(jq_get "$d/report.json" memory/monitored)" = "process RSS" ] || fail "monitored figure"
+}
+
+# One budget for both slots: the thermal slot gets what rgb's plan left of the limit. The two
+# embedded plans at --imgsz 64 are about 25 and 21 MiB; 0.04 GB (38.1 MiB) holds one, not both.
+case_dual_second_slot_gets_what_the_first_left() {
+  eb_run --mode dual --backend native --imgsz 64 --gpu_mem_limit_gb 0.04 --min_frames 0 \
+    --min_duration_s 0 --frames 5 --warmup 1 --db none --output out --quiet 2>err.txt
+  local rc=$?
+  [ "$rc" -eq 3 ] || fail "one slot failed, the other ran: exit 3, not $rc: $(cat err.txt)"
+  grep -q "slot thermal failed: .*needed [0-9.]* MiB, [0-9.]* MiB left of the limit after slot rgb (38.1 MiB).*; raise --gpu_mem_limit_gb" \
+    err.txt || fail "no budget failure message: $(cat err.txt)"
+  local d; d=$(run_dir out)
+  [ "$(jq_get "$d/report.json" slots/0/status)" = ok ] || fail "rgb must run"
+  [ "$(jq_get "$d/report.json" slots/0/frames/measured)" = 5 ] || fail "rgb frames"
+  [ "$(jq_get "$d/report.json" slots/1/status)" = failed ] || fail "thermal must fail"
+  [ "$(jq_get "$d/report.json" exit_code)" = 3 ] || fail "exit code in report"
 }
 
 case_mem_limit_clamped_in_report() {

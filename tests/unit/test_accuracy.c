@@ -25,7 +25,7 @@ static void detector_open(struct detector *d, const char *model)
 {
     memset(d, 0, sizeof(*d));
     const struct eb_backend_ops *ops = eb_backend_find("ort");
-    struct eb_backend_config cfg = {.device = EB_DEVICE_CPU, .gpu_mem_limit_gb = 8.0};
+    struct eb_backend_config cfg = {.device = EB_DEVICE_CPU, .mem_limit_bytes = 8000000000ull};
     struct eb_backend_probe probe;
     struct eb_diag diag = {0};
     if (ops == NULL || ops->probe(&cfg, &probe, &diag) != EB_OK)

@@ -37,7 +37,7 @@ EB_TEST(defaults_match_help)
     struct eb_config cfg;
     eb_config_defaults(&cfg);
     ASSERT_EQ_INT(cfg.mode, EB_MODE_DUAL);
-    ASSERT_NEAR(cfg.gpu_mem_limit_gb, 8.0, 0);
+    ASSERT_EQ_INT(cfg.gpu_mem_limit_bytes, 8000000000ull);
     ASSERT_NEAR(cfg.conf, 0.25, 1e-12);
     ASSERT_NEAR(cfg.iou, 0.7, 1e-12);
     ASSERT_EQ_INT(cfg.interval_ms, 500);
@@ -53,22 +53,23 @@ EB_TEST(mem_limit_above_max_is_clamped_with_warning)
     struct captured cap = {0};
     const char *a[] = {"--gpu_mem_limit_gb", "12", NULL};
     ASSERT_OK(parse(&cfg, &diag, &cap, a));
-    ASSERT_NEAR(cfg.gpu_mem_limit_gb, 8.0, 0);
+    ASSERT_EQ_INT(cfg.gpu_mem_limit_bytes, 8000000000ull);
     ASSERT_EQ_INT(cap.n_warn, 1);
     ASSERT_CONTAINS(cap.last, "clamped to 8.0");
 }
 
-EB_TEST(mem_limit_zero_or_negative_is_an_error)
+EB_TEST(mem_limit_zero_negative_or_below_1mb_is_an_error)
 {
-    const char *vals[] = {"0", "-1", "abc", "nan"};
-    for (size_t i = 0; i < 4; i++) {
+    /* 0.0009 GB = 900 kB: positive, but below what can be honoured */
+    const char *vals[] = {"0", "-1", "abc", "nan", "0.0009"};
+    for (size_t i = 0; i < 5; i++) {
         struct eb_config cfg;
         struct eb_diag diag = {0};
         struct captured cap = {0};
         const char *a[] = {"--gpu_mem_limit_gb", vals[i], NULL};
         ASSERT_EQ_INT(parse(&cfg, &diag, &cap, a), EB_ERR_INVALID_ARG);
         ASSERT_CONTAINS(diag.msg, "--gpu_mem_limit_gb");
-        ASSERT_CONTAINS(diag.msg, "0 < G <= 8");
+        ASSERT_CONTAINS(diag.msg, "0.001 <= G <= 8");
     }
 }
 
@@ -79,8 +80,15 @@ EB_TEST(in_range_mem_limit_is_kept)
     struct captured cap = {0};
     const char *a[] = {"--gpu_mem_limit_gb=2.5", NULL};
     ASSERT_OK(parse(&cfg, &diag, &cap, a));
-    ASSERT_NEAR(cfg.gpu_mem_limit_gb, 2.5, 0);
+    ASSERT_EQ_INT(cfg.gpu_mem_limit_bytes, 2500000000ull); /* GB = 10^9 bytes, converted once */
     ASSERT_EQ_INT(cap.n_warn, 0);
+    /* the smallest accepted limit, 1 MB, and a fraction of a byte rounded */
+    const char *b[] = {"--gpu_mem_limit_gb", "0.001", NULL};
+    ASSERT_OK(parse(&cfg, &diag, &cap, b));
+    ASSERT_EQ_INT(cfg.gpu_mem_limit_bytes, 1000000ull);
+    const char *c[] = {"--gpu_mem_limit_gb", "0.0123456789", NULL};
+    ASSERT_OK(parse(&cfg, &diag, &cap, c));
+    ASSERT_EQ_INT(cfg.gpu_mem_limit_bytes, 12345679ull);
 }
 
 EB_TEST(unknown_option_names_it)

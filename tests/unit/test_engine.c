@@ -62,7 +62,8 @@ static float *random_image(int imgsz)
 static struct eb_backend *ort_open(void)
 {
     const struct eb_backend_ops *ops = eb_backend_find("ort");
-    struct eb_backend_config cfg = {.device = EB_DEVICE_CPU, .threads = 1, .gpu_mem_limit_gb = 8.0};
+    struct eb_backend_config cfg = {
+        .device = EB_DEVICE_CPU, .threads = 1, .mem_limit_bytes = 8000000000ull};
     struct eb_backend_probe probe;
     struct eb_backend *be = NULL;
     struct eb_diag d = {0};

@@ -421,7 +421,7 @@ struct ort_run {
 static void ort_open(struct ort_run *r, enum eb_synth_arch arch, int imgsz)
 {
     const struct eb_backend_ops *ops = eb_backend_find("ort");
-    struct eb_backend_config cfg = {.device = EB_DEVICE_CPU, .gpu_mem_limit_gb = 1};
+    struct eb_backend_config cfg = {.device = EB_DEVICE_CPU, .mem_limit_bytes = 1000000000ull};
     struct eb_diag diag = {0};
     struct eb_model_spec spec = {.path = "<synth>"};
     size_t len = 0;

@@ -17,7 +17,8 @@
 static struct eb_backend_config cpu_config(void)
 {
     /* One intra-op thread: the test machines are small and shared. */
-    struct eb_backend_config cfg = {.device = EB_DEVICE_CPU, .threads = 1, .gpu_mem_limit_gb = 8.0};
+    struct eb_backend_config cfg = {
+        .device = EB_DEVICE_CPU, .threads = 1, .mem_limit_bytes = 8000000000ull};
     return cfg;
 }
 

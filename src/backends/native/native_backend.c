@@ -38,8 +38,8 @@ struct native_priv {
     int precision;
     enum eb_device device;
     char kernels[16];
-    double limit_gb;    /* the configured limit, for messages */
-    uint64_t cap_bytes; /* = limit_gb x 10^9 (GB = 10^9 bytes throughout edgebench); 0 = none */
+    uint64_t cap_bytes;       /* cfg->mem_limit_bytes: the engine's hard cap; 0 = none */
+    char cap_label[96];       /* cfg->mem_limit_label, copied ("" = none) */
     struct eb_engine *engine; /* owned; NULL until load */
     char model[256];          /* the model's name for messages */
     size_t n_in, n_out;
@@ -93,11 +93,11 @@ static enum eb_status native_open(void *priv, const struct eb_backend_config *cf
                             "failed to open the native engine: unknown device %d; use cpu",
                             (int)cfg->device);
     }
-    if (cfg->threads < 0 || !(cfg->gpu_mem_limit_gb >= 0.0) || cfg->gpu_mem_limit_gb > 1e9)
+    if (cfg->threads < 0)
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                            "failed to open the native engine: threads %d or memory limit %g GB "
-                            "out of range; pass --threads >= 0 and a positive --gpu_mem_limit_gb",
-                            cfg->threads, cfg->gpu_mem_limit_gb);
+                            "failed to open the native engine: %d threads; give 0 (one per "
+                            "CPU) or more",
+                            cfg->threads);
     p->log = cfg->log;
     p->threads = cfg->threads;
     p->profile = cfg->profile;
@@ -110,8 +110,9 @@ static enum eb_status native_open(void *priv, const struct eb_backend_config *cf
                             "failed to open the native engine: --precision fp16 needs --device "
                             "cuda (the CPU kernels compute in fp32)");
     snprintf(p->kernels, sizeof(p->kernels), "%s", cfg->kernels != NULL ? cfg->kernels : "auto");
-    p->limit_gb = cfg->gpu_mem_limit_gb;
-    p->cap_bytes = (uint64_t)(cfg->gpu_mem_limit_gb * 1e9);
+    p->cap_bytes = cfg->mem_limit_bytes;
+    snprintf(p->cap_label, sizeof(p->cap_label), "%s",
+             cfg->mem_limit_label != NULL ? cfg->mem_limit_label : "");
     p->opened = 1;
     return EB_OK;
 }
@@ -199,6 +200,7 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
     eb_engine_options_default(&opt);
     opt.threads = p->threads;
     opt.mem_cap_bytes = p->cap_bytes;
+    opt.mem_cap_label = p->cap_label[0] != '\0' ? p->cap_label : NULL;
     opt.imgsz = spec->imgsz;
     opt.profile = p->profile;
     opt.passes = p->passes;
@@ -248,14 +250,16 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
 
     eb_engine_mem_info(p->engine, &mem);
     const int cuda = p->device == EB_DEVICE_CUDA;
-    /* CUDA: the cap covers arena, weights, cuDNN/cuBLAS workspaces and I/O, all on the device. */
-    double planned_mib =
-        (double)(cuda ? mem.total_bytes : mem.arena_bytes + mem.weight_bytes) / MIB;
+    /* The cap is checked on total_bytes: arena, scratch, weights and packed weights (CUDA: and
+     * the cuDNN/cuBLAS workspaces and I/O, all on the device). */
+    double planned_mib = (double)mem.total_bytes / MIB;
     const char *plan_what = cuda ? "device plan incl. library workspaces" : "arena plan";
+    info.budget_bytes_used = mem.total_bytes;
     if (p->cap_bytes > 0) {
         info.limit_type = EB_LIMIT_HARD;
         snprintf(info.limit_methods, sizeof(info.limit_methods),
-                 "native %s <= %.2f GB (planned %.1f MiB)", plan_what, p->limit_gb, planned_mib);
+                 "native %s <= %.2f GB (planned %.1f MiB)", plan_what, (double)p->cap_bytes / 1e9,
+                 planned_mib);
     } else {
         /* No limit configured: the plan is still exact, but nothing is enforced. */
         info.limit_type = EB_LIMIT_UNAVAILABLE;

@@ -455,14 +455,17 @@ static enum eb_status ort_open(void *priv, const struct eb_backend_config *cfg,
              EB_ERR_BACKEND, "describe host memory to ONNX Runtime", todo, diag)) != EB_OK)
         goto fail;
 
-    double gb = cfg->gpu_mem_limit_gb;
-    /* GB = 10^9 bytes throughout edgebench (limit, monitoring, reports). */
-    uint64_t limit = (uint64_t)(gb * 1e9);
+    /* The limit in bytes (GB = 10^9 bytes throughout edgebench); gb only for the methods text. */
+    const uint64_t limit = cfg->mem_limit_bytes;
+    const double gb = (double)limit / 1e9;
     int yes = 0;
     switch (cfg->device) {
     case EB_DEVICE_CPU:
         snprintf(p->provider, sizeof(p->provider), "CPUExecutionProvider");
-        p->limit_type = EB_LIMIT_UNAVAILABLE;
+        /* ONNX Runtime's CPU arena takes no cap: only the per-frame monitoring watches it. */
+        p->limit_type = EB_LIMIT_SOFT;
+        snprintf(p->limit_methods, sizeof(p->limit_methods),
+                 "ort cpu: no allocator cap, monitored only");
         break;
     case EB_DEVICE_CUDA:
         if ((st = has_provider(p, "CUDAExecutionProvider", &yes, diag)) != EB_OK)

@@ -211,6 +211,13 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
     e->info_dev.sm_count = prop.multiProcessorCount;
     e->info_dev.device_total_bytes = (uint64_t)prop.totalGlobalMem;
     CUDA_TRY(cudaDeviceGetAttribute(&e->info_dev.clock_khz, cudaDevAttrClockRate, opt->gpu));
+    /* Frames read in place on unified memory (an integrated GPU: Jetson), where a staging copy
+     * would only duplicate the frame in the same DRAM; forced either way by the option. A
+     * device that cannot map host memory stages. */
+    const int mapped = opt->zero_copy_frames == EB_ENGINE_ZERO_COPY_MAPPED ||
+                       (opt->zero_copy_frames == EB_ENGINE_ZERO_COPY_AUTO && prop.integrated);
+    s->zero_copy = mapped && prop.canMapHostMemory;
+    e->info_dev.zero_copy_frames = s->zero_copy;
     s->nodes = eb_ir_arena_alloc(&g->arena, (e->n_order + 1) * sizeof(*s->nodes));
     s->on_cpu = eb_ir_arena_alloc(&g->arena, e->n_order + 1);
     s->dptr = eb_ir_arena_alloc(&g->arena, (g->n_values + 1) * sizeof(void *));
@@ -390,12 +397,13 @@ done:
 static enum eb_status cap_check(struct eb_engine *e, const struct eb_engine_options *opt,
                                 uint64_t needed, struct eb_diag *diag)
 {
+    char cap[128];
     if (opt->mem_cap_bytes > 0 && needed > opt->mem_cap_bytes)
         return eb_diag_fail(diag, EB_ERR_LIMIT,
-                            "failed to load model %s on cuda: needed %.1f MiB, limit %.1f MiB "
-                            "(arena %.1f, weights %.1f, workspaces and I/O %.1f); raise "
-                            "--gpu_mem_limit_gb or use a smaller model/--imgsz",
-                            e->what, eb_engine__mib(needed), eb_engine__mib(opt->mem_cap_bytes),
+                            "failed to load model %s on cuda: needed %.1f MiB, %s; planned: "
+                            "arena %.1f, weights %.1f, workspaces and I/O %.1f MiB",
+                            e->what, eb_engine__mib(needed),
+                            eb_engine__cap_text(e, opt->mem_cap_bytes, cap, sizeof(cap)),
                             eb_engine__mib(e->plan.arena_bytes),
                             eb_engine__mib(e->plan.weight_bytes),
                             eb_engine__mib(needed - e->plan.arena_bytes - e->plan.weight_bytes));
@@ -864,12 +872,12 @@ static enum eb_status cu_reduce_head(struct eb_engine *e, int output, float conf
     const struct eb_ir_value *v = &e->g->values[e->g->outputs[output]];
     const size_t bytes = 16 + (size_t)v->shape[2] * sizeof(struct eb_anchor_row);
     if (bytes > s->head_bytes) {
+        char cap[128];
         if (s->cap_bytes > 0 && s->dev_bytes - s->head_bytes + bytes > s->cap_bytes)
             return eb_diag_fail(diag, EB_ERR_LIMIT,
-                                "model %s on cuda: needed %.1f MiB with the head's rows, limit "
-                                "%.1f MiB; raise --gpu_mem_limit_gb",
+                                "model %s on cuda: needed %.1f MiB with the head's rows, %s",
                                 e->what, eb_engine__mib(s->dev_bytes - s->head_bytes + bytes),
-                                eb_engine__mib(s->cap_bytes));
+                                eb_engine__cap_text(e, s->cap_bytes, cap, sizeof(cap)));
         const size_t free0 = free_now();
         cudaFree(s->d_head);
         if (s->h_head != NULL)
@@ -902,6 +910,21 @@ static enum eb_status cu_reduce_head(struct eb_engine *e, int output, float conf
     return EB_OK;
 }
 
+/* Frees the frame buffers (both, or the one mapped buffer) and takes them out of the counts. */
+static void free_frame_buffers(struct eb_engine *e, struct cu_state *s)
+{
+    if (s->h_frame != NULL)
+        cudaFreeHost(s->h_frame);
+    if (!s->zero_copy)
+        cudaFree(s->d_frame); /* mapped: the device address of h_frame, freed with it */
+    s->dev_bytes -= s->frame_bytes;
+    e->workspace_bytes -= s->frame_bytes;
+    e->host_bytes -= s->frame_bytes;
+    s->h_frame = NULL;
+    s->d_frame = NULL;
+    s->frame_bytes = 0;
+}
+
 /* The page-locked and device frame buffers for `bytes` (grown, never shrunk, once the stream
  * has drained; the captured forward does not see them: the letterbox is launched outside it). */
 static enum eb_status frame_buffers(struct eb_engine *e, struct cu_state *s, size_t bytes,
@@ -910,23 +933,38 @@ static enum eb_status frame_buffers(struct eb_engine *e, struct cu_state *s, siz
     if (bytes <= s->frame_bytes)
         return EB_OK;
     const uint64_t needed = s->dev_bytes - s->frame_bytes + bytes;
+    char cap[128];
     if (s->cap_bytes > 0 && needed > s->cap_bytes)
         return eb_diag_fail(diag, EB_ERR_LIMIT,
-                            "model %s on cuda: needed %.1f MiB with a %.1f MiB frame buffer, "
-                            "limit %.1f MiB; raise --gpu_mem_limit_gb or feed smaller frames",
+                            "model %s on cuda: needed %.1f MiB with a %.1f MiB frame buffer, %s",
                             e->what, eb_engine__mib(needed), eb_engine__mib(bytes),
-                            eb_engine__mib(s->cap_bytes));
+                            eb_engine__cap_text(e, s->cap_bytes, cap, sizeof(cap)));
     CUDA_TRY(cudaStreamSynchronize(s->stream));
     const size_t free0 = free_now();
-    if (s->h_frame != NULL)
-        cudaFreeHost(s->h_frame);
-    cudaFree(s->d_frame);
-    s->dev_bytes -= s->frame_bytes;
-    e->workspace_bytes -= s->frame_bytes;
-    e->host_bytes -= s->frame_bytes;
-    s->h_frame = NULL;
-    s->d_frame = NULL;
-    s->frame_bytes = 0;
+    free_frame_buffers(e, s);
+    if (s->zero_copy) {
+        /* One page-locked buffer the device addresses too: the letterbox reads it in place. It
+         * counts against the cap like the device buffer it replaces (on a Jetson it is the
+         * same DRAM). */
+        CUDA_TRY(cudaHostAlloc((void **)&s->h_frame, bytes, cudaHostAllocMapped));
+        e->host_bytes += bytes;
+        cudaError_t me = cudaHostGetDevicePointer(&s->d_frame, s->h_frame, 0);
+        if (me != cudaSuccess) {
+            cudaFreeHost(s->h_frame);
+            e->host_bytes -= bytes;
+            s->h_frame = NULL;
+            s->d_frame = NULL;
+            return eb_diag_fail(diag, EB_ERR_DEVICE,
+                                "model %s on cuda: cannot map a %.1f MiB frame buffer into the "
+                                "device (%s)",
+                                e->what, eb_engine__mib(bytes), cudaGetErrorString(me));
+        }
+        measured_since(e, free0);
+        s->dev_bytes += bytes;
+        e->workspace_bytes += bytes;
+        s->frame_bytes = bytes;
+        return EB_OK;
+    }
     CUDA_TRY(cudaMallocHost((void **)&s->h_frame, bytes));
     e->host_bytes += bytes;
     cudaError_t ce = cudaMalloc(&s->d_frame, bytes);
@@ -1000,7 +1038,8 @@ static enum eb_status cu_run_frame(struct eb_engine *e, const struct eb_engine_f
         (st = capture(e, s, 1, &s->fgraph, &s->fgexec, &s->fgraph_state, diag)) != EB_OK)
         return st;
     CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
-    CUDA_TRY(cudaMemcpyAsync(s->d_frame, s->h_frame, bytes, cudaMemcpyHostToDevice, s->stream));
+    if (!s->zero_copy) /* mapped: the letterbox reads h_frame through d_frame */
+        CUDA_TRY(cudaMemcpyAsync(s->d_frame, s->h_frame, bytes, cudaMemcpyHostToDevice, s->stream));
     CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
     if ((st = enqueue_pre(e, s, &key, diag)) != EB_OK)
         return st;
@@ -1024,9 +1063,7 @@ static void cu_close(struct eb_engine *e)
     if (s->nodes != NULL)
         for (size_t k = 0; k < e->n_order; k++)
             eb_cu__node_free(&s->nodes[k]);
-    if (s->h_frame != NULL)
-        cudaFreeHost(s->h_frame);
-    cudaFree(s->d_frame);
+    free_frame_buffers(e, s);
     if (s->h_head != NULL)
         cudaFreeHost(s->h_head);
     cudaFree(s->d_head);

@@ -74,7 +74,9 @@ struct cu_state {
      * that follows the letterbox (launched before it, directly) and the event between the two */
     uint8_t *h_frame;
     void *d_frame;
-    size_t frame_bytes; /* of each of the two */
+    size_t frame_bytes; /* of each of the two (zero_copy: of the one buffer) */
+    int zero_copy;      /* 1: h_frame is mapped (cudaHostAllocMapped), d_frame its device
+                           address; no copy between them (EB_ENGINE_ZERO_COPY_MAPPED) */
     uint64_t cap_bytes; /* opt.mem_cap_bytes (0 = none), for the device frame buffer */
     cudaGraph_t fgraph;
     cudaGraphExec_t fgexec;

@@ -129,8 +129,8 @@ enum eb_status eb_cu__conv_plan(struct eb_engine *e, struct cu_state *s, size_t 
     if (eb_cu__conv_sliced(e, cn, k))
         return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
                             "model %s node '%s': cuDNN has no fused channels-last convolution for "
-                            "this slice of a Concat within a %.1f MiB workspace; raise "
-                            "--gpu_mem_limit_gb or use --no_layout",
+                            "this slice of a Concat within a %.1f MiB workspace (what the "
+                            "memory limit leaves) with the channels-last layout",
                             e->what, n->name, eb_engine__mib(ws_max));
     const cudnnDataType_t dt = s->dt == EB_CUK_F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
     CUDNN_TRY(cudnnCreateTensorDescriptor(&cn->xd));
@@ -175,8 +175,7 @@ enum eb_status eb_cu__conv_plan(struct eb_engine *e, struct cu_state *s, size_t 
     if (pick < 0)
         return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
                             "model %s node '%s': cuDNN has no convolution algorithm for this "
-                            "shape within a %.1f MiB workspace; raise --gpu_mem_limit_gb or use "
-                            "--device cpu",
+                            "shape within a %.1f MiB workspace (what the memory limit leaves)",
                             e->what, n->name, eb_engine__mib(ws_max));
     cn->algo = perf[pick].algo;
     cn->ws_bytes = perf[pick].memory;
