@@ -623,6 +623,12 @@ static void build_memory(struct builder *b, const struct eb_run_result *r)
     add_text(b, "memory.overall", "Overall status",
              m->violations == 0 ? EB_FACT_FLAG_GOOD : EB_FACT_FLAG_BAD, eb_mem_overall(m));
     add(b, "memory.limit", "Limit", 0, "%s GB", eb_report__fmtd(b1, sizeof(b1), m->limit_gb, 2));
+    if (m->limit_bound != NULL && strcmp(m->limit_bound, "unified_ram") == 0)
+        add(b, "memory.limit_bound", "Limit bound", 0,
+            "usable RAM less the reserve (unified memory), under --gpu_mem_limit_gb %s GB",
+            eb_report__fmtd(b1, sizeof(b1), (double)m->configured_limit_bytes / 1e9, 2));
+    else
+        add_text(b, "memory.limit_bound", "Limit bound", 0, "--gpu_mem_limit_gb");
     add_text(b, "memory.limit_type", "Limit type", 0, eb_limit_type_name(m->limit_type));
     add_text(b, "memory.methods", "Methods applied", 0,
              m->methods[0] != '\0' ? m->methods : "none");

@@ -795,18 +795,30 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
 
     for (int i = 0; i < EB_NUM_SLOTS; i++) {
         const struct eb_slot_result *r = &res->slots[i];
-        if (r->status == EB_SLOT_OK && r->frames_measured > 0)
+        if (r->status == EB_SLOT_OK && r->frames_measured > 0) {
             eb_log_msg(&rc->log, EB_LOG_INFO,
-                       "slot %s: %llu frames, end-to-end p50 %.2f ms p99 %.2f ms, inference "
-                       "p50 %.2f ms, %.1f FPS, %.2f detections/frame",
-                       r->name, (unsigned long long)r->frames_measured, r->stages[EB_STAGE_E2E].p50,
-                       r->stages[EB_STAGE_E2E].p99, r->stages[EB_STAGE_INFER].p50,
-                       r->throughput_fps, r->dets_per_frame_mean);
-        else if (r->status == EB_SLOT_FAILED) /* its error was logged when it happened */
+                       "slot %s: %llu frames%s, end-to-end p50 %.2f ms p99 %.2f ms = source "
+                       "(read) p50 %.2f ms + pipeline p50 %.2f ms (inference %.2f ms): the %s "
+                       "dominates; %.1f FPS, %.2f detections/frame",
+                       r->name, (unsigned long long)r->frames_measured,
+                       r->frames_left_out > 0 ? " in the window" : "", r->stages[EB_STAGE_E2E].p50,
+                       r->stages[EB_STAGE_E2E].p99, r->stages[EB_STAGE_READ].p50, r->pipeline.p50,
+                       r->stages[EB_STAGE_INFER].p50, eb_slot_result_dominant(r), r->throughput_fps,
+                       r->dets_per_frame_mean);
+            if (r->fps_target > 0)
+                eb_log_msg(&rc->log, EB_LOG_INFO,
+                           "slot %s: paced at %.2f FPS: achieved %.2f FPS, %llu dropped (%.2f%%), "
+                           "%llu deadline misses, latency from arrival p50 %.2f ms p99 %.2f ms",
+                           r->name, r->fps_target, r->throughput_fps,
+                           (unsigned long long)r->frames_dropped, r->drop_pct,
+                           (unsigned long long)r->deadline_misses, r->latency_from_arrival.p50,
+                           r->latency_from_arrival.p99);
+        } else if (r->status == EB_SLOT_FAILED) { /* its error was logged when it happened */
             eb_log_msg(&rc->log, EB_LOG_INFO, "slot %s: failed (error above)", r->name);
-        else
+        } else {
             eb_log_msg(&rc->log, EB_LOG_INFO, "slot %s: %s%s%s", r->name,
                        eb_slot_status_name(r->status), r->message[0] ? ": " : "", r->message);
+        }
     }
     if (res->pair.valid)
         eb_log_msg(&rc->log, EB_LOG_INFO,
