@@ -913,7 +913,17 @@ EB_TEST(zero_copy_frames_match_staged)
     printf("%zu detections staged, %zu zero-copy\n", dets[0].count, dets[1].count);
     ASSERT_TRUE(dets[0].count > 0);
     ASSERT_EQ_INT(dets[1].count, dets[0].count);
-    ASSERT_TRUE(memcmp(items[0], items[1], dets[0].count * sizeof(items[0][0])) == 0);
+    /* The two engines are separate loads, each timing its own cuDNN algorithms: the same
+     * boxes, to fp32 rounding of different convolution algorithms. */
+    for (size_t i = 0; i < dets[0].count; i++) {
+        const struct eb_detection *a = &items[0][i], *b = &items[1][i];
+        ASSERT_EQ_INT(a->cls, b->cls);
+        ASSERT_NEAR(a->score, b->score, 1e-4);
+        ASSERT_NEAR(a->x1, b->x1, 0.05);
+        ASSERT_NEAR(a->y1, b->y1, 0.05);
+        ASSERT_NEAR(a->x2, b->x2, 0.05);
+        ASSERT_NEAR(a->y2, b->y2, 0.05);
+    }
     free(bytes);
 }
 
