@@ -690,6 +690,7 @@ void eb_slot_begin_pass(struct eb_slot *s)
     s->mem_peak = 0;
     s->skipped_looped = 0;
     s->loops = 0;
+    s->size_mismatch = 0;
     /* The profile covers exactly the frames of this pass (not the probe, warm-up or a solo
      * baseline pass before it). */
     if (s->setup.backend_cfg.profile)
@@ -721,8 +722,19 @@ enum eb_status eb_slot_book(struct eb_slot *s, const struct eb_frame *fr,
         int c = s->dets.items[d].cls;
         s->class_counts[c >= 0 && c < s->num_classes ? c : s->num_classes]++;
     }
-    /* --data: an image seen again (the dataset looping) adds nothing. */
+    /* --data: an image seen again (the dataset looping) adds nothing. An image that decodes to
+     * another size than the dataset says may not line up with its boxes (said once). */
     if (s->setup.accuracy != NULL) {
+        const struct eb_dataset *ds = s->setup.accuracy->ds;
+        if (fr->file_index >= 0 && (size_t)fr->file_index < ds->n_images) {
+            const struct eb_dataset_image *im = &ds->images[fr->file_index];
+            if (im->width > 0 && (im->width != fr->width || im->height != fr->height) &&
+                s->size_mismatch++ == 0)
+                eb_log_msg(s->setup.log, EB_LOG_WARN,
+                           "image %s decodes to %dx%d but the dataset says %dx%d; its boxes may "
+                           "not line up",
+                           im->path, fr->width, fr->height, im->width, im->height);
+        }
         enum eb_status st = eb_accuracy_add(s->setup.accuracy, fr->file_index, &s->dets, &s->diag);
         if (st != EB_OK)
             return slot_fail(s, st);
@@ -736,8 +748,8 @@ enum eb_status eb_slot_book(struct eb_slot *s, const struct eb_frame *fr,
     out->mem_bytes = mem;
     if (mem > s->mem_peak)
         s->mem_peak = mem;
-    s->violations += (uint64_t)eb_budget_check(&s->setup.budget, mem, s->name,
-                                               (long long)fr->index, s->setup.log);
+    s->violations += (uint64_t)eb_budget_check(&s->setup.budget, mem, s->name, (long long)fr->index,
+                                               s->setup.log);
     atomic_store_explicit(&s->last_mem, mem, memory_order_relaxed);
     atomic_store_explicit(&s->recent_e2e_ns[n % EB_SLOT_RECENT], rec->stage_ns[EB_STAGE_E2E],
                           memory_order_relaxed);

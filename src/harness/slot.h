@@ -43,13 +43,13 @@ struct eb_slot_setup {
     double duration_s;
     int64_t min_frames;
     double min_duration_s;
-    int loop;             /* a finite source starts again at its end (0: --no_loop) */
-    double fps;           /* frames arrive at this rate (--fps...); 0 = as fast as it runs */
-    int64_t queue;        /* --queue: arrived frames that may wait for a busy slot */
-    int64_t warmup;       /* frames, or EB_WARMUP_AUTO (harness/validity.h) */
-    double warmup_s;      /* warm up at least this long too (--warmup_s) */
+    int loop;                /* a finite source starts again at its end (0: --no_loop) */
+    double fps;              /* frames arrive at this rate (--fps...); 0 = as fast as it runs */
+    int64_t queue;           /* --queue: arrived frames that may wait for a busy slot */
+    int64_t warmup;          /* frames, or EB_WARMUP_AUTO (harness/validity.h) */
+    double warmup_s;         /* warm up at least this long too (--warmup_s) */
     struct eb_budget budget; /* the process's memory budget, for the per-frame check */
-    int unified;          /* monitored figure: system used (1) or process RSS (0) */
+    int unified;             /* monitored figure: system used (1) or process RSS (0) */
     const struct eb_log *log;
     atomic_int *stop; /* non-zero to stop after the current frame; borrowed */
     /* --data: the source reads these files in this order (source_text then only names it),
@@ -121,6 +121,7 @@ struct eb_slot {
     uint64_t dropped;        /* paced: frames that arrived while the slot was busy, not kept */
     uint64_t skipped_looped; /* undecodable frames of earlier loops over the source */
     uint64_t loops;          /* times the source started again */
+    uint64_t size_mismatch;  /* --data: frames whose size is not the dataset's for the image */
     int loop_delivered;      /* a frame came since the source (re)started */
     int rewindable;
     char backend_reason[256]; /* why this backend runs the slot */

@@ -16,6 +16,7 @@
 #include "eval/dataset.h"
 #include "harness/accuracy.h"
 #include "harness/config.h"
+#include "harness/pipeline.h"
 #include "harness/run.h"
 #include "harness/slot.h"
 #include "harness/source.h"
@@ -239,59 +240,34 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Runs every image through the slot. EB_ERR_CANCELLED when stopped. */
+/* The progress line while the images run (the pipeline's tick). */
+static void val_tick(void *ctx, uint64_t started_ns)
+{
+    const struct val_ctx *vc = ctx;
+    (void)started_ns;
+    fprintf(vc->env->err, "\rval: %zu/%zu images",
+            atomic_load_explicit(&vc->slot.n_done, memory_order_acquire), vc->ds->n_images);
+}
+
+/* Runs every image once through the measurement core (harness/pipeline.h), as `run --data
+ * --no_loop` does: the dataset's images in its order, no warm-up, each image's detections into
+ * the accuracy. EB_ERR_CANCELLED when stopped. */
 static enum eb_status run_images(struct val_ctx *vc, struct eb_diag *diag)
 {
     const int progress = !vc->cfg.quiet && isatty(fileno(vc->env->err));
-    const uint64_t t0 = eb_clock_ns();
-    struct eb_source_options so = {.log = &vc->log};
-    for (size_t i = 0; i < vc->ds->n_images; i++) {
-        if (atomic_load_explicit(vc->env->stop, memory_order_relaxed))
-            return EB_ERR_CANCELLED;
-        const struct eb_dataset_image *im = &vc->ds->images[i];
-        struct eb_source_spec spec;
-        memset(&spec, 0, sizeof(spec));
-        spec.kind = EB_SOURCE_IMAGE_DIR;
-        int n = snprintf(spec.path, sizeof(spec.path), "%s", im->path);
-        if (n < 0 || (size_t)n >= sizeof(spec.path))
-            return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "image path %s is too long", im->path);
-        struct eb_source *src = NULL;
-        struct eb_frame fr;
-        enum eb_status st = eb_source_open(&spec, &so, &src, diag);
-        if (st == EB_OK)
-            st = eb_source_next(src, &fr, diag);
-        if (st == EB_ERR_END) {
-            /* Undecodable (logged by the source): its objects count as missed. */
-            vc->undecodable++;
-            eb_diag_clear(diag);
-            eb_source_destroy(src);
-            continue;
-        }
-        if (st == EB_OK) {
-            if (fr.width != im->width || fr.height != im->height) {
-                if (vc->size_mismatch++ == 0)
-                    eb_log_msg(&vc->log, EB_LOG_WARN,
-                               "image %s decodes to %dx%d but the dataset says %dx%d; its boxes "
-                               "may not line up",
-                               im->path, fr.width, fr.height, im->width, im->height);
-            }
-            st = eb_slot_detect(&vc->slot, &fr);
-            if (st != EB_OK)
-                eb_diag_fail(diag, st, "model %s on image %s: %s", vc->o.model, im->path,
-                             vc->slot.diag.msg);
-        }
-        eb_source_destroy(src);
-        if (st == EB_OK)
-            st = eb_accuracy_add(vc->acc, (int64_t)i, &vc->slot.dets, diag);
-        if (st != EB_OK)
-            return st;
-        vc->done++;
-        if (progress && (vc->done % 8 == 0 || vc->done == vc->ds->n_images))
-            fprintf(vc->env->err, "\rval: %zu/%zu images", vc->done, vc->ds->n_images);
-    }
+    const struct eb_pipeline_hooks hooks = {.tick = val_tick, .ctx = vc};
+    struct eb_slot *s = &vc->slot;
+    eb_pipeline_run(&s, 1, vc->env->stop, progress ? &hooks : NULL);
     if (progress)
         fprintf(vc->env->err, "\r%40s\r", "");
-    vc->wall_s = (double)(eb_clock_ns() - t0) / 1e9;
+    vc->done = s->n_counted + s->n_left_out;
+    vc->undecodable = (size_t)(eb_source_skipped(s->src) + (int64_t)s->skipped_looped);
+    vc->size_mismatch = (size_t)s->size_mismatch;
+    vc->wall_s = (double)(s->phase_end_ns - s->phase_start_ns) / 1e9;
+    if (atomic_load_explicit(vc->env->stop, memory_order_relaxed))
+        return EB_ERR_CANCELLED;
+    if (s->status == EB_SLOT_FAILED)
+        return eb_diag_fail(diag, s->diag.status, "model %s: %s", vc->o.model, s->diag.msg);
     return EB_OK;
 }
 
@@ -549,11 +525,17 @@ static int prepare(struct val_ctx *vc)
     struct eb_slot_setup su;
     memset(&su, 0, sizeof(su));
     eb_run_model_setup(&vc->cfg, &vc->log, &su);
-    snprintf(vc->source_text, sizeof(vc->source_text), "image_dir=%s", vc->ds->images[0].path);
+    /* The dataset's images, in its order, once (the core's --data --no_loop). */
+    snprintf(vc->source_text, sizeof(vc->source_text), "image_dir=%s", vc->acc->data_dir);
     su.model_path = vc->o.model;
     su.model_label = vc->o.model;
     su.source_text = vc->source_text;
     su.synth_style = EB_SYNTH_RGB;
+    su.files = vc->acc->files;
+    su.n_files = vc->ds->n_images;
+    su.accuracy = vc->acc;
+    su.loop = 0;
+    su.warmup = 0;
     su.drift_frames = 0; /* val measures accuracy itself */
     su.log = &vc->log;
     su.stop = vc->env->stop;
