@@ -200,8 +200,8 @@ static void setup_slots(struct run_ctx *rc)
         eb_run_model_setup(cfg, &rc->log, &su);
         /* --threads 0 with two slots on the CPU: each slot gets half the online CPUs (at least
          * one), so that the two thread pools do not oversubscribe the cores. */
-        const int two = cfg->mode == EB_MODE_DUAL &&
-                        ((cfg->model0 != NULL && cfg->model1 != NULL) || embedded);
+        const int two =
+            cfg->mode == EB_MODE_DUAL && ((cfg->model0 != NULL && cfg->model1 != NULL) || embedded);
         if (cfg->threads == 0 && two && cfg->device == EB_DEVICE_CPU)
             su.backend_cfg.threads = rc->platform.n_cpus / 2 > 0 ? rc->platform.n_cpus / 2 : 1;
         if (rc->acc[i] != NULL) {
