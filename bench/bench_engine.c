@@ -33,8 +33,8 @@
 #include "eb/backend.h"
 #include "eb/clock.h"
 #include "eb/engine.h"
-#include "harness/model_plan.h"
-#include "harness/stats.h"
+#include "harness/cmd/model_plan.h"
+#include "harness/metrics/stats.h"
 #include "model/model.h"
 
 #ifndef EB_SHARED_DATA_DEFAULT

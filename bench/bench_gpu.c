@@ -36,7 +36,7 @@
 #include "eb/clock.h"
 #include "eb/engine.h"
 #include "eb/thread.h"
-#include "harness/stats.h"
+#include "harness/metrics/stats.h"
 #include "model/model.h"
 #include "yolo/yolo.h"
 

@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "eb/clock.h"
-#include "harness/pipeline.h"
-#include "harness/sampler.h"
-#include "harness/slot.h"
+#include "harness/metrics/sampler.h"
+#include "harness/pipeline/pipeline.h"
+#include "harness/pipeline/slot.h"
 #include "model/model.h"
 
 extern char **environ;

@@ -13,8 +13,8 @@
 #include <time.h>
 
 #include "eb/clock.h"
-#include "harness/source.h"
-#include "harness/stats.h"
+#include "harness/metrics/stats.h"
+#include "harness/pipeline/source.h"
 
 /* Frames drawn by the peer: drawing is slow, fewer reads give a stable p50 already. */
 #define PEER_READS 60

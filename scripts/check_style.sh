@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Style checks (house-style §7): clang-format, banned functions, exported symbol prefixes.
+# Style checks (house-style §7): clang-format, banned functions, exported symbol prefixes, the
+# harness's include layers.
 # Usage: scripts/check_style.sh [BUILD_DIR]   (the symbol check needs a build; skipped without)
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -38,5 +39,7 @@ if ls "$build"/src/*.a >/dev/null 2>&1; then
     status=1
   fi
 fi
+# The harness's layers include only downward (scripts/check_layers.sh).
+bash scripts/check_layers.sh >/dev/null || { bash scripts/check_layers.sh; status=1; }
 [ "$status" -eq 0 ] && echo "style: ok"
 exit "$status"

@@ -1,4 +1,4 @@
-# End-to-end cases of the measurement core (src/harness/pipeline.c): run length, looping, the
+# End-to-end cases of the measurement core (src/harness/pipeline/pipeline.c): run length, looping, the
 # dual window, camera-rate pacing. Each case_* is one ctest entry; cases whose name contains
 # "dual" also run under ThreadSanitizer.
 

@@ -46,10 +46,11 @@ case_dual_coco128_and_hituav_with_class_map() {
   [ "$rc" -eq 0 ] || fail "run exit $rc: $(cat err.txt)"
   local d; d=$(run_dir runs)
   local r="$d/report.json"
-  [ "$(jq_get "$r" slots/0/accuracy/images)" = 24 ] || fail "rgb: only the 24 measured images"
+  # each slot measured 24 frames, or more when it ran on until the other had met its 24
+  local n0; n0=$(jq_get "$r" slots/0/accuracy/images)
+  [ "$n0" -ge 24 ] && [ "$n0" -lt 128 ] || fail "rgb: only the measured images ($n0)"
   [ "$(jq_get "$r" slots/0/accuracy/dataset_images)" = 128 ] || fail "rgb: coco128 has 128"
   [ "$(jq_get "$r" slots/1/accuracy/format)" = voc ] || fail "hit-uav is read from its VOC XML"
-  # the thermal slot may run on past its 24 frames until the rgb slot has met its own
   [ "$(jq_get "$r" slots/1/accuracy/images)" -ge 24 ] || fail "thermal: 24 images scored"
   [ "$(jq_get "$r" slots/1/accuracy/classes_mapped)" = 3 ] || fail "3 classes mapped by the map"
   [ "$(jq_get "$r" slots/1/accuracy/class_map)" = map.txt ] || fail "the class map is named"

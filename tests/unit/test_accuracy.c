@@ -7,7 +7,7 @@
 
 #include "eb/backend.h"
 #include "eb_test.h"
-#include "harness/source.h"
+#include "harness/pipeline/source.h"
 #include "yolo/yolo.h"
 
 struct detector {

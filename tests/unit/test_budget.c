@@ -1,12 +1,12 @@
-/* The process's one memory budget (harness/budget.h): the limit shared by the slots as they
+/* The process's one memory budget (harness/pipeline/budget.h): the limit shared by the slots as they
  * load, the Jetson bound, the per-frame check's wording, and the harness's advice. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "eb/backend.h"
 #include "eb_test.h"
-#include "harness/budget.h"
-#include "harness/result.h"
+#include "harness/pipeline/budget.h"
+#include "harness/results/result.h"
 #include "model/model.h"
 
 struct captured {

@@ -1,7 +1,7 @@
 #include "eb/json.h"
 #include "eb_test.h"
-#include "harness/config.h"
-#include "harness/validity.h"
+#include "harness/cmd/config.h"
+#include "harness/results/validity.h"
 
 struct captured {
     int n_warn;

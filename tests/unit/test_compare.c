@@ -7,7 +7,7 @@
 
 #include "eb/json.h"
 #include "eb_test.h"
-#include "harness/compare.h"
+#include "harness/cmd/compare.h"
 
 EB_TEST(compare_expand_is_cartesian_models_outermost)
 {

@@ -8,9 +8,10 @@
 #include <sqlite3.h>
 
 #include "eb_test.h"
-#include "harness/history.h"
-#include "harness/report.h"
-#include "harness/sha256.h"
+#include "harness/cmd/record.h"
+#include "harness/report/report.h"
+#include "harness/results/history.h"
+#include "harness/results/sha256.h"
 
 static void sha_of(const char *text, char hex[EB_SHA256_HEX_SIZE])
 {

@@ -7,9 +7,9 @@
 
 #include "eb/json.h"
 #include "eb_test.h"
-#include "harness/report.h"
-#include "harness/report_html.h"
-#include "harness/svg_chart.h"
+#include "harness/report/report.h"
+#include "harness/report/report_html.h"
+#include "harness/report/svg_chart.h"
 
 /* ------------------------------------------------------------------------------ helpers */
 

@@ -6,7 +6,7 @@
 
 #include "eb/json.h"
 #include "eb_test.h"
-#include "harness/model_plan.h"
+#include "harness/cmd/model_plan.h"
 #include "model/model.h"
 
 static struct eb_model_summary *synth_summary(enum eb_synth_arch arch, char scale, int imgsz)

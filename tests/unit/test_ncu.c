@@ -6,8 +6,8 @@
 
 #include "eb/nvtx.h"
 #include "eb_test.h"
-#include "harness/ncu.h"
-#include "harness/profile.h"
+#include "harness/cmd/ncu.h"
+#include "harness/cmd/profile.h"
 
 #define ASSERT_STR(a, b) ASSERT_TRUE(strcmp((a), (b)) == 0)
 

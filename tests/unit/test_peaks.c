@@ -1,12 +1,12 @@
-/* The table of dense device peaks behind MFU (harness/peaks.c): matching CUDA device names as
+/* The table of dense device peaks behind MFU (harness/metrics/peaks.c): matching CUDA device names as
  * the runtime reports them, Jetson Orin modules told apart, unknown devices, sane figures. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "eb_test.h"
-#include "harness/peaks.h"
-#include "harness/result.h"
+#include "harness/metrics/peaks.h"
+#include "harness/results/result.h"
 
 #define GB 1000000000ull
 

@@ -8,8 +8,8 @@
 #include "eb/backend.h"
 #include "eb/json.h"
 #include "eb_test.h"
-#include "harness/report.h"
-#include "harness/result.h"
+#include "harness/report/report.h"
+#include "harness/results/result.h"
 
 /* Two runs of a five-node graph: per run Conv 3 + 1 ms, Sigmoid 0.5, Concat 0.25, MaxPool 0.25. */
 static const struct eb_backend_prof_node small_nodes[] = {

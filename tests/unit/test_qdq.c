@@ -14,7 +14,7 @@
 #include "eb/engine.h"
 #include "eb_test.h"
 #include "engine/ops/op.h"
-#include "harness/source.h"
+#include "harness/pipeline/source.h"
 #include "yolo/yolo.h"
 
 static uint8_t *model_bytes(size_t *len)

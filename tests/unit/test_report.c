@@ -8,7 +8,7 @@
 
 #include "eb/json.h"
 #include "eb_test.h"
-#include "harness/report.h"
+#include "harness/report/report.h"
 
 #define GB 1000000000ull
 

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "eb_test.h"
-#include "harness/report.h"
-#include "harness/report_facts.h"
-#include "harness/report_html.h"
+#include "harness/report/report.h"
+#include "harness/report/report_facts.h"
+#include "harness/report/report_html.h"
 
 #define GB 1000000000ull
 

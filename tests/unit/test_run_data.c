@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 
 #include "eb_test.h"
-#include "harness/accuracy.h"
-#include "harness/config.h"
-#include "harness/source.h"
+#include "harness/cmd/config.h"
+#include "harness/pipeline/accuracy.h"
+#include "harness/pipeline/source.h"
 
 static void path_join(char *buf, size_t size, const char *a, const char *b)
 {

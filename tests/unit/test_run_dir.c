@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "eb_test.h"
-#include "harness/run.h"
+#include "harness/cmd/run.h"
 
 /* The folder name of `path` (after the last '/'). */
 static const char *base_name(const char *path)

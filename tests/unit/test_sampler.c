@@ -12,8 +12,8 @@
 #include "eb/clock.h"
 #include "eb/json.h"
 #include "eb_test.h"
-#include "harness/report.h"
-#include "harness/sampler.h"
+#include "harness/metrics/sampler.h"
+#include "harness/report/report.h"
 
 /* ---- helpers ---- */
 

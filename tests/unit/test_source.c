@@ -11,7 +11,7 @@
 #include <png.h>
 
 #include "eb_test.h"
-#include "harness/source.h"
+#include "harness/pipeline/source.h"
 
 /* ------------------------------------------------------------------ helpers */
 

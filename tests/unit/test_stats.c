@@ -1,5 +1,5 @@
 #include "eb_test.h"
-#include "harness/stats.h"
+#include "harness/metrics/stats.h"
 
 EB_TEST(percentiles_match_numpy_linear)
 {

@@ -4,7 +4,7 @@
 
 #include "eb/json.h"
 #include "eb_test.h"
-#include "harness/tegrastats.h"
+#include "harness/metrics/tegrastats.h"
 
 #define ASSERT_NAN(x) ASSERT_TRUE(isnan((double)(x)))
 

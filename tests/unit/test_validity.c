@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "eb_test.h"
-#include "harness/report.h"
-#include "harness/validity.h"
+#include "harness/report/report.h"
+#include "harness/results/validity.h"
 
 /* An ok slot of `n` end-to-end samples `base` ms, every `spike_every`-th `spike` times longer,
  * measured over `wall_s` seconds. */

@@ -278,7 +278,7 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
         snprintf(info.provider, sizeof(info.provider), "edgebench-native cpu %.15s x%d thread%s",
                  ex.isa, ex.threads, ex.threads == 1 ? "" : "s");
     }
-    /* What the profile's MFU is computed against (harness/peaks.h). */
+    /* What the profile's MFU is computed against (harness/metrics/peaks.h). */
     info.device.reported = 1;
     info.device.device = cuda ? EB_DEVICE_CUDA : EB_DEVICE_CPU;
     snprintf(info.device.name, sizeof(info.device.name), "%s", cuda ? ex.device_name : "");

@@ -206,7 +206,7 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
     struct cudaDeviceProp prop;
     CUDA_TRY(cudaGetDeviceProperties(&prop, opt->gpu));
     snprintf(e->info_dev.device_name, sizeof(e->info_dev.device_name), "%.63s", prop.name);
-    /* For the MFU peak lookup (harness/peaks.h): SMs and memory tell the Jetson modules apart,
+    /* For the MFU peak lookup (harness/metrics/peaks.h): SMs and memory tell the Jetson modules apart,
      * the clock their power modes. */
     e->info_dev.sm_count = prop.multiProcessorCount;
     e->info_dev.device_total_bytes = (uint64_t)prop.totalGlobalMem;

@@ -1,0 +1,455 @@
+/*
+ * `edgebench history` (list the recorded runs) and `edgebench diff A B` (compare two of them,
+ * exit code 4 on a regression so that CI pipelines can gate on it). The database is opened
+ * read-only; nothing here writes to it.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/results/history.h"
+
+#define EXIT_OK         0
+#define EXIT_USAGE      2
+#define EXIT_REGRESSION 4
+
+#define DEFAULT_LIMIT     20
+#define DEFAULT_THRESHOLD 5.0
+
+/*
+ * Option `--name VALUE` or `--name=VALUE` at argv[*i]: 1 with *value set (and *i advanced past
+ * a separate value), 0 when argv[*i] is another option, -1 when the value is missing.
+ */
+static int opt_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    const char *arg = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(arg, "--", 2) != 0 || strncmp(arg + 2, name, n) != 0)
+        return 0;
+    if (arg[2 + n] == '=') {
+        *value = arg + 3 + n;
+        return 1;
+    }
+    if (arg[2 + n] != '\0')
+        return 0;
+    if (*i + 1 >= argc)
+        return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
+/* A non-negative integer with nothing after it. */
+static int parse_int64(const char *s, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end != '\0' || errno == ERANGE || v < 0)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* Opens the database named by --db (NULL: the default) read-only; prints the error. */
+static struct eb_history *open_db(const char *db, char *path, size_t size, FILE *err)
+{
+    struct eb_diag diag = {0};
+    int have = eb_history_path(db, path, size, &diag);
+    if (have == 0) {
+        fprintf(err, "edgebench: error: --db none: there is no history to read; give --db PATH\n");
+        return NULL;
+    }
+    struct eb_history *h = NULL;
+    if (have < 0 || eb_history_open(path, 0, &h, &diag) != EB_OK) {
+        fprintf(err, "edgebench: error: %s\n", diag.msg);
+        return NULL;
+    }
+    return h;
+}
+
+/* ---- history ----------------------------------------------------------------------------- */
+
+static void print_history_help(FILE *fp)
+{
+    fprintf(fp,
+            "usage: edgebench history [--db PATH] [--model M] [--backend B] [--device D] "
+            "[--limit N]\n\n"
+            "Lists the runs recorded in the history database, newest first, one line per slot\n"
+            "that ran: run id, start time (UTC), slot, model, backend, device, precision,\n"
+            "end-to-end p50 (ms), FPS and the slot's verdict.\n\n"
+            "options:\n"
+            "  --db PATH      the database (default %s)\n"
+            "  --model M      only models whose path contains M\n"
+            "  --backend B    only this backend (ort, native)\n"
+            "  --device D     only this device (cpu, cuda, tensorrt)\n"
+            "  --limit N      the N most recent runs (default %d; 0 = all)\n\n"
+            "exit codes: 0 listed; 2 bad input (unknown option, no database).\n",
+            EB_HISTORY_DEFAULT_TEXT, DEFAULT_LIMIT);
+}
+
+/* The file name of a path (models are listed by it; --model matches the whole path). */
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash != NULL && slash[1] != '\0' ? slash + 1 : path;
+}
+
+struct list_ctx {
+    FILE *out;
+    size_t rows;
+};
+
+static void print_row(void *ctx, const struct eb_history_row *row)
+{
+    struct list_ctx *c = ctx;
+    const struct eb_history_slot *s = row->slot;
+    const struct eb_stat_summary *e2e = &s->stages[EB_STAGE_E2E];
+    char p50[32] = "-", fps[32] = "-";
+    if (e2e->count > 0)
+        snprintf(p50, sizeof(p50), "%.3f", e2e->p50);
+    if (isfinite(s->fps))
+        snprintf(fps, sizeof(fps), "%.1f", s->fps);
+    fprintf(c->out, "%6lld  %-24s  %-7s  %-28.28s  %-7s  %-8s  %-9s  %9s  %8s  %s\n",
+            (long long)row->id, row->started_at, s->name,
+            s->model[0] != '\0' ? base_name(s->model) : "-", s->backend[0] ? s->backend : "-",
+            s->device[0] ? s->device : "-", s->precision[0] ? s->precision : "-", p50, fps,
+            strcmp(s->status, "failed") == 0 ? "FAILED"
+            : s->verdict[0] != '\0'          ? s->verdict
+                                             : "-");
+    c->rows++;
+}
+
+int eb_history_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    const char *db = NULL;
+    struct eb_history_filter f = {.limit = DEFAULT_LIMIT};
+    for (int i = 0; i < argc; i++) {
+        const char *v = NULL, *limit = NULL;
+        int r;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            print_history_help(out);
+            return EXIT_OK;
+        }
+        if ((r = opt_value(argc, argv, &i, "db", &v)) > 0)
+            db = v;
+        else if (r == 0 && (r = opt_value(argc, argv, &i, "model", &v)) > 0)
+            f.model = v;
+        else if (r == 0 && (r = opt_value(argc, argv, &i, "backend", &v)) > 0)
+            f.backend = v;
+        else if (r == 0 && (r = opt_value(argc, argv, &i, "device", &v)) > 0)
+            f.device = v;
+        else if (r == 0 && (r = opt_value(argc, argv, &i, "limit", &limit)) > 0) {
+            if (!parse_int64(limit, &f.limit)) {
+                fprintf(err,
+                        "edgebench: error: --limit: '%s' is not accepted (accepted: an integer "
+                        ">= 0; 0 = all)\n",
+                        limit);
+                return EXIT_USAGE;
+            }
+        }
+        if (r < 0) {
+            fprintf(err, "edgebench: error: %s needs a value; see edgebench history --help\n",
+                    argv[i]);
+            return EXIT_USAGE;
+        }
+        if (r == 0) {
+            fprintf(err, "edgebench: error: unknown argument '%s'; see edgebench history --help\n",
+                    argv[i]);
+            return EXIT_USAGE;
+        }
+    }
+    char path[4096];
+    struct eb_history *h = open_db(db, path, sizeof(path), err);
+    if (h == NULL)
+        return EXIT_USAGE;
+    struct list_ctx c = {.out = out};
+    fprintf(out, "%6s  %-24s  %-7s  %-28s  %-7s  %-8s  %-9s  %9s  %8s  %s\n", "id", "started_at",
+            "slot", "model", "backend", "device", "precision", "p50 ms", "FPS", "verdict");
+    struct eb_diag diag = {0};
+    enum eb_status st = eb_history_list(h, &f, print_row, &c, &diag);
+    eb_history_close(h);
+    if (st != EB_OK) {
+        fprintf(err, "edgebench: error: %s\n", diag.msg);
+        return EXIT_USAGE;
+    }
+    if (c.rows == 0)
+        fprintf(out, "(no run in %s matches)\n", path);
+    return EXIT_OK;
+}
+
+/* ---- diff -------------------------------------------------------------------------------- */
+
+static void print_diff_help(FILE *fp)
+{
+    fprintf(fp,
+            "usage: edgebench diff A B [--db PATH] [--threshold PCT]\n\n"
+            "Compares run B with run A (ids from edgebench history), slot by slot: the p50 and\n"
+            "p99 of every latency stage with their 95%% confidence intervals (order-statistic\n"
+            "binomial), FPS, memory peak and energy per frame, and the change A -> B in %%.\n"
+            "A metric is a REGRESSION when both CIs exist, they do not overlap, and B is worse\n"
+            "than A by more than the threshold; metrics without a CI are shown, never judged.\n\n"
+            "options:\n"
+            "  --db PATH        the database (default %s)\n"
+            "  --threshold PCT  smallest change that counts, in %% (default %g; 0..1000)\n\n"
+            "exit codes: 0 no regression; 4 at least one regression; 2 bad input (unknown run\n"
+            "id, no slot that ran in both runs, unknown option, no database).\n",
+            EB_HISTORY_DEFAULT_TEXT, DEFAULT_THRESHOLD);
+}
+
+/* One metric of the comparison. */
+struct metric {
+    const char *name;
+    const char *unit;
+    double a, b;
+    const struct eb_stat_ci *ci_a, *ci_b; /* NULL: the metric has no CI */
+    int higher_is_better;
+};
+
+static void fmt_value(char *buf, size_t n, double v, const struct eb_stat_ci *ci, int with_ci)
+{
+    if (!isfinite(v))
+        snprintf(buf, n, "n/a");
+    else if (!with_ci)
+        snprintf(buf, n, "%.3f", v);
+    else if (ci != NULL && ci->available)
+        snprintf(buf, n, "%.3f [%.3f, %.3f]", v, ci->lo, ci->hi);
+    else
+        snprintf(buf, n, "%.3f [no CI]", v);
+}
+
+/* Prints one metric row; returns 1 when it is a regression. */
+static int diff_metric(const struct metric *m, double threshold, FILE *out)
+{
+    char a[64], b[64], change[32] = "n/a", label[48];
+    const int with_ci = m->ci_a != NULL;
+    fmt_value(a, sizeof(a), m->a, m->ci_a, with_ci);
+    fmt_value(b, sizeof(b), m->b, m->ci_b, with_ci);
+    snprintf(label, sizeof(label), "%s%s%s", m->name, m->unit[0] ? " " : "", m->unit);
+    const char *verdict = "n/a";
+    int regression = 0;
+    if (isfinite(m->a) && isfinite(m->b) && m->a != 0) {
+        double pct = 100.0 * (m->b - m->a) / fabs(m->a);
+        snprintf(change, sizeof(change), "%+.2f%%", pct);
+        double worse = m->higher_is_better ? -pct : pct; /* > 0: B is worse */
+        if (!with_ci) {
+            verdict = "(no CI: not judged)";
+        } else if (m->ci_a == NULL || !m->ci_a->available || m->ci_b == NULL ||
+                   !m->ci_b->available) {
+            verdict = "no CI: not judged";
+        } else if (m->ci_b->lo <= m->ci_a->hi && m->ci_a->lo <= m->ci_b->hi) {
+            verdict = "ok (CIs overlap)";
+        } else if (worse > threshold) {
+            verdict = "REGRESSION";
+            regression = 1;
+        } else if (-worse > threshold) {
+            verdict = "improved";
+        } else {
+            verdict = "ok (within threshold)";
+        }
+    }
+    fprintf(out, "  %-22s  %-30s  %-30s  %9s  %s\n", label, a, b, change, verdict);
+    return regression;
+}
+
+static void describe_slot(const struct eb_history_slot *s, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s %s %s %s %dx%d", s->model[0] ? base_name(s->model) : "-",
+             s->backend[0] ? s->backend : "-", s->device[0] ? s->device : "-",
+             s->precision[0] ? s->precision : "-", s->input_w, s->input_h);
+}
+
+/* The slot's configuration differs (another model file, backend, device, precision or size). */
+static int config_differs(const struct eb_history_slot *a, const struct eb_history_slot *b)
+{
+    int model = a->model_sha256[0] && b->model_sha256[0] ? strcmp(a->model_sha256, b->model_sha256)
+                                                         : strcmp(a->model, b->model);
+    return model != 0 || strcmp(a->backend, b->backend) != 0 || strcmp(a->device, b->device) != 0 ||
+           strcmp(a->precision, b->precision) != 0 || a->input_w != b->input_w ||
+           a->input_h != b->input_h;
+}
+
+static int diff_slot(const struct eb_history_slot *a, const struct eb_history_slot *b,
+                     double threshold, FILE *out)
+{
+    static const enum eb_stage order[] = {EB_STAGE_E2E, EB_STAGE_INFER, EB_STAGE_PRE, EB_STAGE_POST,
+                                          EB_STAGE_READ};
+    char da[4200], db[4200];
+    describe_slot(a, da, sizeof(da));
+    describe_slot(b, db, sizeof(db));
+    fprintf(out, "\nslot %d (%s): %s -> %s\n", a->index, a->name, da, db);
+    if (config_differs(a, b))
+        fprintf(out, "  note: the configurations differ; the change is the configuration's too\n");
+    fprintf(out, "  %-22s  %-30s  %-30s  %9s  %s\n", "metric", "A [95% CI]", "B [95% CI]", "change",
+            "verdict");
+    int n = 0;
+    for (size_t k = 0; k < EB_ARRAY_LEN(order); k++) {
+        const struct eb_stat_summary *x = &a->stages[order[k]], *y = &b->stages[order[k]];
+        if (x->count == 0 || y->count == 0)
+            continue;
+        char name[40];
+        snprintf(name, sizeof(name), "%s p50", eb_stage_name(order[k]));
+        struct metric m = {name, "ms", x->p50, y->p50, &x->p50_ci, &y->p50_ci, 0};
+        n += diff_metric(&m, threshold, out);
+        snprintf(name, sizeof(name), "%s p99", eb_stage_name(order[k]));
+        m = (struct metric){name, "ms", x->p99, y->p99, &x->p99_ci, &y->p99_ci, 0};
+        n += diff_metric(&m, threshold, out);
+    }
+    struct metric fps = {"throughput", "FPS", a->fps, b->fps, NULL, NULL, 1};
+    n += diff_metric(&fps, threshold, out);
+    struct metric mem = {
+        "memory peak", "GB", (double)a->mem_peak_bytes / 1e9, (double)b->mem_peak_bytes / 1e9, NULL,
+        NULL,          0};
+    n += diff_metric(&mem, threshold, out);
+    if (isfinite(a->map50_95) || isfinite(b->map50_95)) { /* --data: shown, higher is better */
+        struct metric m5 = {"mAP50-95", "", a->map50_95, b->map50_95, NULL, NULL, 1};
+        n += diff_metric(&m5, threshold, out);
+        struct metric m50 = {"mAP50", "", a->map50, b->map50, NULL, NULL, 1};
+        n += diff_metric(&m50, threshold, out);
+    }
+    if (isfinite(a->energy_per_frame_mj) || isfinite(b->energy_per_frame_mj)) {
+        struct metric e = {
+            "energy/frame", "mJ", a->energy_per_frame_mj, b->energy_per_frame_mj, NULL, NULL, 0};
+        n += diff_metric(&e, threshold, out);
+    }
+    return n;
+}
+
+static void describe_run(const char *label, const struct eb_history_run *r, FILE *out)
+{
+    fprintf(out, "%s: run %lld, %s, %s mode, %s, host %s, edgebench %s, env %s\n", label,
+            (long long)r->id, r->started_at, r->mode[0] ? r->mode : "?",
+            r->verdict[0] ? r->verdict : "not judged", r->hostname[0] ? r->hostname : "?",
+            r->edgebench_version[0] ? r->edgebench_version : "?", r->fingerprint);
+}
+
+int eb_history_diff(const struct eb_history_run *a, const struct eb_history_run *b,
+                    double threshold_pct, FILE *out)
+{
+    int compared = 0, regressions = 0;
+    for (int i = 0; i < EB_NUM_SLOTS; i++)
+        compared += strcmp(a->slots[i].status, "ok") == 0 && strcmp(b->slots[i].status, "ok") == 0;
+    if (compared == 0)
+        return -1;
+    fprintf(out,
+            "edgebench diff: run %lld (A) -> run %lld (B); REGRESSION = both 95%% CIs (%s) "
+            "exist, do not overlap, and B is worse by more than %g%%\n",
+            (long long)a->id, (long long)b->id, EB_STAT_CI_METHOD, threshold_pct);
+    describe_run("A", a, out);
+    describe_run("B", b, out);
+    const struct eb_history_run *runs[2] = {a, b};
+    for (int k = 0; k < 2; k++)
+        if (strcmp(runs[k]->verdict, "INVALID") == 0)
+            fprintf(out, "warning: run %lld is INVALID (%s); its numbers may mislead\n",
+                    (long long)runs[k]->id, runs[k]->reasons);
+    if (strcmp(a->fingerprint, b->fingerprint) != 0)
+        fprintf(out,
+                "warning: the environments differ (host, CPU, GPU, driver or versions: "
+                "fingerprint %s vs %s)\n",
+                a->fingerprint, b->fingerprint);
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        const struct eb_history_slot *x = &a->slots[i], *y = &b->slots[i];
+        if (strcmp(x->status, "ok") == 0 && strcmp(y->status, "ok") == 0) {
+            regressions += diff_slot(x, y, threshold_pct, out);
+        } else if (strcmp(x->status, "skipped") != 0 || strcmp(y->status, "skipped") != 0) {
+            fprintf(out, "\nslot %d (%s): not compared (A %s, B %s)\n", i, x->name, x->status,
+                    y->status);
+        }
+    }
+    fprintf(out, "\n%d regression%s\n", regressions, regressions == 1 ? "" : "s");
+    return regressions;
+}
+
+int eb_diff_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    const char *db = NULL, *ids[2] = {NULL, NULL};
+    double threshold = DEFAULT_THRESHOLD;
+    int n_ids = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *v = NULL;
+        int r;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            print_diff_help(out);
+            return EXIT_OK;
+        }
+        if (strncmp(argv[i], "--", 2) != 0) {
+            if (n_ids == 2) {
+                fprintf(err, "edgebench: error: unexpected argument '%s'; diff takes two run ids\n",
+                        argv[i]);
+                return EXIT_USAGE;
+            }
+            ids[n_ids++] = argv[i];
+            continue;
+        }
+        if ((r = opt_value(argc, argv, &i, "db", &v)) > 0) {
+            db = v;
+        } else if (r == 0 && (r = opt_value(argc, argv, &i, "threshold", &v)) > 0) {
+            char *end = NULL;
+            errno = 0;
+            threshold = strtod(v, &end);
+            if (end == v || *end != '\0' || errno == ERANGE || !(threshold >= 0) ||
+                threshold > 1000) {
+                fprintf(err,
+                        "edgebench: error: --threshold: '%s' is not accepted (accepted: a "
+                        "percentage in 0..1000)\n",
+                        v);
+                return EXIT_USAGE;
+            }
+        }
+        if (r < 0) {
+            fprintf(err, "edgebench: error: %s needs a value; see edgebench diff --help\n",
+                    argv[i]);
+            return EXIT_USAGE;
+        }
+        if (r == 0) {
+            fprintf(err, "edgebench: error: unknown option '%s'; see edgebench diff --help\n",
+                    argv[i]);
+            return EXIT_USAGE;
+        }
+    }
+    int64_t id[2];
+    if (n_ids < 2) {
+        fprintf(err, "edgebench: error: diff needs two run ids (edgebench diff A B); edgebench "
+                     "history lists them\n");
+        return EXIT_USAGE;
+    }
+    for (int k = 0; k < 2; k++)
+        if (!parse_int64(ids[k], &id[k])) {
+            fprintf(err,
+                    "edgebench: error: run id '%s' is not a number; edgebench history lists the "
+                    "ids\n",
+                    ids[k]);
+            return EXIT_USAGE;
+        }
+    char path[4096];
+    struct eb_history *h = open_db(db, path, sizeof(path), err);
+    if (h == NULL)
+        return EXIT_USAGE;
+    int code = EXIT_USAGE;
+    struct eb_history_run *runs = calloc(2, sizeof(*runs));
+    struct eb_diag diag = {0};
+    if (runs == NULL) {
+        fprintf(err, "edgebench: error: out of memory\n");
+        goto done;
+    }
+    for (int k = 0; k < 2; k++)
+        if (eb_history_get(h, id[k], &runs[k], &diag) != EB_OK) {
+            fprintf(err, "edgebench: error: %s\n", diag.msg);
+            goto done;
+        }
+    int n = eb_history_diff(&runs[0], &runs[1], threshold, out);
+    if (n < 0)
+        fprintf(err,
+                "edgebench: error: runs %lld and %lld have no slot that ran in both; nothing to "
+                "compare\n",
+                (long long)id[0], (long long)id[1]);
+    code = n < 0 ? EXIT_USAGE : n > 0 ? EXIT_REGRESSION : EXIT_OK;
+done:
+    if (runs != NULL) {
+        eb_history_run_fini(&runs[0]);
+        eb_history_run_fini(&runs[1]);
+    }
+    free(runs);
+    eb_history_close(h);
+    return code;
+}

@@ -1,0 +1,113 @@
+/*
+ * A finished run as a history record (record.h): the glue of the commands between the result,
+ * the configuration that produced it and the environment, and the history database.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "eb/json.h"
+#include "harness/cmd/config.h"
+#include "harness/cmd/record.h"
+#include "harness/report/report.h"
+
+static void copy_str(char *dst, size_t size, const char *src)
+{
+    if (snprintf(dst, size, "%s", src != NULL ? src : "") < 0)
+        dst[0] = '\0';
+}
+
+/* The verdict's reasons joined with "; " into buf. */
+static void join_reasons(const struct eb_validity *v, char *buf, size_t size)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < v->n_reasons && off < size; i++)
+        off += (size_t)snprintf(buf + off, size - off, "%s%s", i ? "; " : "", v->reasons[i]);
+}
+
+static void slot_from_result(const struct eb_slot_result *s, const struct eb_run_result *r,
+                             const char *precision, struct eb_history_slot *out)
+{
+    out->index = s->index;
+    copy_str(out->name, sizeof(out->name), s->name);
+    copy_str(out->status, sizeof(out->status), eb_slot_status_name(s->status));
+    copy_str(out->message, sizeof(out->message), s->message);
+    copy_str(out->model, sizeof(out->model), s->model_path);
+    copy_str(out->model_sha256, sizeof(out->model_sha256), s->model_sha256);
+    out->model_size = s->model_size;
+    copy_str(out->backend, sizeof(out->backend), s->backend);
+    copy_str(out->backend_version, sizeof(out->backend_version), s->backend_version);
+    copy_str(out->device, sizeof(out->device), s->device);
+    copy_str(out->provider, sizeof(out->provider), s->provider);
+    copy_str(out->precision, sizeof(out->precision), s->status != EB_SLOT_SKIPPED ? precision : "");
+    out->input_w = s->input_w;
+    out->input_h = s->input_h;
+    out->frames = s->frames_measured;
+    out->warmup_frames = s->frames_warmup;
+    out->wall_s = s->status == EB_SLOT_OK ? s->wall_s : NAN;
+    out->fps = s->status == EB_SLOT_OK ? s->throughput_fps : NAN;
+    out->mem_peak_bytes = s->mem_peak_bytes;
+    /* The energy is the run's: it is this slot's only when the other measured nothing. */
+    const struct eb_slot_result *other = &r->slots[1 - s->index];
+    out->energy_per_frame_mj =
+        s->frames_measured > 0 && other->frames_measured == 0 ? r->energy_per_frame_mj : NAN;
+    out->map50_95 = s->accuracy != NULL ? s->accuracy->map50_95 : NAN;
+    out->map50 = s->accuracy != NULL ? s->accuracy->map50 : NAN;
+    copy_str(out->verdict, sizeof(out->verdict), eb_validity_verdict(&s->validity));
+    join_reasons(&s->validity, out->reasons, sizeof(out->reasons));
+    if (s->status == EB_SLOT_OK)
+        memcpy(out->stages, s->stages, sizeof(out->stages));
+}
+
+enum eb_status eb_history_from_result(const struct eb_run_result *r, const struct eb_config *cfg,
+                                      const struct eb_env_facts *env, const char *version,
+                                      const char *ort_version, struct eb_history_run *out,
+                                      struct eb_diag *diag)
+{
+    static const char *const precisions[] = {"fp32", "fp16"}; /* cli_opts.def order */
+    memset(out, 0, sizeof(*out));
+    if (cfg != NULL) {
+        struct eb_json_writer w;
+        eb_json_writer_init_mem(&w, 0);
+        eb_config_write_json(cfg, &w);
+        out->config_json = eb_json_writer_take(&w, NULL);
+        if (out->config_json == NULL)
+            return eb_diag_fail(diag, EB_ERR_NOMEM,
+                                "history: out of memory for the configuration echo");
+    }
+    copy_str(out->started_at, sizeof(out->started_at), r->started_at);
+    copy_str(out->kind, sizeof(out->kind), "run");
+    copy_str(out->mode, sizeof(out->mode), r->mode);
+    copy_str(out->command_line, sizeof(out->command_line), r->command_line);
+    out->duration_s = r->duration_s;
+    out->exit_code = r->exit_code;
+    out->interrupted = r->interrupted;
+    copy_str(out->verdict, sizeof(out->verdict), eb_validity_verdict(&r->validity));
+    join_reasons(&r->validity, out->reasons, sizeof(out->reasons));
+    copy_str(out->output_dir, sizeof(out->output_dir), r->output_dir);
+    out->energy_per_frame_mj = r->energy_per_frame_mj;
+    copy_str(out->edgebench_version, sizeof(out->edgebench_version), version);
+    copy_str(out->ort_version, sizeof(out->ort_version), ort_version);
+    if (env != NULL) {
+        copy_str(out->hostname, sizeof(out->hostname), env->hostname);
+        copy_str(out->os, sizeof(out->os), env->os);
+        copy_str(out->kernel, sizeof(out->kernel), env->kernel);
+        copy_str(out->cpu_model, sizeof(out->cpu_model), env->cpu_model);
+        out->n_cpus = env->n_cpus;
+        copy_str(out->gpu_name, sizeof(out->gpu_name), env->gpu_name);
+        copy_str(out->gpu_driver, sizeof(out->gpu_driver), env->gpu_driver);
+        copy_str(out->l4t_release, sizeof(out->l4t_release), env->l4t_release);
+        copy_str(out->power_mode, sizeof(out->power_mode), env->power_mode);
+    }
+    /* NVML's name for the GPU that ran, where the sampler had one. */
+    if (r->sys.nvml_used && r->sys.n_gpus > 0 && r->sys.gpus[0].name[0] != '\0')
+        copy_str(out->gpu_name, sizeof(out->gpu_name), r->sys.gpus[0].name);
+    eb_history_fingerprint(out);
+    const char *precision = "";
+    if (cfg != NULL && cfg->precision >= 0 && (size_t)cfg->precision < EB_ARRAY_LEN(precisions))
+        precision = precisions[cfg->precision];
+    for (int i = 0; i < EB_NUM_SLOTS; i++)
+        slot_from_result(&r->slots[i], r, precision, &out->slots[i]);
+    return EB_OK;
+}

@@ -1,0 +1,22 @@
+/*
+ * A finished run as a record of the run history (harness/results/history.h).
+ */
+#ifndef EB_RECORD_H
+#define EB_RECORD_H
+
+#include "harness/results/history.h"
+
+struct eb_config;    /* harness/cmd/config.h */
+struct eb_env_facts; /* harness/report/report.h */
+
+/**
+ * Fills `out` (zeroed first) from a finished run: `r` after eb_report_finish, `cfg` its
+ * configuration (NULL: no config_json), `env` the environment facts, `version` and
+ * `ort_version` (NULL when unknown). EB_ERR_NOMEM when the configuration echo cannot be built.
+ */
+EB_NODISCARD enum eb_status
+eb_history_from_result(const struct eb_run_result *r, const struct eb_config *cfg,
+                       const struct eb_env_facts *env, const char *version, const char *ort_version,
+                       struct eb_history_run *out, struct eb_diag *diag);
+
+#endif

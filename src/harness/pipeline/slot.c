@@ -1,0 +1,1027 @@
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eb/clock.h"
+#include "eb/engine.h"
+#include "harness/metrics/sampler.h"
+#include "harness/pipeline/slot.h"
+#include "harness/results/validity.h"
+
+#define EB_SLOT_MAX_DET 300
+/* Records first reserved for a pass whose length is a duration (they double when full). */
+#define EB_SLOT_FIRST_RECORDS 4096
+#define EB_SLOT_DRIFT_IOU     0.9f /* fp16 drift: a box matches at this IoU or more */
+
+/* NVTX range names of the stages, per slot (read, pre, infer, post). */
+enum { NVTX_READ, NVTX_PRE, NVTX_INFER, NVTX_POST };
+static const char *const nvtx_stage[EB_NUM_SLOTS][4] = {
+    {"rgb:read", "rgb:pre", "rgb:infer", "rgb:post"},
+    {"thermal:read", "thermal:pre", "thermal:infer", "thermal:post"},
+};
+
+void eb_slot_init(struct eb_slot *s, int index, const struct eb_slot_setup *setup)
+{
+    memset(s, 0, sizeof(*s));
+    s->index = index;
+    s->name = index == 0 ? "rgb" : "thermal";
+    s->setup = *setup;
+    s->status = EB_SLOT_SKIPPED;
+    atomic_init(&s->n_done, 0);
+    atomic_init(&s->last_mem, 0);
+    for (int i = 0; i < EB_SLOT_RECENT; i++)
+        atomic_init(&s->recent_e2e_ns[i], 0);
+    eb_nvtx_init(&s->nvtx, EB_NVTX_DOMAIN_STAGE);
+}
+
+static enum eb_status slot_fail(struct eb_slot *s, enum eb_status st)
+{
+    s->status = EB_SLOT_FAILED;
+    if (s->diag.status == EB_OK)
+        eb_diag_fail(&s->diag, st, "%s", eb_status_message(st));
+    return st;
+}
+
+/* IEEE half from float (round to nearest even), for float16 model inputs. */
+static uint16_t f32_to_f16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof(x));
+    uint32_t sign = (x >> 16) & 0x8000u;
+    int32_t exp = (int32_t)((x >> 23) & 0xFF) - 127 + 15;
+    uint32_t mant = x & 0x7FFFFFu;
+    if (((x >> 23) & 0xFF) == 0xFF)
+        return (uint16_t)(sign | 0x7C00u | (mant ? 0x200u : 0));
+    if (exp >= 31)
+        return (uint16_t)(sign | 0x7C00u);
+    if (exp <= 0) {
+        if (exp < -10)
+            return (uint16_t)sign;
+        mant |= 0x800000u;
+        uint32_t shift = (uint32_t)(14 - exp);
+        uint32_t half = mant >> shift;
+        uint32_t rem = mant & ((1u << shift) - 1);
+        uint32_t mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half & 1u)))
+            half++;
+        return (uint16_t)(sign | half);
+    }
+    uint32_t half = sign | ((uint32_t)exp << 10) | (mant >> 13);
+    uint32_t rem = mant & 0x1FFFu;
+    if (rem > 0x1000u || (rem == 0x1000u && (half & 1u)))
+        half++;
+    return (uint16_t)half;
+}
+
+static float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1Fu;
+    uint32_t mant = h & 0x3FFu;
+    uint32_t x;
+    if (exp == 0) {
+        if (mant == 0) {
+            x = sign;
+        } else {
+            exp = 127 - 15 + 1;
+            while ((mant & 0x400u) == 0) {
+                mant <<= 1;
+                exp--;
+            }
+            mant &= 0x3FFu;
+            x = sign | (exp << 23) | (mant << 13);
+        }
+    } else if (exp == 31) {
+        x = sign | 0x7F800000u | (mant << 13);
+    } else {
+        x = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+    }
+    float f;
+    memcpy(&f, &x, sizeof(f));
+    return f;
+}
+
+static uint64_t monitored_bytes(const struct eb_slot *s)
+{
+    if (s->setup.unified) {
+        struct eb_sysmem m;
+        if (eb_procfs_sysmem(&m, NULL) == EB_OK)
+            return m.used;
+        return 0;
+    }
+    return eb_procfs_rss_bytes();
+}
+
+/* After frame `fr` ran through infer_frame: the next frames are decoded straight into the
+ * backend's page-locked frame buffer, so the backend uploads them with no staging copy (on an
+ * H100, 0.5 ms less per 1920x1080 frame). A frame larger than the buffer (decoded into the
+ * source's own) asks for a larger one; a backend without one keeps copying. (val and compare
+ * feed frames of their own sources: theirs keep being copied in.) */
+static void attach_frame_buffer(struct eb_slot *s, const struct eb_frame *fr)
+{
+    const size_t px = (size_t)fr->width * (size_t)fr->height;
+    if (s->src == NULL || s->frame_buf_off || fr->rgb == s->frame_buf ||
+        (s->frame_buf != NULL && px <= s->frame_buf_px))
+        return;
+    uint8_t *buf = NULL;
+    struct eb_diag d = {0};
+    if (eb_backend_frame_buffer(s->be, fr->width, fr->height, &buf, &d) != EB_OK) {
+        s->frame_buf_off = 1;
+        s->frame_buf = NULL;
+        eb_source_set_output(s->src, NULL, 0);
+        return;
+    }
+    s->frame_buf = buf;
+    s->frame_buf_px = px;
+    eb_source_set_output(s->src, buf, px * 3 + 64);
+}
+
+/* Preprocess and infer in one call of the backend (the letterbox on its device): the call's
+ * host time is split at the device's letterbox time (pre) and the rest (infer: the frame's
+ * upload, the forward, the outputs back). One NVTX range (infer) covers the call. */
+static enum eb_status run_model_gpu_pre(struct eb_slot *s, const struct eb_frame *fr,
+                                        uint64_t *t_pre_end, uint64_t *t_inf_end)
+{
+    const uint64_t t0 = eb_clock_ns();
+    eb_nvtx_push(&s->nvtx, nvtx_stage[s->index][NVTX_INFER]);
+    eb_letterbox_compute(fr->width, fr->height, s->in_w, s->in_h, &s->lb);
+    const struct eb_backend_frame f = {.rgb = fr->rgb,
+                                       .width = fr->width,
+                                       .height = fr->height,
+                                       .stride = fr->stride,
+                                       .new_w = s->lb.new_w,
+                                       .new_h = s->lb.new_h,
+                                       .pad_left = s->lb.pad_left,
+                                       .pad_top = s->lb.pad_top};
+    struct eb_tensor outs[EB_BACKEND_MAX_IO];
+    memset(outs, 0, sizeof(outs));
+    struct eb_infer_timing timing = {0};
+    enum eb_status st =
+        eb_backend_infer_frame(s->be, &f, outs, s->info.n_outputs, &timing, &s->diag);
+    *t_inf_end = eb_clock_ns();
+    eb_nvtx_pop(&s->nvtx);
+    const uint64_t pre = timing.pre_ns < *t_inf_end - t0 ? timing.pre_ns : *t_inf_end - t0;
+    *t_pre_end = t0 + pre;
+    if (st == EB_OK) {
+        s->out0 = outs[0];
+        attach_frame_buffer(s, fr);
+    }
+    return st;
+}
+
+/* The host letterbox of `fr` into s->input (s->lb set). */
+static void preprocess_host(struct eb_slot *s, const struct eb_frame *fr)
+{
+    eb_letterbox_compute(fr->width, fr->height, s->in_w, s->in_h, &s->lb);
+    eb_letterbox_rgb_to_nchw_f32(fr->rgb, fr->width, fr->height, fr->stride, &s->lb, s->in_c,
+                                 s->input_f32);
+    if (s->in_dtype == EB_DTYPE_F16) {
+        size_t n = (size_t)s->in_c * (size_t)s->in_h * (size_t)s->in_w;
+        uint16_t *h = s->input;
+        for (size_t i = 0; i < n; i++)
+            h[i] = f32_to_f16(s->input_f32[i]);
+    }
+}
+
+/* One inference of `be` on s->input into outs (EB_BACKEND_MAX_IO entries). */
+static enum eb_status infer_host(struct eb_slot *s, struct eb_backend *be, struct eb_tensor *outs,
+                                 struct eb_diag *diag)
+{
+    struct eb_tensor in = {.dtype = s->in_dtype, .rank = 4, .data = s->input};
+    in.shape[0] = 1;
+    in.shape[1] = s->in_c;
+    in.shape[2] = s->in_h;
+    in.shape[3] = s->in_w;
+    memset(outs, 0, EB_BACKEND_MAX_IO * sizeof(*outs));
+    struct eb_infer_timing timing;
+    return eb_backend_infer(be, &in, 1, outs, s->info.n_outputs, &timing, diag);
+}
+
+/* Runs preprocess and infer; leaves output 0's descriptor in s->out0. */
+static enum eb_status run_model(struct eb_slot *s, const struct eb_frame *fr, uint64_t *t_pre_end,
+                                uint64_t *t_inf_end)
+{
+    if (s->gpu_pre)
+        return run_model_gpu_pre(s, fr, t_pre_end, t_inf_end);
+    eb_nvtx_push(&s->nvtx, nvtx_stage[s->index][NVTX_PRE]);
+    preprocess_host(s, fr);
+    *t_pre_end = eb_clock_ns();
+    eb_nvtx_pop(&s->nvtx);
+    eb_nvtx_push(&s->nvtx, nvtx_stage[s->index][NVTX_INFER]);
+    struct eb_tensor outs[EB_BACKEND_MAX_IO];
+    enum eb_status st = infer_host(s, s->be, outs, &s->diag);
+    *t_inf_end = eb_clock_ns();
+    eb_nvtx_pop(&s->nvtx);
+    if (st == EB_OK)
+        s->out0 = outs[0];
+    return st;
+}
+
+static enum eb_status output_f32(struct eb_slot *s, const float **out);
+
+/* Decode + NMS + unmap into s->dets: from the rows the backend's device kept (gpu_decode), or
+ * from output 0 as float32. */
+static enum eb_status postprocess(struct eb_slot *s)
+{
+    if (s->gpu_decode) {
+        struct eb_anchor_row *rows = NULL;
+        const size_t n = eb_backend_head_rows(s->be, &rows);
+        eb_yolo_nms(&s->scratch, eb_yolo_decode_rows(rows, n, &s->scratch), &s->params, &s->dets);
+        for (size_t i = 0; i < s->dets.count; i++)
+            eb_letterbox_unmap(&s->lb, &s->dets.items[i]);
+        return EB_OK;
+    }
+    const float *out = NULL;
+    enum eb_status st = output_f32(s, &out);
+    if (st == EB_OK)
+        eb_yolo_postprocess(&s->layout, out, &s->lb, &s->params, &s->scratch, &s->dets);
+    return st;
+}
+
+/*
+ * --precision fp16: the next --drift_frames frames, letterboxed on the host, through this slot's
+ * instance and through an fp32 instance of the same model (opened here, closed at the end):
+ * output 0's max/mean absolute difference and the share of fp32 detections that fp16
+ * reproduces (same class, IoU >= EB_SLOT_DRIFT_IOU). Runs before the head reduction is on.
+ * Never fails the slot: what stops it is the note.
+ */
+static enum eb_status next_frame_wrapping(struct eb_slot *s, struct eb_frame *fr);
+
+static void measure_drift(struct eb_slot *s, const struct eb_model_spec *ms)
+{
+    const struct eb_slot_setup *su = &s->setup;
+    if (su->backend_cfg.precision != EB_ENGINE_PRECISION_FP16)
+        return;
+    if (su->drift_frames <= 0) {
+        snprintf(s->drift_note, sizeof(s->drift_note), "--drift_frames 0: not measured");
+        return;
+    }
+    struct eb_backend_config cfg = su->backend_cfg;
+    cfg.precision = EB_ENGINE_PRECISION_FP32;
+    cfg.profile = 0;
+    struct eb_backend *ref = NULL;
+    struct eb_model_info info;
+    struct eb_diag d = {0};
+    const size_t n = (size_t)eb_tensor_numel(&s->out0);
+    float *test_out = malloc((n ? n : 1) * sizeof(float));
+    struct eb_detection *items = calloc(EB_SLOT_MAX_DET, sizeof(*items));
+    unsigned char *used = malloc(EB_SLOT_MAX_DET);
+    struct eb_yolo_drift acc = {0};
+    if (test_out == NULL || items == NULL || used == NULL) {
+        snprintf(s->drift_note, sizeof(s->drift_note), "not measured: out of memory");
+        goto done;
+    }
+    if (eb_backend_create(su->backend, &cfg, &ref, &d) != EB_OK ||
+        eb_backend_load(ref, ms, &info, &d) != EB_OK) {
+        snprintf(s->drift_note, sizeof(s->drift_note),
+                 "not measured: the fp32 reference did not load: %.150s", d.msg);
+        goto done;
+    }
+    for (int64_t k = 0; k < su->drift_frames; k++) {
+        struct eb_frame fr;
+        struct eb_tensor o16[EB_BACKEND_MAX_IO], o32[EB_BACKEND_MAX_IO];
+        const float *out = NULL;
+        if (next_frame_wrapping(s, &fr) != EB_OK) {
+            eb_diag_fail(&d, s->diag.status, "%s", s->diag.msg);
+            eb_diag_clear(&s->diag);
+            break;
+        }
+        preprocess_host(s, &fr);
+        if (infer_host(s, s->be, o16, &d) != EB_OK)
+            break;
+        s->out0 = o16[0];
+        if (output_f32(s, &out) != EB_OK || out == NULL)
+            break;
+        memcpy(test_out, out, n * sizeof(float));
+        eb_yolo_postprocess(&s->layout, test_out, &s->lb, &s->params, &s->scratch, &s->dets);
+        if (infer_host(s, ref, o32, &d) != EB_OK)
+            break;
+        if (o32[0].dtype != EB_DTYPE_F32 || (size_t)eb_tensor_numel(&o32[0]) != n) {
+            eb_diag_fail(&d, EB_ERR_UNSUPPORTED, "the fp32 output is not float32 of %zu values", n);
+            break;
+        }
+        struct eb_detections ref_dets = {.items = items, .capacity = EB_SLOT_MAX_DET};
+        eb_yolo_postprocess(&s->layout, o32[0].data, &s->lb, &s->params, &s->scratch, &ref_dets);
+        eb_yolo_drift_add_output(&acc, o32[0].data, test_out, n);
+        eb_yolo_drift_add_dets(&acc, &ref_dets, &s->dets, EB_SLOT_DRIFT_IOU, used);
+    }
+    if (acc.frames == 0) {
+        snprintf(s->drift_note, sizeof(s->drift_note), "not measured: %.170s",
+                 d.msg[0] ? d.msg : "no frame");
+        goto done;
+    }
+    s->drift = acc;
+    s->drift_measured = 1;
+    snprintf(s->drift_note, sizeof(s->drift_note),
+             "%llu frames, letterboxed on the host, through fp16 and an fp32 instance of the "
+             "model; boxes matched at the same class and IoU >= %.2f",
+             (unsigned long long)acc.frames, (double)EB_SLOT_DRIFT_IOU);
+done:
+    eb_backend_destroy(ref);
+    free(test_out);
+    free(items);
+    free(used);
+}
+
+/* Output 0 as float32 (float16 outputs are converted into the buffer sized at prepare). */
+static enum eb_status output_f32(struct eb_slot *s, const float **out)
+{
+    const struct eb_tensor *o = &s->out0;
+    if (o->dtype == EB_DTYPE_F32) {
+        *out = o->data;
+        return EB_OK;
+    }
+    int64_t n = eb_tensor_numel(o);
+    if (o->dtype == EB_DTYPE_F16 && s->out_f32 != NULL && (size_t)n <= s->out_f32_cap) {
+        const uint16_t *h = o->data;
+        for (int64_t i = 0; i < n; i++)
+            s->out_f32[i] = f16_to_f32(h[i]);
+        *out = s->out_f32;
+        return EB_OK;
+    }
+    return eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
+                        "model output 0 has type %s and %lld elements; edgebench reads float32 or "
+                        "float16 detection outputs of a fixed size",
+                        eb_dtype_name(o->dtype), (long long)n);
+}
+
+/* Reads a frame for warm-up/probing, wrapping around once at the end of a rewindable source. */
+static enum eb_status next_frame_wrapping(struct eb_slot *s, struct eb_frame *fr)
+{
+    enum eb_status st = eb_source_next(s->src, fr, &s->diag);
+    if (st == EB_ERR_END && s->rewindable) {
+        eb_diag_clear(&s->diag);
+        st = eb_source_rewind(s->src, &s->diag);
+        if (st == EB_OK)
+            st = eb_source_next(s->src, fr, &s->diag);
+    }
+    if (st == EB_ERR_END) {
+        eb_diag_clear(&s->diag);
+        return eb_diag_fail(&s->diag, EB_ERR_END,
+                            "source %s delivered no frame that could be decoded (%lld skipped); "
+                            "check the files",
+                            s->setup.source_text, (long long)eb_source_skipped(s->src));
+    }
+    return st;
+}
+
+/* Resolves --backend for this slot; `auto` asks the native backend whether it runs every node
+ * of the model (through the vtable's `supports`) and falls back to ort with the reason. */
+static enum eb_status choose_backend(struct eb_slot *s, const struct eb_model_spec *ms)
+{
+    struct eb_slot_setup *su = &s->setup;
+    const char *name = "ort";
+    if (su->backend_choice == EB_BACKEND_CHOICE_NATIVE) {
+        name = "native";
+        snprintf(s->backend_reason, sizeof(s->backend_reason), "--backend native");
+    } else if (su->backend_choice == EB_BACKEND_CHOICE_ORT) {
+        snprintf(s->backend_reason, sizeof(s->backend_reason), "--backend ort");
+    } else {
+        const struct eb_backend_ops *native = eb_backend_find("native");
+        int ok = 0;
+        char why[200] = "";
+        struct eb_diag d = {0};
+        if (native == NULL) {
+            snprintf(why, sizeof(why), "the native backend is not in this build");
+        } else if (native->supports == NULL) {
+            ok = 1;
+        } else if (native->supports(&su->backend_cfg, ms, &ok, why, sizeof(why), &d) != EB_OK) {
+            ok = 0;
+            /* A long reason is cut; the return value is checked for that reason. */
+            if (snprintf(why, sizeof(why), "%s", d.msg) < 0)
+                why[0] = '\0';
+        }
+        if (ok)
+            name = "native";
+        if (snprintf(s->backend_reason, sizeof(s->backend_reason), "auto: %s",
+                     ok ? "native supports every node of the model" : why) < 0)
+            s->backend_reason[0] = '\0';
+    }
+    su->backend = eb_backend_find(name);
+    if (su->backend == NULL)
+        return eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
+                            "backend %s is not compiled into this build; use --backend ort", name);
+    return EB_OK;
+}
+
+enum eb_status eb_slot_prepare(struct eb_slot *s)
+{
+    enum eb_status st;
+    const struct eb_slot_setup *su = &s->setup;
+    s->status = EB_SLOT_OK;
+
+    st = eb_source_spec_parse(su->source_text, &s->spec, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    struct eb_source_options so = {.max_frames = 0,
+                                   .synth_style = su->synth_style,
+                                   .seed = (uint32_t)(s->index + 1),
+                                   .log = su->log,
+                                   .files = su->files,
+                                   .n_files = su->n_files};
+    s->rewindable = s->spec.kind != EB_SOURCE_CAMERA;
+    /* Frames arrive on the pipeline's clock: --fps of the slot, else synthetic=...@FPS (the
+     * source itself then delivers as fast as asked). A camera delivers at its own rate. */
+    struct eb_source_spec open_spec = s->spec;
+    s->fps = su->fps;
+    if (s->spec.kind == EB_SOURCE_SYNTHETIC) {
+        if (s->fps <= 0)
+            s->fps = s->spec.synth_fps;
+        open_spec.synth_fps = 0;
+    }
+    if (s->spec.kind == EB_SOURCE_CAMERA && su->fps > 0)
+        return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_INVALID_ARG,
+                                         "a camera delivers frames at its own rate; drop --fps "
+                                         "(or the slot's --rgb_fps/--thermal_fps) for %s",
+                                         su->source_text));
+    /* Synthetic frames and cameras are endless; files loop in the pipeline (eb_slot_read). */
+    if (s->spec.kind == EB_SOURCE_SYNTHETIC || s->spec.kind == EB_SOURCE_CAMERA)
+        so.max_frames = INT64_MAX;
+    st = eb_source_open(&open_spec, &so, &s->src, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    /* The length: --frames and/or --duration; with neither, the validity minimums (and with
+     * --data every image once); --no_loop on a finite source: at most the source once. */
+    s->frames_goal = su->frames;
+    s->duration_goal_s = su->duration_s;
+    if (su->frames <= 0 && su->duration_s <= 0) {
+        s->frames_goal = su->min_frames;
+        s->duration_goal_s = su->min_duration_s;
+        if (su->files != NULL && (int64_t)su->n_files > s->frames_goal)
+            s->frames_goal = (int64_t)su->n_files;
+        if (!su->loop && s->rewindable) {
+            const int64_t n = eb_source_count(s->src);
+            s->frames_goal = n > 0 ? n : EB_SLOT_MAX_RECORDS;
+            s->duration_goal_s = 0;
+        }
+    }
+    if (s->frames_goal > EB_SLOT_MAX_RECORDS)
+        s->frames_goal = EB_SLOT_MAX_RECORDS;
+    const int64_t target = s->frames_goal > 0 ? s->frames_goal : EB_SLOT_FIRST_RECORDS;
+
+    struct eb_model_spec ms = {.path = su->model_label,
+                               .bytes = su->model_bytes,
+                               .n_bytes = su->model_len,
+                               .imgsz = su->imgsz};
+    if (su->model_bytes == NULL)
+        ms.path = su->model_path;
+    st = choose_backend(s, &ms);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    eb_log_msg(su->log, EB_LOG_INFO, "slot %s: backend %s (%s)", s->name, su->backend->name,
+               s->backend_reason);
+    st = su->backend->probe(&su->backend_cfg, &s->probe, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    st = eb_backend_create(su->backend, &su->backend_cfg, &s->be, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    st = eb_backend_load(s->be, &ms, &s->info, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    if (su->backend_cfg.profile && su->backend->profile == NULL)
+        eb_log_msg(su->log, EB_LOG_WARN,
+                   "slot %s: --profile: the per-operator profile is available with the native "
+                   "backend only; backend %s runs this slot (use --backend native)",
+                   s->name, su->backend->name);
+
+    /* Input: [1, C, H, W] float32/float16. */
+    const struct eb_io_desc *in = &s->info.inputs[0];
+    if (s->info.n_inputs != 1 || in->rank != 4 || in->shape[2] <= 0 || in->shape[3] <= 0 ||
+        (in->shape[1] != 3 && in->shape[1] != 1) ||
+        (in->dtype != EB_DTYPE_F32 && in->dtype != EB_DTYPE_F16)) {
+        char shp[96];
+        eb_shape_format(in->shape, in->rank, shp, sizeof(shp));
+        return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
+                                         "model %s takes %zu input(s), the first %s %s; edgebench "
+                                         "needs one image input [1,3,H,W] or [1,1,H,W] of float32 "
+                                         "or float16",
+                                         su->model_label, s->info.n_inputs,
+                                         eb_dtype_name(in->dtype), shp));
+    }
+    s->in_c = (int)in->shape[1];
+    s->in_h = (int)in->shape[2];
+    s->in_w = (int)in->shape[3];
+    s->in_dtype = in->dtype;
+    size_t n_in = (size_t)s->in_c * (size_t)s->in_h * (size_t)s->in_w;
+    s->input_f32 = malloc(n_in * sizeof(float));
+    if (s->input_f32 == NULL)
+        return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_NOMEM, "out of memory for the input"));
+    if (s->in_dtype == EB_DTYPE_F16) {
+        s->input = malloc(n_in * sizeof(uint16_t));
+        if (s->input == NULL)
+            return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_NOMEM, "out of memory"));
+    } else {
+        s->input = s->input_f32;
+    }
+    /* Where frames are letterboxed. */
+    char why[200] = "";
+    const int can_gpu = eb_backend_frame_input(s->be, why, sizeof(why));
+    if (su->preprocess == EB_PREPROCESS_GPU && !can_gpu)
+        return slot_fail(s,
+                         eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
+                                      "--preprocess gpu: %s; use --preprocess cpu or auto", why));
+    s->gpu_pre = su->preprocess != EB_PREPROCESS_CPU && can_gpu;
+    if (su->preprocess == EB_PREPROCESS_CPU)
+        snprintf(s->pre_reason, sizeof(s->pre_reason), "--preprocess cpu");
+    else if (s->gpu_pre)
+        snprintf(s->pre_reason, sizeof(s->pre_reason), "%s: the backend letterboxes on its device",
+                 su->preprocess == EB_PREPROCESS_GPU ? "--preprocess gpu" : "auto");
+    else
+        snprintf(s->pre_reason, sizeof(s->pre_reason), "auto: %.190s", why);
+    /* Probe inference on the first frame: learns the resolved output shape (and proves the
+     * model runs) before anything is timed. */
+    struct eb_frame fr;
+    st = next_frame_wrapping(s, &fr);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    uint64_t t1, t2;
+    st = run_model(s, &fr, &t1, &t2);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    if (s->out0.dtype == EB_DTYPE_F16) {
+        s->out_f32_cap = (size_t)eb_tensor_numel(&s->out0);
+        s->out_f32 = malloc((s->out_f32_cap ? s->out_f32_cap : 1) * sizeof(float));
+        if (s->out_f32 == NULL)
+            return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_NOMEM, "out of memory"));
+    }
+    st = eb_yolo_layout_detect(s->out0.shape, s->out0.rank, s->info.n_class_names, &s->layout,
+                               &s->diag);
+    if (st != EB_OK) {
+        eb_diag_prefix(&s->diag, "model %s: ", su->model_label);
+        return slot_fail(s, st);
+    }
+    s->num_classes = s->layout.num_classes > 0 ? s->layout.num_classes : (int)s->info.n_class_names;
+    if (s->num_classes <= 0)
+        s->num_classes = 1;
+    st = eb_yolo_scratch_init(&s->scratch, &s->layout, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    s->params.conf = su->conf;
+    s->params.iou = su->iou;
+    s->params.max_det = EB_SLOT_MAX_DET;
+    s->params.class_agnostic = 0;
+    s->dets.items = calloc(EB_SLOT_MAX_DET, sizeof(*s->dets.items));
+    s->dets.capacity = EB_SLOT_MAX_DET;
+    if (s->dets.items == NULL)
+        return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_NOMEM, "out of memory"));
+    measure_drift(s, &ms);
+    /* Where the head is decoded. */
+    if (su->decode == EB_PREPROCESS_CPU) {
+        snprintf(s->decode_reason, sizeof(s->decode_reason), "--decode cpu");
+    } else if (s->layout.layout != EB_YOLO_LAYOUT_CHANNELS) {
+        if (su->decode == EB_PREPROCESS_GPU)
+            return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
+                                             "--decode gpu: the %s head is decoded on the host "
+                                             "(the device reduces [1,4+nc,N] heads only); use "
+                                             "--decode cpu or auto",
+                                             eb_yolo_layout_name(s->layout.layout)));
+        snprintf(s->decode_reason, sizeof(s->decode_reason),
+                 "auto: the %s head is decoded on the host (the device reduces [1,4+nc,N] heads "
+                 "only)",
+                 eb_yolo_layout_name(s->layout.layout));
+    } else {
+        struct eb_diag d = {0};
+        if (eb_backend_reduce_head(s->be, 0, su->conf, &d) == EB_OK) {
+            s->gpu_decode = 1;
+            snprintf(s->decode_reason, sizeof(s->decode_reason),
+                     "%s: the backend keeps the anchors over --conf on its device",
+                     su->decode == EB_PREPROCESS_GPU ? "--decode gpu" : "auto");
+        } else if (su->decode == EB_PREPROCESS_GPU) {
+            return slot_fail(s, eb_diag_fail(&s->diag, d.status, "--decode gpu: %s", d.msg));
+        } else {
+            snprintf(s->decode_reason, sizeof(s->decode_reason), "auto: %.190s", d.msg);
+        }
+    }
+    s->class_counts = calloc((size_t)s->num_classes + 1, sizeof(uint64_t));
+    s->cap_records = (size_t)target;
+    s->records = calloc(s->cap_records, sizeof(*s->records));
+    if (s->dets.items == NULL || s->class_counts == NULL || s->records == NULL)
+        return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_NOMEM,
+                                         "out of memory for %zu frame records", s->cap_records));
+    if (s->rewindable) {
+        st = eb_source_rewind(s->src, &s->diag);
+        if (st != EB_OK)
+            return slot_fail(s, st);
+    }
+    return EB_OK;
+}
+
+int eb_slot_warmup_over(const struct eb_slot *s, const struct eb_warmup_auto *wa, uint64_t done,
+                        uint64_t elapsed_ns)
+{
+    const uint64_t min_ns = (uint64_t)(s->setup.warmup_s * 1e9);
+    if (elapsed_ns < min_ns)
+        return 0;
+    if (s->setup.warmup != EB_WARMUP_AUTO)
+        return (int64_t)done >= s->setup.warmup;
+    return wa->stable || done >= EB_WARMUP_AUTO_MAX_FRAMES ||
+           elapsed_ns >= (uint64_t)(EB_WARMUP_AUTO_MAX_S * 1e9);
+}
+
+enum eb_status eb_slot_use_dataset(struct eb_slot *s, struct eb_accuracy *acc, const char *data_dir,
+                                   float conf)
+{
+    struct eb_slot_setup *su = &s->setup;
+    struct eb_source_spec spec;
+    memset(&spec, 0, sizeof(spec));
+    spec.kind = EB_SOURCE_IMAGE_DIR;
+    if (snprintf(spec.path, sizeof(spec.path), "%s", data_dir) >= (int)sizeof(spec.path))
+        return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_INVALID_ARG,
+                                         "dataset folder %s: the path is too long", data_dir));
+    const struct eb_source_options so = {
+        .log = su->log, .files = acc->files, .n_files = acc->ds->n_images};
+    struct eb_source *src = NULL;
+    enum eb_status st = eb_source_open(&spec, &so, &src, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    eb_source_destroy(s->src);
+    s->src = src;
+    s->spec = spec;
+    /* The new source decodes into the backend's frame buffer again from its second frame. */
+    s->frame_buf = NULL;
+    s->frame_buf_px = 0;
+    su->files = acc->files;
+    su->n_files = acc->ds->n_images;
+    su->accuracy = acc;
+    su->loop = 0;
+    su->warmup = 0;
+    su->warmup_s = 0;
+    su->fps = 0;
+    s->fps = 0;
+    s->rewindable = 1;
+    s->loop_delivered = 0;
+    s->frames_goal = (int64_t)acc->ds->n_images;
+    s->duration_goal_s = 0;
+    s->params.conf = conf;
+    /* A head reduced on the device keeps the anchors over the threshold it was given: the
+     * accuracy pass's (lower) one. */
+    if (s->gpu_decode) {
+        st = eb_backend_reduce_head(s->be, 0, conf, &s->diag);
+        if (st != EB_OK)
+            return slot_fail(s, st);
+    }
+    return EB_OK;
+}
+
+enum eb_status eb_slot_rewind(struct eb_slot *s)
+{
+    if (!s->rewindable)
+        return EB_OK;
+    enum eb_status st = eb_source_rewind(s->src, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    return EB_OK;
+}
+
+enum eb_status eb_slot_read(struct eb_slot *s, int loop, struct eb_frame *fr)
+{
+    eb_nvtx_push(&s->nvtx, nvtx_stage[s->index][NVTX_READ]);
+    enum eb_status st = eb_source_next(s->src, fr, &s->diag);
+    /* The end of a finite source: it starts again when the slot loops (the rewind is timed as
+       part of the read, as a looping video's would be), unless the last pass over it
+       delivered nothing (every frame undecodable). */
+    if (st == EB_ERR_END && loop && s->rewindable) {
+        const int64_t skipped = eb_source_skipped(s->src);
+        const int delivered_any = s->loop_delivered;
+        eb_diag_clear(&s->diag);
+        if (delivered_any) {
+            st = eb_source_rewind(s->src, &s->diag);
+            if (st == EB_OK) {
+                s->skipped_looped += (uint64_t)skipped;
+                s->loops++;
+                s->loop_delivered = 0;
+                st = eb_source_next(s->src, fr, &s->diag);
+            }
+        }
+    }
+    eb_nvtx_pop(&s->nvtx);
+    if (st == EB_ERR_END) {
+        eb_diag_clear(&s->diag);
+        return EB_ERR_END;
+    }
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    s->loop_delivered = 1;
+    return EB_OK;
+}
+
+enum eb_status eb_slot_process(struct eb_slot *s, const struct eb_frame *fr, uint64_t *t_pre_end,
+                               uint64_t *t_inf_end)
+{
+    enum eb_status st = run_model(s, fr, t_pre_end, t_inf_end);
+    eb_nvtx_push(&s->nvtx, nvtx_stage[s->index][NVTX_POST]);
+    if (st == EB_OK)
+        st = postprocess(s);
+    eb_nvtx_pop(&s->nvtx);
+    if (st != EB_OK)
+        return slot_fail(s, st);
+    return EB_OK;
+}
+
+void eb_slot_begin_pass(struct eb_slot *s)
+{
+    atomic_store_explicit(&s->n_done, 0, memory_order_relaxed);
+    for (int i = 0; i < EB_SLOT_RECENT; i++)
+        atomic_store_explicit(&s->recent_e2e_ns[i], 0, memory_order_relaxed);
+    memset(s->class_counts, 0, ((size_t)s->num_classes + 1) * sizeof(uint64_t));
+    s->n_counted = s->n_left_out = 0;
+    s->dropped = 0;
+    s->records_capped = 0;
+    s->violations = 0;
+    s->mem_peak = 0;
+    s->skipped_looped = 0;
+    s->loops = 0;
+    s->size_mismatch = 0;
+    /* The profile covers exactly the frames of this pass (not the probe, warm-up or a solo
+     * baseline pass before it). */
+    if (s->setup.backend_cfg.profile)
+        eb_backend_profile_reset(s->be);
+    if (s->setup.accuracy != NULL)
+        eb_accuracy_reset(s->setup.accuracy);
+}
+
+enum eb_status eb_slot_book(struct eb_slot *s, const struct eb_frame *fr,
+                            const struct eb_frame_record *rec)
+{
+    size_t n = atomic_load_explicit(&s->n_done, memory_order_relaxed);
+    if (n >= s->cap_records) {
+        if (n >= EB_SLOT_MAX_RECORDS) {
+            s->records_capped = 1;
+            return EB_ERR_END;
+        }
+        size_t cap = s->cap_records ? s->cap_records * 2 : EB_SLOT_FIRST_RECORDS;
+        if (cap > EB_SLOT_MAX_RECORDS)
+            cap = EB_SLOT_MAX_RECORDS;
+        struct eb_frame_record *r = realloc(s->records, cap * sizeof(*r));
+        if (r == NULL)
+            return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_NOMEM,
+                                             "out of memory for %zu frame records", cap));
+        s->records = r;
+        s->cap_records = cap;
+    }
+    for (size_t d = 0; d < s->dets.count; d++) {
+        int c = s->dets.items[d].cls;
+        s->class_counts[c >= 0 && c < s->num_classes ? c : s->num_classes]++;
+    }
+    /* --data: an image seen again (the dataset looping) adds nothing. An image that decodes to
+     * another size than the dataset says may not line up with its boxes (said once). */
+    if (s->setup.accuracy != NULL) {
+        const struct eb_dataset *ds = s->setup.accuracy->ds;
+        if (fr->file_index >= 0 && (size_t)fr->file_index < ds->n_images) {
+            const struct eb_dataset_image *im = &ds->images[fr->file_index];
+            if (im->width > 0 && (im->width != fr->width || im->height != fr->height) &&
+                s->size_mismatch++ == 0)
+                eb_log_msg(s->setup.log, EB_LOG_WARN,
+                           "image %s decodes to %dx%d but the dataset says %dx%d; its boxes may "
+                           "not line up",
+                           im->path, fr->width, fr->height, im->width, im->height);
+        }
+        enum eb_status st = eb_accuracy_add(s->setup.accuracy, fr->file_index, &s->dets, &s->diag);
+        if (st != EB_OK)
+            return slot_fail(s, st);
+    }
+    struct eb_frame_record *out = &s->records[n];
+    *out = *rec;
+    out->frame_index = fr->index;
+    out->n_dets = (uint32_t)s->dets.count;
+    /* Memory is sampled every frame, outside the timed stages. */
+    uint64_t mem = monitored_bytes(s);
+    out->mem_bytes = mem;
+    if (mem > s->mem_peak)
+        s->mem_peak = mem;
+    s->violations += (uint64_t)eb_budget_check(&s->setup.budget, mem, s->name, (long long)fr->index,
+                                               s->setup.log);
+    atomic_store_explicit(&s->last_mem, mem, memory_order_relaxed);
+    atomic_store_explicit(&s->recent_e2e_ns[n % EB_SLOT_RECENT], rec->stage_ns[EB_STAGE_E2E],
+                          memory_order_relaxed);
+    atomic_store_explicit(&s->n_done, n + 1, memory_order_release);
+    return EB_OK;
+}
+
+enum eb_status eb_slot_detect(struct eb_slot *s, const struct eb_frame *fr)
+{
+    uint64_t t_pre, t_inf;
+    return eb_slot_process(s, fr, &t_pre, &t_inf);
+}
+
+enum eb_status eb_slot_write_frames_csv(const struct eb_slot *s, const char *path,
+                                        struct eb_diag *diag)
+{
+    FILE *fp = fopen(path, "w");
+    if (fp == NULL)
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", path, strerror(errno));
+    const size_t n = atomic_load_explicit(&s->n_done, memory_order_acquire);
+    const double t0 = (double)s->phase_start_ns;
+    fprintf(fp, "frame,start_ms,arrival_ms,read_ms,preprocess_ms,inference_ms,postprocess_ms,"
+                "end_to_end_ms,latency_from_arrival_ms,detections,counted\n");
+    for (size_t i = 0; i < n; i++) {
+        const struct eb_frame_record *r = &s->records[i];
+        const uint64_t end = r->t_start_ns + r->stage_ns[EB_STAGE_E2E];
+        fprintf(fp, "%lld,%.4f,", (long long)r->frame_index, ((double)r->t_start_ns - t0) / 1e6);
+        if (s->fps > 0)
+            fprintf(fp, "%.4f", ((double)r->t_arrival_ns - t0) / 1e6);
+        for (int k = 0; k < EB_STAGE_COUNT; k++)
+            fprintf(fp, ",%.4f", (double)r->stage_ns[k] / 1e6);
+        fprintf(fp, ",%.4f,%u,%d\n", (double)(end - r->t_arrival_ns) / 1e6, r->n_dets,
+                i < s->n_counted);
+    }
+    const int bad = ferror(fp);
+    if (fclose(fp) != 0 || bad)
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", path, strerror(errno));
+    return EB_OK;
+}
+
+static void summarize_stage(const struct eb_frame_record *recs, size_t n, enum eb_stage stage,
+                            double *scratch, struct eb_stat_summary *out)
+{
+    for (size_t i = 0; i < n; i++)
+        scratch[i] = (double)recs[i].stage_ns[stage] / 1e6;
+    eb_stat_summarize_ms(scratch, n, out);
+}
+
+/*
+ * --profile: the per-operator profile of the last measured pass, compared with the inference
+ * stage of the same frames. A backend without a profile (ort) leaves profile.available 0 and
+ * says why in profile_note.
+ */
+static void summarize_profile(struct eb_slot *s, struct eb_slot_result *r)
+{
+    memset(&r->profile, 0, sizeof(r->profile));
+    r->profile_note[0] = '\0';
+    r->profile_requested = s->setup.backend_cfg.profile;
+    if (!r->profile_requested || s->be == NULL || s->status != EB_SLOT_OK)
+        return;
+    struct eb_backend_profile prof;
+    struct eb_diag d = {0};
+    if (eb_backend_profile_get(s->be, &prof, &d) != EB_OK) {
+        if (snprintf(r->profile_note, sizeof(r->profile_note),
+                     "slot %s: --profile: the per-operator profile is available with the native "
+                     "backend only; backend %s ran this slot (use --backend native)",
+                     s->name, s->setup.backend != NULL ? s->setup.backend->name : "?") < 0)
+            r->profile_note[0] = '\0';
+        return;
+    }
+    double infer_mean = r->stages[EB_STAGE_INFER].count > 0 ? r->stages[EB_STAGE_INFER].mean : NAN;
+    eb_profile_result_build(&prof, infer_mean, &s->info.device, &r->profile);
+    if (!r->profile.available)
+        snprintf(r->profile_note, sizeof(r->profile_note),
+                 "slot %s: --profile: no frame was profiled", s->name);
+}
+
+void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
+{
+    r->status = s->status;
+    r->error = s->diag.status;
+    snprintf(r->message, sizeof(r->message), "%s", s->diag.msg);
+    snprintf(r->source, sizeof(r->source), "%s", s->setup.source_text ? s->setup.source_text : "");
+    if (s->spec.path[0] != '\0' || s->spec.kind == EB_SOURCE_SYNTHETIC)
+        eb_source_spec_format(&s->spec, r->source, sizeof(r->source));
+    snprintf(r->model_path, sizeof(r->model_path), "%s",
+             s->setup.model_label ? s->setup.model_label : "");
+    if (s->setup.backend != NULL)
+        snprintf(r->backend, sizeof(r->backend), "%s", s->setup.backend->name);
+    snprintf(r->backend_version, sizeof(r->backend_version), "%s", s->probe.version);
+    snprintf(r->backend_reason, sizeof(r->backend_reason), "%s", s->backend_reason);
+    snprintf(r->device, sizeof(r->device), "%s", eb_device_name(s->setup.backend_cfg.device));
+    snprintf(r->provider, sizeof(r->provider), "%s", s->info.provider);
+    if (s->pre_reason[0] != '\0') {
+        snprintf(r->preprocess, sizeof(r->preprocess), "%s", s->gpu_pre ? "gpu" : "cpu");
+        snprintf(r->preprocess_reason, sizeof(r->preprocess_reason), "%s", s->pre_reason);
+    }
+    r->drift_measured = s->drift_measured;
+    snprintf(r->drift_note, sizeof(r->drift_note), "%s", s->drift_note);
+    if (s->drift_measured) {
+        r->drift_frames = s->drift.frames;
+        r->drift_boxes_fp32 = s->drift.boxes_ref;
+        r->drift_boxes_fp16 = s->drift.boxes_test;
+        r->drift_boxes_matched = s->drift.boxes_matched;
+        r->drift_max_abs = s->drift.max_abs;
+        r->drift_mean_abs = s->drift.n_elems ? s->drift.sum_abs / (double)s->drift.n_elems : 0.0;
+    }
+    if (s->decode_reason[0] != '\0') {
+        snprintf(r->decode, sizeof(r->decode), "%s", s->gpu_decode ? "gpu" : "cpu");
+        snprintf(r->decode_reason, sizeof(r->decode_reason), "%s", s->decode_reason);
+    }
+    snprintf(r->input_dtype, sizeof(r->input_dtype), "%s",
+             s->in_dtype ? eb_dtype_name(s->in_dtype) : "");
+    r->input_w = s->in_w;
+    r->input_h = s->in_h;
+    r->input_c = s->in_c;
+    snprintf(r->layout, sizeof(r->layout), "%s",
+             s->layout.layout ? eb_yolo_layout_name(s->layout.layout) : "");
+    r->num_classes = s->layout.layout ? s->num_classes : 0;
+    r->threads = s->setup.backend_cfg.threads;
+    r->frames_warmup = s->warmup_done;
+    r->warmup_s = (double)s->warmup_ns / 1e9;
+    r->warmup_auto = s->setup.warmup == EB_WARMUP_AUTO;
+    r->warmup_stable = s->warmup_stable;
+    r->frames_skipped = s->src ? eb_source_skipped(s->src) : 0;
+    r->violations = s->violations;
+    r->mem_peak_bytes = s->mem_peak;
+    if (s->be != NULL) {
+        struct eb_mem_usage mu;
+        eb_backend_mem_usage(s->be, &mu);
+        r->backend_host_bytes = mu.host_bytes;
+        r->backend_device_peak_bytes = mu.device_peak_bytes;
+        r->backend_device_measured_bytes = mu.device_measured_bytes;
+    }
+
+    const size_t n = s->n_counted;
+    r->frames_measured = n;
+    r->frames_left_out = s->n_left_out;
+    r->source_loops = s->loops;
+    r->records_capped = s->records_capped;
+    r->frames_skipped += (int64_t)s->skipped_looped;
+    r->fps_target = s->fps;
+    r->queue = (uint64_t)s->setup.queue;
+    r->frames_dropped = s->dropped;
+    r->drop_pct = s->fps > 0 && n + s->dropped > 0
+                      ? 100.0 * (double)s->dropped / (double)(n + s->dropped)
+                      : 0.0;
+    if (n == 0 || s->records == NULL)
+        return;
+    r->wall_s = (double)(s->window_end_ns - s->phase_start_ns) / 1e9;
+    r->throughput_fps = r->wall_s > 0 ? (double)n / r->wall_s : 0;
+    double *scratch = malloc(n * sizeof(double));
+    if (scratch != NULL) {
+        for (int st = 0; st < EB_STAGE_COUNT; st++)
+            summarize_stage(s->records, n, (enum eb_stage)st, scratch, &r->stages[st]);
+        const double period_ms = s->fps > 0 ? 1e3 / s->fps : 0;
+        for (size_t i = 0; i < n; i++) {
+            const struct eb_frame_record *rec = &s->records[i];
+            scratch[i] = (double)(rec->stage_ns[EB_STAGE_PRE] + rec->stage_ns[EB_STAGE_INFER] +
+                                  rec->stage_ns[EB_STAGE_POST]) /
+                         1e6;
+        }
+        eb_stat_summarize_ms(scratch, n, &r->pipeline);
+        for (size_t i = 0; i < n; i++) {
+            const struct eb_frame_record *rec = &s->records[i];
+            scratch[i] =
+                (double)(rec->t_start_ns + rec->stage_ns[EB_STAGE_E2E] - rec->t_arrival_ns) / 1e6;
+            r->deadline_misses += s->fps > 0 && scratch[i] > period_ms;
+        }
+        eb_stat_summarize_ms(scratch, n, &r->latency_from_arrival);
+        free(scratch);
+    }
+    summarize_profile(s, r);
+    uint64_t total = 0;
+    uint32_t mx = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += s->records[i].n_dets;
+        if (s->records[i].n_dets > mx)
+            mx = s->records[i].n_dets;
+    }
+    r->dets_total = total;
+    r->dets_per_frame_mean = (double)total / (double)n;
+    r->dets_per_frame_max = mx;
+    size_t n_cls = 0;
+    for (int c = 0; c <= s->num_classes; c++)
+        n_cls += s->class_counts[c] > 0;
+    r->classes = calloc(n_cls ? n_cls : 1, sizeof(*r->classes));
+    if (r->classes != NULL) {
+        size_t k = 0;
+        for (int c = 0; c <= s->num_classes; c++) {
+            if (s->class_counts[c] == 0)
+                continue;
+            struct eb_class_count *cc = &r->classes[k++];
+            cc->cls = c < s->num_classes ? c : -1;
+            cc->count = s->class_counts[c];
+            if (c < s->num_classes && (size_t)c < s->info.n_class_names)
+                snprintf(cc->name, sizeof(cc->name), "%s", s->info.class_names[c]);
+            else if (c < s->num_classes)
+                snprintf(cc->name, sizeof(cc->name), "class%d", c);
+            else
+                snprintf(cc->name, sizeof(cc->name), "out_of_range");
+        }
+        r->n_classes = k;
+    }
+    /* The result takes its own copy of the raw records. */
+    r->records = malloc(n * sizeof(*r->records));
+    if (r->records != NULL) {
+        memcpy(r->records, s->records, n * sizeof(*r->records));
+        r->n_records = n;
+    }
+}
+
+void eb_slot_fini(struct eb_slot *s)
+{
+    eb_source_destroy(s->src);
+    s->src = NULL;
+    eb_backend_destroy(s->be);
+    s->be = NULL;
+    eb_yolo_scratch_fini(&s->scratch);
+    if (s->input != s->input_f32)
+        free(s->input);
+    free(s->input_f32);
+    free(s->out_f32);
+    free(s->dets.items);
+    free(s->class_counts);
+    free(s->records);
+    s->input = s->input_f32 = s->out_f32 = NULL;
+    s->dets.items = NULL;
+    s->class_counts = NULL;
+    s->records = NULL;
+}

@@ -1,0 +1,194 @@
+/*
+ * Writing report files into the output folder. Each file is written under a temporary name in
+ * the same folder, flushed to disk, then renamed over the final name: rename() within one
+ * filesystem is atomic, so a crash leaves either the old file, the new file, or a stray
+ * temporary — never a half-written report.json that a consumer would choke on.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness/report/report.h"
+#include "harness/report/report_html.h"
+
+enum eb_status eb_report__write_atomic(const char *dir, const char *name, eb_report_body_fn body,
+                                       const void *ctx, struct eb_diag *diag)
+{
+    enum eb_status st = EB_ERR_IO;
+    char path[4352], tmp[4400];
+    FILE *fp = NULL;
+    int tmp_made = 0;
+
+    if (dir == NULL || dir[0] == '\0')
+        dir = ".";
+    int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= sizeof(path)) {
+        st = eb_diag_fail(diag, EB_ERR_IO,
+                          "cannot write %s: output folder path too long (%zu bytes)", name,
+                          strlen(dir));
+        goto fail;
+    }
+    n = snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.%ld", dir, name, (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof(tmp)) {
+        st = eb_diag_fail(diag, EB_ERR_IO,
+                          "cannot write %s: output folder path too long (%zu bytes)", name,
+                          strlen(dir));
+        goto fail;
+    }
+
+    fp = fopen(tmp, "w");
+    if (fp == NULL) {
+        st = eb_diag_fail(diag, EB_ERR_IO,
+                          "cannot write %s: %s; check that the folder %s exists and is writable",
+                          path, strerror(errno), dir);
+        goto fail;
+    }
+    tmp_made = 1;
+    errno = 0;
+    if (body(fp, ctx) != 0 || fflush(fp) != 0 || ferror(fp)) {
+        st = eb_diag_fail(diag, EB_ERR_IO, "cannot write %s: %s; check free space in %s", path,
+                          errno != 0 ? strerror(errno) : "write failed", dir);
+        goto fail;
+    }
+    /* The data must be on disk before the rename makes it visible under the final name. */
+    if (fsync(fileno(fp)) != 0 && errno != EINVAL && errno != EROFS) {
+        st = eb_diag_fail(diag, EB_ERR_IO, "cannot write %s: fsync: %s", path, strerror(errno));
+        goto fail;
+    }
+    int rc = fclose(fp);
+    fp = NULL;
+    if (rc != 0) {
+        st = eb_diag_fail(diag, EB_ERR_IO, "cannot write %s: %s; check free space in %s", path,
+                          strerror(errno), dir);
+        goto fail;
+    }
+    if (rename(tmp, path) != 0) {
+        st = eb_diag_fail(diag, EB_ERR_IO, "cannot write %s: rename from temporary file: %s", path,
+                          strerror(errno));
+        goto fail;
+    }
+    tmp_made = 0;
+    st = EB_OK;
+
+fail:
+    if (fp != NULL)
+        fclose(fp);
+    if (tmp_made)
+        unlink(tmp);
+    return st;
+}
+
+static int json_body(FILE *fp, const void *ctx)
+{
+    struct eb_json_writer w;
+    eb_json_writer_init_file(&w, fp, 1);
+    eb_report_write_json(ctx, &w);
+    if (eb_json_writer_error(&w))
+        return -1;
+    return fputc('\n', fp) == EOF ? -1 : 0;
+}
+
+static int md_body(FILE *fp, const void *ctx)
+{
+    eb_report_write_md(ctx, fp);
+    return ferror(fp) ? -1 : 0;
+}
+
+enum eb_status eb_report_write_files(const struct eb_run_result *r, const char *dir,
+                                     struct eb_diag *diag)
+{
+    enum eb_status st = eb_report__write_atomic(dir, "report.json", json_body, r, diag);
+    if (st != EB_OK)
+        goto fail;
+    st = eb_report__write_atomic(dir, "report.md", md_body, r, diag);
+    if (st != EB_OK)
+        goto fail;
+    st = eb_report_write_html_file(r, dir, diag);
+    if (st != EB_OK)
+        goto fail;
+    return EB_OK;
+
+fail:
+    return st;
+}
+
+double eb_report__energy_per_frame_mj(const struct eb_run_result *r,
+                                      enum eb_report_energy_source *source_out)
+{
+    const struct eb_system_summary *sys = &r->sys;
+    enum eb_report_energy_source src = EB_REPORT_ENERGY_SOURCE_NONE;
+    double energy = NAN;
+    int n = sys->n_gpus < 0                     ? 0
+            : sys->n_gpus > EB_SAMPLER_MAX_GPUS ? EB_SAMPLER_MAX_GPUS
+                                                : sys->n_gpus;
+    if (sys->nvml_used) {
+        for (int i = 0; i < n; i++) {
+            double e = sys->gpus[i].energy_mj;
+            if (!isfinite(e))
+                continue;
+            energy = src == EB_REPORT_ENERGY_SOURCE_NONE ? e : energy + e;
+            src = EB_REPORT_ENERGY_SOURCE_NVML;
+        }
+    }
+    if (src == EB_REPORT_ENERGY_SOURCE_NONE && sys->tegrastats_used && isfinite(sys->energy_mj)) {
+        energy = sys->energy_mj;
+        src = EB_REPORT_ENERGY_SOURCE_TEGRASTATS;
+    }
+    uint64_t frames = 0;
+    for (int i = 0; i < EB_NUM_SLOTS; i++)
+        frames += r->slots[i].frames_measured;
+    if (src == EB_REPORT_ENERGY_SOURCE_NONE || frames == 0) {
+        if (source_out != NULL)
+            *source_out = EB_REPORT_ENERGY_SOURCE_NONE;
+        return NAN;
+    }
+    if (source_out != NULL)
+        *source_out = src;
+    return energy / (double)frames;
+}
+
+uint64_t eb_report__throttle_reasons(const struct eb_system_summary *s)
+{
+    uint64_t mask = 0;
+    int n = s->n_gpus < 0 ? 0 : s->n_gpus > EB_SAMPLER_MAX_GPUS ? EB_SAMPLER_MAX_GPUS : s->n_gpus;
+    for (int i = 0; s->nvml_used && i < n; i++)
+        mask |= s->gpus[i].throttle_reasons;
+    return mask & EB_SAMPLER_THROTTLE_SLOWDOWN;
+}
+
+int eb_report__warnings(const struct eb_run_result *r, const char **out, int max)
+{
+    const int cap = (int)(sizeof(r->warnings) / sizeof(r->warnings[0]));
+    int n = 0;
+    for (int i = 0; i < r->n_warnings && i < cap && n < max; i++)
+        out[n++] = r->warnings[i];
+    for (int i = 0; i < EB_NUM_SLOTS && n < max; i++)
+        if (r->slots[i].profile_note[0] != '\0')
+            out[n++] = r->slots[i].profile_note;
+    return n;
+}
+
+const char *eb_report__fmtd(char *buf, size_t n, double v, int prec)
+{
+    if (!isfinite(v))
+        snprintf(buf, n, "n/a");
+    else
+        snprintf(buf, n, "%.*f", prec, v);
+    return buf;
+}
+
+const char *eb_report__fmt_ci(char *buf, size_t n, const struct eb_stat_ci *ci)
+{
+    if (!ci->available || !isfinite(ci->lo) || !isfinite(ci->hi))
+        snprintf(buf, n, "n/a");
+    else
+        snprintf(buf, n, "[%.3f, %.3f]", ci->lo, ci->hi);
+    return buf;
+}
+
+const char *eb_report__fmt_ap(char *buf, size_t n, double v)
+{
+    return eb_report__fmtd(buf, n, v >= 0 ? v : NAN, 4);
+}

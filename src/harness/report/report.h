@@ -1,0 +1,123 @@
+/*
+ * Report writers. All render from one struct eb_run_result:
+ *   report.json (schema in docs/report-schema.md), report.md, env.json.
+ */
+#ifndef EB_REPORT_H
+#define EB_REPORT_H
+
+#include <stdio.h>
+
+#include "eb/json.h"
+#include "harness/results/result.h"
+
+/*
+ * Memory figures in the reports are in GB of 10^9 bytes, the unit the run's monitor compares
+ * with --gpu_mem_limit_gb (limit bytes = limit_gb * 1e9, run.c) and prints in violation lines,
+ * so a reported peak above the limit is exactly a counted violation.
+ * "% of limit" is peak bytes / (limit_gb * EB_REPORT_BYTES_PER_GB).
+ */
+#define EB_REPORT_BYTES_PER_GB 1e9
+
+/** Writes the whole report.json document. */
+void eb_report_write_json(const struct eb_run_result *r, struct eb_json_writer *w);
+/** Writes report.md: Memory Safety Summary, one section per slot, system metrics. */
+void eb_report_write_md(const struct eb_run_result *r, FILE *fp);
+
+/** Writes report.json, report.md and report.html (report_html.h) into `dir`. EB_ERR_IO naming the
+ * file on failure. */
+EB_NODISCARD enum eb_status eb_report_write_files(const struct eb_run_result *r, const char *dir,
+                                                  struct eb_diag *diag);
+
+/**
+ * Derives what the reports and the history read from a finished run's result: the validity
+ * verdict of every slot and of the run (harness/results/validity.h) against r->criteria, with the GPU's
+ * throttling and an interruption, and the energy per measured frame. Call once, after the slots
+ * are summarised and the sampler stopped, before writing the reports.
+ */
+void eb_report_finish(struct eb_run_result *r);
+
+/** The environment fingerprint of the run history: facts read as env.json reads them. */
+struct eb_env_facts {
+    char hostname[256];
+    char os[256];        /* PRETTY_NAME of /etc/os-release */
+    char kernel[256];    /* "Linux 6.1.0-18-amd64 x86_64" */
+    char cpu_model[256]; /* /proc/cpuinfo model name (or Hardware/Processor) */
+    int n_cpus;          /* online CPUs; 0 unknown */
+    char gpu_name[256];  /* first NVIDIA GPU of /proc/driver/nvidia/gpus; "" none */
+    char gpu_driver[64]; /* NVIDIA kernel module version; "" none */
+    char l4t_release[256];
+    char power_mode[128]; /* Jetson nvpmodel mode */
+};
+/** Collects the facts; what cannot be read is "" (or 0). Reads files only; never fails. */
+void eb_report_env_facts(struct eb_env_facts *out);
+
+/** What env.json records (collected once at start). */
+struct eb_env_extra {
+    const char *command_line;
+    /* The ONNX Runtime a slot of the run loaded; all three NULL when no slot ran on ort (a
+     * native-only run): env.json then says null, never another backend's version. */
+    const char *ort_version;   /* may be NULL */
+    const char *ort_library;   /* may be NULL */
+    const char *ort_providers; /* comma-separated (eb_backend_probe.providers); may be NULL */
+    const char *version;       /* edgebench version; may be NULL */
+};
+/**
+ * Writes env.json into `dir`: versions, OS/kernel, CPU, GPU/driver, the CUDA stack (runtime,
+ * driver, cuDNN, cuBLAS), Jetson facts, ONNX Runtime (when a slot ran on it), command.
+ */
+EB_NODISCARD enum eb_status eb_report_write_env(const char *dir, const struct eb_env_extra *extra,
+                                                struct eb_diag *diag);
+
+/*
+ * Internal to report*.c: writes `dir`/`name` through a temporary file in the same folder that
+ * is renamed into place, so a crash never leaves a half-written file. `body` writes the
+ * content and returns non-zero on failure. EB_ERR_IO naming the file on failure.
+ */
+typedef int (*eb_report_body_fn)(FILE *fp, const void *ctx);
+EB_NODISCARD enum eb_status eb_report__write_atomic(const char *dir, const char *name,
+                                                    eb_report_body_fn body, const void *ctx,
+                                                    struct eb_diag *diag);
+/* Internal to report*.c: slot indices ordered by peak memory, closest to the limit first. */
+void eb_report__slots_by_closeness(const struct eb_run_result *r, int order_out[EB_NUM_SLOTS]);
+/*
+ * Internal to report*.c: a copy of the slot's class counts sorted by count (descending), then
+ * class id. Caller frees; NULL when there are none or memory ran out.
+ */
+struct eb_class_count *eb_report__sorted_classes(const struct eb_slot_result *s);
+/* Internal to report*.c: "SIGINT", "SIGTERM", ... or NULL for 0 and unknown signals. */
+const char *eb_report__signal_name(int sig);
+
+/** Internal to report*.c: where the energy of the run comes from. */
+enum eb_report_energy_source {
+    EB_REPORT_ENERGY_SOURCE_NONE = 0,
+    EB_REPORT_ENERGY_SOURCE_NVML,       /* sum of the NVML GPUs' energy_mj */
+    EB_REPORT_ENERGY_SOURCE_TEGRASTATS, /* tegrastats energy_mj (Jetson) */
+};
+/**
+ * Internal to report*.c: the run's energy per measured frame in mJ: the NVML energy summed over
+ * the GPUs when NVML was used (and measured some), else tegrastats' energy_mj when tegrastats
+ * was used, divided by frames.measured summed over both slots. NaN (and source NONE) when there
+ * is no energy or no measured frame. `source_out` may be NULL.
+ */
+double eb_report__energy_per_frame_mj(const struct eb_run_result *r,
+                                      enum eb_report_energy_source *source_out);
+/**
+ * Internal to report*.c: the EB_SAMPLER_THROTTLE_SLOWDOWN reasons seen on any NVML GPU during
+ * the run (0 = not throttled).
+ */
+uint64_t eb_report__throttle_reasons(const struct eb_system_summary *s);
+/**
+ * Internal to report*.c: the run's warnings as every report lists them — r->warnings, then each
+ * slot's profile note (a requested profile that is absent) — borrowed into out[max]; the count.
+ */
+int eb_report__warnings(const struct eb_run_result *r, const char **out, int max);
+/** Internal to report*.c: `v` with `prec` decimals, or "n/a" when not finite; returns buf. */
+const char *eb_report__fmtd(char *buf, size_t n, double v, int prec);
+/** Internal to report*.c: "[lo, hi]" of a confidence interval, or "n/a" without one. */
+const char *eb_report__fmt_ci(char *buf, size_t n, const struct eb_stat_ci *ci);
+/** Internal to report*.c: an AP with 4 decimals, or "n/a" where no box of it was scored (-1). */
+const char *eb_report__fmt_ap(char *buf, size_t n, double v);
+/* Room for every warning eb_report__warnings can list. */
+#define EB_REPORT_MAX_WARNINGS (EB_RUN_MAX_WARNINGS + EB_NUM_SLOTS)
+
+#endif

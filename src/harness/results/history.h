@@ -1,0 +1,175 @@
+/*
+ * The run history: every `edgebench run` is appended to a SQLite database, and `edgebench
+ * history` / `edgebench diff` read it back (history_cmd.c). One record per run: the command
+ * line, the configuration, an environment fingerprint, the verdict, and per slot the model
+ * (path, SHA-256, size), backend, device, precision, input size, frames, FPS, memory peak,
+ * energy per frame, verdict and every latency statistic with its confidence intervals.
+ *
+ *     struct eb_history *h = NULL;
+ *     if (eb_history_open(path, 1, &h, &diag) == EB_OK &&
+ *         eb_history_append(h, rec, &id, &diag) == EB_OK)
+ *         printf("run %lld\n", (long long)id);
+ *     eb_history_close(h);
+ *
+ * Schema (versioned by the `meta` row schema_version = EB_HISTORY_SCHEMA_VERSION; a database of
+ * a newer version is refused, never altered; an older one is read as it is, and upgraded in
+ * place when opened for writing): tables `meta(key, value)`, `runs` (one row per
+ * run), `slots` (two rows per run) and `stats` (one row per slot and latency stage). The columns
+ * are listed in history.c (k_schema) and README.md.
+ *
+ * Not thread-safe: one handle per thread. Concurrent processes are serialised by SQLite's
+ * locking (a writer waits up to EB_HISTORY_BUSY_MS).
+ */
+#ifndef EB_HISTORY_H
+#define EB_HISTORY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "eb/diag.h"
+#include "harness/metrics/stats.h"
+#include "harness/results/result.h"
+
+#define EB_HISTORY_SCHEMA_VERSION 2 /* 2: slots.map50_95 and map50 (run --data) */
+#define EB_HISTORY_BUSY_MS        5000
+/** How --help and the README state the default database. */
+#define EB_HISTORY_DEFAULT_TEXT "${XDG_DATA_HOME:-~/.local/share}/edgebench/history.db"
+
+/** One slot of a recorded run. Strings are "" when unknown. */
+struct eb_history_slot {
+    int index;
+    char name[16];   /* "rgb", "thermal" */
+    char status[16]; /* "ok", "failed", "skipped" */
+    char message[EB_DIAG_MSG_MAX];
+    char model[4096];
+    char model_sha256[65];
+    uint64_t model_size;
+    char backend[32];
+    char backend_version[64];
+    char device[16];
+    char provider[64];
+    char precision[16]; /* --precision */
+    int input_w, input_h;
+    uint64_t frames, warmup_frames;
+    double wall_s, fps;         /* measured phase; fps = frames / wall_s */
+    uint64_t mem_peak_bytes;    /* the slot's peak of the monitored memory figure */
+    double energy_per_frame_mj; /* the run's figure when this slot alone measured; NAN else */
+    double map50_95, map50;     /* COCO accuracy of the measured frames (--data); NAN else */
+    char verdict[16];           /* "VALID", "INVALID", "" not judged */
+    char reasons[2048];         /* "; "-joined */
+    struct eb_stat_summary stages[EB_STAGE_COUNT]; /* count 0 = not measured */
+};
+
+/** One recorded run. */
+struct eb_history_run {
+    int64_t id; /* assigned by eb_history_append */
+    char started_at[32];
+    char kind[16]; /* "run" */
+    char mode[16];
+    char command_line[4096];
+    char *config_json; /* the configuration echo of report.json; owned (eb_history_run_fini) */
+    double duration_s;
+    int exit_code;
+    int interrupted;
+    char verdict[16];
+    char reasons[4096];
+    char output_dir[4096];
+    double energy_per_frame_mj; /* NAN when not measured */
+    /* environment fingerprint */
+    char edgebench_version[32];
+    char ort_version[64];
+    char hostname[256];
+    char os[256];
+    char kernel[256];
+    char cpu_model[256];
+    int n_cpus;
+    char gpu_name[256];
+    char gpu_driver[64];
+    char l4t_release[256];
+    char power_mode[128];
+    char fingerprint[17]; /* first 16 hex digits of the SHA-256 of the facts above */
+    struct eb_history_slot slots[EB_NUM_SLOTS];
+};
+
+/** Frees what the record owns (config_json); the record can be filled again. */
+void eb_history_run_fini(struct eb_history_run *run);
+
+/* eb_history_from_result (a finished run as a record) is the commands': harness/cmd/record.h. */
+
+/** Computes run->fingerprint from the environment fields. */
+void eb_history_fingerprint(struct eb_history_run *run);
+
+/**
+ * The database path for `--db` text `db`: NULL means the default, EB_HISTORY_DEFAULT_TEXT
+ * ($XDG_DATA_HOME, else $HOME/.local/share); "none" gives 0 with buf "" (no history). Returns 1
+ * with the path in buf; 0 with buf "" for none; -1 with the reason in `diag` when the default
+ * cannot be made ($XDG_DATA_HOME and $HOME unset) or the path is too long.
+ */
+int eb_history_path(const char *db, char *buf, size_t size, struct eb_diag *diag);
+
+struct eb_history; /* an open database */
+
+/**
+ * Opens the database at `path`. With `create` the file and its folders are created when
+ * missing, and the schema is created in an empty database; without it a missing file is
+ * EB_ERR_IO ("no history database at PATH; ...") and the database is opened read-only.
+ * EB_ERR_FORMAT when the file is not an edgebench history database or has a newer schema.
+ */
+EB_NODISCARD enum eb_status eb_history_open(const char *path, int create, struct eb_history **out,
+                                            struct eb_diag *diag);
+/** Closes; NULL is a no-op. */
+void eb_history_close(struct eb_history *h);
+
+/** Appends `run` in one transaction; its new id into *id_out. */
+EB_NODISCARD enum eb_status eb_history_append(struct eb_history *h,
+                                              const struct eb_history_run *run, int64_t *id_out,
+                                              struct eb_diag *diag);
+
+/**
+ * Reads run `id` into `out` (zeroed first; eb_history_run_fini frees it). EB_ERR_INVALID_ARG
+ * "no run ID in PATH" when there is none.
+ */
+EB_NODISCARD enum eb_status eb_history_get(struct eb_history *h, int64_t id,
+                                           struct eb_history_run *out, struct eb_diag *diag);
+
+/** Filters of eb_history_list (NULL = any). */
+struct eb_history_filter {
+    const char *model;   /* substring of the model path */
+    const char *backend; /* exact */
+    const char *device;  /* exact */
+    int64_t limit;       /* most recent runs; 0 = all */
+};
+
+/** One line of the history list: a slot of a run. */
+struct eb_history_row {
+    int64_t id;
+    const char *started_at, *mode, *run_verdict;
+    const struct eb_history_slot *slot; /* end_to_end is stages[EB_STAGE_E2E] */
+};
+
+typedef void (*eb_history_row_fn)(void *ctx, const struct eb_history_row *row);
+
+/**
+ * Calls `fn` for every slot that ran or failed (skipped slots are left out) of the runs matching
+ * `filter`, newest run first, slots in index order. Pointers in the row live for the call.
+ */
+EB_NODISCARD enum eb_status eb_history_list(struct eb_history *h,
+                                            const struct eb_history_filter *filter,
+                                            eb_history_row_fn fn, void *ctx, struct eb_diag *diag);
+
+/**
+ * Prints the comparison of run `a` (before) and `b` (after) to `out`: per slot that ran in both,
+ * each latency statistic's p50 and p99 with their 95% CIs, FPS, memory peak and energy per
+ * frame, the change A→B in %, and REGRESSION where both CIs exist, they do not overlap and B is
+ * worse by more than `threshold_pct`. Returns the number of regressions, or -1 (printing
+ * nothing) when no slot ran in both runs.
+ */
+int eb_history_diff(const struct eb_history_run *a, const struct eb_history_run *b,
+                    double threshold_pct, FILE *out);
+
+/** `edgebench history [options]`; returns the exit code (0, or 2 on bad input). */
+int eb_history_main(int argc, char **argv, FILE *out, FILE *err);
+/** `edgebench diff A B [options]`; returns 0, 4 on a regression, 2 on bad input. */
+int eb_diff_main(int argc, char **argv, FILE *out, FILE *err);
+
+#endif

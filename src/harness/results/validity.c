@@ -1,0 +1,101 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/metrics/stats.h"
+#include "harness/results/result.h"
+#include "harness/results/validity.h"
+
+const char *eb_validity_verdict(const struct eb_validity *v)
+{
+    if (!v->evaluated)
+        return NULL;
+    return v->valid ? "VALID" : "INVALID";
+}
+
+void eb_validity_add(struct eb_validity *v, const char *fmt, ...)
+{
+    v->evaluated = 1;
+    v->valid = 0;
+    if (v->n_reasons >= EB_VALIDITY_MAX_REASONS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->reasons[v->n_reasons], sizeof(v->reasons[0]), fmt, ap);
+    va_end(ap);
+    v->n_reasons++;
+}
+
+void eb_validity_judge_slot(const struct eb_slot_result *s, const struct eb_validity_criteria *c,
+                            const char *throttle_text, struct eb_validity *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (s->status == EB_SLOT_SKIPPED)
+        return;
+    out->evaluated = 1;
+    out->valid = 1;
+    if (s->status == EB_SLOT_FAILED) {
+        eb_validity_add(out, "failed: %.200s", s->message[0] != '\0' ? s->message : "unknown");
+        return;
+    }
+    if (s->frames_measured < c->min_frames)
+        eb_validity_add(out, "%llu measured frames, fewer than --min_frames %llu",
+                        (unsigned long long)s->frames_measured, (unsigned long long)c->min_frames);
+    if (c->min_duration_s > 0 && !(s->wall_s >= c->min_duration_s))
+        eb_validity_add(out, "measured for %.2f s, shorter than --min_duration_s %g", s->wall_s,
+                        c->min_duration_s);
+    const struct eb_stat_summary *e2e = &s->stages[EB_STAGE_E2E];
+    if (e2e->count > 1 && 100.0 * e2e->cov > c->max_cov_pct)
+        eb_validity_add(out,
+                        "end-to-end latency CoV %.2f%% over the measured frames is above "
+                        "--max_cov_pct %g (not a steady state)",
+                        100.0 * e2e->cov, c->max_cov_pct);
+    if (s->warmup_auto && !s->warmup_stable)
+        eb_validity_add(out,
+                        "--warmup auto: the median of %d-frame windows did not settle within "
+                        "%g%% in %llu warm-up frames (%.1f s)",
+                        EB_WARMUP_AUTO_WINDOW, 100.0 * EB_WARMUP_AUTO_TOL,
+                        (unsigned long long)s->frames_warmup, s->warmup_s);
+    if (s->fps_target > 0 && s->drop_pct > c->max_drop_pct)
+        eb_validity_add(out,
+                        "paced at %g FPS, dropped %llu frames (%.2f%%), more than --max_drop_pct "
+                        "%g: the slot did not keep up",
+                        s->fps_target, (unsigned long long)s->frames_dropped, s->drop_pct,
+                        c->max_drop_pct);
+    if (throttle_text != NULL)
+        eb_validity_add(out, "the GPU throttled during the run (%.180s)", throttle_text);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void eb_warmup_auto_init(struct eb_warmup_auto *w)
+{
+    memset(w, 0, sizeof(*w));
+}
+
+int eb_warmup_auto_add(struct eb_warmup_auto *w, double ms)
+{
+    if (w->stable)
+        return 1;
+    w->window[w->fill++] = ms;
+    if (w->fill < EB_WARMUP_AUTO_WINDOW)
+        return 0;
+    double sorted[EB_WARMUP_AUTO_WINDOW];
+    memcpy(sorted, w->window, sizeof(sorted));
+    qsort(sorted, EB_WARMUP_AUTO_WINDOW, sizeof(double), cmp_double);
+    double p50 = eb_stat_percentile_sorted(sorted, EB_WARMUP_AUTO_WINDOW, 50);
+    w->fill = 0;
+    if (w->have_prev) {
+        double diff = p50 > w->prev_p50 ? p50 - w->prev_p50 : w->prev_p50 - p50;
+        if (diff <= EB_WARMUP_AUTO_TOL * w->prev_p50)
+            w->stable = 1;
+    }
+    w->prev_p50 = p50;
+    w->have_prev = 1;
+    return w->stable;
+}
