@@ -120,6 +120,7 @@ static void crafted_run(struct eb_history_run *run, size_t n, double base, const
     snprintf(s->verdict, sizeof(s->verdict), "VALID");
     crafted_stats(&s->stages[EB_STAGE_E2E], n, base);
     crafted_stats(&s->stages[EB_STAGE_INFER], n, 0.7 * base);
+    crafted_stats(&s->stages[EB_HISTORY_PIPELINE], n, 0.8 * base);
 }
 
 static void db_path(char *buf, size_t n)
@@ -218,6 +219,8 @@ EB_TEST(db_round_trip)
     ASSERT_STREQ(y->reasons, "x; y");
     same_stats(&x->stages[EB_STAGE_E2E], &y->stages[EB_STAGE_E2E]);
     same_stats(&x->stages[EB_STAGE_INFER], &y->stages[EB_STAGE_INFER]);
+    /* the pipeline apart from the source is kept as its own stage */
+    same_stats(&x->stages[EB_HISTORY_PIPELINE], &y->stages[EB_HISTORY_PIPELINE]);
     ASSERT_EQ_INT(y->stages[EB_STAGE_READ].count, 0);
     ASSERT_EQ_INT(x->stages[EB_STAGE_E2E].p99_ci.available, 1); /* n = 400 >= 368 */
     /* the skipped slot */
@@ -542,6 +545,7 @@ EB_TEST(record_from_result_carries_verdict_and_stats)
     s->wall_s = 2.0;
     s->throughput_fps = 50.0;
     crafted_stats(&s->stages[EB_STAGE_E2E], 100, 20.0);
+    crafted_stats(&s->pipeline, 100, 19.0);
     r.sys.tegrastats_used = 1;
     r.sys.energy_mj = 5000.0; /* 50 mJ per frame */
     eb_report_finish(&r);
@@ -560,6 +564,7 @@ EB_TEST(record_from_result_carries_verdict_and_stats)
     ASSERT_NEAR(rec->energy_per_frame_mj, 50.0, 1e-9);
     ASSERT_NEAR(rec->slots[1].energy_per_frame_mj, 50.0, 1e-9); /* the only slot that ran */
     ASSERT_NEAR(rec->slots[1].stages[EB_STAGE_E2E].p50, s->stages[EB_STAGE_E2E].p50, 0);
+    ASSERT_NEAR(rec->slots[1].stages[EB_HISTORY_PIPELINE].p50, s->pipeline.p50, 0);
     ASSERT_STREQ(rec->ort_version, "1.30.0");
     ASSERT_EQ_INT(strlen(rec->fingerprint), 16);
     ASSERT_STREQ(rec->hostname, env.hostname);

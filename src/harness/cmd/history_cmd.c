@@ -272,8 +272,8 @@ static int config_differs(const struct eb_history_slot *a, const struct eb_histo
 static int diff_slot(const struct eb_history_slot *a, const struct eb_history_slot *b,
                      double threshold, FILE *out)
 {
-    static const enum eb_stage order[] = {EB_STAGE_E2E, EB_STAGE_INFER, EB_STAGE_PRE, EB_STAGE_POST,
-                                          EB_STAGE_READ};
+    static const int order[] = {EB_STAGE_E2E,  EB_STAGE_INFER, EB_STAGE_PRE,
+                                EB_STAGE_POST, EB_STAGE_READ,  EB_HISTORY_PIPELINE};
     char da[4200], db[4200];
     describe_slot(a, da, sizeof(da));
     describe_slot(b, db, sizeof(db));
@@ -288,10 +288,10 @@ static int diff_slot(const struct eb_history_slot *a, const struct eb_history_sl
         if (x->count == 0 || y->count == 0)
             continue;
         char name[40];
-        snprintf(name, sizeof(name), "%s p50", eb_stage_name(order[k]));
+        snprintf(name, sizeof(name), "%s p50", eb_history_stage_name(order[k]));
         struct metric m = {name, "ms", x->p50, y->p50, &x->p50_ci, &y->p50_ci, 0};
         n += diff_metric(&m, threshold, out);
-        snprintf(name, sizeof(name), "%s p99", eb_stage_name(order[k]));
+        snprintf(name, sizeof(name), "%s p99", eb_history_stage_name(order[k]));
         m = (struct metric){name, "ms", x->p99, y->p99, &x->p99_ci, &y->p99_ci, 0};
         n += diff_metric(&m, threshold, out);
     }

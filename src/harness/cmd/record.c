@@ -56,8 +56,10 @@ static void slot_from_result(const struct eb_slot_result *s, const struct eb_run
     out->map50 = s->accuracy != NULL ? s->accuracy->map50 : NAN;
     copy_str(out->verdict, sizeof(out->verdict), eb_validity_verdict(&s->validity));
     join_reasons(&s->validity, out->reasons, sizeof(out->reasons));
-    if (s->status == EB_SLOT_OK)
-        memcpy(out->stages, s->stages, sizeof(out->stages));
+    if (s->status == EB_SLOT_OK) {
+        memcpy(out->stages, s->stages, sizeof(s->stages));
+        out->stages[EB_HISTORY_PIPELINE] = s->pipeline;
+    }
 }
 
 enum eb_status eb_history_from_result(const struct eb_run_result *r, const struct eb_config *cfg,

@@ -868,7 +868,8 @@ static void chart_stage_stack(const struct eb_run_result *r, FILE *fp)
     struct eb_svg_chart c = {
         .id = "chart-stages",
         .title = "Stage breakdown per slot (p50)",
-        .subtitle = "stacked medians of each stage; the end-to-end p50 is in the tables",
+        .subtitle = "stacked medians: the source (read) under the pipeline (preprocess, inference, "
+                    "postprocess); the end-to-end p50 is in the tables",
         .x_label = "slot",
         .y_label = "p50 latency (ms)",
         .empty_note = "no slot measured frames",

@@ -66,6 +66,11 @@ static void copy_str(char *dst, size_t size, const char *src)
         dst[0] = '\0';
 }
 
+const char *eb_history_stage_name(int k)
+{
+    return k == EB_HISTORY_PIPELINE ? "pipeline" : eb_stage_name((enum eb_stage)k);
+}
+
 void eb_history_fingerprint(struct eb_history_run *run)
 {
     char n[16];
@@ -437,7 +442,7 @@ static enum eb_status insert_slot(struct eb_history *h, int64_t id, const struct
     sqlite3_finalize(q);
     if (rc != SQLITE_OK)
         return db_fail(h, diag, EB_ERR_IO, "cannot add a slot");
-    for (int st = 0; st < EB_STAGE_COUNT; st++) {
+    for (int st = 0; st < EB_HISTORY_STAGES; st++) {
         const struct eb_stat_summary *x = &s->stages[st];
         if (x->count == 0)
             continue;
@@ -450,7 +455,7 @@ static enum eb_status insert_slot(struct eb_history *h, int64_t id, const struct
         i = 0;
         BIND(sqlite3_bind_int64(q, ++i, id));
         BIND(sqlite3_bind_int(q, ++i, s->index));
-        BIND(sqlite3_bind_text(q, ++i, eb_stage_name((enum eb_stage)st), -1, SQLITE_STATIC));
+        BIND(sqlite3_bind_text(q, ++i, eb_history_stage_name(st), -1, SQLITE_STATIC));
         BIND(bind_u64(q, ++i, x->count));
         BIND(bind_dbl(q, ++i, x->mean));
         BIND(bind_dbl(q, ++i, x->std));
@@ -647,8 +652,8 @@ static enum eb_status read_stats(struct eb_history *h, struct eb_history_run *ou
         int idx = sqlite3_column_int(q, 0);
         const char *stage = (const char *)sqlite3_column_text(q, 1);
         int st = -1;
-        for (int k = 0; k < EB_STAGE_COUNT && stage != NULL; k++)
-            if (strcmp(stage, eb_stage_name((enum eb_stage)k)) == 0)
+        for (int k = 0; k < EB_HISTORY_STAGES && stage != NULL; k++)
+            if (strcmp(stage, eb_history_stage_name(k)) == 0)
                 st = k;
         if (idx < 0 || idx >= EB_NUM_SLOTS || st < 0)
             continue; /* a stage a later edgebench added */

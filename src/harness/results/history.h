@@ -36,6 +36,14 @@
 #define EB_HISTORY_DEFAULT_TEXT "${XDG_DATA_HOME:-~/.local/share}/edgebench/history.db"
 
 /** One slot of a recorded run. Strings are "" when unknown. */
+/* The history's stages: enum eb_stage's, then "pipeline" (preprocess + inference +
+ * postprocess: everything but the source). */
+#define EB_HISTORY_PIPELINE EB_STAGE_COUNT
+#define EB_HISTORY_STAGES   (EB_STAGE_COUNT + 1)
+
+/** The stored name of history stage `k`: eb_stage_name, or "pipeline". */
+const char *eb_history_stage_name(int k);
+
 struct eb_history_slot {
     int index;
     char name[16];   /* "rgb", "thermal" */
@@ -57,7 +65,9 @@ struct eb_history_slot {
     double map50_95, map50;     /* COCO accuracy of the measured frames (--data); NAN else */
     char verdict[16];           /* "VALID", "INVALID", "" not judged */
     char reasons[2048];         /* "; "-joined */
-    struct eb_stat_summary stages[EB_STAGE_COUNT]; /* count 0 = not measured */
+    /* Per stage (enum eb_stage), then the pipeline apart from the source at
+     * EB_HISTORY_PIPELINE (eb_history_stage_name); count 0 = not measured. */
+    struct eb_stat_summary stages[EB_HISTORY_STAGES];
 };
 
 /** One recorded run. */
