@@ -628,7 +628,7 @@ void eb_compare_print_help(FILE *fp)
             "  --data DIR         also score each combination's mAP50-95 on this dataset (COCO,\n"
             "                     YOLO or VOC layout, as edgebench val)\n"
             "  --source SPEC      frames to time; default " CMP_DEFAULT_SOURCE "\n"
-            "  --out DIR          output folder; default runs/<timestamp>-compare\n"
+            "  --out DIR          output folder; default runs/<timestamp>.<mmm>-compare\n"
             "  --help             this text\n\n"
             "Run options that apply to every combination: --frames, --duration, --no_loop,\n"
             "--fps, --queue, --max_drop_pct, --warmup, --warmup_s, --min_frames,\n"

@@ -106,7 +106,7 @@ void eb_val_print_help(FILE *fp)
         ", as customary for mAP)\n"
         "  --iou X               NMS IoU threshold (default 0.7)\n"
         "  --max_images N        only the first N images of the dataset (default 0: all)\n"
-        "  --out DIR             output folder (default runs/<timestamp>-val)\n"
+        "  --out DIR             output folder (default runs/<timestamp>.<mmm>-val)\n"
         "  also: --threads, --ort_lib, --kernels, --qdq, --gpu_mem_limit_gb, --preprocess,\n"
         "  --decode, --no_fold, --no_fuse, --no_dce, --no_layout, --no_lanes, --verbose, --quiet "
         "(as run)\n\n"
