@@ -772,11 +772,21 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     res->criteria.max_cov_pct = cfg->max_cov_pct;
     res->criteria.max_drop_pct = cfg->max_drop_pct;
     eb_report_finish(res);
-    eb_log_msg(&rc->log, EB_LOG_INFO, "verdict: %s%s%s", eb_validity_verdict(&res->validity),
-               res->validity.n_reasons > 0 ? ": " : "",
-               res->validity.n_reasons > 0 ? res->validity.reasons[0] : "");
-    for (int k = 1; k < res->validity.n_reasons; k++)
-        eb_log_msg(&rc->log, EB_LOG_INFO, "verdict: %s", res->validity.reasons[k]);
+    /* The verdict and its reasons; a failed slot's reason is its error, printed when it
+     * happened: here it is pointed at, not repeated (the reports keep it whole). */
+    for (int k = 0; k < res->validity.n_reasons || k == 0; k++) {
+        const char *why = k < res->validity.n_reasons ? res->validity.reasons[k] : "";
+        const char *failed = strstr(why, ": failed: ");
+        char shortened[64];
+        if (failed != NULL && (size_t)(failed - why) < 32) {
+            snprintf(shortened, sizeof(shortened), "%.*s: failed (error above)",
+                     (int)(failed - why), why);
+            why = shortened;
+        }
+        eb_log_msg(&rc->log, EB_LOG_INFO, "verdict: %s%s%s",
+                   k == 0 ? eb_validity_verdict(&res->validity) : "", k == 0 && why[0] ? ": " : "",
+                   why);
+    }
 
     /* ONNX Runtime's facts from a slot that ran on it (a native slot's probe names itself). */
     const char *ort_version = NULL, *ort_library = NULL, *ort_providers = NULL;
