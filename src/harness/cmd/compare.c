@@ -817,7 +817,7 @@ static int has_qdq(const struct eb_model_summary *sum)
 
 /*
  * COCO mAP50-95 of the prepared slot on the dataset, as `edgebench val` and `run --data` score
- * it (harness/pipeline/accuracy.h): every image through eb_slot_detect at val's confidence threshold,
+ * it (harness/pipeline/accuracy.h): every image once through the core at val's confidence threshold,
  * the model's classes mapped by name; the detections go to detections_<row>.json in the sweep's
  * folder. The slot's threshold is restored afterwards.
  */

@@ -31,6 +31,7 @@ struct worker {
     struct pipe *p;
     struct eb_slot *s;
     struct eb_thread th;
+    int started; /* th runs (joined at the end) */
 };
 
 /* A paced slot's arrivals: frame k arrives at t0 + k * period. */
@@ -117,17 +118,12 @@ static void warm_up(struct pipe *p, struct eb_slot *s)
             break;
         const uint64_t t0 = eb_clock_ns();
         struct eb_frame fr;
-        enum eb_status st = eb_slot_read(s, 1, &fr);
-        if (st == EB_ERR_END) {
-            (void)eb_diag_fail(&s->diag, EB_ERR_END,
-                               "source %s delivered no frame that could be decoded; check the "
-                               "files",
-                               s->setup.source_text);
+        if (eb_slot_read_any(s, &fr) != EB_OK) {
             s->status = EB_SLOT_FAILED;
             break;
         }
         uint64_t t_pre, t_inf;
-        if (st != EB_OK || eb_slot_process(s, &fr, &t_pre, &t_inf) != EB_OK)
+        if (eb_slot_process(s, &fr, &t_pre, &t_inf) != EB_OK)
             break;
         s->warmup_done++;
         /* The frame's end-to-end time, as the measured pass takes it (read to postprocess). */
@@ -262,8 +258,7 @@ void eb_pipeline_run(struct eb_slot *const *slots, size_t n, atomic_int *stop,
     atomic_init(&p.len_met, 0);
     atomic_init(&p.running, 0);
     struct worker *w = calloc(n ? n : 1, sizeof(*w));
-    int *started = calloc(n ? n : 1, sizeof(*started));
-    if (w == NULL || started == NULL) {
+    if (w == NULL) {
         for (size_t i = 0; i < n; i++) {
             slots[i]->status = EB_SLOT_FAILED;
             (void)eb_diag_fail(&slots[i]->diag, EB_ERR_NOMEM, "out of memory for its thread");
@@ -276,7 +271,7 @@ void eb_pipeline_run(struct eb_slot *const *slots, size_t n, atomic_int *stop,
         struct eb_diag d = {0};
         atomic_fetch_add(&p.running, 1);
         if (eb_thread_create(&w[i].th, worker_main, &w[i], &d) == EB_OK) {
-            started[i] = 1;
+            w[i].started = 1;
             p.n++;
         } else {
             atomic_fetch_sub(&p.running, 1);
@@ -300,12 +295,11 @@ void eb_pipeline_run(struct eb_slot *const *slots, size_t n, atomic_int *stop,
         eb_clock_sleep_ns(POLL_NS);
     }
     for (size_t i = 0; i < n; i++)
-        if (started[i])
+        if (w[i].started)
             eb_thread_join(&w[i].th);
     close_window(slots, n);
 done:
     free(w);
-    free(started);
     eb_cond_fini(&p.cv);
     eb_mutex_fini(&p.mu);
 }

@@ -247,8 +247,6 @@ static enum eb_status postprocess(struct eb_slot *s)
  * reproduces (same class, IoU >= EB_SLOT_DRIFT_IOU). Runs before the head reduction is on.
  * Never fails the slot: what stops it is the note.
  */
-static enum eb_status next_frame_wrapping(struct eb_slot *s, struct eb_frame *fr);
-
 static void measure_drift(struct eb_slot *s, const struct eb_model_spec *ms)
 {
     const struct eb_slot_setup *su = &s->setup;
@@ -283,7 +281,7 @@ static void measure_drift(struct eb_slot *s, const struct eb_model_spec *ms)
         struct eb_frame fr;
         struct eb_tensor o16[EB_BACKEND_MAX_IO], o32[EB_BACKEND_MAX_IO];
         const float *out = NULL;
-        if (next_frame_wrapping(s, &fr) != EB_OK) {
+        if (eb_slot_read_any(s, &fr) != EB_OK) {
             eb_diag_fail(&d, s->diag.status, "%s", s->diag.msg);
             eb_diag_clear(&s->diag);
             break;
@@ -347,8 +345,7 @@ static enum eb_status output_f32(struct eb_slot *s, const float **out)
                         eb_dtype_name(o->dtype), (long long)n);
 }
 
-/* Reads a frame for warm-up/probing, wrapping around once at the end of a rewindable source. */
-static enum eb_status next_frame_wrapping(struct eb_slot *s, struct eb_frame *fr)
+enum eb_status eb_slot_read_any(struct eb_slot *s, struct eb_frame *fr)
 {
     enum eb_status st = eb_source_next(s->src, fr, &s->diag);
     if (st == EB_ERR_END && s->rewindable) {
@@ -534,7 +531,7 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
     /* Probe inference on the first frame: learns the resolved output shape (and proves the
      * model runs) before anything is timed. */
     struct eb_frame fr;
-    st = next_frame_wrapping(s, &fr);
+    st = eb_slot_read_any(s, &fr);
     if (st != EB_OK)
         return slot_fail(s, st);
     uint64_t t1, t2;
@@ -799,12 +796,6 @@ enum eb_status eb_slot_book(struct eb_slot *s, const struct eb_frame *fr,
                           memory_order_relaxed);
     atomic_store_explicit(&s->n_done, n + 1, memory_order_release);
     return EB_OK;
-}
-
-enum eb_status eb_slot_detect(struct eb_slot *s, const struct eb_frame *fr)
-{
-    uint64_t t_pre, t_inf;
-    return eb_slot_process(s, fr, &t_pre, &t_inf);
 }
 
 enum eb_status eb_slot_write_frames_csv(const struct eb_slot *s, const char *path,

@@ -157,6 +157,13 @@ EB_NODISCARD enum eb_status eb_slot_prepare(struct eb_slot *s);
 EB_NODISCARD enum eb_status eb_slot_read(struct eb_slot *s, int loop, struct eb_frame *fr);
 
 /**
+ * Reads a frame outside the measured pass (warm-up, the probe, the fp16 drift frames), starting
+ * a rewindable source again at its end. A source that delivers nothing is EB_ERR_END with one
+ * line naming it (diag set; the slot's status is the caller's to set).
+ */
+EB_NODISCARD enum eb_status eb_slot_read_any(struct eb_slot *s, struct eb_frame *fr);
+
+/**
  * Runs one frame through the slot: preprocess, infer, decode + NMS (NVTX ranges per stage).
  * `*t_pre_end` and `*t_inf_end` receive the end of preprocessing and of inference. On failure
  * the slot is FAILED with its diag set (and the status returned).
@@ -189,14 +196,6 @@ int eb_slot_warmup_over(const struct eb_slot *s, const struct eb_warmup_auto *wa
  */
 EB_NODISCARD enum eb_status eb_slot_write_frames_csv(const struct eb_slot *s, const char *path,
                                                      struct eb_diag *diag);
-
-/**
- * Runs one frame the caller brings through the prepared slot, outside the measured loop:
- * preprocess, infer, decode + NMS, boxes mapped back to `fr`'s pixels. The detections are in
- * s->dets until the next call; nothing is recorded. `fr` is borrowed for the call. On failure
- * the slot is FAILED with its diag set (and the status returned). Used by `edgebench val`.
- */
-EB_NODISCARD enum eb_status eb_slot_detect(struct eb_slot *s, const struct eb_frame *fr);
 
 /**
  * Points a prepared slot at a dataset for an accuracy pass through the core (compare --data):
