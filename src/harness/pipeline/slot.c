@@ -929,9 +929,9 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
     r->fps_target = s->fps;
     r->queue = (uint64_t)s->setup.queue;
     r->frames_dropped = s->dropped;
-    r->drop_pct = s->fps > 0 && n + s->dropped > 0
-                      ? 100.0 * (double)s->dropped / (double)(n + s->dropped)
-                      : 0.0;
+    /* Drops are counted over the whole pass: against every frame that arrived in it. */
+    const uint64_t arrived = n + s->n_left_out + s->dropped;
+    r->drop_pct = s->fps > 0 && arrived > 0 ? 100.0 * (double)s->dropped / (double)arrived : 0.0;
     if (n == 0 || s->records == NULL)
         return;
     r->wall_s = (double)(s->window_end_ns - s->phase_start_ns) / 1e9;
