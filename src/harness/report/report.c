@@ -192,3 +192,17 @@ const char *eb_report__fmt_ap(char *buf, size_t n, double v)
 {
     return eb_report__fmtd(buf, n, v >= 0 ? v : NAN, 4);
 }
+
+const char *eb_report__criteria(const struct eb_run_result *r, char *buf, size_t n)
+{
+    char b1[32], b2[32], b3[32];
+    const struct eb_validity_criteria *c = &r->criteria;
+    snprintf(buf, n,
+             "at least %llu measured frames, at least %s s measured, end-to-end CoV at most %s%%, "
+             "paced slots dropping at most %s%% of their frames, no GPU throttling",
+             (unsigned long long)c->min_frames,
+             eb_report__fmtd(b1, sizeof(b1), c->min_duration_s, 1),
+             eb_report__fmtd(b2, sizeof(b2), c->max_cov_pct, 1),
+             eb_report__fmtd(b3, sizeof(b3), c->max_drop_pct, 1));
+    return buf;
+}

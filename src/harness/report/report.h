@@ -113,6 +113,8 @@ uint64_t eb_report__throttle_reasons(const struct eb_system_summary *s);
 int eb_report__warnings(const struct eb_run_result *r, const char **out, int max);
 /** Internal to report*.c: `v` with `prec` decimals, or "n/a" when not finite; returns buf. */
 const char *eb_report__fmtd(char *buf, size_t n, double v, int prec);
+/** The verdict's criteria as one phrase ("at least 200 measured frames, ..."), into buf. */
+const char *eb_report__criteria(const struct eb_run_result *r, char *buf, size_t n);
 /** Internal to report*.c: "[lo, hi]" of a confidence interval, or "n/a" without one. */
 const char *eb_report__fmt_ci(char *buf, size_t n, const struct eb_stat_ci *ci);
 /** Internal to report*.c: an AP with 4 decimals, or "n/a" where no box of it was scored (-1). */

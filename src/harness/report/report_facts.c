@@ -280,7 +280,9 @@ static int fmt_frames(struct fbuf *o, const struct eb_run_result *r, const struc
         bput(o,
              "; %llu left out (they ended after the measured window: the other slot had stopped)",
              (unsigned long long)s->frames_left_out);
-    if (s->source_loops > 0)
+    if (s->source_loops == 1)
+        bput(o, "; the source started again once");
+    else if (s->source_loops > 1)
         bput(o, "; the source started again %llu times", (unsigned long long)s->source_loops);
     if (s->records_capped)
         bput(o, "; stopped at the record cap");

@@ -413,13 +413,9 @@ static void write_title(const struct eb_run_result *r, const struct eb_fact_list
         put_value(fp, f);
     }
     fputs("</p>\n", fp);
-    char b1[32], b2[32], criteria[256];
-    snprintf(criteria, sizeof(criteria),
-             "criteria: at least %llu measured frames, at least %s s measured, end-to-end CoV at "
-             "most %s%%, no GPU throttling",
-             (unsigned long long)r->criteria.min_frames,
-             eb_report__fmtd(b1, sizeof(b1), r->criteria.min_duration_s, 1),
-             eb_report__fmtd(b2, sizeof(b2), r->criteria.max_cov_pct, 1));
+    char what[256], criteria[280];
+    snprintf(criteria, sizeof(criteria), "criteria: %s",
+             eb_report__criteria(r, what, sizeof(what)));
     write_verdict(&r->validity, criteria, fp);
 }
 

@@ -91,14 +91,9 @@ static void write_verdict(const struct eb_run_result *r, FILE *fp)
     const struct eb_validity *v = &r->validity;
     if (!v->evaluated)
         return;
-    char b1[32], b2[32];
+    char what[256];
     fprintf(fp, "> **Verdict: %s**", eb_validity_verdict(v));
-    fprintf(fp,
-            " (criteria: at least %llu measured frames, at least %s s measured, end-to-end CoV "
-            "at most %s%%, no GPU throttling)\n",
-            (unsigned long long)r->criteria.min_frames,
-            eb_report__fmtd(b1, sizeof(b1), r->criteria.min_duration_s, 1),
-            eb_report__fmtd(b2, sizeof(b2), r->criteria.max_cov_pct, 1));
+    fprintf(fp, " (criteria: %s)\n", eb_report__criteria(r, what, sizeof(what)));
     for (int i = 0; i < v->n_reasons && i < EB_VALIDITY_MAX_REASONS; i++) {
         fputs("> - ", fp);
         put_text(fp, v->reasons[i]);
