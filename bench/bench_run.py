@@ -2,7 +2,7 @@
 """The user path, measured as a user runs it: `edgebench run ARGS...` (default: the embedded
 dual demo), then one table per slot from its report.json: each stage's p50 and mean, its share
 of the end-to-end mean, the source (read) against the pipeline (preprocess + inference +
-postprocess), the verdict and the CoV; and the targets of issue 18 checked against the figures.
+postprocess), the verdict, the CoV and the drift; and the targets of issue 18 checked against the figures.
 
   python3 bench/bench_run.py [--bin build/src/edgebench] [--out DIR] [-- run options...]
 
@@ -59,7 +59,8 @@ def main():
         print(f"\nslot {s['name']}: {s['model']} on {s['source']}, {s['backend']} "
               f"{s['device']}; {s['frames']['measured']} frames in {fmt(s['wall_s'], 2)} s "
               f"({s['frames']['left_out']} left out), {fmt(s['throughput_fps'], 1)} FPS, "
-              f"end-to-end CoV {fmt(100 * (lat['end_to_end']['cov'] or 0), 2)}%")
+              f"end-to-end CoV {fmt(100 * (lat['end_to_end']['cov'] or 0), 2)}%, drift "
+              f"{fmt((s.get('steady_state') or {}).get('drift_pct'), 2)}%")
         print("| stage | p50 ms | mean ms | share of end-to-end mean |")
         print("|---|---|---|---|")
         for st in STAGES + ["pipeline", "end_to_end"]:

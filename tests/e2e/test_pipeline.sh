@@ -67,6 +67,10 @@ case_duration_measures_at_least_that_long() {
   local d; d=$(run_dir out)
   local wall; wall=$(jq_get "$d/report.json" slots/0/wall_s)
   awk -v w="$wall" 'BEGIN { exit !(w >= 3.0) }' || fail "--duration 3 measured $wall s"
+  # a 3 s pass is long enough to tell what other processes used: a share of the CPUs' time
+  local others; others=$(jq_get "$d/report.json" slots/0/window/others_cpu_pct)
+  awk -v o="$others" 'BEGIN { exit !(o + 0 == o && o >= 0 && o <= 100) }' ||
+    fail "window.others_cpu_pct is not a share: $others"
 }
 
 case_frames_on_one_image_loops() {

@@ -229,7 +229,9 @@ EB_TEST(config_echo_has_every_option)
     ASSERT_EQ_INT(eb_json_get(root, "warmup")->num, 10);
     ASSERT_EQ_INT(eb_json_get(root, "min_frames")->num, 200);
     ASSERT_NEAR(eb_json_get(root, "min_duration_s")->num, 10, 0);
-    ASSERT_NEAR(eb_json_get(root, "max_cov_pct")->num, 5, 0);
+    ASSERT_NEAR(eb_json_get(root, "max_drift_pct")->num, 5, 0);
+    ASSERT_NEAR(eb_json_get(root, "max_others_cpu_pct")->num, 10, 0);
+    ASSERT_NEAR(eb_json_get(root, "max_cov_pct")->num, 0, 0); /* reported, not judged */
     ASSERT_NEAR(eb_json_get(root, "warmup_s")->num, 0, 0);
     ASSERT_EQ_INT(eb_json_get(root, "db")->type, EB_JSON_NULL); /* the default database */
     ASSERT_NEAR(eb_json_get(root, "duration")->num, 0, 0);
@@ -237,7 +239,7 @@ EB_TEST(config_echo_has_every_option)
     ASSERT_NEAR(eb_json_get(root, "fps")->num, 0, 0);
     ASSERT_EQ_INT(eb_json_get(root, "queue")->num, 0);
     ASSERT_NEAR(eb_json_get(root, "max_drop_pct")->num, 1, 0);
-    ASSERT_EQ_INT(root->n, 51); /* one key per row of cli_opts.def */
+    ASSERT_EQ_INT(root->n, 53); /* one key per row of cli_opts.def */
     eb_json_free(root);
     free(text);
 }
@@ -247,15 +249,28 @@ EB_TEST(warmup_auto_and_validity_options)
     struct eb_config cfg;
     struct eb_diag diag = {0};
     struct captured cap = {0};
-    const char *a[] = {
-        "--warmup", "auto",          "--warmup_s", "2.5",  "--min_frames", "50", "--min_duration_s",
-        "0",        "--max_cov_pct", "7.5",        "--db", "none",         NULL};
+    const char *a[] = {"--warmup",
+                       "auto",
+                       "--warmup_s",
+                       "2.5",
+                       "--min_frames",
+                       "50",
+                       "--min_duration_s",
+                       "0",
+                       "--max_cov_pct",
+                       "7.5",
+                       "--max_drift_pct",
+                       "3",
+                       "--db",
+                       "none",
+                       NULL};
     ASSERT_OK(parse(&cfg, &diag, &cap, a));
     ASSERT_EQ_INT(cfg.warmup, EB_WARMUP_AUTO);
     ASSERT_NEAR(cfg.warmup_s, 2.5, 0);
     ASSERT_EQ_INT(cfg.min_frames, 50);
     ASSERT_NEAR(cfg.min_duration_s, 0, 0);
     ASSERT_NEAR(cfg.max_cov_pct, 7.5, 0);
+    ASSERT_NEAR(cfg.max_drift_pct, 3, 0);
     ASSERT_STREQ(cfg.db, "none");
     /* the configuration echo says auto */
     struct eb_json_writer w;

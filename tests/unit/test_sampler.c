@@ -253,6 +253,38 @@ EB_TEST(procfs_fake_cpu_times)
     }
 }
 
+/* What other processes used during a pass: every CPU's busy ticks less our own CPU time. */
+EB_TEST(others_cpu_is_busy_time_less_our_own)
+{
+    char *root = make_root("cpu_use");
+    write_file(root, "proc/stat", "cpu  400 0 100 1500 0 0 0 0 0 0\n", 0);
+    struct eb_cpu_use a, b;
+    eb_procfs_cpu_use(root, &a);
+    ASSERT_EQ_INT(a.ok, 1);
+    ASSERT_EQ_INT(a.all.busy, 500);
+    ASSERT_TRUE(a.self_s >= 0);
+    write_file(root, "proc/stat", "cpu  700 0 100 1700 0 0 0 0 0 0\n", 0);
+    eb_procfs_cpu_use(root, &b);
+    ASSERT_EQ_INT(b.ok, 1);
+    /* 300 busy ticks of 500 (at 100 per second: 3 s of 5 s); we used 1 s: others 2 s = 40% */
+    a.self_s = 1.0;
+    b.self_s = 2.0;
+    ASSERT_NEAR(eb_cpu_use_others_pct(&a, &b, 100), 40.0, 1e-9);
+    /* we used all of it: nobody else did */
+    b.self_s = 4.0;
+    ASSERT_NEAR(eb_cpu_use_others_pct(&a, &b, 100), 0.0, 0);
+    /* too short at tick resolution, or a reading failed: not known */
+    ASSERT_TRUE(isnan(eb_cpu_use_others_pct(&a, &a, 100)));
+    struct eb_cpu_use failed;
+    write_file(root, "proc/stat", "intr 1\n", 0);
+    eb_procfs_cpu_use(root, &failed);
+    ASSERT_EQ_INT(failed.ok, 0);
+    ASSERT_TRUE(isnan(eb_cpu_use_others_pct(&a, &failed, 100)));
+    /* the real machine: a share between 0 and 100, or not known */
+    eb_procfs_cpu_use(NULL, &a);
+    ASSERT_EQ_INT(a.ok, 1);
+}
+
 EB_TEST(procfs_fake_thermal_zones)
 {
     char *root = make_root("thermal");

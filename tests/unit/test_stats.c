@@ -121,3 +121,33 @@ EB_TEST(ci_large_sample_is_fast_and_covers_the_percentile)
     ASSERT_TRUE(s.p50_ci.coverage >= 0.95 && s.p50_ci.coverage < 0.96);
     free(v);
 }
+
+/* The blocks of eb_stat_drift: equal counts, the first n % 5 one longer, in order. */
+EB_TEST(drift_blocks_cover_the_values_in_order)
+{
+    uint64_t first = 0, last = 0, next = 0;
+    for (int b = 0; b < EB_STAT_DRIFT_BLOCKS; b++) {
+        eb_stat_drift_block_frames(53, b, &first, &last);
+        ASSERT_EQ_INT(first, next);
+        ASSERT_EQ_INT(last - first + 1, b < 3 ? 11 : 10);
+        next = last + 1;
+    }
+    ASSERT_EQ_INT(next, 53);
+    /* medians per block, drift against the whole's median; the input is left as it was */
+    double v[53], scratch[53];
+    for (int i = 0; i < 53; i++)
+        v[i] = i < 43 ? 10.0 : 15.0; /* the last block (43..52) 50% slower */
+    struct eb_stat_drift d;
+    eb_stat_drift(v, 53, scratch, &d);
+    ASSERT_EQ_INT(d.blocks, EB_STAT_DRIFT_BLOCKS);
+    ASSERT_NEAR(d.p50, 10.0, 0);
+    ASSERT_NEAR(d.block_p50[4], 15.0, 0);
+    ASSERT_NEAR(d.block_p50[0], 10.0, 0);
+    ASSERT_NEAR(d.drift_pct, 50.0, 1e-9);
+    ASSERT_EQ_INT(d.worst_block, 4);
+    ASSERT_NEAR(v[52], 15.0, 0);
+    ASSERT_NEAR(v[0], 10.0, 0);
+    /* too few values: not judged */
+    eb_stat_drift(v, EB_STAT_DRIFT_MIN_FRAMES - 1, scratch, &d);
+    ASSERT_EQ_INT(d.blocks, 0);
+}

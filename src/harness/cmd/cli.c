@@ -484,9 +484,13 @@ void eb_config_print_help(FILE *fp)
     }
     fprintf(fp,
             "\nverdict: report.json and report.md say VALID or INVALID with the reasons: fewer\n"
-            "frames than --min_frames, shorter than --min_duration_s, end-to-end CoV above\n"
-            "--max_cov_pct, --warmup auto not settled, GPU throttling, a failed slot or an\n"
-            "interruption. 95%% CIs on p50 and p99: order-statistic binomial (exact ranks).\n"
+            "frames than --min_frames, shorter than --min_duration_s, not a steady state (a\n"
+            "fifth of the frames' median end-to-end time more than --max_drift_pct from the\n"
+            "whole's), end-to-end CoV above --max_cov_pct (when set), a paced slot dropping\n"
+            "more than --max_drop_pct, other processes using more than --max_others_cpu_pct of\n"
+            "the CPUs (not a quiet machine), --warmup auto not settled, GPU throttling, a failed\n"
+            "slot or an interruption. 95%% CIs on p50 and p99: order-statistic binomial (exact "
+            "ranks).\n"
             "The run is appended to the history database (--db; edgebench history, edgebench\n"
             "diff).\n"
             "\nexit codes: 0 every slot that was asked for ran within the memory limit;\n"

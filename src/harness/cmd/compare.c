@@ -632,9 +632,9 @@ void eb_compare_print_help(FILE *fp)
             "  --help             this text\n\n"
             "Run options that apply to every combination: --frames, --duration, --no_loop,\n"
             "--fps, --queue, --max_drop_pct, --warmup, --warmup_s, --min_frames,\n"
-            "--min_duration_s, --max_cov_pct, --conf, --iou, --threads, --kernels,\n"
-            "--qdq, --gpu_mem_limit_gb, --ort_lib, --db, --preprocess, --decode, --quiet,\n"
-            "--verbose (see edgebench run --help).\n\n"
+            "--min_duration_s, --max_drift_pct, --max_others_cpu_pct, --max_cov_pct, --conf,\n"
+            "--iou, --threads, --kernels, --qdq, --gpu_mem_limit_gb, --ort_lib, --db,\n"
+            "--preprocess, --decode, --quiet, --verbose (see edgebench run --help).\n\n"
             "Writes compare.md (also printed), latency_comparative_<imgsz>.csv, compare.json,\n"
             "compare.jsonl and compare.html. Exit 0 when every row ran or was unsupported, 1 when\n"
             "a row failed, 2 for bad input.\n");
@@ -1071,6 +1071,8 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
     res->duration_s = (double)(eb_clock_ns() - t0) / 1e9;
     res->criteria.min_frames = (uint64_t)cfg.min_frames;
     res->criteria.min_duration_s = cfg.min_duration_s;
+    res->criteria.max_drift_pct = cfg.max_drift_pct;
+    res->criteria.max_others_cpu_pct = cfg.max_others_cpu_pct;
     res->criteria.max_cov_pct = cfg.max_cov_pct;
     res->criteria.max_drop_pct = cfg.max_drop_pct;
     eb_report_finish(res);

@@ -41,6 +41,8 @@ struct eb_config {
     double warmup_s;
     int64_t min_frames;
     double min_duration_s;
+    double max_drift_pct;
+    double max_others_cpu_pct;
     double max_cov_pct;
     int64_t imgsz;
     double conf;

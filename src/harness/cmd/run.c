@@ -769,6 +769,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
                    (unsigned long long)res->mem.violations, res->mem.limit_gb);
     res->criteria.min_frames = (uint64_t)cfg->min_frames;
     res->criteria.min_duration_s = cfg->min_duration_s;
+    res->criteria.max_drift_pct = cfg->max_drift_pct;
+    res->criteria.max_others_cpu_pct = cfg->max_others_cpu_pct;
     res->criteria.max_cov_pct = cfg->max_cov_pct;
     res->criteria.max_drop_pct = cfg->max_drop_pct;
     eb_report_finish(res);

@@ -51,6 +51,31 @@ EB_NODISCARD enum eb_status eb_procfs_cpu_times(const char *root, struct eb_cpu_
 /** Load in percent between two readings of the same core (NaN when no time passed/absent). */
 double eb_procfs_cpu_load_pct(const struct eb_cpu_times *prev, const struct eb_cpu_times *cur);
 
+/*
+ * Whether the machine was quiet: the CPU time every process used (the "cpu" line of
+ * <root>/proc/stat, in clock ticks) beside this process's own (getrusage, every thread), read
+ * at the start and the end of a measured pass. What others used is the difference, as a share
+ * of all CPUs' time over the pass.
+ */
+struct eb_cpu_use {
+    int ok;                  /* 0 when /proc/stat could not be read */
+    struct eb_cpu_times all; /* every CPU, every process */
+    double self_s;           /* this process's user + system CPU time, s */
+};
+
+/** Reads the machine's and this process's CPU time into `out` (out->ok 0 on failure). */
+void eb_procfs_cpu_use(const char *root, struct eb_cpu_use *out);
+
+/**
+ * The share (%) of all CPUs' time between `a` and `b` that other processes used (busy ticks
+ * of every CPU less this process's CPU time, over every CPU's ticks; `ticks_per_s` =
+ * sysconf(_SC_CLK_TCK)); at least 0. NaN when a reading failed or less than
+ * EB_CPU_USE_MIN_TICKS ticks of all CPUs passed (too short to tell at tick resolution). Pure.
+ */
+#define EB_CPU_USE_MIN_TICKS 100
+double eb_cpu_use_others_pct(const struct eb_cpu_use *a, const struct eb_cpu_use *b,
+                             long ticks_per_s);
+
 /** One thermal zone: `<root>/sys/class/thermal/thermal_zoneN`. */
 struct eb_thermal_zone {
     int index;     /* N */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "harness/metrics/sampler.h"
@@ -260,4 +261,29 @@ double eb_procfs_thermal_read_c(const char *root, int index)
     if (end == buf || errno != 0 || (*end != '\0' && !isspace((unsigned char)*end)))
         return NAN;
     return (double)v / 1000.0;
+}
+
+void eb_procfs_cpu_use(const char *root, struct eb_cpu_use *out)
+{
+    memset(out, 0, sizeof(*out));
+    int n = 0;
+    struct rusage ru;
+    if (eb_procfs_cpu_times(root, NULL, 0, &n, &out->all, NULL) != EB_OK ||
+        getrusage(RUSAGE_SELF, &ru) != 0)
+        return;
+    out->self_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                  (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    out->ok = 1;
+}
+
+double eb_cpu_use_others_pct(const struct eb_cpu_use *a, const struct eb_cpu_use *b,
+                             long ticks_per_s)
+{
+    if (!a->ok || !b->ok || ticks_per_s <= 0 || b->all.total < a->all.total ||
+        b->all.busy < a->all.busy || b->all.total - a->all.total < EB_CPU_USE_MIN_TICKS)
+        return NAN;
+    const double busy = (double)(b->all.busy - a->all.busy) / (double)ticks_per_s;
+    const double total = (double)(b->all.total - a->all.total) / (double)ticks_per_s;
+    const double others = busy - (b->self_s - a->self_s);
+    return others > 0 ? 100.0 * others / total : 0.0;
 }

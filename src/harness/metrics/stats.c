@@ -119,3 +119,37 @@ void eb_stat_summarize_ms(double *values, size_t n, struct eb_stat_summary *out)
     eb_stat_ci_sorted(values, n, 0.50, &out->p50_ci);
     eb_stat_ci_sorted(values, n, 0.99, &out->p99_ci);
 }
+
+void eb_stat_drift_block_frames(uint64_t n, int block, uint64_t *first, uint64_t *last)
+{
+    const uint64_t base = n / EB_STAT_DRIFT_BLOCKS, extra = n % EB_STAT_DRIFT_BLOCKS;
+    const uint64_t b = (uint64_t)block;
+    *first = b * base + (b < extra ? b : extra);
+    *last = *first + base + (b < extra) - 1;
+}
+
+static double median_of(const double *values, size_t n, double *scratch)
+{
+    memcpy(scratch, values, n * sizeof(double));
+    qsort(scratch, n, sizeof(double), cmp_double);
+    return eb_stat_percentile_sorted(scratch, n, 50);
+}
+
+void eb_stat_drift(const double *values, size_t n, double *scratch, struct eb_stat_drift *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (n < EB_STAT_DRIFT_MIN_FRAMES)
+        return;
+    out->blocks = EB_STAT_DRIFT_BLOCKS;
+    out->p50 = median_of(values, n, scratch);
+    for (int b = 0; b < EB_STAT_DRIFT_BLOCKS; b++) {
+        uint64_t first = 0, last = 0;
+        eb_stat_drift_block_frames(n, b, &first, &last);
+        out->block_p50[b] = median_of(values + first, (size_t)(last - first + 1), scratch);
+        const double d = out->p50 > 0 ? 100.0 * fabs(out->block_p50[b] - out->p50) / out->p50 : 0;
+        if (d > out->drift_pct) {
+            out->drift_pct = d;
+            out->worst_block = b;
+        }
+    }
+}

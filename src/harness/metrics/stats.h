@@ -66,4 +66,34 @@ void eb_stat_ci_sorted(const double *sorted, size_t n, double q, struct eb_stat_
  */
 void eb_stat_summarize_ms(double *values, size_t n, struct eb_stat_summary *out);
 
+/*
+ * Drift over a run (whether the measured frames are one steady state): the values, in the order
+ * they were measured, are cut into EB_STAT_DRIFT_BLOCKS consecutive blocks of equal count (the
+ * first n % blocks blocks one longer); drift_pct is the largest distance of a block's median from
+ * the median of all values, in % of the latter. Medians, not means: a few long frames (an
+ * interrupt, the other slot's burst) move a mean and the CoV, not a median; a warm-up that had
+ * not ended, a clock that fell, a neighbour that started move a whole block. Fewer than
+ * EB_STAT_DRIFT_MIN_FRAMES values are too few to tell (blocks 0: not judged).
+ */
+#define EB_STAT_DRIFT_BLOCKS     5
+#define EB_STAT_DRIFT_MIN_BLOCK  10
+#define EB_STAT_DRIFT_MIN_FRAMES (EB_STAT_DRIFT_BLOCKS * EB_STAT_DRIFT_MIN_BLOCK)
+
+struct eb_stat_drift {
+    int blocks; /* EB_STAT_DRIFT_BLOCKS, or 0 when n < EB_STAT_DRIFT_MIN_FRAMES */
+    double block_p50[EB_STAT_DRIFT_BLOCKS];
+    double p50;       /* of all values */
+    double drift_pct; /* max |block_p50 - p50| / p50 x 100 (0 when p50 is 0) */
+    int worst_block;  /* 0-based index of that block */
+};
+
+/**
+ * The drift of `n` values in measurement order (see above). `scratch` holds n doubles; `values`
+ * is left as it was. Pure; thread-safe.
+ */
+void eb_stat_drift(const double *values, size_t n, double *scratch, struct eb_stat_drift *out);
+
+/** The 0-based first and last value index of `block` when `n` values were cut (as above). */
+void eb_stat_drift_block_frames(uint64_t n, int block, uint64_t *first, uint64_t *last);
+
 #endif

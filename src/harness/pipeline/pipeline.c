@@ -1,9 +1,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "eb/clock.h"
 #include "eb/thread.h"
+#include "harness/metrics/sampler.h"
 #include "harness/pipeline/pipeline.h"
 #include "harness/pipeline/slot.h"
 
@@ -22,6 +24,7 @@ struct pipe {
     int go;           /* the gate: n is final */
     size_t arrived;   /* at the barrier */
     uint64_t barrier; /* when the last thread arrived */
+    struct eb_cpu_use cpu_at_barrier;
     atomic_size_t warm_met;
     atomic_size_t len_met;
     atomic_size_t running;
@@ -205,6 +208,7 @@ static void *worker_main(void *arg)
     /* The barrier: the measured pass starts when every slot is ready. */
     eb_mutex_lock(&p->mu);
     if (++p->arrived == p->n) {
+        eb_procfs_cpu_use(NULL, &p->cpu_at_barrier);
         p->barrier = eb_clock_ns();
         eb_cond_broadcast(&p->cv);
     }
@@ -298,6 +302,13 @@ void eb_pipeline_run(struct eb_slot *const *slots, size_t n, atomic_int *stop,
         if (w[i].started)
             eb_thread_join(&w[i].th);
     close_window(slots, n);
+    /* Whether the machine was quiet while the pass ran (the validity's --max_others_cpu_pct). */
+    struct eb_cpu_use cpu_at_end;
+    eb_procfs_cpu_use(NULL, &cpu_at_end);
+    const double others =
+        eb_cpu_use_others_pct(&p.cpu_at_barrier, &cpu_at_end, sysconf(_SC_CLK_TCK));
+    for (size_t i = 0; i < n; i++)
+        slots[i]->others_cpu_pct = others;
 done:
     free(w);
     eb_cond_fini(&p.cv);

@@ -725,6 +725,7 @@ void eb_slot_begin_pass(struct eb_slot *s)
         atomic_store_explicit(&s->recent_e2e_ns[i], 0, memory_order_relaxed);
     memset(s->class_counts, 0, ((size_t)s->num_classes + 1) * sizeof(uint64_t));
     s->n_counted = s->n_left_out = 0;
+    s->others_cpu_pct = NAN;
     s->dropped = 0;
     s->records_capped = 0;
     s->violations = 0;
@@ -923,6 +924,7 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
     const size_t n = s->n_counted;
     r->frames_measured = n;
     r->frames_left_out = s->n_left_out;
+    r->others_cpu_pct = s->others_cpu_pct;
     r->source_loops = s->loops;
     r->records_capped = s->records_capped;
     r->frames_skipped += (int64_t)s->skipped_looped;
@@ -955,6 +957,13 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
             r->deadline_misses += s->fps > 0 && scratch[i] > period_ms;
         }
         eb_stat_summarize_ms(scratch, n, &r->latency_from_arrival);
+        double *e2e = malloc(n * sizeof(double));
+        if (e2e != NULL) {
+            for (size_t i = 0; i < n; i++)
+                e2e[i] = (double)s->records[i].stage_ns[EB_STAGE_E2E] / 1e6;
+            eb_stat_drift(e2e, n, scratch, &r->steady);
+            free(e2e);
+        }
         free(scratch);
     }
     summarize_profile(s, r);

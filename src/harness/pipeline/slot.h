@@ -128,6 +128,8 @@ struct eb_slot {
     uint64_t window_end_ns;  /* the measured window: [phase_start_ns, window_end_ns] */
     size_t n_counted;        /* records inside the window (a prefix of records) */
     size_t n_left_out;       /* records after it */
+    double others_cpu_pct;   /* share of all CPUs' time other processes used during the pass
+                                (eb_cpu_use_others_pct); NaN when not known */
     uint64_t dropped;        /* paced: frames that arrived while the slot was busy, not kept */
     uint64_t skipped_looped; /* undecodable frames of earlier loops over the source */
     uint64_t loops;          /* times the source started again */

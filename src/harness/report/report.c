@@ -195,14 +195,20 @@ const char *eb_report__fmt_ap(char *buf, size_t n, double v)
 
 const char *eb_report__criteria(const struct eb_run_result *r, char *buf, size_t n)
 {
-    char b1[32], b2[32], b3[32];
+    char b1[32], b2[32], b3[32], b4[32], b5[32], cov[64] = "";
     const struct eb_validity_criteria *c = &r->criteria;
+    if (c->max_cov_pct > 0)
+        snprintf(cov, sizeof(cov), "end-to-end CoV at most %s%%, ",
+                 eb_report__fmtd(b4, sizeof(b4), c->max_cov_pct, 1));
     snprintf(buf, n,
-             "at least %llu measured frames, at least %s s measured, end-to-end CoV at most %s%%, "
-             "paced slots dropping at most %s%% of their frames, no GPU throttling",
+             "at least %llu measured frames, at least %s s measured, a steady state (no fifth of "
+             "the frames' median end-to-end time more than %s%% from the whole's), %spaced slots "
+             "dropping at most %s%% of their frames, other processes using at most %s%% of the "
+             "CPUs, no GPU throttling",
              (unsigned long long)c->min_frames,
              eb_report__fmtd(b1, sizeof(b1), c->min_duration_s, 1),
-             eb_report__fmtd(b2, sizeof(b2), c->max_cov_pct, 1),
-             eb_report__fmtd(b3, sizeof(b3), c->max_drop_pct, 1));
+             eb_report__fmtd(b2, sizeof(b2), c->max_drift_pct, 1), cov,
+             eb_report__fmtd(b3, sizeof(b3), c->max_drop_pct, 1),
+             eb_report__fmtd(b5, sizeof(b5), c->max_others_cpu_pct, 1));
     return buf;
 }

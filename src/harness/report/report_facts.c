@@ -335,12 +335,43 @@ static int fmt_warmup(struct fbuf *o, const struct eb_run_result *r, const struc
     return 1;
 }
 
+static int fmt_steady(struct fbuf *o, const struct eb_run_result *r, const struct eb_slot_result *s)
+{
+    char b[32], b2[32];
+    const struct eb_stat_drift *d = &s->steady;
+    if (d->blocks == 0) {
+        bput(o, "not judged: fewer than %d measured frames", EB_STAT_DRIFT_MIN_FRAMES);
+        return 1;
+    }
+    bput(o, "median end-to-end of each fifth of the frames");
+    for (int i = 0; i < d->blocks; i++)
+        bput(o, "%s%s", i ? ", " : " ", eb_report__fmtd(b, sizeof(b), d->block_p50[i], 3));
+    bput(o, " ms against %s ms overall: drift %s%%", eb_report__fmtd(b, sizeof(b), d->p50, 3),
+         eb_report__fmtd(b2, sizeof(b2), d->drift_pct, 1));
+    bput(o, " (at most %s%%)", eb_report__fmtd(b, sizeof(b), r->criteria.max_drift_pct, 1));
+    return 1;
+}
+
 static int fmt_wall(struct fbuf *o, const struct eb_run_result *r, const struct eb_slot_result *s)
 {
     char b1[32], b2[32];
     (void)r;
     bput(o, "%s s (%s FPS)", eb_report__fmtd(b1, sizeof(b1), s->wall_s, 2),
          eb_report__fmtd(b2, sizeof(b2), s->throughput_fps, 1));
+    return 1;
+}
+
+static int fmt_others_cpu(struct fbuf *o, const struct eb_run_result *r,
+                          const struct eb_slot_result *s)
+{
+    char b1[32], b2[32];
+    if (isnan(s->others_cpu_pct)) {
+        bput(o, "not known (/proc/stat unreadable or the pass too short)");
+        return 1;
+    }
+    bput(o, "%s%% of the CPUs' time during the measured pass (at most %s%%)",
+         eb_report__fmtd(b1, sizeof(b1), s->others_cpu_pct, 1),
+         eb_report__fmtd(b2, sizeof(b2), r->criteria.max_others_cpu_pct, 1));
     return 1;
 }
 
@@ -403,6 +434,11 @@ static const struct slot_row slot_rows[] = {
     {.key = "slot.frames", .label = "Frames", .fmt = fmt_frames},
     {.key = "slot.warmup", .label = "Warm-up", .flags = OK_ONLY, .fmt = fmt_warmup},
     {.key = "slot.wall", .label = "Wall time", .flags = OK_ONLY, .fmt = fmt_wall},
+    {.key = "slot.steady", .label = "Steady state", .flags = OK_ONLY, .fmt = fmt_steady},
+    {.key = "slot.others_cpu",
+     .label = "Other processes' CPU use",
+     .flags = OK_ONLY,
+     .fmt = fmt_others_cpu},
     {.key = "slot.split", .label = "Source vs pipeline", .flags = OK_ONLY, .fmt = fmt_split},
     {.key = "slot.pacing", .label = "Pacing", .flags = OK_ONLY, .fmt = fmt_pacing},
     {.key = "slot.detections", .label = "Detections", .fmt = fmt_detections},

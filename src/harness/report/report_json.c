@@ -78,6 +78,7 @@ static void write_window(struct eb_json_writer *w, const struct eb_slot_result *
     char name[64];
     snprintf(name, sizeof(name), "frames_%s.csv", s->name);
     eb_json_kstr(w, "frames_csv", name);
+    eb_json_knum(w, "others_cpu_pct", s->others_cpu_pct);
     eb_json_obj_end(w);
 }
 
@@ -143,6 +144,8 @@ static void write_validity(struct eb_json_writer *w, const struct eb_validity *v
         eb_json_obj_begin(w);
         kuint(w, "min_frames", c->min_frames);
         eb_json_knum(w, "min_duration_s", c->min_duration_s);
+        eb_json_knum(w, "max_drift_pct", c->max_drift_pct);
+        eb_json_knum(w, "max_others_cpu_pct", c->max_others_cpu_pct);
         eb_json_knum(w, "max_cov_pct", c->max_cov_pct);
         eb_json_knum(w, "max_drop_pct", c->max_drop_pct);
         eb_json_obj_end(w);
@@ -347,6 +350,27 @@ static void write_profile(struct eb_json_writer *w, const struct eb_slot_result 
     eb_json_obj_end(w);
 }
 
+/* The window's drift (eb_stat_drift): null when the slot did not run or measured too few frames
+ * to tell. */
+static void write_steady(struct eb_json_writer *w, const struct eb_stat_drift *d, int ran)
+{
+    eb_json_key(w, "steady_state");
+    if (!ran || d->blocks == 0) {
+        eb_json_null(w);
+        return;
+    }
+    eb_json_obj_begin(w);
+    eb_json_kint(w, "blocks", d->blocks);
+    eb_json_key(w, "block_p50_ms");
+    eb_json_arr_begin(w);
+    for (int b = 0; b < d->blocks; b++)
+        eb_json_num(w, d->block_p50[b]);
+    eb_json_arr_end(w);
+    eb_json_knum(w, "p50_ms", d->p50);
+    eb_json_knum(w, "drift_pct", d->drift_pct);
+    eb_json_obj_end(w);
+}
+
 static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
 {
     int ran = s->status == EB_SLOT_OK;
@@ -422,6 +446,7 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     else
         eb_json_null(w);
     eb_json_obj_end(w);
+    write_steady(w, &s->steady, ran);
     write_validity(w, &s->validity, NULL);
     kmeas(w, "wall_s", s->wall_s, ran);
     kmeas(w, "throughput_fps", s->throughput_fps, ran);

@@ -190,8 +190,12 @@ struct eb_slot_result {
     int warmup_stable;        /* --warmup auto: the latency settled before the cap */
     int64_t frames_skipped;   /* undecodable frames skipped by the source */
     double wall_s;            /* the measured window's length (harness/pipeline/pipeline.h) */
+    double others_cpu_pct;    /* share of all CPUs' time other processes used during the
+                                 measured pass, %; NaN when not known (eb_cpu_use_others_pct) */
     double throughput_fps;    /* frames_measured / wall_s (paced: the achieved rate) */
     struct eb_stat_summary stages[EB_STAGE_COUNT];
+    /* Whether the measured frames were one steady state: end-to-end drift over the window. */
+    struct eb_stat_drift steady;
     /* The pipeline apart from the source: preprocess + inference + postprocess per frame. */
     struct eb_stat_summary pipeline;
     /* The measured window: frames_measured ran inside it; frames_left_out ran after it (the

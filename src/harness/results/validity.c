@@ -45,11 +45,22 @@ void eb_validity_judge_slot(const struct eb_slot_result *s, const struct eb_vali
     if (c->min_duration_s > 0 && !(s->wall_s >= c->min_duration_s))
         eb_validity_add(out, "measured for %.2f s, shorter than --min_duration_s %g", s->wall_s,
                         c->min_duration_s);
+    const struct eb_stat_drift *d = &s->steady;
+    if (d->blocks > 0 && d->drift_pct > c->max_drift_pct) {
+        uint64_t first = 0, last = 0;
+        eb_stat_drift_block_frames(s->frames_measured, d->worst_block, &first, &last);
+        eb_validity_add(out,
+                        "end-to-end latency drifted: the median of measured frames %llu-%llu was "
+                        "%.3f ms against %.3f ms over the window (%.1f%%, more than "
+                        "--max_drift_pct %g): not a steady state",
+                        (unsigned long long)first, (unsigned long long)last,
+                        d->block_p50[d->worst_block], d->p50, d->drift_pct, c->max_drift_pct);
+    }
     const struct eb_stat_summary *e2e = &s->stages[EB_STAGE_E2E];
-    if (e2e->count > 1 && 100.0 * e2e->cov > c->max_cov_pct)
+    if (c->max_cov_pct > 0 && e2e->count > 1 && 100.0 * e2e->cov > c->max_cov_pct)
         eb_validity_add(out,
                         "end-to-end latency CoV %.2f%% over the measured frames is above "
-                        "--max_cov_pct %g (not a steady state)",
+                        "--max_cov_pct %g (too noisy)",
                         100.0 * e2e->cov, c->max_cov_pct);
     if (s->warmup_auto && !s->warmup_stable)
         eb_validity_add(out,
@@ -57,6 +68,11 @@ void eb_validity_judge_slot(const struct eb_slot_result *s, const struct eb_vali
                         "%g%% in %llu warm-up frames (%.1f s)",
                         EB_WARMUP_AUTO_WINDOW, 100.0 * EB_WARMUP_AUTO_TOL,
                         (unsigned long long)s->frames_warmup, s->warmup_s);
+    if (c->max_others_cpu_pct < 100 && s->others_cpu_pct > c->max_others_cpu_pct)
+        eb_validity_add(out,
+                        "other processes used %.1f%% of the CPUs' time during the measured pass, "
+                        "more than --max_others_cpu_pct %g: the machine was not quiet",
+                        s->others_cpu_pct, c->max_others_cpu_pct);
     if (s->fps_target > 0 && s->drop_pct > c->max_drop_pct)
         eb_validity_add(out,
                         "paced at %g FPS, dropped %llu frames (%.2f%%), more than --max_drop_pct "

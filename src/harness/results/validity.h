@@ -6,10 +6,16 @@
  * A slot that ran is INVALID when
  *   - it measured fewer frames than --min_frames,
  *   - its measured phase was shorter than --min_duration_s (0 switches the check off),
- *   - the coefficient of variation of its end-to-end latency over the measured frames (the steady
- *     state: every frame after the warm-up) is above --max_cov_pct,
+ *   - its measured frames were not one steady state: the median end-to-end latency of a fifth of
+ *     them (consecutive frames) is more than --max_drift_pct away from the median of all
+ *     (eb_stat_drift; judged from EB_STAT_DRIFT_MIN_FRAMES frames on),
+ *   - the coefficient of variation of its end-to-end latency is above --max_cov_pct (off by
+ *     default: two slots sharing cores or a GPU spread each other's latencies for real, a spread
+ *     the percentiles and their intervals report; a noisy neighbour shows as drift),
  *   - `--warmup auto` reached its cap without the latency settling,
  *   - it was paced (a frame rate) and dropped more than --max_drop_pct of its frames,
+ *   - the machine was not quiet: other processes used more than --max_others_cpu_pct of all
+ *     CPUs' time during its measured pass (not judged when that could not be read),
  *   - the GPU throttled during the run (NVML slowdown reasons);
  * a failed slot is INVALID with its failure. A run is INVALID when any of its slots is, when it
  * was interrupted, or when no slot ran.
@@ -37,10 +43,12 @@
 
 /** The thresholds a verdict is judged against (from --min_frames, --min_duration_s, ...). */
 struct eb_validity_criteria {
-    uint64_t min_frames;   /* --min_frames */
-    double min_duration_s; /* --min_duration_s; 0 = no minimum */
-    double max_cov_pct;    /* --max_cov_pct: end-to-end CoV in % */
-    double max_drop_pct;   /* --max_drop_pct: a paced slot's dropped frames in % */
+    uint64_t min_frames;       /* --min_frames */
+    double min_duration_s;     /* --min_duration_s; 0 = no minimum */
+    double max_drift_pct;      /* --max_drift_pct: end-to-end drift over the window in % */
+    double max_cov_pct;        /* --max_cov_pct: end-to-end CoV in %; 0 = not judged */
+    double max_others_cpu_pct; /* --max_others_cpu_pct: CPU share of other processes in % */
+    double max_drop_pct;       /* --max_drop_pct: a paced slot's dropped frames in % */
 };
 
 /** A verdict. `evaluated` 0 means not judged (a skipped slot): null in report.json. */
