@@ -2,7 +2,8 @@
 """The user path, measured as a user runs it: `edgebench run ARGS...` (default: the embedded
 dual demo), then one table per slot from its report.json: each stage's p50 and mean, its share
 of the end-to-end mean, the source (read) against the pipeline (preprocess + inference +
-postprocess), the verdict, the CoV and the drift; and the targets of issue 18 checked against the figures.
+postprocess), the verdict, the CoV and the drift; and the targets of issue 18 checked against
+the figures.
 
   python3 bench/bench_run.py [--bin build/src/edgebench] [--out DIR] [-- run options...]
 

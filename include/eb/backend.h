@@ -22,8 +22,8 @@
 
 /* ABI 6: the memory limit travels as bytes (mem_limit_bytes replaces the double
  * gpu_mem_limit_gb), with mem_limit_label; eb_model_info.budget_bytes_used; ABI 7: the
- * probe's providers list. */
-#define EB_BACKEND_ABI      7u
+ * probe's providers list; ABI 8: pin_frames. */
+#define EB_BACKEND_ABI      8u
 #define EB_BACKEND_MAX_IO   8
 #define EB_BACKEND_NAME_MAX 128
 
@@ -253,6 +253,15 @@ struct eb_backend_ops {
      */
     enum eb_status (*frame_buffer)(void *priv, int width, int height, uint8_t **buf_out,
                                    struct eb_diag *diag);
+    /**
+     * Optional (ABI 8), with infer_frame: page-lock the caller's frames memory [base, base +
+     * bytes) (frames rendered once and read many times: a synthetic source's ring), so that
+     * infer_frame uploads a frame lying inside it from where it is, with no staging copy. The
+     * memory stays valid until the backend is closed (which takes the lock off) or the next
+     * call (base NULL and bytes 0: only take the lock off). EB_ERR_UNSUPPORTED / EB_ERR_DEVICE
+     * when it cannot: frames are then copied as before.
+     */
+    enum eb_status (*pin_frames)(void *priv, uint8_t *base, size_t bytes, struct eb_diag *diag);
 };
 
 /** A backend instance: ops + private state. Opaque. */
@@ -293,6 +302,10 @@ EB_NODISCARD enum eb_status eb_backend_infer_frame(struct eb_backend *be,
  * eb_backend_frame_input is 0. */
 EB_NODISCARD enum eb_status eb_backend_frame_buffer(struct eb_backend *be, int width, int height,
                                                     uint8_t **buf_out, struct eb_diag *diag);
+/** pin_frames (see eb_backend_ops); EB_ERR_UNSUPPORTED where the backend has none or
+ * eb_backend_frame_input is 0. */
+EB_NODISCARD enum eb_status eb_backend_pin_frames(struct eb_backend *be, uint8_t *base,
+                                                  size_t bytes, struct eb_diag *diag);
 /** reduce_head (see eb_backend_ops); EB_ERR_UNSUPPORTED where the backend has none. */
 EB_NODISCARD enum eb_status eb_backend_reduce_head(struct eb_backend *be, int output, float conf,
                                                    struct eb_diag *diag);

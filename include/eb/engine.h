@@ -260,8 +260,23 @@ EB_NODISCARD enum eb_status eb_engine_frame_buffer(struct eb_engine *e, int widt
                                                    uint8_t **buf_out, struct eb_diag *diag);
 
 /**
+ * Page-locks the caller's frames memory [base, base + bytes) for the engine (cudaHostRegister;
+ * mapped with zero_copy_frames): eb_engine_run_frame then uploads a frame lying inside it (rows
+ * packed) from where it is, with no staging copy (zero_copy_frames: the letterbox reads it in
+ * place). For frames rendered or decoded once and read many times (a synthetic source's ring).
+ * The memory must stay valid, and a frame unchanged while it runs, until eb_engine_destroy
+ * (which takes the lock off) or the next call (which replaces the range; base NULL and bytes 0
+ * only take the lock off). EB_ERR_UNSUPPORTED
+ * where the device cannot (the CPU) or eb_engine_frame_input is 0; EB_ERR_DEVICE when the
+ * driver refuses (then frames keep being copied).
+ */
+EB_NODISCARD enum eb_status eb_engine_pin_frames(struct eb_engine *e, uint8_t *base, size_t bytes,
+                                                 struct eb_diag *diag);
+
+/**
  * Runs the graph on one frame, preprocessed on the device: the frame is copied into the
- * engine's page-locked buffer (unless it is already there: eb_engine_frame_buffer), uploaded
+ * engine's page-locked buffer (unless it is already there: eb_engine_frame_buffer, or in pinned
+ * memory: eb_engine_pin_frames), uploaded
  * as 8 bits, letterboxed into the input in the model's precision (a kernel launched before the
  * forward), and the forward runs (its captured CUDA Graph replayed). Outputs as
  * eb_engine_run. The first frame of a new size allocates the device frame buffer, which counts

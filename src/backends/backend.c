@@ -116,6 +116,18 @@ enum eb_status eb_backend_frame_buffer(struct eb_backend *be, int width, int hei
     return be->ops->frame_buffer(be->priv, width, height, buf_out, diag);
 }
 
+enum eb_status eb_backend_pin_frames(struct eb_backend *be, uint8_t *base, size_t bytes,
+                                     struct eb_diag *diag)
+{
+    char why[200];
+    if (be->ops->pin_frames == NULL)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED, "backend %s does not page-lock frames",
+                            be->ops->name);
+    if (!eb_backend_frame_input(be, why, sizeof(why)))
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED, "%s", why);
+    return be->ops->pin_frames(be->priv, base, bytes, diag);
+}
+
 enum eb_status eb_backend_reduce_head(struct eb_backend *be, int output, float conf,
                                       struct eb_diag *diag)
 {

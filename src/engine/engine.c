@@ -503,6 +503,24 @@ enum eb_status eb_engine_frame_buffer(struct eb_engine *e, int width, int height
     return e->dev->frame_buffer(e, width, height, buf_out, diag);
 }
 
+enum eb_status eb_engine_pin_frames(struct eb_engine *e, uint8_t *base, size_t bytes,
+                                    struct eb_diag *diag)
+{
+    enum eb_status st = frame_unsupported(e, diag);
+    if (st != EB_OK)
+        return st;
+    if (e->dev->pin_frames == NULL)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "model %s: the %s device does not page-lock frames", e->what,
+                            e->dev->name);
+    if ((base == NULL) != (bytes == 0))
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "model %s: frames memory to page-lock needs both an address and a "
+                            "size",
+                            e->what);
+    return e->dev->pin_frames(e, base, bytes, diag);
+}
+
 enum eb_status eb_engine_run_frame(struct eb_engine *e, const struct eb_engine_frame *f,
                                    struct eb_tensor *out, size_t n_out, struct eb_diag *diag)
 {

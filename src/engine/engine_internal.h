@@ -63,6 +63,9 @@ struct eb_engine_devops {
     /** Optional: eb_engine_frame_buffer (input checks done). */
     enum eb_status (*frame_buffer)(struct eb_engine *e, int width, int height, uint8_t **buf_out,
                                    struct eb_diag *diag);
+    /** Optional: eb_engine_pin_frames (arguments checked). */
+    enum eb_status (*pin_frames)(struct eb_engine *e, uint8_t *base, size_t bytes,
+                                 struct eb_diag *diag);
     /** Optional: eb_engine_run_frame on graph input 0 (geometry checked); fills e->timing. */
     enum eb_status (*run_frame)(struct eb_engine *e, const struct eb_engine_frame *f,
                                 struct eb_diag *diag);

@@ -927,6 +927,68 @@ EB_TEST(zero_copy_frames_match_staged)
     free(bytes);
 }
 
+/* Frames in pinned memory of the caller's (a synthetic ring: eb_engine_pin_frames) go up from
+ * where they are: the same outputs, bit for bit, as the same frame copied in, staged or mapped;
+ * each frame of the ring is itself (not the last one uploaded); with the lock taken off, frames
+ * are copied again. */
+EB_TEST(pinned_frames_match_copied)
+{
+    need_gpu();
+    size_t len;
+    uint8_t *bytes = synth(EB_SYNTH_YOLOV8, 320, &len);
+    const int w = 640, h = 360, n_ring = 3;
+    const size_t fb = (size_t)w * 3 * h;
+    struct eb_letterbox lb;
+    eb_letterbox_compute(w, h, 320, 320, &lb);
+    uint8_t *ring = malloc(fb * n_ring), *copy = malloc(fb);
+    ASSERT_TRUE(ring != NULL && copy != NULL);
+    for (size_t i = 0; i < fb * n_ring; i++)
+        ring[i] = (uint8_t)((i * 2654435761u) >> 13);
+    for (int z = 0; z < 2; z++) {
+        struct eb_engine_options opt;
+        eb_engine_options_default(&opt);
+        opt.device = EB_ENGINE_DEVICE_CUDA;
+        opt.zero_copy_frames = z ? EB_ENGINE_ZERO_COPY_MAPPED : EB_ENGINE_ZERO_COPY_STAGED;
+        struct eb_engine *e = NULL;
+        struct eb_diag d = {0};
+        ASSERT_OK(eb_engine_load(bytes, len, "yolov8n-320", &opt, &e, &d));
+        struct eb_engine_io io;
+        eb_engine_io_info(e, &io);
+        struct eb_tensor o[EB_ENGINE_MAX_IO];
+        const size_t n_out = 84 * 2100;
+        float *want = malloc(n_ring * n_out * sizeof(float));
+        ASSERT_TRUE(want != NULL);
+        /* each frame copied in (not pinned): the reference */
+        for (int k = 0; k < n_ring; k++) {
+            memcpy(copy, ring + k * fb, fb);
+            const struct eb_engine_frame f = frame_of(copy, (size_t)w * 3, &lb);
+            ASSERT_OK(eb_engine_run_frame(e, &f, o, io.n_outputs, &d));
+            ASSERT_EQ_INT(eb_tensor_numel(&o[0]), (int64_t)n_out);
+            memcpy(want + k * n_out, o[0].data, n_out * sizeof(float));
+        }
+        ASSERT_TRUE(memcmp(want, want + n_out, n_out * sizeof(float)) != 0);
+        /* pass 0 pinned, pass 1 with the lock taken off (copied in again): the same outputs */
+        ASSERT_OK(eb_engine_pin_frames(e, ring, fb * n_ring, &d));
+        for (int pass = 0; pass < 2; pass++) {
+            for (int k = n_ring - 1; k >= 0; k--) { /* out of order: each frame is its own */
+                const struct eb_engine_frame f = frame_of(ring + k * fb, (size_t)w * 3, &lb);
+                ASSERT_OK(eb_engine_run_frame(e, &f, o, io.n_outputs, &d));
+                ASSERT_TRUE(memcmp(o[0].data, want + k * n_out, n_out * sizeof(float)) == 0);
+            }
+            if (pass == 0)
+                ASSERT_OK(eb_engine_pin_frames(e, NULL, 0, &d));
+        }
+        /* half a range is refused, never guessed */
+        ASSERT_EQ_INT(eb_engine_pin_frames(e, ring, 0, &d), EB_ERR_INVALID_ARG);
+        printf("%s: pinned frames equal copied ones\n", z ? "mapped" : "staged");
+        free(want);
+        eb_engine_destroy(e);
+    }
+    free(ring);
+    free(copy);
+    free(bytes);
+}
+
 /* Detections from the head reduced on the device equal the host decode of the whole head
  * (same forward): the boxes, scores and classes after NMS, exactly; the reduced output is not
  * copied back, and switching the reduction off brings it back. */

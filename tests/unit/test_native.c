@@ -409,6 +409,11 @@ EB_TEST(infer_matches_engine)
     ASSERT_EQ_INT(eb_backend_frame_buffer(be, 640, 480, &fb, &d), EB_ERR_UNSUPPORTED);
     printf("frame buffer on the CPU: %s\n", d.msg);
     ASSERT_TRUE(fb == NULL && d.msg[0] != '\0');
+    /* nor memory to page-lock: a synthetic ring stays where it is and frames are copied */
+    uint8_t ring[64];
+    eb_diag_clear(&d);
+    ASSERT_EQ_INT(eb_backend_pin_frames(be, ring, sizeof(ring), &d), EB_ERR_UNSUPPORTED);
+    ASSERT_TRUE(d.msg[0] != '\0');
     free(x);
     eb_engine_destroy(e);
     eb_backend_destroy(be);

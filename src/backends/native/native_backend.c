@@ -452,6 +452,15 @@ static enum eb_status native_frame_buffer(void *priv, int width, int height, uin
     return eb_engine_frame_buffer(p->engine, width, height, buf_out, diag);
 }
 
+static enum eb_status native_pin_frames(void *priv, uint8_t *base, size_t bytes,
+                                        struct eb_diag *diag)
+{
+    struct native_priv *p = priv;
+    if (p->engine == NULL)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "backend native: no model is loaded");
+    return eb_engine_pin_frames(p->engine, base, bytes, diag);
+}
+
 static enum eb_status native_reduce_head(void *priv, int output, float conf, struct eb_diag *diag)
 {
     struct native_priv *p = priv;
@@ -541,6 +550,7 @@ const struct eb_backend_ops eb_backend_native_ops = {
     .frame_input = native_frame_input,
     .infer_frame = native_infer_frame,
     .frame_buffer = native_frame_buffer,
+    .pin_frames = native_pin_frames,
     .reduce_head = native_reduce_head,
     .head_rows = native_head_rows,
 };

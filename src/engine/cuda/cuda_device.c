@@ -650,13 +650,14 @@ static enum eb_cuk_dt input_dt(const struct eb_engine *e, const struct cu_state 
 enum fwd { FWD_SERIAL, FWD_TIMED, FWD_LANES };
 
 /* eb_engine_run_frame's preprocessing, launched directly (outside the captured forward, whose
- * replay would otherwise carry an event node between the two): the letterbox of the frame in
- * s->d_frame into input 0 (or channels-last into the first conv's transpose buffer), then
- * s->ev_pre. */
+ * replay would otherwise carry an event node between the two): the letterbox of the frame at
+ * device address `d_src` (s->d_frame, or a pinned frame's mapping) into input 0 (or
+ * channels-last into the first conv's transpose buffer), then s->ev_pre. */
 static enum eb_status enqueue_pre(struct eb_engine *e, struct cu_state *s,
-                                  const struct eb_cuk_letterbox *pre, struct eb_diag *diag)
+                                  const struct eb_cuk_letterbox *pre, const void *d_src,
+                                  struct eb_diag *diag)
 {
-    CUDA_TRY(eb_cuk_letterbox(s->stream, input_dt(e, s), pre, s->d_frame,
+    CUDA_TRY(eb_cuk_letterbox(s->stream, input_dt(e, s), pre, d_src,
                               pre->nhwc ? s->d_xpose : s->d_in[0]));
     CUDA_TRY(cudaEventRecord(s->ev_pre, s->stream));
     return EB_OK;
@@ -996,6 +997,46 @@ static enum eb_status cu_frame_buffer(struct eb_engine *e, int width, int height
     return EB_OK;
 }
 
+/* Takes the page lock off the caller's frames memory (once the stream has drained). */
+static void unpin_frames(struct cu_state *s)
+{
+    if (s->pin == NULL)
+        return;
+    cudaHostUnregister(s->pin);
+    s->pin = s->d_pin = NULL;
+    s->pin_bytes = 0;
+}
+
+static enum eb_status cu_pin_frames(struct eb_engine *e, uint8_t *base, size_t bytes,
+                                    struct eb_diag *diag)
+{
+    struct cu_state *s = state_of(e);
+    CUDA_TRY(cudaSetDevice(s->gpu));
+    CUDA_TRY(cudaStreamSynchronize(s->stream));
+    unpin_frames(s);
+    if (base == NULL)
+        return EB_OK;
+    cudaError_t ce = cudaHostRegister(
+        base, bytes, s->zero_copy ? cudaHostRegisterMapped : cudaHostRegisterDefault);
+    if (ce != cudaSuccess) {
+        (void)cudaGetLastError();
+        return eb_diag_fail(diag, EB_ERR_DEVICE,
+                            "model %s on cuda: cannot page-lock %.1f MiB of frames (%s)", e->what,
+                            eb_engine__mib(bytes), cudaGetErrorString(ce));
+    }
+    void *d = NULL;
+    if (s->zero_copy && (ce = cudaHostGetDevicePointer(&d, base, 0)) != cudaSuccess) {
+        cudaHostUnregister(base);
+        return eb_diag_fail(diag, EB_ERR_DEVICE,
+                            "model %s on cuda: cannot map %.1f MiB of frames into the device (%s)",
+                            e->what, eb_engine__mib(bytes), cudaGetErrorString(ce));
+    }
+    s->pin = base;
+    s->pin_bytes = bytes;
+    s->d_pin = d;
+    return EB_OK;
+}
+
 static enum eb_status cu_run_frame(struct eb_engine *e, const struct eb_engine_frame *f,
                                    struct eb_diag *diag)
 {
@@ -1008,8 +1049,13 @@ static enum eb_status cu_run_frame(struct eb_engine *e, const struct eb_engine_f
     const size_t row = (size_t)f->width * 3, bytes = row * (size_t)f->height;
     if ((st = frame_buffers(e, s, bytes, diag)) != EB_OK)
         return st;
-    /* Into the page-locked buffer, rows packed (unless the caller decoded straight into it). */
-    if (f->rgb != s->h_frame) {
+    /* A frame in the caller's pinned memory (eb_engine_pin_frames) goes up from where it is;
+     * any other into the page-locked buffer, rows packed (unless decoded straight into it). */
+    const uintptr_t at = (uintptr_t)f->rgb, pin = (uintptr_t)s->pin;
+    const int pinned =
+        s->pin_bytes >= bytes && f->stride == row && at >= pin && at - pin <= s->pin_bytes - bytes;
+    const void *d_src = pinned && s->zero_copy ? (const void *)(s->d_pin + (at - pin)) : s->d_frame;
+    if (!pinned && f->rgb != s->h_frame) {
         if (f->stride == row)
             memcpy(s->h_frame, f->rgb, bytes);
         else
@@ -1038,10 +1084,11 @@ static enum eb_status cu_run_frame(struct eb_engine *e, const struct eb_engine_f
         (st = capture(e, s, 1, &s->fgraph, &s->fgexec, &s->fgraph_state, diag)) != EB_OK)
         return st;
     CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
-    if (!s->zero_copy) /* mapped: the letterbox reads h_frame through d_frame */
-        CUDA_TRY(cudaMemcpyAsync(s->d_frame, s->h_frame, bytes, cudaMemcpyHostToDevice, s->stream));
+    if (!s->zero_copy) /* mapped: the letterbox reads the frame through its device address */
+        CUDA_TRY(cudaMemcpyAsync(s->d_frame, pinned ? f->rgb : s->h_frame, bytes,
+                                 cudaMemcpyHostToDevice, s->stream));
     CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
-    if ((st = enqueue_pre(e, s, &key, diag)) != EB_OK)
+    if ((st = enqueue_pre(e, s, &key, d_src, diag)) != EB_OK)
         return st;
     if (!profiling && s->fgraph_state == 1) {
         CUDA_TRY(cudaGraphLaunch(s->fgexec, s->stream));
@@ -1064,6 +1111,7 @@ static void cu_close(struct eb_engine *e)
         for (size_t k = 0; k < e->n_order; k++)
             eb_cu__node_free(&s->nodes[k]);
     free_frame_buffers(e, s);
+    unpin_frames(s);
     if (s->h_head != NULL)
         cudaFreeHost(s->h_head);
     cudaFree(s->d_head);
@@ -1117,6 +1165,7 @@ const struct eb_engine_devops eb_engine_devops_cuda = {
     .bind = cu_bind,
     .run = cu_run,
     .frame_buffer = cu_frame_buffer,
+    .pin_frames = cu_pin_frames,
     .run_frame = cu_run_frame,
     .reduce_head = cu_reduce_head,
     .close = cu_close,

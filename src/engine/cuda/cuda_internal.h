@@ -78,6 +78,12 @@ struct cu_state {
     int zero_copy;      /* 1: h_frame is mapped (cudaHostAllocMapped), d_frame its device
                            address; no copy between them (EB_ENGINE_ZERO_COPY_MAPPED) */
     uint64_t cap_bytes; /* opt.mem_cap_bytes (0 = none), for the device frame buffer */
+    /* eb_engine_pin_frames: the caller's frames memory, page-locked (cudaHostRegister; mapped
+     * when zero_copy, d_pin its device address); frames inside it are uploaded (or read) from
+     * where they are */
+    uint8_t *pin;
+    size_t pin_bytes;
+    uint8_t *d_pin;
     cudaGraph_t fgraph;
     cudaGraphExec_t fgexec;
     int fgraph_state; /* as graph_state */

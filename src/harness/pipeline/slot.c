@@ -138,6 +138,46 @@ static void attach_frame_buffer(struct eb_slot *s, const struct eb_frame *fr)
     eb_source_set_output(s->src, buf, px * 3 + 64);
 }
 
+/* A synthetic ring (frames rendered at open, read many times) is page-locked for the backend's
+ * device: a read hands out the ring's frame and the backend uploads it from there, so no frame
+ * is copied at all (the frame buffer is not used). Where the backend cannot, frames are copied
+ * into its frame buffer as from any source. */
+static void pin_source_frames(struct eb_slot *s)
+{
+    uint8_t *base = NULL;
+    size_t bytes = 0;
+    if (!eb_source_frames_memory(s->src, &base, &bytes))
+        return;
+    struct eb_diag d = {0};
+    if (eb_backend_pin_frames(s->be, base, bytes, &d) != EB_OK) {
+        eb_log_msg(s->setup.log, EB_LOG_INFO, "slot %s: synthetic frames are copied in: %s",
+                   s->name, d.msg);
+        return;
+    }
+    s->frames_pinned = 1;
+    s->frame_buf_off = 1;
+    const size_t n = strlen(s->pre_reason);
+    snprintf(s->pre_reason + n, sizeof(s->pre_reason) - n,
+             "; frames go up from the page-locked synthetic ring");
+    eb_log_msg(s->setup.log, EB_LOG_INFO,
+               "slot %s: the synthetic ring (%.1f MiB) is page-locked: frames are uploaded from "
+               "it, with no copy",
+               s->name, (double)bytes / (1024.0 * 1024.0));
+}
+
+/* Takes the page lock off the source's ring before the source goes (and the backend keeps
+ * copying frames in from then on). */
+static void unpin_source_frames(struct eb_slot *s)
+{
+    if (!s->frames_pinned)
+        return;
+    struct eb_diag d = {0};
+    if (eb_backend_pin_frames(s->be, NULL, 0, &d) != EB_OK)
+        eb_log_msg(s->setup.log, EB_LOG_WARN, "slot %s: %s", s->name, d.msg);
+    s->frames_pinned = 0;
+    s->frame_buf_off = 0;
+}
+
 /* Preprocess and infer in one call of the backend (the letterbox on its device): the call's
  * host time is split at the device's letterbox time (pre) and the rest (infer: the frame's
  * upload, the forward, the outputs back). One NVTX range (infer) covers the call. */
@@ -528,6 +568,8 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
                  su->preprocess == EB_PREPROCESS_GPU ? "--preprocess gpu" : "auto");
     else
         snprintf(s->pre_reason, sizeof(s->pre_reason), "auto: %.190s", why);
+    if (s->gpu_pre)
+        pin_source_frames(s);
     /* Probe inference on the first frame: learns the resolved output shape (and proves the
      * model runs) before anything is timed. */
     struct eb_frame fr;
@@ -634,6 +676,7 @@ enum eb_status eb_slot_use_dataset(struct eb_slot *s, struct eb_accuracy *acc, c
     enum eb_status st = eb_source_open(&spec, &so, &src, &s->diag);
     if (st != EB_OK)
         return slot_fail(s, st);
+    unpin_source_frames(s);
     eb_source_destroy(s->src);
     s->src = src;
     s->spec = spec;
@@ -1008,10 +1051,11 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
 
 void eb_slot_fini(struct eb_slot *s)
 {
-    eb_source_destroy(s->src);
-    s->src = NULL;
+    /* The backend first: it takes its page lock off the source's ring (frames_pinned). */
     eb_backend_destroy(s->be);
     s->be = NULL;
+    eb_source_destroy(s->src);
+    s->src = NULL;
     eb_yolo_scratch_fini(&s->scratch);
     if (s->input != s->input_f32)
         free(s->input);

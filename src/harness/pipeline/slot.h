@@ -91,7 +91,9 @@ struct eb_slot {
     uint8_t *frame_buf;   /* with gpu_pre: the backend's frame buffer the source decodes into
                              (eb_backend_frame_buffer; backend-owned), NULL = none yet */
     size_t frame_buf_px;  /* the pixels it holds */
-    int frame_buf_off;    /* 1: the backend has none, frames are copied in */
+    int frame_buf_off;    /* 1: the backend has none, frames are copied in; or frames_pinned */
+    int frames_pinned;    /* the source's ring is page-locked for the backend
+                             (eb_backend_pin_frames): frames go up from the ring, no copy */
     char pre_reason[200]; /* why preprocessing runs where it does */
     int gpu_decode;       /* the backend reduces the head on its device (head_rows) */
     char decode_reason[200];

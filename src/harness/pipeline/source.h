@@ -154,6 +154,14 @@ int64_t eb_source_skipped(const struct eb_source *src);
  *  delivered number smaller. */
 int64_t eb_source_count(const struct eb_source *src);
 
+/**
+ * The memory a synthetic source's ring takes (every frame it delivers lies inside it, rows
+ * packed, unchanged until eb_source_destroy): 1 and `*base`, `*bytes`; 0 for a source without
+ * a ring (any other kind, a synthetic source drawing at read time, NULL). A GPU backend may
+ * page-lock it (eb_backend_pin_frames) and upload frames from where they are.
+ */
+int eb_source_frames_memory(const struct eb_source *src, uint8_t **base, size_t *bytes);
+
 /** Frames in a synthetic source's ring (EB_SOURCE_SYNTH_RING_FRAMES); 0 for a synthetic source
  *  drawing at read time (synth_ring_frames < 0), for the other kinds and for NULL. */
 int64_t eb_source_synth_ring_frames(const struct eb_source *src);

@@ -340,6 +340,18 @@ int64_t eb_source_synth_ring_frames(const struct eb_source *src)
     return s->ring != NULL ? s->ring_len : 0;
 }
 
+int eb_source_frames_memory(const struct eb_source *src, uint8_t **base, size_t *bytes)
+{
+    if (src == NULL || src->ops != &eb_source__synth_ops || src->impl == NULL)
+        return 0;
+    const struct synth *s = src->impl;
+    if (s->ring == NULL)
+        return 0;
+    *base = s->ring;
+    *bytes = (size_t)s->ring_len * s->slot_bytes;
+    return 1;
+}
+
 const struct eb_source_ops eb_source__synth_ops = {
     .name = "synthetic",
     .open = synth_open,
