@@ -22,7 +22,8 @@
 
 /* ABI 6: the memory limit travels as bytes (mem_limit_bytes replaces the double
  * gpu_mem_limit_gb), with mem_limit_label; eb_model_info.budget_bytes_used; ABI 7: the
- * probe's providers list; ABI 8: pin_frames. */
+ * probe's providers list; ABI 8: pin_frames, and struct eb_diag carries the failure's advice
+ * bits (diag.h). */
 #define EB_BACKEND_ABI      8u
 #define EB_BACKEND_MAX_IO   8
 #define EB_BACKEND_NAME_MAX 128

@@ -18,6 +18,7 @@
 #include "harness/cmd/run.h"
 #include "harness/cmd/val.h"
 #include "harness/metrics/tegrastats.h"
+#include "harness/pipeline/advice.h"
 #include "harness/pipeline/source.h"
 #include "harness/results/history.h"
 #include "model/model.h"
@@ -269,6 +270,7 @@ static int cmd_backends(void)
             printf("%-8s available  %s (%s)\n", list[i]->name, probe.version, probe.library);
             any = 1;
         } else {
+            eb_advice_append(&diag);
             printf("%-8s missing    %s\n", list[i]->name, diag.msg);
         }
     }

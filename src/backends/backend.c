@@ -100,7 +100,7 @@ enum eb_status eb_backend_infer_frame(struct eb_backend *be, const struct eb_bac
 {
     char why[200];
     if (!eb_backend_frame_input(be, why, sizeof(why)))
-        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED, "%s; use --preprocess cpu", why);
+        return eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_PREPROCESS_CPU, "%s", why);
     return be->ops->infer_frame(be->priv, frame, out, n_out, timing_out, diag);
 }
 
@@ -132,8 +132,8 @@ enum eb_status eb_backend_reduce_head(struct eb_backend *be, int output, float c
                                       struct eb_diag *diag)
 {
     if (be->ops->reduce_head == NULL || be->ops->head_rows == NULL)
-        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "backend %s decodes on the host only; use --decode cpu", be->ops->name);
+        return eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_DECODE_CPU,
+                                   "backend %s decodes on the host only", be->ops->name);
     return be->ops->reduce_head(be->priv, output, conf, diag);
 }
 
@@ -159,10 +159,9 @@ enum eb_status eb_backend_profile_get(struct eb_backend *be, struct eb_backend_p
         st = be->ops->profile(be->priv, profile_out);
     if (st != EB_OK) {
         memset(profile_out, 0, sizeof(*profile_out));
-        return eb_diag_fail(diag, st,
-                            "backend %s has no per-operator profile%s; the profile is available "
-                            "with --backend native --profile",
-                            be->ops->name, be->ops->profile != NULL ? " (profiling is off)" : "");
+        return eb_diag_fail_advise(diag, st, EB_ADVICE_PROFILE_NATIVE,
+                                   "backend %s has no per-operator profile%s", be->ops->name,
+                                   be->ops->profile != NULL ? " (profiling is off)" : "");
     }
     return EB_OK;
 }

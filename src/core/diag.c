@@ -4,16 +4,34 @@
 
 #include "eb/diag.h"
 
-enum eb_status eb_diag_fail(struct eb_diag *diag, enum eb_status st, const char *fmt, ...)
+static enum eb_status vfail(struct eb_diag *diag, enum eb_status st, unsigned advice,
+                            const char *fmt, va_list ap)
 {
     if (diag == NULL || diag->status != EB_OK)
         return st;
     diag->status = st;
+    diag->advice = advice;
+    vsnprintf(diag->msg, sizeof(diag->msg), fmt, ap);
+    return st;
+}
+
+enum eb_status eb_diag_fail(struct eb_diag *diag, enum eb_status st, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(diag->msg, sizeof(diag->msg), fmt, ap);
+    enum eb_status r = vfail(diag, st, 0, fmt, ap);
     va_end(ap);
-    return st;
+    return r;
+}
+
+enum eb_status eb_diag_fail_advise(struct eb_diag *diag, enum eb_status st, unsigned advice,
+                                   const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    enum eb_status r = vfail(diag, st, advice, fmt, ap);
+    va_end(ap);
+    return r;
 }
 
 void eb_diag_prefix(struct eb_diag *diag, const char *fmt, ...)
@@ -39,5 +57,6 @@ void eb_diag_clear(struct eb_diag *diag)
     if (diag == NULL)
         return;
     diag->status = EB_OK;
+    diag->advice = 0;
     diag->msg[0] = '\0';
 }

@@ -143,13 +143,14 @@ static enum eb_status cpu_bind(struct eb_engine *e, const struct eb_engine_optio
     uint64_t total = arena_total + e->plan.weight_bytes + e->packed_bytes;
     char cap[128];
     if (opt->mem_cap_bytes > 0 && total > opt->mem_cap_bytes)
-        return eb_diag_fail(diag, EB_ERR_LIMIT,
-                            "failed to load model %s: needed %.1f MiB, %s; planned: arena %.1f, "
-                            "weights %.1f, packed weights %.1f MiB",
-                            e->what, eb_engine__mib(total),
-                            eb_engine__cap_text(e, opt->mem_cap_bytes, cap, sizeof(cap)),
-                            eb_engine__mib(arena_total), eb_engine__mib(e->plan.weight_bytes),
-                            eb_engine__mib(e->packed_bytes));
+        return eb_diag_fail_advise(
+            diag, EB_ERR_LIMIT, EB_ADVICE_MEM_LIMIT,
+            "failed to load model %s: needed %.1f MiB, %s; planned: arena %.1f, "
+            "weights %.1f, packed weights %.1f MiB",
+            e->what, eb_engine__mib(total),
+            eb_engine__cap_text(e, opt->mem_cap_bytes, cap, sizeof(cap)),
+            eb_engine__mib(arena_total), eb_engine__mib(e->plan.weight_bytes),
+            eb_engine__mib(e->packed_bytes));
     /* + EB_CPU_READ_SLACK: a kernel may read that far past an arena tensor (cpu.h) */
     e->arena = g->alloc.alloc(
         g->alloc.ctx, (size_t)arena_total + EB_MEMPLAN_ALIGN + EB_CPU_READ_SLACK, EB_MEMPLAN_ALIGN);
@@ -291,10 +292,10 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
                             "failed to load model %s: unknown device %d; use cpu or cuda", what,
                             (int)opt->device);
     } else if (opt->precision != EB_ENGINE_PRECISION_FP32) {
-        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "failed to load model %s: fp16 needs the cuda device (the CPU "
-                            "kernels compute in fp32); use --precision fp32 or --device cuda",
-                            what);
+        return eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_FP32 | EB_ADVICE_CUDA,
+                                   "failed to load model %s: fp16 needs the cuda device (the CPU "
+                                   "kernels compute in fp32)",
+                                   what);
     }
     eb_cpu_features_detect(&feat);
     st = eb_cpu_isa_parse(opt->isa != NULL ? opt->isa : "auto", &feat, &isa, diag);
@@ -655,5 +656,5 @@ enum eb_status eb_engine_supports(const uint8_t *bytes, size_t len, const char *
         return EB_OK;
     }
     /* Not readable (or out of memory): that is a failure, not an answer. */
-    return eb_diag_fail(diag, st, "%s", local.msg);
+    return eb_diag_fail_advise(diag, st, local.advice, "%s", local.msg);
 }

@@ -163,6 +163,12 @@ case_cuda_device_without_provider() {
   need_ort
   expect_slot_failure 1 "CUDA" --mode rgb --device cuda --source synthetic=64x64 \
     --model0 "$(mkmodel)"
+  # the backend names no flag; the harness adds it on the console, in run.log and report.json
+  local d; d=$(run_dir out)
+  grep -q -- "; use .*--device cpu" err.txt || fail "no flag advice on the console: $(cat err.txt)"
+  grep -q -- "slot rgb failed: .*; use .*--device cpu" "$d/run.log" || fail "no flag advice in run.log"
+  jq_get "$d/report.json" slots/0/message | grep -q -- "; use .*--device cpu" ||
+    fail "no flag advice in report.json: $(jq_get "$d/report.json" slots/0/message)"
 }
 mkmodel() { "$EB_BIN" model synth --imgsz 160 -o m160.onnx >/dev/null && echo m160.onnx; }
 

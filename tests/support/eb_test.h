@@ -92,6 +92,17 @@ char *eb_test_read_file(const char *path, size_t *len_out);
         if (h_ == NULL || strstr(h_, n_) == NULL)                                                  \
             EB_FAIL("%s does not contain \"%s\": \"%.300s\"", #hay, n_, h_ ? h_ : "(null)");       \
     } while (0)
+/* An engine/backend failure: it names no CLI flag and carries exactly the advice bits `bits`
+ * (enum eb_advice; the harness adds the flag text). */
+#define ASSERT_ADVICE(diag, bits)                                                                  \
+    do {                                                                                           \
+        const struct eb_diag *d_ = &(diag);                                                        \
+        if (strstr(d_->msg, "--") != NULL)                                                         \
+            EB_FAIL("%s names a CLI flag: \"%.300s\"", #diag, d_->msg);                            \
+        if (d_->advice != (unsigned)(bits))                                                        \
+            EB_FAIL("%s.advice is 0x%x, want %s (0x%x)", #diag, d_->advice, #bits,                 \
+                    (unsigned)(bits));                                                             \
+    } while (0)
 #define ASSERT_OK(expr)                                                                            \
     do {                                                                                           \
         enum eb_status st_ = (expr);                                                               \

@@ -533,7 +533,8 @@ EB_TEST(unsupported_op_fails_at_load)
     ASSERT_CONTAINS(d.msg, "node 0 (the_node)");
     ASSERT_CONTAINS(d.msg, "Einsum");
     ASSERT_CONTAINS(d.msg, "opset 17");
-    ASSERT_CONTAINS(d.msg, "--backend ort");
+    ASSERT_CONTAINS(d.msg, "is not supported by the native engine");
+    ASSERT_ADVICE(d, EB_ADVICE_OTHER_BACKEND);
     int ok = 1;
     char why[256];
     ASSERT_OK(eb_engine_supports(bytes, len, "test model", &ok, why, sizeof(why), &d));
@@ -550,8 +551,11 @@ EB_TEST(unsupported_attribute_fails_at_load)
     struct eb_diag d = {0};
     ASSERT_EQ_INT(eb_engine_load(bytes, len, "tiny.onnx", NULL, &e, &d), EB_ERR_UNSUPPORTED);
     printf("%s\n", d.msg);
-    ASSERT_CONTAINS(d.msg, "node 0 (the_node): op Resize (opset 17): mode 'cubic' is not "
-                           "supported by the native engine; use --backend ort");
+    const char *want = "node 0 (the_node): op Resize (opset 17): mode 'cubic' is not supported by "
+                       "the native engine";
+    ASSERT_CONTAINS(d.msg, want);
+    ASSERT_STREQ(d.msg + strlen(d.msg) - strlen(want), want); /* the sentence ends there */
+    ASSERT_ADVICE(d, EB_ADVICE_OTHER_BACKEND);
     free(bytes);
 }
 
@@ -607,7 +611,7 @@ EB_TEST(unsupported_pool_and_pad_modes_fail_at_load)
         printf("%s\n", d.msg);
         ASSERT_CONTAINS(d.msg, "node 0 (the_node)");
         ASSERT_CONTAINS(d.msg, cases[c][3]);
-        ASSERT_CONTAINS(d.msg, "--backend ort");
+        ASSERT_ADVICE(d, EB_ADVICE_OTHER_BACKEND);
         free(bytes);
     }
 }

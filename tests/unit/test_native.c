@@ -216,7 +216,7 @@ EB_TEST(probe_is_always_available)
     ASSERT_OK(eb_backend_native_ops.probe(NULL, &pr, &d));
 }
 
-static void expect_device_refused(enum eb_device dev, const char *why)
+static void expect_device_refused(enum eb_device dev, const char *why, unsigned advice)
 {
     struct eb_backend_config cfg = cpu_config();
     cfg.device = dev;
@@ -227,7 +227,8 @@ static void expect_device_refused(enum eb_device dev, const char *why)
     ASSERT_EQ_INT(st, EB_ERR_UNSUPPORTED);
     ASSERT_TRUE(be == NULL);
     ASSERT_CONTAINS(d.msg, why);
-    ASSERT_CONTAINS(d.msg, "--backend ort");
+    ASSERT_CONTAINS(d.msg, "ONNX Runtime");
+    ASSERT_ADVICE(d, advice);
     ASSERT_CONTAINS(d.msg, eb_device_name(dev));
 }
 
@@ -238,12 +239,12 @@ EB_TEST(cuda_device_without_gpu_is_refused)
     char why[256];
     if (eb_engine_cuda_available(why, sizeof(why)))
         EB_SKIP("a GPU is usable here: tests/cuda covers the cuda device");
-    expect_device_refused(EB_DEVICE_CUDA, why);
+    expect_device_refused(EB_DEVICE_CUDA, why, EB_ADVICE_OTHER_BACKEND | EB_ADVICE_CPU);
 }
 
 EB_TEST(tensorrt_device_is_refused)
 {
-    expect_device_refused(EB_DEVICE_TENSORRT, "runs on cpu or cuda");
+    expect_device_refused(EB_DEVICE_TENSORRT, "runs on cpu or cuda", EB_ADVICE_TENSORRT);
 }
 
 EB_TEST(fp16_needs_cuda)
@@ -253,7 +254,8 @@ EB_TEST(fp16_needs_cuda)
     struct eb_backend *be = NULL;
     struct eb_diag d = {0};
     ASSERT_EQ_INT(eb_backend_create(&eb_backend_native_ops, &cfg, &be, &d), EB_ERR_UNSUPPORTED);
-    ASSERT_CONTAINS(d.msg, "--precision fp16 needs --device cuda");
+    ASSERT_CONTAINS(d.msg, "fp16 precision needs the cuda device");
+    ASSERT_ADVICE(d, EB_ADVICE_CUDA);
 }
 
 EB_TEST(missing_model_file)

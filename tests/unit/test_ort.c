@@ -129,7 +129,8 @@ EB_TEST(bogus_ort_lib_says_how_to_fetch)
     printf("%s\n", d.msg);
     ASSERT_CONTAINS(d.msg, bogus);
     ASSERT_CONTAINS(d.msg, "scripts/setup.sh");
-    ASSERT_CONTAINS(d.msg, "--ort_lib");
+    ASSERT_CONTAINS(d.msg, "EB_ORT_LIB");
+    ASSERT_ADVICE(d, EB_ADVICE_ORT_LIB);
 
     struct eb_backend *be = NULL;
     struct eb_diag d2 = {0};
@@ -165,11 +166,12 @@ static void expect_no_gpu_provider(enum eb_device dev, const char *provider)
     printf("%s\n", d.msg);
     ASSERT_EQ_INT(st, EB_ERR_UNSUPPORTED);
     ASSERT_CONTAINS(d.msg, provider);
-    ASSERT_CONTAINS(d.msg, "--ort_lib");
-    ASSERT_CONTAINS(d.msg, "--device cpu");
-    /* The advice at the end of the line survives a long library path. */
-    size_t n = strlen(d.msg), m = strlen("--device cpu");
-    ASSERT_TRUE(n >= m && strcmp(d.msg + n - m, "--device cpu") == 0);
+    ASSERT_ADVICE(d, EB_ADVICE_ORT_LIB | EB_ADVICE_CPU);
+    /* What to do, at the end of the line, survives a long library path. */
+    const char *todo =
+        "a build with CUDA/TensorRT has it (on a Jetson, the JetPack onnxruntime-gpu)";
+    size_t n = strlen(d.msg), m = strlen(todo);
+    ASSERT_TRUE(n >= m && strcmp(d.msg + n - m, todo) == 0);
 }
 
 EB_TEST(cuda_on_cpu_only_library_is_unsupported)
@@ -297,8 +299,8 @@ EB_TEST(fixed_input_refuses_other_imgsz)
     ASSERT_EQ_INT(eb_backend_load(be, &spec, &info, &d), EB_ERR_INVALID_ARG);
     printf("%s\n", d.msg);
     ASSERT_CONTAINS(d.msg, "320x320");
-    ASSERT_CONTAINS(d.msg, "--imgsz 640");
-    ASSERT_CONTAINS(d.msg, "omit --imgsz");
+    ASSERT_CONTAINS(d.msg, "cannot run at an input size of 640");
+    ASSERT_ADVICE(d, EB_ADVICE_DEFAULT_IMGSZ);
     /* The same size as the model is fine, and a failed load leaves the instance usable. */
     spec.imgsz = 320;
     ASSERT_OK(eb_backend_load(be, &spec, &info, &d));

@@ -15,14 +15,14 @@ static int ends_with_ci(const char *s, const char *suffix)
     return n >= m && strcasecmp(s + n - m, suffix) == 0;
 }
 
-enum eb_status eb_backend__check_model_path(const char *path, const char *engine_advice,
+enum eb_status eb_backend__check_model_path(const char *path, unsigned engine_advice,
                                             struct eb_diag *diag)
 {
     if (ends_with_ci(path, ".engine") || ends_with_ci(path, ".plan") || ends_with_ci(path, ".trt"))
-        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "failed to load model %s: TensorRT engines are tied to the GPU and "
-                            "TensorRT version that built them; " EXPORT_HINT "%s",
-                            path, engine_advice);
+        return eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, engine_advice,
+                                   "failed to load model %s: TensorRT engines are tied to the GPU "
+                                   "and TensorRT version that built them; " EXPORT_HINT,
+                                   path);
     if (ends_with_ci(path, ".pt") || ends_with_ci(path, ".pth"))
         return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
                             "failed to load model %s: PyTorch checkpoints cannot be run "

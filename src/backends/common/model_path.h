@@ -12,10 +12,11 @@
 
 /**
  * EB_OK when `path` names a readable regular file that is not a .engine/.plan/.trt or
- * .pt/.pth file. `engine_advice` ends the TensorRT-engine message (e.g. " and use --device
- * tensorrt"); "" for none. EB_ERR_UNSUPPORTED or EB_ERR_IO with one line naming the path.
+ * .pt/.pth file. `engine_advice` (enum eb_advice bits, 0 for none) goes with the TensorRT-engine
+ * message: how this backend runs an engine's model besides exporting ONNX. EB_ERR_UNSUPPORTED or
+ * EB_ERR_IO with one line naming the path.
  */
-EB_NODISCARD enum eb_status
-eb_backend__check_model_path(const char *path, const char *engine_advice, struct eb_diag *diag);
+EB_NODISCARD enum eb_status eb_backend__check_model_path(const char *path, unsigned engine_advice,
+                                                         struct eb_diag *diag);
 
 #endif

@@ -79,15 +79,17 @@ static enum eb_status native_open(void *priv, const struct eb_backend_config *cf
     case EB_DEVICE_CUDA:
         /* Refused here (not at load) so that the report says why before any model is read. */
         if (!eb_engine_cuda_available(why, sizeof(why)))
-            return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                                "failed to open the native engine on device cuda: %s; use "
-                                "--device cpu, or --backend ort with a CUDA-enabled ONNX Runtime",
-                                why);
+            return eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED,
+                                       EB_ADVICE_CPU | EB_ADVICE_OTHER_BACKEND,
+                                       "failed to open the native engine on device cuda: %s (ONNX "
+                                       "Runtime with CUDA can run the model)",
+                                       why);
         break;
     case EB_DEVICE_TENSORRT:
-        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "failed to open the native engine on device tensorrt: the native "
-                            "engine runs on cpu or cuda; use --backend ort for TensorRT");
+        return eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_TENSORRT,
+                                   "failed to open the native engine on device tensorrt: the "
+                                   "native engine runs on cpu or cuda, TensorRT through ONNX "
+                                   "Runtime");
     default:
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                             "failed to open the native engine: unknown device %d; use cpu",
@@ -106,9 +108,9 @@ static enum eb_status native_open(void *priv, const struct eb_backend_config *cf
     p->precision = cfg->precision;
     p->device = cfg->device;
     if (cfg->precision == EB_ENGINE_PRECISION_FP16 && cfg->device != EB_DEVICE_CUDA)
-        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "failed to open the native engine: --precision fp16 needs --device "
-                            "cuda (the CPU kernels compute in fp32)");
+        return eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_CUDA,
+                                   "failed to open the native engine: fp16 precision needs the "
+                                   "cuda device (the CPU kernels compute in fp32)");
     snprintf(p->kernels, sizeof(p->kernels), "%s", cfg->kernels != NULL ? cfg->kernels : "auto");
     p->cap_bytes = cfg->mem_limit_bytes;
     snprintf(p->cap_label, sizeof(p->cap_label), "%s",
@@ -173,8 +175,8 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
                           !p->opened          ? "the backend is not open; create it first"
                           : p->engine != NULL ? "a model is already loaded; use one instance "
                                                 "per model"
-                          : spec == NULL      ? "no model given; pass --model0/--model1"
-                                              : "negative --imgsz; pass a positive size");
+                          : spec == NULL      ? "no model given"
+                                              : "negative image size; pass a positive size");
         goto fail;
     }
     snprintf(p->model, sizeof(p->model), "%s",
@@ -184,12 +186,10 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
         len = spec->n_bytes;
     } else {
         if (spec->path == NULL || spec->path[0] == '\0') {
-            st = eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                              "failed to load a model: no path given; pass --model0/--model1");
+            st = eb_diag_fail(diag, EB_ERR_INVALID_ARG, "failed to load a model: no path given");
             goto fail;
         }
-        if ((st = eb_backend__check_model_path(
-                 spec->path, " and use --backend ort --device tensorrt", diag)) != EB_OK ||
+        if ((st = eb_backend__check_model_path(spec->path, EB_ADVICE_TENSORRT, diag)) != EB_OK ||
             (st = eb_model_read_file(spec->path, &file, &file_len, diag)) != EB_OK)
             goto fail;
         bytes = file;
@@ -292,10 +292,11 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
         eb_engine_profile_get(p->engine, &prof);
         p->prof_nodes = calloc(prof.n_nodes ? prof.n_nodes : 1, sizeof(*p->prof_nodes));
         if (p->prof_nodes == NULL) {
-            st = eb_diag_fail(diag, EB_ERR_NOMEM,
-                              "failed to load model %s: out of memory for the profile of %zu "
-                              "nodes; run without --profile",
-                              p->model, prof.n_nodes);
+            st =
+                eb_diag_fail_advise(diag, EB_ERR_NOMEM, EB_ADVICE_NO_PROFILE,
+                                    "failed to load model %s: out of memory for the profile of %zu "
+                                    "nodes",
+                                    p->model, prof.n_nodes);
             goto fail;
         }
         p->n_prof_nodes = prof.n_nodes;
@@ -349,10 +350,8 @@ static enum eb_status native_supports(const struct eb_backend_config *cfg,
         len = spec->n_bytes;
     } else {
         if (spec->path == NULL || spec->path[0] == '\0')
-            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                                "failed to check a model: no path given; pass --model0/--model1");
-        if ((st = eb_backend__check_model_path(
-                 spec->path, " and use --backend ort --device tensorrt", diag)) != EB_OK ||
+            return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "failed to check a model: no path given");
+        if ((st = eb_backend__check_model_path(spec->path, EB_ADVICE_TENSORRT, diag)) != EB_OK ||
             (st = eb_model_read_file(spec->path, &file, &len, diag)) != EB_OK)
             return st;
         bytes = file;

@@ -83,12 +83,13 @@ static const char *strip_ort_prefix(const char *msg)
 }
 
 /*
- * Records "<head><piece><tail>" in diag, shortening `piece` (an ORT message or a path, the part
- * that can be long) so that the whole line fits EB_DIAG_MSG_MAX and the advice in `tail` is
- * never cut off. Line breaks in `piece` become spaces: a diag is one line.
+ * Records "<head><piece><tail>" in diag with `advice` (enum eb_advice bits), shortening `piece`
+ * (an ORT message or a path, the part that can be long) so that the whole line fits
+ * EB_DIAG_MSG_MAX and what `tail` says to do is never cut off. Line breaks in `piece` become
+ * spaces: a diag is one line.
  */
-static enum eb_status fail_fit(struct eb_diag *diag, enum eb_status st, const char *head,
-                               const char *piece, const char *tail, int keep_end)
+static enum eb_status fail_fit(struct eb_diag *diag, enum eb_status st, unsigned advice,
+                               const char *head, const char *piece, const char *tail, int keep_end)
 {
     char clean[EB_DIAG_MSG_MAX];
     piece = strip_ort_prefix(piece != NULL ? piece : "");
@@ -113,22 +114,24 @@ static enum eb_status fail_fit(struct eb_diag *diag, enum eb_status st, const ch
             clean[room] = '\0';
         }
     }
-    return eb_diag_fail(diag, st, "%s%s%s", head, clean, tail);
+    return eb_diag_fail_advise(diag, st, advice, "%s%s%s", head, clean, tail);
 }
 
 /*
  * Every ORT call goes through here: NULL status = success. Otherwise the ORT message goes into
- * diag as "failed to <what>: <ORT message>; <todo>" and the status is always released.
+ * diag as "failed to <what>: <ORT message>; <todo>" with `advice` (enum eb_advice bits, the
+ * remedies that are settings) and the status is always released.
  */
 static enum eb_status ort_check(const struct ort_priv *p, OrtStatus *s, enum eb_status st,
-                                const char *what, const char *todo, struct eb_diag *diag)
+                                const char *what, const char *todo, unsigned advice,
+                                struct eb_diag *diag)
 {
     if (s == NULL)
         return EB_OK;
     char head[EB_DIAG_MSG_MAX], tail[EB_DIAG_MSG_MAX];
     snprintf(head, sizeof(head), "failed to %s: ", what);
-    snprintf(tail, sizeof(tail), "; %s", todo);
-    st = fail_fit(diag, st, head, p->api->GetErrorMessage(s), tail, 0);
+    snprintf(tail, sizeof(tail), "%s%s", todo[0] != '\0' ? "; " : "", todo);
+    st = fail_fit(diag, st, advice, head, p->api->GetErrorMessage(s), tail, 0);
     p->api->ReleaseStatus(s);
     return st;
 }
@@ -187,11 +190,11 @@ static void load_class_names(struct ort_priv *p)
     struct eb_diag d = {0};
 
     if (ort_check(p, api->GetAllocatorWithDefaultOptions(&alloc), EB_ERR_BACKEND,
-                  "get the default allocator", "", &d) != EB_OK ||
+                  "get the default allocator", "", 0, &d) != EB_OK ||
         ort_check(p, api->SessionGetModelMetadata(p->session, &md), EB_ERR_BACKEND,
-                  "read the model metadata", "", &d) != EB_OK ||
+                  "read the model metadata", "", 0, &d) != EB_OK ||
         ort_check(p, api->ModelMetadataLookupCustomMetadataMap(md, alloc, "names", &value),
-                  EB_ERR_BACKEND, "read the class names", "", &d) != EB_OK) {
+                  EB_ERR_BACKEND, "read the class names", "", 0, &d) != EB_OK) {
         eb_log_msg(p->log, EB_LOG_WARN, "model %s: %s; detections are labelled by class id",
                    p->model, d.msg);
         goto done;
@@ -207,7 +210,7 @@ static void load_class_names(struct ort_priv *p)
     }
 done:
     if (value != NULL && alloc != NULL)
-        (void)ort_check(p, api->AllocatorFree(alloc, value), EB_OK, "", "", NULL);
+        (void)ort_check(p, api->AllocatorFree(alloc, value), EB_OK, "", "", 0, NULL);
     if (md != NULL)
         api->ReleaseModelMetadata(md);
 }
@@ -287,16 +290,17 @@ static enum eb_status has_provider(struct ort_priv *p, const char *name, int *ye
 {
     char **list = NULL;
     int n = 0;
-    enum eb_status st = ort_check(p, p->api->GetAvailableProviders(&list, &n), EB_ERR_BACKEND,
-                                  "list the execution providers of ONNX Runtime",
-                                  "check the library passed with --ort_lib", diag);
+    enum eb_status st =
+        ort_check(p, p->api->GetAvailableProviders(&list, &n), EB_ERR_BACKEND,
+                  "list the execution providers of ONNX Runtime",
+                  "the ONNX Runtime library may be broken", EB_ADVICE_ORT_LIB, diag);
     if (st != EB_OK)
         return st;
     *yes = 0;
     for (int i = 0; i < n; i++)
         if (strcmp(list[i], name) == 0)
             *yes = 1;
-    (void)ort_check(p, p->api->ReleaseAvailableProviders(list, n), EB_OK, "", "", NULL);
+    (void)ort_check(p, p->api->ReleaseAvailableProviders(list, n), EB_OK, "", "", 0, NULL);
     return EB_OK;
 }
 
@@ -307,10 +311,11 @@ static enum eb_status no_provider(const struct ort_priv *p, const char *what, co
     snprintf(head, sizeof(head), "failed to enable the %s execution provider: this ONNX Runtime (",
              what);
     snprintf(tail, sizeof(tail),
-             ", %s) has no %s; use a build with CUDA/TensorRT (on a Jetson, the JetPack "
-             "onnxruntime-gpu) via --ort_lib PATH, or --device cpu",
+             ", %s) has no %s; a build with CUDA/TensorRT has it (on a Jetson, the JetPack "
+             "onnxruntime-gpu)",
              p->lib.version, ep);
-    return fail_fit(diag, EB_ERR_UNSUPPORTED, head, p->lib.path, tail, 1);
+    return fail_fit(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_ORT_LIB | EB_ADVICE_CPU, head, p->lib.path,
+                    tail, 1);
 }
 
 /*
@@ -333,7 +338,7 @@ static int provider_lib_missing(const char *msg)
 
 /* ort_check for the calls that enable execution provider `ep` (`what`: "CUDA", "TensorRT"). */
 static enum eb_status ep_check(struct ort_priv *p, OrtStatus *s, const char *what, const char *ep,
-                               const char *todo, struct eb_diag *diag)
+                               const char *todo, unsigned advice, struct eb_diag *diag)
 {
     if (s == NULL)
         return EB_OK;
@@ -344,7 +349,7 @@ static enum eb_status ep_check(struct ort_priv *p, OrtStatus *s, const char *wha
     }
     char w[WHAT_MAX];
     snprintf(w, sizeof(w), "enable the %s execution provider", what);
-    return ort_check(p, s, EB_ERR_DEVICE, w, todo, diag);
+    return ort_check(p, s, EB_ERR_DEVICE, w, todo, advice, diag);
 }
 
 static enum eb_status append_cuda(struct ort_priv *p, uint64_t limit_bytes, struct eb_diag *diag)
@@ -357,15 +362,17 @@ static enum eb_status append_cuda(struct ort_priv *p, uint64_t limit_bytes, stru
      * doubling near the limit. */
     const char *keys[] = {"device_id", "gpu_mem_limit", "arena_extend_strategy"};
     const char *vals[] = {"0", limit, "kSameAsRequested"};
-    const char *todo = "check the CUDA/cuDNN installation (LD_LIBRARY_PATH) or use --device cpu";
+    const char *todo = "check the CUDA/cuDNN installation (LD_LIBRARY_PATH)";
+    const unsigned advice = EB_ADVICE_CPU;
     const char *ep = "CUDAExecutionProvider";
-    enum eb_status st = ep_check(p, api->CreateCUDAProviderOptions(&o), "CUDA", ep, todo, diag);
+    enum eb_status st =
+        ep_check(p, api->CreateCUDAProviderOptions(&o), "CUDA", ep, todo, advice, diag);
     if (st == EB_OK)
         st = ep_check(p, api->UpdateCUDAProviderOptions(o, keys, vals, EB_ARRAY_LEN(keys)), "CUDA",
-                      ep, todo, diag);
+                      ep, todo, advice, diag);
     if (st == EB_OK)
         st = ep_check(p, api->SessionOptionsAppendExecutionProvider_CUDA_V2(p->opts, o), "CUDA", ep,
-                      todo, diag);
+                      todo, advice, diag);
     if (o != NULL)
         api->ReleaseCUDAProviderOptions(o);
     return st;
@@ -380,17 +387,17 @@ static enum eb_status append_tensorrt(struct ort_priv *p, uint64_t workspace_byt
     snprintf(ws, sizeof(ws), "%llu", (unsigned long long)workspace_bytes);
     const char *keys[] = {"device_id", "trt_max_workspace_size"};
     const char *vals[] = {"0", ws};
-    const char *todo =
-        "check the TensorRT/CUDA installation (LD_LIBRARY_PATH) or use --device cuda or cpu";
+    const char *todo = "check the TensorRT/CUDA installation (LD_LIBRARY_PATH)";
+    const unsigned advice = EB_ADVICE_CUDA | EB_ADVICE_CPU;
     const char *ep = "TensorrtExecutionProvider";
     enum eb_status st =
-        ep_check(p, api->CreateTensorRTProviderOptions(&o), "TensorRT", ep, todo, diag);
+        ep_check(p, api->CreateTensorRTProviderOptions(&o), "TensorRT", ep, todo, advice, diag);
     if (st == EB_OK)
         st = ep_check(p, api->UpdateTensorRTProviderOptions(o, keys, vals, EB_ARRAY_LEN(keys)),
-                      "TensorRT", ep, todo, diag);
+                      "TensorRT", ep, todo, advice, diag);
     if (st == EB_OK)
         st = ep_check(p, api->SessionOptionsAppendExecutionProvider_TensorRT_V2(p->opts, o),
-                      "TensorRT", ep, todo, diag);
+                      "TensorRT", ep, todo, advice, diag);
     if (o != NULL)
         api->ReleaseTensorRTProviderOptions(o);
     return st;
@@ -409,9 +416,9 @@ static enum eb_status ort_open(void *priv, const struct eb_backend_config *cfg,
     }
     if (cfg->precision != 0) {
         st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                          "--precision fp16 is the native engine's (--backend native --device "
-                          "cuda); ONNX Runtime runs a model in the precision it was exported in, "
-                          "so pass an fp16 ONNX model instead");
+                          "failed to open ONNX Runtime: fp16 precision is the native engine's "
+                          "(on the cuda device); ONNX Runtime runs a model in the precision it "
+                          "was exported in, so pass an fp16 ONNX model instead");
         goto fail;
     }
     p->log = cfg->log;
@@ -421,38 +428,39 @@ static enum eb_status ort_open(void *priv, const struct eb_backend_config *cfg,
         goto fail;
     p->api = p->lib.api;
     const OrtApi *api = p->api;
-    const char *todo = "the ONNX Runtime library may be broken; try another with --ort_lib PATH";
+    const char *todo = "the ONNX Runtime library may be broken";
+    const unsigned advice = EB_ADVICE_ORT_LIB;
 
     if ((st = ort_check(
              p,
              api->CreateEnvWithCustomLogger(ort_log_line, (void *)cfg->log,
                                             ORT_LOGGING_LEVEL_WARNING, "edgebench", &p->env),
-             EB_ERR_BACKEND, "create the ONNX Runtime environment", todo, diag)) != EB_OK ||
+             EB_ERR_BACKEND, "create the ONNX Runtime environment", todo, advice, diag)) != EB_OK ||
         (st = ort_check(p, api->CreateSessionOptions(&p->opts), EB_ERR_BACKEND,
-                        "create ONNX Runtime session options", todo, diag)) != EB_OK ||
+                        "create ONNX Runtime session options", todo, advice, diag)) != EB_OK ||
         (st = ort_check(p, api->SetIntraOpNumThreads(p->opts, cfg->threads > 0 ? cfg->threads : 0),
-                        EB_ERR_INVALID_ARG, "set the ONNX Runtime thread count",
-                        "pass a smaller --threads", diag)) != EB_OK ||
+                        EB_ERR_INVALID_ARG, "set the ONNX Runtime thread count", "",
+                        EB_ADVICE_FEWER_THREADS, diag)) != EB_OK ||
         (st = ort_check(p, api->SetInterOpNumThreads(p->opts, 1), EB_ERR_BACKEND,
-                        "set the ONNX Runtime inter-op threads", todo, diag)) != EB_OK ||
+                        "set the ONNX Runtime inter-op threads", todo, advice, diag)) != EB_OK ||
         (st = ort_check(p, api->SetSessionGraphOptimizationLevel(p->opts, ORT_ENABLE_ALL),
-                        EB_ERR_BACKEND, "set the ONNX Runtime optimisation level", todo, diag)) !=
-            EB_OK)
+                        EB_ERR_BACKEND, "set the ONNX Runtime optimisation level", todo, advice,
+                        diag)) != EB_OK)
         goto fail;
     /*
      * No spinning: ORT's pool threads normally busy-wait between ops to shave latency. In dual
      * mode two slots share the CPU, and a spinning pool would burn the other slot's cores; the
      * interference ratio (dual vs solo) would then measure our spinning, not the models.
      */
-    if ((st = ort_check(p,
-                        api->AddSessionConfigEntry(p->opts, "session.intra_op.allow_spinning", "0"),
-                        EB_ERR_BACKEND, "disable ONNX Runtime spinning", todo, diag)) != EB_OK ||
-        (st = ort_check(p,
-                        api->AddSessionConfigEntry(p->opts, "session.inter_op.allow_spinning", "0"),
-                        EB_ERR_BACKEND, "disable ONNX Runtime spinning", todo, diag)) != EB_OK ||
+    if ((st = ort_check(
+             p, api->AddSessionConfigEntry(p->opts, "session.intra_op.allow_spinning", "0"),
+             EB_ERR_BACKEND, "disable ONNX Runtime spinning", todo, advice, diag)) != EB_OK ||
+        (st = ort_check(
+             p, api->AddSessionConfigEntry(p->opts, "session.inter_op.allow_spinning", "0"),
+             EB_ERR_BACKEND, "disable ONNX Runtime spinning", todo, advice, diag)) != EB_OK ||
         (st = ort_check(
              p, api->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &p->cpu_info),
-             EB_ERR_BACKEND, "describe host memory to ONNX Runtime", todo, diag)) != EB_OK)
+             EB_ERR_BACKEND, "describe host memory to ONNX Runtime", todo, advice, diag)) != EB_OK)
         goto fail;
 
     /* The limit in bytes (GB = 10^9 bytes throughout edgebench); gb only for the methods text. */
@@ -556,6 +564,7 @@ static enum eb_status session_failed(struct ort_priv *p, OrtStatus *s, struct eb
 {
     enum eb_status st = EB_ERR_FORMAT;
     const char *todo = "is it a valid ONNX file?";
+    unsigned advice = 0;
     switch (p->api->GetErrorCode(s)) {
     case ORT_NO_SUCHFILE:
         st = EB_ERR_IO;
@@ -564,18 +573,20 @@ static enum eb_status session_failed(struct ort_priv *p, OrtStatus *s, struct eb
     case ORT_NOT_IMPLEMENTED:
         st = EB_ERR_UNSUPPORTED;
         todo = "this ONNX Runtime lacks an operator the model uses; re-export with a lower opset "
-               "or pass a newer ONNX Runtime with --ort_lib";
+               "or use a newer ONNX Runtime";
+        advice = EB_ADVICE_ORT_LIB;
         break;
     case ORT_EP_FAIL:
     case ORT_ENGINE_ERROR:
         st = EB_ERR_DEVICE;
-        todo = "the execution provider failed; try --device cpu to check the model";
+        todo = "the execution provider failed";
+        advice = EB_ADVICE_CPU;
         break;
     default: break;
     }
     char what[WHAT_MAX];
     snprintf(what, sizeof(what), "load model %s", p->model);
-    return ort_check(p, s, st, what, todo, diag);
+    return ort_check(p, s, st, what, todo, advice, diag);
 }
 
 /* Reads name, dtype and shape of input (is_input) or output `i`; the name is kept in p. */
@@ -598,15 +609,16 @@ static enum eb_status read_io(struct ort_priv *p, int is_input, size_t i, OrtAll
     st = ort_check(p,
                    is_input ? api->SessionGetInputName(p->session, i, alloc, &name)
                             : api->SessionGetOutputName(p->session, i, alloc, &name),
-                   EB_ERR_FORMAT, what, todo, diag);
+                   EB_ERR_FORMAT, what, todo, 0, diag);
     if (st != EB_OK)
         goto fail;
     st = ort_check(p,
                    is_input ? api->SessionGetInputTypeInfo(p->session, i, &ti)
                             : api->SessionGetOutputTypeInfo(p->session, i, &ti),
-                   EB_ERR_FORMAT, what, todo, diag);
+                   EB_ERR_FORMAT, what, todo, 0, diag);
     if (st == EB_OK)
-        st = ort_check(p, api->CastTypeInfoToTensorInfo(ti, &tsi), EB_ERR_FORMAT, what, todo, diag);
+        st = ort_check(p, api->CastTypeInfoToTensorInfo(ti, &tsi), EB_ERR_FORMAT, what, todo, 0,
+                       diag);
     if (st != EB_OK)
         goto fail;
     if (tsi == NULL) {
@@ -616,10 +628,10 @@ static enum eb_status read_io(struct ort_priv *p, int is_input, size_t i, OrtAll
                           p->model, is_input ? "input" : "output", name);
         goto fail;
     }
-    if ((st = ort_check(p, api->GetTensorElementType(tsi, &et), EB_ERR_FORMAT, what, todo, diag)) !=
-            EB_OK ||
-        (st = ort_check(p, api->GetDimensionsCount(tsi, &rank), EB_ERR_FORMAT, what, todo, diag)) !=
-            EB_OK)
+    if ((st = ort_check(p, api->GetTensorElementType(tsi, &et), EB_ERR_FORMAT, what, todo, 0,
+                        diag)) != EB_OK ||
+        (st = ort_check(p, api->GetDimensionsCount(tsi, &rank), EB_ERR_FORMAT, what, todo, 0,
+                        diag)) != EB_OK)
         goto fail;
     if (rank > EB_MAX_RANK) {
         st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
@@ -628,8 +640,8 @@ static enum eb_status read_io(struct ort_priv *p, int is_input, size_t i, OrtAll
                           p->model, is_input ? "input" : "output", name, rank, EB_MAX_RANK);
         goto fail;
     }
-    if ((st = ort_check(p, api->GetDimensions(tsi, dims, rank), EB_ERR_FORMAT, what, todo, diag)) !=
-        EB_OK)
+    if ((st = ort_check(p, api->GetDimensions(tsi, dims, rank), EB_ERR_FORMAT, what, todo, 0,
+                        diag)) != EB_OK)
         goto fail;
 
     char **store = is_input ? &p->in_names[i] : &p->out_names[i];
@@ -647,7 +659,7 @@ static enum eb_status read_io(struct ort_priv *p, int is_input, size_t i, OrtAll
 
 fail:
     if (name != NULL)
-        (void)ort_check(p, api->AllocatorFree(alloc, name), EB_OK, "", "", NULL);
+        (void)ort_check(p, api->AllocatorFree(alloc, name), EB_OK, "", "", 0, NULL);
     if (ti != NULL)
         api->ReleaseTypeInfo(ti);
     return st;
@@ -670,10 +682,11 @@ static enum eb_status resolve_input(const struct ort_priv *p, struct eb_io_desc 
         return EB_OK;
     int64_t *h = &d->shape[2], *w = &d->shape[3];
     if (imgsz != 0 && ((*h > 0 && *h != imgsz) || (*w > 0 && *w != imgsz)))
-        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                            "model %s has a fixed input of %lldx%lld; --imgsz %d cannot be used "
-                            "with it; omit --imgsz or re-export",
-                            p->model, (long long)*h, (long long)*w, imgsz);
+        return eb_diag_fail_advise(
+            diag, EB_ERR_INVALID_ARG, EB_ADVICE_DEFAULT_IMGSZ,
+            "model %s has a fixed input of %lldx%lld, so it cannot run at an "
+            "input size of %d; re-export it",
+            p->model, (long long)*h, (long long)*w, imgsz);
     int64_t want = imgsz != 0 ? imgsz : DEFAULT_IMGSZ;
     if (*h < 0)
         *h = want;
@@ -700,8 +713,8 @@ static enum eb_status ort_load(void *priv, const struct eb_model_spec *spec,
                           api == NULL          ? "the backend is not open; create it first"
                           : p->session != NULL ? "a model is already loaded; use one instance "
                                                  "per model"
-                          : spec == NULL       ? "no model given; pass --model0/--model1"
-                                               : "negative --imgsz; pass a positive size");
+                          : spec == NULL       ? "no model given"
+                                               : "negative image size; pass a positive size");
         goto fail;
     }
     snprintf(p->model, sizeof(p->model), "%s",
@@ -710,12 +723,10 @@ static enum eb_status ort_load(void *priv, const struct eb_model_spec *spec,
         s = api->CreateSessionFromArray(p->env, spec->bytes, spec->n_bytes, p->opts, &p->session);
     } else {
         if (spec->path == NULL || spec->path[0] == '\0') {
-            st = eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                              "failed to load a model: no path given; pass --model0/--model1");
+            st = eb_diag_fail(diag, EB_ERR_INVALID_ARG, "failed to load a model: no path given");
             goto fail;
         }
-        if ((st = eb_backend__check_model_path(spec->path, " and use --device tensorrt", diag)) !=
-            EB_OK)
+        if ((st = eb_backend__check_model_path(spec->path, EB_ADVICE_TENSORRT, diag)) != EB_OK)
             goto fail;
         s = api->CreateSession(p->env, spec->path, p->opts, &p->session);
     }
@@ -726,12 +737,12 @@ static enum eb_status ort_load(void *priv, const struct eb_model_spec *spec,
     }
 
     if ((st = ort_check(p, api->GetAllocatorWithDefaultOptions(&alloc), EB_ERR_BACKEND,
-                        "get the ONNX Runtime allocator", "the library may be broken", diag)) !=
+                        "get the ONNX Runtime allocator", "the library may be broken", 0, diag)) !=
             EB_OK ||
         (st = ort_check(p, api->SessionGetInputCount(p->session, &n_in), EB_ERR_FORMAT,
-                        "count the model inputs", "is it a valid ONNX file?", diag)) != EB_OK ||
+                        "count the model inputs", "is it a valid ONNX file?", 0, diag)) != EB_OK ||
         (st = ort_check(p, api->SessionGetOutputCount(p->session, &n_out), EB_ERR_FORMAT,
-                        "count the model outputs", "is it a valid ONNX file?", diag)) != EB_OK)
+                        "count the model outputs", "is it a valid ONNX file?", 0, diag)) != EB_OK)
         goto fail;
     if (n_in == 0 || n_out == 0 || n_in > EB_BACKEND_MAX_IO || n_out > EB_BACKEND_MAX_IO) {
         st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
@@ -806,7 +817,7 @@ static enum eb_status bind_input(struct ort_priv *p, size_t i, const struct eb_t
                                   p->api->CreateTensorWithDataAsOrtValue(
                                       p->cpu_info, t->data, (size_t)numel * eb_dtype_size(t->dtype),
                                       t->shape, (size_t)t->rank, et, &c->value),
-                                  EB_ERR_INVALID_ARG, what, "check the input tensor", diag);
+                                  EB_ERR_INVALID_ARG, what, "check the input tensor", 0, diag);
     if (st != EB_OK) {
         c->value = NULL;
         return st;
@@ -841,7 +852,7 @@ static enum eb_status describe_outputs(struct ort_priv *p, struct eb_diag *diag)
         size_t rank = 0;
         int is_tensor = 0;
         enum eb_status st =
-            ort_check(p, api->IsTensor(p->out[i], &is_tensor), EB_ERR_BACKEND, what, "", diag);
+            ort_check(p, api->IsTensor(p->out[i], &is_tensor), EB_ERR_BACKEND, what, "", 0, diag);
         if (st != EB_OK)
             return st;
         if (!is_tensor)
@@ -850,13 +861,13 @@ static enum eb_status describe_outputs(struct ort_priv *p, struct eb_diag *diag)
                                 "detector with tensor outputs",
                                 p->model, p->out_names[i]);
         st = ort_check(p, api->GetTensorTypeAndShape(p->out[i], &tsi), EB_ERR_BACKEND, what,
-                       "report this", diag);
+                       "report this", 0, diag);
         if (st == EB_OK)
             st = ort_check(p, api->GetTensorElementType(tsi, &et), EB_ERR_BACKEND, what,
-                           "report this", diag);
+                           "report this", 0, diag);
         if (st == EB_OK)
             st = ort_check(p, api->GetDimensionsCount(tsi, &rank), EB_ERR_BACKEND, what,
-                           "report this", diag);
+                           "report this", 0, diag);
         if (st == EB_OK && rank > EB_MAX_RANK)
             st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
                               "failed to run model %s: output %s has rank %zu, at most %d is "
@@ -865,10 +876,10 @@ static enum eb_status describe_outputs(struct ort_priv *p, struct eb_diag *diag)
         memset(v, 0, sizeof(*v));
         if (st == EB_OK)
             st = ort_check(p, api->GetDimensions(tsi, v->shape, rank), EB_ERR_BACKEND, what,
-                           "report this", diag);
+                           "report this", 0, diag);
         if (st == EB_OK)
             st = ort_check(p, api->GetTensorMutableData(p->out[i], &v->data), EB_ERR_BACKEND, what,
-                           "report this", diag);
+                           "report this", 0, diag);
         if (tsi != NULL)
             api->ReleaseTensorTypeAndShapeInfo(tsi);
         if (st != EB_OK)
@@ -926,7 +937,7 @@ static enum eb_status ort_infer(void *priv, const struct eb_tensor *in, size_t n
         snprintf(what, sizeof(what), "run model %s", p->model);
         drop_outputs(p);
         st = ort_check(p, s, EB_ERR_BACKEND, what,
-                       "check that the input shape and dtype match the model", diag);
+                       "check that the input shape and dtype match the model", 0, diag);
         goto fail;
     }
     if (!reuse && (st = describe_outputs(p, diag)) != EB_OK) {

@@ -8,9 +8,7 @@
 
 #include "backends/ort/ort_load.h"
 
-#define SETUP_HINT                                                                                 \
-    "run scripts/setup.sh (or make demo) to fetch ONNX Runtime, or pass --ort_lib PATH / set "     \
-    "EB_ORT_LIB"
+#define SETUP_HINT "run scripts/setup.sh (or make demo) to fetch ONNX Runtime or set EB_ORT_LIB"
 
 #define MAX_CANDIDATES 6
 
@@ -112,16 +110,17 @@ static enum eb_status not_found(const struct candidate *c, size_t n, int explici
                  explicit_choice ? " from the library you named" : "", tried, c[best].error) < 0)
         line[0] = '\0';
     if (strlen(line) < EB_DIAG_MSG_MAX)
-        return eb_diag_fail(diag, EB_ERR_IO, "%s", line);
+        return eb_diag_fail_advise(diag, EB_ERR_IO, EB_ADVICE_ORT_LIB, "%s", line);
     size_t room = EB_DIAG_MSG_MAX - 1 - strlen("failed to load ONNX Runtime: ; ") -
                   strlen(SETUP_HINT) - strlen(" (+9 more, see log)");
     const char *e = c[best].error;
     int clip = strlen(e) > room ? (int)room : (int)strlen(e);
     if (n > 1)
-        return eb_diag_fail(diag, EB_ERR_IO,
-                            "failed to load ONNX Runtime: %.*s (+%zu more, see log); " SETUP_HINT,
-                            clip, e, n - 1);
-    return eb_diag_fail(diag, EB_ERR_IO, "failed to load ONNX Runtime: %.*s; " SETUP_HINT, clip, e);
+        return eb_diag_fail_advise(
+            diag, EB_ERR_IO, EB_ADVICE_ORT_LIB,
+            "failed to load ONNX Runtime: %.*s (+%zu more, see log); " SETUP_HINT, clip, e, n - 1);
+    return eb_diag_fail_advise(diag, EB_ERR_IO, EB_ADVICE_ORT_LIB,
+                               "failed to load ONNX Runtime: %.*s; " SETUP_HINT, clip, e);
 }
 
 enum eb_status eb_ort__lib_open(const char *explicit_path, const struct eb_log *log,
@@ -170,10 +169,10 @@ enum eb_status eb_ort__lib_open(const char *explicit_path, const struct eb_log *
     /* POSIX guarantees that a data pointer from dlsym converts to a function pointer. */
     *(void **)&get_base = dlsym(h, "OrtGetApiBase");
     if (get_base == NULL) {
-        st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                          "failed to use %s: it has no OrtGetApiBase, so it is not ONNX Runtime; "
-                          "pass the libonnxruntime.so.1 of an ONNX Runtime build with --ort_lib",
-                          path);
+        st = eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_ORT_LIB,
+                                 "failed to use %s: it has no OrtGetApiBase, so it is not ONNX "
+                                 "Runtime (its library is libonnxruntime.so.1)",
+                                 path);
         goto fail;
     }
     const OrtApiBase *base = get_base();
@@ -181,11 +180,11 @@ enum eb_status eb_ort__lib_open(const char *explicit_path, const struct eb_log *
         base != NULL && base->GetVersionString != NULL ? base->GetVersionString() : "unknown";
     const OrtApi *api = base != NULL ? base->GetApi(ORT_API_VERSION) : NULL;
     if (api == NULL) {
-        st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                          "failed to use ONNX Runtime %s from %s: it is too old, edgebench needs "
-                          "1.%d or newer (C API %d); run scripts/setup.sh or pass a newer library "
-                          "with --ort_lib PATH",
-                          version, path, ORT_API_VERSION, ORT_API_VERSION);
+        st = eb_diag_fail_advise(
+            diag, EB_ERR_UNSUPPORTED, EB_ADVICE_ORT_LIB,
+            "failed to use ONNX Runtime %s from %s: it is too old, edgebench needs "
+            "1.%d or newer (C API %d); run scripts/setup.sh for a newer one",
+            version, path, ORT_API_VERSION, ORT_API_VERSION);
         goto fail;
     }
 

@@ -186,10 +186,8 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
     struct eb_graph *g = e->g;
     char why[160];
     if (!eb_engine__cuda_available(why, sizeof(why)))
-        return eb_diag_fail(diag, EB_ERR_DEVICE,
-                            "failed to load model %s on cuda: %s; use "
-                            "--device cpu",
-                            e->what, why);
+        return eb_diag_fail_advise(diag, EB_ERR_DEVICE, EB_ADVICE_CPU,
+                                   "failed to load model %s on cuda: %s", e->what, why);
     int n_dev = 0;
     CUDA_TRY(cudaGetDeviceCount(&n_dev));
     if (opt->gpu >= n_dev)
@@ -231,11 +229,12 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
             continue;
         const struct eb_ir_node *n = &g->nodes[e->order[k]];
         if (s->dt == EB_CUK_F16)
-            return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                                "failed to load model %s on cuda in fp16: node '%s' (%s) has %s "
-                                "on the GPU, and fp16 runs every node there; use --precision "
-                                "fp32 (which runs such nodes on the CPU) or --device cpu",
-                                e->what, n->name, n->op->onnx_name, why);
+            return eb_diag_fail_advise(
+                diag, EB_ERR_UNSUPPORTED, EB_ADVICE_FP32 | EB_ADVICE_CPU,
+                "failed to load model %s on cuda in fp16: node '%s' (%s) has %s "
+                "on the GPU, and fp16 runs every node there (fp32 runs such nodes "
+                "on the CPU)",
+                e->what, n->name, n->op->onnx_name, why);
         s->on_cpu[k] = 1;
         s->nodes[k].call.e = e;
         s->nodes[k].call.k = k;
@@ -399,14 +398,14 @@ static enum eb_status cap_check(struct eb_engine *e, const struct eb_engine_opti
 {
     char cap[128];
     if (opt->mem_cap_bytes > 0 && needed > opt->mem_cap_bytes)
-        return eb_diag_fail(diag, EB_ERR_LIMIT,
-                            "failed to load model %s on cuda: needed %.1f MiB, %s; planned: "
-                            "arena %.1f, weights %.1f, workspaces and I/O %.1f MiB",
-                            e->what, eb_engine__mib(needed),
-                            eb_engine__cap_text(e, opt->mem_cap_bytes, cap, sizeof(cap)),
-                            eb_engine__mib(e->plan.arena_bytes),
-                            eb_engine__mib(e->plan.weight_bytes),
-                            eb_engine__mib(needed - e->plan.arena_bytes - e->plan.weight_bytes));
+        return eb_diag_fail_advise(
+            diag, EB_ERR_LIMIT, EB_ADVICE_MEM_LIMIT,
+            "failed to load model %s on cuda: needed %.1f MiB, %s; planned: "
+            "arena %.1f, weights %.1f, workspaces and I/O %.1f MiB",
+            e->what, eb_engine__mib(needed),
+            eb_engine__cap_text(e, opt->mem_cap_bytes, cap, sizeof(cap)),
+            eb_engine__mib(e->plan.arena_bytes), eb_engine__mib(e->plan.weight_bytes),
+            eb_engine__mib(needed - e->plan.arena_bytes - e->plan.weight_bytes));
     return EB_OK;
 }
 
@@ -875,10 +874,11 @@ static enum eb_status cu_reduce_head(struct eb_engine *e, int output, float conf
     if (bytes > s->head_bytes) {
         char cap[128];
         if (s->cap_bytes > 0 && s->dev_bytes - s->head_bytes + bytes > s->cap_bytes)
-            return eb_diag_fail(diag, EB_ERR_LIMIT,
-                                "model %s on cuda: needed %.1f MiB with the head's rows, %s",
-                                e->what, eb_engine__mib(s->dev_bytes - s->head_bytes + bytes),
-                                eb_engine__cap_text(e, s->cap_bytes, cap, sizeof(cap)));
+            return eb_diag_fail_advise(diag, EB_ERR_LIMIT, EB_ADVICE_MEM_LIMIT,
+                                       "model %s on cuda: needed %.1f MiB with the head's rows, %s",
+                                       e->what,
+                                       eb_engine__mib(s->dev_bytes - s->head_bytes + bytes),
+                                       eb_engine__cap_text(e, s->cap_bytes, cap, sizeof(cap)));
         const size_t free0 = free_now();
         cudaFree(s->d_head);
         if (s->h_head != NULL)
@@ -936,10 +936,11 @@ static enum eb_status frame_buffers(struct eb_engine *e, struct cu_state *s, siz
     const uint64_t needed = s->dev_bytes - s->frame_bytes + bytes;
     char cap[128];
     if (s->cap_bytes > 0 && needed > s->cap_bytes)
-        return eb_diag_fail(diag, EB_ERR_LIMIT,
-                            "model %s on cuda: needed %.1f MiB with a %.1f MiB frame buffer, %s",
-                            e->what, eb_engine__mib(needed), eb_engine__mib(bytes),
-                            eb_engine__cap_text(e, s->cap_bytes, cap, sizeof(cap)));
+        return eb_diag_fail_advise(
+            diag, EB_ERR_LIMIT, EB_ADVICE_MEM_LIMIT,
+            "model %s on cuda: needed %.1f MiB with a %.1f MiB frame buffer, %s", e->what,
+            eb_engine__mib(needed), eb_engine__mib(bytes),
+            eb_engine__cap_text(e, s->cap_bytes, cap, sizeof(cap)));
     CUDA_TRY(cudaStreamSynchronize(s->stream));
     const size_t free0 = free_now();
     free_frame_buffers(e, s);

@@ -106,10 +106,11 @@ static enum eb_status import_input(struct eb_graph *g, const struct eb_onnx_valu
     enum eb_dtype dt = eb_ir_dtype_from_onnx(in->elem_type);
     int64_t shape[EB_MAX_RANK];
     if (dt == EB_DTYPE_UNKNOWN || in->rank < 0)
-        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "failed to load model %s: input '%s' has type %s or an unknown shape; "
-                            "use --backend ort",
-                            g->what, in->name, eb_onnx_dtype_name(in->elem_type));
+        return eb_diag_fail_advise(
+            diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
+            "failed to load model %s: input '%s' has type %s or an unknown shape, "
+            "which the native engine does not support",
+            g->what, in->name, eb_onnx_dtype_name(in->elem_type));
     for (int i = 0; i < in->rank; i++) {
         shape[i] = in->dims[i];
         if (shape[i] >= 0)
@@ -119,10 +120,11 @@ static enum eb_status import_input(struct eb_graph *g, const struct eb_onnx_valu
         else if (in->rank == 4 && i >= 2)
             shape[i] = imgsz;
         else
-            return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                                "failed to load model %s: input '%s' has a dynamic dimension %d "
-                                "the native engine cannot resolve; use --backend ort",
-                                g->what, in->name, i);
+            return eb_diag_fail_advise(
+                diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
+                "failed to load model %s: input '%s' has a dynamic dimension %d "
+                "the native engine cannot resolve",
+                g->what, in->name, i);
     }
     st = eb_ir_value_set(g, v, dt, in->rank, shape, diag);
     if (st != EB_OK)
@@ -188,10 +190,11 @@ static enum eb_status read_external(struct eb_graph *g, const struct eb_onnx_ten
     int fd, n;
 
     if (dt == EB_DTYPE_UNKNOWN)
-        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "failed to load model %s: initializer '%s' (%s): this type is not "
-                            "supported by the native engine; use --backend ort",
-                            g->what, t->name, eb_onnx_dtype_name(t->dtype));
+        return eb_diag_fail_advise(
+            diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
+            "failed to load model %s: initializer '%s' (%s): this type is not "
+            "supported by the native engine",
+            g->what, t->name, eb_onnx_dtype_name(t->dtype));
     if (base_dir == NULL)
         return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
                             "failed to load model %s: initializer '%s' keeps its data in the "
@@ -290,12 +293,13 @@ static enum eb_status import_init(struct eb_graph *g, const struct eb_onnx_tenso
     }
     st = eb_ir_tensor_decode(t, &g->alloc, &dt, &data);
     if (st != EB_OK)
-        return eb_diag_fail(diag, st, "failed to load model %s: initializer '%s' (%s): %s", g->what,
-                            t->name, eb_onnx_dtype_name(t->dtype),
-                            st == EB_ERR_UNSUPPORTED ? "this type is not supported by the "
-                                                       "native engine; use --backend ort"
-                            : st == EB_ERR_NOMEM     ? "out of memory"
-                                                     : "malformed data");
+        return eb_diag_fail_advise(diag, st, st == EB_ERR_UNSUPPORTED ? EB_ADVICE_OTHER_BACKEND : 0,
+                                   "failed to load model %s: initializer '%s' (%s): %s", g->what,
+                                   t->name, eb_onnx_dtype_name(t->dtype),
+                                   st == EB_ERR_UNSUPPORTED ? "this type is not supported by the "
+                                                              "native engine"
+                                   : st == EB_ERR_NOMEM     ? "out of memory"
+                                                            : "malformed data");
     v->data = data;
     v->owned_data = 1;
     v->is_const = 1;
@@ -319,22 +323,24 @@ static enum eb_status import_node(struct eb_graph *g, const struct eb_onnx_model
     n->src = on;
     n->alive = 1;
     if (on->domain[0] != '\0' && strcmp(on->domain, "ai.onnx") != 0)
-        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "model %s node %zu (%s): op %s (domain %s) is not supported by the "
-                            "native engine; use --backend ort",
-                            g->what, idx, on->name, on->op_type, on->domain);
+        return eb_diag_fail_advise(
+            diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
+            "model %s node %zu (%s): op %s (domain %s) is not supported by the "
+            "native engine",
+            g->what, idx, on->name, on->op_type, on->domain);
     n->op = eb_op_find(on->op_type);
     if (n->op == NULL)
-        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "model %s node %zu (%s): op %s (opset %lld) is not supported by the "
-                            "native engine; use --backend ort",
-                            g->what, idx, on->name, on->op_type, (long long)g->opset);
+        return eb_diag_fail_advise(
+            diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
+            "model %s node %zu (%s): op %s (opset %lld) is not supported by the "
+            "native engine",
+            g->what, idx, on->name, on->op_type, (long long)g->opset);
     if (g->opset < n->op->since_opset)
-        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                            "model %s node %zu (%s): op %s (opset %lld): opsets before %d are not "
-                            "supported by the native engine; use --backend ort",
-                            g->what, idx, on->name, on->op_type, (long long)g->opset,
-                            n->op->since_opset);
+        return eb_diag_fail_advise(
+            diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
+            "model %s node %zu (%s): op %s (opset %lld): opsets before %d are not "
+            "supported by the native engine",
+            g->what, idx, on->name, on->op_type, (long long)g->opset, n->op->since_opset);
     /* Trailing omitted inputs are dropped so that n_in counts what is there. */
     size_t nin = on->n_inputs;
     while (nin > 0 && on->inputs[nin - 1][0] == '\0')
@@ -364,10 +370,10 @@ static enum eb_status import_node(struct eb_graph *g, const struct eb_onnx_model
     for (size_t i = 0; i < on->n_outputs; i++) {
         int id;
         if (on->outputs[i][0] == '\0')
-            return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                                "model %s node %zu (%s): op %s: an omitted output is not "
-                                "supported by the native engine; use --backend ort",
-                                g->what, idx, on->name, on->op_type);
+            return eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
+                                       "model %s node %zu (%s): op %s: an omitted output is not "
+                                       "supported by the native engine",
+                                       g->what, idx, on->name, on->op_type);
         st = add_value(g, on->outputs[i], &id, diag);
         if (st != EB_OK)
             return st;
@@ -402,10 +408,11 @@ enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what, 
     if (g->what == NULL)
         goto nomem;
     if (m->n_inputs > EB_IR_MAX_IO || m->n_outputs > EB_IR_MAX_IO) {
-        st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                          "failed to load model %s: %zu inputs and %zu outputs (at most %d each) "
-                          "are not supported by the native engine; use --backend ort",
-                          g->what, m->n_inputs, m->n_outputs, EB_IR_MAX_IO);
+        st = eb_diag_fail_advise(
+            diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
+            "failed to load model %s: %zu inputs and %zu outputs (at most %d each) "
+            "are not supported by the native engine",
+            g->what, m->n_inputs, m->n_outputs, EB_IR_MAX_IO);
         goto fail;
     }
     for (size_t i = 0; i < m->n_nodes; i++)
@@ -450,10 +457,11 @@ enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what, 
             goto fail;
         }
         if (g->values[id].is_input || g->values[id].is_output) {
-            st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                              "failed to load model %s: output '%s' is also an input or listed "
-                              "twice; use --backend ort",
-                              g->what, m->outputs[i].name);
+            st = eb_diag_fail_advise(
+                diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
+                "failed to load model %s: output '%s' is also an input or listed "
+                "twice",
+                g->what, m->outputs[i].name);
             goto fail;
         }
         g->values[id].is_output = 1;

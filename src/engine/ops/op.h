@@ -78,7 +78,10 @@ const struct eb_op_def *eb_op_find(const char *op_type);
  */
 enum eb_status eb_op_fail(const struct eb_op_ctx *ctx, enum eb_status st, const char *fmt, ...)
     EB_PRINTF(3, 4);
-/** eb_op_fail(EB_ERR_UNSUPPORTED, "<msg> is not supported by the native engine; use --backend ort"). */
+/**
+ * eb_op_fail(EB_ERR_UNSUPPORTED, "<msg> is not supported by the native engine") with
+ * EB_ADVICE_OTHER_BACKEND (the harness adds the flag).
+ */
 enum eb_status eb_op_unsupported(const struct eb_op_ctx *ctx, const char *fmt, ...) EB_PRINTF(2, 3);
 
 /* Attribute helpers (ctx->src). */

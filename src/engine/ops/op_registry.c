@@ -22,22 +22,23 @@ const struct eb_op_def *eb_op_find(const char *op_type)
     return NULL;
 }
 
-static enum eb_status vfail(const struct eb_op_ctx *ctx, enum eb_status st, const char *suffix,
-                            const char *fmt, va_list ap)
+static enum eb_status vfail(const struct eb_op_ctx *ctx, enum eb_status st, unsigned advice,
+                            const char *suffix, const char *fmt, va_list ap)
 {
     char msg[320];
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    return eb_diag_fail(ctx->diag, st, "model %s node %d (%s): op %s (opset %lld): %s%s",
-                        ctx->g->what, ctx->n->onnx_index, ctx->n->name,
-                        ctx->src != NULL ? ctx->src->op_type : ctx->n->op->onnx_name,
-                        (long long)ctx->g->opset, msg, suffix);
+    return eb_diag_fail_advise(ctx->diag, st, advice,
+                               "model %s node %d (%s): op %s (opset %lld): %s%s", ctx->g->what,
+                               ctx->n->onnx_index, ctx->n->name,
+                               ctx->src != NULL ? ctx->src->op_type : ctx->n->op->onnx_name,
+                               (long long)ctx->g->opset, msg, suffix);
 }
 
 enum eb_status eb_op_fail(const struct eb_op_ctx *ctx, enum eb_status st, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    enum eb_status r = vfail(ctx, st, "", fmt, ap);
+    enum eb_status r = vfail(ctx, st, 0, "", fmt, ap);
     va_end(ap);
     return r;
 }
@@ -46,8 +47,8 @@ enum eb_status eb_op_unsupported(const struct eb_op_ctx *ctx, const char *fmt, .
 {
     va_list ap;
     va_start(ap, fmt);
-    enum eb_status r = vfail(ctx, EB_ERR_UNSUPPORTED,
-                             " is not supported by the native engine; use --backend ort", fmt, ap);
+    enum eb_status r = vfail(ctx, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
+                             " is not supported by the native engine", fmt, ap);
     va_end(ap);
     return r;
 }

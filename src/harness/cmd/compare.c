@@ -23,6 +23,7 @@
 #include "harness/cmd/val.h"
 #include "harness/metrics/sampler.h"
 #include "harness/pipeline/accuracy.h"
+#include "harness/pipeline/advice.h"
 #include "harness/pipeline/pipeline.h"
 #include "harness/pipeline/slot.h"
 #include "harness/report/report.h"
@@ -843,13 +844,13 @@ static enum eb_status score_map(struct cmp_ctx *cc, size_t row, struct eb_slot *
     }
     /* Every image once through the core, as val and run --data score them. */
     if (st == EB_OK && eb_slot_use_dataset(s, acc, cc->o.data, s->params.conf) != EB_OK)
-        st = eb_diag_fail(diag, s->diag.status, "%s", s->diag.msg);
+        st = eb_diag_fail_advise(diag, s->diag.status, s->diag.advice, "%s", s->diag.msg);
     if (st == EB_OK) {
         eb_pipeline_run(&s, 1, cc->env->stop, NULL);
         if (atomic_load_explicit(cc->env->stop, memory_order_relaxed))
             st = eb_diag_fail(diag, EB_ERR_CANCELLED, "interrupted");
         else if (s->status == EB_SLOT_FAILED)
-            st = eb_diag_fail(diag, s->diag.status, "%s", s->diag.msg);
+            st = eb_diag_fail_advise(diag, s->diag.status, s->diag.advice, "%s", s->diag.msg);
     }
     s->params.conf = conf;
     s->setup.accuracy = NULL; /* destroyed below; the slot is not run again */
@@ -1059,6 +1060,7 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
     eb_sampler_stop(sampler, &res->sys);
     sampler = NULL;
     if (s->status == EB_SLOT_FAILED) {
+        eb_advice_append(&s->diag);
         row_fail(row, EB_COMPARE_FAILED, s->diag.msg);
         goto done;
     }
@@ -1085,6 +1087,7 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
             row->map50_95 = map;
         } else {
             row_fail(row, EB_COMPARE_FAILED, "");
+            eb_advice_append(&md);
             snprintf(row->reason, sizeof(row->reason), "mAP on --data: %.480s", md.msg);
         }
     }

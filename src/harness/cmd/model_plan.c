@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "eb/engine.h"
+#include "harness/pipeline/advice.h"
 
 enum eb_status eb_harness_model_plan(const uint8_t *bytes, size_t len, const char *what, int imgsz,
                                      struct eb_model_plan *plan_out, struct eb_diag *diag)
@@ -18,8 +19,10 @@ enum eb_status eb_harness_model_plan(const uint8_t *bytes, size_t len, const cha
     opt.threads = 1; /* the plan does not depend on threads; one keeps the load cheap */
     opt.imgsz = imgsz;
     st = eb_engine_load(bytes, len, what, &opt, &e, diag);
-    if (st != EB_OK)
+    if (st != EB_OK) {
+        eb_advice_append(diag); /* the reason model info prints, with the run's remedy */
         return st;
+    }
     eb_engine_mem_info(e, &mem);
     eb_engine_io_info(e, &io);
     memset(plan_out, 0, sizeof(*plan_out));

@@ -16,6 +16,7 @@
 #include "harness/cmd/runlog.h"
 #include "harness/metrics/sampler.h"
 #include "harness/pipeline/accuracy.h"
+#include "harness/pipeline/advice.h"
 #include "harness/pipeline/budget.h"
 #include "harness/pipeline/pipeline.h"
 #include "harness/pipeline/slot.h"
@@ -668,7 +669,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             }
         }
         if (s->status == EB_SLOT_FAILED) {
-            eb_budget_advise(&s->diag);
+            eb_advice_append(&s->diag);
             eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", s->name, s->diag.msg);
         }
     }
@@ -716,9 +717,10 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             r->solo_infer = tmp.stages[EB_STAGE_INFER];
             free(tmp.classes);
             free(tmp.records);
-            if (s->status == EB_SLOT_FAILED)
+            if (s->status == EB_SLOT_FAILED) {
+                eb_advice_append(&s->diag);
                 eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", s->name, s->diag.msg);
-            else if (s->status == EB_SLOT_OK && eb_slot_rewind(s) != EB_OK)
+            } else if (s->status == EB_SLOT_OK && eb_slot_rewind(s) != EB_OK)
                 eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s: %s", s->name, s->diag.msg);
         }
         for (int i = 0; i < EB_NUM_SLOTS; i++)
@@ -732,7 +734,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     }
     for (int i = 0; i < EB_NUM_SLOTS; i++)
         if (rc->slots[i].status == EB_SLOT_FAILED && ok[i]) {
-            eb_budget_advise(&rc->slots[i].diag);
+            eb_advice_append(&rc->slots[i].diag);
             eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", rc->slots[i].name,
                        rc->slots[i].diag.msg);
         }

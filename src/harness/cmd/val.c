@@ -18,6 +18,7 @@
 #include "harness/cmd/run.h"
 #include "harness/cmd/val.h"
 #include "harness/pipeline/accuracy.h"
+#include "harness/pipeline/advice.h"
 #include "harness/pipeline/pipeline.h"
 #include "harness/pipeline/slot.h"
 #include "harness/pipeline/source.h"
@@ -266,8 +267,10 @@ static enum eb_status run_images(struct val_ctx *vc, struct eb_diag *diag)
     vc->wall_s = (double)(s->phase_end_ns - s->phase_start_ns) / 1e9;
     if (atomic_load_explicit(vc->env->stop, memory_order_relaxed))
         return EB_ERR_CANCELLED;
-    if (s->status == EB_SLOT_FAILED)
+    if (s->status == EB_SLOT_FAILED) {
+        eb_advice_append(&s->diag);
         return eb_diag_fail(diag, s->diag.status, "model %s: %s", vc->o.model, s->diag.msg);
+    }
     return EB_OK;
 }
 

@@ -82,7 +82,8 @@ enum eb_status eb_budget_slot_cap(const struct eb_budget *b, struct eb_backend_c
 {
     const uint64_t left = eb_budget_left(b, label, label_size);
     if (left == 0)
-        return eb_diag_fail(diag, EB_ERR_LIMIT, "needed more than 0 MiB, 0 MiB %s", label);
+        return eb_diag_fail_advise(diag, EB_ERR_LIMIT, EB_ADVICE_MEM_LIMIT,
+                                   "needed more than 0 MiB, 0 MiB %s", label);
     cfg->mem_limit_bytes = left;
     cfg->mem_limit_label = label[0] != '\0' ? label : NULL;
     return EB_OK;
@@ -109,14 +110,4 @@ int eb_budget_check(const struct eb_budget *b, uint64_t bytes, const char *slot_
                head, eb_budget_measure_name(b->measure), (double)bytes / 1e9,
                (double)b->limit_bytes / 1e9, slot_name, frame);
     return 1;
-}
-
-#define ADVICE "; raise --gpu_mem_limit_gb or use a smaller model or --imgsz"
-
-void eb_budget_advise(struct eb_diag *diag)
-{
-    if (diag == NULL || diag->status != EB_ERR_LIMIT || strstr(diag->msg, ADVICE) != NULL)
-        return;
-    const size_t n = strlen(diag->msg);
-    snprintf(diag->msg + n, sizeof(diag->msg) - n, "%s", ADVICE);
 }

@@ -87,7 +87,8 @@ struct eb_backend_config;
  * Gives the next slot to load its cap: cfg->mem_limit_bytes = what is left, and
  * cfg->mem_limit_label = `label` (filled as eb_budget_left; borrowed by cfg, so `label` must
  * live until the slot is loaded) once another slot is charged. EB_ERR_LIMIT "0 MiB left of the
- * limit after slot rgb (Z MiB)" when nothing is left (a cap of 0 would mean none).
+ * limit after slot rgb (Z MiB)" with EB_ADVICE_MEM_LIMIT when nothing is left (a cap of 0
+ * would mean none).
  */
 EB_NODISCARD enum eb_status eb_budget_slot_cap(const struct eb_budget *b,
                                                struct eb_backend_config *cfg, char *label,
@@ -108,12 +109,5 @@ int eb_budget_check(const struct eb_budget *b, uint64_t bytes, const char *slot_
 
 /** What the monitor measures, for messages and reports: "process RSS", ... */
 const char *eb_budget_measure_name(enum eb_budget_measure m);
-
-/**
- * Completes a slot's failure for the report: a memory-limit failure (EB_ERR_LIMIT) gets the
- * advice the engine and backends leave to the harness ("; raise --gpu_mem_limit_gb or use a
- * smaller model or --imgsz"). Other failures are left alone. Idempotent.
- */
-void eb_budget_advise(struct eb_diag *diag);
 
 #endif

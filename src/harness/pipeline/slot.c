@@ -7,6 +7,7 @@
 #include "eb/clock.h"
 #include "eb/engine.h"
 #include "harness/metrics/sampler.h"
+#include "harness/pipeline/advice.h"
 #include "harness/pipeline/slot.h"
 #include "harness/results/validity.h"
 
@@ -36,11 +37,13 @@ void eb_slot_init(struct eb_slot *s, int index, const struct eb_slot_setup *setu
     eb_nvtx_init(&s->nvtx, EB_NVTX_DOMAIN_STAGE);
 }
 
+/* Marks the slot failed; its message gets the command-line advice of the failure. */
 static enum eb_status slot_fail(struct eb_slot *s, enum eb_status st)
 {
     s->status = EB_SLOT_FAILED;
     if (s->diag.status == EB_OK)
         eb_diag_fail(&s->diag, st, "%s", eb_status_message(st));
+    eb_advice_append(&s->diag);
     return st;
 }
 
@@ -629,7 +632,8 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
                      "%s: the backend keeps the anchors over --conf on its device",
                      su->decode == EB_PREPROCESS_GPU ? "--decode gpu" : "auto");
         } else if (su->decode == EB_PREPROCESS_GPU) {
-            return slot_fail(s, eb_diag_fail(&s->diag, d.status, "--decode gpu: %s", d.msg));
+            return slot_fail(
+                s, eb_diag_fail_advise(&s->diag, d.status, d.advice, "--decode gpu: %s", d.msg));
         } else {
             snprintf(s->decode_reason, sizeof(s->decode_reason), "auto: %.190s", d.msg);
         }
