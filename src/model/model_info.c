@@ -19,8 +19,11 @@
  * not counted, as thop/Ultralytics do), MatMul/MatMulInteger 2 x M x N x K, Gemm 2 x M x N x K.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "engine/onnx/onnx_model.h"
 #include "model/model.h"
@@ -870,23 +873,32 @@ enum eb_status eb_model_read_file(const char *path, uint8_t **bytes_out, size_t 
                                   struct eb_diag *diag)
 {
     enum eb_status st = EB_ERR_IO;
-    FILE *fp = fopen(path, "rb");
     uint8_t *buf = NULL;
-    long sz;
-    if (fp == NULL)
+    /* Looked at before anything is read: O_NONBLOCK so that a FIFO is refused, not waited on. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return eb_diag_fail(diag, EB_ERR_IO, "failed to read model %s: %s; check the path", path,
                             strerror(errno));
-    if (fseek(fp, 0, SEEK_END) != 0 || (sz = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0) {
-        st = eb_diag_fail(diag, EB_ERR_IO,
-                          "failed to read model %s: cannot seek; use a regular file", path);
-        goto fail;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        const int dir = S_ISDIR(sb.st_mode);
+        close(fd);
+        return eb_diag_fail(
+            diag, EB_ERR_IO, "failed to read model %s: %s; pass an .onnx file", path,
+            dir ? "it is a folder" : "not a regular file (a device, FIFO or socket)");
     }
-    if ((unsigned long)sz > (unsigned long)EB_MODEL_MAX_FILE) {
-        st = eb_diag_fail(diag, EB_ERR_FORMAT,
-                          "failed to read model %s: %ld bytes is above the 2 GiB limit; external "
-                          "data is not supported",
-                          path, sz);
-        goto fail;
+    if ((uint64_t)sb.st_size > (uint64_t)EB_MODEL_MAX_FILE) {
+        close(fd);
+        return eb_diag_fail(diag, EB_ERR_FORMAT,
+                            "failed to read model %s: %lld bytes, above the 2 GiB one ONNX file "
+                            "can hold (a larger model keeps its weights in external data files)",
+                            path, (long long)sb.st_size);
+    }
+    const long sz = (long)sb.st_size;
+    FILE *fp = fdopen(fd, "rb");
+    if (fp == NULL) {
+        close(fd);
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to read model %s: %s", path, strerror(errno));
     }
     buf = malloc((size_t)sz + 1);
     if (buf == NULL) {

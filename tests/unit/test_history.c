@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -51,11 +52,33 @@ EB_TEST(sha256_matches_fips_vectors)
     ASSERT_TRUE(f != NULL && fwrite("abc", 1, 3, f) == 3 && fclose(f) == 0);
     uint64_t size = 0;
     struct eb_diag d = {0};
-    ASSERT_OK(eb_sha256_file(path, hex, &size, &d));
+    ASSERT_OK(eb_sha256_file(path, 0, NULL, hex, &size, &d));
     ASSERT_EQ_INT(size, 3);
     ASSERT_STREQ(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    ASSERT_EQ_INT(eb_sha256_file("/nonexistent/m.onnx", hex, &size, &d), EB_ERR_IO);
+    ASSERT_EQ_INT(eb_sha256_file("/nonexistent/m.onnx", 0, NULL, hex, &size, &d), EB_ERR_IO);
     ASSERT_CONTAINS(d.msg, "/nonexistent/m.onnx");
+    /* bounded: a file above the bound is not read */
+    eb_diag_clear(&d);
+    ASSERT_EQ_INT(eb_sha256_file(path, 2, NULL, hex, &size, &d), EB_ERR_LIMIT);
+    ASSERT_CONTAINS(d.msg, "3 bytes, above the 2 read at most");
+    /* never a device (endless), never waiting on a FIFO (no writer), never a folder */
+    eb_diag_clear(&d);
+    ASSERT_EQ_INT(eb_sha256_file("/dev/zero", 0, NULL, hex, &size, &d), EB_ERR_IO);
+    ASSERT_CONTAINS(d.msg, "not a regular file");
+    char fifo[600];
+    snprintf(fifo, sizeof(fifo), "%s/fifo", eb_test_tmpdir());
+    ASSERT_TRUE(mkfifo(fifo, 0600) == 0);
+    eb_diag_clear(&d);
+    ASSERT_EQ_INT(eb_sha256_file(fifo, 0, NULL, hex, &size, &d), EB_ERR_IO);
+    ASSERT_CONTAINS(d.msg, "not a regular file");
+    eb_diag_clear(&d);
+    ASSERT_EQ_INT(eb_sha256_file(eb_test_tmpdir(), 0, NULL, hex, &size, &d), EB_ERR_IO);
+    /* the stop flag is looked at: a stopped fingerprint gives up */
+    atomic_int stop;
+    atomic_init(&stop, 1);
+    eb_diag_clear(&d);
+    ASSERT_EQ_INT(eb_sha256_file(path, 0, &stop, hex, &size, &d), EB_ERR_CANCELLED);
+    ASSERT_EQ_INT(size, 3); /* untouched */
 }
 
 /* Latency samples around `base` ms: n values base * (1 + 0.02 * u), u in [-1, 1] spread evenly,

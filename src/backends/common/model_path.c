@@ -28,7 +28,8 @@ enum eb_status eb_backend__check_model_path(const char *path, unsigned engine_ad
                             "failed to load model %s: PyTorch checkpoints cannot be run "
                             "directly; " EXPORT_HINT,
                             path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO is refused below, not waited on. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return eb_diag_fail(diag, EB_ERR_IO, "failed to open model %s: %s; check the path", path,
                             strerror(errno));

@@ -498,7 +498,8 @@ static void fingerprint_models(struct run_ctx *rc)
         } else if (su->model_path != NULL) {
             struct eb_diag d = {0};
             /* A model that cannot be read has failed the slot already; it stays unknown. */
-            if (eb_sha256_file(su->model_path, r->model_sha256, &r->model_size, &d) != EB_OK)
+            if (eb_sha256_file(su->model_path, EB_MODEL_MAX_FILE, rc->env->stop, r->model_sha256,
+                               &r->model_size, &d) != EB_OK)
                 eb_log_msg(&rc->log, EB_LOG_DEBUG, "slot %s: no model fingerprint: %s",
                            rc->slots[i].name, d.msg);
         }

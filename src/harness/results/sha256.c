@@ -3,8 +3,11 @@
  * 0x80, zeros and its bit length.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness/results/sha256.h"
 
@@ -106,20 +109,51 @@ void eb_sha256_final_hex(struct eb_sha256 *s, char hex_out[EB_SHA256_HEX_SIZE])
     hex_out[64] = '\0';
 }
 
-enum eb_status eb_sha256_file(const char *path, char hex_out[EB_SHA256_HEX_SIZE],
-                              uint64_t *size_out, struct eb_diag *diag)
+enum eb_status eb_sha256_file(const char *path, uint64_t max_bytes, const atomic_int *stop,
+                              char hex_out[EB_SHA256_HEX_SIZE], uint64_t *size_out,
+                              struct eb_diag *diag)
 {
-    FILE *fp = fopen(path, "rb");
-    if (fp == NULL)
+    /* O_NONBLOCK: opening a FIFO does not wait for a writer (it is refused below). */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return eb_diag_fail(diag, EB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return eb_diag_fail(diag, EB_ERR_IO, "cannot read %s: not a regular file", path);
+    }
+    if (max_bytes > 0 && (uint64_t)sb.st_size > max_bytes) {
+        close(fd);
+        return eb_diag_fail(diag, EB_ERR_LIMIT,
+                            "cannot fingerprint %s: %llu bytes, above the %llu read at most", path,
+                            (unsigned long long)sb.st_size, (unsigned long long)max_bytes);
+    }
+    FILE *fp = fdopen(fd, "rb");
+    if (fp == NULL) {
+        close(fd);
+        return eb_diag_fail(diag, EB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    }
     struct eb_sha256 s;
     eb_sha256_init(&s);
     uint8_t buf[65536];
     size_t got;
-    while ((got = fread(buf, 1, sizeof(buf), fp)) > 0)
+    int cancelled = 0;
+    while ((got = fread(buf, 1, sizeof(buf), fp)) > 0) {
         eb_sha256_update(&s, buf, got);
+        /* a file that grows while it is read is bounded too */
+        if ((max_bytes > 0 && s.bytes > max_bytes) ||
+            (stop != NULL && atomic_load_explicit(stop, memory_order_relaxed) != 0)) {
+            cancelled = 1;
+            break;
+        }
+    }
     int bad = ferror(fp);
     fclose(fp);
+    if (cancelled && max_bytes > 0 && s.bytes > max_bytes)
+        return eb_diag_fail(diag, EB_ERR_LIMIT, "cannot fingerprint %s: it grew past %llu bytes",
+                            path, (unsigned long long)max_bytes);
+    if (cancelled)
+        return eb_diag_fail(diag, EB_ERR_CANCELLED, "fingerprint of %s stopped", path);
     if (bad)
         return eb_diag_fail(diag, EB_ERR_IO, "cannot read %s: read error", path);
     *size_out = s.bytes;

@@ -11,6 +11,7 @@
 #ifndef EB_SHA256_H
 #define EB_SHA256_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,10 +35,14 @@ void eb_sha256_update(struct eb_sha256 *s, const void *data, size_t len);
 void eb_sha256_final_hex(struct eb_sha256 *s, char hex_out[EB_SHA256_HEX_SIZE]);
 
 /**
- * The SHA-256 of the file at `path` and its size in bytes. EB_ERR_IO naming the file when it
- * cannot be read (outputs untouched).
+ * The SHA-256 of the regular file at `path` and its size in bytes, reading at most `max_bytes`
+ * (0 = no bound) and looking at `*stop` (may be NULL; non-zero = give up) between chunks.
+ * EB_ERR_IO naming the file when it cannot be read or is not a regular file (a FIFO is never
+ * waited for, a device never read), EB_ERR_LIMIT when it is larger than max_bytes (nothing
+ * read), EB_ERR_CANCELLED when stopped (outputs untouched on failure).
  */
-EB_NODISCARD enum eb_status eb_sha256_file(const char *path, char hex_out[EB_SHA256_HEX_SIZE],
+EB_NODISCARD enum eb_status eb_sha256_file(const char *path, uint64_t max_bytes,
+                                           const atomic_int *stop, char hex_out[EB_SHA256_HEX_SIZE],
                                            uint64_t *size_out, struct eb_diag *diag);
 
 #endif
