@@ -302,8 +302,10 @@ int main(int argc, char **argv)
         return cmd_profile(argc - 2, argv + 2, argv[0], command_line);
     if (strcmp(cmd, "model") == 0)
         return eb_model_main(argc - 2, argv + 2, eb_harness_model_plan, stdout, stderr);
-    if (strcmp(cmd, "tegrastats") == 0)
-        return eb_tegrastats_main(argc - 2, argv + 2, stdout, stderr);
+    if (strcmp(cmd, "tegrastats") == 0) {
+        install_signals(); /* an endless input (a live tegrastats pipe) ends on Ctrl-C, summed */
+        return eb_tegrastats_main(argc - 2, argv + 2, stdout, stderr, &g_stop);
+    }
     if (strcmp(cmd, "backends") == 0)
         return cmd_backends();
     if (strcmp(cmd, "val") == 0)

@@ -56,6 +56,47 @@ case_tegrastats_command() {
   grep -q "/nonexistent/log.txt" err.txt || fail "missing file not named"
 }
 
+# An endless input with no newline (/dev/zero) neither grows memory nor ignores Ctrl-C: lines are
+# capped (EB_TEGRASTATS_LINE_MAX), and SIGINT ends the command with what it read (exit 130).
+# An over-long line in a file is one malformed record; the lines around it parse.
+case_tegrastats_lines_are_bounded() {
+  { printf 'RAM 1/2MB CPU [1%%@100] '; head -c 20000 /dev/zero | tr '\0' 'x'; printf '\n'
+    printf 'RAM 2000/7620MB (lfb 4x4MB) SWAP 0/3810MB (cached 0MB) CPU [5%%@1510,3%%@1510] GR3D_FREQ 0%%@[305]\n'
+  } >long.txt
+  "$EB_BIN" tegrastats long.txt >t.jsonl || fail "tegrastats failed on a long line"
+  [ "$("$EB_JSONQ" -l t.jsonl)" -eq 2 ] || fail "expected 2 records: $(cat t.jsonl)"
+  head -1 t.jsonl >first.json; tail -1 t.jsonl >second.json
+  [ "$(jq_get first.json status)" = malformed ] || fail "an over-long line is malformed"
+  [ "$(jq_get second.json status)" != malformed ] || fail "the line after it must parse"
+  "$EB_BIN" tegrastats --summary /dev/zero >s.json 2>err.txt &
+  local pid=$!
+  # Memory does not grow with what was read (it grew ~2.5 GB/s before the cap): the resident
+  # size after 64 MiB read and after 256 MiB read (/proc/PID/io rchar) is the same.
+  rss_after_reading() {
+    local want=$1 t=0 rchar
+    while [ "$t" -lt 600 ]; do
+      rchar=$(awk '/^rchar:/ {print $2}' "/proc/$pid/io" 2>/dev/null) ||
+        { kill -KILL "$pid"; skip "/proc/$pid/io is not readable here"; }
+      [ -n "$rchar" ] || fail "tegrastats /dev/zero ended by itself: $(cat err.txt)"
+      [ "$rchar" -ge "$want" ] && { awk '/^VmRSS:/ {print $2}' "/proc/$pid/status"; return; }
+      sleep 0.1; t=$((t + 1))
+    done
+    kill -KILL "$pid"; fail "tegrastats read under $want bytes of /dev/zero in 60 s"
+  }
+  local rss1 rss2
+  rss1=$(rss_after_reading $((64 << 20)))
+  rss2=$(rss_after_reading $((256 << 20)))
+  [ $((rss2 - rss1)) -lt 8192 ] || fail "RSS grew from ${rss1} to ${rss2} kB on /dev/zero"
+  kill -INT "$pid"
+  local waited=0
+  while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt 100 ]; do sleep 0.1; waited=$((waited + 1)); done
+  kill -0 "$pid" 2>/dev/null && { kill -KILL "$pid"; fail "SIGINT did not end it within 10 s"; }
+  wait "$pid"
+  local rc=$?
+  [ "$rc" -eq 130 ] || fail "exit 130 after SIGINT, not $rc: $(cat err.txt)"
+  "$EB_JSONQ" s.json >/dev/null || fail "the summary of what was read is not written"
+}
+
 case_model_synth_and_info() {
   "$EB_BIN" model synth --arch yolo11 --scale n --imgsz 320 -o y11.onnx || fail "synth failed"
   "$EB_BIN" model info y11.onnx >info.txt || fail "info failed"

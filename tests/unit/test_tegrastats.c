@@ -695,7 +695,7 @@ static char *run_main(int argc, char **argv, int *rc_out, char **err_out)
     FILE *out = fopen(out_path, "w");
     FILE *err = fopen(err_path, "w");
     ASSERT_TRUE(out != NULL && err != NULL);
-    *rc_out = eb_tegrastats_main(argc, argv, out, err);
+    *rc_out = eb_tegrastats_main(argc, argv, out, err, NULL);
     fclose(out);
     fclose(err);
     char *o = eb_test_read_file(out_path, NULL);

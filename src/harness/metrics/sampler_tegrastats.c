@@ -24,7 +24,7 @@
 
 extern char **environ;
 
-#define LINE_MAX_BYTES 8192
+#define LINE_MAX_BYTES EB_TEGRASTATS_LINE_MAX
 #define POLL_MS        50
 #define TERM_WAIT_NS   500000000ull
 

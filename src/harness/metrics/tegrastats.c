@@ -774,7 +774,37 @@ static int is_blank(const char *s)
     return 1;
 }
 
-int eb_tegrastats_main(int argc, char **argv, FILE *out, FILE *err)
+/* Reads the next line of `in` into `line` (EB_TEGRASTATS_LINE_MAX + 1 bytes, NUL-terminated,
+ * newline dropped): 0 at the end of the input or when `*stop` is set (then *stopped). A line
+ * longer than the buffer, or holding a NUL byte, is read through to its newline without being
+ * kept and sets *bad (one malformed record); the stop flag is looked at every 64 KiB of it. */
+static int next_line(FILE *in, char *line, int *bad, const atomic_int *stop, int *stopped)
+{
+    *bad = 0;
+    if (stop != NULL && atomic_load_explicit(stop, memory_order_relaxed) != 0) {
+        *stopped = 1;
+        return 0;
+    }
+    size_t n = 0;
+    uint64_t skipped = 0;
+    int c;
+    while ((c = getc(in)) != EOF && c != '\n') {
+        if (n < EB_TEGRASTATS_LINE_MAX && c != '\0') {
+            line[n++] = (char)c;
+            continue;
+        }
+        *bad = 1;
+        if ((++skipped & 0xFFFF) == 0 && stop != NULL &&
+            atomic_load_explicit(stop, memory_order_relaxed) != 0) {
+            *stopped = 1;
+            return 0;
+        }
+    }
+    line[n] = '\0';
+    return c != EOF || n > 0 || *bad;
+}
+
+int eb_tegrastats_main(int argc, char **argv, FILE *out, FILE *err, const atomic_int *stop)
 {
     int want_summary = 0;
     const char *path = NULL;
@@ -806,25 +836,24 @@ int eb_tegrastats_main(int argc, char **argv, FILE *out, FILE *err)
     int rc = 1;
     int from_stdin = strcmp(path, "-") == 0;
     FILE *in = from_stdin ? stdin : fopen(path, "r");
-    char *line = NULL;
-    size_t cap = 0;
+    char *line = malloc(EB_TEGRASTATS_LINE_MAX + 1);
     struct summary *sm = NULL;
     struct eb_tegra_sample *s = malloc(sizeof(*s));
     if (in == NULL) {
         fprintf(err, "edgebench tegrastats: cannot open %s: %s\n", path, strerror(errno));
         goto done;
     }
-    if (s == NULL || (want_summary && (sm = calloc(1, sizeof(*sm))) == NULL)) {
+    if (line == NULL || s == NULL || (want_summary && (sm = calloc(1, sizeof(*sm))) == NULL)) {
         fprintf(err, "edgebench tegrastats: out of memory\n");
         goto done;
     }
     struct eb_json_writer w;
-    ssize_t n;
     errno = 0;
-    while ((n = getline(&line, &cap, in)) >= 0) {
-        if (is_blank(line))
+    int bad_line = 0, stopped = 0;
+    while (next_line(in, line, &bad_line, stop, &stopped)) {
+        if (!bad_line && is_blank(line))
             continue;
-        eb_tegrastats_parse_line(line, s);
+        eb_tegrastats_parse_line(bad_line ? NULL : line, s);
         if (sm != NULL) {
             summary_add(sm, s);
             continue;
@@ -847,7 +876,7 @@ int eb_tegrastats_main(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "edgebench tegrastats: cannot write the output: %s\n", strerror(errno));
         goto done;
     }
-    rc = 0;
+    rc = stopped ? 130 : 0;
 done:
     free(line);
     free(sm);

@@ -5,6 +5,7 @@
 #ifndef EB_TEGRASTATS_H
 #define EB_TEGRASTATS_H
 
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "eb/json.h"
@@ -96,11 +97,17 @@ void eb_tegrastats_write_json(const struct eb_tegra_sample *s, struct eb_json_wr
  * power_total_mw an object {"mean","min","max","n"}, "temps_c": {name: {...}}, "rails_mw":
  * {name: {"cur": {...}}}} (at most 64 temperature and 64 rail names). `argv` holds the
  * arguments after the subcommand (argv[0] is the first option or FILE, as src/app/main.c passes
- * `argv + 2`). Memory does not grow with the input length (one line buffer,
- * running aggregates). `out` and `err` are borrowed.
- * Returns the process exit code: 0 success, 1 unreadable input or failed output (one line on
- * `err` naming the file), 2 bad usage (usage on `err`).
+ * `argv + 2`). Memory does not grow with the input: one line buffer of EB_TEGRASTATS_LINE_MAX
+ * bytes (a longer line, or one with a NUL byte, is read through to its end and counts as one
+ * `malformed` record) and running aggregates. `stop` (borrowed, may be NULL; non-zero = a
+ * signal arrived) is looked at between lines and while an over-long line is skipped: the input
+ * read so far is written out (the summary, with --summary) and the exit code is 130. `out` and
+ * `err` are borrowed. Returns the process exit code: 0 success, 1 unreadable input or failed
+ * output (one line on `err` naming the file), 2 bad usage (usage on `err`), 130 stopped.
  */
-int eb_tegrastats_main(int argc, char **argv, FILE *out, FILE *err);
+/** The longest tegrastats line read (bytes, newline excluded); real lines are under 1 KiB. */
+#define EB_TEGRASTATS_LINE_MAX 8192
+
+int eb_tegrastats_main(int argc, char **argv, FILE *out, FILE *err, const atomic_int *stop);
 
 #endif
