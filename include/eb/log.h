@@ -24,7 +24,8 @@ struct eb_log {
     enum eb_log_level level; /* messages below this level are dropped before formatting */
 };
 
-/** Formats and emits one message (no trailing newline needed). `log` may be NULL. */
+/** Formats and emits one message as one line (no trailing newline needed; control characters,
+ * a newline or a terminal escape code from a path or a model, become ?). `log` may be NULL. */
 void eb_log_msg(const struct eb_log *log, enum eb_log_level level, const char *fmt, ...)
     EB_PRINTF(3, 4);
 /** "DEBUG", "INFO", "WARN", "ERROR". */

@@ -12,6 +12,11 @@ void eb_log_msg(const struct eb_log *log, enum eb_log_level level, const char *f
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    /* One message is one line: a newline in a path, or a terminal escape code in a model's
+     * metadata, cannot split a log line or drive the terminal. */
+    for (char *p = msg; *p != '\0'; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7F)
+            *p = '?';
     log->fn(log->ctx, level, msg);
 }
 

@@ -235,7 +235,10 @@ static void unescape(char *out, size_t n, const char *p, const char *end, const 
     out[o < n ? o : n - 1] = '\0';
 }
 
-static const char *const md_esc[] = {"\\|", "|", "**", "", "`", "", NULL};
+/* report.md's escapes (report_md.c MD_ACTIVE) first, then its formatting marks. */
+static const char *const md_esc[] = {"\\|", "|", "\\\\", "\\", "\\`", "`", "\\*", "*",
+                                     "\\[", "[", "\\]",  "]",  "\\<", "<", "\\>", ">",
+                                     "\\&", "&", "**",   "",   "`",   "",  NULL};
 static const char *const html_esc[] = {"&lt;",
                                        "<",
                                        "&gt;",

@@ -9,6 +9,7 @@
 
 #include "harness/report/report.h"
 #include "harness/report/report_facts.h"
+#include "harness/report/svg_chart.h"
 
 #define MAX_CLASS_ROWS 15
 #define MAX_OP_ROWS    12
@@ -18,24 +19,54 @@ static double bytes_gb(uint64_t b)
     return (double)b / EB_REPORT_BYTES_PER_GB;
 }
 
+/* Markdown's characters that could start markup (emphasis, code, links, HTML, entities) or end
+ * a table cell: a backslash before each keeps it a character (CommonMark escapes). */
+#define MD_ACTIVE "\\`*[]<>&|"
+
 /*
- * Writes a user-supplied string inside a table cell or a line: '|' is escaped so it cannot
- * split the cell, line breaks become spaces; empty or NULL strings become an em dash.
+ * Writes a string that may come from outside (model metadata, paths, messages) inside a table
+ * cell or a line, so that it shows as the text it is: Markdown's active characters escaped
+ * (MD_ACTIVE; in a code span, where escapes do not work, only '|', which would split the
+ * cell), line breaks and tabs as spaces, other control characters (terminal escape codes) and
+ * invalid UTF-8 as U+FFFD; empty or NULL strings become an em dash.
  */
-static void put_text(FILE *fp, const char *s)
+static void put_text_as(FILE *fp, const char *s, int code)
 {
     if (s == NULL || s[0] == '\0') {
         fputs("—", fp);
         return;
     }
-    for (const char *p = s; *p != '\0'; p++) {
-        if (*p == '|')
-            fputs("\\|", fp);
-        else if (*p == '\n' || *p == '\r' || *p == '\t')
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p != '\0') {
+        const unsigned c = *p;
+        if (c >= 0x80) {
+            const size_t len = eb_svg_utf8_seq_len(p);
+            if (len == 0) {
+                fputs("\xEF\xBF\xBD", fp);
+                p++;
+            } else {
+                fwrite(p, 1, len, fp);
+                p += len;
+            }
+            continue;
+        }
+        if (c == '\n' || c == '\r' || c == '\t')
             fputc(' ', fp);
+        else if (c < 0x20 || c == 0x7F)
+            fputs("\xEF\xBF\xBD", fp);
+        else if (c == '`' && code)
+            fputc('\'', fp); /* a backtick would end the span */
+        else if ((code && c == '|') || (!code && strchr(MD_ACTIVE, (int)c) != NULL))
+            fprintf(fp, "\\%c", (int)c);
         else
-            fputc(*p, fp);
+            fputc((int)c, fp);
+        p++;
     }
+}
+
+static void put_text(FILE *fp, const char *s)
+{
+    put_text_as(fp, s, 0);
 }
 
 /* A fact's value: a status in bold, an empty value as an em dash. */
@@ -122,10 +153,10 @@ static void write_title(const struct eb_run_result *r, const struct eb_fact_list
     for (size_t i = eb_report_facts_next(l, 0, EB_FACT_SECTION_RUN, -1); i < l->n;
          i = eb_report_facts_next(l, i + 1, EB_FACT_SECTION_RUN, -1)) {
         const struct eb_fact *f = &l->items[i];
-        const char *tick = (f->flags & EB_FACT_FLAG_CODE) ? "`" : "";
-        fprintf(fp, "%s%s %s", first ? "" : " · ", f->label, tick);
-        put_text(fp, f->value);
-        fputs(tick, fp);
+        const int code = (f->flags & EB_FACT_FLAG_CODE) != 0;
+        fprintf(fp, "%s%s %s", first ? "" : " · ", f->label, code ? "`" : "");
+        put_text_as(fp, f->value, code);
+        fputs(code ? "`" : "", fp);
         first = 0;
     }
     fputs("\n\n", fp);

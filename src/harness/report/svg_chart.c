@@ -41,8 +41,7 @@ const char *eb_svg_palette(size_t i)
 
 /* ------------------------------------------------------------------------------------ text */
 
-/* Length of the valid UTF-8 sequence at p (2..4), or 0 when it is not one. */
-static size_t utf8_seq_len(const unsigned char *p)
+size_t eb_svg_utf8_seq_len(const unsigned char *p)
 {
     unsigned c = p[0];
     size_t len;
@@ -98,7 +97,7 @@ static void put_escaped_n(FILE *fp, const char *s, size_t max_chars)
             p++;
             continue;
         }
-        size_t len = utf8_seq_len(p);
+        size_t len = eb_svg_utf8_seq_len(p);
         if (len == 0) {
             fputs("\xEF\xBF\xBD", fp); /* U+FFFD REPLACEMENT CHARACTER */
             p++;
