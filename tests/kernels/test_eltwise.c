@@ -270,6 +270,58 @@ EB_TEST(eltwise_softmax)
     cfg_fini(&c);
 }
 
+/*
+ * Softmax over axes longer than the 16384 elements of one column block (issue 19: the block
+ * width rounded to 0 columns and the split divided by it, SIGFPE), with 1, 2 and 3 columns:
+ * against a softmax computed in double, so the check does not lean on the float reference.
+ */
+EB_TEST(eltwise_softmax_long_axis)
+{
+    struct cfg c;
+    struct rng r = {19};
+    cfg_init(&c);
+    const int64_t axes[] = {16383, 16384, 16385, 24576, 40001};
+    for (size_t ai = 0; ai < sizeof(axes) / sizeof(axes[0]); ai++) {
+        for (int64_t in = 1; in <= 3; in++) {
+            const int64_t o = ai % 2 == 0 ? 1 : 2, a = axes[ai], n = o * a * in;
+            float *x = gbuf((size_t)n * 4), *got = gbuf((size_t)n * 4);
+            double *want = malloc((size_t)n * sizeof(double));
+            ASSERT_TRUE(want != NULL);
+            fill_f(&r, x, n, -8.0f, 8.0f);
+            for (int64_t k = 0; k < o * in; k++) {
+                const int64_t base = k / in * a * in + k % in;
+                double m = -INFINITY, sum = 0.0;
+                for (int64_t j = 0; j < a; j++)
+                    m = fmax(m, (double)x[base + j * in]);
+                for (int64_t j = 0; j < a; j++)
+                    sum += exp((double)x[base + j * in] - m);
+                for (int64_t j = 0; j < a; j++)
+                    want[base + j * in] = exp((double)x[base + j * in] - m) / sum;
+            }
+            for (int i = 0; i < c.n; i++) {
+                memset(got, 0x5A, (size_t)n * 4);
+                eb_cpu_softmax_f32(&c.ex[i], o, a, in, x, got);
+                gcheck(got, (size_t)n * 4, c.names[i]);
+                double total = 0.0;
+                for (int64_t e = 0; e < n; e++) {
+                    total += got[e];
+                    if (!(fabs(got[e] - want[e]) <= 1e-4 * want[e] + 1e-12))
+                        EB_FAIL("%s: [%lld, %lld, %lld] element %lld: %.9g vs %.9g", c.names[i],
+                                (long long)o, (long long)a, (long long)in, (long long)e,
+                                (double)got[e], want[e]);
+                }
+                if (fabs(total - (double)(o * in)) > 1e-3 * (double)(o * in))
+                    EB_FAIL("%s: [%lld, %lld, %lld]: the rows sum to %g, not %lld", c.names[i],
+                            (long long)o, (long long)a, (long long)in, total, (long long)(o * in));
+            }
+            gfree(x);
+            gfree(got);
+            free(want);
+        }
+    }
+    cfg_fini(&c);
+}
+
 /* ---- MaxPool ------------------------------------------------------------------------------ */
 
 /* One MaxPool geometry: kernel, stride and dilation (h, w), pads (top, left, bottom, right). */

@@ -29,6 +29,7 @@
 #include "engine/onnx/onnx_wire.h"
 #include "engine/plan/memplan.h"
 #include "model/model.h"
+#include "onnx_build.h"
 
 static double now_s(void)
 {
@@ -59,7 +60,8 @@ static float *random_image(int imgsz)
     return x;
 }
 
-static struct eb_backend *ort_open(void)
+/* ONNX Runtime on the CPU, or NULL with the reason in `why` when it is not available. */
+static struct eb_backend *ort_try_open(char *why, size_t why_len)
 {
     const struct eb_backend_ops *ops = eb_backend_find("ort");
     struct eb_backend_config cfg = {
@@ -67,10 +69,23 @@ static struct eb_backend *ort_open(void)
     struct eb_backend_probe probe;
     struct eb_backend *be = NULL;
     struct eb_diag d = {0};
-    if (ops == NULL || ops->probe(&cfg, &probe, &d) != EB_OK || !probe.available)
-        EB_SKIP("ONNX Runtime not available (%s); run scripts/setup.sh", d.msg);
-    if (eb_backend_create(ops, &cfg, &be, &d) != EB_OK)
-        EB_SKIP("ONNX Runtime backend cannot be created: %s", d.msg);
+    if (ops == NULL || ops->probe(&cfg, &probe, &d) != EB_OK || !probe.available) {
+        snprintf(why, why_len, "ONNX Runtime not available (%s); run scripts/setup.sh", d.msg);
+        return NULL;
+    }
+    if (eb_backend_create(ops, &cfg, &be, &d) != EB_OK) {
+        snprintf(why, why_len, "ONNX Runtime backend cannot be created: %s", d.msg);
+        return NULL;
+    }
+    return be;
+}
+
+static struct eb_backend *ort_open(void)
+{
+    char why[640];
+    struct eb_backend *be = ort_try_open(why, sizeof(why));
+    if (be == NULL)
+        EB_SKIP("%s", why);
     return be;
 }
 
@@ -431,34 +446,93 @@ EB_TEST(mem_plan_below_naive_and_cap)
     free(bytes);
 }
 
-/* ---- tiny hand-built models ------------------------------------------------------------------ */
-
-static void put_value_info(struct eb_pb_buf *g, uint32_t field, const char *name, int rank,
-                           const int64_t *dims)
+/*
+ * hostile/softmax128_axis24576_inner2.onnx (issue 19), a valid model: images [1,3,128,128] →
+ * Reshape [1,24576,2] → Softmax(axis 1) → Reshape [1,6,8192]. The native CPU Softmax divided
+ * by zero on it (SIGFPE). Its output must be the softmax of each of the two columns, computed
+ * here in double, with 1 and 3 threads, and match ONNX Runtime where that is installed.
+ */
+EB_TEST(hostile_softmax_long_axis_matches_reference)
 {
-    struct eb_pb_buf vi, tp, tt, sh;
-    eb_pb_buf_init(&vi);
-    eb_pb_buf_init(&tp);
-    eb_pb_buf_init(&tt);
-    eb_pb_buf_init(&sh);
-    for (int i = 0; i < rank; i++) {
-        struct eb_pb_buf dim;
-        eb_pb_buf_init(&dim);
-        eb_pb_put_varint(&dim, 1, dims[i]);
-        eb_pb_put_msg(&sh, 1, &dim);
-        eb_pb_buf_fini(&dim);
+    const char *dir = eb_test_shared_data();
+    char path[1024];
+    size_t len;
+    if (dir == NULL)
+        EB_SKIP("shared data folder absent");
+    snprintf(path, sizeof(path), "%s/hostile/softmax128_axis24576_inner2.onnx", dir);
+    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
+    if (bytes == NULL)
+        EB_SKIP("%s is absent", path);
+    const int64_t axis = 24576, inner = 2, n = axis * inner;
+    float *x = malloc((size_t)n * sizeof(float));
+    double *want = malloc((size_t)n * sizeof(double));
+    ASSERT_TRUE(x != NULL && want != NULL);
+    uint32_t r = 19u;
+    for (int64_t i = 0; i < n; i++) {
+        r = r * 1664525u + 1013904223u;
+        x[i] = -8.0f + 16.0f * (float)(r >> 8) / 16777216.0f;
     }
-    eb_pb_put_varint(&tt, 1, 1); /* float */
-    eb_pb_put_msg(&tt, 2, &sh);
-    eb_pb_put_msg(&tp, 1, &tt);
-    eb_pb_put_str(&vi, 1, name);
-    eb_pb_put_msg(&vi, 2, &tp);
-    eb_pb_put_msg(g, field, &vi);
-    eb_pb_buf_fini(&vi);
-    eb_pb_buf_fini(&tp);
-    eb_pb_buf_fini(&tt);
-    eb_pb_buf_fini(&sh);
+    for (int64_t c = 0; c < inner; c++) {
+        double m = -INFINITY, sum = 0.0;
+        for (int64_t a = 0; a < axis; a++)
+            m = fmax(m, (double)x[a * inner + c]);
+        for (int64_t a = 0; a < axis; a++)
+            sum += exp((double)x[a * inner + c] - m);
+        for (int64_t a = 0; a < axis; a++)
+            want[a * inner + c] = exp((double)x[a * inner + c] - m) / sum;
+    }
+    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 4, .shape = {1, 3, 128, 128}, .data = x};
+    struct eb_diag d = {0};
+    float *native = malloc((size_t)n * sizeof(float));
+    ASSERT_TRUE(native != NULL);
+    for (int threads = 1; threads <= 3; threads += 2) {
+        struct eb_engine_options opt;
+        eb_engine_options_default(&opt);
+        opt.imgsz = 128;
+        opt.threads = threads;
+        struct eb_engine *e = NULL;
+        struct eb_tensor out[1];
+        ASSERT_OK(eb_engine_load(bytes, len, path, &opt, &e, &d));
+        ASSERT_OK(eb_engine_run(e, &in, 1, out, 1, &d));
+        ASSERT_EQ_INT(out[0].rank, 3);
+        ASSERT_EQ_INT(out[0].shape[1], 6);
+        ASSERT_EQ_INT(out[0].shape[2], 8192);
+        const float *y = out[0].data;
+        for (int64_t i = 0; i < n; i++)
+            if (!(fabs((double)y[i] - want[i]) <= 1e-4 * want[i] + 1e-12))
+                EB_FAIL("%d threads: element %lld: %.9g, reference %.9g", threads, (long long)i,
+                        (double)y[i], want[i]);
+        memcpy(native, y, (size_t)n * sizeof(float));
+        eb_engine_destroy(e);
+    }
+    char why[640];
+    struct eb_backend *be = ort_try_open(why, sizeof(why));
+    if (be == NULL) {
+        printf("native matches the reference; ONNX Runtime comparison skipped: %s\n", why);
+    } else {
+        struct eb_model_spec spec = {.path = path, .bytes = bytes, .n_bytes = len, .imgsz = 128};
+        struct eb_model_info info;
+        struct eb_tensor out[EB_BACKEND_MAX_IO];
+        struct eb_infer_timing t;
+        ASSERT_OK(eb_backend_load(be, &spec, &info, &d));
+        ASSERT_OK(eb_backend_infer(be, &in, 1, out, info.n_outputs, &t, &d));
+        const float *o = out[0].data;
+        double max_rel = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            const double rel = fabs((double)native[i] - (double)o[i]) / (double)o[i];
+            max_rel = rel > max_rel ? rel : max_rel;
+        }
+        printf("native vs ONNX Runtime: max relative difference %.3g\n", max_rel);
+        ASSERT_TRUE(max_rel <= 1e-4);
+        eb_backend_destroy(be);
+    }
+    free(native);
+    free(want);
+    free(x);
+    free(bytes);
 }
+
+/* ---- tiny hand-built models ------------------------------------------------------------------ */
 
 /* x[1,4] → <op_type>(x) → y, with one optional string attribute; opset 17. */
 static uint8_t *tiny_model(const char *op_type, const char *attr, const char *value, size_t *len)
@@ -482,8 +556,8 @@ static uint8_t *tiny_model(const char *op_type, const char *attr, const char *va
     }
     eb_pb_put_msg(&g, 1, &n);
     eb_pb_put_str(&g, 2, "tiny");
-    put_value_info(&g, 11, "x", 2, dims);
-    put_value_info(&g, 12, "y", 2, dims);
+    eb_test_put_value_info(&g, 11, "x", 1, 2, dims);
+    eb_test_put_value_info(&g, 12, "y", 1, 2, dims);
     eb_pb_put_varint(&os, 2, 17);
     eb_pb_put_varint(&m, 1, 8);
     eb_pb_put_msg(&m, 7, &g);

@@ -223,8 +223,12 @@ void eb_cpu_softmax_f32(const struct eb_cpu_exec *cpu, int64_t outer, int64_t ax
         return;
     }
     struct softmax_ctx c = {.axis = axis, .inner = inner, .x = x, .y = y};
-    /* Blocks of columns (multiples of 8) of about TASK_ELEMS / 4 elements each. */
+    /*
+     * Blocks of columns (multiples of 8) of about TASK_ELEMS / 4 elements each, at least 8
+     * columns: an axis longer than TASK_ELEMS / 4 would otherwise round the width to 0.
+     */
     c.cols = inner == 1 ? 1 : ((TASK_ELEMS / 4 / axis + 7) & ~(int64_t)7);
+    c.cols = c.cols < 8 && inner > 1 ? 8 : c.cols;
     c.cols = c.cols > inner ? inner : c.cols;
     c.blocks = (inner + c.cols - 1) / c.cols;
     c.units = outer * c.blocks;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/ir/checked.h"
 #include "engine/ir/graph.h"
 #include "engine/ops/op.h"
 
@@ -63,34 +64,62 @@ static enum eb_status add_value(struct eb_graph *g, const char *name, int *id_ou
     return EB_OK;
 }
 
+enum eb_ir_shape_fault eb_ir_shape_check(enum eb_dtype dt, int rank, const int64_t *shape,
+                                         int64_t *numel_out, int *dim_out)
+{
+    const int64_t es = eb_dtype_size(dt) > 0 ? (int64_t)eb_dtype_size(dt) : 1;
+    int64_t extent = 1;
+    int empty = 0;
+    *numel_out = 0;
+    *dim_out = -1;
+    if (rank < 0 || rank > EB_MAX_RANK)
+        return EB_IR_SHAPE_RANK;
+    for (int i = 0; i < rank; i++) {
+        *dim_out = i;
+        if (shape[i] < 0)
+            return EB_IR_SHAPE_NEGATIVE;
+        if (shape[i] == 0) {
+            empty = 1;
+            continue;
+        }
+        /* The extent skips zeros, so that an empty value cannot carry dims whose products
+         * (strides, outer sizes) overflow: every product of a value's dims fits int64. */
+        if (eb_checked_mul(extent, shape[i], &extent) ||
+            (uint64_t)extent > EB_IR_MAX_TENSOR_BYTES / (uint64_t)es)
+            return EB_IR_SHAPE_TOO_LARGE;
+    }
+    *dim_out = -1;
+    *numel_out = empty ? 0 : extent;
+    return EB_IR_SHAPE_OK;
+}
+
 enum eb_status eb_ir_value_set(struct eb_graph *g, struct eb_ir_value *v, enum eb_dtype dt,
                                int rank, const int64_t *shape, struct eb_diag *diag)
 {
-    uint64_t numel = 1, es = eb_dtype_size(dt);
-    if (rank < 0 || rank > EB_MAX_RANK)
+    int64_t numel;
+    int dim;
+    switch (eb_ir_shape_check(dt, rank, shape, &numel, &dim)) {
+    case EB_IR_SHAPE_OK: break;
+    case EB_IR_SHAPE_RANK:
         return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
                             "failed to load model %s: value '%s' has rank %d (at most %d)", g->what,
                             v->name, rank, EB_MAX_RANK);
-    for (int i = 0; i < rank; i++) {
-        if (shape[i] < 0)
-            return eb_diag_fail(diag, EB_ERR_FORMAT,
-                                "failed to load model %s: value '%s' has dimension %lld", g->what,
-                                v->name, (long long)shape[i]);
-        if (shape[i] > 0 && numel > EB_IR_MAX_TENSOR_BYTES / (uint64_t)shape[i])
-            numel = EB_IR_MAX_TENSOR_BYTES + 1;
-        else
-            numel *= (uint64_t)shape[i];
-    }
-    if (numel * es > EB_IR_MAX_TENSOR_BYTES)
+    case EB_IR_SHAPE_NEGATIVE:
+        return eb_diag_fail(diag, EB_ERR_FORMAT,
+                            "failed to load model %s: value '%s' has dimension %lld", g->what,
+                            v->name, (long long)shape[dim]);
+    case EB_IR_SHAPE_TOO_LARGE:
         return eb_diag_fail(diag, EB_ERR_LIMIT,
-                            "failed to load model %s: value '%s' would need more than %llu bytes",
+                            "failed to load model %s: value '%s' would need more than %llu bytes "
+                            "(zero dimensions not counted)",
                             g->what, v->name, (unsigned long long)EB_IR_MAX_TENSOR_BYTES);
+    }
     v->dtype = dt;
     v->rank = rank;
     for (int i = 0; i < EB_MAX_RANK; i++)
         v->shape[i] = i < rank ? shape[i] : 0;
-    v->numel = (int64_t)numel;
-    v->nbytes = (size_t)(numel * es);
+    v->numel = numel;
+    v->nbytes = (size_t)numel * eb_dtype_size(dt);
     v->shape_known = 1;
     return EB_OK;
 }
@@ -357,6 +386,12 @@ static enum eb_status import_node(struct eb_graph *g, const struct eb_onnx_model
     n->n_out = (int)on->n_outputs;
     for (size_t i = 0; i < nin; i++) {
         if (on->inputs[i][0] == '\0') {
+            /* The one rule for omitted inputs: only those the op's row declares optional. */
+            if (!eb_op_input_optional(n->op, (int)i))
+                return eb_diag_fail(diag, EB_ERR_FORMAT,
+                                    "model %s node %zu (%s): op %s (opset %lld): input %zu is "
+                                    "required but its name is empty",
+                                    g->what, idx, on->name, on->op_type, (long long)g->opset, i);
             n->in[i] = -1;
             continue;
         }

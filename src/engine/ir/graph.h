@@ -177,9 +177,27 @@ EB_NODISCARD enum eb_status eb_ir_tensor_decode(const struct eb_onnx_tensor *t,
 /** Engine dtype of an ONNX dtype; EB_DTYPE_UNKNOWN for those the engine does not hold. */
 enum eb_dtype eb_ir_dtype_from_onnx(int32_t onnx_dtype);
 
+/** Why eb_ir_shape_check refuses a shape. */
+enum eb_ir_shape_fault {
+    EB_IR_SHAPE_OK,
+    EB_IR_SHAPE_RANK,     /* rank outside [0, EB_MAX_RANK] */
+    EB_IR_SHAPE_NEGATIVE, /* dimension *dim_out is negative */
+    EB_IR_SHAPE_TOO_LARGE /* the extent times the element size exceeds EB_IR_MAX_TENSOR_BYTES */
+};
+
 /**
- * Sets a value's dtype and shape (copied), checking dims ≥ 0 and the byte size against
- * EB_IR_MAX_TENSOR_BYTES. EB_ERR_LIMIT on overflow (message names the value).
+ * Checks a shape for a value of type `dt`: the rank, every dim ≥ 0, and the extent (the dims
+ * multiplied, zeros skipped) times the element size within EB_IR_MAX_TENSOR_BYTES. Skipping
+ * zeros keeps an empty value from carrying huge dims, so any product of one value's dims (outer
+ * and inner sizes, strides, byte counts) fits int64. On EB_IR_SHAPE_OK *numel_out is the element
+ * count; otherwise *dim_out is the offending dim (-1 for the rank).
+ */
+enum eb_ir_shape_fault eb_ir_shape_check(enum eb_dtype dt, int rank, const int64_t *shape,
+                                         int64_t *numel_out, int *dim_out);
+
+/**
+ * Sets a value's dtype and shape (copied) after eb_ir_shape_check. EB_ERR_UNSUPPORTED for the
+ * rank, EB_ERR_FORMAT for a negative dim, EB_ERR_LIMIT for the size (message names the value).
  */
 EB_NODISCARD enum eb_status eb_ir_value_set(struct eb_graph *g, struct eb_ir_value *v,
                                             enum eb_dtype dt, int rank, const int64_t *shape,

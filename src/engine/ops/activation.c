@@ -119,6 +119,7 @@ static int describe_unary(const struct eb_graph *g, const struct eb_ir_node *n,
         .since_opset = since,                                                                      \
         .min_inputs = 1,                                                                           \
         .max_inputs = max_in,                                                                      \
+        .optional_inputs = EB_OP_OPTIONAL(1) | EB_OP_OPTIONAL(2),                                  \
         .min_outputs = 1,                                                                          \
         .max_outputs = 1,                                                                          \
         .check = check_unary,                                                                      \

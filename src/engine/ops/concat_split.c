@@ -42,8 +42,6 @@ static enum eb_status infer_concat(struct eb_op_ctx *ctx)
     const struct eb_ir_value *a = eb_op_in(ctx->g, ctx->n, 0);
     int axis;
     enum eb_status st;
-    if (a == NULL)
-        return eb_op_fail(ctx, EB_ERR_FORMAT, "input 0 is missing");
     if ((st = eb_op_axis(ctx, p->axis, a->rank, &axis)) != EB_OK)
         return st;
     int64_t shape[EB_MAX_RANK];
@@ -51,12 +49,14 @@ static enum eb_status infer_concat(struct eb_op_ctx *ctx)
     shape[axis] = 0;
     for (int i = 0; i < ctx->n->n_in; i++) {
         const struct eb_ir_value *v = eb_op_in(ctx->g, ctx->n, i);
-        if (v == NULL || v->dtype != a->dtype || v->rank != a->rank)
+        if (v->dtype != a->dtype || v->rank != a->rank)
             return eb_op_fail(ctx, EB_ERR_FORMAT, "input %d differs in type or rank", i);
         for (int d = 0; d < a->rank; d++)
             if (d != axis && v->shape[d] != a->shape[d])
                 return eb_op_fail(ctx, EB_ERR_FORMAT, "input %d differs in dimension %d", i, d);
-        shape[axis] += v->shape[axis];
+        if (eb_checked_add(shape[axis], v->shape[axis], &shape[axis]))
+            return eb_op_fail(ctx, EB_ERR_FORMAT, "the inputs' sizes along axis %d overflow int64",
+                              axis);
     }
     return eb_op_set_out(ctx, 0, a->dtype, a->rank, shape);
 }
@@ -153,7 +153,10 @@ static enum eb_status infer_split(struct eb_op_ctx *ctx)
     for (int i = 0; i < n_out; i++) {
         if (p->split[i] < 0)
             return eb_op_fail(ctx, EB_ERR_FORMAT, "split size %lld", (long long)p->split[i]);
-        sum += p->split[i];
+        if (eb_checked_add(sum, p->split[i], &sum))
+            return eb_op_fail(ctx, EB_ERR_FORMAT,
+                              "split sizes overflow int64 at output %d (dimension %lld)", i,
+                              (long long)dim);
     }
     if (sum != dim)
         return eb_op_fail(ctx, EB_ERR_FORMAT, "split sizes add up to %lld, not %lld",
@@ -195,6 +198,7 @@ const struct eb_op_def eb_op_split = {
     .since_opset = 2,
     .min_inputs = 1,
     .max_inputs = 2,
+    .optional_inputs = EB_OP_OPTIONAL(1),
     .min_outputs = 1,
     .max_outputs = 64,
     .check = check_axis,

@@ -93,7 +93,7 @@ enum eb_status eb_op__conv_geometry(struct eb_op_ctx *ctx, const struct eb_ir_va
     if (x->rank != 4 || w->rank != 4)
         return eb_op_unsupported(ctx, "a %d-D input (only 2-D convolutions)", x->rank - 2);
     if (p->group < 1 || x->shape[1] % p->group != 0 || w->shape[0] % p->group != 0 ||
-        w->shape[1] * p->group != x->shape[1])
+        x->shape[1] / p->group != w->shape[1])
         return eb_op_fail(ctx, EB_ERR_FORMAT, "group %lld does not match channels %lld/%lld",
                           (long long)p->group, (long long)x->shape[1], (long long)w->shape[0]);
     if (p->have_kernel && (p->kernel[0] != w->shape[2] || p->kernel[1] != w->shape[3]))
@@ -266,6 +266,7 @@ const struct eb_op_def eb_op_conv = {
     .since_opset = 1,
     .min_inputs = 2,
     .max_inputs = 3,
+    .optional_inputs = EB_OP_OPTIONAL(2),
     .min_outputs = 1,
     .max_outputs = 1,
     .check = eb_op__conv_check,

@@ -17,8 +17,6 @@ static enum eb_status infer_binary(struct eb_op_ctx *ctx)
     const struct eb_ir_value *a = eb_op_in(ctx->g, ctx->n, 0), *b = eb_op_in(ctx->g, ctx->n, 1);
     int64_t shape[EB_MAX_RANK];
     int rank;
-    if (a == NULL || b == NULL)
-        return eb_op_fail(ctx, EB_ERR_FORMAT, "an input is missing");
     if (a->dtype != b->dtype)
         return eb_op_fail(ctx, EB_ERR_FORMAT, "inputs of types %s and %s", eb_dtype_name(a->dtype),
                           eb_dtype_name(b->dtype));

@@ -100,6 +100,7 @@ const struct eb_op_def eb_op_gemm = {
     .since_opset = 7,
     .min_inputs = 2,
     .max_inputs = 3,
+    .optional_inputs = EB_OP_OPTIONAL(2),
     .min_outputs = 1,
     .max_outputs = 1,
     .check = check_gemm,

@@ -46,8 +46,6 @@ static enum eb_status infer_matmul_integer(struct eb_op_ctx *ctx)
 {
     const struct eb_ir_value *a = eb_op_in(ctx->g, ctx->n, 0), *b = eb_op_in(ctx->g, ctx->n, 1);
     enum eb_status st;
-    if (a == NULL || b == NULL)
-        return eb_op_fail(ctx, EB_ERR_FORMAT, "input A or B is missing");
     if (!is_x8(a->dtype) || !is_x8(b->dtype))
         return eb_op_unsupported(ctx, "inputs of type %s and %s", eb_dtype_name(a->dtype),
                                  eb_dtype_name(b->dtype));
@@ -127,6 +125,7 @@ const struct eb_op_def eb_op_matmul_integer = {
     .since_opset = 10,
     .min_inputs = 2,
     .max_inputs = 4,
+    .optional_inputs = EB_OP_OPTIONAL(2) | EB_OP_OPTIONAL(3),
     .min_outputs = 1,
     .max_outputs = 1,
     .check = check_none,

@@ -12,6 +12,7 @@
 
 #include "engine/cpu/cpu.h"
 #include "engine/cpu/ref/ref.h"
+#include "engine/ir/checked.h"
 #include "engine/ir/graph.h"
 #include "engine/ops/op_desc.h"
 
@@ -43,6 +44,13 @@ struct eb_op_def {
     const char *onnx_name; /* op_type in the default domain */
     int since_opset;       /* oldest opset whose semantics the op implements */
     int min_inputs, max_inputs, min_outputs, max_outputs;
+    /**
+     * Inputs a node may omit (an empty name), as EB_OP_OPTIONAL(i) bits; every other input
+     * that a node lists is required, and import refuses a node that leaves one empty, naming
+     * node, op and input index (eb_op_input_optional). So infer_shape and exec may read every
+     * required input without a NULL check; only optional ones can be NULL (eb_op_in).
+     */
+    uint32_t optional_inputs;
     /** Optional; 1 when outputs depend on input shapes only (Shape): always folded at load. */
     int shape_only;
     /** Required. Parses attributes into n->params (arena); rejects unsupported values. */
@@ -66,12 +74,18 @@ struct eb_op_def {
     void (*exec)(const struct eb_exec *x);
 };
 
+/** eb_op_def.optional_inputs bit of input `i` (0..31; inputs from 32 on are never optional). */
+#define EB_OP_OPTIONAL(i) (UINT32_C(1) << (i))
+
 #define EB_OP(name, sym) extern const struct eb_op_def eb_op_##sym;
 #include "engine/ops/ops.def"
 #undef EB_OP
 
 /** The definition of `op_type` (default domain), NULL when the engine has none. */
 const struct eb_op_def *eb_op_find(const char *op_type);
+
+/** Whether a node of `op` may omit input `i` (leave its name empty). */
+int eb_op_input_optional(const struct eb_op_def *op, int i);
 
 /**
  * Records "model X node N (name): op T (opset V): <msg>" with status `st` and returns it.

@@ -22,6 +22,11 @@ const struct eb_op_def *eb_op_find(const char *op_type)
     return NULL;
 }
 
+int eb_op_input_optional(const struct eb_op_def *op, int i)
+{
+    return i >= 0 && i < 32 && (op->optional_inputs & EB_OP_OPTIONAL(i)) != 0;
+}
+
 static enum eb_status vfail(const struct eb_op_ctx *ctx, enum eb_status st, unsigned advice,
                             const char *suffix, const char *fmt, va_list ap)
 {
@@ -119,7 +124,25 @@ enum eb_status eb_op_const_ints(const struct eb_op_ctx *ctx, int i, int64_t *out
 enum eb_status eb_op_set_out(const struct eb_op_ctx *ctx, int i, enum eb_dtype dt, int rank,
                              const int64_t *shape)
 {
-    return eb_ir_value_set(ctx->g, eb_op_out(ctx->g, ctx->n, i), dt, rank, shape, ctx->diag);
+    struct eb_ir_value *y = eb_op_out(ctx->g, ctx->n, i);
+    int64_t numel;
+    int dim;
+    /* The same checks as eb_ir_value_set, reported with the node and op. */
+    switch (eb_ir_shape_check(dt, rank, shape, &numel, &dim)) {
+    case EB_IR_SHAPE_OK: break;
+    case EB_IR_SHAPE_RANK:
+        return eb_op_unsupported(ctx, "output %d ('%s') of rank %d (at most %d)", i, y->name, rank,
+                                 EB_MAX_RANK);
+    case EB_IR_SHAPE_NEGATIVE:
+        return eb_op_fail(ctx, EB_ERR_FORMAT, "output %d ('%s') would have dimension %d of %lld", i,
+                          y->name, dim, (long long)shape[dim]);
+    case EB_IR_SHAPE_TOO_LARGE:
+        return eb_op_fail(ctx, EB_ERR_LIMIT,
+                          "output %d ('%s') would need more than %llu bytes (zero dimensions "
+                          "not counted)",
+                          i, y->name, (unsigned long long)EB_IR_MAX_TENSOR_BYTES);
+    }
+    return eb_ir_value_set(ctx->g, y, dt, rank, shape, ctx->diag);
 }
 
 enum eb_status eb_op_axis(const struct eb_op_ctx *ctx, int64_t axis, int rank, int *axis_out)
@@ -134,8 +157,7 @@ enum eb_status eb_op_axis(const struct eb_op_ctx *ctx, int64_t axis, int rank, i
 enum eb_status eb_op_want_dtype(const struct eb_op_ctx *ctx, int i, enum eb_dtype dt)
 {
     const struct eb_ir_value *v = eb_op_in(ctx->g, ctx->n, i);
-    if (v == NULL)
-        return eb_op_fail(ctx, EB_ERR_FORMAT, "input %d is missing", i);
+    EB_ASSERT(v != NULL); /* callers pass required inputs, or optional ones they found present */
     if (v->dtype != dt)
         return eb_op_unsupported(ctx, "input %d of type %s", i, eb_dtype_name(v->dtype));
     return EB_OK;

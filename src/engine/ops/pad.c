@@ -110,6 +110,7 @@ const struct eb_op_def eb_op_pad = {
     .since_opset = 2,
     .min_inputs = 1,
     .max_inputs = 4,
+    .optional_inputs = EB_OP_OPTIONAL(2) | EB_OP_OPTIONAL(3),
     .min_outputs = 1,
     .max_outputs = 1,
     .check = check_pad,

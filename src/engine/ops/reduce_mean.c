@@ -78,6 +78,7 @@ const struct eb_op_def eb_op_reduce_mean = {
     .since_opset = 1,
     .min_inputs = 1,
     .max_inputs = 2,
+    .optional_inputs = EB_OP_OPTIONAL(1),
     .min_outputs = 1,
     .max_outputs = 1,
     .check = check_reduce_mean,

@@ -55,15 +55,14 @@ static enum eb_status infer_reshape(struct eb_op_ctx *ctx)
         }
         if (shape[i] < 0)
             return eb_op_fail(ctx, EB_ERR_FORMAT, "dimension %lld", (long long)shape[i]);
-        if (shape[i] > 0 && known > x->numel / shape[i] + 1)
-            return eb_op_fail(ctx, EB_ERR_FORMAT, "the shape does not fit the input");
-        known *= shape[i];
+        if (eb_checked_mul(known, shape[i], &known))
+            return eb_op_fail(ctx, EB_ERR_FORMAT, "the shape's dimensions overflow int64");
     }
     if (infer >= 0) {
         if (known == 0 || x->numel % known != 0)
             return eb_op_fail(ctx, EB_ERR_FORMAT, "cannot infer the -1 dimension");
         shape[infer] = x->numel / known;
-        known *= shape[infer];
+        known = x->numel;
     }
     if (known != x->numel)
         return eb_op_fail(ctx, EB_ERR_FORMAT, "%lld elements do not reshape into %lld",
@@ -123,6 +122,7 @@ const struct eb_op_def eb_op_unsqueeze = {
     .since_opset = 1,
     .min_inputs = 1,
     .max_inputs = 2,
+    .optional_inputs = EB_OP_OPTIONAL(1),
     .min_outputs = 1,
     .max_outputs = 1,
     .check = check_none,
@@ -160,6 +160,7 @@ const struct eb_op_def eb_op_squeeze = {
     .since_opset = 1,
     .min_inputs = 1,
     .max_inputs = 2,
+    .optional_inputs = EB_OP_OPTIONAL(1),
     .min_outputs = 1,
     .max_outputs = 1,
     .check = check_none,
@@ -197,7 +198,8 @@ static enum eb_status infer_flatten(struct eb_op_ctx *ctx)
         return st;
     int64_t shape[2] = {1, 1};
     for (int d = 0; d < x->rank; d++)
-        shape[d < a ? 0 : 1] *= x->shape[d];
+        if (eb_checked_mul(shape[d < a ? 0 : 1], x->shape[d], &shape[d < a ? 0 : 1]))
+            return eb_op_fail(ctx, EB_ERR_FORMAT, "the flattened dimensions overflow int64");
     return eb_op_set_out(ctx, 0, x->dtype, 2, shape);
 }
 

@@ -61,14 +61,15 @@ static enum eb_status infer_slice(struct eb_op_ctx *ctx)
         if (step > 0) {
             s = s < 0 ? 0 : (s > dim ? dim : s);
             e = e < 0 ? 0 : (e > dim ? dim : e);
-            shape[axis] = e > s ? (e - s + step - 1) / step : 0;
+            shape[axis] = e > s ? 1 + (e - s - 1) / step : 0; /* ceil, without overflow */
         } else {
             s = s < 0 ? -1 : (s > dim - 1 ? dim - 1 : s);
             e = e < -1 ? -1 : (e > dim - 1 ? dim - 1 : e);
-            shape[axis] = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+            shape[axis] = s > e ? 1 - (s - e - 1) / step : 0; /* ceil by -step, never negated */
         }
         p->start[axis] = s < 0 ? 0 : s;
-        p->step[axis] = step;
+        /* One element or none: any step gives it; ±1 keeps the kernels' step × stride small. */
+        p->step[axis] = shape[axis] > 1 ? step : (step > 0 ? 1 : -1);
     }
     return eb_op_set_out(ctx, 0, x->dtype, x->rank, shape);
 }
@@ -101,6 +102,7 @@ const struct eb_op_def eb_op_slice = {
     .since_opset = 1,
     .min_inputs = 1,
     .max_inputs = 5,
+    .optional_inputs = EB_OP_OPTIONAL(3) | EB_OP_OPTIONAL(4),
     .min_outputs = 1,
     .max_outputs = 1,
     .check = check_slice,
