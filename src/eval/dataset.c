@@ -275,6 +275,11 @@ enum eb_status eb_dataset__read_file(const char *path, char **buf_out, size_t *l
     }
     if (buf == NULL && (buf = malloc(1)) == NULL)
         return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to read %s: out of memory", path);
+    /* A UTF-8 byte-order mark (editors on Windows write one) is not part of the text. */
+    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
+        memmove(buf, buf + 3, len - 3);
+        len -= 3;
+    }
     buf[len] = '\0';
     *buf_out = buf;
     *len_out = len;

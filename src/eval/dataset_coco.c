@@ -76,6 +76,22 @@ static enum eb_status read_categories(struct eb_dataset *ds, const struct eb_jso
     return EB_OK;
 }
 
+/* Whether a COCO file_name points outside the folder it is joined to: absolute, or with a ".."
+ * part (images are read only from the dataset's own folders). */
+static int leaves_folder(const char *name)
+{
+    if (name[0] == '/' || name[0] == '\\')
+        return 1;
+    for (const char *p = name; *p != '\0';) {
+        const size_t n = strcspn(p, "/\\");
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            return 1;
+        p += n;
+        p += *p != '\0';
+    }
+    return 0;
+}
+
 /* The first of dirs/file_name that is a file, into out; 0 when none. */
 static int find_image(const char *file_name, const char *const *dirs, size_t n_dirs, char *out,
                       size_t size)
@@ -110,6 +126,12 @@ static enum eb_status read_images(struct eb_dataset *ds, const struct eb_json_va
                                 "failed to read %s: images[%zu] needs an integer \"id\" and a "
                                 "\"file_name\"; fix the file",
                                 path, i);
+        if (leaves_folder(fn->str))
+            return eb_diag_fail(diag, EB_ERR_FORMAT,
+                                "failed to read %s: images[%zu] file_name \"%s\" leaves the "
+                                "dataset's image folder (an absolute path or a .. part); fix the "
+                                "file",
+                                path, i, fn->str);
         if (!find_image(fn->str, dirs, n_dirs, file, sizeof(file))) {
             ds->images_missing++;
             if (first_missing == NULL)

@@ -45,7 +45,8 @@ EB_NODISCARD enum eb_status eb_dataset__list(const char *dir, int (*keep)(const 
                                              struct eb_diag *diag);
 void eb_dataset__names_free(char **names, size_t n);
 
-/** Reads a whole file into a NUL-terminated malloc'd buffer. EB_ERR_IO naming the file. */
+/** Reads a whole file into a NUL-terminated malloc'd buffer, without a leading UTF-8 byte-order
+ * mark. EB_ERR_IO naming the file. */
 EB_NODISCARD enum eb_status eb_dataset__read_file(const char *path, char **buf_out, size_t *len_out,
                                                   struct eb_diag *diag);
 

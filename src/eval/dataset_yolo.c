@@ -2,6 +2,7 @@
  * YOLO-format splits: one image per file, one label file per image with normalised boxes.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,7 +228,7 @@ static int parse_label(const char *line, int w, int h, int64_t *cls_out, double 
         char *end = NULL;
         errno = 0;
         v[n] = strtod(p, &end);
-        if (end == p || errno == ERANGE)
+        if (end == p || errno == ERANGE || !isfinite(v[n])) /* "nan" and "inf" parse */
             return -1;
         n++;
         p = end;
@@ -290,7 +291,8 @@ static enum eb_status read_label_file(struct eb_dataset *ds, const char *label_p
         if (r < 0) {
             st = eb_diag_fail(diag, EB_ERR_FORMAT,
                               "failed to read label %s line %zu: expected `class cx cy w h` "
-                              "(normalised, class an integer >= 0) or a polygon; fix the line",
+                              "(finite numbers, normalised; class an integer >= 0) or a polygon; "
+                              "fix the line",
                               label_path, ln);
             break;
         }

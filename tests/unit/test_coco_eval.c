@@ -767,6 +767,69 @@ EB_TEST(dataset_load_errors_are_one_line)
     ASSERT_CONTAINS(diag.msg, "no label folder");
 }
 
+/* Hostile or awkward dataset text (issue 19 §12): a UTF-8 byte-order mark is not malformed; a
+ * COCO file_name that leaves the image folder, and nan/inf label coordinates, are refused
+ * naming the file (and the line). */
+EB_TEST(dataset_text_bom_traversal_and_non_finite)
+{
+    const char *root = mk_yolo();
+    char p[1200];
+    struct eb_dataset *ds = NULL;
+    struct eb_diag diag = {0};
+    /* a BOM before the first label line and before the YAML */
+    snprintf(p, sizeof(p), "%s/labels/val/b.txt", root);
+    write_text(p, "\xEF\xBB\xBF"
+                  "0 0.5 0.5 0.1 0.1\n");
+    snprintf(p, sizeof(p), "%s/data.yaml", root);
+    write_text(p, "\xEF\xBB\xBFnames:\n  0: cat\n  1: dog\n");
+    ASSERT_OK(eb_dataset_load(root, NULL, &ds, &diag));
+    ASSERT_EQ_INT(ds->n_anns, 3);
+    ASSERT_STREQ(ds->cats[0].name, "cat");
+    eb_dataset_destroy(ds);
+    /* nan and inf parse as numbers with strtod: refused, naming the file and the line */
+    const char *bad[] = {"0 nan 0.5 0.1 0.1\n", "0 0.5 0.5 inf 0.1\n", "0 0.5 0.5 0.1 -INF\n"};
+    snprintf(p, sizeof(p), "%s/labels/val/b.txt", root);
+    for (size_t i = 0; i < EB_ARRAY_LEN(bad); i++) {
+        write_text(p, bad[i]);
+        eb_diag_clear(&diag);
+        ASSERT_TRUE(eb_dataset_load(root, NULL, &ds, &diag) == EB_ERR_FORMAT);
+        ASSERT_CONTAINS(diag.msg, "b.txt line 1");
+        ASSERT_CONTAINS(diag.msg, "finite numbers");
+    }
+    /* COCO: a BOM is fine; a file_name with ../ or an absolute path is refused */
+    char dir[1100];
+    snprintf(dir, sizeof(dir), "%s/coco", eb_test_tmpdir());
+    mkdir(dir, 0755);
+    snprintf(p, sizeof(p), "%s/annotations", dir);
+    mkdir(p, 0755);
+    snprintf(p, sizeof(p), "%s/images", dir);
+    mkdir(p, 0755);
+    static const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 0, 0, 0, 13,
+                                        'I',  'H', 'D', 'R', 0,    0,    0x01, 0x40, 0, 0, 0, 0xF0};
+    snprintf(p, sizeof(p), "%s/images/a.png", dir);
+    write_bytes(p, png, sizeof(png));
+    snprintf(p, sizeof(p), "%s/annotations/instances_val.json", dir);
+    write_text(p, "\xEF\xBB\xBF{\"images\": [{\"id\": 1, \"file_name\": \"a.png\"}], "
+                  "\"annotations\": [], \"categories\": [{\"id\": 1, \"name\": \"cat\"}]}");
+    eb_diag_clear(&diag);
+    ASSERT_OK(eb_dataset_load(dir, NULL, &ds, &diag));
+    ASSERT_EQ_INT(ds->n_images, 1);
+    eb_dataset_destroy(ds);
+    const char *outside[] = {"../coco/images/a.png", "/etc/passwd", "x/../../a.png", ".."};
+    for (size_t i = 0; i < EB_ARRAY_LEN(outside); i++) {
+        char json[512];
+        snprintf(json, sizeof(json),
+                 "{\"images\": [{\"id\": 1, \"file_name\": \"%s\"}], \"annotations\": [], "
+                 "\"categories\": [{\"id\": 1, \"name\": \"cat\"}]}",
+                 outside[i]);
+        write_text(p, json);
+        eb_diag_clear(&diag);
+        ASSERT_TRUE(eb_dataset_load(dir, NULL, &ds, &diag) == EB_ERR_FORMAT);
+        ASSERT_CONTAINS(diag.msg, "leaves the dataset's image folder");
+        ASSERT_CONTAINS(diag.msg, outside[i]);
+    }
+}
+
 static const char *need_data(void)
 {
     const char *data = eb_test_shared_data();
