@@ -170,22 +170,27 @@ EB_TEST(violations_are_named_for_what_was_measured)
     struct eb_log log = {.fn = capture, .ctx = &c, .level = EB_LOG_DEBUG};
     struct eb_budget b;
     eb_budget_init(&b, 100000000ull, 0, 0);
-    ASSERT_EQ_INT(eb_budget_check(&b, 100000000ull, "rgb", 11, &log), 0); /* at the limit */
+    ASSERT_EQ_INT(eb_budget_check(&b, 100000000ull, "rgb", 11, 0, &log), 0); /* at the limit */
     ASSERT_EQ_INT(c.n_error, 0);
-    ASSERT_EQ_INT(eb_budget_check(&b, 220000000ull, "rgb", 12, &log), 1);
+    ASSERT_EQ_INT(eb_budget_check(&b, 220000000ull, "rgb", 12, 0, &log), 1);
     ASSERT_STREQ(c.last, "MEMORY LIMIT VIOLATION: process RSS 0.22 GB exceeds the limit 0.10 GB "
                          "(slot rgb, frame 12)");
     eb_budget_init(&b, 8000000000ull, 1, 7600000000ull);
-    ASSERT_EQ_INT(eb_budget_check(&b, 6700000000ull, "thermal", 412, &log), 1);
+    ASSERT_EQ_INT(eb_budget_check(&b, 6700000000ull, "thermal", 412, 0, &log), 1);
     ASSERT_STREQ(c.last, "SYSTEM MEMORY VIOLATION (unified, CPU+GPU): system memory used 6.70 GB "
                          "exceeds the limit 6.60 GB (slot thermal, frame 412)");
     b.measure = EB_BUDGET_MEASURE_DEVICE;
-    ASSERT_EQ_INT(eb_budget_check(&b, 6700000000ull, "rgb", 3, &log), 1);
+    ASSERT_EQ_INT(eb_budget_check(&b, 6700000000ull, "rgb", 3, 0, &log), 1);
     ASSERT_STREQ(c.last, "GPU MEMORY VIOLATION: device memory 6.70 GB exceeds the limit 6.60 GB "
                          "(slot rgb, frame 3)");
     ASSERT_EQ_INT(c.n_error, 3);
+    /* a slot's later violations are counted and logged, but not as errors (one console line) */
+    ASSERT_EQ_INT(eb_budget_check(&b, 6700000000ull, "rgb", 4, 1, &log), 1);
+    ASSERT_EQ_INT(c.n_error, 3);
+    ASSERT_STREQ(c.last, "GPU MEMORY VIOLATION: device memory 6.70 GB exceeds the limit 6.60 GB "
+                         "(slot rgb, frame 4)");
     /* a zeroed budget (no limit) never fires */
     struct eb_budget none;
     memset(&none, 0, sizeof(none));
-    ASSERT_EQ_INT(eb_budget_check(&none, 1ull << 40, "rgb", 0, &log), 0);
+    ASSERT_EQ_INT(eb_budget_check(&none, 1ull << 40, "rgb", 0, 0, &log), 0);
 }

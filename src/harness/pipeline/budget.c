@@ -97,7 +97,7 @@ void eb_budget_charge(struct eb_budget *b, const char *slot_name, uint64_t bytes
 }
 
 int eb_budget_check(const struct eb_budget *b, uint64_t bytes, const char *slot_name,
-                    long long frame, const struct eb_log *log)
+                    long long frame, uint64_t seen, const struct eb_log *log)
 {
     if (b->limit_bytes == 0 || bytes <= b->limit_bytes)
         return 0;
@@ -106,8 +106,9 @@ int eb_budget_check(const struct eb_budget *b, uint64_t bytes, const char *slot_
                            ? "SYSTEM MEMORY VIOLATION (unified, CPU+GPU)"
                        : b->measure == EB_BUDGET_MEASURE_DEVICE ? "GPU MEMORY VIOLATION"
                                                                 : "MEMORY LIMIT VIOLATION";
-    eb_log_msg(log, EB_LOG_ERROR, "%s: %s %.2f GB exceeds the limit %.2f GB (slot %s, frame %lld)",
-               head, eb_budget_measure_name(b->measure), (double)bytes / 1e9,
+    eb_log_msg(log, seen == 0 ? EB_LOG_ERROR : EB_LOG_DEBUG,
+               "%s: %s %.2f GB exceeds the limit %.2f GB (slot %s, frame %lld)", head,
+               eb_budget_measure_name(b->measure), (double)bytes / 1e9,
                (double)b->limit_bytes / 1e9, slot_name, frame);
     return 1;
 }

@@ -8,7 +8,7 @@
  *     cap = eb_budget_left(&b, label, sizeof(label));      (the next slot's backend cap)
  *     ... load the slot with cap ...
  *     eb_budget_charge(&b, "rgb", info.budget_bytes_used);
- *     eb_budget_check(&b, rss, "rgb", frame, log);          (per frame; 1 = violation)
+ *     eb_budget_check(&b, rss, "rgb", frame, seen, log);    (per frame; 1 = violation)
  *
  * Plain data, no allocation; one thread charges (the main thread, as slots load), every slot
  * thread may call eb_budget_check (it only reads).
@@ -99,13 +99,15 @@ void eb_budget_charge(struct eb_budget *b, const char *slot_name, uint64_t bytes
 
 /**
  * The per-frame check of the monitored figure `bytes` against the effective limit: above it,
- * logs one ERROR line naming what was measured, e.g. "MEMORY LIMIT VIOLATION: process RSS
- * 0.22 GB exceeds the limit 0.10 GB (slot rgb, frame 12)" (unified: "SYSTEM MEMORY VIOLATION
- * (unified, CPU+GPU): system memory used ..."; device memory: "GPU MEMORY VIOLATION: device
- * memory ...") and returns 1; else 0.
+ * logs one line naming what was measured, e.g. "MEMORY LIMIT VIOLATION: process RSS 0.22 GB
+ * exceeds the limit 0.10 GB (slot rgb, frame 12)" (unified: "SYSTEM MEMORY VIOLATION (unified,
+ * CPU+GPU): system memory used ..."; device memory: "GPU MEMORY VIOLATION: device memory ...")
+ * and returns 1; else 0. The slot's first violation (`seen`, its violations so far, is 0) is an
+ * ERROR (the console shows it); later ones are DEBUG (run.log keeps each; the run ends with
+ * their count), so a run over the limit prints one line per slot, not one per frame.
  */
 int eb_budget_check(const struct eb_budget *b, uint64_t bytes, const char *slot_name,
-                    long long frame, const struct eb_log *log);
+                    long long frame, uint64_t seen, const struct eb_log *log);
 
 /** What the monitor measures, for messages and reports: "process RSS", ... */
 const char *eb_budget_measure_name(enum eb_budget_measure m);

@@ -838,7 +838,7 @@ enum eb_status eb_slot_book(struct eb_slot *s, const struct eb_frame *fr,
     if (mem > s->mem_peak)
         s->mem_peak = mem;
     s->violations += (uint64_t)eb_budget_check(&s->setup.budget, mem, s->name, (long long)fr->index,
-                                               s->setup.log);
+                                               s->violations, s->setup.log);
     atomic_store_explicit(&s->last_mem, mem, memory_order_relaxed);
     atomic_store_explicit(&s->recent_e2e_ns[n % EB_SLOT_RECENT], rec->stage_ns[EB_STAGE_E2E],
                           memory_order_relaxed);
