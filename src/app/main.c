@@ -27,30 +27,43 @@
 #define EB_VERSION "0.0.0"
 #endif
 
-/* Set to the signal number by SIGINT/SIGTERM; the pipeline threads poll it and stop after the
- * current frame. */
+/* Set to the number of the first signal that interrupts the run (SIGINT, SIGTERM, SIGHUP,
+ * SIGPIPE); the pipeline threads poll it and stop after the current frame or wait. */
 static atomic_int g_stop;
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2,
                "the stop flag must be lock-free to be set in a signal handler");
 
 static void on_signal(int sig)
 {
-    /* A lock-free atomic store is async-signal-safe and visible to the pipeline threads. */
+    /* A lock-free atomic compare-and-swap is async-signal-safe and visible to the pipeline
+     * threads. The first signal stays: the report names what interrupted the run, not the
+     * SIGPIPE of a console write after it. */
     int saved = errno;
-    atomic_store(&g_stop, sig); /* non-zero; the report names the signal */
+    int none = 0;
+    atomic_compare_exchange_strong(&g_stop, &none, sig);
     errno = saved;
 }
 
+/*
+ * SIGINT, SIGTERM and SIGHUP (the terminal closed) interrupt the run: the report of what ran is
+ * written, marked interrupted, and the exit code is 130. Their handler is reset after the first,
+ * so a second Ctrl-C kills at once. SIGPIPE (the console's reader is gone: `edgebench run 2>&1 |
+ * head -1`) interrupts the run the same way, but its handler stays: every later write to the
+ * closed pipe fails with EPIPE instead of killing the process before the report is written. A
+ * handler, not SIG_IGN, so that children (tegrastats, ncu) start with the default disposition.
+ */
 static void install_signals(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    /* A second Ctrl-C kills at once: the handler is reset after the first. */
     sa.sa_flags = SA_RESETHAND;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sa.sa_flags = 0;
+    sigaction(SIGPIPE, &sa, NULL);
 }
 
 static void print_help(FILE *fp)

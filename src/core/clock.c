@@ -36,3 +36,17 @@ void eb_clock_sleep_ns(uint64_t ns)
     while (nanosleep(&req, &rem) != 0 && errno == EINTR)
         req = rem;
 }
+
+enum eb_status eb_clock_sleep_until_ns(uint64_t due_ns, atomic_int *stop)
+{
+    for (;;) {
+        /* The flag first: a stop that came before the due time wins, even at the due time. */
+        if (stop != NULL && atomic_load_explicit(stop, memory_order_relaxed) != 0)
+            return EB_ERR_CANCELLED;
+        const uint64_t now = eb_clock_ns();
+        if (now >= due_ns)
+            return EB_OK;
+        const uint64_t left = due_ns - now;
+        eb_clock_sleep_ns(left < EB_CLOCK_SLEEP_SLICE_NS ? left : EB_CLOCK_SLEEP_SLICE_NS);
+    }
+}

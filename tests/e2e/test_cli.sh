@@ -28,6 +28,19 @@ case_help_lists_commands_and_flags() {
 case_unknown_flag() { expect_usage_error "unknown option --batch" run --batch 2; }
 case_unknown_command() { expect_usage_error "unknown command 'frobnicate'" frobnicate; }
 case_mem_limit_zero() { expect_usage_error "--gpu_mem_limit_gb: 0 is out of range" run --gpu_mem_limit_gb 0; }
+# Positive but under one byte: refused with the range, not taken as "no cap".
+case_mem_limit_below_1mb() {
+  expect_usage_error "--gpu_mem_limit_gb: 1e-10 is out of range (accepted: 0.001 <= G <= 8" \
+    run --gpu_mem_limit_gb 1e-10
+}
+# A paced source slower than a frame every 10 s is refused with the range, as --fps is.
+case_fps_below_a_frame_every_10_s() {
+  expect_usage_error "FPS 0.001 is out of range; give 0 (unpaced) or 0.1..1000" \
+    run --mode rgb --source synthetic=64x64@0.001
+  expect_usage_error "--fps: 0.001 is out of range (accepted: 0 or 0.1..1000)" run --fps 0.001
+  expect_usage_error "--thermal_fps: 0.05 is out of range (accepted: 0 or 0.1..1000)" \
+    run --thermal_fps 0.05
+}
 case_frames_out_of_range() { expect_usage_error "--frames: -5 is out of range (accepted: 0..10000000)" run --frames -5; }
 case_bad_mode() { expect_usage_error "--mode: 'stereo' is not accepted (accepted: rgb|thermal|dual)" run --mode stereo; }
 case_dual_without_thermal_source() {

@@ -61,8 +61,8 @@ EB_TEST(mem_limit_above_max_is_clamped_with_warning)
 EB_TEST(mem_limit_zero_negative_or_below_1mb_is_an_error)
 {
     /* 0.0009 GB = 900 kB: positive, but below what can be honoured */
-    const char *vals[] = {"0", "-1", "abc", "nan", "0.0009"};
-    for (size_t i = 0; i < 5; i++) {
+    const char *vals[] = {"0", "-1", "abc", "nan", "0.0009", "1e-10"};
+    for (size_t i = 0; i < EB_ARRAY_LEN(vals); i++) {
         struct eb_config cfg;
         struct eb_diag diag = {0};
         struct captured cap = {0};
@@ -337,4 +337,32 @@ EB_TEST(help_lists_every_option_with_default)
     ASSERT_CONTAINS(text, "accepted: 0..100000 or auto");
     ASSERT_CONTAINS(text, "default: ${XDG_DATA_HOME:-~/.local/share}/edgebench/history.db");
     free(text);
+}
+
+EB_TEST(frame_rates_are_0_or_a_frame_every_10_s_up_to_1000)
+{
+    const char *names[] = {"--fps", "--rgb_fps", "--thermal_fps"};
+    for (size_t i = 0; i < EB_ARRAY_LEN(names); i++) {
+        const char *bad[] = {"0.001", "0.09", "-1", "1001"};
+        for (size_t k = 0; k < EB_ARRAY_LEN(bad); k++) {
+            struct eb_config cfg;
+            struct eb_diag diag = {0};
+            struct captured cap = {0};
+            const char *a[] = {names[i], bad[k], NULL};
+            ASSERT_EQ_INT(parse(&cfg, &diag, &cap, a), EB_ERR_INVALID_ARG);
+            ASSERT_CONTAINS(diag.msg, names[i]);
+            ASSERT_CONTAINS(diag.msg, "out of range (accepted: 0 or 0.1..1000)");
+        }
+        const char *good[] = {"0", "0.1", "30", "1000"};
+        const double want[] = {0, 0.1, 30, 1000};
+        for (size_t k = 0; k < EB_ARRAY_LEN(good); k++) {
+            struct eb_config cfg;
+            struct eb_diag diag = {0};
+            struct captured cap = {0};
+            const char *a[] = {names[i], good[k], NULL};
+            ASSERT_OK(parse(&cfg, &diag, &cap, a));
+            const double got = i == 0 ? cfg.fps : i == 1 ? cfg.rgb_fps : cfg.thermal_fps;
+            ASSERT_NEAR(got, want[k], 0);
+        }
+    }
 }

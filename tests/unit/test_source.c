@@ -1,6 +1,7 @@
 /* Frame sources: spec parsing, image directories (JPEG/PNG/BMP), videos, synthetic scenes, AGC. */
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <jpeglib.h>
 #include <png.h>
 
+#include "eb/clock.h"
 #include "eb_test.h"
 #include "harness/pipeline/source.h"
 
@@ -269,7 +271,10 @@ EB_TEST(spec_parse_errors)
     expect_parse_error("camera=", EB_ERR_INVALID_ARG, "0..63");
     expect_parse_error("synthetic=8x480", EB_ERR_INVALID_ARG, "16..8192");
     expect_parse_error("synthetic=640x9000", EB_ERR_INVALID_ARG, "16..8192");
-    expect_parse_error("synthetic=640x480@2000", EB_ERR_INVALID_ARG, "0..1000");
+    expect_parse_error("synthetic=640x480@2000", EB_ERR_INVALID_ARG, "0 (unpaced) or 0.1..1000");
+    /* Below a frame every 10 s: 0.001 (a typo for 1000?) would wait 1000 s for frame 1. */
+    expect_parse_error("synthetic=640x480@0.001", EB_ERR_INVALID_ARG, "0 (unpaced) or 0.1..1000");
+    expect_parse_error("synthetic=640x480@0.09", EB_ERR_INVALID_ARG, "0 (unpaced) or 0.1..1000");
     expect_parse_error("synthetic=640", EB_ERR_INVALID_ARG, "synthetic=WxH");
     expect_parse_error("synthetic=640x480@", EB_ERR_INVALID_ARG, "synthetic=WxH");
     expect_parse_error("synthetic=640x480@-1", EB_ERR_INVALID_ARG, "synthetic=WxH");
@@ -1123,4 +1128,53 @@ EB_TEST(destroy_accepts_null)
     eb_source_destroy(NULL);
     ASSERT_EQ_INT(eb_source_skipped(NULL), 0);
     ASSERT_EQ_INT(eb_source_count(NULL), -1);
+}
+
+struct stop_after {
+    atomic_int *stop;
+    uint64_t after_ns;
+};
+
+static void *set_stop_after(void *arg)
+{
+    const struct stop_after *sa = arg;
+    eb_clock_sleep_ns(sa->after_ns);
+    atomic_store(sa->stop, 15);
+    return NULL;
+}
+
+EB_TEST(paced_synthetic_range_ends_at_a_frame_every_10_s)
+{
+    struct eb_source_spec s;
+    struct eb_diag diag = {0};
+    ASSERT_OK(eb_source_spec_parse("synthetic=64x64@0.1", &s, &diag));
+    ASSERT_NEAR(s.synth_fps, EB_SOURCE_FPS_MIN, 0);
+    ASSERT_OK(eb_source_spec_parse("synthetic=64x64@1000", &s, &diag));
+    ASSERT_TRUE(eb_source_fps_ok(0.0) && eb_source_fps_ok(0.1) && eb_source_fps_ok(1000.0));
+    ASSERT_TRUE(!eb_source_fps_ok(0.05) && !eb_source_fps_ok(1000.5) && !eb_source_fps_ok(-1.0));
+}
+
+EB_TEST(paced_synthetic_wait_ends_when_stopped)
+{
+    /* 0.1 FPS: frame 1 is due 10 s after frame 0; the stop comes after 50 ms. */
+    atomic_int stop;
+    atomic_init(&stop, 0);
+    struct eb_source_options opts = {.stop = &stop};
+    struct eb_source *src = open_text("synthetic=64x64@0.1", &opts);
+    struct eb_frame fr;
+    struct eb_diag diag = {0};
+    ASSERT_OK(eb_source_next(src, &fr, &diag)); /* frame 0 is due at once */
+    struct stop_after sa = {.stop = &stop, .after_ns = 50000000ull};
+    pthread_t th;
+    ASSERT_EQ_INT(pthread_create(&th, NULL, set_stop_after, &sa), 0);
+    const uint64_t t0 = eb_clock_ns();
+    ASSERT_EQ_INT(eb_source_next(src, &fr, &diag), EB_ERR_CANCELLED);
+    const uint64_t waited = eb_clock_ns() - t0;
+    pthread_join(th, NULL);
+    ASSERT_CONTAINS(diag.msg, "stopped while waiting for synthetic frame 1");
+    ASSERT_TRUE(waited < 5000000000ull); /* generous; the frame itself was due after 10 s */
+    /* The stop stays set: the next call does not wait either. */
+    struct eb_diag again = {0};
+    ASSERT_EQ_INT(eb_source_next(src, &fr, &again), EB_ERR_CANCELLED);
+    eb_source_destroy(src);
 }

@@ -14,8 +14,9 @@
 #include "harness/results/history.h"
 #include "harness/results/validity.h"
 
-/* OPT_GB: a number of GB (10^9 bytes) on the command line, uint64_t bytes in the config. */
-enum opt_type { OPT_STR, OPT_ENUM, OPT_INT, OPT_DBL, OPT_FLAG, OPT_GB };
+/* OPT_GB: a number of GB (10^9 bytes) on the command line, uint64_t bytes in the config.
+ * OPT_DBL0: a double that is 0 (off) or within min..max. */
+enum opt_type { OPT_STR, OPT_ENUM, OPT_INT, OPT_DBL, OPT_DBL0, OPT_FLAG, OPT_GB };
 
 struct opt_def {
     const char *name;
@@ -90,6 +91,8 @@ static void range_text(const struct opt_def *o, char *buf, size_t size)
         snprintf(buf, size, "%s", o->choices);
     else if (o->type == OPT_INT || o->type == OPT_DBL)
         snprintf(buf, size, "%.15g..%.15g", o->min, o->max);
+    else if (o->type == OPT_DBL0)
+        snprintf(buf, size, "0 or %.15g..%.15g", o->min, o->max);
     else
         buf[0] = '\0';
 }
@@ -159,12 +162,13 @@ static enum eb_status set_opt(const struct opt_def *o, const char *text, struct 
         memcpy(base, &v64, sizeof(v64));
         return EB_OK;
     }
-    case OPT_DBL: {
+    case OPT_DBL:
+    case OPT_DBL0: {
         double v = 0;
         enum eb_status st = parse_number(o, text, range, &v, diag);
         if (st != EB_OK)
             return st;
-        if (v < o->min || v > o->max)
+        if ((v < o->min || v > o->max) && !(o->type == OPT_DBL0 && v == 0))
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "--%s: %g is out of range (accepted: %s)",
                                 o->name, v, range);
         memcpy(base, &v, sizeof(v));
@@ -531,7 +535,8 @@ void eb_config_write_json(const struct eb_config *cfg, struct eb_json_writer *w)
                 eb_json_int(w, v);
             break;
         }
-        case OPT_DBL: {
+        case OPT_DBL:
+        case OPT_DBL0: {
             double v;
             memcpy(&v, base, sizeof(v));
             eb_json_num(w, v);

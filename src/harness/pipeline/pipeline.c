@@ -89,14 +89,8 @@ static int pace(struct pipe *p, struct eb_slot *s, struct pacer *pc, uint64_t t_
         pc->q_len--;
     } else {
         k = pc->next++;
-        const uint64_t due = arrival_of(pc, k);
-        for (uint64_t now = eb_clock_ns(); now < due; now = eb_clock_ns()) {
-            if (stopped(p))
-                return 0;
-            const uint64_t left = due - now;
-            eb_clock_sleep_ns(left < EB_PIPELINE_SLEEP_SLICE_NS ? left
-                                                                : EB_PIPELINE_SLEEP_SLICE_NS);
-        }
+        if (eb_clock_sleep_until_ns(arrival_of(pc, k), p->stop) != EB_OK)
+            return 0;
     }
     *arrival_out = arrival_of(pc, k);
     return 1;
@@ -121,7 +115,12 @@ static void warm_up(struct pipe *p, struct eb_slot *s)
             break;
         const uint64_t t0 = eb_clock_ns();
         struct eb_frame fr;
-        if (eb_slot_read_any(s, &fr) != EB_OK) {
+        const enum eb_status st = eb_slot_read_any(s, &fr);
+        if (st == EB_ERR_CANCELLED) { /* stopped while the source waited */
+            eb_diag_clear(&s->diag);
+            break;
+        }
+        if (st != EB_OK) {
             s->status = EB_SLOT_FAILED;
             break;
         }

@@ -28,8 +28,6 @@ struct eb_slot;
 
 /** Largest --queue: frames that may wait for a busy paced slot. */
 #define EB_PIPELINE_MAX_QUEUE 64
-/** Longest one sleep of a paced slot before it looks at the stop flag again (ns). */
-#define EB_PIPELINE_SLEEP_SLICE_NS 20000000ull
 
 /** Called on the caller's thread about every 200 ms while a pass runs (the progress line). */
 struct eb_pipeline_hooks {

@@ -459,6 +459,7 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
                                    .synth_style = su->synth_style,
                                    .seed = (uint32_t)(s->index + 1),
                                    .log = su->log,
+                                   .stop = su->stop,
                                    .files = su->files,
                                    .n_files = su->n_files};
     s->rewindable = s->spec.kind != EB_SOURCE_CAMERA;
@@ -675,7 +676,7 @@ enum eb_status eb_slot_use_dataset(struct eb_slot *s, struct eb_accuracy *acc, c
         return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_INVALID_ARG,
                                          "dataset folder %s: the path is too long", data_dir));
     const struct eb_source_options so = {
-        .log = su->log, .files = acc->files, .n_files = acc->ds->n_images};
+        .log = su->log, .stop = su->stop, .files = acc->files, .n_files = acc->ds->n_images};
     struct eb_source *src = NULL;
     enum eb_status st = eb_source_open(&spec, &so, &src, &s->diag);
     if (st != EB_OK)
@@ -742,9 +743,9 @@ enum eb_status eb_slot_read(struct eb_slot *s, int loop, struct eb_frame *fr)
         }
     }
     eb_nvtx_pop(&s->nvtx);
-    if (st == EB_ERR_END) {
+    if (st == EB_ERR_END || st == EB_ERR_CANCELLED) { /* the end, or the stop during a wait */
         eb_diag_clear(&s->diag);
-        return EB_ERR_END;
+        return st;
     }
     if (st != EB_OK)
         return slot_fail(s, st);

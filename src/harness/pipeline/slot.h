@@ -155,15 +155,17 @@ EB_NODISCARD enum eb_status eb_slot_prepare(struct eb_slot *s);
 /**
  * Reads the next frame into `fr` (the NVTX read range around it); at the end of a finite source
  * starts it again when `loop` is set and a frame came since its last start (a source of
- * undecodable frames ends). EB_ERR_END (diag clear) at the end otherwise; other failures FAIL
- * the slot.
+ * undecodable frames ends). EB_ERR_END (diag clear) at the end otherwise; EB_ERR_CANCELLED
+ * (diag clear, the slot still OK) when the stop flag was set while the source waited; other
+ * failures FAIL the slot.
  */
 EB_NODISCARD enum eb_status eb_slot_read(struct eb_slot *s, int loop, struct eb_frame *fr);
 
 /**
  * Reads a frame outside the measured pass (warm-up, the probe, the fp16 drift frames), starting
  * a rewindable source again at its end. A source that delivers nothing is EB_ERR_END with one
- * line naming it (diag set; the slot's status is the caller's to set).
+ * line naming it (diag set; the slot's status is the caller's to set); EB_ERR_CANCELLED (diag
+ * set) when the stop flag was set while the source waited, which is no failure of the slot.
  */
 EB_NODISCARD enum eb_status eb_slot_read_any(struct eb_slot *s, struct eb_frame *fr);
 

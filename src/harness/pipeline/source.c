@@ -93,6 +93,11 @@ static enum eb_status parse_camera(const char *text, const char *value, struct e
     return EB_OK;
 }
 
+int eb_source_fps_ok(double fps)
+{
+    return fps == 0.0 || (fps >= EB_SOURCE_FPS_MIN && fps <= EB_SOURCE_FPS_MAX);
+}
+
 static enum eb_status parse_synthetic(const char *text, const char *value, struct eb_source_spec *s,
                                       struct eb_diag *diag)
 {
@@ -113,11 +118,10 @@ static enum eb_status parse_synthetic(const char *text, const char *value, struc
         fps = strtod(p, &fend);
         if (errno != 0 || fend == p || *fend != '\0')
             goto bad_syntax;
-        if (!(fps >= 0.0 && fps <= 1000.0))
+        if (!eb_source_fps_ok(fps))
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                                "failed to parse source '%s': FPS %g is out of range; give 0..1000 "
-                                "(0 = unpaced)",
-                                text, fps);
+                                "failed to parse source '%s': FPS %g is out of range; give %s",
+                                text, fps, EB_SOURCE_FPS_RANGE);
     } else if (*end != '\0') {
         goto bad_syntax;
     }

@@ -14,6 +14,7 @@
 #ifndef EB_SOURCE_H
 #define EB_SOURCE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,23 @@ struct eb_source_spec {
     double synth_fps;     /* SYNTHETIC: 0 = as fast as possible */
 };
 
+/*
+ * The frame rates a paced stream accepts (synthetic=WxH@FPS, run's --fps, --rgb_fps,
+ * --thermal_fps): 0 (unpaced, as fast as the slot runs) or EB_SOURCE_FPS_MIN..EB_SOURCE_FPS_MAX.
+ * The floor is a frame every 10 s: slower, a run of the default minimum length (200 frames)
+ * takes over half an hour per slot, which is no camera stream's rate and, as a typo (0.001 for
+ * 1000), would look like a hang.
+ */
+#define EB_SOURCE_FPS_MIN  0.1
+#define EB_SOURCE_FPS_MAX  1000
+#define EB_SOURCE__STR_(x) #x
+#define EB_SOURCE__STR(x)  EB_SOURCE__STR_(x)
+#define EB_SOURCE_FPS_RANGE                                                                        \
+    "0 (unpaced) or " EB_SOURCE__STR(EB_SOURCE_FPS_MIN) ".." EB_SOURCE__STR(EB_SOURCE_FPS_MAX)
+
+/** True when `fps` is 0 or within EB_SOURCE_FPS_MIN..EB_SOURCE_FPS_MAX (NaN is not). */
+int eb_source_fps_ok(double fps);
+
 /** "image_dir", "video", "camera", "synthetic". */
 const char *eb_source_kind_name(enum eb_source_kind k);
 
@@ -45,7 +63,7 @@ const char *eb_source_kind_name(enum eb_source_kind k);
  * also accepted), `synthetic=WxH[@FPS]`, or a bare path (a directory → image_dir, a
  * .jpg/.jpeg/.png/.bmp file → a one-image image_dir, another regular file → video, a name
  * /dev/videoN or any character device → camera). Keyed forms are checked for syntax and ranges
- * only (a synthetic size of 16..8192 per side, FPS 0..1000, 0 = unpaced); their existence is
+ * only (a synthetic size of 16..8192 per side, FPS EB_SOURCE_FPS_RANGE); their existence is
  * checked by open. A bare path must exist (EB_ERR_IO otherwise) because its kind depends on
  * what it is. An unknown key is EB_ERR_INVALID_ARG naming it and the accepted forms.
  * Writes `*spec_out` only on EB_OK. Thread-safe.
@@ -82,6 +100,11 @@ struct eb_source_options {
        ring: every frame is drawn when it is read (what drawing a frame costs, for bench/). */
     int synth_ring_frames;
     const struct eb_log *log; /* may be NULL; borrowed */
+    /* Non-zero to stop: every wait of the source (a paced synthetic frame, a camera without a
+       frame yet) looks at it at least every EB_CLOCK_SLEEP_SLICE_NS and eb_source_next then
+       returns EB_ERR_CANCELLED. May be NULL (never stopped); borrowed, must outlive the
+       source. */
+    atomic_int *stop;
     /* image_dir only: read these n_files image files, in this order, instead of listing
        spec.path (a dataset's images; spec.path then only names the source and must exist).
        Borrowed for eb_source_open, which copies the paths. NULL = list the folder. */
@@ -127,7 +150,8 @@ EB_NODISCARD enum eb_status eb_source_open(const struct eb_source_spec *spec,
  * Reuses its buffers; grows them only for a frame larger than any before. Synthetic sources
  * deliver frames rendered at open (see EB_SOURCE_SYNTH_RING_FRAMES); with no caller buffer
  * `frame_out->rgb` points into their ring. With FPS > 0 they sleep until the frame's due time
- * (monotonic clock, started at the first frame).
+ * (monotonic clock, started at the first frame). EB_ERR_CANCELLED when `opts->stop` was set
+ * while the source waited (a paced frame, a camera's next frame); the next call may go on.
  */
 EB_NODISCARD enum eb_status eb_source_next(struct eb_source *src, struct eb_frame *frame_out,
                                            struct eb_diag *diag);

@@ -15,7 +15,8 @@
  * frames after AGC (what a model sees); the 16-bit frames are scratch of the rendering only.
  *
  * With fps > 0 each frame is held back until its due time on the monotonic clock, like a
- * camera; the clock starts at the first frame after open or rewind.
+ * camera; the clock starts at the first frame after open or rewind. The wait is sliced and
+ * ends early when the options' stop flag is set.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -239,11 +240,11 @@ static enum eb_status synth_open(struct eb_source *src, struct eb_diag *diag)
 {
     const struct eb_source_spec *sp = &src->spec;
     if (sp->synth_w < 16 || sp->synth_w > 8192 || sp->synth_h < 16 || sp->synth_h > 8192 ||
-        !(sp->synth_fps >= 0.0 && sp->synth_fps <= 1000.0))
+        !eb_source_fps_ok(sp->synth_fps))
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                             "failed to open source synthetic=%dx%d@%g: out of range; give "
-                            "16..8192 per side and FPS 0..1000",
-                            sp->synth_w, sp->synth_h, sp->synth_fps);
+                            "16..8192 per side and FPS %s",
+                            sp->synth_w, sp->synth_h, sp->synth_fps, EB_SOURCE_FPS_RANGE);
     if (src->opts.synth_style != EB_SYNTH_RGB && src->opts.synth_style != EB_SYNTH_THERMAL)
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                             "failed to open source synthetic: unknown style %d; give "
@@ -292,9 +293,10 @@ static enum eb_status synth_next(struct eb_source *src, struct eb_frame *frame_o
         uint64_t now = eb_clock_ns();
         if (s->t0_ns == 0)
             s->t0_ns = now;
-        uint64_t due = s->t0_ns + (uint64_t)((double)i * 1e9 / sp->synth_fps);
-        if (due > now)
-            eb_clock_sleep_ns(due - now);
+        const uint64_t due = s->t0_ns + (uint64_t)((double)i * 1e9 / sp->synth_fps);
+        if (due > now && eb_clock_sleep_until_ns(due, src->opts.stop) != EB_OK)
+            return eb_diag_fail(diag, EB_ERR_CANCELLED,
+                                "stopped while waiting for synthetic frame %lld", (long long)i);
     }
     if (s->ring != NULL) {
         const uint8_t *slot = s->ring + (size_t)(i % s->ring_len) * s->slot_bytes;

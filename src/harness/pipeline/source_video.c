@@ -43,6 +43,9 @@ struct video {
     int stream;
     int is_camera;
     int eof_sent; /* the flush packet went to the decoder */
+    /* While a camera opens: FFmpeg gives up (through the interrupt callback) at this time of
+     * the monotonic clock; 0 = no deadline. */
+    uint64_t open_deadline_ns;
     int64_t nb_frames;
     uint8_t *rgb;
     size_t rgb_cap;
@@ -65,6 +68,20 @@ static void video_close(struct eb_source *src)
     free(v->u16);
     free(v);
     src->impl = NULL;
+}
+
+static int stop_set(const struct eb_source *src)
+{
+    return src->opts.stop != NULL && atomic_load_explicit(src->opts.stop, memory_order_relaxed);
+}
+
+/* FFmpeg's interrupt callback: a blocking call inside FFmpeg (opening, probing the stream)
+ * returns AVERROR_EXIT once the stop flag is set or a camera's open deadline has passed. */
+static int ffmpeg_interrupt(void *opaque)
+{
+    const struct eb_source *src = opaque;
+    const struct video *v = src->impl;
+    return stop_set(src) || (v->open_deadline_ns != 0 && eb_clock_ns() > v->open_deadline_ns);
 }
 
 static enum eb_status video_open(struct eb_source *src, struct eb_diag *diag)
@@ -108,13 +125,32 @@ static enum eb_status video_open(struct eb_source *src, struct eb_diag *diag)
                                 "install an FFmpeg built with libavdevice v4l2 support",
                                 v->what);
     }
-    int ret = avformat_open_input(&v->fmt, spec->path, ifmt, NULL);
-    if (ret < 0)
+    v->fmt = avformat_alloc_context();
+    if (v->fmt == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to open %s: out of memory; free memory",
+                            v->what);
+    v->fmt->interrupt_callback.callback = ffmpeg_interrupt;
+    v->fmt->interrupt_callback.opaque = src;
+    /* A camera is read without blocking (video_next waits in slices and sees the stop flag):
+     * a blocking read of a camera that sends nothing would never return, signals or not. */
+    if (v->is_camera) {
+        v->fmt->flags |= AVFMT_FLAG_NONBLOCK;
+        v->open_deadline_ns = eb_clock_ns() + CAMERA_STALL_NS;
+    }
+    int ret = avformat_open_input(&v->fmt, spec->path, ifmt, NULL); /* frees fmt on failure */
+    if (ret >= 0)
+        ret = avformat_find_stream_info(v->fmt, NULL);
+    v->open_deadline_ns = 0;
+    if (ret == AVERROR_EXIT && stop_set(src))
+        return eb_diag_fail(diag, EB_ERR_CANCELLED, "stopped while opening %s", v->what);
+    if (ret == AVERROR_EXIT && v->is_camera)
+        return eb_diag_fail(diag, EB_ERR_IO,
+                            "failed to open %s: no frame for 5 s; check the device", v->what);
+    if (ret < 0 && v->fmt == NULL)
         return eb_diag_fail(diag, v->is_camera ? EB_ERR_IO : EB_ERR_FORMAT,
                             "failed to open %s: %s; %s", v->what, av_err2str(ret),
                             v->is_camera ? "check the device and its permissions"
                                          : "give a video file FFmpeg can read");
-    ret = avformat_find_stream_info(v->fmt, NULL);
     if (ret < 0)
         return eb_diag_fail(diag, EB_ERR_FORMAT, "failed to open %s: %s; give a readable video",
                             v->what, av_err2str(ret));
@@ -264,6 +300,8 @@ static enum eb_status video_next(struct eb_source *src, struct eb_frame *frame_o
         }
         if (v->eof_sent)
             return EB_ERR_END; /* drained; a decoder should have said EOF */
+        if (stop_set(src))
+            return eb_diag_fail(diag, EB_ERR_CANCELLED, "stopped while reading %s", v->what);
         ret = av_read_frame(v->fmt, v->pkt);
         if (ret == AVERROR(EAGAIN)) {
             uint64_t now = eb_clock_ns();
@@ -277,6 +315,8 @@ static enum eb_status video_next(struct eb_source *src, struct eb_frame *frame_o
             continue;
         }
         stall_since = 0;
+        if (ret == AVERROR_EXIT && stop_set(src)) /* the interrupt callback saw the stop */
+            return eb_diag_fail(diag, EB_ERR_CANCELLED, "stopped while reading %s", v->what);
         if (ret == AVERROR_EOF) {
             v->eof_sent = 1;
             (void)avcodec_send_packet(v->dec, NULL); /* drain the decoder */

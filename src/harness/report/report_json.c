@@ -680,6 +680,7 @@ const char *eb_report__signal_name(int sig)
     case SIGINT: return "SIGINT";
     case SIGTERM: return "SIGTERM";
     case SIGHUP: return "SIGHUP";
+    case SIGPIPE: return "SIGPIPE";
     case SIGQUIT: return "SIGQUIT";
     default: return NULL;
     }
