@@ -366,3 +366,41 @@ EB_TEST(frame_rates_are_0_or_a_frame_every_10_s_up_to_1000)
         }
     }
 }
+
+/* One grammar for every number (eb_number_parse_*): decimal only, the value shown as typed. */
+EB_TEST(numbers_are_decimal_and_shown_as_typed)
+{
+    struct {
+        const char *flag, *value, *expect; /* expect NULL: accepted */
+    } cases[] = {
+        {"--conf", "1.0000001", "--conf: 1.0000001 is out of range (accepted: 0..1)"},
+        {"--conf", "1e999", "--conf: 1e999 is out of range"},
+        {"--conf", "1e-320", NULL}, /* below the smallest normal double, but a number in 0..1 */
+        {"--conf", "0x0.8p0", "'0x0.8p0' is not a number"},
+        {"--conf", "inf", "'inf' is not a number"},
+        {"--conf", "nan", "'nan' is not a number"},
+        {"--conf", " 0.5", "' 0.5' is not a number"},
+        {"--conf", ".5", NULL},
+        {"--conf", "5e-1", NULL},
+        {"--conf", "1.", NULL},
+        {"--conf", ".", "'.' is not a number"},
+        {"--conf", "1e", "'1e' is not a number"},
+        {"--frames", "0x10", "'0x10' is not an integer"},
+        {"--frames", "99999999999999999999", "99999999999999999999 is out of range"},
+        {"--frames", "+12", NULL},
+        {"--gpu_mem_limit_gb", "1e-10", "1e-10 is out of range"},
+        {"--gpu_mem_limit_gb", "0x1p-1", "'0x1p-1' is not a number"},
+    };
+    for (size_t i = 0; i < EB_ARRAY_LEN(cases); i++) {
+        struct eb_config cfg;
+        struct eb_diag diag = {0};
+        struct captured cap = {0};
+        const char *a[] = {cases[i].flag, cases[i].value, NULL};
+        if (cases[i].expect == NULL) {
+            ASSERT_OK(parse(&cfg, &diag, &cap, a));
+            continue;
+        }
+        ASSERT_EQ_INT(parse(&cfg, &diag, &cap, a), EB_ERR_INVALID_ARG);
+        ASSERT_CONTAINS(diag.msg, cases[i].expect);
+    }
+}

@@ -277,7 +277,9 @@ EB_TEST(spec_parse_errors)
     expect_parse_error("synthetic=640x480@0.09", EB_ERR_INVALID_ARG, "0 (unpaced) or 0.1..1000");
     expect_parse_error("synthetic=640", EB_ERR_INVALID_ARG, "synthetic=WxH");
     expect_parse_error("synthetic=640x480@", EB_ERR_INVALID_ARG, "synthetic=WxH");
-    expect_parse_error("synthetic=640x480@-1", EB_ERR_INVALID_ARG, "synthetic=WxH");
+    expect_parse_error("synthetic=640x480@-1", EB_ERR_INVALID_ARG, "FPS -1 is out of range");
+    expect_parse_error("synthetic=640x480@0x10", EB_ERR_INVALID_ARG, "synthetic=WxH");
+    expect_parse_error("synthetic=640x480@1e999", EB_ERR_INVALID_ARG, "FPS 1e999 is out of range");
     expect_parse_error("synthetic=640x480@30fps", EB_ERR_INVALID_ARG, "synthetic=WxH");
     expect_parse_error("synthetic=-640x480", EB_ERR_INVALID_ARG, "synthetic=WxH");
     expect_parse_error("synthetic= 640x480", EB_ERR_INVALID_ARG, "synthetic=WxH");

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "eb/backend.h"
+#include "eb/number.h"
 #include "harness/cmd/config.h"
 #include "harness/pipeline/source.h"
 #include "harness/results/history.h"
@@ -97,18 +98,25 @@ static void range_text(const struct opt_def *o, char *buf, size_t size)
         buf[0] = '\0';
 }
 
-/* A finite number, the whole of `text`. */
+/* The value as the user typed it, so that 1.0000001 is not shown as 1. */
+static enum eb_status out_of_range(const struct opt_def *o, const char *text, const char *range,
+                                   struct eb_diag *diag)
+{
+    return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "--%s: %s is out of range (accepted: %s)",
+                        o->name, text, range);
+}
+
+/* A decimal number, the whole of `text` (eb_number_parse_real's grammar: no hex, inf or nan). */
 static enum eb_status parse_number(const struct opt_def *o, const char *text, const char *range,
                                    double *v_out, struct eb_diag *diag)
 {
-    char *end = NULL;
-    errno = 0;
-    const double v = strtod(text, &end);
-    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v))
-        return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "--%s: '%s' is not a number (accepted: %s)",
-                            o->name, text, range);
-    *v_out = v;
-    return EB_OK;
+    switch (eb_number_parse_real(text, v_out)) {
+    case EB_NUMBER_OK: return EB_OK;
+    case EB_NUMBER_RANGE: return out_of_range(o, text, range, diag);
+    case EB_NUMBER_SYNTAX: break;
+    }
+    return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "--%s: '%s' is not a number (accepted: %s)",
+                        o->name, text, range);
 }
 
 /* Sets one option from its text. */
@@ -145,16 +153,14 @@ static enum eb_status set_opt(const struct opt_def *o, const char *text, struct 
             memcpy(base, &v64, sizeof(v64));
             return EB_OK;
         }
-        char *end = NULL;
-        errno = 0;
-        long long v = strtoll(text, &end, 10);
-        if (end == text || *end != '\0' || errno == ERANGE)
+        long long v = 0;
+        const enum eb_number num = eb_number_parse_int(text, &v);
+        if (num == EB_NUMBER_SYNTAX)
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                                 "--%s: '%s' is not an integer (accepted: %s)", o->name, text,
                                 range);
-        if ((double)v < o->min || (double)v > o->max)
-            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                                "--%s: %lld is out of range (accepted: %s)", o->name, v, range);
+        if (num == EB_NUMBER_RANGE || (double)v < o->min || (double)v > o->max)
+            return out_of_range(o, text, range, diag);
         if (strcmp(o->name, "imgsz") == 0 && v != 0 && (v < 32 || v % 32 != 0))
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                                 "--imgsz: %lld is not accepted (accepted: %s)", v, range);
@@ -169,8 +175,7 @@ static enum eb_status set_opt(const struct opt_def *o, const char *text, struct 
         if (st != EB_OK)
             return st;
         if ((v < o->min || v > o->max) && !(o->type == OPT_DBL0 && v == 0))
-            return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "--%s: %g is out of range (accepted: %s)",
-                                o->name, v, range);
+            return out_of_range(o, text, range, diag);
         memcpy(base, &v, sizeof(v));
         return EB_OK;
     }
@@ -183,8 +188,7 @@ static enum eb_status set_opt(const struct opt_def *o, const char *text, struct 
         /* Below min the limit could not be honoured: a slot's engine, buffers and the process
          * itself need more, and the reports print GB to 3 decimals. */
         if (v < o->min)
-            return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "--%s: %g is out of range (accepted: %s)",
-                                o->name, v, range);
+            return out_of_range(o, text, range, diag);
         if (v > o->max) {
             eb_log_msg(log, EB_LOG_WARN, "--%s %g exceeds the maximum %.1f; clamped to %.1f",
                        o->name, v, o->max, o->max);

@@ -3,11 +3,11 @@
  * exit code 4 on a regression so that CI pipelines can gate on it). The database is opened
  * read-only; nothing here writes to it.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "eb/number.h"
 #include "harness/results/history.h"
 
 #define EXIT_OK         0
@@ -42,10 +42,8 @@ static int opt_value(int argc, char **argv, int *i, const char *name, const char
 /* A non-negative integer with nothing after it. */
 static int parse_int64(const char *s, int64_t *out)
 {
-    char *end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || *end != '\0' || errno == ERANGE || v < 0)
+    long long v = 0;
+    if (eb_number_parse_int(s, &v) != EB_NUMBER_OK || v < 0)
         return 0;
     *out = v;
     return 1;
@@ -384,10 +382,7 @@ int eb_diff_main(int argc, char **argv, FILE *out, FILE *err)
         if ((r = opt_value(argc, argv, &i, "db", &v)) > 0) {
             db = v;
         } else if (r == 0 && (r = opt_value(argc, argv, &i, "threshold", &v)) > 0) {
-            char *end = NULL;
-            errno = 0;
-            threshold = strtod(v, &end);
-            if (end == v || *end != '\0' || errno == ERANGE || !(threshold >= 0) ||
+            if (eb_number_parse_real(v, &threshold) != EB_NUMBER_OK || !(threshold >= 0) ||
                 threshold > 1000) {
                 fprintf(err,
                         "edgebench: error: --threshold: '%s' is not accepted (accepted: a "

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "eb/number.h"
 #include "harness/cmd/ncu.h"
 #include "harness/cmd/profile.h"
 
@@ -91,16 +92,15 @@ int eb_profile_parse(int argc, char **argv, struct eb_config *cfg, struct eb_pro
     }
     po->run_argv[po->run_argc] = NULL;
     if (top_text != NULL) {
-        char *end = NULL;
-        errno = 0;
-        long v = strtol(top_text, &end, 10);
-        if (end == top_text || *end != '\0' || errno == ERANGE) {
+        long long v = 0;
+        const enum eb_number num = eb_number_parse_int(top_text, &v);
+        if (num == EB_NUMBER_SYNTAX) {
             snprintf(msg, sizeof(msg), "--ncu_top: '%s' is not an integer (accepted: 1..%d)",
                      top_text, EB_NCU_MAX_TARGETS);
             return usage(err, msg);
         }
-        if (v < 1 || v > EB_NCU_MAX_TARGETS) {
-            snprintf(msg, sizeof(msg), "--ncu_top: %ld is out of range (accepted: 1..%d)", v,
+        if (num == EB_NUMBER_RANGE || v < 1 || v > EB_NCU_MAX_TARGETS) {
+            snprintf(msg, sizeof(msg), "--ncu_top: %s is out of range (accepted: 1..%d)", top_text,
                      EB_NCU_MAX_TARGETS);
             return usage(err, msg);
         }

@@ -12,6 +12,7 @@
 #include "eb/clock.h"
 #include "eb/engine.h"
 #include "eb/json.h"
+#include "eb/number.h"
 #include "eval/coco_eval.h"
 #include "eval/dataset.h"
 #include "harness/cmd/config.h"
@@ -190,11 +191,8 @@ static int parse_opts(int argc, char **argv, struct val_opts *o, int *help, FILE
                 }
                 o->precision = (enum val_precision)p;
             } else {
-                char *end = NULL;
-                errno = 0;
-                long long v = strtoll(value, &end, 10);
-                if (end == value || *end != '\0' || errno == ERANGE || v < 0 ||
-                    v > VAL_MAX_IMAGES) {
+                long long v = 0;
+                if (eb_number_parse_int(value, &v) != EB_NUMBER_OK || v < 0 || v > VAL_MAX_IMAGES) {
                     snprintf(msg, sizeof(msg),
                              "--max_images: '%.100s' is not accepted (accepted: 0..%d; 0 = all)",
                              value, VAL_MAX_IMAGES);

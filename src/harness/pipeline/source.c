@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "eb/number.h"
 #include "harness/pipeline/source.h"
 #include "harness/pipeline/source_internal.h"
 
@@ -111,17 +112,13 @@ static enum eb_status parse_synthetic(const char *text, const char *value, struc
         goto bad_syntax;
     if (*end == '@') {
         p = end + 1;
-        if ((*p < '0' || *p > '9') && *p != '.')
+        const enum eb_number num = eb_number_parse_real(p, &fps);
+        if (num == EB_NUMBER_SYNTAX)
             goto bad_syntax;
-        char *fend;
-        errno = 0;
-        fps = strtod(p, &fend);
-        if (errno != 0 || fend == p || *fend != '\0')
-            goto bad_syntax;
-        if (!eb_source_fps_ok(fps))
+        if (num == EB_NUMBER_RANGE || !eb_source_fps_ok(fps))
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                                "failed to parse source '%s': FPS %g is out of range; give %s",
-                                text, fps, EB_SOURCE_FPS_RANGE);
+                                "failed to parse source '%s': FPS %s is out of range; give %s",
+                                text, p, EB_SOURCE_FPS_RANGE);
     } else if (*end != '\0') {
         goto bad_syntax;
     }
