@@ -74,8 +74,9 @@ struct eb_model_summary {
  */
 EB_NODISCARD enum eb_status eb_model_summarize_file(const char *path, struct eb_model_summary *out,
                                                     struct eb_diag *diag);
-/** Same from bytes (borrowed for the call only); messages name the model "<memory>". */
-EB_NODISCARD enum eb_status eb_model_summarize(const uint8_t *bytes, size_t len,
+/** Same from bytes (borrowed for the call only); messages name the model `what` (a path or
+ * "embedded:yolov8n"). */
+EB_NODISCARD enum eb_status eb_model_summarize(const uint8_t *bytes, size_t len, const char *what,
                                                struct eb_model_summary *out, struct eb_diag *diag);
 
 /**

@@ -857,11 +857,11 @@ fail:
     return st;
 }
 
-enum eb_status eb_model_summarize(const uint8_t *bytes, size_t len, struct eb_model_summary *out,
-                                  struct eb_diag *diag)
+enum eb_status eb_model_summarize(const uint8_t *bytes, size_t len, const char *what,
+                                  struct eb_model_summary *out, struct eb_diag *diag)
 {
     struct eb_onnx_model *m = NULL;
-    enum eb_status st = eb_onnx_model_parse(bytes, len, "<memory>", NULL, &m, diag);
+    enum eb_status st = eb_onnx_model_parse(bytes, len, what, NULL, &m, diag);
     if (st != EB_OK)
         return st;
     st = summarize_model(m, out, diag);

@@ -81,6 +81,23 @@ case_sweep_missing_model_row_fails() {
   done
 }
 
+# A file that is not ONNX: its row fails with the reader's message naming the file (not
+# "<memory>"), and the other model's row still runs.
+case_sweep_corrupt_model_is_named() {
+  synth_models
+  head -c 3000 v8.onnx >cut.onnx
+  "$EB_BIN" compare --models v8.onnx,cut.onnx --backends native --precisions fp32 \
+    --imgsz 160 --frames 12 --warmup 2 --min_frames 5 --db none --out out \
+    >stdout.txt 2>stderr.txt
+  local rc=$?
+  [ "$rc" -eq 1 ] || fail "a failed row must exit 1, got $rc: $(cat stderr.txt)"
+  [ "$(jq_get out/compare.json rows/0/status)" = ok ] || fail "row 0 not ok"
+  [ "$(jq_get out/compare.json rows/1/status)" = failed ] || fail "row 1 not failed"
+  jq_get out/compare.json rows/1/reason | grep -q 'failed to read model cut.onnx' ||
+    fail "row 1's reason does not name the file: $(jq_get out/compare.json rows/1/reason)"
+  ! grep -q '<memory>' stderr.txt out/compare.md || fail "a message names the model <memory>"
+}
+
 case_sweep_embedded_two_sizes() {
   # No files at all: the embedded model is synthesized at each size; one CSV per size.
   "$EB_BIN" compare --imgsz 160,320 --backends native --frames 12 --warmup 2 --min_frames 5 \

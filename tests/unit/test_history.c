@@ -482,6 +482,30 @@ EB_TEST(open_refuses_foreign_and_newer_databases)
     free(run);
 }
 
+/* --db naming a folder or a FIFO: one line saying what the path is and what to give, for reading
+ * and for writing (SQLite alone says "disk I/O error", and blocks in open() on a FIFO). */
+EB_TEST(open_refuses_a_folder_and_a_fifo)
+{
+    char fifo[600];
+    struct eb_history *h = NULL;
+    struct eb_diag d = {0};
+    for (int create = 0; create <= 1; create++) {
+        ASSERT_EQ_INT(eb_history_open(eb_test_tmpdir(), create, &h, &d), EB_ERR_INVALID_ARG);
+        ASSERT_CONTAINS(d.msg, "is a folder; give --db a file in it, e.g. ");
+        ASSERT_CONTAINS(d.msg, "/history.db");
+        ASSERT_TRUE(h == NULL);
+        eb_diag_clear(&d);
+    }
+    snprintf(fifo, sizeof(fifo), "%s/history.fifo", eb_test_tmpdir());
+    ASSERT_TRUE(mkfifo(fifo, 0600) == 0);
+    for (int create = 0; create <= 1; create++) {
+        ASSERT_EQ_INT(eb_history_open(fifo, create, &h, &d), EB_ERR_INVALID_ARG);
+        ASSERT_CONTAINS(d.msg, "is not a regular file");
+        ASSERT_CONTAINS(d.msg, fifo);
+        eb_diag_clear(&d);
+    }
+}
+
 /* A schema-1 database (no accuracy columns): read as it is (mAP unknown), upgraded in place by
  * the next run that writes to it, whose mAP then round-trips; the old run keeps NULL. */
 EB_TEST(schema_1_database_is_read_then_upgraded)

@@ -19,7 +19,7 @@ static struct eb_model_summary *synth_summary(enum eb_synth_arch arch, char scal
     struct eb_model_summary *s = malloc(sizeof(*s));
     ASSERT_TRUE(s != NULL);
     ASSERT_OK(eb_model_synth(&o, &bytes, &len, &diag));
-    ASSERT_OK(eb_model_summarize(bytes, len, s, &diag));
+    ASSERT_OK(eb_model_summarize(bytes, len, "test.onnx", s, &diag));
     free(bytes);
     return s;
 }
@@ -235,8 +235,8 @@ EB_TEST(reader_rejects_random_bytes)
         /* Some rounds start like a real model (graph field) to get past the first byte. */
         if (round % 2)
             buf[0] = 0x3a;
-        ASSERT_EQ_INT(eb_model_summarize(buf, len, s, &diag), EB_ERR_FORMAT);
-        ASSERT_CONTAINS(diag.msg, "failed to read model <memory>");
+        ASSERT_EQ_INT(eb_model_summarize(buf, len, "test.onnx", s, &diag), EB_ERR_FORMAT);
+        ASSERT_CONTAINS(diag.msg, "failed to read model test.onnx");
     }
     free(buf);
     free(s);
@@ -248,7 +248,7 @@ static void check_truncations(const uint8_t *bytes, size_t len, size_t limit)
     ASSERT_TRUE(s != NULL);
     for (size_t cut = 0; cut < len && cut < limit; cut += 997) {
         struct eb_diag diag = {0};
-        enum eb_status st = eb_model_summarize(bytes, cut, s, &diag);
+        enum eb_status st = eb_model_summarize(bytes, cut, "test.onnx", s, &diag);
         if (st != EB_ERR_FORMAT)
             EB_FAIL("cut at %zu: %s (%s)", cut, eb_status_name(st), diag.msg);
         ASSERT_CONTAINS(diag.msg, "failed to read model");
@@ -300,13 +300,15 @@ EB_TEST(reader_rejects_hostile_sizes)
     struct eb_model_summary *s = malloc(sizeof(*s));
     struct eb_diag diag = {0};
     ASSERT_TRUE(s != NULL);
-    ASSERT_EQ_INT(eb_model_summarize(huge, sizeof(huge), s, &diag), EB_ERR_FORMAT);
+    ASSERT_EQ_INT(eb_model_summarize(huge, sizeof(huge), "test.onnx", s, &diag), EB_ERR_FORMAT);
     ASSERT_CONTAINS(diag.msg, "tensor");
     eb_diag_clear(&diag);
-    ASSERT_EQ_INT(eb_model_summarize(longlen, sizeof(longlen), s, &diag), EB_ERR_FORMAT);
+    ASSERT_EQ_INT(eb_model_summarize(longlen, sizeof(longlen), "test.onnx", s, &diag),
+                  EB_ERR_FORMAT);
     ASSERT_CONTAINS(diag.msg, "truncated at byte");
     eb_diag_clear(&diag);
-    ASSERT_EQ_INT(eb_model_summarize(longvar, sizeof(longvar), s, &diag), EB_ERR_FORMAT);
+    ASSERT_EQ_INT(eb_model_summarize(longvar, sizeof(longvar), "test.onnx", s, &diag),
+                  EB_ERR_FORMAT);
     free(s);
 }
 

@@ -968,7 +968,7 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
         st = eb_model_read_file(row->model, &bytes, &len, &d);
     }
     if (st == EB_OK)
-        st = eb_model_summarize(bytes, len, sum, &d);
+        st = eb_model_summarize(bytes, len, row->model, sum, &d);
     if (st != EB_OK) {
         row_fail(row, EB_COMPARE_FAILED, d.msg);
         goto done;
