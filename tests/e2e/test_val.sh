@@ -103,3 +103,40 @@ case_val_bad_input() {
   expect_val_error "--class_map nomap.txt: no such file" --model m.onnx --data bad \
     --class_map nomap.txt
 }
+
+# SIGINT during the pass: val scores the images it ran (a prefix of the dataset), writes
+# val.json and detections.json marked interrupted, says so in the table and exits 130. It runs
+# under `script` so that stderr is a terminal and the progress line says how many images ran:
+# the signal goes only after 3 have, so there is always something to score.
+case_val_interrupted_writes_what_was_scored() {
+  need_shared
+  local out="$PWD/out" i n=0
+  script -qefc "'$EB_BIN' val --model '$DATA/models/yolov8n_int8_qdq.onnx' \
+    --data '$DATA/datasets/coco128' --backend native --out '$out' >stdout.txt; \
+    echo \$? >rc.txt" typescript.txt >/dev/null 2>&1 </dev/null &
+  local spid=$!
+  for ((i = 0; i < 1200 && n < 3; i++)); do
+    n=$(tr '\r' '\n' <typescript.txt 2>/dev/null | grep -oE '^val: [0-9]+/128' | tail -1 |
+      grep -oE '[0-9]+/' | tr -d /)
+    n=${n:-0}
+    kill -0 "$spid" 2>/dev/null || fail "val ended before 3 images ran: $(cat typescript.txt)"
+    sleep 0.1
+  done
+  [ "$n" -ge 3 ] || { kill -KILL "$spid"; fail "fewer than 3 images ran within 120 s"; }
+  # The shells' command lines hold "--out '$out'" (quoted): only edgebench's matches.
+  local vpid; vpid=$(pgrep -f -- "--out $out") || fail "no val process"
+  kill -INT "$vpid"
+  wait "$spid"
+  [ "$(cat rc.txt)" = 130 ] || fail "exit $(cat rc.txt) after SIGINT, expected 130"
+  grep -q 'interrupted after [0-9]* of 128 images; the results cover those' typescript.txt ||
+    fail "no interruption line: $(tr '\r' '\n' <typescript.txt | tail -3)"
+  "$EB_JSONQ" out/val.json >/dev/null || fail "val.json does not parse"
+  check_detections out/detections.json 1
+  [ "$(jq_get out/val.json interrupted)" = true ] || fail "val.json not marked interrupted"
+  local scored; scored=$(jq_get out/val.json dataset/images_scored)
+  [ "$scored" -ge 3 ] && [ "$scored" -lt 128 ] || fail "images_scored is $scored"
+  [ "$(jq_get out/val.json dataset/images)" = 128 ] || fail "dataset/images is not the dataset's"
+  [ "$(jq_get out/val.json metrics/images)" = "$scored" ] || fail "metrics over other images"
+  grep -q "INTERRUPTED: the figures cover the first $scored of the dataset's 128 images" \
+    stdout.txt || fail "the table does not say it was interrupted"
+}

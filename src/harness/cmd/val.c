@@ -56,6 +56,8 @@ struct val_ctx {
     const struct eb_dataset *ds; /* acc->ds */
     struct eb_slot slot;
     int slot_ready;
+    int interrupted;  /* a signal stopped the pass: the results cover the images scored */
+    size_t n_dataset; /* images in the dataset before an interrupted pass cut it */
     size_t undecodable, size_mismatch, done;
     double wall_s;
     char dir[4096];
@@ -113,7 +115,8 @@ void eb_val_print_help(FILE *fp)
         "  --decode, --no_fold, --no_fuse, --no_dce, --no_layout, --no_lanes, --verbose, --quiet "
         "(as run)\n\n"
         "exit codes: 0 metrics written; 1 the model could not be loaded or run; 2 bad input\n"
-        "(options, model file, dataset, class map); 130 interrupted.\n");
+        "(options, model file, dataset, class map); 130 interrupted (the metrics of the images\n"
+        "that ran are written, marked interrupted).\n");
 }
 
 static int choice(const char *text, const char *const *names, int n)
@@ -300,9 +303,13 @@ static void print_table(const struct val_ctx *vc, FILE *fp)
     const struct eb_slot *s = &vc->slot;
     size_t gt = r->n_gt;
     fprintf(fp, "edgebench val: %s on %s\n", vc->o.model, vc->o.data);
+    if (vc->interrupted)
+        fprintf(fp,
+                "  INTERRUPTED: the figures cover the first %zu of the dataset's %zu images, "
+                "not the dataset\n",
+                vc->ds->n_images, vc->n_dataset);
     fprintf(fp, "  data     %s: %s; %zu images, %zu boxes, %zu crowd regions\n",
-            eb_dataset_format_name(vc->ds->format), vc->ds->source, vc->ds->n_images, gt,
-            r->n_crowd);
+            eb_dataset_format_name(vc->ds->format), vc->ds->source, vc->n_dataset, gt, r->n_crowd);
     if (vc->ds->note[0] != '\0')
         fprintf(fp, "  note     %s\n", vc->ds->note);
     fprintf(fp, "  model    backend %s (%s), %s, input %dx%d, %d classes, %s\n",
@@ -387,6 +394,7 @@ static enum eb_status write_val_json(const struct val_ctx *vc, const char *path,
     eb_json_kstr(&w, "schema", "edgebench.val/1");
     eb_json_kstr(&w, "version", vc->env->version);
     eb_json_kstr(&w, "command_line", vc->env->command_line);
+    eb_json_kbool(&w, "interrupted", vc->interrupted);
     eb_json_key(&w, "model");
     eb_json_obj_begin(&w);
     eb_json_kstr(&w, "path", vc->o.model);
@@ -419,7 +427,8 @@ static enum eb_status write_val_json(const struct val_ctx *vc, const char *path,
     eb_json_kstr(&w, "format", eb_dataset_format_name(vc->ds->format));
     eb_json_kstr(&w, "source", vc->ds->source);
     eb_json_kstr(&w, "note", vc->ds->note[0] ? vc->ds->note : NULL);
-    eb_json_kint(&w, "images", (int64_t)vc->ds->n_images);
+    eb_json_kint(&w, "images", (int64_t)vc->n_dataset);
+    eb_json_kint(&w, "images_scored", (int64_t)vc->ds->n_images);
     eb_json_kint(&w, "images_missing", (int64_t)vc->ds->images_missing);
     eb_json_kint(&w, "images_undecodable", (int64_t)vc->undecodable);
     eb_json_kint(&w, "images_size_mismatch", (int64_t)vc->size_mismatch);
@@ -594,14 +603,23 @@ int eb_val_main(int argc, char **argv, const struct eb_val_env *env)
         code = usage(env->err, diag.msg);
         goto done;
     }
+    vc->n_dataset = vc->ds->n_images;
     st = run_images(vc, &diag);
     if (st == EB_ERR_CANCELLED) {
-        fprintf(env->err, "\nedgebench: interrupted after %zu of %zu images; nothing written\n",
-                vc->done, vc->ds->n_images);
-        if (vc->o.out == NULL)
-            rmdir(vc->dir); /* the empty folder made for this run */
-        code = EB_EXIT_INTERRUPTED;
-        goto done;
+        /* The pass starts at the first image, so the scored images are a prefix: score it. */
+        const size_t n = vc->acc->last_scored;
+        fprintf(env->err, "\nedgebench: interrupted after %zu of %zu images; %s\n", n,
+                vc->n_dataset,
+                n > 0 ? "the results cover those" : "nothing was scored, nothing written");
+        if (n == 0) {
+            if (vc->o.out == NULL)
+                rmdir(vc->dir); /* the empty folder made for this run */
+            code = EB_EXIT_INTERRUPTED;
+            goto done;
+        }
+        eb_dataset_keep_first(vc->acc->ds, n);
+        vc->interrupted = 1;
+        st = EB_OK;
     }
     if (st == EB_OK)
         st = eb_coco_evaluate(vc->ds, vc->acc->dets, vc->acc->n_dets, vc->acc->cats,
@@ -622,7 +640,7 @@ int eb_val_main(int argc, char **argv, const struct eb_val_env *env)
     }
     print_table(vc, env->out);
     fprintf(env->out, "\nval: %s/val.json\n", vc->dir);
-    code = EB_EXIT_OK;
+    code = vc->interrupted ? EB_EXIT_INTERRUPTED : EB_EXIT_OK;
 done:
     val_fini(vc);
     free(vc);
