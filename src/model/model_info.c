@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "eb/path.h"
 #include "engine/onnx/onnx_model.h"
 #include "model/model.h"
 
@@ -874,19 +875,16 @@ enum eb_status eb_model_read_file(const char *path, uint8_t **bytes_out, size_t 
 {
     enum eb_status st = EB_ERR_IO;
     uint8_t *buf = NULL;
-    /* Looked at before anything is read: O_NONBLOCK so that a FIFO is refused, not waited on. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
+    /* Looked at before anything is read: a FIFO is refused, not waited on. */
+    struct stat sb;
+    const char *why = NULL;
+    const int fd = eb_file_open_regular(path, &sb, &why);
+    if (fd == EB_FILE_OPEN_FAILED)
         return eb_diag_fail(diag, EB_ERR_IO, "failed to read model %s: %s; check the path", path,
                             strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        const int dir = S_ISDIR(sb.st_mode);
-        close(fd);
-        return eb_diag_fail(
-            diag, EB_ERR_IO, "failed to read model %s: %s; pass an .onnx file", path,
-            dir ? "it is a folder" : "not a regular file (a device, FIFO or socket)");
-    }
+    if (fd < 0)
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to read model %s: %s; pass an .onnx file",
+                            path, why);
     if ((uint64_t)sb.st_size > (uint64_t)EB_MODEL_MAX_FILE) {
         close(fd);
         return eb_diag_fail(diag, EB_ERR_FORMAT,

@@ -16,6 +16,7 @@
 #include "eb_test.h"
 #include "engine/onnx/onnx_model.h"
 #include "engine/onnx/onnx_wire.h"
+#include "harness/cmd/model_plan.h"
 #include "model/model.h"
 
 /* ---- a small ONNX writer ---- */
@@ -346,6 +347,34 @@ EB_TEST(external_data_matches_inline)
     free(inl);
     free(ext);
     free(sub);
+}
+
+/* `edgebench model info` on a model whose weights are in an external file beside it (in another
+ * folder than the current one): it plans the model as run loads it, from the model's folder. */
+EB_TEST(model_info_plans_external_data)
+{
+    char dir[1024], path[1100];
+    size_t len;
+    snprintf(dir, sizeof(dir), "%s/models", eb_test_tmpdir());
+    ASSERT_TRUE(mkdir(dir, 0700) == 0);
+    snprintf(path, sizeof(path), "%s/w.bin", dir);
+    write_file(path, k_w, sizeof(k_w));
+    uint8_t *ext = linear_model("w.bin", NULL, NULL, &len);
+    snprintf(path, sizeof(path), "%s/linear.onnx", dir);
+    write_file(path, ext, len);
+    free(ext);
+    FILE *out = tmpfile(), *err = tmpfile();
+    ASSERT_TRUE(out != NULL && err != NULL);
+    char *argv[] = {"info", path, NULL};
+    ASSERT_EQ_INT(eb_model_main(2, argv, eb_harness_model_plan, out, err), 0);
+    char text[8192] = "";
+    rewind(out);
+    text[fread(text, 1, sizeof(text) - 1, out)] = '\0';
+    fclose(out);
+    fclose(err);
+    ASSERT_CONTAINS(text, "parameters: 15 ");
+    ASSERT_CONTAINS(text, "memory plan (native engine");
+    ASSERT_TRUE(strstr(text, "not available") == NULL);
 }
 
 EB_TEST(external_data_refused)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "backends/common/model_path.h"
+#include "eb/path.h"
 
 #define EXPORT_HINT "export ONNX with `yolo export model=best.pt format=onnx`"
 
@@ -28,17 +29,15 @@ enum eb_status eb_backend__check_model_path(const char *path, unsigned engine_ad
                             "failed to load model %s: PyTorch checkpoints cannot be run "
                             "directly; " EXPORT_HINT,
                             path);
-    /* O_NONBLOCK: a FIFO is refused below, not waited on. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
+    struct stat sb;
+    const char *why = NULL;
+    const int fd = eb_file_open_regular(path, &sb, &why);
+    if (fd == EB_FILE_OPEN_FAILED)
         return eb_diag_fail(diag, EB_ERR_IO, "failed to open model %s: %s; check the path", path,
                             strerror(errno));
-    struct stat sb;
-    int bad = fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode);
+    if (fd < 0)
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to open model %s: %s; pass an .onnx file",
+                            path, why);
     close(fd);
-    if (bad)
-        return eb_diag_fail(diag, EB_ERR_IO,
-                            "failed to open model %s: not a regular file; pass an .onnx file",
-                            path);
     return EB_OK;
 }

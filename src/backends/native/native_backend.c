@@ -19,6 +19,7 @@
 #include "backends/native/native_backend.h"
 #include "eb/clock.h"
 #include "eb/engine.h"
+#include "eb/path.h"
 #include "model/model.h"
 
 #ifdef EB_VERSION
@@ -211,12 +212,7 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
     /* External-data tensors are read from the model's folder. */
     char base_dir[1024] = "";
     if (spec->bytes == NULL && spec->path != NULL) {
-        const char *slash = strrchr(spec->path, '/');
-        if (slash == NULL)
-            snprintf(base_dir, sizeof(base_dir), ".");
-        else
-            snprintf(base_dir, sizeof(base_dir), "%.*s",
-                     (int)(slash - spec->path + (slash == spec->path)), spec->path);
+        eb_path_dir(spec->path, base_dir, sizeof(base_dir));
         opt.base_dir = base_dir;
     }
     opt.log = p->log;

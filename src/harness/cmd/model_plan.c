@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "eb/engine.h"
+#include "eb/path.h"
 #include "harness/pipeline/advice.h"
 
 enum eb_status eb_harness_model_plan(const uint8_t *bytes, size_t len, const char *what, int imgsz,
@@ -18,6 +19,10 @@ enum eb_status eb_harness_model_plan(const uint8_t *bytes, size_t len, const cha
     eb_engine_options_default(&opt);
     opt.threads = 1; /* the plan does not depend on threads; one keeps the load cheap */
     opt.imgsz = imgsz;
+    /* External-data tensors are read from the model's folder, as the native backend does. */
+    char base_dir[1024];
+    eb_path_dir(what, base_dir, sizeof(base_dir));
+    opt.base_dir = base_dir;
     st = eb_engine_load(bytes, len, what, &opt, &e, diag);
     if (st != EB_OK) {
         eb_advice_append(diag); /* the reason model info prints, with the run's remedy */

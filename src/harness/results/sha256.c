@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "eb/path.h"
 #include "harness/results/sha256.h"
 
 static const uint32_t k256[64] = {
@@ -113,15 +114,13 @@ enum eb_status eb_sha256_file(const char *path, uint64_t max_bytes, const atomic
                               char hex_out[EB_SHA256_HEX_SIZE], uint64_t *size_out,
                               struct eb_diag *diag)
 {
-    /* O_NONBLOCK: opening a FIFO does not wait for a writer (it is refused below). */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return eb_diag_fail(diag, EB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return eb_diag_fail(diag, EB_ERR_IO, "cannot read %s: not a regular file", path);
-    }
+    const char *why = NULL;
+    const int fd = eb_file_open_regular(path, &sb, &why);
+    if (fd == EB_FILE_OPEN_FAILED)
+        return eb_diag_fail(diag, EB_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    if (fd < 0)
+        return eb_diag_fail(diag, EB_ERR_IO, "cannot read %s: %s", path, why);
     if (max_bytes > 0 && (uint64_t)sb.st_size > max_bytes) {
         close(fd);
         return eb_diag_fail(diag, EB_ERR_LIMIT,
