@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "eb/json.h"
+#include "eb/utf8.h"
 
 /* ---------------------------------------------------------------- writer */
 
@@ -144,32 +145,6 @@ void eb_json_arr_end(struct eb_json_writer *w)
     close_(w, "]");
 }
 
-/* Length of a valid UTF-8 sequence starting at s (1..4), or 0 when invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t n;
-    unsigned min;
-    unsigned cp;
-    if ((s[0] & 0xE0) == 0xC0)
-        n = 2, cp = s[0] & 0x1F, min = 0x80;
-    else if ((s[0] & 0xF0) == 0xE0)
-        n = 3, cp = s[0] & 0x0F, min = 0x800;
-    else if ((s[0] & 0xF8) == 0xF0)
-        n = 4, cp = s[0] & 0x07, min = 0x10000;
-    else
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return n;
-}
-
 static void write_string(struct eb_json_writer *w, const char *s)
 {
     put(w, "\"", 1);
@@ -208,7 +183,7 @@ static void write_string(struct eb_json_writer *w, const char *s)
             p++;
             continue;
         }
-        size_t n = utf8_len(p);
+        size_t n = eb_utf8_seq_len(p);
         if (n == 0) {
             put(w, "\xEF\xBF\xBD", 3);
             p++;

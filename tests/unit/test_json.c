@@ -1,6 +1,7 @@
 #include <math.h>
 
 #include "eb/json.h"
+#include "eb/utf8.h"
 #include "eb_test.h"
 
 EB_TEST(writer_output_parses_back)
@@ -63,4 +64,27 @@ EB_TEST(invalid_utf8_is_replaced)
     ASSERT_STREQ(text, "\"a\xEF\xBF\xBD"
                        "b\"");
     free(text);
+}
+
+/* The one UTF-8 rule every escaping writer uses (JSON, Markdown, SVG/HTML). */
+EB_TEST(utf8_sequences_well_formed_or_refused)
+{
+    static const struct {
+        const char *bytes;
+        size_t want;
+    } cases[] = {
+        {"a", 1},
+        {"\xC3\xA9", 2},         /* é */
+        {"\xE2\x80\xA6", 3},     /* … */
+        {"\xF0\x9F\x98\x80", 4}, /* U+1F600 */
+        {"\xC0\xAF", 0},         /* overlong '/' */
+        {"\xE0\x80\xAF", 0},     /* overlong */
+        {"\xED\xA0\x80", 0},     /* a surrogate */
+        {"\xF4\x90\x80\x80", 0}, /* above U+10FFFF */
+        {"\x80", 0},             /* a stray continuation byte */
+        {"\xE2\x80", 0},         /* cut by the end of the string */
+        {"\xFF", 0},
+    };
+    for (size_t i = 0; i < EB_ARRAY_LEN(cases); i++)
+        ASSERT_EQ_INT(eb_utf8_seq_len((const unsigned char *)cases[i].bytes), cases[i].want);
 }

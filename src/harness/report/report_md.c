@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eb/utf8.h"
 #include "harness/report/report.h"
 #include "harness/report/report_facts.h"
-#include "harness/report/svg_chart.h"
 
 #define MAX_CLASS_ROWS 15
 #define MAX_OP_ROWS    12
@@ -40,7 +40,7 @@ static void put_text_as(FILE *fp, const char *s, int code)
     while (*p != '\0') {
         const unsigned c = *p;
         if (c >= 0x80) {
-            const size_t len = eb_svg_utf8_seq_len(p);
+            const size_t len = eb_utf8_seq_len(p);
             if (len == 0) {
                 fputs("\xEF\xBF\xBD", fp);
                 p++;

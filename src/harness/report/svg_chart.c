@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eb/utf8.h"
 #include "harness/report/svg_chart.h"
 
 #define DEFAULT_W   640
@@ -41,36 +42,6 @@ const char *eb_svg_palette(size_t i)
 
 /* ------------------------------------------------------------------------------------ text */
 
-size_t eb_svg_utf8_seq_len(const unsigned char *p)
-{
-    unsigned c = p[0];
-    size_t len;
-    unsigned lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
-    if (c >= 0xC2 && c <= 0xDF) {
-        len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        len = 3;
-        if (c == 0xE0)
-            lo = 0xA0; /* overlong */
-        else if (c == 0xED)
-            hi = 0x9F; /* surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        len = 4;
-        if (c == 0xF0)
-            lo = 0x90; /* overlong */
-        else if (c == 0xF4)
-            hi = 0x8F; /* above U+10FFFF */
-    } else {
-        return 0;
-    }
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    return len;
-}
-
 /* Writes at most `max_chars` characters of s escaped (max_chars 0 = all), then "…" if cut. */
 static void put_escaped_n(FILE *fp, const char *s, size_t max_chars)
 {
@@ -97,7 +68,7 @@ static void put_escaped_n(FILE *fp, const char *s, size_t max_chars)
             p++;
             continue;
         }
-        size_t len = eb_svg_utf8_seq_len(p);
+        size_t len = eb_utf8_seq_len(p);
         if (len == 0) {
             fputs("\xEF\xBF\xBD", fp); /* U+FFFD REPLACEMENT CHARACTER */
             p++;

@@ -101,9 +101,6 @@ void eb_svg_format_tick(double v, const struct eb_svg_ticks *t, char *buf, size_
  * nothing.
  */
 void eb_svg_put_escaped(FILE *fp, const char *s);
-/** Length of the valid UTF-8 sequence (2..4 bytes) starting with the byte >= 0x80 at `p`, or 0
- * when it is not one (a stray, overlong, surrogate or cut sequence). */
-size_t eb_svg_utf8_seq_len(const unsigned char *p);
 
 /**
  * The opening of a self-contained HTML page up to its <head>'s own content: doctype, charset
