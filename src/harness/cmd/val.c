@@ -113,7 +113,8 @@ void eb_val_print_help(FILE *fp)
         "  --decode, --no_fold, --no_fuse, --no_dce, --no_layout, --no_lanes, --verbose, --quiet "
         "(as run)\n\n"
         "exit codes: 0 metrics written; 1 the model could not be loaded or run; 2 bad input\n"
-        "(options, model file, dataset, class map); 130 interrupted.\n");
+        "(options, model file, dataset, class map); 6 val.json or detections.json could not\n"
+        "be written (the error names it; the other is kept); 130 interrupted.\n");
 }
 
 static int choice(const char *text, const char *const *names, int n)
