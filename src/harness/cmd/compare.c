@@ -1345,7 +1345,10 @@ int eb_compare_main(int argc, char **argv, const struct eb_compare_env *env)
     int failed = 0;
     for (size_t i = 0; i < cc->n_rows; i++)
         failed |= cc->rows[i].status == EB_COMPARE_FAILED;
-    code = lost ? EB_EXIT_WRITE_FAILED : interrupted ? EB_EXIT_INTERRUPTED : failed ? 1 : EB_EXIT_OK;
+    code = lost          ? EB_EXIT_WRITE_FAILED
+           : interrupted ? EB_EXIT_INTERRUPTED
+           : failed      ? 1
+                         : EB_EXIT_OK;
 done:
     cmp_fini(cc);
     free(cc);

@@ -118,8 +118,8 @@ int eb_profile_parse(int argc, char **argv, struct eb_config *cfg, struct eb_pro
             po->run_argv[po->run_argc++] = argv[++i];
     }
     po->run_argv[po->run_argc] = NULL;
-    if (top_text != NULL && parse_int("--ncu_top", top_text, EB_NCU_MAX_TARGETS, &po->ncu_top,
-                                       msg, sizeof(msg)) != 0)
+    if (top_text != NULL &&
+        parse_int("--ncu_top", top_text, EB_NCU_MAX_TARGETS, &po->ncu_top, msg, sizeof(msg)) != 0)
         return usage(err, msg);
     if (timeout_text != NULL &&
         parse_int("--ncu_timeout_s", timeout_text, EB_PROFILE_NCU_TIMEOUT_MAX, &po->ncu_timeout_s,

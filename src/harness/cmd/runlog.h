@@ -13,10 +13,10 @@
 
 struct eb_runlog {
     struct eb_mutex mu;
-    FILE *file;    /* run.log, owned; NULL until opened */
+    FILE *file; /* run.log, owned; NULL until opened */
     char path[4200];
     int file_errno; /* the first failed write to run.log (errno); 0 none */
-    FILE *console; /* borrowed */
+    FILE *console;  /* borrowed */
     enum eb_log_level console_level;
     int progress_shown; /* a progress line is on the console */
     char progress[256];

@@ -60,8 +60,8 @@ struct eb_sampler {
     uint64_t ram_n;
     double ram_sum, ram_max, ram_total, swap_max, rss_max;
     uint64_t pressure;
-    int write_errno; /* the first failed write to fp (errno); 0 none */
-    char path[4200]; /* metrics_path, for messages */
+    int write_errno;               /* the first failed write to fp (errno); 0 none */
+    char path[4200];               /* metrics_path, for messages */
     struct eb_sampler__nvml *nvml; /* NULL when NVML is off or unavailable */
     char nvml_warning[256];        /* set before the thread starts or by the thread */
     int n_gpus;                    /* aggregates, filled when the thread closes NVML */

@@ -66,8 +66,8 @@ enum eb_status eb_report__write_atomic(const char *dir, const char *name, eb_rep
         goto fail;
     }
     if (rename(tmp, path) != 0) {
-        st = eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: rename from temporary file: %s", path,
-                          strerror(errno));
+        st = eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: rename from temporary file: %s",
+                          path, strerror(errno));
         goto fail;
     }
     tmp_made = 0;
@@ -113,7 +113,8 @@ enum eb_status eb_report_write_file(const struct eb_run_result *r, const char *d
     switch (f) {
     case EB_REPORT_FILE_MD: return eb_report__write_atomic(dir, "report.md", md_body, r, diag);
     case EB_REPORT_FILE_HTML: return eb_report_write_html_file(r, dir, diag);
-    case EB_REPORT_FILE_JSON: return eb_report__write_atomic(dir, "report.json", json_body, r, diag);
+    case EB_REPORT_FILE_JSON:
+        return eb_report__write_atomic(dir, "report.json", json_body, r, diag);
     case EB_REPORT_FILE_COUNT: break;
     }
     return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "no report file %d", (int)f);
