@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eb/file.h"
 #include "eval/coco_eval.h"
 
 #define NT EB_COCO_NUM_IOU
@@ -716,10 +717,6 @@ enum eb_status eb_coco_write_detections(const char *path, const struct eb_datase
     struct eb_json_writer w;
     eb_json_writer_init_file(&w, fp, 0);
     eb_coco_write_detections_json(ds, dets, n_dets, &w);
-    int bad = eb_json_writer_error(&w) || fputc('\n', fp) == EOF;
-    if (fclose(fp) != 0)
-        bad = 1;
-    if (bad)
-        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: write error (disk full?)", path);
-    return EB_OK;
+    fputc('\n', fp); /* a failed write sets the stream's error flag, which eb_file_close reads */
+    return eb_file_close(fp, path, diag);
 }

@@ -102,13 +102,17 @@ usage_error() {
 case_help_and_usage_errors() {
   "$EB_BIN" --help | grep -q "edgebench profile" || fail "--help lacks profile"
   "$EB_BIN" profile --help >h.txt || fail "profile --help failed"
-  for w in --ncu --ncu_top --ncu_path "edgebench run --help" ncu.md ncu.json "exit codes"; do
+  for w in --ncu --ncu_top --ncu_path --ncu_timeout_s "edgebench run --help" ncu.md ncu.json \
+    "exit codes"; do
     grep -qF -- "$w" h.txt || fail "profile --help lacks $w"
   done
   usage_error "--ncu_top: 0 is out of range (accepted: 1..15)" --ncu --ncu_top 0
   usage_error "--ncu_top: 'x' is not an integer (accepted: 1..15)" --ncu --ncu_top=x
   usage_error "--ncu_top needs a value" --ncu --ncu_top
-  usage_error "--ncu_top and --ncu_path go with --ncu" --ncu_top 3
+  usage_error "--ncu_top, --ncu_timeout_s and --ncu_path go with --ncu" --ncu_top 3
+  usage_error "--ncu_top, --ncu_timeout_s and --ncu_path go with --ncu" --ncu_timeout_s 3
+  usage_error "--ncu_timeout_s: 0 is out of range (accepted: 1..86400)" --ncu --ncu_timeout_s 0
+  usage_error "--ncu_timeout_s: '1m' is not an integer (accepted: 1..86400)" --ncu --ncu_timeout_s=1m
   usage_error "--ncu takes no value" --ncu=1
   usage_error "unknown option --batch" --ncu --batch 2
 }
@@ -290,4 +294,73 @@ case_nvtx_ranges_emitted() {
     eb_run "${PROFILE_ARGS[@]}" 2>e.txt || fail "run failed: $(cat e.txt)"
   grep -q '^push edgebench.stage@rgb:infer$' nvtx.log || fail "no stage range without --profile"
   ! grep -q '^push edgebench@' nvtx.log || fail "op ranges without --profile"
+}
+
+# write_hanging_ncu DIR: DIR/ncu, an ncu that never returns: it starts a child (named after
+# this case's folder, so that pgrep finds it and nothing else) and waits for it.
+write_hanging_ncu() {
+  mkdir -p "$1" fake
+  cat >"$1/ncu" <<EOF
+#!/usr/bin/env bash
+printf '%s\n' "\$*" >>'$PWD/fake/calls.txt'
+(exec -a '$PWD/hanging-ncu-child' sleep 100000) &
+wait
+EOF
+  chmod +x "$1/ncu"
+}
+
+# no_process_left: no process of this case's folder is running (or a zombie), e.g. ncu's child.
+no_process_left() {
+  local i
+  for ((i = 0; i < 50; i++)); do # the kernel may take a moment to reap what SIGKILL ended
+    pgrep -f "$PWD/" >/dev/null || return 0
+    sleep 0.1
+  done
+  fail "left running: $(pgrep -af "$PWD/")"
+}
+
+case_ncu_timeout_stops_and_reaps_ncu() {
+  write_hanging_ncu bin
+  PATH="$PWD/bin:$PATH" "$EB_BIN" profile --ncu --ncu_timeout_s 1 "${PROFILE_ARGS[@]}" \
+    >o.txt 2>e.txt
+  local rc=$?
+  [ "$rc" = 2 ] || fail "exit $rc when ncu times out, expected 2: $(cat e.txt)"
+  [ "$(grep -c '^edgebench: error: ' e.txt)" = 1 ] || fail "expected one error line: $(cat e.txt)"
+  grep -q '^edgebench: error: ncu did not finish within 1 s (--ncu_timeout_s): stopped' e.txt ||
+    fail "stderr: $(cat e.txt)"
+  [ -s fake/calls.txt ] || fail "ncu was not started"
+  no_process_left
+  local d; d=$(run_dir out)
+  [ "$(jq_get "$d/report.json" slots/0/profile/frames)" = 2 ] || fail "report.json lacks the profile"
+  [ "$(jq_get "$d/ncu.json" status)" = timeout ] || fail "ncu.json status"
+  grep -q 'did not finish within 1 s' "$d/ncu.md" || fail "ncu.md does not say why"
+}
+
+case_ncu_sigint_is_forwarded_and_reaped() {
+  write_hanging_ncu bin
+  PATH="$PWD/bin:$PATH" "$EB_BIN" profile --ncu "${PROFILE_ARGS[@]}" >o.txt 2>e.txt &
+  local pid=$! i
+  for ((i = 0; i < 600; i++)); do # until ncu's child runs (at most 60 s)
+    pgrep -f "$PWD/hanging-ncu-child" >/dev/null && break
+    kill -0 "$pid" 2>/dev/null || fail "profile ended before ncu ran: $(cat e.txt)"
+    sleep 0.1
+  done
+  pgrep -f "$PWD/hanging-ncu-child" >/dev/null || fail "ncu's child did not start within 60 s"
+  kill -INT "$pid"
+  for ((i = 0; i < 150; i++)); do # SIGINT reaches the group at once; 15 s is generous
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -KILL "$pid"
+    fail "still running 15 s after SIGINT"
+  fi
+  wait "$pid"
+  local rc=$?
+  [ "$rc" = 130 ] || fail "exit $rc after SIGINT, expected 130: $(cat e.txt)"
+  no_process_left
+  local d; d=$(run_dir out)
+  "$EB_JSONQ" "$d/report.json" >/dev/null || fail "report.json does not parse"
+  [ "$(jq_get "$d/ncu.json" status)" = interrupted ] || fail "ncu.json status"
+  grep -q '^edgebench: error: ncu: interrupted; stopped' e.txt || fail "stderr: $(cat e.txt)"
 }

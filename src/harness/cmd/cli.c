@@ -503,8 +503,10 @@ void eb_config_print_help(FILE *fp)
             "diff).\n"
             "\nexit codes: 0 every slot that was asked for ran within the memory limit;\n"
             "1 nothing could run; 2 usage error; 3 one slot failed while the other ran;\n"
-            "5 the slots ran but the monitored memory exceeded the limit; 130 interrupted.\n"
-            "Where several apply, the first of 130, 1, 3, 5 wins. The verdict does not\n"
+            "5 the slots ran but the monitored memory exceeded the limit; 6 a file of the\n"
+            "run folder could not be written, or the folder made (the error names it; what\n"
+            "could be written is kept); 130 interrupted.\n"
+            "Where several apply, the first of 6, 130, 1, 3, 5 wins. The verdict does not\n"
             "change the exit code.\n");
 }
 

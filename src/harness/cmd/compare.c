@@ -13,6 +13,7 @@
 
 #include "eb/clock.h"
 #include "eb/engine.h"
+#include "eb/file.h"
 #include "eval/classmap.h"
 #include "eval/coco_eval.h"
 #include "eval/dataset.h"
@@ -860,6 +861,8 @@ static enum eb_status score_map(struct cmp_ctx *cc, size_t row, struct eb_slot *
     snprintf(path, sizeof(path), "%s/%s", cc->dir, name);
     if (st == EB_OK)
         st = eb_accuracy_finish(acc, path, name, strtod(EB_VAL_CONF_DEFAULT, NULL), 1, &res, diag);
+    if (st == EB_OK && res->detections_error[0] != '\0')
+        st = eb_diag_fail(diag, EB_ERR_IO, "%s", res->detections_error);
     if (st == EB_OK)
         *map_out = res->map50_95;
     eb_accuracy_result_destroy(res);
@@ -1116,12 +1119,15 @@ static enum eb_status write_file(const struct cmp_ctx *cc, const char *name, wri
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     FILE *fp = fopen(tmp, "w");
     if (fp == NULL)
-        return eb_diag_fail(diag, EB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", path, strerror(errno));
     fn(cc, fp, arg);
-    int bad = ferror(fp);
-    if (fclose(fp) != 0 || bad || rename(tmp, path) != 0) {
+    if (eb_file_close(fp, path, diag) != EB_OK) {
         remove(tmp);
-        return eb_diag_fail(diag, EB_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+        return EB_ERR_IO;
+    }
+    if (rename(tmp, path) != 0) {
+        remove(tmp);
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", path, strerror(errno));
     }
     return EB_OK;
 }
@@ -1182,10 +1188,25 @@ static void w_html(const struct cmp_ctx *cc, FILE *fp, const void *arg)
         fputs("<!-- a chart could not be drawn -->\n", fp);
 }
 
-static enum eb_status write_outputs(struct cmp_ctx *cc, struct eb_diag *diag)
+/* Writes every output file, whatever happened to the others: each failure is one line on the
+ * console; EB_ERR_IO when any failed. compare.md's absence in *md_lost. */
+static enum eb_status write_outputs(struct cmp_ctx *cc, int *md_lost)
 {
-    enum eb_status st = write_file(cc, "compare.md", w_md, NULL, diag);
-    for (size_t i = 0; st == EB_OK && i < cc->n_imgsz; i++) {
+    struct eb_diag d = {0};
+    enum eb_status st = EB_OK;
+    *md_lost = 0;
+    for (int k = 0; k < 4; k++) {
+        static const char *const names[] = {"compare.md", "compare.json", "compare.jsonl",
+                                            "compare.html"};
+        static const write_fn fns[] = {w_md, w_json, w_jsonl, w_html};
+        memset(&d, 0, sizeof(d));
+        if (write_file(cc, names[k], fns[k], NULL, &d) != EB_OK) {
+            fprintf(cc->env->err, "edgebench: error: %s\n", d.msg);
+            st = EB_ERR_IO;
+            *md_lost |= k == 0;
+        }
+    }
+    for (size_t i = 0; i < cc->n_imgsz; i++) {
         size_t k = 0;
         while (k < i && cc->imgsz[k] != cc->imgsz[i])
             k++;
@@ -1193,14 +1214,12 @@ static enum eb_status write_outputs(struct cmp_ctx *cc, struct eb_diag *diag)
             continue; /* a size listed twice has one file */
         char name[64];
         snprintf(name, sizeof(name), "latency_comparative_%d.csv", cc->imgsz[i]);
-        st = write_file(cc, name, w_csv, &cc->imgsz[i], diag);
+        memset(&d, 0, sizeof(d));
+        if (write_file(cc, name, w_csv, &cc->imgsz[i], &d) != EB_OK) {
+            fprintf(cc->env->err, "edgebench: error: %s\n", d.msg);
+            st = EB_ERR_IO;
+        }
     }
-    if (st == EB_OK)
-        st = write_file(cc, "compare.json", w_json, NULL, diag);
-    if (st == EB_OK)
-        st = write_file(cc, "compare.jsonl", w_jsonl, NULL, diag);
-    if (st == EB_OK)
-        st = write_file(cc, "compare.html", w_html, NULL, diag);
     return st;
 }
 
@@ -1318,17 +1337,18 @@ int eb_compare_main(int argc, char **argv, const struct eb_compare_env *env)
             fprintf(env->err, "compare: %s: %s\n", eb_compare_status_name(row->status),
                     row->reason);
     }
-    struct eb_diag diag = {0};
-    if (write_outputs(cc, &diag) != EB_OK) {
-        code = usage(env->err, diag.msg);
-        goto done;
-    }
+    int md_lost = 0;
+    const int lost = write_outputs(cc, &md_lost) != EB_OK;
     eb_compare_write_md(cc->rows, cc->n_rows, env->out);
-    fprintf(env->out, "\ncompare: %s/compare.md\n", cc->dir);
+    if (!md_lost)
+        fprintf(env->out, "\ncompare: %s/compare.md\n", cc->dir);
     int failed = 0;
     for (size_t i = 0; i < cc->n_rows; i++)
         failed |= cc->rows[i].status == EB_COMPARE_FAILED;
-    code = interrupted ? EB_EXIT_INTERRUPTED : failed ? 1 : EB_EXIT_OK;
+    code = lost          ? EB_EXIT_WRITE_FAILED
+           : interrupted ? EB_EXIT_INTERRUPTED
+           : failed      ? 1
+                         : EB_EXIT_OK;
 done:
     cmp_fini(cc);
     free(cc);

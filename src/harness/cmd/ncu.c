@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eb/file.h"
 #include "eb/json.h"
 #include "harness/cmd/ncu.h"
 
@@ -611,10 +612,7 @@ static enum eb_status write_file(const char *dir, const char *name, const struct
         write_json(fp, info, sum);
     else
         write_md(fp, info, sum);
-    int bad = ferror(fp);
-    if (fclose(fp) != 0 || bad)
-        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", path, strerror(errno));
-    return EB_OK;
+    return eb_file_close(fp, path, diag);
 }
 
 enum eb_status eb_ncu_write_reports(const char *dir, const struct eb_ncu_info *info,

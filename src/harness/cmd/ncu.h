@@ -120,7 +120,8 @@ const char *eb_ncu_verdict(double sm_pct, double dram_pct);
 
 /** What ran, for the reports. */
 struct eb_ncu_info {
-    const char *status;     /* "ok", "failed", "unavailable" (ncu not found), "no_targets" */
+    const char *status;     /* "ok", "failed", "unavailable" (ncu not found), "no_targets",
+                               "timeout" (--ncu_timeout_s), "interrupted" (a stop signal) */
     const char *message;    /* one line when not ok, else NULL */
     const char *ncu;        /* the ncu executable, or NULL */
     const char *command;    /* the profiling command line, or NULL */

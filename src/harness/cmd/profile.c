@@ -5,14 +5,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "eb/clock.h"
 #include "eb/number.h"
 #include "harness/cmd/ncu.h"
 #include "harness/cmd/profile.h"
@@ -42,12 +46,30 @@ void eb_profile_options_fini(struct eb_profile_options *po)
     po->run_argc = 0;
 }
 
+/* An integer option's value in 1..max into *out; else the message into msg, -1. */
+static int parse_int(const char *name, const char *text, int max, int *out, char *msg, size_t size)
+{
+    long long v = 0;
+    const enum eb_number num = eb_number_parse_int(text, &v);
+    if (num == EB_NUMBER_SYNTAX) {
+        snprintf(msg, size, "%s: '%s' is not an integer (accepted: 1..%d)", name, text, max);
+        return -1;
+    }
+    if (num == EB_NUMBER_RANGE || v < 1 || v > max) {
+        snprintf(msg, size, "%s: %s is out of range (accepted: 1..%d)", name, text, max);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
 int eb_profile_parse(int argc, char **argv, struct eb_config *cfg, struct eb_profile_options *po,
                      int *help_out, FILE *err)
 {
     char msg[EB_DIAG_MSG_MAX];
     memset(po, 0, sizeof(*po));
     po->ncu_top = EB_PROFILE_NCU_TOP_DEFAULT;
+    po->ncu_timeout_s = EB_PROFILE_NCU_TIMEOUT_DEFAULT;
     *help_out = 0;
     eb_config_defaults(cfg);
     for (int i = 0; i < argc; i++)
@@ -58,7 +80,7 @@ int eb_profile_parse(int argc, char **argv, struct eb_config *cfg, struct eb_pro
     po->run_argv = malloc(((size_t)argc + 1) * sizeof(char *));
     if (po->run_argv == NULL)
         return usage(err, "out of memory");
-    const char *top_text = NULL;
+    const char *top_text = NULL, *timeout_text = NULL;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i], *value = NULL;
         if (eb_config_match_option(arg, "ncu", &value)) {
@@ -68,17 +90,22 @@ int eb_profile_parse(int argc, char **argv, struct eb_config *cfg, struct eb_pro
             continue;
         }
         int top = eb_config_match_option(arg, "ncu_top", &value);
-        if (top || eb_config_match_option(arg, "ncu_path", &value)) {
-            const char *name = top ? "--ncu_top" : "--ncu_path";
+        int tmo = !top && eb_config_match_option(arg, "ncu_timeout_s", &value);
+        if (top || tmo || eb_config_match_option(arg, "ncu_path", &value)) {
+            const char *name = top ? "--ncu_top" : tmo ? "--ncu_timeout_s" : "--ncu_path";
             if (value == NULL && i + 1 < argc)
                 value = argv[++i];
             if (value == NULL || value[0] == '\0') {
                 snprintf(msg, sizeof(msg), "%s needs a value%s", name,
-                         top ? " (accepted: 1..15)" : " (the ncu executable)");
+                         top   ? " (accepted: 1..15)"
+                         : tmo ? " (accepted: 1..86400 seconds)"
+                               : " (the ncu executable)");
                 return usage(err, msg);
             }
             if (top)
                 top_text = value;
+            else if (tmo)
+                timeout_text = value;
             else
                 po->ncu_path = value;
             continue;
@@ -91,23 +118,15 @@ int eb_profile_parse(int argc, char **argv, struct eb_config *cfg, struct eb_pro
             po->run_argv[po->run_argc++] = argv[++i];
     }
     po->run_argv[po->run_argc] = NULL;
-    if (top_text != NULL) {
-        long long v = 0;
-        const enum eb_number num = eb_number_parse_int(top_text, &v);
-        if (num == EB_NUMBER_SYNTAX) {
-            snprintf(msg, sizeof(msg), "--ncu_top: '%s' is not an integer (accepted: 1..%d)",
-                     top_text, EB_NCU_MAX_TARGETS);
-            return usage(err, msg);
-        }
-        if (num == EB_NUMBER_RANGE || v < 1 || v > EB_NCU_MAX_TARGETS) {
-            snprintf(msg, sizeof(msg), "--ncu_top: %s is out of range (accepted: 1..%d)", top_text,
-                     EB_NCU_MAX_TARGETS);
-            return usage(err, msg);
-        }
-        po->ncu_top = (int)v;
-    }
-    if (!po->ncu && (top_text != NULL || po->ncu_path != NULL))
-        return usage(err, "--ncu_top and --ncu_path go with --ncu; add --ncu");
+    if (top_text != NULL &&
+        parse_int("--ncu_top", top_text, EB_NCU_MAX_TARGETS, &po->ncu_top, msg, sizeof(msg)) != 0)
+        return usage(err, msg);
+    if (timeout_text != NULL &&
+        parse_int("--ncu_timeout_s", timeout_text, EB_PROFILE_NCU_TIMEOUT_MAX, &po->ncu_timeout_s,
+                  msg, sizeof(msg)) != 0)
+        return usage(err, msg);
+    if (!po->ncu && (top_text != NULL || timeout_text != NULL || po->ncu_path != NULL))
+        return usage(err, "--ncu_top, --ncu_timeout_s and --ncu_path go with --ncu; add --ncu");
     struct eb_log log = {.fn = console_log, .ctx = err, .level = EB_LOG_WARN};
     struct eb_diag diag = {0};
     int help = 0;
@@ -121,7 +140,8 @@ void eb_profile_print_help(FILE *fp)
 {
     fprintf(
         fp,
-        "usage: edgebench profile [run options] [--ncu [--ncu_top N] [--ncu_path PATH]]\n\n"
+        "usage: edgebench profile [run options] [--ncu [--ncu_top N] [--ncu_path PATH]\n"
+        "                         [--ncu_timeout_s S]]\n\n"
         "Runs the workload once, as `edgebench run` with --profile: the run folder, report.json\n"
         "and report.md with the per-operator profile are written as usual. NVTX ranges mark every\n"
         "stage (domain " EB_NVTX_DOMAIN_STAGE ", \"rgb:infer\") and, in profiled runs, every node\n"
@@ -139,14 +159,19 @@ void eb_profile_print_help(FILE *fp)
         "                   else compute-bound)\n"
         "  --ncu_top N      how many of the slowest nodes (all slots together); default %d;\n"
         "                   accepted: 1..%d\n"
-        "  --ncu_path PATH  the ncu executable; default: ncu on PATH\n\n"
+        "  --ncu_path PATH  the ncu executable; default: ncu on PATH\n"
+        "  --ncu_timeout_s S  the most one ncu command may take, in seconds; past it ncu is\n"
+        "                   stopped (its process group: SIGTERM, SIGKILL 5 s later) and reaped;\n"
+        "                   default %d; accepted: 1..%d\n\n"
         "--ncu also leaves in the run folder: ncu.ncu-rep (open it in Nsight Compute), ncu.log\n"
         "and ncu.err.log (ncu's output), ncu_raw.csv and ncu_ranges.csv (the report as CSV),\n"
         "ncu-run/ (the re-run's own run folder).\n\n"
-        "exit codes: as edgebench run (0, 1, 3, 130); 2 usage error, and with --ncu also: ncu not\n"
-        "found, ncu failed, or no per-operator profile to target (the run's reports are written\n"
-        "all the same).\n",
-        EB_PROFILE_NCU_TOP_DEFAULT, EB_NCU_MAX_TARGETS);
+        "exit codes: as edgebench run (0, 1, 3, 5, 6, 130); 2 usage error, and with --ncu also:\n"
+        "ncu not found, ncu failed or timed out, or no per-operator profile to target (the run's\n"
+        "reports are written all the same); 130 also when Ctrl-C stopped ncu (it is stopped\n"
+        "and reaped; ncu.json says interrupted).\n",
+        EB_PROFILE_NCU_TOP_DEFAULT, EB_NCU_MAX_TARGETS, EB_PROFILE_NCU_TIMEOUT_DEFAULT,
+        EB_PROFILE_NCU_TIMEOUT_MAX);
 }
 
 /* ---- files and processes ---- */
@@ -234,19 +259,39 @@ static void join_argv(char *const *argv, char *buf, size_t size)
     }
 }
 
+/* How a child ended: by itself, or stopped by us. */
+enum child_end { CHILD_EXITED, CHILD_TIMED_OUT, CHILD_STOPPED };
+
+/* Seconds between SIGTERM to a child's process group and SIGKILL. */
+#define CHILD_KILL_GRACE_NS (5ull * 1000000000ull)
+
 /*
  * Runs argv (argv[0] an executable path) to its end: stdin from /dev/null, stdout into
- * out_path (truncated), stderr appended to err_path. It stays in our process group, so a
- * Ctrl-C reaches it too. *wstatus_out is waitpid's status.
+ * out_path (truncated), stderr appended to err_path. It leads a process group of its own, so
+ * that ncu and the application it starts are stopped together: past `timeout_s`, or once
+ * *stop is set (the signal is forwarded; SIGPIPE as SIGTERM), the group gets that signal
+ * (SIGTERM on a timeout), SIGKILL after CHILD_KILL_GRACE_NS, and the child is reaped; what is
+ * left of the group then gets SIGKILL. *wstatus_out is waitpid's status, *end_out how it ended.
  */
 static enum eb_status run_child(char *const *argv, const char *out_path, const char *err_path,
-                                int *wstatus_out, struct eb_diag *diag)
+                                const atomic_int *stop, int timeout_s, int *wstatus_out,
+                                enum child_end *end_out, struct eb_diag *diag)
 {
     posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
     int rc = posix_spawn_file_actions_init(&fa);
     if (rc != 0)
         return eb_diag_fail(diag, EB_ERR_IO, "failed to start %s: %s", argv[0], strerror(rc));
-    rc = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    rc = posix_spawnattr_init(&attr);
+    if (rc != 0) {
+        posix_spawn_file_actions_destroy(&fa);
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to start %s: %s", argv[0], strerror(rc));
+    }
+    rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    if (rc == 0)
+        rc = posix_spawnattr_setpgroup(&attr, 0);
+    if (rc == 0)
+        rc = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     if (rc == 0)
         rc = posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out_path,
                                               O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -255,18 +300,42 @@ static enum eb_status run_child(char *const *argv, const char *out_path, const c
                                               O_WRONLY | O_CREAT | O_APPEND, 0644);
     pid_t pid = -1;
     if (rc == 0)
-        rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+        rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
     if (rc != 0)
         return eb_diag_fail(diag, EB_ERR_IO, "failed to start %s: %s", argv[0], strerror(rc));
-    int status = 0;
-    pid_t r;
-    do {
-        r = waitpid(pid, &status, 0);
-    } while (r < 0 && errno == EINTR);
-    if (r < 0)
-        return eb_diag_fail(diag, EB_ERR_IO, "failed to wait for %s: %s", argv[0], strerror(errno));
+    const uint64_t deadline = eb_clock_ns() + (uint64_t)timeout_s * 1000000000ull;
+    enum child_end end = CHILD_EXITED;
+    uint64_t termed_at = 0;
+    int killed = 0, status = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR) {
+            /* Cannot happen for our own child; never leave it running. */
+            kill(-pid, SIGKILL);
+            return eb_diag_fail(diag, EB_ERR_IO, "failed to wait for %s: %s", argv[0],
+                                strerror(errno));
+        }
+        const uint64_t now = eb_clock_ns();
+        const int sig = atomic_load(stop);
+        if (end == CHILD_EXITED && (sig != 0 || now >= deadline)) {
+            end = sig != 0 ? CHILD_STOPPED : CHILD_TIMED_OUT;
+            kill(-pid, sig != 0 && sig != SIGPIPE ? sig : SIGTERM);
+            termed_at = now;
+        } else if (end != CHILD_EXITED && !killed && now - termed_at >= CHILD_KILL_GRACE_NS) {
+            kill(-pid, SIGKILL);
+            killed = 1;
+        }
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (end != CHILD_EXITED)
+        kill(-pid, SIGKILL); /* what the leader left behind (ESRCH when nothing) */
     *wstatus_out = status;
+    *end_out = end;
     return EB_OK;
 }
 
@@ -310,6 +379,7 @@ static int telling_line(const char *path, int any, char *out, size_t size)
 struct ncu_ctx {
     const char *dir; /* the run folder */
     const struct eb_run_env *env;
+    int timeout_s; /* --ncu_timeout_s */
     struct eb_ncu_target targets[EB_NCU_MAX_TARGETS];
     size_t n_targets;
     struct eb_ncu_info info;
@@ -327,8 +397,10 @@ static int finish(struct ncu_ctx *c, const struct eb_ncu_summary *sum, int code)
     struct eb_diag d = {0};
     c->info.targets = c->targets;
     c->info.n_targets = c->n_targets;
-    if (eb_ncu_write_reports(c->dir, &c->info, sum, &d) != EB_OK)
+    if (eb_ncu_write_reports(c->dir, &c->info, sum, &d) != EB_OK) {
         fprintf(c->env->console, "edgebench: error: %s\n", d.msg);
+        return EB_EXIT_WRITE_FAILED;
+    }
     return code;
 }
 
@@ -373,14 +445,24 @@ static int ncu_step(struct ncu_ctx *c, char *const *argv, const char *out_path, 
 {
     struct eb_diag d = {0};
     int wstatus = 0;
-    if (run_child(argv, out_path, c->err_log, &wstatus, &d) != EB_OK) {
+    enum child_end end = CHILD_EXITED;
+    if (run_child(argv, out_path, c->err_log, c->env->stop, c->timeout_s, &wstatus, &end, &d) !=
+        EB_OK) {
         snprintf(c->message, sizeof(c->message), "%s", d.msg);
         *code = fail_with(c, "failed", EB_EXIT_USAGE);
         return 0;
     }
-    if (atomic_load(c->env->stop) != 0) {
-        snprintf(c->message, sizeof(c->message), "%s: interrupted", what);
-        *code = fail_with(c, "failed", EB_EXIT_INTERRUPTED);
+    if (end == CHILD_TIMED_OUT) {
+        snprintf(c->message, sizeof(c->message),
+                 "%.40s did not finish within %d s (--ncu_timeout_s): stopped; see ncu.log and "
+                 "ncu.err.log in %.300s",
+                 what, c->timeout_s, c->dir);
+        *code = fail_with(c, "timeout", EB_EXIT_USAGE);
+        return 0;
+    }
+    if (end == CHILD_STOPPED || atomic_load(c->env->stop) != 0) {
+        snprintf(c->message, sizeof(c->message), "%s: interrupted; stopped", what);
+        *code = fail_with(c, "interrupted", EB_EXIT_INTERRUPTED);
         return 0;
     }
     if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
@@ -434,6 +516,7 @@ static int run_ncu(const struct eb_config *cfg, const struct eb_profile_options 
     }
     c->dir = dir;
     c->env = env;
+    c->timeout_s = po->ncu_timeout_s;
     c->info.status = "ok";
     snprintf(c->err_log, sizeof(c->err_log), "%s/ncu.err.log", dir);
     int code = run_code;
@@ -576,7 +659,9 @@ int eb_profile_run(const struct eb_config *cfg, const struct eb_profile_options 
     renv.dir_out_size = sizeof(dir);
     int code = eb_run_main(cfg, &renv);
     /* Nothing to profile when nothing ran or Ctrl-C stopped the run (it said so itself). */
-    if (!po->ncu || dir[0] == '\0' || code == EB_EXIT_NOTHING_RAN || code == EB_EXIT_INTERRUPTED)
+    if (!po->ncu || dir[0] == '\0' || code == EB_EXIT_NOTHING_RAN || code == EB_EXIT_INTERRUPTED ||
+        atomic_load(env->stop) != 0)
         return code;
-    return run_ncu(cfg, po, env, argv0, dir, code);
+    const int ncu_code = run_ncu(cfg, po, env, argv0, dir, code);
+    return code == EB_EXIT_WRITE_FAILED ? code : ncu_code; /* a lost report file comes first */
 }

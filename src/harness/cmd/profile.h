@@ -20,6 +20,10 @@
 #include "harness/cmd/run.h"
 
 #define EB_PROFILE_NCU_TOP_DEFAULT 5
+/* --ncu_timeout_s: the most one ncu command (the profiled re-run, an import) may take. Nsight
+ * Compute replays every profiled kernel many times: minutes are usual, an hour is not. */
+#define EB_PROFILE_NCU_TIMEOUT_DEFAULT 1800
+#define EB_PROFILE_NCU_TIMEOUT_MAX     86400
 /* The short re-run under ncu: measured and warm-up frames. */
 #define EB_PROFILE_NCU_FRAMES "3"
 #define EB_PROFILE_NCU_WARMUP "1"
@@ -28,6 +32,7 @@ struct eb_profile_options {
     int ncu;              /* --ncu */
     int ncu_top;          /* --ncu_top N: 1..EB_NCU_MAX_TARGETS */
     const char *ncu_path; /* --ncu_path PATH (borrowed from argv); NULL: "ncu" on PATH */
+    int ncu_timeout_s;    /* --ncu_timeout_s S: 1..EB_PROFILE_NCU_TIMEOUT_MAX */
     char **run_argv;      /* run's options, in order (malloc'd array of borrowed strings) */
     int run_argc;
 };
@@ -53,9 +58,13 @@ void eb_profile_print_help(FILE *fp);
  * --output <run folder>/ncu-run` under `ncu --nvtx --nvtx-include edgebench@<range>/ ...
  * --metrics ... --export <run folder>/ncu`, then two imports of that report as CSV (plain and
  * with --print-nvtx-rename kernel) to learn each kernel's range; writes ncu.json and ncu.md.
- * `argv0` finds this executable where /proc/self/exe cannot. Returns the run's EB_EXIT_* code;
- * EB_EXIT_USAGE (2) when ncu is not found, fails, or has no node to target (one line on
- * env->console; the run's reports and ncu.json/ncu.md are written all the same).
+ * `argv0` finds this executable where /proc/self/exe cannot. Each ncu command runs in its own
+ * process group, bounded by po->ncu_timeout_s: past it, or when env->stop is set (the stop is
+ * forwarded), the group is sent SIGTERM, then SIGKILL 5 s later, and the child is reaped.
+ * Returns the run's EB_EXIT_* code; EB_EXIT_USAGE (2) when ncu is not found, fails, times out
+ * or has no node to target, EB_EXIT_INTERRUPTED when stopped (one line on env->console; the
+ * run's reports and ncu.json/ncu.md are written all the same), EB_EXIT_WRITE_FAILED when a
+ * report file could not be written.
  */
 int eb_profile_run(const struct eb_config *cfg, const struct eb_profile_options *po,
                    const struct eb_run_env *env, const char *argv0);

@@ -48,12 +48,31 @@ struct run_ctx {
     char limit_label[EB_NUM_SLOTS][96]; /* each slot's cap in messages (budget.h) */
 };
 
+/* `path` for a message: whole when short, else its start and end around "...". */
+static const char *shown_path(const char *path, char *buf, size_t size)
+{
+    const size_t n = strlen(path), keep = (size - 4) / 2;
+    if (n < size) {
+        snprintf(buf, size, "%s", path);
+        return buf;
+    }
+    snprintf(buf, size, "%.*s...%s", (int)keep, path, path + n - (size - 4 - keep));
+    return buf;
+}
+
 enum eb_status eb_run_mkdir_p(const char *path, const char *flag, struct eb_diag *diag)
 {
-    char buf[4096];
+    char buf[4096], shown[128];
     size_t n = strlen(path);
-    if (n == 0 || n >= sizeof(buf))
+    if (n == 0)
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "%s: bad folder name", flag);
+    /* Room for the run folder's name and its files' names below PATH_MAX. */
+    if (n + EB_RUN_NAME_ROOM >= sizeof(buf))
+        return eb_diag_fail(diag, EB_ERR_IO,
+                            "failed to create output folder %s: the path is too long (%zu bytes; "
+                            "at most %zu); choose a shorter %s",
+                            shown_path(path, shown, sizeof(shown)), n,
+                            sizeof(buf) - EB_RUN_NAME_ROOM - 1, flag);
     memcpy(buf, path, n + 1);
     for (size_t i = 1; i <= n; i++) {
         if (buf[i] != '/' && buf[i] != '\0')
@@ -64,7 +83,7 @@ enum eb_status eb_run_mkdir_p(const char *path, const char *flag, struct eb_diag
             return eb_diag_fail(diag, EB_ERR_IO,
                                 "failed to create output folder %s: %s; choose another with "
                                 "%s DIR",
-                                buf, strerror(errno), flag);
+                                shown_path(buf, shown, sizeof(shown)), strerror(errno), flag);
         buf[i] = c;
     }
     return EB_OK;
@@ -98,17 +117,19 @@ enum eb_status eb_run_make_dir(const char *parent, const char *suffix, const cha
     if (d != NULL)
         closedir(d);
     for (; ms < 1000; ms++) {
-        if ((size_t)snprintf(dir_out, size, "%s/%s.%03d-%s", parent, sec, ms, suffix) >= size)
-            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+        char shown[128];
+        if ((size_t)snprintf(dir_out, size, "%s/%s.%03d-%s", parent, sec, ms, suffix) >= size ||
+            strlen(dir_out) + EB_RUN_NAME_ROOM >= 4096)
+            return eb_diag_fail(diag, EB_ERR_IO,
                                 "failed to create a run folder under %s: the path is too long; "
                                 "choose a shorter %s",
-                                parent, flag);
+                                shown_path(parent, shown, sizeof(shown)), flag);
         if (mkdir(dir_out, 0755) == 0)
             return EB_OK;
         if (errno != EEXIST)
             return eb_diag_fail(diag, EB_ERR_IO,
-                                "failed to create run folder %s: %s; choose another %s", dir_out,
-                                strerror(errno), flag);
+                                "failed to create run folder %s: %s; choose another %s",
+                                shown_path(dir_out, shown, sizeof(shown)), strerror(errno), flag);
     }
     return eb_diag_fail(diag, EB_ERR_IO,
                         "failed to create a run folder under %s: too many runs "
@@ -127,6 +148,19 @@ static enum eb_status make_run_dir(struct run_ctx *rc, struct eb_diag *diag)
 static int stopped(const struct eb_run_env *env)
 {
     return atomic_load_explicit(env->stop, memory_order_relaxed) != 0;
+}
+
+/*
+ * A file of the run folder that could not be written (`msg` names it and why): one error line,
+ * a warning in the reports still to be written, and exit code 6. The run goes on: what can be
+ * written still is.
+ */
+static void lost_file(struct run_ctx *rc, const char *msg)
+{
+    eb_log_msg(&rc->log, EB_LOG_ERROR, "%s", msg);
+    eb_run_result_warn(&rc->result, "%.250s", msg);
+    rc->result.files_lost++;
+    rc->result.exit_code = EB_EXIT_WRITE_FAILED;
 }
 
 static int uses_slot(int mode, int slot)
@@ -323,10 +357,8 @@ static void write_frames_csv(struct run_ctx *rc, const int *which)
         char path[4200];
         snprintf(path, sizeof(path), "%s/frames_%s.csv", rc->dir, rc->slots[i].name);
         struct eb_diag d = {0};
-        if (eb_slot_write_frames_csv(&rc->slots[i], path, &d) != EB_OK) {
-            eb_log_msg(&rc->log, EB_LOG_ERROR, "%s", d.msg);
-            eb_run_result_warn(&rc->result, "%.200s", d.msg);
-        }
+        if (eb_slot_write_frames_csv(&rc->slots[i], path, &d) != EB_OK)
+            lost_file(rc, d.msg);
     }
 }
 
@@ -467,6 +499,8 @@ static void score_datasets(struct run_ctx *rc)
             continue;
         }
         const struct eb_accuracy_result *a = r->accuracy;
+        if (a->detections_error[0] != '\0')
+            lost_file(rc, a->detections_error);
         eb_log_msg(&rc->log, EB_LOG_INFO,
                    "slot %s: accuracy on %llu of %llu images of %s at conf %g: mAP50-95 %.4f, "
                    "mAP50 %.4f (%s)",
@@ -552,6 +586,8 @@ static void record_history(struct run_ctx *rc, const char *ort_version)
 
 static int exit_code_of(const struct run_ctx *rc)
 {
+    if (rc->result.files_lost > 0)
+        return EB_EXIT_WRITE_FAILED;
     if (rc->result.interrupted)
         return EB_EXIT_INTERRUPTED;
     int attempted = 0, failed = 0;
@@ -603,21 +639,25 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
         free(rc);
         return EB_EXIT_USAGE;
     }
-    if (make_run_dir(rc, &diag) != EB_OK) {
+    /* The run folder and run.log before anything is measured: a folder that cannot be made or
+     * written fails now, not after a long run. */
+    char path[4200];
+    enum eb_status dst = make_run_dir(rc, &diag);
+    if (dst == EB_OK) {
+        snprintf(path, sizeof(path), "%s/run.log", rc->dir);
+        dst = eb_runlog_open_file(&rc->rl, path, &diag);
+    }
+    if (dst != EB_OK) {
         fprintf(env->console, "edgebench: error: %s\n", diag.msg);
         for (int i = 0; i < EB_NUM_SLOTS; i++)
             eb_accuracy_destroy(rc->acc[i]);
         eb_runlog_fini(&rc->rl);
         free(rc);
-        return EB_EXIT_NOTHING_RAN;
+        return EB_EXIT_WRITE_FAILED;
     }
     snprintf(res->output_dir, sizeof(res->output_dir), "%s", rc->dir);
     if (env->dir_out != NULL && env->dir_out_size > 0)
         snprintf(env->dir_out, env->dir_out_size, "%s", rc->dir);
-    char path[4200];
-    snprintf(path, sizeof(path), "%s/run.log", rc->dir);
-    if (eb_runlog_open_file(&rc->rl, path, &diag) != EB_OK)
-        eb_log_msg(&rc->log, EB_LOG_WARN, "%s", diag.msg);
     eb_log_msg(&rc->log, EB_LOG_DEBUG, "command line: %s", env->command_line);
     eb_platform_detect(NULL, &rc->platform);
     eb_budget_init_here(&rc->budget, cfg->gpu_mem_limit_bytes, rc->platform.is_jetson);
@@ -743,6 +783,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     eb_sampler_stop(sampler, &res->sys);
     if (res->sys.warning[0] != '\0')
         eb_run_result_warn(res, "%s", res->sys.warning);
+    if (res->sys.metrics_error[0] != '\0')
+        lost_file(rc, res->sys.metrics_error);
     res->interrupt_signal = atomic_load(env->stop);
     res->interrupted = res->interrupt_signal != 0;
     if (res->interrupted)
@@ -804,9 +846,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
         }
     record_history(rc, ort_version);
 
-    struct eb_diag rd = {0};
-    if (eb_report_write_files(res, rc->dir, &rd) != EB_OK)
-        eb_log_msg(&rc->log, EB_LOG_ERROR, "%s", rd.msg);
+    /* Every report file is tried whatever happened to the others; report.json comes last, so
+     * that it lists the files lost before it and says exit code 6. */
     struct eb_env_extra extra = {.version = env->version,
                                  .command_line = env->command_line,
                                  .ort_version = ort_version,
@@ -814,7 +855,14 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
                                  .ort_providers = ort_providers};
     struct eb_diag ed = {0};
     if (eb_report_write_env(rc->dir, &extra, &ed) != EB_OK)
-        eb_log_msg(&rc->log, EB_LOG_ERROR, "%s", ed.msg);
+        lost_file(rc, ed.msg);
+    int written[EB_REPORT_FILE_COUNT];
+    for (int f = 0; f < EB_REPORT_FILE_COUNT; f++) {
+        struct eb_diag rd = {0};
+        written[f] = eb_report_write_file(res, rc->dir, (enum eb_report_file)f, &rd) == EB_OK;
+        if (!written[f])
+            lost_file(rc, rd.msg);
+    }
 
     for (int i = 0; i < EB_NUM_SLOTS; i++) {
         const struct eb_slot_result *r = &res->slots[i];
@@ -847,7 +895,17 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
         eb_log_msg(&rc->log, EB_LOG_INFO,
                    "pair: %llu pairs, pair latency p50 %.2f ms, %.1f pair FPS",
                    (unsigned long long)res->pair.pairs, res->pair.latency.p50, res->pair.pair_fps);
-    fprintf(stdout, "report: %s/report.md\n", rc->dir);
+    /* run.log takes no line after this: its failure goes to the console alone. */
+    struct eb_diag ld = {0};
+    if (eb_runlog_close_file(&rc->rl, &ld) != EB_OK)
+        lost_file(rc, ld.msg);
+    /* The report line names a file that exists: report.md, else the first report written. */
+    for (int f = 0; f < EB_REPORT_FILE_COUNT; f++)
+        if (written[f]) {
+            fprintf(stdout, "report: %s/%s\n", rc->dir,
+                    eb_report_file_name((enum eb_report_file)f));
+            break;
+        }
     fflush(stdout);
 
     int code = res->exit_code;

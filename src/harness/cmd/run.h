@@ -15,9 +15,19 @@
 #define EB_EXIT_USAGE       2
 #define EB_EXIT_SLOT_FAILED 3
 /* the slots ran, but the monitored memory exceeded the limit. Precedence where several apply:
- * INTERRUPTED > NOTHING_RAN > SLOT_FAILED > MEM_VIOLATIONS. */
+ * WRITE_FAILED > INTERRUPTED > NOTHING_RAN > SLOT_FAILED > MEM_VIOLATIONS. */
 #define EB_EXIT_MEM_VIOLATIONS 5
-#define EB_EXIT_INTERRUPTED    130
+/* a file of the output folder (a report, run.log, metrics.jsonl, a CSV...) could not be written,
+ * or the folder not made: one error line names it and why; what could be written is kept. First
+ * in precedence: a lost report is the outcome a user most needs to hear of. */
+#define EB_EXIT_WRITE_FAILED 6
+#define EB_EXIT_INTERRUPTED  130
+
+/* Bytes kept free below PATH_MAX (4096) after an output folder's path, for the run folder's
+ * name ("/<YYYYmmdd-HHMMSS>.<mmm>-thermal") and the longest file name in it
+ * ("/.report.html.tmp.<pid>", "/detections_thermal.json"): a longer --output is refused before
+ * anything is made or measured. */
+#define EB_RUN_NAME_ROOM 128
 
 /* --data without --conf: the slot detects at this threshold, customary for mAP (as val's
  * EB_VAL_CONF_DEFAULT). */

@@ -1,6 +1,8 @@
+#include <errno.h>
 #include <string.h>
 
 #include "eb/clock.h"
+#include "eb/file.h"
 #include "harness/cmd/runlog.h"
 
 void eb_runlog_init(struct eb_runlog *rl, FILE *console, enum eb_log_level console_level)
@@ -15,12 +17,27 @@ enum eb_status eb_runlog_open_file(struct eb_runlog *rl, const char *path, struc
 {
     FILE *f = fopen(path, "w");
     if (f == NULL)
-        return eb_diag_fail(diag, EB_ERR_IO, "failed to create %s; check the --output folder",
-                            path);
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", path, strerror(errno));
     eb_mutex_lock(&rl->mu);
     rl->file = f;
+    rl->file_errno = 0;
+    snprintf(rl->path, sizeof(rl->path), "%s", path);
     eb_mutex_unlock(&rl->mu);
     return EB_OK;
+}
+
+enum eb_status eb_runlog_close_file(struct eb_runlog *rl, struct eb_diag *diag)
+{
+    eb_mutex_lock(&rl->mu);
+    FILE *f = rl->file;
+    const int err = rl->file_errno;
+    rl->file = NULL;
+    eb_mutex_unlock(&rl->mu);
+    if (f != NULL && err != 0) {
+        fclose(f);
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", rl->path, strerror(err));
+    }
+    return eb_file_close(f, rl->path, diag);
 }
 
 void eb_runlog_fini(struct eb_runlog *rl)
@@ -46,8 +63,11 @@ static void runlog_write(void *ctx, enum eb_log_level level, const char *msg)
     eb_clock_iso8601(eb_clock_wall_ns(), ts, sizeof(ts));
     eb_mutex_lock(&rl->mu);
     if (rl->file != NULL) {
-        fprintf(rl->file, "%s %s %s\n", ts, eb_log_level_name(level), msg);
-        fflush(rl->file);
+        errno = 0;
+        if ((fprintf(rl->file, "%s %s %s\n", ts, eb_log_level_name(level), msg) < 0 ||
+             fflush(rl->file) != 0) &&
+            rl->file_errno == 0)
+            rl->file_errno = errno != 0 ? errno : EIO;
     }
     if (rl->console != NULL && level >= rl->console_level) {
         int had = rl->progress_shown;

@@ -11,6 +11,7 @@
 
 #include "eb/clock.h"
 #include "eb/engine.h"
+#include "eb/file.h"
 #include "eb/json.h"
 #include "eb/number.h"
 #include "eval/coco_eval.h"
@@ -115,8 +116,9 @@ void eb_val_print_help(FILE *fp)
         "  --decode, --no_fold, --no_fuse, --no_dce, --no_layout, --no_lanes, --verbose, --quiet "
         "(as run)\n\n"
         "exit codes: 0 metrics written; 1 the model could not be loaded or run; 2 bad input\n"
-        "(options, model file, dataset, class map); 130 interrupted (the metrics of the images\n"
-        "that ran are written, marked interrupted).\n");
+        "(options, model file, dataset, class map); 6 val.json or detections.json could not\n"
+        "be written (the error names it; the other is kept); 130 interrupted (the metrics of\n"
+        "the images that ran are written, marked interrupted).\n");
 }
 
 static int choice(const char *text, const char *const *names, int n)
@@ -481,12 +483,8 @@ static enum eb_status write_val_json(const struct val_ctx *vc, const char *path,
     eb_coco_result_write_json(&vc->res, &w);
     eb_json_kstr(&w, "detections_file", "detections.json");
     eb_json_obj_end(&w);
-    int bad = eb_json_writer_error(&w) || fputc('\n', fp) == EOF;
-    if (fclose(fp) != 0)
-        bad = 1;
-    if (bad)
-        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: write error (disk full?)", path);
-    return EB_OK;
+    fputc('\n', fp); /* a failed write sets the stream's error flag, which eb_file_close reads */
+    return eb_file_close(fp, path, diag);
 }
 
 static void val_fini(struct val_ctx *vc)
@@ -624,23 +622,29 @@ int eb_val_main(int argc, char **argv, const struct eb_val_env *env)
     if (st == EB_OK)
         st = eb_coco_evaluate(vc->ds, vc->acc->dets, vc->acc->n_dets, vc->acc->cats,
                               vc->acc->n_cats, &vc->res, &diag);
-    char path[4200];
-    if (st == EB_OK) {
-        snprintf(path, sizeof(path), "%s/detections.json", vc->dir);
-        st = eb_coco_write_detections(path, vc->ds, vc->acc->dets, vc->acc->n_dets, &diag);
-    }
-    if (st == EB_OK) {
-        snprintf(path, sizeof(path), "%s/val.json", vc->dir);
-        st = write_val_json(vc, path, &diag);
-    }
     if (st != EB_OK) {
         fprintf(env->err, "edgebench: error: %s\n", diag.msg);
-        code = st == EB_ERR_IO ? EB_EXIT_USAGE : EB_EXIT_NOTHING_RAN;
+        code = EB_EXIT_NOTHING_RAN;
         goto done;
     }
+    /* Each file is written whatever happened to the other; a failure is one line and exit 6. */
+    char path[4200];
+    struct eb_diag dd = {0}, vd = {0};
+    snprintf(path, sizeof(path), "%s/detections.json", vc->dir);
+    const int dets_ok =
+        eb_coco_write_detections(path, vc->ds, vc->acc->dets, vc->acc->n_dets, &dd) == EB_OK;
+    snprintf(path, sizeof(path), "%s/val.json", vc->dir);
+    const int val_ok = write_val_json(vc, path, &vd) == EB_OK;
+    if (!dets_ok)
+        fprintf(env->err, "edgebench: error: %s\n", dd.msg);
+    if (!val_ok)
+        fprintf(env->err, "edgebench: error: %s\n", vd.msg);
     print_table(vc, env->out);
-    fprintf(env->out, "\nval: %s/val.json\n", vc->dir);
-    code = vc->interrupted ? EB_EXIT_INTERRUPTED : EB_EXIT_OK;
+    if (val_ok)
+        fprintf(env->out, "\nval: %s/val.json\n", vc->dir);
+    code = !(dets_ok && val_ok) ? EB_EXIT_WRITE_FAILED
+           : vc->interrupted    ? EB_EXIT_INTERRUPTED
+                                : EB_EXIT_OK;
 done:
     val_fini(vc);
     free(vc);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "eb/clock.h"
+#include "eb/file.h"
 #include "eb/json.h"
 #include "eb/thread.h"
 #include "harness/metrics/sampler.h"
@@ -59,7 +60,8 @@ struct eb_sampler {
     uint64_t ram_n;
     double ram_sum, ram_max, ram_total, swap_max, rss_max;
     uint64_t pressure;
-    int write_warned;
+    int write_errno;               /* the first failed write to fp (errno); 0 none */
+    char path[4200];               /* metrics_path, for messages */
     struct eb_sampler__nvml *nvml; /* NULL when NVML is off or unavailable */
     char nvml_warning[256];        /* set before the thread starts or by the thread */
     int n_gpus;                    /* aggregates, filled when the thread closes NVML */
@@ -148,10 +150,11 @@ static void take_sample(struct eb_sampler *s)
             eb_sampler__nvml_write_json(s->nvml, gpus, &w);
         eb_json_obj_end(&w);
         fputc('\n', s->fp);
-        if ((fflush(s->fp) != 0 || eb_json_writer_error(&w) || ferror(s->fp)) && !s->write_warned) {
-            s->write_warned = 1;
-            eb_log_msg(s->log, EB_LOG_WARN, "cannot write metrics.jsonl; samples are lost");
-        }
+        /* Reported once, at eb_sampler_stop (summary.metrics_error): the run goes on. */
+        errno = 0;
+        if ((fflush(s->fp) != 0 || eb_json_writer_error(&w) || ferror(s->fp)) &&
+            s->write_errno == 0)
+            s->write_errno = errno != 0 ? errno : EIO;
     }
 
     s->n_samples++;
@@ -306,6 +309,7 @@ enum eb_status eb_sampler_start(const struct eb_sampler_config *cfg, struct eb_s
     }
 
     if (cfg->metrics_path != NULL) {
+        snprintf(s->path, sizeof(s->path), "%s", cfg->metrics_path);
         s->fp = fopen(cfg->metrics_path, "a");
         if (s->fp == NULL) {
             st = eb_diag_fail(diag, EB_ERR_IO, "cannot open %s for appending: %s",
@@ -358,6 +362,20 @@ static void empty_summary(struct eb_system_summary *sum)
     sum->gpu_load_avg_pct = sum->gpu_load_max_pct = NAN;
     sum->power_avg_mw = sum->power_max_mw = NAN;
     sum->energy_mj = NAN;
+}
+
+/* Closes metrics.jsonl: EB_ERR_IO naming it with the first failed sample's reason, or the
+ * close's. */
+static enum eb_status close_metrics(struct eb_sampler *s, struct eb_diag *diag)
+{
+    FILE *fp = s->fp;
+    s->fp = NULL;
+    if (fp != NULL && s->write_errno != 0) {
+        fclose(fp);
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", s->path,
+                            strerror(s->write_errno));
+    }
+    return eb_file_close(fp, s->path, diag);
 }
 
 void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out)
@@ -434,8 +452,9 @@ void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out
                      "tegrastats printed no line during the run; using procfs only");
     }
 
-    if (s->fp != NULL)
-        fclose(s->fp);
+    struct eb_diag d = {0};
+    if (close_metrics(s, &d) != EB_OK && summary_out != NULL)
+        snprintf(summary_out->metrics_error, sizeof(summary_out->metrics_error), "%s", d.msg);
     free(s->prev);
     free(s->cur);
     free(s->core_pct);

@@ -188,6 +188,9 @@ struct eb_system_summary {
     int n_gpus;    /* entries of gpus (0 unless nvml_used) */
     struct eb_gpu_summary gpus[EB_SAMPLER_MAX_GPUS];
     char nvml_warning[256]; /* "NVML not available: <reason>"; "" when used (or turned off) */
+    /* Appended: "failed to write <metrics_path>: <why>" when a sample could not be written
+     * (the first failure's reason) or the file not closed; "" when it was written whole. */
+    char metrics_error[EB_DIAG_MSG_MAX];
 };
 
 struct eb_sampler_config {

@@ -199,8 +199,11 @@ enum eb_status eb_accuracy_finish(struct eb_accuracy *acc, const char *det_path,
         return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory");
     enum eb_status st =
         eb_coco_evaluate(acc->ds, acc->dets, acc->n_dets, acc->cats, acc->n_cats, &res, diag);
-    if (st == EB_OK)
-        st = eb_coco_write_detections(det_path, acc->ds, acc->dets, acc->n_dets, diag);
+    /* A detections file that cannot be written loses that file, not the scores. */
+    struct eb_diag wd = {0};
+    if (st == EB_OK &&
+        eb_coco_write_detections(det_path, acc->ds, acc->dets, acc->n_dets, &wd) != EB_OK)
+        snprintf(a->detections_error, sizeof(a->detections_error), "%s", wd.msg);
     if (st == EB_OK && res.n_classes > 0) {
         a->per_class = calloc(res.n_classes, sizeof(*a->per_class));
         if (a->per_class == NULL)
@@ -242,7 +245,8 @@ enum eb_status eb_accuracy_finish(struct eb_accuracy *acc, const char *det_path,
         o->ap50 = c->ap50;
     }
     a->n_per_class = res.n_classes;
-    snprintf(a->detections_file, sizeof(a->detections_file), "%s", det_name);
+    if (a->detections_error[0] == '\0')
+        snprintf(a->detections_file, sizeof(a->detections_file), "%s", det_name);
     eb_coco_result_fini(&res);
     *out = a;
     return EB_OK;

@@ -99,7 +99,8 @@ EB_NODISCARD enum eb_status eb_accuracy_add(struct eb_accuracy *acc, int64_t ima
  * `det_path` (COCO results format; `det_name` is how the report names the file) and returns a
  * new result in `*out` (caller owns it: eb_accuracy_result_destroy; written only on EB_OK).
  * `conf` is the threshold the slot detected at, `conf_default` 1 when it was chosen because
- * --conf was not given. EB_ERR_IO naming the file; EB_ERR_NOMEM.
+ * --conf was not given. A detections file that cannot be written is no failure: the result
+ * says why in detections_error (detections_file ""). EB_ERR_NOMEM.
  */
 EB_NODISCARD enum eb_status eb_accuracy_finish(struct eb_accuracy *acc, const char *det_path,
                                                const char *det_name, double conf, int conf_default,

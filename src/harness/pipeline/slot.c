@@ -6,6 +6,7 @@
 
 #include "eb/clock.h"
 #include "eb/engine.h"
+#include "eb/file.h"
 #include "harness/metrics/sampler.h"
 #include "harness/pipeline/advice.h"
 #include "harness/pipeline/slot.h"
@@ -868,10 +869,7 @@ enum eb_status eb_slot_write_frames_csv(const struct eb_slot *s, const char *pat
         fprintf(fp, ",%.4f,%u,%d\n", (double)(end - r->t_arrival_ns) / 1e6, r->n_dets,
                 i < s->n_counted);
     }
-    const int bad = ferror(fp);
-    if (fclose(fp) != 0 || bad)
-        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", path, strerror(errno));
-    return EB_OK;
+    return eb_file_close(fp, path, diag);
 }
 
 static void summarize_stage(const struct eb_frame_record *recs, size_t n, enum eb_stage stage,

@@ -26,14 +26,14 @@ enum eb_status eb_report__write_atomic(const char *dir, const char *name, eb_rep
     int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
     if (n < 0 || (size_t)n >= sizeof(path)) {
         st = eb_diag_fail(diag, EB_ERR_IO,
-                          "cannot write %s: output folder path too long (%zu bytes)", name,
+                          "failed to write %s: output folder path too long (%zu bytes)", name,
                           strlen(dir));
         goto fail;
     }
     n = snprintf(tmp, sizeof(tmp), "%s/.%s.tmp.%ld", dir, name, (long)getpid());
     if (n < 0 || (size_t)n >= sizeof(tmp)) {
         st = eb_diag_fail(diag, EB_ERR_IO,
-                          "cannot write %s: output folder path too long (%zu bytes)", name,
+                          "failed to write %s: output folder path too long (%zu bytes)", name,
                           strlen(dir));
         goto fail;
     }
@@ -41,32 +41,33 @@ enum eb_status eb_report__write_atomic(const char *dir, const char *name, eb_rep
     fp = fopen(tmp, "w");
     if (fp == NULL) {
         st = eb_diag_fail(diag, EB_ERR_IO,
-                          "cannot write %s: %s; check that the folder %s exists and is writable",
+                          "failed to write %s: %s; check that the folder %s exists and is "
+                          "writable",
                           path, strerror(errno), dir);
         goto fail;
     }
     tmp_made = 1;
     errno = 0;
     if (body(fp, ctx) != 0 || fflush(fp) != 0 || ferror(fp)) {
-        st = eb_diag_fail(diag, EB_ERR_IO, "cannot write %s: %s; check free space in %s", path,
+        st = eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s; check free space in %s", path,
                           errno != 0 ? strerror(errno) : "write failed", dir);
         goto fail;
     }
     /* The data must be on disk before the rename makes it visible under the final name. */
     if (fsync(fileno(fp)) != 0 && errno != EINVAL && errno != EROFS) {
-        st = eb_diag_fail(diag, EB_ERR_IO, "cannot write %s: fsync: %s", path, strerror(errno));
+        st = eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: fsync: %s", path, strerror(errno));
         goto fail;
     }
     int rc = fclose(fp);
     fp = NULL;
     if (rc != 0) {
-        st = eb_diag_fail(diag, EB_ERR_IO, "cannot write %s: %s; check free space in %s", path,
+        st = eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s; check free space in %s", path,
                           strerror(errno), dir);
         goto fail;
     }
     if (rename(tmp, path) != 0) {
-        st = eb_diag_fail(diag, EB_ERR_IO, "cannot write %s: rename from temporary file: %s", path,
-                          strerror(errno));
+        st = eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: rename from temporary file: %s",
+                          path, strerror(errno));
         goto fail;
     }
     tmp_made = 0;
@@ -96,22 +97,39 @@ static int md_body(FILE *fp, const void *ctx)
     return ferror(fp) ? -1 : 0;
 }
 
+const char *eb_report_file_name(enum eb_report_file f)
+{
+    static const char *const names[EB_REPORT_FILE_COUNT] = {
+        [EB_REPORT_FILE_MD] = "report.md",
+        [EB_REPORT_FILE_HTML] = "report.html",
+        [EB_REPORT_FILE_JSON] = "report.json",
+    };
+    return (unsigned)f < EB_REPORT_FILE_COUNT ? names[f] : "report";
+}
+
+enum eb_status eb_report_write_file(const struct eb_run_result *r, const char *dir,
+                                    enum eb_report_file f, struct eb_diag *diag)
+{
+    switch (f) {
+    case EB_REPORT_FILE_MD: return eb_report__write_atomic(dir, "report.md", md_body, r, diag);
+    case EB_REPORT_FILE_HTML: return eb_report_write_html_file(r, dir, diag);
+    case EB_REPORT_FILE_JSON:
+        return eb_report__write_atomic(dir, "report.json", json_body, r, diag);
+    case EB_REPORT_FILE_COUNT: break;
+    }
+    return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "no report file %d", (int)f);
+}
+
 enum eb_status eb_report_write_files(const struct eb_run_result *r, const char *dir,
                                      struct eb_diag *diag)
 {
-    enum eb_status st = eb_report__write_atomic(dir, "report.json", json_body, r, diag);
-    if (st != EB_OK)
-        goto fail;
-    st = eb_report__write_atomic(dir, "report.md", md_body, r, diag);
-    if (st != EB_OK)
-        goto fail;
-    st = eb_report_write_html_file(r, dir, diag);
-    if (st != EB_OK)
-        goto fail;
-    return EB_OK;
-
-fail:
-    return st;
+    enum eb_status first = EB_OK;
+    for (int f = 0; f < EB_REPORT_FILE_COUNT; f++) {
+        enum eb_status st = eb_report_write_file(r, dir, (enum eb_report_file)f, diag);
+        if (first == EB_OK)
+            first = st;
+    }
+    return first;
 }
 
 double eb_report__energy_per_frame_mj(const struct eb_run_result *r,

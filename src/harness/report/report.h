@@ -23,8 +23,21 @@ void eb_report_write_json(const struct eb_run_result *r, struct eb_json_writer *
 /** Writes report.md: Memory Safety Summary, one section per slot, system metrics. */
 void eb_report_write_md(const struct eb_run_result *r, FILE *fp);
 
-/** Writes report.json, report.md and report.html (report_html.h) into `dir`. EB_ERR_IO naming the
- * file on failure. */
+/** The report files, in the order eb_report_write_files writes them: report.json last, so
+ * that it can record the others' failures. */
+enum eb_report_file {
+    EB_REPORT_FILE_MD,
+    EB_REPORT_FILE_HTML,
+    EB_REPORT_FILE_JSON,
+    EB_REPORT_FILE_COUNT
+};
+/** "report.md", "report.html", "report.json". */
+const char *eb_report_file_name(enum eb_report_file f);
+/** Writes one report file into `dir` (eb_report__write_atomic). EB_ERR_IO naming it. */
+EB_NODISCARD enum eb_status eb_report_write_file(const struct eb_run_result *r, const char *dir,
+                                                 enum eb_report_file f, struct eb_diag *diag);
+/** Writes report.md, report.html (report_html.h) and report.json into `dir`, each whatever
+ * happened to the others. EB_ERR_IO naming the first file that failed. */
 EB_NODISCARD enum eb_status eb_report_write_files(const struct eb_run_result *r, const char *dir,
                                                   struct eb_diag *diag);
 

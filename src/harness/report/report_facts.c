@@ -503,7 +503,7 @@ static int fmt_acc_file(struct fbuf *o, const struct eb_run_result *r,
                         const struct eb_slot_result *s)
 {
     (void)r;
-    bput(o, "%s", s->accuracy->detections_file);
+    bput(o, "%s", s->accuracy->detections_file[0] ? s->accuracy->detections_file : "not written");
     return 1;
 }
 

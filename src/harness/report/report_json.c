@@ -308,7 +308,7 @@ static void write_accuracy(struct eb_json_writer *w, const struct eb_slot_result
         eb_json_obj_end(w);
     }
     eb_json_arr_end(w);
-    eb_json_kstr(w, "detections_file", a->detections_file);
+    eb_json_kstr(w, "detections_file", a->detections_file[0] ? a->detections_file : NULL);
     eb_json_obj_end(w);
 }
 

@@ -145,7 +145,10 @@ struct eb_accuracy_result {
     double map50_95, map50, map75, ap_small, ap_medium, ap_large; /* -1: no box */
     struct eb_accuracy_class *per_class; /* n_per_class, ascending category id; owned */
     size_t n_per_class;
-    char detections_file[64]; /* in the run folder */
+    char detections_file[64]; /* in the run folder; "" when it could not be written */
+    /* "failed to write <path>: <why>" when the detections file could not be written (the
+     * scores above stand); "" when it was. */
+    char detections_error[EB_DIAG_MSG_MAX];
 };
 
 /** Frees an accuracy result. Accepts NULL. */
@@ -280,6 +283,7 @@ struct eb_run_result {
     int interrupted;      /* SIGINT/SIGTERM arrived; results hold what ran */
     int interrupt_signal; /* the signal that interrupted the run (SIGINT...), 0 unknown */
     int exit_code;
+    int files_lost; /* files of the run folder that could not be written (exit code 6) */
     char command_line[4096];
     /* The configuration echo (report.json "config"): the command that ran writes it through
      * write_config(config, w); both borrowed; NULL = null. */

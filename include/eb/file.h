@@ -1,0 +1,27 @@
+/*
+ * Closing a file that was written, with every failure seen: a write that failed earlier (the
+ * stream's error flag), the flush of what is still buffered, and the close itself. A full disk
+ * often shows only at the flush or the close, so a writer that ignores their results loses
+ * the file silently.
+ *
+ *     FILE *fp = fopen(path, "w");
+ *     ... fprintf(fp, ...) ...
+ *     if (eb_file_close(fp, path, &diag) != EB_OK) puts(diag.msg);  // "failed to write P: why"
+ */
+#ifndef EB_FILE_H
+#define EB_FILE_H
+
+#include <stdio.h>
+
+#include "eb/diag.h"
+
+/**
+ * Flushes and closes `fp` (which it always releases; NULL is EB_OK). EB_ERR_IO with "failed to
+ * write <path>: <strerror>" when a write to `fp` failed before, or the flush or the close fails
+ * (the reason is the flush's errno: the C library retries the buffered bytes, which fail again
+ * with the cause, e.g. "No space left on device" or "File too large"). `path` names the file
+ * in the message only.
+ */
+EB_NODISCARD enum eb_status eb_file_close(FILE *fp, const char *path, struct eb_diag *diag);
+
+#endif
