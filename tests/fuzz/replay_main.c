@@ -4,8 +4,13 @@
  * build checks that the corpus (including the inputs that once crashed) still loads cleanly.
  *
  *     fuzz_onnx_replay tests/fuzz/corpus/onnx
+ *     fuzz_onnx_replay --hostile ../shared/data/hostile '*.onnx'
+ *
+ * --hostile DIR PATTERNS: the files of DIR whose names match one of the ','-separated shell
+ * patterns; exit 77 (skipped, with the reason printed) when DIR is absent or nothing matches.
  */
 #include <dirent.h>
+#include <fnmatch.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,8 +55,29 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Replays every regular file of `dir` in name order; the number replayed, or -1. */
-static long replay_dir(const char *dir)
+/* 1 when `name` matches one of the ','-separated shell patterns in `patterns` (NULL: all). */
+static int matches(const char *name, const char *patterns)
+{
+    char pat[256];
+    const char *p = patterns;
+    if (patterns == NULL)
+        return 1;
+    while (*p != '\0') {
+        size_t n = strcspn(p, ",");
+        if (n > 0 && n < sizeof(pat)) {
+            memcpy(pat, p, n);
+            pat[n] = '\0';
+            if (fnmatch(pat, name, 0) == 0)
+                return 1;
+        }
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
+/* Replays every regular file of `dir` whose name matches `patterns` (NULL: all), in name
+   order; the number replayed, or -1. */
+static long replay_dir(const char *dir, const char *patterns)
 {
     DIR *dp = opendir(dir);
     struct dirent *ent;
@@ -61,7 +87,7 @@ static long replay_dir(const char *dir)
     if (dp == NULL)
         return -1;
     while ((ent = readdir(dp)) != NULL) {
-        if (ent->d_name[0] == '.')
+        if (ent->d_name[0] == '.' || !matches(ent->d_name, patterns))
             continue;
         if (n == cap) {
             size_t ncap = cap ? 2 * cap : 64;
@@ -98,8 +124,29 @@ int main(int argc, char **argv)
 {
     long total = 0;
     if (argc < 2) {
-        fprintf(stderr, "usage: %s CORPUS_DIR_OR_FILE...\n", argv[0]);
+        fprintf(stderr, "usage: %s CORPUS_DIR_OR_FILE... | --hostile DIR PATTERNS\n", argv[0]);
         return 2;
+    }
+    if (strcmp(argv[1], "--hostile") == 0) {
+        struct stat sb;
+        long n;
+        if (argc != 4) {
+            fprintf(stderr, "usage: %s --hostile DIR 'PATTERN[,PATTERN...]'\n", argv[0]);
+            return 2;
+        }
+        if (stat(argv[2], &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+            printf("skipped: %s is absent (the shared data folder's hostile inputs)\n", argv[2]);
+            return 77;
+        }
+        n = replay_dir(argv[2], argv[3]);
+        if (n < 0)
+            return 1;
+        if (n == 0) {
+            printf("skipped: no file in %s matches %s\n", argv[2], argv[3]);
+            return 77;
+        }
+        printf("replayed %ld hostile inputs\n", n);
+        return 0;
     }
     for (int i = 1; i < argc; i++) {
         struct stat sb;
@@ -108,7 +155,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "replay: %s does not exist\n", argv[i]);
             return 1;
         }
-        n = S_ISDIR(sb.st_mode) ? replay_dir(argv[i]) : (replay_file(argv[i]) == 0 ? 1 : -1);
+        n = S_ISDIR(sb.st_mode) ? replay_dir(argv[i], NULL) : (replay_file(argv[i]) == 0 ? 1 : -1);
         if (n < 0)
             return 1;
         total += n;
