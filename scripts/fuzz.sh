@@ -30,7 +30,12 @@ all_targets="onnx png jpeg bmp tegrastats cli coco yolo voc"
 seconds=60 jobs=1 parallel=1 build_dir=build-fuzz no_build=0 bundle="" corpus="$repo/tests/fuzz/corpus"
 targets=""
 usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
-need_value() { [ $# -ge 2 ] && [ -n "$2" ] || { echo "fuzz.sh: $1 needs a value" >&2; exit 2; }; }
+need_value() {
+  if [ $# -lt 2 ] || [ -z "$2" ]; then
+    echo "fuzz.sh: $1 needs a value" >&2
+    exit 2
+  fi
+}
 while [ $# -gt 0 ]; do
   case "$1" in
   --seconds) need_value "$@"; seconds=$2; shift 2 ;;
@@ -50,7 +55,10 @@ for v in seconds jobs parallel; do
   '' | *[!0-9]*) echo "fuzz.sh: --$v must be a whole number, not '${!v}'" >&2; exit 2 ;;
   esac
 done
-[ "$jobs" -ge 1 ] && [ "$parallel" -ge 1 ] || { echo "fuzz.sh: --jobs and --parallel must be at least 1" >&2; exit 2; }
+if [ "$jobs" -lt 1 ] || [ "$parallel" -lt 1 ]; then
+  echo "fuzz.sh: --jobs and --parallel must be at least 1" >&2
+  exit 2
+fi
 targets=${targets:-$all_targets}
 for t in $targets; do
   case " $all_targets " in
@@ -114,7 +122,7 @@ if [ -n "$bundle" ]; then
       grep -vE '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so' |
       while read -r lib; do cp -L "$lib" "$bundle/lib/"; done
   done
-  echo "fuzz: bundled $(echo $targets | wc -w) targets in $bundle (run: scripts/fuzz.sh --no-build --build-dir $bundle ...)"
+  echo "fuzz: bundled $(echo "$targets" | wc -w) targets in $bundle (run: scripts/fuzz.sh --no-build --build-dir $bundle ...)"
 fi
 [ -d "$build_dir/lib" ] && export LD_LIBRARY_PATH="$build_dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
@@ -123,7 +131,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1:allocator_m
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$repo/tests/lsan.supp:print_suppressions=0}"
 # libFuzzer flags of every run: a 25 s hang is a finding (timeout-*), so is a 2 GiB RSS (oom-*).
-common="-timeout=25 -rss_limit_mb=2048 -print_final_stats=1"
+common=(-timeout=25 -rss_limit_mb=2048 -print_final_stats=1)
 summary="$build_dir/fuzz-summary.txt"
 : >"$summary"
 mkdir -p "$build_dir/fuzz-results"
@@ -145,13 +153,13 @@ run_target() {
   rm -rf "$logs" "$art"
   mkdir -p "$work" "$art" "$logs"
   # 1. the corpus once (every file; a crash here is a regression of a fixed bug)
-  (cd "$logs" && "$b" -runs=0 $common -artifact_prefix="$art" "$seeds" >replay.log 2>&1) || rc=1
+  (cd "$logs" && "$b" -runs=0 "${common[@]}" -artifact_prefix="$art" "$seeds" >replay.log 2>&1) || rc=1
   # 2. fuzzing: --jobs processes on the shared work corpus (new inputs go there; the seeds are
   #    read only), each seeded differently but deterministically per job number
   if [ "$rc" -eq 0 ] && [ "$seconds" -gt 0 ]; then
     local pids="" j
     for j in $(seq 1 "$jobs"); do
-      (cd "$logs" && exec "$b" $common -max_total_time="$seconds" -seed="$j" \
+      (cd "$logs" && exec "$b" "${common[@]}" -max_total_time="$seconds" -seed="$j" \
         -artifact_prefix="$art" "$work" "$seeds" >"job$j.log" 2>&1) &
       pids="$pids $!"
     done

@@ -83,8 +83,8 @@ grep -E '^fuzz' build-fuzz.log
 if [ "$fuzz_rc" -eq 77 ]; then
   skipped=$((skipped + 1))
 elif line=$(grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' build-fuzz.log | tail -1); then
-  set -- $line
-  passed=$((passed + $2)); failed=$((failed + $4)); skipped=$((skipped + $6))
+  read -r _ np _ nf _ ns _ <<<"$line"
+  passed=$((passed + np)); failed=$((failed + nf)); skipped=$((skipped + ns))
 else
   tail -20 build-fuzz.log
   broken=$((broken + 1))

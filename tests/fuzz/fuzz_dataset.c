@@ -19,7 +19,6 @@
 #include "eval/dataset.h"
 #include "fuzz_support.h"
 
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The dataset folder with its images (made on the first call). */

@@ -26,8 +26,7 @@ static uint8_t *rgb_out(const struct eb_image_decoder *d, size_t need)
     return d->dst != NULL && d->dst_cap >= need + EB_IMAGE_DST_SLACK ? d->dst : d->rgb;
 }
 
-static enum eb_status check_dims(const struct eb_image_decoder *d, int64_t w, int64_t h,
-                                 char *why)
+static enum eb_status check_dims(const struct eb_image_decoder *d, int64_t w, int64_t h, char *why)
 {
     int64_t max_px = d->max_pixels > 0 ? d->max_pixels : EB_SOURCE__MAX_PIXELS;
     if (w <= 0 || h <= 0 || w > EB_SOURCE__MAX_SIDE || h > EB_SOURCE__MAX_SIDE || w * h > max_px) {
@@ -201,8 +200,8 @@ static enum eb_status decode_png(struct eb_image_decoder *d, const uint8_t *data
     size_t want_rowbytes = (size_t)w * (size_t)channels * (gray16 ? 2u : 1u);
     if ((channels != 1 && channels != 3) || rowbytes != want_rowbytes) {
         png_destroy_read_struct(&png, &info, NULL);
-        snprintf(why, EB_IMAGE_WHY_MAX, "unexpected PNG layout (%d channels, %zu bytes per row)", channels,
-                 rowbytes);
+        snprintf(why, EB_IMAGE_WHY_MAX, "unexpected PNG layout (%d channels, %zu bytes per row)",
+                 channels, rowbytes);
         return EB_ERR_FORMAT;
     }
     if (eb_source__reserve((void **)&d->rgb, &d->rgb_cap, px * 3, "an image buffer", diag) !=
@@ -348,15 +347,9 @@ enum eb_status eb_image_decode(struct eb_image_decoder *dec, enum eb_image_forma
     enum eb_status st;
     why[0] = '\0';
     switch (format) {
-    case EB_IMAGE_FORMAT_JPEG:
-        st = decode_jpeg(dec, data, size, &img, why, diag);
-        break;
-    case EB_IMAGE_FORMAT_PNG:
-        st = decode_png(dec, data, size, &img, why, diag);
-        break;
-    case EB_IMAGE_FORMAT_BMP:
-        st = decode_bmp(dec, data, size, &img, why, diag);
-        break;
+    case EB_IMAGE_FORMAT_JPEG: st = decode_jpeg(dec, data, size, &img, why, diag); break;
+    case EB_IMAGE_FORMAT_PNG: st = decode_png(dec, data, size, &img, why, diag); break;
+    case EB_IMAGE_FORMAT_BMP: st = decode_bmp(dec, data, size, &img, why, diag); break;
     default:
         snprintf(why, EB_IMAGE_WHY_MAX, "not a JPEG, PNG or BMP file");
         st = EB_ERR_FORMAT;
