@@ -7,7 +7,7 @@ PREFIX     ?= /usr/local
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all build setup demo test install clean
+.PHONY: all build setup demo test fuzz install clean
 
 all: build
 
@@ -37,14 +37,25 @@ demo: setup
 	@./$(BUILD)/src/edgebench run --mode dual
 
 # Every test: the normal build, the ASan+UBSan build (whole suite), the TSan build (the
-# threaded tests) and the aarch64 kernel tests under qemu (x86-64 hosts); one closing line with
-# the totals.
+# threaded tests), the aarch64 kernel tests under qemu (x86-64 hosts) and the fuzz suite
+# (EB_FUZZ_SECONDS per target, default 15; 0 = corpus replay only); one closing line with the
+# totals.
 test:
 	@bash scripts/setup.sh --for test --quiet
 	@bash scripts/test.sh
+
+# The libFuzzer targets (clang build in build-fuzz) for as long as asked, e.g.
+# `make fuzz FUZZ_SECONDS=600 FUZZ_TARGETS="onnx png" FUZZ_JOBS=8`; prints per target the
+# executions run and whether anything was found (scripts/fuzz.sh --help for the rest).
+FUZZ_SECONDS ?= 300
+FUZZ_JOBS    ?= 1
+FUZZ_TARGETS ?=
+fuzz:
+	@bash scripts/setup.sh --for test --quiet
+	@bash scripts/fuzz.sh --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS) $(FUZZ_TARGETS)
 
 install: build
 	@cmake --install $(BUILD)
 
 clean:
-	@rm -rf $(BUILD) build-asan build-tsan build-aarch64
+	@rm -rf $(BUILD) build-asan build-tsan build-aarch64 build-fuzz

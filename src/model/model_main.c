@@ -33,7 +33,8 @@ static int synth_main(int argc, char **argv, FILE *out, FILE *err)
         .arch = EB_SYNTH_YOLOV8, .scale = 'n', .imgsz = 640, .num_classes = 80, .seed = 0};
     const char *path = NULL;
     struct eb_diag diag = {0};
-    for (int i = 1; i < argc; i++) {
+    /* Every option takes one value: the loop steps over option and value. */
+    for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         long n;
@@ -91,7 +92,6 @@ static int synth_main(int argc, char **argv, FILE *out, FILE *err)
                     a);
             return 2;
         }
-        i++;
     }
     if (path == NULL) {
         fprintf(err, "edgebench model synth: -o FILE.onnx is required\n");

@@ -804,7 +804,10 @@ static void detect(struct syn *s, int layer, const struct eb_synth__act *lv, int
         }
         {
             const char *ins[2] = {b.name, cbox};
-            sfmt(sfx, sizeof(sfx), i ? "_%d" : "", i);
+            /* The first head's Reshape has no suffix (as in the exported models). */
+            sfx[0] = '\0';
+            if (i > 0)
+                sfmt(sfx, sizeof(sfx), "_%d", i);
             node1(s, "Reshape", hs, sfx, ins, 2, names_box[i], NULL);
         }
         {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "eb/number.h"
+#include "harness/pipeline/image_decode.h"
 #include "harness/pipeline/source.h"
 #include "harness/pipeline/source_internal.h"
 
@@ -287,7 +288,7 @@ enum eb_status eb_source__reserve(void **buf, size_t *cap, size_t need, const ch
 
 uint8_t *eb_source__rgb_out(const struct eb_source *src, uint8_t *own, size_t need)
 {
-    return src->out != NULL && src->out_cap >= need + 64 ? src->out : own;
+    return src->out != NULL && src->out_cap >= need + EB_IMAGE_DST_SLACK ? src->out : own;
 }
 
 void eb_source_set_output(struct eb_source *src, uint8_t *buf, size_t cap)
@@ -310,15 +311,7 @@ void eb_source__gray_to_rgb_inplace(uint8_t *buf, size_t n)
 enum eb_status eb_source__agc_to_rgb(struct eb_source *src, const uint16_t *in, size_t n,
                                      uint8_t *rgb, struct eb_diag *diag)
 {
-    if (src->agc_hist == NULL) {
-        src->agc_hist = malloc(65536 * sizeof(uint32_t));
-        if (src->agc_hist == NULL)
-            return eb_diag_fail(diag, EB_ERR_NOMEM,
-                                "failed to allocate the AGC histogram: out of memory; free memory");
-    }
-    eb_agc_u16_to_u8(in, n, 1.0, 99.0, src->agc_hist, rgb);
-    eb_source__gray_to_rgb_inplace(rgb, n);
-    return EB_OK;
+    return eb_image_agc_to_rgb(&src->agc_hist, in, n, rgb, diag);
 }
 
 /* The sample value at rank `rank` (0-based) in the sorted order described by `hist`. */
