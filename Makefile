@@ -45,14 +45,16 @@ test:
 	@bash scripts/test.sh
 
 # The libFuzzer targets (clang build in build-fuzz) for as long as asked, e.g.
-# `make fuzz FUZZ_SECONDS=600 FUZZ_TARGETS="onnx png" FUZZ_JOBS=8`; prints per target the
+# `make fuzz FUZZ_SECONDS=600 FUZZ_TARGETS="onnx png" FUZZ_JOBS=8`, or a count of executions
+# per job (FUZZ_RUNS, 0 = none; FUZZ_SECONDS still bounds it); prints per target the
 # executions run and whether anything was found (scripts/fuzz.sh --help for the rest).
 FUZZ_SECONDS ?= 300
 FUZZ_JOBS    ?= 1
+FUZZ_RUNS    ?= 0
 FUZZ_TARGETS ?=
 fuzz:
 	@bash scripts/setup.sh --for test --quiet
-	@bash scripts/fuzz.sh --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS) $(FUZZ_TARGETS)
+	@bash scripts/fuzz.sh --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS) --runs $(FUZZ_RUNS) $(FUZZ_TARGETS)
 
 install: build
 	@cmake --install $(BUILD)

@@ -7,6 +7,8 @@
 #   scripts/fuzz.sh [options] [TARGET...]       (default: every target)
 #     --seconds N     fuzzing time per target after the replay; 0 = replay only (default 60)
 #     --jobs N        fuzzing processes per target, sharing its work corpus (default 1)
+#     --runs N        each job stops after N executions even before --seconds (default 0: no
+#                     limit); e.g. --jobs 16 --runs 625000 --seconds 600 for 10 million a target
 #     --parallel N    targets run at the same time (default 1)
 #     --build-dir D   the build folder (default build-fuzz): configured with clang, -DEB_FUZZ=ON,
 #                     ASan+UBSan, and only the fuzz targets are built
@@ -27,9 +29,9 @@
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
 all_targets="onnx png jpeg bmp tegrastats cli coco yolo voc"
-seconds=60 jobs=1 parallel=1 build_dir=build-fuzz no_build=0 bundle="" corpus="$repo/tests/fuzz/corpus"
+seconds=60 jobs=1 runs=0 parallel=1 build_dir=build-fuzz no_build=0 bundle="" corpus="$repo/tests/fuzz/corpus"
 targets=""
-usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; }
 need_value() {
   if [ $# -lt 2 ] || [ -z "$2" ]; then
     echo "fuzz.sh: $1 needs a value" >&2
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
   --seconds) need_value "$@"; seconds=$2; shift 2 ;;
   --jobs) need_value "$@"; jobs=$2; shift 2 ;;
+  --runs) need_value "$@"; runs=$2; shift 2 ;;
   --parallel) need_value "$@"; parallel=$2; shift 2 ;;
   --build-dir) need_value "$@"; build_dir=$2; shift 2 ;;
   --bundle) need_value "$@"; bundle=$2; shift 2 ;;
@@ -50,7 +53,7 @@ while [ $# -gt 0 ]; do
   *) targets="$targets $1"; shift ;;
   esac
 done
-for v in seconds jobs parallel; do
+for v in seconds jobs runs parallel; do
   case "${!v}" in
   '' | *[!0-9]*) echo "fuzz.sh: --$v must be a whole number, not '${!v}'" >&2; exit 2 ;;
   esac
@@ -127,6 +130,13 @@ fi
 [ -d "$build_dir/lib" ] && export LD_LIBRARY_PATH="$build_dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # ---------------------------------------------------------------- run
+# The dataset targets write each input into a temporary folder: in memory (/dev/shm) they run
+# about six times faster than on a disk-backed /tmp. $EB_FUZZ_TMPDIR names another folder.
+if [ -n "${EB_FUZZ_TMPDIR:-}" ]; then
+  export TMPDIR=$EB_FUZZ_TMPDIR
+elif [ -d /dev/shm ] && [ -w /dev/shm ]; then
+  export TMPDIR=/dev/shm
+fi
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$repo/tests/lsan.supp:print_suppressions=0}"
@@ -157,9 +167,10 @@ run_target() {
   # 2. fuzzing: --jobs processes on the shared work corpus (new inputs go there; the seeds are
   #    read only), each seeded differently but deterministically per job number
   if [ "$rc" -eq 0 ] && [ "$seconds" -gt 0 ]; then
-    local pids="" j
+    local pids="" j lf_runs=-1
+    [ "$runs" -gt 0 ] && lf_runs=$runs
     for j in $(seq 1 "$jobs"); do
-      (cd "$logs" && exec "$b" "${common[@]}" -max_total_time="$seconds" -seed="$j" \
+      (cd "$logs" && exec "$b" "${common[@]}" -max_total_time="$seconds" -seed="$j" -runs="$lf_runs" \
         -artifact_prefix="$art" "$work" "$seeds" >"job$j.log" 2>&1) &
       pids="$pids $!"
     done

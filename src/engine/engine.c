@@ -171,7 +171,8 @@ static enum eb_status cpu_bind(struct eb_engine *e, const struct eb_engine_optio
 void eb_engine__cpu_exec(struct eb_engine *e, size_t k)
 {
     struct eb_exec x = {.g = e->g, .n = &e->g->nodes[e->order[k]], .cpu = &e->cpu};
-    x.n->op->exec(&x);
+    if (!eb_ir_node_writes_nothing(e->g, x.n))
+        x.n->op->exec(&x);
 }
 
 void eb_engine__nvtx_node_push(const struct eb_engine *e, size_t k)

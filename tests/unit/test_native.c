@@ -267,7 +267,7 @@ EB_TEST(missing_model_file)
 
 EB_TEST(directory_is_not_a_model)
 {
-    expect_load_error(eb_test_tmpdir(), EB_ERR_IO, "not a regular file");
+    expect_load_error(eb_test_tmpdir(), EB_ERR_IO, "it is a folder; pass an .onnx file");
 }
 
 EB_TEST(pytorch_checkpoint_is_refused)

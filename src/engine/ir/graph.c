@@ -534,3 +534,16 @@ void eb_graph_destroy(struct eb_graph *g)
     struct eb_allocator sys = g->ca.parent;
     sys.free(sys.ctx, g);
 }
+
+int eb_ir_node_writes_nothing(const struct eb_graph *g, const struct eb_ir_node *n)
+{
+    int any = 0;
+    for (int i = 0; i < n->n_out; i++) {
+        if (n->out[i] < 0)
+            continue;
+        if (g->values[n->out[i]].numel != 0)
+            return 0;
+        any = 1;
+    }
+    return any;
+}

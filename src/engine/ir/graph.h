@@ -203,6 +203,13 @@ EB_NODISCARD enum eb_status eb_ir_value_set(struct eb_graph *g, struct eb_ir_val
                                             enum eb_dtype dt, int rank, const int64_t *shape,
                                             struct eb_diag *diag);
 
+/**
+ * 1 when every output of `n` has zero elements (a dimension of 0): there is nothing to compute,
+ * and a kernel would only loop over the other dimensions (4 billion outer iterations over an
+ * empty inner one), so the executors skip the node. 0 for a node without outputs.
+ */
+int eb_ir_node_writes_nothing(const struct eb_graph *g, const struct eb_ir_node *n);
+
 /** For tests: allocations an engine has made so far (implemented in engine.c). */
 uint64_t eb_engine__n_allocs(const struct eb_engine *e);
 
