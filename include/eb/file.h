@@ -23,5 +23,11 @@
  * in the message only.
  */
 EB_NODISCARD enum eb_status eb_file_close(FILE *fp, const char *path, struct eb_diag *diag);
+/**
+ * As eb_file_close, for a writer that flushed as it went and kept the errno of its first failed
+ * write (`first_errno`, 0 when none): that reason is the one reported, not the close's.
+ */
+EB_NODISCARD enum eb_status eb_file_close_after(FILE *fp, int first_errno, const char *path,
+                                                struct eb_diag *diag);
 
 #endif

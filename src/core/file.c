@@ -3,6 +3,16 @@
 
 #include "eb/file.h"
 
+enum eb_status eb_file_close_after(FILE *fp, int first_errno, const char *path,
+                                   struct eb_diag *diag)
+{
+    if (fp != NULL && first_errno != 0) {
+        fclose(fp);
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", path, strerror(first_errno));
+    }
+    return eb_file_close(fp, path, diag);
+}
+
 enum eb_status eb_file_close(FILE *fp, const char *path, struct eb_diag *diag)
 {
     if (fp == NULL)

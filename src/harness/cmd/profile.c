@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "eb/clock.h"
@@ -329,8 +328,7 @@ static enum eb_status run_child(char *const *argv, const char *out_path, const c
             kill(-pid, SIGKILL);
             killed = 1;
         }
-        struct timespec ts = {.tv_sec = 0, .tv_nsec = 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+        eb_clock_sleep_ns(EB_CLOCK_SLEEP_SLICE_NS);
     }
     if (end != CHILD_EXITED)
         kill(-pid, SIGKILL); /* what the leader left behind (ESRCH when nothing) */

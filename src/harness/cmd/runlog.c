@@ -33,11 +33,7 @@ enum eb_status eb_runlog_close_file(struct eb_runlog *rl, struct eb_diag *diag)
     const int err = rl->file_errno;
     rl->file = NULL;
     eb_mutex_unlock(&rl->mu);
-    if (f != NULL && err != 0) {
-        fclose(f);
-        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", rl->path, strerror(err));
-    }
-    return eb_file_close(f, rl->path, diag);
+    return eb_file_close_after(f, err, rl->path, diag);
 }
 
 void eb_runlog_fini(struct eb_runlog *rl)

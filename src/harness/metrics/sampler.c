@@ -370,12 +370,7 @@ static enum eb_status close_metrics(struct eb_sampler *s, struct eb_diag *diag)
 {
     FILE *fp = s->fp;
     s->fp = NULL;
-    if (fp != NULL && s->write_errno != 0) {
-        fclose(fp);
-        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", s->path,
-                            strerror(s->write_errno));
-    }
-    return eb_file_close(fp, s->path, diag);
+    return eb_file_close_after(fp, s->write_errno, s->path, diag);
 }
 
 void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out)

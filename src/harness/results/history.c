@@ -258,14 +258,15 @@ enum eb_status eb_history_open(const char *path, int create, struct eb_history *
     }
     /* SQLite reads a folder as "disk I/O error" and blocks in open() on a FIFO. */
     struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    const int exists = stat(path, &sb) == 0;
+    if (exists && S_ISDIR(sb.st_mode)) {
         st = eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                           "history database %s is a folder; give --db a file in it, e.g. "
                           "%s/history.db",
                           path, path);
         goto fail;
     }
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    if (exists && !S_ISREG(sb.st_mode)) {
         st = eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                           "history database %s is not a regular file (a device, FIFO or "
                           "socket); give --db the path of a file",
