@@ -66,8 +66,10 @@ case_paced_slow_run_ends_promptly_on_sigterm() {
   wait_gone 5 SIGTERM
   expect_interrupted SIGTERM
   local d; d=$(run_dir out)
-  [ "$(jq_get "$d/report.json" slots/0/frames/measured)" = 1 ] ||
-    fail "frame 0 (due at once) should be measured, frame 1 (due at 10 s) not"
+  # Frame 1 (due at 10 s) must not have run; frame 0 (due at once) has, unless the machine
+  # was too busy to run it within the second, which the exit time above does not depend on.
+  [ "$(jq_get "$d/report.json" slots/0/frames/measured)" -le 1 ] ||
+    fail "frame 1 (due at 10 s) ran: the wait did not end on SIGTERM"
 }
 
 case_dual_sighup_writes_interrupted_report() {

@@ -9,15 +9,20 @@ QUICK=(--mode rgb --backend native --frames 5 --warmup 0 --imgsz 160 --source sy
   --db none --quiet)
 
 # limited KB ARGS...: `edgebench run ARGS` where no file may grow past KB kilobytes (bash's
-# ulimit -f counts 1024-byte blocks); the console goes to o.txt/e.txt through pipes, which the
-# limit does not touch.
+# ulimit -f counts 1024-byte blocks); the console goes to o.txt/e.txt through a pipe and a FIFO,
+# which the limit does not touch, and both readers have finished when it returns.
 limited() {
-  local kb=$1
+  local kb=$1 rc reader
   shift
+  rm -f err.fifo && mkfifo err.fifo || fail "cannot make a FIFO"
+  cat err.fifo >e.txt &
+  reader=$!
   # shellcheck disable=SC2086
   (ulimit -f "$kb" && trap '' XFSZ && exec "$EB_BIN" run ${EB_TEST_RUN_ARGS:-} "$@") \
-    2> >(cat >e.txt) | cat >o.txt
-  return "${PIPESTATUS[0]}"
+    2>err.fifo | cat >o.txt
+  rc=${PIPESTATUS[0]}
+  wait "$reader"
+  return "$rc"
 }
 
 case_file_size_limit_loses_report_html_only() {
@@ -25,7 +30,6 @@ case_file_size_limit_loses_report_html_only() {
   # only report.html is lost.
   limited 20 "${QUICK[@]}" --output out
   local rc=$?
-  sleep 0.2 # the pipes' readers finish writing o.txt/e.txt
   [ "$rc" = 6 ] || fail "exit $rc, expected 6: $(cat e.txt)"
   local d; d=$(run_dir out)
   [ "$(grep -c '^edgebench: error: ' e.txt)" = 1 ] || fail "expected one error line: $(cat e.txt)"
@@ -54,7 +58,6 @@ case_nothing_writable_names_every_file() {
   # 0 KB: every file of the run folder is created empty and every write fails.
   limited 0 "${QUICK[@]}" --output out
   local rc=$?
-  sleep 0.2
   [ "$rc" = 6 ] || fail "exit $rc, expected 6: $(cat e.txt)"
   local d; d=$(run_dir out)
   for f in report.json report.md report.html env.json run.log metrics.jsonl frames_rgb.csv; do
