@@ -56,11 +56,29 @@ void eb_letterbox_compute(int src_w, int src_h, int dst_w, int dst_h, struct eb_
     lb.dst_w = dst_w;
     lb.dst_h = dst_h;
     lb.scale = (float)r;
+    lb.scale_y = (float)r;
     lb.new_w = new_w;
     lb.new_h = new_h;
     lb.pad_left = (int)round_half_even(dw - 0.1);
     lb.pad_top = (int)round_half_even(dh - 0.1);
     *lb_out = lb;
+}
+
+void eb_letterbox_compute_mode(int src_w, int src_h, int dst_w, int dst_h, enum eb_resize resize,
+                               struct eb_letterbox *lb_out)
+{
+    eb_letterbox_compute(src_w, src_h, dst_w, dst_h, lb_out);
+    if (resize == EB_RESIZE_LETTERBOX_TOPLEFT) {
+        lb_out->pad_left = 0;
+        lb_out->pad_top = 0;
+    } else if (resize == EB_RESIZE_STRETCH) {
+        lb_out->new_w = dst_w;
+        lb_out->new_h = dst_h;
+        lb_out->pad_left = 0;
+        lb_out->pad_top = 0;
+        lb_out->scale = (float)((double)dst_w / (double)src_w);
+        lb_out->scale_y = (float)((double)dst_h / (double)src_h);
+    }
 }
 
 static float clampf(float v, float lo, float hi)
@@ -70,13 +88,13 @@ static float clampf(float v, float lo, float hi)
 
 void eb_letterbox_unmap(const struct eb_letterbox *lb, struct eb_detection *det)
 {
-    const float r = lb->scale;
+    const float rx = lb->scale, ry = lb->scale_y;
     const float l = (float)lb->pad_left, t = (float)lb->pad_top;
     const float w = (float)lb->src_w, h = (float)lb->src_h;
-    det->x1 = clampf((det->x1 - l) / r, 0.0f, w);
-    det->x2 = clampf((det->x2 - l) / r, 0.0f, w);
-    det->y1 = clampf((det->y1 - t) / r, 0.0f, h);
-    det->y2 = clampf((det->y2 - t) / r, 0.0f, h);
+    det->x1 = clampf((det->x1 - l) / rx, 0.0f, w);
+    det->x2 = clampf((det->x2 - l) / rx, 0.0f, w);
+    det->y1 = clampf((det->y1 - t) / ry, 0.0f, h);
+    det->y2 = clampf((det->y2 - t) / ry, 0.0f, h);
 }
 
 /*

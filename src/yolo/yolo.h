@@ -21,9 +21,17 @@
 struct eb_letterbox {
     int src_w, src_h; /* original frame */
     int dst_w, dst_h; /* model input */
-    float scale;      /* dst / src (same for both axes) */
+    float scale;      /* dst / src horizontally (and vertically for a letterbox) */
+    float scale_y;    /* dst / src vertically (differs from scale only for EB_RESIZE_STRETCH) */
     int new_w, new_h; /* resized image inside the padded canvas */
     int pad_left, pad_top;
+};
+
+/** How a frame is fitted into the model input. */
+enum eb_resize {
+    EB_RESIZE_LETTERBOX = 0,     /* keep the aspect ratio, centred (Ultralytics, YOLOv5, NanoDet) */
+    EB_RESIZE_LETTERBOX_TOPLEFT, /* keep the aspect ratio, pasted at the top-left (YOLOX) */
+    EB_RESIZE_STRETCH,           /* resize to the input size, no padding (FastestDet) */
 };
 
 /** Ultralytics LetterBox (auto=False, center=True): r = min(dst_h/src_h, dst_w/src_w),
@@ -31,6 +39,12 @@ struct eb_letterbox {
  *  round() is Python's (half to even): src_w 1001 at r = 0.5 gives new_w 500, not 501.
  *  All sizes must be > 0 (a broken invariant otherwise). Writes `*lb_out` (caller memory). */
 void eb_letterbox_compute(int src_w, int src_h, int dst_w, int dst_h, struct eb_letterbox *lb_out);
+
+/** eb_letterbox_compute for `resize`: LETTERBOX is eb_letterbox_compute; LETTERBOX_TOPLEFT the
+ *  same size with pad_left = pad_top = 0; STRETCH new = dst, scale = dst_w/src_w, scale_y =
+ *  dst_h/src_h, no padding. */
+void eb_letterbox_compute_mode(int src_w, int src_h, int dst_w, int dst_h, enum eb_resize resize,
+                               struct eb_letterbox *lb_out);
 
 /**
  * Resizes packed RGB8 `src` (row stride `src_stride` bytes) into the letterbox canvas with
@@ -57,7 +71,7 @@ void eb_letterbox_rgb_to_nchw_f32__ref(const uint8_t *src, int src_w, int src_h,
 #define EB_LETTERBOX_FAST_TOL   (1.0f / 255.0f + 1e-6f)
 
 /** Maps a box from model-input pixels back to the original frame, clipped to it:
- *  x = (x - pad_left) / scale, y = (y - pad_top) / scale, clipped to [0,src_w] x [0,src_h]
+ *  x = (x - pad_left) / scale, y = (y - pad_top) / scale_y, clipped to [0,src_w] x [0,src_h]
  *  (Ultralytics scale_boxes + clip_boxes). */
 void eb_letterbox_unmap(const struct eb_letterbox *lb, struct eb_detection *det);
 
