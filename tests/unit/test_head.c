@@ -15,15 +15,8 @@
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
-static struct eb_yolo_params params(float conf, float iou, int max_det)
-{
-    struct eb_yolo_params p;
-    p.conf = conf;
-    p.iou = iou;
-    p.max_det = max_det;
-    p.class_agnostic = 0;
-    return p;
-}
+/* Thresholds, max_det; class-aware NMS unless a case says otherwise. */
+#define PARAMS(conf, iou, max_det) ((struct eb_yolo_params){(conf), (iou), (max_det), 0})
 
 static float logit(float p)
 {
@@ -62,27 +55,39 @@ static void expect_det(const struct eb_detection *d, const char *what, double x1
                 d->cls, x1, y1, x2, y2, score, cls);
 }
 
-static void set_levels(struct eb_head *h, int n, const int strides[], int in)
+/* A head of `kind` reading outputs 0..n_outputs-1 in order; the family sets the rest. */
+static struct eb_head new_head(enum eb_head_kind kind, int nc, int in_w, int in_h, size_t num_boxes,
+                               int n_outputs)
+{
+    struct eb_head h;
+    memset(&h, 0, sizeof h);
+    h.kind = kind;
+    h.num_classes = nc;
+    h.in_w = in_w;
+    h.in_h = in_h;
+    h.num_boxes = num_boxes;
+    h.n_outputs = n_outputs;
+    for (int i = 0; i < n_outputs; i++)
+        h.out_index[i] = i;
+    return h;
+}
+
+/* Square levels: grid = input / stride. */
+static void set_levels(struct eb_head *h, int n, const int strides[])
 {
     h->n_levels = n;
     for (int l = 0; l < n; l++) {
         h->strides[l] = strides[l];
-        h->grid_w[l] = in / strides[l];
-        h->grid_h[l] = in / strides[l];
+        h->grid_w[l] = h->in_w / strides[l];
+        h->grid_h[l] = h->in_h / strides[l];
     }
 }
 
 /* yolox_nano 416: strides 8/16/32, 52x52 + 26x26 + 13x13 = 3549 cells, 80 classes. */
 static struct eb_head yolox_head(void)
 {
-    struct eb_head h;
-    memset(&h, 0, sizeof h);
-    h.kind = EB_HEAD_YOLOX;
-    h.num_classes = 80;
-    h.in_w = h.in_h = 416;
-    set_levels(&h, 3, (const int[]){8, 16, 32}, 416);
-    h.n_outputs = 1;
-    h.num_boxes = 3549;
+    struct eb_head h = new_head(EB_HEAD_YOLOX, 80, 416, 416, 3549, 1);
+    set_levels(&h, 3, (const int[]){8, 16, 32});
     return h;
 }
 
@@ -92,47 +97,27 @@ static struct eb_head v5lite_head(void)
     static const float anchors[3][3][2] = {{{10, 13}, {16, 30}, {33, 23}},
                                            {{30, 61}, {62, 45}, {59, 119}},
                                            {{116, 90}, {156, 198}, {373, 326}}};
-    struct eb_head h;
-    memset(&h, 0, sizeof h);
-    h.kind = EB_HEAD_V5_RAW;
-    h.num_classes = 80;
-    h.in_w = h.in_h = 320;
-    set_levels(&h, 3, (const int[]){8, 16, 32}, 320);
+    struct eb_head h = new_head(EB_HEAD_V5_RAW, 80, 320, 320, 6300, 1);
+    set_levels(&h, 3, (const int[]){8, 16, 32});
     h.n_anchors = 3;
     memcpy(h.anchors, anchors, sizeof anchors);
-    h.n_outputs = 1;
-    h.num_boxes = 6300;
     return h;
 }
 
 /* nanodet_m 416: class scores at outputs 0..2, box bins at 3..5. */
 static struct eb_head nanodet_head(void)
 {
-    struct eb_head h;
-    memset(&h, 0, sizeof h);
-    h.kind = EB_HEAD_NANODET;
-    h.num_classes = 80;
-    h.in_w = h.in_h = 416;
-    set_levels(&h, 3, (const int[]){8, 16, 32}, 416);
+    struct eb_head h = new_head(EB_HEAD_NANODET, 80, 416, 416, 3549, 6);
+    set_levels(&h, 3, (const int[]){8, 16, 32});
     h.reg_max = 7;
-    for (int i = 0; i < 6; i++)
-        h.out_index[i] = i;
-    h.n_outputs = 6;
-    h.num_boxes = 3549;
     return h;
 }
 
-/* FastestDet 352: [1,85,22,22]. */
+/* FastestDet 352: [1,85,22,22], class-agnostic NMS upstream. */
 static struct eb_head fastestdet_head(void)
 {
-    struct eb_head h;
-    memset(&h, 0, sizeof h);
-    h.kind = EB_HEAD_FASTESTDET;
-    h.num_classes = 80;
-    h.in_w = h.in_h = 352;
-    set_levels(&h, 1, (const int[]){16}, 352);
-    h.n_outputs = 1;
-    h.num_boxes = 484;
+    struct eb_head h = new_head(EB_HEAD_FASTESTDET, 80, 352, 352, 484, 1);
+    set_levels(&h, 1, (const int[]){16});
     h.nms_agnostic = 1;
     return h;
 }
@@ -143,34 +128,17 @@ static struct eb_head fastestv2_head(void)
     static const float anchors[2][3][2] = {
         {{12.64f, 19.39f}, {37.88f, 51.48f}, {55.71f, 138.31f}},
         {{126.91f, 78.23f}, {131.57f, 214.55f}, {279.92f, 258.87f}}};
-    struct eb_head h;
-    memset(&h, 0, sizeof h);
-    h.kind = EB_HEAD_FASTESTV2;
-    h.num_classes = 80;
-    h.in_w = h.in_h = 352;
-    set_levels(&h, 2, (const int[]){16, 32}, 352);
+    struct eb_head h = new_head(EB_HEAD_FASTESTV2, 80, 352, 352, 3 * (22 * 22 + 11 * 11), 2);
+    set_levels(&h, 2, (const int[]){16, 32});
     h.n_anchors = 3;
     memcpy(h.anchors, anchors, sizeof anchors);
-    h.out_index[0] = 0;
-    h.out_index[1] = 1;
-    h.n_outputs = 2;
-    h.num_boxes = 3 * (22 * 22 + 11 * 11);
     return h;
 }
 
 static struct eb_head detr_head(int q, int nc, int softmax)
 {
-    struct eb_head h;
-    memset(&h, 0, sizeof h);
-    h.kind = EB_HEAD_DETR;
-    h.num_classes = nc;
-    h.in_w = 640;
-    h.in_h = 480;
+    struct eb_head h = new_head(EB_HEAD_DETR, nc, 640, 480, (size_t)q, 2);
     h.detr_softmax = softmax;
-    h.out_index[0] = 0;
-    h.out_index[1] = 1;
-    h.n_outputs = 2;
-    h.num_boxes = (size_t)q;
     return h;
 }
 
@@ -262,18 +230,28 @@ static float *yolox_tensor(int raw)
     return t;
 }
 
+/* Decodes the one output `t` of `shape` (rank 3, borrowed) with `h` at conf 0.25 into a fresh
+ * *s (o_out: that output, for later calls); returns the candidate count. */
+static size_t decode_one(const struct eb_head *h, const float *t, const int64_t shape[3],
+                         struct eb_head_output *o_out, struct eb_yolo_scratch *s)
+{
+    *o_out = (struct eb_head_output){t, shape, 3};
+    struct eb_diag diag = {0};
+    ASSERT_OK(eb_head_check_outputs(h, o_out, 1, &diag));
+    init_scratch(s, h);
+    struct eb_yolo_params p = PARAMS(0.25f, 0.45f, 300);
+    return eb_head_decode(h, o_out, 1, &p, s);
+}
+
 static void check_yolox(int raw)
 {
     struct eb_head h = yolox_head();
     h.sigmoid = raw;
     float *t = yolox_tensor(raw);
     const int64_t shape[] = {1, 3549, 85};
-    struct eb_head_output o = {t, shape, 3};
+    struct eb_head_output o;
     struct eb_yolo_scratch s;
-    init_scratch(&s, &h);
-    struct eb_yolo_params p = params(0.25f, 0.45f, 300);
-    size_t n = eb_head_decode(&h, &o, 1, &p, &s);
-    ASSERT_EQ_INT(n, 2);
+    ASSERT_EQ_INT(decode_one(&h, t, shape, &o, &s), 2);
     expect_det(&s.cand[0], "yolox s16 (5,7)", 68, 112, 100, 128, 0.72, 17);
     expect_det(&s.cand[1], "yolox s32 (12,0)", 336, -32, 464, 64, 0.475, 0);
 
@@ -282,6 +260,7 @@ static void check_yolox(int raw)
     eb_letterbox_compute_mode(832, 624, 416, 416, EB_RESIZE_LETTERBOX_TOPLEFT, &lb);
     struct eb_detection items[8];
     struct eb_detections out = {items, 0, 8};
+    struct eb_yolo_params p = PARAMS(0.25f, 0.45f, 300);
     eb_head_postprocess(&h, &o, 1, &lb, &p, &s, &out);
     ASSERT_EQ_INT(out.count, 2);
     expect_det(&out.items[0], "yolox frame 0", 136, 224, 200, 256, 0.72, 17);
@@ -333,12 +312,9 @@ static void check_v5lite(int raw)
     /* Objectness below conf (a confident class does not rescue it). */
     v5_set(v5_row(t, 2, 0, 1, 1), (const float[]){0.5f, 0.5f, 0.5f, 0.5f, 0.2f}, 5, 0.99f, raw);
     const int64_t shape[] = {1, 6300, 85};
-    struct eb_head_output o = {t, shape, 3};
+    struct eb_head_output o;
     struct eb_yolo_scratch s;
-    init_scratch(&s, &h);
-    struct eb_yolo_params p = params(0.25f, 0.45f, 300);
-    size_t n = eb_head_decode(&h, &o, 1, &p, &s);
-    ASSERT_EQ_INT(n, 3);
+    ASSERT_EQ_INT(decode_one(&h, t, shape, &o, &s), 3);
     /* Output order: level 0 anchor 0, level 0 anchor 1, level 1 anchor 2. */
     const float w0 = 1.9f * 1.9f * 10.0f, h0 = 1.9f * 1.9f * 13.0f;
     expect_det(&s.cand[0], "v5 s8 a0 (0,0)", -w0 / 2, -h0 / 2, w0 / 2, h0 / 2, 0.95 * 0.6, 0);
@@ -402,7 +378,7 @@ EB_TEST(nanodet_bins_levels_and_points)
     cls[1][0] = 0.25f;
     struct eb_yolo_scratch s;
     init_scratch(&s, &h);
-    struct eb_yolo_params p = params(0.25f, 0.6f, 300);
+    struct eb_yolo_params p = PARAMS(0.25f, 0.6f, 300);
     size_t n = eb_head_decode(&h, o, 6, &p, &s);
     ASSERT_EQ_INT(n, 2);
     expect_det(&s.cand[0], "nanodet s8 (51,0)", 404, -4, 420, 12, 0.4, 79);
@@ -458,7 +434,7 @@ EB_TEST(fastestdet_score_and_box)
     struct eb_head_output o = {t, shape, 4};
     struct eb_yolo_scratch s;
     init_scratch(&s, &h);
-    struct eb_yolo_params p = params(0.5f, 0.45f, 300);
+    struct eb_yolo_params p = PARAMS(0.5f, 0.45f, 300);
     ASSERT_EQ_INT(eb_head_decode(&h, &o, 1, &p, &s), 2);
     const double sa = pow(0.5, 0.6) * pow(0.8, 0.4), sb = pow(0.5, 0.6) * pow(0.7, 0.4);
     expect_det(&s.cand[0], "fastestdet (10,5)", 80, 36, 256, 124, sa, 7);
@@ -523,7 +499,7 @@ EB_TEST(fastestv2_two_levels_shared_classes)
     struct eb_head_output o[2] = {{t0, s0, 4}, {t1, s1, 4}};
     struct eb_yolo_scratch s;
     init_scratch(&s, &h);
-    struct eb_yolo_params p = params(0.3f, 0.4f, 300);
+    struct eb_yolo_params p = PARAMS(0.3f, 0.4f, 300);
     ASSERT_EQ_INT(eb_head_decode(&h, o, 2, &p, &s), 3);
     expect_det(&s.cand[0], "fastestv2 s16 a0", 344 - 6.32, 344 - 9.695, 344 + 6.32, 344 + 9.695,
                0.56, 2);
@@ -553,10 +529,7 @@ EB_TEST(end2end_unchanged)
         10, 20, 110, 220, 0.9f, 2, 20,  30,  120, 230, 0.8f, 2,
         0,  0,  5,   5,   0.1f, 0, 100, 240, 300, 400, 0.5f, 7,
     };
-    struct eb_head h;
-    memset(&h, 0, sizeof h);
-    h.kind = EB_HEAD_END2END;
-    h.num_boxes = 4;
+    struct eb_head h = new_head(EB_HEAD_END2END, 0, 640, 640, 4, 0); /* n_outputs 0: one */
     h.nms_agnostic = 1; /* no NMS for a set prediction, whatever the flags */
     const int64_t shape[] = {1, 4, 6};
     struct eb_head_output o = {t, shape, 3};
@@ -570,7 +543,7 @@ EB_TEST(end2end_unchanged)
     struct eb_detection a_items[8], b_items[8];
     struct eb_detections a = {a_items, 0, 8}, b = {b_items, 0, 8};
     for (int max_det = 1; max_det <= 4; max_det++) {
-        struct eb_yolo_params p = params(0.25f, 0.45f, max_det);
+        struct eb_yolo_params p = PARAMS(0.25f, 0.45f, max_det);
         eb_head_postprocess(&h, &o, 1, &lb, &p, &s, &a);
         eb_yolo_postprocess(&info, t, &lb, &p, &s, &b);
         expect_same(&a, &b);
@@ -593,17 +566,13 @@ EB_TEST(v8_and_v5_unchanged)
             t[k * N + at[i]] = box[i][k];
         t[(4 + cls[i]) * N + at[i]] = sc[i];
     }
-    struct eb_head h;
-    memset(&h, 0, sizeof h);
-    h.kind = EB_HEAD_V8;
-    h.num_classes = NC;
-    h.num_boxes = N;
+    struct eb_head h = new_head(EB_HEAD_V8, NC, 640, 640, N, 1);
     const int64_t shape[] = {1, 4 + NC, N};
     struct eb_head_output o = {t, shape, 3};
     struct eb_yolo_scratch s;
     init_scratch(&s, &h);
     struct eb_yolo_layout_info info = {EB_YOLO_LAYOUT_CHANNELS, NC, N};
-    struct eb_yolo_params p = params(0.25f, 0.45f, 300);
+    struct eb_yolo_params p = PARAMS(0.25f, 0.45f, 300);
     struct eb_letterbox lb;
     eb_letterbox_compute(1920, 1080, 640, 640, &lb);
     struct eb_detection a_items[4], b_items[4];
@@ -641,6 +610,19 @@ EB_TEST(v8_and_v5_unchanged)
 
 /* ---- DETR ---------------------------------------------------------------------------------- */
 
+/* DETR's two outputs of 4 queries (logits of shape `ls`, boxes [1,4,4]) into o[], checked
+ * against the head; scratch for it in *s. */
+static void detr_outputs(const struct eb_head *h, const float *logits, const int64_t *ls,
+                         const float *boxes, struct eb_head_output o[2], struct eb_yolo_scratch *s)
+{
+    static const int64_t bs[] = {1, 4, 4};
+    o[0] = (struct eb_head_output){logits, ls, 3};
+    o[1] = (struct eb_head_output){boxes, bs, 3};
+    struct eb_diag diag = {0};
+    ASSERT_OK(eb_head_check_outputs(h, o, 2, &diag));
+    init_scratch(s, h);
+}
+
 EB_TEST(detr_softmax_no_object_never_reported)
 {
     /* 4 queries, 3 classes + no-object. */
@@ -658,13 +640,11 @@ EB_TEST(detr_softmax_no_object_never_reported)
         0.75f, 0.25f, 0.1f,  0.2f, /* (480,120) 64x96 */
         0.5f,  0.5f,  1.0f,  1.0f,
     };
-    const int64_t ls[] = {1, 4, 4}, bs[] = {1, 4, 4};
-    struct eb_head_output o[2] = {{logits, ls, 3}, {boxes, bs, 3}};
-    struct eb_diag diag = {0};
-    ASSERT_OK(eb_head_check_outputs(&h, o, 2, &diag));
+    const int64_t ls[] = {1, 4, 4};
+    struct eb_head_output o[2];
     struct eb_yolo_scratch s;
-    init_scratch(&s, &h);
-    struct eb_yolo_params p = params(0.2f, 0.45f, 300);
+    detr_outputs(&h, logits, ls, boxes, o, &s);
+    struct eb_yolo_params p = PARAMS(0.2f, 0.45f, 300);
     ASSERT_EQ_INT(eb_head_decode(&h, o, 2, &p, &s), 3);
     expect_det(&s.cand[0], "detr q0", 240, 120, 400, 360, 0.25, 0);
     expect_det(&s.cand[1], "detr q1", 128, 312, 192, 408, 2.0 / 3.0, 2);
@@ -704,13 +684,11 @@ EB_TEST(detr_sigmoid_every_class_real)
     };
     const float boxes[4 * 4] = {0.5f, 0.5f, 0.5f, 0.5f, 0,    0,    0,    0,
                                 0.1f, 0.1f, 0.2f, 0.2f, 0.9f, 0.5f, 0.2f, 1.0f};
-    const int64_t ls[] = {1, 4, 3}, bs[] = {1, 4, 4};
-    struct eb_head_output o[2] = {{logits, ls, 3}, {boxes, bs, 3}};
-    struct eb_diag diag = {0};
-    ASSERT_OK(eb_head_check_outputs(&h, o, 2, &diag));
+    const int64_t ls[] = {1, 4, 3};
+    struct eb_head_output o[2];
     struct eb_yolo_scratch s;
-    init_scratch(&s, &h);
-    struct eb_yolo_params p = params(0.25f, 0.45f, 300);
+    detr_outputs(&h, logits, ls, boxes, o, &s);
+    struct eb_yolo_params p = PARAMS(0.25f, 0.45f, 300);
     ASSERT_EQ_INT(eb_head_decode(&h, o, 2, &p, &s), 3);
     const double sig = 1.0 / (1.0 + exp(0.5));
     expect_det(&s.cand[0], "detr-sig q0", 160, 120, 480, 360, 0.75, 1);
@@ -752,10 +730,7 @@ EB_TEST(check_outputs_accepts_each_family)
     for (int i = 0; i < 6; i++)
         nd[i] = (struct eb_head_output){NULL, n[i], 3};
     ASSERT_OK(eb_head_check_outputs(&h, nd, 6, &diag));
-    memset(&h, 0, sizeof h);
-    h.kind = EB_HEAD_V8;
-    h.num_classes = 80;
-    h.num_boxes = 8400;
+    h = new_head(EB_HEAD_V8, 80, 640, 640, 8400, 1);
     const int64_t v8[] = {1, 84, 8400};
     ASSERT_OK(eb_head_check_outputs(&h, &(struct eb_head_output){NULL, v8, 3}, 1, &diag));
     ASSERT_OK(eb_head_check_outputs(&h, &(struct eb_head_output){NULL, v8 + 1, 2}, 1, &diag));
