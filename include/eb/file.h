@@ -30,4 +30,12 @@ EB_NODISCARD enum eb_status eb_file_close(FILE *fp, const char *path, struct eb_
 EB_NODISCARD enum eb_status eb_file_close_after(FILE *fp, int first_errno, const char *path,
                                                 struct eb_diag *diag);
 
+/**
+ * Reads the whole regular file `path` as text into `*text_out` (malloc'd, NUL-terminated; the
+ * caller frees it). A folder, FIFO or device is refused without waiting; a file above
+ * `max_bytes` is EB_ERR_FORMAT; an unreadable one EB_ERR_IO; messages name the path.
+ */
+EB_NODISCARD enum eb_status eb_file_read_text(const char *path, size_t max_bytes, char **text_out,
+                                              struct eb_diag *diag);
+
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "eb/diag.h"
+#include "yolo/profile.h"
 
 enum eb_synth_arch { EB_SYNTH_YOLOV8 = 0, EB_SYNTH_YOLO11 };
 
@@ -119,5 +120,14 @@ const char *const *eb_model_coco_names(size_t *n_out);
  * plan line then says it is not available) is used by `model info` for the planned memory.
  */
 int eb_model_main(int argc, char **argv, eb_model_plan_fn plan, FILE *out, FILE *err);
+
+/**
+ * The graph facts head recognition reads (yolo/profile.h) from ONNX `bytes` (borrowed for the
+ * call): outputs (names, declared shapes: -1 where symbolic; what ends each), the input size
+ * where static, the Ultralytics metadata flags. The caller fills n_class_names and replaces
+ * shapes with the resolved ones when it ran the model. `what` names the model in messages.
+ */
+EB_NODISCARD enum eb_status eb_model_head_graph(const uint8_t *bytes, size_t len, const char *what,
+                                                struct eb_head_graph *g, struct eb_diag *diag);
 
 #endif

@@ -131,15 +131,19 @@ static void check_args(const uint8_t *src, int src_w, int src_h, const struct eb
     EB_ASSERT(lb->pad_left + lb->new_w <= lb->dst_w && lb->pad_top + lb->new_h <= lb->dst_h);
 }
 
-void eb_letterbox_rgb_to_nchw_f32__ref(const uint8_t *src, int src_w, int src_h, size_t src_stride,
-                                       const struct eb_letterbox *lb, int channels, float *dst)
+/* The reference resize into [0,1] planes, padding with pad/255; with `bgr` (3 channels) the
+ * frame's R lands in plane 2 and its B in plane 0. */
+static void letterbox_ref(const uint8_t *src, int src_w, int src_h, size_t src_stride,
+                          const struct eb_letterbox *lb, int channels, int pad_value, int bgr,
+                          float *dst)
 {
     check_args(src, src_w, src_h, lb, channels, dst);
     const size_t plane = (size_t)lb->dst_w * (size_t)lb->dst_h;
-    const float pad = 114.0f / 255.0f;
+    const float pad = (float)pad_value / 255.0f;
     for (int c = 0; c < channels; c++) {
+        const int oc = bgr && channels == 3 ? 2 - c : c;
         for (int y = 0; y < lb->dst_h; y++) {
-            float *row = dst + (size_t)c * plane + (size_t)y * (size_t)lb->dst_w;
+            float *row = dst + (size_t)oc * plane + (size_t)y * (size_t)lb->dst_w;
             int iy = y - lb->pad_top;
             int sy0 = 0, sy1 = 0;
             float fy = 0.0f;
@@ -237,12 +241,21 @@ static int hpass_rgb_sse2(const uint16_t *vrow, const int32_t *xofs, const float
 }
 #endif
 
-void eb_letterbox_rgb_to_nchw_f32(const uint8_t *src, int src_w, int src_h, size_t src_stride,
-                                  const struct eb_letterbox *lb, int channels, float *dst)
+void eb_letterbox_rgb_to_nchw_f32__ref(const uint8_t *src, int src_w, int src_h, size_t src_stride,
+                                       const struct eb_letterbox *lb, int channels, float *dst)
+{
+    letterbox_ref(src, src_w, src_h, src_stride, lb, channels, 114, 0, dst);
+}
+
+/* The fast resize into [0,1] planes (see the file comment); `pad_value` and `bgr` as
+ * letterbox_ref. */
+static void letterbox_fast(const uint8_t *src, int src_w, int src_h, size_t src_stride,
+                           const struct eb_letterbox *lb, int channels, int pad_value, int bgr,
+                           float *dst)
 {
     check_args(src, src_w, src_h, lb, channels, dst);
     if (src_w > EB_LETTERBOX_FAST_MAX_W || lb->new_w > EB_LETTERBOX_FAST_MAX_W) {
-        eb_letterbox_rgb_to_nchw_f32__ref(src, src_w, src_h, src_stride, lb, channels, dst);
+        letterbox_ref(src, src_w, src_h, src_stride, lb, channels, pad_value, bgr, dst);
         return;
     }
     /* 16 KiB + 16 KiB + 24 KiB of stack at the maximum width. */
@@ -256,8 +269,11 @@ void eb_letterbox_rgb_to_nchw_f32(const uint8_t *src, int src_w, int src_h, size
     const int left = lb->pad_left, top = lb->pad_top;
     const int right = dst_w - left - new_w, bottom = dst_h - top - new_h;
     const size_t plane = (size_t)dst_w * (size_t)dst_h;
-    const float pad = 114.0f / 255.0f;
+    const float pad = (float)pad_value / 255.0f;
     const float k = 1.0f / (255.0f * 256.0f);
+    /* Where the frame's R and B planes go (G stays in plane 1). */
+    const size_t r_plane = bgr && channels == 3 ? 2 * plane : 0;
+    const size_t b_plane = bgr && channels == 3 ? 0 : 2 * plane;
 
     for (int x = 0; x < new_w; x++) {
         int s0, s1;
@@ -292,9 +308,9 @@ void eb_letterbox_rgb_to_nchw_f32(const uint8_t *src, int src_w, int src_h, size
             fill_f32(row, (size_t)left, pad);
             fill_f32(row + left + new_w, (size_t)right, pad);
         }
-        float *r = dst + row_off + left;
+        float *r = dst + r_plane + row_off + left;
         if (channels == 3) {
-            float *g = r + plane, *b = g + plane;
+            float *g = dst + plane + row_off + left, *b = dst + b_plane + row_off + left;
             int x0 = 0;
 #if defined(__SSE2__)
             x0 = hpass_rgb_sse2(vrow, xofs, xw, new_w, k, r, g, b);
@@ -315,4 +331,137 @@ void eb_letterbox_rgb_to_nchw_f32(const uint8_t *src, int src_w, int src_h, size
             }
         }
     }
+}
+
+void eb_letterbox_rgb_to_nchw_f32(const uint8_t *src, int src_w, int src_h, size_t src_stride,
+                                  const struct eb_letterbox *lb, int channels, float *dst)
+{
+    letterbox_fast(src, src_w, src_h, src_stride, lb, channels, 114, 0, dst);
+}
+
+void eb_pixel_norm_default(struct eb_pixel_norm *n)
+{
+    memset(n, 0, sizeof(*n));
+    n->pad = 114;
+    for (int c = 0; c < 3; c++)
+        n->std[c] = 255.0f;
+}
+
+int eb_pixel_norm_is_default(const struct eb_pixel_norm *n)
+{
+    struct eb_pixel_norm d;
+    eb_pixel_norm_default(&d);
+    return n->bgr == d.bgr && n->pad == d.pad && n->area == d.area &&
+           memcmp(n->mean, d.mean, sizeof(d.mean)) == 0 &&
+           memcmp(n->std, d.std, sizeof(d.std)) == 0;
+}
+
+/* Turns [0,1] planes into (255 v - mean) / std per channel, unless that is the identity. */
+static void apply_norm(const struct eb_pixel_norm *n, int channels, size_t plane, float *dst)
+{
+    for (int c = 0; c < channels; c++) {
+        if (n->mean[c] == 0.0f && n->std[c] == 255.0f)
+            continue;
+        const float mul = 255.0f / n->std[c], add = -n->mean[c] / n->std[c];
+        float *p = dst + (size_t)c * plane;
+        for (size_t i = 0; i < plane; i++)
+            p[i] = p[i] * mul + add;
+    }
+}
+
+/*
+ * OpenCV INTER_AREA taps of output index `d` along an axis shrunk by `scale` = src/dst > 1
+ * (resize.cpp computeResizeAreaTab): the source cells the output cell covers, each weighted by
+ * its covered share. Calls back through `tap` for each (index, weight) pair.
+ */
+struct area_axis {
+    int first, last; /* whole source cells first..last-1 at weight `inner` */
+    int lead, trail; /* partial cells (index, -1 when none) */
+    float w_lead, w_trail, inner;
+};
+
+static void area_axis_of(int d, int src_n, double scale, struct area_axis *a)
+{
+    const double f1 = d * scale, f2 = f1 + scale;
+    const double cell = scale < src_n - f1 ? scale : src_n - f1;
+    int s1 = (int)ceil(f1), s2 = (int)floor(f2);
+    if (s2 > src_n)
+        s2 = src_n;
+    a->first = s1;
+    a->last = s2 > s1 ? s2 : s1;
+    a->inner = (float)(1.0 / cell);
+    a->lead = s1 - f1 > 1e-3 ? s1 - 1 : -1;
+    a->w_lead = (float)((s1 - f1) / cell);
+    a->trail = f2 - s2 > 1e-3 && s2 < src_n ? s2 : -1;
+    const double t = f2 - s2 < 1.0 ? f2 - s2 : 1.0;
+    a->w_trail = (float)((t < cell ? t : cell) / cell);
+}
+
+/* Sum of weight * row[i * 3 + c] over an axis's taps. */
+static float area_sum_x(const uint8_t *row, const struct area_axis *a, int c)
+{
+    float acc = 0.0f;
+    if (a->lead >= 0)
+        acc += a->w_lead * row[(size_t)a->lead * 3 + (size_t)c];
+    for (int i = a->first; i < a->last; i++)
+        acc += a->inner * row[(size_t)i * 3 + (size_t)c];
+    if (a->trail >= 0)
+        acc += a->w_trail * row[(size_t)a->trail * 3 + (size_t)c];
+    return acc;
+}
+
+/* The resized area of the canvas by INTER_AREA where both axes shrink (the caller checked),
+ * into [0,1] planes (pad and channel order as letterbox_ref). Scalar, per output pixel. */
+static void letterbox_area(const uint8_t *src, int src_w, int src_h, size_t src_stride,
+                           const struct eb_letterbox *lb, int channels, int pad_value, int bgr,
+                           float *dst)
+{
+    check_args(src, src_w, src_h, lb, channels, dst);
+    const size_t plane = (size_t)lb->dst_w * (size_t)lb->dst_h;
+    const float pad = (float)pad_value / 255.0f;
+    const double sx = (double)src_w / lb->new_w, sy = (double)src_h / lb->new_h;
+    for (int c = 0; c < channels; c++)
+        fill_f32(dst + (size_t)c * plane, plane, pad);
+    for (int y = 0; y < lb->new_h; y++) {
+        struct area_axis ay;
+        area_axis_of(y, src_h, sy, &ay);
+        for (int x = 0; x < lb->new_w; x++) {
+            struct area_axis ax;
+            area_axis_of(x, src_w, sx, &ax);
+            for (int c = 0; c < channels; c++) {
+                float acc = 0.0f;
+                if (ay.lead >= 0)
+                    acc += ay.w_lead * area_sum_x(src + (size_t)ay.lead * src_stride, &ax, c);
+                for (int i = ay.first; i < ay.last; i++)
+                    acc += ay.inner * area_sum_x(src + (size_t)i * src_stride, &ax, c);
+                if (ay.trail >= 0)
+                    acc += ay.w_trail * area_sum_x(src + (size_t)ay.trail * src_stride, &ax, c);
+                const int oc = bgr && channels == 3 ? 2 - c : c;
+                dst[(size_t)oc * plane + (size_t)(lb->pad_top + y) * (size_t)lb->dst_w +
+                    (size_t)(lb->pad_left + x)] = acc / 255.0f;
+            }
+        }
+    }
+}
+
+void eb_letterbox_to_nchw_f32_norm(const uint8_t *src, int src_w, int src_h, size_t src_stride,
+                                   const struct eb_letterbox *lb, int channels,
+                                   const struct eb_pixel_norm *n, float *dst)
+{
+    if (n->area && lb->new_w < src_w && lb->new_h < src_h)
+        letterbox_area(src, src_w, src_h, src_stride, lb, channels, n->pad, n->bgr, dst);
+    else
+        letterbox_fast(src, src_w, src_h, src_stride, lb, channels, n->pad, n->bgr, dst);
+    apply_norm(n, channels, (size_t)lb->dst_w * (size_t)lb->dst_h, dst);
+}
+
+void eb_letterbox_to_nchw_f32_norm__ref(const uint8_t *src, int src_w, int src_h, size_t src_stride,
+                                        const struct eb_letterbox *lb, int channels,
+                                        const struct eb_pixel_norm *n, float *dst)
+{
+    if (n->area && lb->new_w < src_w && lb->new_h < src_h)
+        letterbox_area(src, src_w, src_h, src_stride, lb, channels, n->pad, n->bgr, dst);
+    else
+        letterbox_ref(src, src_w, src_h, src_stride, lb, channels, n->pad, n->bgr, dst);
+    apply_norm(n, channels, (size_t)lb->dst_w * (size_t)lb->dst_h, dst);
 }

@@ -67,6 +67,37 @@ void eb_letterbox_rgb_to_nchw_f32(const uint8_t *src, int src_w, int src_h, size
 void eb_letterbox_rgb_to_nchw_f32__ref(const uint8_t *src, int src_w, int src_h, size_t src_stride,
                                        const struct eb_letterbox *lb, int channels, float *dst);
 
+/**
+ * How the resized pixels become model input values: channel order, the padding colour and,
+ * per model channel, out = (pixel - mean) / std on the 0-255 scale (pixel of that channel:
+ * R, G, B, or B, G, R with `bgr`). Ultralytics: RGB, pad 114, mean 0, std 255 (that is /255);
+ * YOLOX: BGR, pad 114, std 1 (raw 0-255); NanoDet: BGR, pad 0, ImageNet mean/std.
+ */
+struct eb_pixel_norm {
+    int bgr;
+    int pad; /* 0..255, the same for every channel */
+    float mean[3], std[3];
+    int area; /* shrink with OpenCV INTER_AREA (pixel-area averaging) instead of INTER_LINEAR
+                 (an axis that grows is still bilinear) */
+};
+
+/** Writes the Ultralytics normalisation (RGB, pad 114, /255) into `*n`. */
+void eb_pixel_norm_default(struct eb_pixel_norm *n);
+/** Whether `*n` equals eb_pixel_norm_default's (what device letterboxes implement: bilinear). */
+int eb_pixel_norm_is_default(const struct eb_pixel_norm *n);
+
+/**
+ * eb_letterbox_rgb_to_nchw_f32 with the normalisation `n` (borrowed): the same resize, padding
+ * with n->pad, channels in n's order, then (pixel - mean) / std per channel. `__ref` is the
+ * scalar reference, as eb_letterbox_rgb_to_nchw_f32__ref. Do not allocate.
+ */
+void eb_letterbox_to_nchw_f32_norm(const uint8_t *src, int src_w, int src_h, size_t src_stride,
+                                   const struct eb_letterbox *lb, int channels,
+                                   const struct eb_pixel_norm *n, float *dst);
+void eb_letterbox_to_nchw_f32_norm__ref(const uint8_t *src, int src_w, int src_h, size_t src_stride,
+                                        const struct eb_letterbox *lb, int channels,
+                                        const struct eb_pixel_norm *n, float *dst);
+
 #define EB_LETTERBOX_FAST_MAX_W 4096
 #define EB_LETTERBOX_FAST_TOL   (1.0f / 255.0f + 1e-6f)
 

@@ -282,6 +282,12 @@ double eb_config_slot_fps(const struct eb_config *cfg, int slot)
     return own > 0 ? own : cfg->fps;
 }
 
+const char *eb_config_slot_profile(const struct eb_config *cfg, int slot)
+{
+    const char *own = slot == 0 ? cfg->rgb_model_profile : cfg->thermal_model_profile;
+    return own != NULL ? own : cfg->model_profile;
+}
+
 const char *eb_config_slot_class_map(const struct eb_config *cfg, int slot)
 {
     const char *own = slot == 0 ? cfg->rgb_class_map : cfg->thermal_class_map;

@@ -30,6 +30,10 @@ struct eb_config {
     const char *class_map;
     const char *rgb_class_map;
     const char *thermal_class_map;
+    const char *model_profile;
+    const char *rgb_model_profile;
+    const char *thermal_model_profile;
+    int head; /* enum eb_head_kind (0 = auto): --head's choices are in that order */
     uint64_t gpu_mem_limit_bytes; /* --gpu_mem_limit_gb x 10^9, validated and clamped by cli.c */
     int64_t frames;
     double duration; /* --duration seconds; 0 = not given */
@@ -101,6 +105,9 @@ int eb_config_match_option(const char *arg, const char *name, const char **value
  */
 const char *eb_config_slot_data(const struct eb_config *cfg, int slot);
 
+/** The model profile file of slot `slot`: --rgb_model_profile/--thermal_model_profile, else
+ *  --model_profile; NULL when none. */
+const char *eb_config_slot_profile(const struct eb_config *cfg, int slot);
 /** The class-map file of slot `slot`: --rgb_class_map/--thermal_class_map, else --class_map;
  *  NULL = map by name. Borrowed. */
 const char *eb_config_slot_class_map(const struct eb_config *cfg, int slot);

@@ -200,6 +200,8 @@ void eb_run_model_setup(const struct eb_config *cfg, const struct eb_log *log,
     su->imgsz = (int)cfg->imgsz;
     su->conf = (float)cfg->conf;
     su->iou = (float)cfg->iou;
+    su->profile_path = cfg->model_profile;
+    su->head = cfg->head;
 }
 
 void eb_run_length_setup(const struct eb_config *cfg, int slot, struct eb_slot_setup *su)
@@ -234,6 +236,7 @@ static void setup_slots(struct run_ctx *rc)
             su.source_text = i == 0 ? EB_DEFAULT_RGB_SOURCE : EB_DEFAULT_THERMAL_SOURCE;
         su.synth_style = i == 0 ? EB_SYNTH_RGB : EB_SYNTH_THERMAL;
         eb_run_model_setup(cfg, &rc->log, &su);
+        su.profile_path = eb_config_slot_profile(cfg, i);
         /* --threads 0 with two slots on the CPU: each slot gets half the online CPUs (at least
          * one), so that the two thread pools do not oversubscribe the cores. */
         const int two =
@@ -684,8 +687,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
                        "slot %s: backend %s %s (%s), input %dx%dx%d %s, output %s with %d "
                        "classes",
                        s->name, s->setup.backend->name, s->probe.version, s->probe.library, s->in_c,
-                       s->in_h, s->in_w, eb_dtype_name(s->in_dtype),
-                       eb_yolo_layout_name(s->layout.layout), s->num_classes);
+                       s->in_h, s->in_w, eb_dtype_name(s->in_dtype), eb_head_name(s->head.kind),
+                       s->num_classes);
             struct eb_accuracy *acc = rc->acc[i];
             if (acc != NULL && eb_accuracy_bind(acc, s->info.class_names, s->info.n_class_names,
                                                 s->num_classes, &s->diag) != EB_OK) {

@@ -45,7 +45,7 @@ static const char *const passed[] = {
     "backend",    "device",   "imgsz",   "conf",    "iou",
     "threads",    "ort_lib",  "kernels", "qdq",     "gpu_mem_limit_gb",
     "preprocess", "decode",   "no_fold", "no_fuse", "no_dce",
-    "no_layout",  "no_lanes", "verbose", "quiet",
+    "no_layout",  "no_lanes", "verbose", "quiet", "model_profile", "head",
 };
 
 struct val_ctx {
@@ -408,7 +408,9 @@ static enum eb_status write_val_json(const struct val_ctx *vc, const char *path,
     eb_json_kstr(&w, "precision", precision_names[vc->o.precision]);
     eb_json_kint(&w, "input_width", s->in_w);
     eb_json_kint(&w, "input_height", s->in_h);
-    eb_json_kstr(&w, "layout", eb_yolo_layout_name(s->layout.layout));
+    eb_json_kstr(&w, "layout", eb_head_name(s->head.kind));
+    eb_json_kstr(&w, "model_profile", s->profile.family);
+    eb_json_kstr(&w, "model_profile_why", s->profile.why);
     eb_json_kint(&w, "num_classes", s->num_classes);
     eb_json_kbool(&w, "class_names_assumed_coco", vc->acc->names_assumed);
     eb_json_obj_end(&w);

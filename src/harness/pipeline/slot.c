@@ -11,11 +11,13 @@
 #include "harness/pipeline/advice.h"
 #include "harness/pipeline/slot.h"
 #include "harness/results/validity.h"
+#include "model/model.h"
 
 #define EB_SLOT_MAX_DET 300
 /* Records first reserved for a pass whose length is a duration (they double when full). */
 #define EB_SLOT_FIRST_RECORDS 4096
-#define EB_SLOT_DRIFT_IOU     0.9f /* fp16 drift: a box matches at this IoU or more */
+#define EB_SLOT_DRIFT_IOU     0.9f      /* fp16 drift: a box matches at this IoU or more */
+#define EB_SLOT_MAX_PROFILE   (1 << 20) /* a --model_profile file larger than this is refused */
 
 /* NVTX range names of the stages, per slot (read, pre, infer, post). */
 enum { NVTX_READ, NVTX_PRE, NVTX_INFER, NVTX_POST };
@@ -209,18 +211,19 @@ static enum eb_status run_model_gpu_pre(struct eb_slot *s, const struct eb_frame
     const uint64_t pre = timing.pre_ns < *t_inf_end - t0 ? timing.pre_ns : *t_inf_end - t0;
     *t_pre_end = t0 + pre;
     if (st == EB_OK) {
-        s->out0 = outs[0];
+        memcpy(s->outs, outs, sizeof(s->outs));
         attach_frame_buffer(s, fr);
     }
     return st;
 }
 
-/* The host letterbox of `fr` into s->input (s->lb set). */
+/* The host preprocessing of `fr` into s->input (s->lb set): the profile's resize and
+ * normalisation. */
 static void preprocess_host(struct eb_slot *s, const struct eb_frame *fr)
 {
-    eb_letterbox_compute(fr->width, fr->height, s->in_w, s->in_h, &s->lb);
-    eb_letterbox_rgb_to_nchw_f32(fr->rgb, fr->width, fr->height, fr->stride, &s->lb, s->in_c,
-                                 s->input_f32);
+    eb_letterbox_compute_mode(fr->width, fr->height, s->in_w, s->in_h, s->profile.resize, &s->lb);
+    eb_letterbox_to_nchw_f32_norm(fr->rgb, fr->width, fr->height, fr->stride, &s->lb, s->in_c,
+                                  &s->profile.norm, s->input_f32);
     if (s->in_dtype == EB_DTYPE_F16) {
         size_t n = (size_t)s->in_c * (size_t)s->in_h * (size_t)s->in_w;
         uint16_t *h = s->input;
@@ -243,7 +246,7 @@ static enum eb_status infer_host(struct eb_slot *s, struct eb_backend *be, struc
     return eb_backend_infer(be, &in, 1, outs, s->info.n_outputs, &timing, diag);
 }
 
-/* Runs preprocess and infer; leaves output 0's descriptor in s->out0. */
+/* Runs preprocess and infer; leaves the outputs' descriptors in s->outs. */
 static enum eb_status run_model(struct eb_slot *s, const struct eb_frame *fr, uint64_t *t_pre_end,
                                 uint64_t *t_inf_end)
 {
@@ -259,14 +262,15 @@ static enum eb_status run_model(struct eb_slot *s, const struct eb_frame *fr, ui
     *t_inf_end = eb_clock_ns();
     eb_nvtx_pop(&s->nvtx);
     if (st == EB_OK)
-        s->out0 = outs[0];
+        memcpy(s->outs, outs, sizeof(s->outs));
     return st;
 }
 
-static enum eb_status output_f32(struct eb_slot *s, const float **out);
+static enum eb_status outputs_f32(struct eb_slot *s, const struct eb_tensor *outs,
+                                  struct eb_head_output *ho);
 
 /* Decode + NMS + unmap into s->dets: from the rows the backend's device kept (gpu_decode), or
- * from output 0 as float32. */
+ * from the outputs as float32 through the profile's head adapter. */
 static enum eb_status postprocess(struct eb_slot *s)
 {
     if (s->gpu_decode) {
@@ -277,10 +281,11 @@ static enum eb_status postprocess(struct eb_slot *s)
             eb_letterbox_unmap(&s->lb, &s->dets.items[i]);
         return EB_OK;
     }
-    const float *out = NULL;
-    enum eb_status st = output_f32(s, &out);
+    struct eb_head_output ho[EB_BACKEND_MAX_IO];
+    enum eb_status st = outputs_f32(s, s->outs, ho);
     if (st == EB_OK)
-        eb_yolo_postprocess(&s->layout, out, &s->lb, &s->params, &s->scratch, &s->dets);
+        eb_head_postprocess(&s->head, ho, s->info.n_outputs, &s->lb, &s->params, &s->scratch,
+                            &s->dets);
     return st;
 }
 
@@ -306,7 +311,7 @@ static void measure_drift(struct eb_slot *s, const struct eb_model_spec *ms)
     struct eb_backend *ref = NULL;
     struct eb_model_info info;
     struct eb_diag d = {0};
-    const size_t n = (size_t)eb_tensor_numel(&s->out0);
+    const size_t n = (size_t)eb_tensor_numel(&s->outs[0]);
     float *test_out = malloc((n ? n : 1) * sizeof(float));
     struct eb_detection *items = calloc(EB_SLOT_MAX_DET, sizeof(*items));
     unsigned char *used = malloc(EB_SLOT_MAX_DET);
@@ -324,7 +329,7 @@ static void measure_drift(struct eb_slot *s, const struct eb_model_spec *ms)
     for (int64_t k = 0; k < su->drift_frames; k++) {
         struct eb_frame fr;
         struct eb_tensor o16[EB_BACKEND_MAX_IO], o32[EB_BACKEND_MAX_IO];
-        const float *out = NULL;
+        struct eb_head_output h16[EB_BACKEND_MAX_IO], h32[EB_BACKEND_MAX_IO];
         if (eb_slot_read_any(s, &fr) != EB_OK) {
             eb_diag_fail(&d, s->diag.status, "%s", s->diag.msg);
             eb_diag_clear(&s->diag);
@@ -333,19 +338,27 @@ static void measure_drift(struct eb_slot *s, const struct eb_model_spec *ms)
         preprocess_host(s, &fr);
         if (infer_host(s, s->be, o16, &d) != EB_OK)
             break;
-        s->out0 = o16[0];
-        if (output_f32(s, &out) != EB_OK || out == NULL)
+        if (outputs_f32(s, o16, h16) != EB_OK)
             break;
-        memcpy(test_out, out, n * sizeof(float));
-        eb_yolo_postprocess(&s->layout, test_out, &s->lb, &s->params, &s->scratch, &s->dets);
+        memcpy(test_out, h16[0].data, n * sizeof(float));
+        eb_head_postprocess(&s->head, h16, s->info.n_outputs, &s->lb, &s->params, &s->scratch,
+                            &s->dets);
         if (infer_host(s, ref, o32, &d) != EB_OK)
             break;
-        if (o32[0].dtype != EB_DTYPE_F32 || (size_t)eb_tensor_numel(&o32[0]) != n) {
-            eb_diag_fail(&d, EB_ERR_UNSUPPORTED, "the fp32 output is not float32 of %zu values", n);
+        int f32 = 1;
+        for (size_t i = 0; i < s->info.n_outputs; i++)
+            f32 &= o32[i].dtype == EB_DTYPE_F32 &&
+                   eb_tensor_numel(&o32[i]) == eb_tensor_numel(&o16[i]);
+        if (!f32) {
+            eb_diag_fail(&d, EB_ERR_UNSUPPORTED,
+                         "the fp32 outputs are not float32 of fp16's sizes");
             break;
         }
+        for (size_t i = 0; i < s->info.n_outputs; i++)
+            h32[i] = (struct eb_head_output){o32[i].data, o32[i].shape, o32[i].rank};
         struct eb_detections ref_dets = {.items = items, .capacity = EB_SLOT_MAX_DET};
-        eb_yolo_postprocess(&s->layout, o32[0].data, &s->lb, &s->params, &s->scratch, &ref_dets);
+        eb_head_postprocess(&s->head, h32, s->info.n_outputs, &s->lb, &s->params, &s->scratch,
+                            &ref_dets);
         eb_yolo_drift_add_output(&acc, o32[0].data, test_out, n);
         eb_yolo_drift_add_dets(&acc, &ref_dets, &s->dets, EB_SLOT_DRIFT_IOU, used);
     }
@@ -367,26 +380,30 @@ done:
     free(used);
 }
 
-/* Output 0 as float32 (float16 outputs are converted into the buffer sized at prepare). */
-static enum eb_status output_f32(struct eb_slot *s, const float **out)
+/* The outputs `outs` as float32 head outputs `ho` (float16 outputs are converted into the
+ * buffers sized at prepare). */
+static enum eb_status outputs_f32(struct eb_slot *s, const struct eb_tensor *outs,
+                                  struct eb_head_output *ho)
 {
-    const struct eb_tensor *o = &s->out0;
-    if (o->dtype == EB_DTYPE_F32) {
-        *out = o->data;
-        return EB_OK;
+    for (size_t k = 0; k < s->info.n_outputs; k++) {
+        const struct eb_tensor *o = &outs[k];
+        ho[k] = (struct eb_head_output){o->data, o->shape, o->rank};
+        if (o->dtype == EB_DTYPE_F32)
+            continue;
+        int64_t n = eb_tensor_numel(o);
+        if (o->dtype == EB_DTYPE_F16 && s->out_f32[k] != NULL && (size_t)n <= s->out_f32_cap[k]) {
+            const uint16_t *h = o->data;
+            for (int64_t i = 0; i < n; i++)
+                s->out_f32[k][i] = f16_to_f32(h[i]);
+            ho[k].data = s->out_f32[k];
+            continue;
+        }
+        return eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
+                            "model output %zu has type %s and %lld elements; edgebench reads "
+                            "float32 or float16 detection outputs of a fixed size",
+                            k, eb_dtype_name(o->dtype), (long long)n);
     }
-    int64_t n = eb_tensor_numel(o);
-    if (o->dtype == EB_DTYPE_F16 && s->out_f32 != NULL && (size_t)n <= s->out_f32_cap) {
-        const uint16_t *h = o->data;
-        for (int64_t i = 0; i < n; i++)
-            s->out_f32[i] = f16_to_f32(h[i]);
-        *out = s->out_f32;
-        return EB_OK;
-    }
-    return eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
-                        "model output 0 has type %s and %lld elements; edgebench reads float32 or "
-                        "float16 detection outputs of a fixed size",
-                        eb_dtype_name(o->dtype), (long long)n);
+    return EB_OK;
 }
 
 enum eb_status eb_slot_read_any(struct eb_slot *s, struct eb_frame *fr)
@@ -444,6 +461,85 @@ static enum eb_status choose_backend(struct eb_slot *s, const struct eb_model_sp
     if (su->backend == NULL)
         return eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
                             "backend %s is not compiled into this build; use --backend ort", name);
+    return EB_OK;
+}
+
+/*
+ * The model's profile (yolo/profile.h) from its graph, the probe's output shapes and the user's
+ * --model_profile / --head; the head in s->head, a profile file's class names in s->info. A
+ * profile whose preprocessing the device letterbox does not implement moves preprocessing to
+ * the host.
+ */
+static enum eb_status resolve_profile(struct eb_slot *s)
+{
+    const struct eb_slot_setup *su = &s->setup;
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    char *text = NULL;
+    struct eb_head_graph g;
+    enum eb_status st = EB_OK;
+    if (su->model_bytes == NULL)
+        st = eb_model_read_file(su->model_path, &bytes, &len, &s->diag);
+    if (st == EB_OK)
+        st = eb_model_head_graph(su->model_bytes ? su->model_bytes : bytes,
+                                 su->model_bytes ? su->model_len : len, su->model_label, &g,
+                                 &s->diag);
+    free(bytes);
+    if (st != EB_OK)
+        return st;
+    g.in_w = s->in_w;
+    g.in_h = s->in_h;
+    g.n_class_names = s->info.n_class_names;
+    g.n_outputs =
+        s->info.n_outputs < EB_HEAD_GRAPH_MAX_OUT ? (int)s->info.n_outputs : EB_HEAD_GRAPH_MAX_OUT;
+    for (int i = 0; i < g.n_outputs; i++) {
+        g.out[i].rank = s->outs[i].rank > 6 ? 6 : s->outs[i].rank;
+        for (int k = 0; k < g.out[i].rank; k++)
+            g.out[i].shape[k] = s->outs[i].shape[k];
+    }
+    struct eb_profile_request req = {.file_name = su->profile_path,
+                                     .head = su->head ? eb_head_name(su->head) : NULL};
+    if (su->profile_path != NULL) {
+        st = eb_file_read_text(su->profile_path, EB_SLOT_MAX_PROFILE, &text, &s->diag);
+        if (st != EB_OK)
+            return st;
+        req.file_text = text;
+    }
+    struct eb_model_profile p;
+    st = eb_profile_resolve(&g, &req, &p, &s->diag);
+    free(text);
+    if (st != EB_OK)
+        return st;
+    s->profile = p;
+    s->head = p.head;
+    if (p.n_names > 0) {
+        s->info.class_names = (const char *const *)p.names;
+        s->info.n_class_names = p.n_names;
+    }
+    struct eb_head_output ho[EB_BACKEND_MAX_IO];
+    for (size_t k = 0; k < s->info.n_outputs; k++)
+        ho[k] = (struct eb_head_output){NULL, s->outs[k].shape, s->outs[k].rank};
+    st = eb_head_check_outputs(&s->head, ho, s->info.n_outputs, &s->diag);
+    if (st != EB_OK)
+        return st;
+    char pre[160];
+    eb_profile_describe_pre(&s->profile, pre, sizeof(pre));
+    eb_log_msg(su->log, EB_LOG_INFO, "slot %s: head %s, profile %s (%s): %s; input %s", s->name,
+               eb_head_name(s->head.kind), s->profile.family, s->profile.source, s->profile.why,
+               pre);
+    if (s->gpu_pre &&
+        (!eb_pixel_norm_is_default(&s->profile.norm) || s->profile.resize != EB_RESIZE_LETTERBOX)) {
+        if (su->preprocess == EB_PREPROCESS_GPU)
+            return eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
+                                "--preprocess gpu: the device letterbox feeds RGB /255 centred "
+                                "with pad 114, and this model's profile wants %s; use "
+                                "--preprocess cpu or auto",
+                                pre);
+        unpin_source_frames(s);
+        s->gpu_pre = 0;
+        snprintf(s->pre_reason, sizeof(s->pre_reason),
+                 "auto: the model's profile (%.120s) is prepared on the host", pre);
+    }
     return EB_OK;
 }
 
@@ -543,6 +639,10 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
                                          su->model_label, s->info.n_inputs,
                                          eb_dtype_name(in->dtype), shp));
     }
+    /* Until the profile is resolved (after the probe, which needs no particular input), frames
+     * are fed as Ultralytics models are. */
+    eb_pixel_norm_default(&s->profile.norm);
+    s->profile.resize = EB_RESIZE_LETTERBOX;
     s->in_c = (int)in->shape[1];
     s->in_h = (int)in->shape[2];
     s->in_w = (int)in->shape[3];
@@ -585,22 +685,23 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
     st = run_model(s, &fr, &t1, &t2);
     if (st != EB_OK)
         return slot_fail(s, st);
-    if (s->out0.dtype == EB_DTYPE_F16) {
-        s->out_f32_cap = (size_t)eb_tensor_numel(&s->out0);
-        s->out_f32 = malloc((s->out_f32_cap ? s->out_f32_cap : 1) * sizeof(float));
-        if (s->out_f32 == NULL)
+    for (size_t k = 0; k < s->info.n_outputs; k++) {
+        if (s->outs[k].dtype != EB_DTYPE_F16)
+            continue;
+        s->out_f32_cap[k] = (size_t)eb_tensor_numel(&s->outs[k]);
+        s->out_f32[k] = malloc((s->out_f32_cap[k] ? s->out_f32_cap[k] : 1) * sizeof(float));
+        if (s->out_f32[k] == NULL)
             return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_NOMEM, "out of memory"));
     }
-    st = eb_yolo_layout_detect(s->out0.shape, s->out0.rank, s->info.n_class_names, &s->layout,
-                               &s->diag);
+    st = resolve_profile(s);
     if (st != EB_OK) {
         eb_diag_prefix(&s->diag, "model %s: ", su->model_label);
         return slot_fail(s, st);
     }
-    s->num_classes = s->layout.num_classes > 0 ? s->layout.num_classes : (int)s->info.n_class_names;
+    s->num_classes = s->head.num_classes > 0 ? s->head.num_classes : (int)s->info.n_class_names;
     if (s->num_classes <= 0)
         s->num_classes = 1;
-    st = eb_yolo_scratch_init(&s->scratch, &s->layout, &s->diag);
+    st = eb_head_scratch_init(&s->scratch, &s->head, &s->diag);
     if (st != EB_OK)
         return slot_fail(s, st);
     s->params.conf = su->conf;
@@ -615,17 +716,17 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
     /* Where the head is decoded. */
     if (su->decode == EB_PREPROCESS_CPU) {
         snprintf(s->decode_reason, sizeof(s->decode_reason), "--decode cpu");
-    } else if (s->layout.layout != EB_YOLO_LAYOUT_CHANNELS) {
+    } else if (s->head.kind != EB_HEAD_V8) {
         if (su->decode == EB_PREPROCESS_GPU)
             return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
                                              "--decode gpu: the %s head is decoded on the host "
                                              "(the device reduces [1,4+nc,N] heads only); use "
                                              "--decode cpu or auto",
-                                             eb_yolo_layout_name(s->layout.layout)));
+                                             eb_head_name(s->head.kind)));
         snprintf(s->decode_reason, sizeof(s->decode_reason),
                  "auto: the %s head is decoded on the host (the device reduces [1,4+nc,N] heads "
                  "only)",
-                 eb_yolo_layout_name(s->layout.layout));
+                 eb_head_name(s->head.kind));
     } else {
         struct eb_diag d = {0};
         if (eb_backend_reduce_head(s->be, 0, su->conf, &d) == EB_OK) {
@@ -948,9 +1049,14 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
     r->input_w = s->in_w;
     r->input_h = s->in_h;
     r->input_c = s->in_c;
-    snprintf(r->layout, sizeof(r->layout), "%s",
-             s->layout.layout ? eb_yolo_layout_name(s->layout.layout) : "");
-    r->num_classes = s->layout.layout ? s->num_classes : 0;
+    snprintf(r->layout, sizeof(r->layout), "%s", s->head.kind ? eb_head_name(s->head.kind) : "");
+    r->num_classes = s->head.kind ? s->num_classes : 0;
+    if (s->head.kind) {
+        snprintf(r->model_profile, sizeof(r->model_profile), "%s", s->profile.family);
+        snprintf(r->profile_source, sizeof(r->profile_source), "%s", s->profile.source);
+        snprintf(r->profile_why, sizeof(r->profile_why), "%s", s->profile.why);
+        eb_profile_describe_pre(&s->profile, r->input_prep, sizeof(r->input_prep));
+    }
     r->threads = s->setup.backend_cfg.threads;
     r->frames_warmup = s->warmup_done;
     r->warmup_s = (double)s->warmup_ns / 1e9;
@@ -1063,11 +1169,15 @@ void eb_slot_fini(struct eb_slot *s)
     if (s->input != s->input_f32)
         free(s->input);
     free(s->input_f32);
-    free(s->out_f32);
+    for (size_t k = 0; k < EB_BACKEND_MAX_IO; k++) {
+        free(s->out_f32[k]);
+        s->out_f32[k] = NULL;
+    }
+    eb_profile_fini(&s->profile);
     free(s->dets.items);
     free(s->class_counts);
     free(s->records);
-    s->input = s->input_f32 = s->out_f32 = NULL;
+    s->input = s->input_f32 = NULL;
     s->dets.items = NULL;
     s->class_counts = NULL;
     s->records = NULL;

@@ -15,6 +15,8 @@
 #include "harness/pipeline/source.h"
 #include "harness/results/result.h"
 #include "harness/results/validity.h"
+#include "yolo/head.h"
+#include "yolo/profile.h"
 #include "yolo/yolo.h"
 
 /** --backend, in the order of its choices in cli_opts.def. */
@@ -68,6 +70,10 @@ struct eb_slot_setup {
     const char *const *files;
     size_t n_files;
     struct eb_accuracy *accuracy;
+    /* How the model is fed and read: a --model_profile file (NULL = none, borrowed) and --head
+       (enum eb_head_kind; EB_HEAD_UNKNOWN = recognised from the graph). */
+    const char *profile_path;
+    int head;
 };
 
 struct eb_slot {
@@ -82,7 +88,8 @@ struct eb_slot {
     struct eb_backend *be;
     struct eb_model_info info;
     struct eb_backend_probe probe;
-    struct eb_yolo_layout_info layout;
+    struct eb_model_profile profile; /* resolved at prepare (owns a profile file's names) */
+    struct eb_head head;             /* == profile.head */
     struct eb_yolo_params params;
     struct eb_yolo_scratch scratch;
     struct eb_letterbox lb;
@@ -103,9 +110,9 @@ struct eb_slot {
     enum eb_dtype in_dtype;
     void *input;      /* the input tensor data (f32 or f16) */
     float *input_f32; /* preprocessing target (== input for f32 models) */
-    float *out_f32;   /* output conversion buffer for f16 outputs */
-    size_t out_f32_cap;
-    struct eb_tensor out0; /* output 0 of the last inference (data owned by the backend) */
+    float *out_f32[EB_BACKEND_MAX_IO]; /* conversion buffers of f16 outputs (NULL for f32) */
+    size_t out_f32_cap[EB_BACKEND_MAX_IO];
+    struct eb_tensor outs[EB_BACKEND_MAX_IO]; /* outputs of the last inference (backend data) */
     struct eb_detections dets;
     uint64_t *class_counts; /* per class id, num_classes entries */
     int num_classes;

@@ -251,6 +251,17 @@ static int fmt_input(struct fbuf *o, const struct eb_run_result *r, const struct
     return 1;
 }
 
+static int fmt_profile(struct fbuf *o, const struct eb_run_result *r,
+                       const struct eb_slot_result *s)
+{
+    (void)r;
+    if (s->model_profile[0] == '\0')
+        return 0;
+    bput(o, "%s (%s; input %s): %s", s->model_profile, s->profile_source, s->input_prep,
+         s->profile_why);
+    return 1;
+}
+
 static int fmt_layout(struct fbuf *o, const struct eb_run_result *r, const struct eb_slot_result *s)
 {
     (void)r;
@@ -429,7 +440,8 @@ static const struct slot_row slot_rows[] = {
     {.key = "slot.model_file", .label = "Model file", .fmt = fmt_model_file},
     {.key = "slot.source", .label = "Source", .flags = EB_FACT_FLAG_CODE, TEXT_FIELD(source)},
     {.key = "slot.input", .label = "Input size", .fmt = fmt_input},
-    {.key = "slot.layout", .label = "Layout", .fmt = fmt_layout},
+    {.key = "slot.layout", .label = "Head", .fmt = fmt_layout},
+    {.key = "slot.profile", .label = "Model profile", .fmt = fmt_profile},
     {.key = "slot.threads", .label = "Threads", .fmt = fmt_threads},
     {.key = "slot.frames", .label = "Frames", .fmt = fmt_frames},
     {.key = "slot.warmup", .label = "Warm-up", .flags = OK_ONLY, .fmt = fmt_warmup},

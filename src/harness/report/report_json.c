@@ -422,6 +422,17 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     kstr_or_null(w, "fp16_drift_note", s->drift_note);
     kstr_or_null(w, "layout", s->layout);
     kpos_or_null(w, "num_classes", s->num_classes);
+    eb_json_key(w, "model_profile");
+    if (s->model_profile[0] != '\0') {
+        eb_json_obj_begin(w);
+        eb_json_kstr(w, "family", s->model_profile);
+        eb_json_kstr(w, "source", s->profile_source);
+        eb_json_kstr(w, "why", s->profile_why);
+        eb_json_kstr(w, "input", s->input_prep);
+        eb_json_obj_end(w);
+    } else {
+        eb_json_null(w);
+    }
     eb_json_kint(w, "threads", s->threads);
 
     eb_json_key(w, "frames");
