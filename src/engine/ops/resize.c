@@ -98,7 +98,7 @@ static enum eb_status infer_resize(struct eb_op_ctx *ctx)
             if (!(s > 0.0f) || s > 65536.0f)
                 return eb_op_fail(ctx, EB_ERR_FORMAT, "scale %g", (double)s);
             p->scales[d] = s;
-            shape[d] = (int64_t)((double)x->shape[d] * (double)s);
+            shape[d] = (int64_t)(s * (float)x->shape[d]); /* in float, as ONNX Runtime */
         }
     } else if (sz != NULL) {
         int64_t sizes[EB_MAX_RANK];
