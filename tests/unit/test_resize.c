@@ -26,12 +26,13 @@ enum { T_FLOAT = 1, T_INT64 = 7 };
 struct rz {
     int rank;
     int64_t x_dims[4];
-    const float *scales; /* rank floats, or NULL */
+    const float *scales;  /* rank floats, or NULL */
     const int64_t *sizes; /* rank int64, or NULL */
     const char *mode, *coord;
     const char *attr; /* one more INT attribute (antialias, exclude_outside), when not NULL */
     int64_t attr_v;
-    int opset; /* 17 unless given */
+    int opset;             /* 17 unless given */
+    int weights_as_inputs; /* list the scales/sizes initializer as a graph input (IR version 3) */
 };
 
 static void put_str_attr(struct eb_pb_buf *n, const char *name, const char *v)
@@ -84,9 +85,14 @@ static uint8_t *build(const struct rz *r, size_t *len)
         eb_pb_put_bytes(&t, 9, r->sizes, (size_t)r->rank * 8);
     eb_pb_put_msg(&g, 5, &t);
     eb_test_put_value_info(&g, 11, "x", T_FLOAT, r->rank, r->x_dims);
+    if (r->weights_as_inputs) {
+        const int64_t w_dims[1] = {r->rank};
+        eb_test_put_value_info(&g, 11, r->scales != NULL ? "scales" : "sizes",
+                               r->scales != NULL ? T_FLOAT : T_INT64, 1, w_dims);
+    }
     eb_test_put_value_info(&g, 12, "y", T_FLOAT, -1, NULL);
     eb_pb_put_varint(&os, 2, r->opset != 0 ? r->opset : 17);
-    eb_pb_put_varint(&m, 1, 8);
+    eb_pb_put_varint(&m, 1, r->weights_as_inputs ? 3 : 8);
     eb_pb_put_msg(&m, 7, &g);
     eb_pb_put_msg(&m, 8, &os);
     ASSERT_TRUE(!eb_pb_buf_error(&m));
@@ -162,8 +168,8 @@ static void expect_plane(const struct rz *r, int ramp, int64_t oh, int64_t ow, c
         for (int64_t k = 0; k < n; k++) {
             const double w = (double)want[k % (oh * ow)] + 100.0 * (double)(k / (oh * ow));
             if (!(fabs((double)y[k] - w) <= 1e-6 * fabs(w) + 1e-6))
-                EB_FAIL("%s/%s, %d threads: output %lld is %.9g, expected %.9g", r->mode,
-                        r->coord, threads, (long long)k, (double)y[k], w);
+                EB_FAIL("%s/%s, %d threads: output %lld is %.9g, expected %.9g", r->mode, r->coord,
+                        threads, (long long)k, (double)y[k], w);
         }
         free(y);
     }
@@ -172,11 +178,19 @@ static void expect_plane(const struct rz *r, int ramp, int64_t oh, int64_t ow, c
 
 static const float x2[4] = {1, 1, 2, 2};
 
+/* want[i][j] = 1 + cx[j] + 2 cy[i]: the output on the plane 1 + j + 2i (clamped coordinates). */
+static void on_plane(const float *cy, int oh, const float *cx, int ow, float *want)
+{
+    for (int i = 0; i < oh; i++)
+        for (int j = 0; j < ow; j++)
+            want[i * ow + j] = 1.0f + cx[j] + 2.0f * cy[i];
+}
+
 /* ONNX's test_resize_upsample_scales_linear: [[1, 2], [3, 4]] twice as large, half_pixel; the
  * first and last rows and columns are clamped to the border. */
 EB_TEST(linear_upsample_x2_half_pixel)
 {
-    const struct rz r = {4, {1, 1, 2, 2}, x2, NULL, "linear", "half_pixel", NULL, 0, 0};
+    const struct rz r = {4, {1, 1, 2, 2}, x2, NULL, "linear", "half_pixel", NULL, 0, 0, 0};
     const float want[16] = {1.0f, 1.25f, 1.75f, 2.0f, 1.5f, 1.75f, 2.25f, 2.5f,
                             2.5f, 2.75f, 3.25f, 3.5f, 3.0f, 3.25f, 3.75f, 4.0f};
     expect_plane(&r, 1, 4, 4, want);
@@ -185,7 +199,7 @@ EB_TEST(linear_upsample_x2_half_pixel)
 /* align_corners: source coordinate o * (in - 1) / (out - 1) = 0, 1/3, 2/3, 1 on both axes. */
 EB_TEST(linear_upsample_x2_align_corners)
 {
-    const struct rz r = {4, {2, 3, 2, 2}, x2, NULL, "linear", "align_corners", NULL, 0, 0};
+    const struct rz r = {4, {2, 3, 2, 2}, x2, NULL, "linear", "align_corners", NULL, 0, 0, 0};
     float want[16];
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++)
@@ -196,24 +210,20 @@ EB_TEST(linear_upsample_x2_align_corners)
 /* asymmetric: o / 2 = 0, 0.5, 1, 1.5 → clamped to 1 at the last row and column. */
 EB_TEST(linear_upsample_x2_asymmetric)
 {
-    const struct rz r = {4, {1, 2, 2, 2}, x2, NULL, "linear", "asymmetric", NULL, 0, 0};
+    const struct rz r = {4, {1, 2, 2, 2}, x2, NULL, "linear", "asymmetric", NULL, 0, 0, 0};
     const float c[4] = {0.0f, 0.5f, 1.0f, 1.0f};
     float want[16];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++)
-            want[i * 4 + j] = 1.0f + c[j] + 2.0f * c[i];
+    on_plane(c, 4, c, 4, want);
     expect_plane(&r, 0, 4, 4, want);
 }
 
 /* pytorch_half_pixel and half_pixel agree for outputs longer than 1: (o + 0.5) / 2 - 0.5. */
 EB_TEST(linear_upsample_x2_pytorch_half_pixel)
 {
-    const struct rz r = {4, {1, 1, 3, 2}, x2, NULL, "linear", "pytorch_half_pixel", NULL, 0, 0};
+    const struct rz r = {4, {1, 1, 3, 2}, x2, NULL, "linear", "pytorch_half_pixel", NULL, 0, 0, 0};
     const float cy[6] = {0.0f, 0.25f, 0.75f, 1.25f, 1.75f, 2.0f}, cx[4] = {0, 0.25f, 0.75f, 1};
     float want[24];
-    for (int i = 0; i < 6; i++)
-        for (int j = 0; j < 4; j++)
-            want[i * 4 + j] = 1.0f + cx[j] + 2.0f * cy[i];
+    on_plane(cy, 6, cx, 4, want);
     expect_plane(&r, 0, 6, 4, want);
 }
 
@@ -223,10 +233,10 @@ EB_TEST(linear_upsample_x2_pytorch_half_pixel)
 EB_TEST(linear_non_integer_scales)
 {
     const float s06[4] = {1, 1, 0.6f, 0.6f}, s15[4] = {1, 1, 1.5f, 1.5f};
-    const struct rz down = {4, {1, 1, 2, 4}, s06, NULL, "linear", "half_pixel", NULL, 0, 0};
+    const struct rz down = {4, {1, 1, 2, 4}, s06, NULL, "linear", "half_pixel", NULL, 0, 0, 0};
     const float want_down[2] = {2.6666665f, 4.3333331f};
     expect_plane(&down, 1, 1, 2, want_down);
-    const struct rz up = {4, {1, 2, 4, 4}, s15, NULL, "linear", "half_pixel", NULL, 0, 0};
+    const struct rz up = {4, {1, 2, 4, 4}, s15, NULL, "linear", "half_pixel", NULL, 0, 0, 0};
     float want_up[36];
     for (int i = 0; i < 6; i++) {
         for (int j = 0; j < 6; j++) {
@@ -244,11 +254,11 @@ EB_TEST(linear_non_integer_scales)
 EB_TEST(linear_sizes_input)
 {
     const int64_t s31[4] = {1, 1, 3, 1}, s35[2] = {3, 5};
-    const struct rz r = {4, {1, 1, 4, 4}, NULL, s31, "linear", "pytorch_half_pixel", NULL, 0, 0};
+    const struct rz r = {4, {1, 1, 4, 4}, NULL, s31, "linear", "pytorch_half_pixel", NULL, 0, 0, 0};
     const float want[3] = {1.6666666f, 7.0f, 12.333333f};
     expect_plane(&r, 1, 3, 1, want);
     /* 2-D, align_corners: y = 0, 0.5, 1 and x = 0, 0.25, .., 1 of a 2x2 plane. */
-    const struct rz r2 = {2, {2, 2}, NULL, s35, "linear", "align_corners", NULL, 0, 0};
+    const struct rz r2 = {2, {2, 2}, NULL, s35, "linear", "align_corners", NULL, 0, 0, 0};
     float want2[15];
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 5; j++)
@@ -256,15 +266,36 @@ EB_TEST(linear_sizes_input)
     expect_plane(&r2, 0, 3, 5, want2);
 }
 
+/* IR version 3 lists every initializer as a graph input too: that input is the constant (as ONNX
+ * Runtime runs it unfed), so the model has one input and runs as without the listing. */
+EB_TEST(initializer_listed_as_input_is_constant)
+{
+    const struct rz r = {4, {1, 1, 2, 2}, x2, NULL, "linear", "asymmetric", NULL, 0, 0, 1};
+    size_t len;
+    uint8_t *bytes = build(&r, &len);
+    struct eb_engine *e = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_engine_load(bytes, len, "resize.onnx", NULL, &e, &d));
+    struct eb_engine_io io;
+    eb_engine_io_info(e, &io);
+    ASSERT_EQ_INT((int)io.n_inputs, 1);
+    ASSERT_STREQ(io.inputs[0].name, "x");
+    eb_engine_destroy(e);
+    free(bytes);
+    const float c[4] = {0.0f, 0.5f, 1.0f, 1.0f};
+    float want[16];
+    on_plane(c, 4, c, 4, want);
+    expect_plane(&r, 0, 4, 4, want);
+}
+
 /* tf_half_pixel_for_nn: (o + 0.5) / 2 = 0.25, 0.75, 1.25 → 1, 1.75 → 1 (clamped). */
 EB_TEST(linear_tf_half_pixel_for_nn)
 {
-    const struct rz r = {4, {1, 1, 2, 2}, x2, NULL, "linear", "tf_half_pixel_for_nn", NULL, 0, 0};
+    const struct rz r = {4, {1, 1, 2, 2}, x2, NULL, "linear", "tf_half_pixel_for_nn", NULL, 0, 0,
+                         0};
     const float c[4] = {0.25f, 0.75f, 1.0f, 1.0f};
     float want[16];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++)
-            want[i * 4 + j] = 1.0f + c[j] + 2.0f * c[i];
+    on_plane(c, 4, c, 4, want);
     expect_plane(&r, 0, 4, 4, want);
 }
 
@@ -283,14 +314,13 @@ EB_TEST(linear_vs_ort)
     static const float s06[4] = {1, 1, 0.6f, 0.6f}, s17[4] = {1, 1, 1.7f, 2.3f};
     static const float s05[4] = {1, 1, 0.5f, 0.37f};
     static const int64_t sz[4] = {1, 8, 33, 21};
-    static const char *const coords[] = {"half_pixel",    "pytorch_half_pixel",
-                                         "align_corners", "asymmetric",
-                                         "tf_half_pixel_for_nn"};
+    static const char *const coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                         "asymmetric", "tf_half_pixel_for_nn"};
     const float *scales[3] = {x2, s17, s05};
     double worst = 0.0;
     for (size_t c = 0; c < EB_ARRAY_LEN(coords); c++) {
         for (int k = 0; k < 5; k++) {
-            struct rz r = {4, {1, 8, 13, 10}, NULL, NULL, "linear", coords[c], NULL, 0, 0};
+            struct rz r = {4, {1, 8, 13, 10}, NULL, NULL, "linear", coords[c], NULL, 0, 0, 0};
             if (k < 3)
                 r.scales = scales[k];
             else if (k == 3)
@@ -349,21 +379,21 @@ EB_TEST(linear_refusals_at_load)
         struct rz r;
         const char *text;
     } cases[] = {
-        {{4, {1, 1, 2, 2}, x2, NULL, "cubic", NULL, NULL, 0, 0}, "mode 'cubic'"},
-        {{4, {1, 1, 2, 2}, x2, NULL, "linear", "tf_crop_and_resize", NULL, 0, 0},
+        {{4, {1, 1, 2, 2}, x2, NULL, "cubic", NULL, NULL, 0, 0, 0}, "mode 'cubic'"},
+        {{4, {1, 1, 2, 2}, x2, NULL, "linear", "tf_crop_and_resize", NULL, 0, 0, 0},
          "coordinate_transformation_mode 'tf_crop_and_resize'"},
-        {{4, {1, 1, 2, 2}, x2, NULL, "linear", NULL, "antialias", 1, 18}, "antialias"},
-        {{4, {1, 1, 2, 2}, x2, NULL, "linear", NULL, "exclude_outside", 1, 0}, "exclude_outside"},
-        {{3, {1, 2, 2}, s3, NULL, "linear", NULL, NULL, 0, 0}, "mode 'linear' on a 3-D input"},
-        {{4, {1, 1, 2, 2}, c2, NULL, "linear", NULL, NULL, 0, 0}, "resizing N or C"},
+        {{4, {1, 1, 2, 2}, x2, NULL, "linear", NULL, "antialias", 1, 18, 0}, "antialias"},
+        {{4, {1, 1, 2, 2}, x2, NULL, "linear", NULL, "exclude_outside", 1, 0, 0},
+         "exclude_outside"},
+        {{3, {1, 2, 2}, s3, NULL, "linear", NULL, NULL, 0, 0, 0}, "mode 'linear' on a 3-D input"},
+        {{4, {1, 1, 2, 2}, c2, NULL, "linear", NULL, NULL, 0, 0, 0}, "resizing N or C"},
     };
     for (size_t c = 0; c < EB_ARRAY_LEN(cases); c++) {
         size_t len;
         uint8_t *bytes = build(&cases[c].r, &len);
         struct eb_engine *e = NULL;
         struct eb_diag d = {0};
-        ASSERT_EQ_INT(eb_engine_load(bytes, len, "resize.onnx", NULL, &e, &d),
-                      EB_ERR_UNSUPPORTED);
+        ASSERT_EQ_INT(eb_engine_load(bytes, len, "resize.onnx", NULL, &e, &d), EB_ERR_UNSUPPORTED);
         printf("%s\n", d.msg);
         ASSERT_TRUE(e == NULL);
         ASSERT_CONTAINS(d.msg, "resize.onnx");

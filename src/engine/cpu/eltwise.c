@@ -867,8 +867,8 @@ static void resize_linear_task(void *vctx, size_t task, int worker)
                                   c->x + p0 * c->ih * c->iw, c->y + p0 * c->oh * c->ow);
 }
 
-void eb_cpu_resize_linear_f32(const struct eb_cpu_exec *cpu, int64_t planes, int64_t ih,
-                              int64_t iw, int64_t oh, int64_t ow, float sh, float sw,
+void eb_cpu_resize_linear_f32(const struct eb_cpu_exec *cpu, int64_t planes, int64_t ih, int64_t iw,
+                              int64_t oh, int64_t ow, float sh, float sw,
                               enum eb_resize_coord coord, const float *x, float *y)
 {
     struct resize_linear_ctx c = {.planes = planes, .ih = ih, .iw = iw, .oh = oh, .ow = ow};

@@ -42,8 +42,8 @@ void eb_cpu_resize_nearest_f32(const struct eb_cpu_exec *cpu, int rank, const in
                                const float *x, const int64_t *y_shape, const float *scales,
                                enum eb_resize_coord coord, enum eb_resize_round rnd, float *y);
 /** eb_cpu_resize_linear_f32__ref, planes split over the workers (bit-identical). */
-void eb_cpu_resize_linear_f32(const struct eb_cpu_exec *cpu, int64_t planes, int64_t ih,
-                              int64_t iw, int64_t oh, int64_t ow, float sh, float sw,
+void eb_cpu_resize_linear_f32(const struct eb_cpu_exec *cpu, int64_t planes, int64_t ih, int64_t iw,
+                              int64_t oh, int64_t ow, float sh, float sw,
                               enum eb_resize_coord coord, const float *x, float *y);
 /**
  * MaxPool on a channel-blocked input (NCHWc, `cb` channels per block; d->c a multiple of cb):

@@ -130,8 +130,8 @@ void eb_cpu_resize_nearest_f32__ref(int rank, const int64_t *x_shape, const floa
 
 /* The two input indices and weights of output index o along one axis (UpsampleBilinear's setup):
  * d1 is the distance to i1, d2 to i2, and both are 0.5 where i1 == i2 (the border). */
-static void linear_taps(int64_t o, int64_t in, int64_t out, float scale,
-                        enum eb_resize_coord coord, int64_t *i1, int64_t *i2, float *d1, float *d2)
+static void linear_taps(int64_t o, int64_t in, int64_t out, float scale, enum eb_resize_coord coord,
+                        int64_t *i1, int64_t *i2, float *d1, float *d2)
 {
     float c = scale == 1.0f ? (float)o : eb_cpu_resize_coord(o, in, out, scale, coord);
     const float hi = (float)(in - 1);
