@@ -35,17 +35,6 @@ struct rz {
     int weights_as_inputs; /* list the scales/sizes initializer as a graph input (IR version 3) */
 };
 
-static void put_str_attr(struct eb_pb_buf *n, const char *name, const char *v)
-{
-    struct eb_pb_buf a;
-    eb_pb_buf_init(&a);
-    eb_pb_put_str(&a, 1, name);
-    eb_pb_put_bytes(&a, 4, v, strlen(v));
-    eb_pb_put_varint(&a, 20, 3); /* STRING */
-    eb_pb_put_msg(n, 5, &a);
-    eb_pb_buf_fini(&a);
-}
-
 static uint8_t *build(const struct rz *r, size_t *len)
 {
     struct eb_pb_buf m, g, n, t, os;
@@ -62,18 +51,11 @@ static uint8_t *build(const struct rz *r, size_t *len)
     eb_pb_put_str(&n, 2, "y");
     eb_pb_put_str(&n, 3, "the_node");
     eb_pb_put_str(&n, 4, "Resize");
-    put_str_attr(&n, "mode", r->mode);
+    eb_test_put_attr_str(&n, "mode", r->mode);
     if (r->coord != NULL)
-        put_str_attr(&n, "coordinate_transformation_mode", r->coord);
-    if (r->attr != NULL) {
-        struct eb_pb_buf a;
-        eb_pb_buf_init(&a);
-        eb_pb_put_str(&a, 1, r->attr);
-        eb_pb_put_varint(&a, 3, r->attr_v);
-        eb_pb_put_varint(&a, 20, 2); /* INT */
-        eb_pb_put_msg(&n, 5, &a);
-        eb_pb_buf_fini(&a);
-    }
+        eb_test_put_attr_str(&n, "coordinate_transformation_mode", r->coord);
+    if (r->attr != NULL)
+        eb_test_put_attr_int(&n, r->attr, r->attr_v);
     eb_pb_put_msg(&g, 1, &n);
     eb_pb_put_str(&g, 2, "resize");
     eb_pb_put_varint(&t, 1, r->rank);
