@@ -725,6 +725,38 @@ EB_TEST(eltwise_resize_upsample)
     cfg_fini(&c);
 }
 
+/* Linear Resize: the planes split over workers give the reference's bits, guards intact. */
+static void check_resize_linear(struct cfg *c, struct rng *r, int64_t planes, int64_t ih,
+                                int64_t iw, int64_t oh, int64_t ow, enum eb_resize_coord coord)
+{
+    const int64_t nx = planes * ih * iw, ny = planes * oh * ow;
+    const float sh = (float)oh / (float)ih, sw = (float)ow / (float)iw;
+    float *x = gbuf((size_t)nx * 4), *want = gbuf((size_t)ny * 4), *got = gbuf((size_t)ny * 4);
+    fill_f(r, x, nx, -1.0f, 1.0f);
+    eb_cpu_resize_linear_f32__ref(planes, ih, iw, oh, ow, sh, sw, coord, x, want);
+    for (int i = 0; i < c->n; i++) {
+        memset(got, 0x5A, (size_t)ny * 4);
+        eb_cpu_resize_linear_f32(&c->ex[i], planes, ih, iw, oh, ow, sh, sw, coord, x, got);
+        gcheck(got, (size_t)ny * 4, c->names[i]);
+        same_bytes(got, want, (size_t)ny * 4, c->names[i]);
+    }
+    gfree(x);
+    gfree(want);
+    gfree(got);
+}
+
+EB_TEST(eltwise_resize_linear)
+{
+    struct cfg c;
+    struct rng r = {0x11};
+    cfg_init(&c);
+    check_resize_linear(&c, &r, 96, 13, 13, 26, 26, EB_RESIZE_HALF_PIXEL); /* NanoDet's PAN */
+    check_resize_linear(&c, &r, 7, 9, 5, 4, 11, EB_RESIZE_ALIGN_CORNERS);
+    check_resize_linear(&c, &r, 1, 1, 1, 3, 2, EB_RESIZE_ASYMMETRIC);
+    check_resize_linear(&c, &r, 3, 6, 8, 6, 8, EB_RESIZE_PYTORCH_HALF_PIXEL);
+    cfg_fini(&c);
+}
+
 /* ---- Quantize / Dequantize ---------------------------------------------------------------- */
 
 EB_TEST(eltwise_quantize)

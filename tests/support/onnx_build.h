@@ -16,4 +16,8 @@
 void eb_test_put_value_info(struct eb_pb_buf *g, uint32_t field, const char *name, int elem_type,
                             int rank, const int64_t *dims);
 
+/** Appends an AttributeProto of type INT (or STRING) named `name` to NodeProto `node`. */
+void eb_test_put_attr_int(struct eb_pb_buf *node, const char *name, int64_t v);
+void eb_test_put_attr_str(struct eb_pb_buf *node, const char *name, const char *v);
+
 #endif

@@ -221,6 +221,61 @@ EB_TEST(ort_yolo11n_320_int8_dynamic)
     compare_shared("yolo11n_320_int8_dynamic.onnx", 320, 0.02, 0.05);
 }
 
+/* NanoDet-m (IR version 3: every weight is also a graph input; bilinear Resize in its PAN): every
+ * output against ONNX Runtime on a random image, float tolerance (observed 1.1e-5). */
+EB_TEST(ort_nanodet_m_416_all_outputs)
+{
+    const char *dir = eb_test_shared_data();
+    char path[1024];
+    size_t len;
+    if (dir == NULL)
+        EB_SKIP("shared data folder absent");
+    snprintf(path, sizeof(path), "%s/models-fp32/nanodet_m_416_fp32.onnx", dir);
+    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
+    if (bytes == NULL)
+        EB_SKIP("%s is absent", path);
+    struct eb_backend *be = ort_open();
+    struct eb_diag d = {0};
+    struct eb_model_spec spec = {.path = path, .bytes = bytes, .n_bytes = len, .imgsz = 416};
+    struct eb_model_info info;
+    ASSERT_OK(eb_backend_load(be, &spec, &info, &d));
+    struct eb_engine *e = NULL;
+    ASSERT_OK(eb_engine_load(bytes, len, path, NULL, &e, &d));
+    struct eb_engine_io io;
+    eb_engine_io_info(e, &io);
+    ASSERT_EQ_INT(io.n_inputs, 1);
+    ASSERT_EQ_INT((int)io.n_outputs, (int)info.n_outputs);
+    float *x = random_image(416);
+    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 4, .shape = {1, 3, 416, 416}, .data = x};
+    struct eb_tensor out_n[EB_ENGINE_MAX_IO], out_o[EB_BACKEND_MAX_IO];
+    struct eb_infer_timing t;
+    ASSERT_OK(eb_engine_run(e, &in, 1, out_n, io.n_outputs, &d));
+    ASSERT_OK(eb_backend_infer(be, &in, 1, out_o, info.n_outputs, &t, &d));
+    double max_abs = 0.0;
+    for (size_t k = 0; k < io.n_outputs; k++) {
+        ASSERT_EQ_INT(out_n[k].rank, out_o[k].rank);
+        int64_t n = 1;
+        for (int i = 0; i < out_n[k].rank; i++) {
+            ASSERT_EQ_INT(out_n[k].shape[i], out_o[k].shape[i]);
+            n *= out_n[k].shape[i];
+        }
+        const float *a = out_n[k].data, *b = out_o[k].data;
+        for (int64_t i = 0; i < n; i++) {
+            const double dd = fabs((double)a[i] - (double)b[i]);
+            if (!(dd <= 1e-3))
+                EB_FAIL("output %zu element %lld: native %.7g, ONNX Runtime %.7g", k, (long long)i,
+                        (double)a[i], (double)b[i]);
+            max_abs = dd > max_abs ? dd : max_abs;
+        }
+    }
+    printf("nanodet_m_416: %zu outputs, max abs difference to ONNX Runtime %.3g\n", io.n_outputs,
+           max_abs);
+    free(x);
+    eb_engine_destroy(e);
+    eb_backend_destroy(be);
+    free(bytes);
+}
+
 /* The planner puts the inputs of channel Concats (C2f, SPPF, the FPN, the Detect heads) inside
  * their output, so those Concats copy nothing, and gives Reshapes their input's bytes; the
  * outputs still match ONNX Runtime (the ort_* tests run the same plans). */

@@ -58,15 +58,8 @@ static uint8_t *build(const struct spec *s, size_t *len)
         eb_pb_put_str(&n, 2, s->out[i]);
     eb_pb_put_str(&n, 3, "the_node");
     eb_pb_put_str(&n, 4, s->op);
-    if (s->attr != NULL) {
-        struct eb_pb_buf a;
-        eb_pb_buf_init(&a);
-        eb_pb_put_str(&a, 1, s->attr);
-        eb_pb_put_varint(&a, 3, s->attr_v);
-        eb_pb_put_varint(&a, 20, 2); /* INT */
-        eb_pb_put_msg(&n, 5, &a);
-        eb_pb_buf_fini(&a);
-    }
+    if (s->attr != NULL)
+        eb_test_put_attr_int(&n, s->attr, s->attr_v);
     eb_pb_put_msg(&g, 1, &n);
     eb_pb_put_str(&g, 2, "rules");
     for (int i = 0; i < s->n_init; i++) {

@@ -846,6 +846,41 @@ void eb_cpu_resize_nearest_f32(const struct eb_cpu_exec *cpu, int rank, const in
     eb_threadpool_run(cpu->pool, c.n_tasks, resize_task, &c);
 }
 
+/* ---- linear Resize ------------------------------------------------------------------------- */
+
+struct resize_linear_ctx {
+    int64_t planes, ih, iw, oh, ow;
+    float sh, sw;
+    enum eb_resize_coord coord;
+    const float *x;
+    float *y;
+    size_t n_tasks;
+};
+
+static void resize_linear_task(void *vctx, size_t task, int worker)
+{
+    const struct resize_linear_ctx *c = vctx;
+    int64_t p0, p1;
+    (void)worker;
+    task_range(task, c->n_tasks, c->planes, &p0, &p1);
+    eb_cpu_resize_linear_f32__ref(p1 - p0, c->ih, c->iw, c->oh, c->ow, c->sh, c->sw, c->coord,
+                                  c->x + p0 * c->ih * c->iw, c->y + p0 * c->oh * c->ow);
+}
+
+void eb_cpu_resize_linear_f32(const struct eb_cpu_exec *cpu, int64_t planes, int64_t ih, int64_t iw,
+                              int64_t oh, int64_t ow, float sh, float sw,
+                              enum eb_resize_coord coord, const float *x, float *y)
+{
+    struct resize_linear_ctx c = {.planes = planes, .ih = ih, .iw = iw, .oh = oh, .ow = ow};
+    c.sh = sh;
+    c.sw = sw;
+    c.coord = coord;
+    c.x = x;
+    c.y = y;
+    c.n_tasks = task_count(cpu, planes, 4 * oh * ow); /* four taps per output */
+    eb_threadpool_run(cpu->pool, c.n_tasks, resize_linear_task, &c);
+}
+
 /* ---- Quantize / Dequantize ----------------------------------------------------------------- */
 
 struct quant_ctx {

@@ -1,6 +1,6 @@
 /*
  * Fast kernels for the non-convolution ops of YOLO graphs: broadcast arithmetic, Sigmoid,
- * Softmax, MaxPool, nearest Resize, Quantize/DequantizeLinear and the data-movement ops
+ * Softmax, MaxPool, Resize (nearest, linear), Quantize/DequantizeLinear and the data-movement ops
  * (Concat, Split, Slice, Transpose).
  *
  * Every entry point takes the run's CPU context and picks a kernel for `cpu->isa` (AVX2+FMA;
@@ -41,6 +41,10 @@ void eb_cpu_maxpool2d_f32(const struct eb_cpu_exec *cpu, const struct eb_pool2d_
 void eb_cpu_resize_nearest_f32(const struct eb_cpu_exec *cpu, int rank, const int64_t *x_shape,
                                const float *x, const int64_t *y_shape, const float *scales,
                                enum eb_resize_coord coord, enum eb_resize_round rnd, float *y);
+/** eb_cpu_resize_linear_f32__ref, planes split over the workers (bit-identical). */
+void eb_cpu_resize_linear_f32(const struct eb_cpu_exec *cpu, int64_t planes, int64_t ih, int64_t iw,
+                              int64_t oh, int64_t ow, float sh, float sw,
+                              enum eb_resize_coord coord, const float *x, float *y);
 /**
  * MaxPool on a channel-blocked input (NCHWc, `cb` channels per block; d->c a multiple of cb):
  * what eb_cpu_maxpool2d_f32 computes, in that layout. Stride 1 and dilation 1 only (the layout

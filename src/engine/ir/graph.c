@@ -304,7 +304,7 @@ static enum eb_status import_init(struct eb_graph *g, const struct eb_onnx_tenso
     int id;
     enum eb_dtype dt;
     void *data = NULL;
-    /* An initializer with the name of a graph input is its default: the input wins. */
+    /* A second initializer of one name is ignored (the first is the value). */
     if (eb_graph_find_value(g, t->name) >= 0)
         return EB_OK;
     enum eb_status st = add_value(g, t->name, &id, diag);
@@ -442,14 +442,6 @@ enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what, 
     g->opset = m->opset;
     if (g->what == NULL)
         goto nomem;
-    if (m->n_inputs > EB_IR_MAX_IO || m->n_outputs > EB_IR_MAX_IO) {
-        st = eb_diag_fail_advise(
-            diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
-            "failed to load model %s: %zu inputs and %zu outputs (at most %d each) "
-            "are not supported by the native engine",
-            g->what, m->n_inputs, m->n_outputs, EB_IR_MAX_IO);
-        goto fail;
-    }
     for (size_t i = 0; i < m->n_nodes; i++)
         n_out_total += m->nodes[i].n_outputs;
     /* All counts are bounded by the parser's limits, so these products cannot overflow. */
@@ -474,12 +466,30 @@ enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what, 
             goto nomem;
         g->n_meta++;
     }
-    for (size_t i = 0; i < m->n_inputs; i++)
-        if ((st = import_input(g, &m->inputs[i], imgsz, diag)) != EB_OK)
-            goto fail;
     for (size_t i = 0; i < m->n_inits; i++)
         if ((st = import_init(g, &m->inits[i], base_dir, diag)) != EB_OK)
             goto fail;
+    /* A graph input with an initializer of its name (IR version 3 lists every weight as an
+     * input) is that constant, as ONNX Runtime runs it when the input is not fed: the engine
+     * plans shapes and memory at load time and is fed the image inputs only. */
+    size_t n_fed = 0;
+    for (size_t i = 0; i < m->n_inputs; i++)
+        n_fed += eb_graph_find_value(g, m->inputs[i].name) < 0;
+    if (n_fed > EB_IR_MAX_IO || m->n_outputs > EB_IR_MAX_IO) {
+        st = eb_diag_fail_advise(
+            diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
+            "failed to load model %s: %zu inputs and %zu outputs (at most %d each) "
+            "are not supported by the native engine",
+            g->what, n_fed, m->n_outputs, EB_IR_MAX_IO);
+        goto fail;
+    }
+    for (size_t i = 0; i < m->n_inputs; i++) {
+        const int id = eb_graph_find_value(g, m->inputs[i].name);
+        if (id >= 0 && g->values[id].is_const && !g->values[id].is_input)
+            continue;
+        if ((st = import_input(g, &m->inputs[i], imgsz, diag)) != EB_OK)
+            goto fail;
+    }
     for (size_t i = 0; i < m->n_nodes; i++)
         if ((st = import_node(g, m, i, diag)) != EB_OK)
             goto fail;

@@ -1,7 +1,12 @@
 /*
- * Resize, nearest mode only (float32): scales or sizes from constant inputs; coordinate modes
- * asymmetric, half_pixel, pytorch_half_pixel, align_corners; nearest modes floor, ceil,
- * round_prefer_floor, round_prefer_ceil. Everything else is a load-time error.
+ * Resize (float32), scales or sizes from constant inputs, as ONNX Runtime computes it:
+ *   - mode nearest on any rank, nearest modes floor, ceil, round_prefer_floor, round_prefer_ceil;
+ *   - mode linear on 2-D tensors and on 4-D NCHW tensors that keep N and C (bilinear on H, W);
+ *   - coordinate modes asymmetric, half_pixel, pytorch_half_pixel, align_corners,
+ *     tf_half_pixel_for_nn and half_pixel_symmetric.
+ * Everything else (cubic, tf_crop_and_resize, antialias, exclude_outside, axes,
+ * keep_aspect_ratio_policy other than stretch, linear over other ranks or over N or C) is a
+ * load-time error.
  */
 #include <string.h>
 
@@ -11,6 +16,7 @@
 #include "engine/ops/op.h"
 
 struct resize_params {
+    int linear; /* mode linear (else nearest) */
     enum eb_resize_coord coord;
     enum eb_resize_round rnd;
     float scales[EB_MAX_RANK];
@@ -24,7 +30,8 @@ static enum eb_status check_resize(struct eb_op_ctx *ctx)
     const char *mode = eb_op_attr_str(ctx, "mode", "nearest");
     const char *coord = eb_op_attr_str(ctx, "coordinate_transformation_mode", "half_pixel");
     const char *nm = eb_op_attr_str(ctx, "nearest_mode", "round_prefer_floor");
-    if (strcmp(mode, "nearest") != 0)
+    p->linear = strcmp(mode, "linear") == 0;
+    if (!p->linear && strcmp(mode, "nearest") != 0)
         return eb_op_unsupported(ctx, "mode '%s'", mode);
     if (ctx->g->opset < 11)
         coord = "asymmetric"; /* opset 10 has no coordinate modes */
@@ -36,10 +43,14 @@ static enum eb_status check_resize(struct eb_op_ctx *ctx)
         p->coord = EB_RESIZE_PYTORCH_HALF_PIXEL;
     else if (strcmp(coord, "align_corners") == 0)
         p->coord = EB_RESIZE_ALIGN_CORNERS;
+    else if (strcmp(coord, "tf_half_pixel_for_nn") == 0)
+        p->coord = EB_RESIZE_TF_HALF_PIXEL_FOR_NN;
+    else if (strcmp(coord, "half_pixel_symmetric") == 0)
+        p->coord = EB_RESIZE_HALF_PIXEL_SYMMETRIC;
     else
         return eb_op_unsupported(ctx, "coordinate_transformation_mode '%s'", coord);
-    if (ctx->g->opset < 11)
-        nm = "floor";
+    if (ctx->g->opset < 11 || p->linear)
+        nm = "floor"; /* linear has no nearest_mode */
     if (strcmp(nm, "round_prefer_floor") == 0)
         p->rnd = EB_RESIZE_ROUND_PREFER_FLOOR;
     else if (strcmp(nm, "round_prefer_ceil") == 0)
@@ -52,6 +63,8 @@ static enum eb_status check_resize(struct eb_op_ctx *ctx)
         return eb_op_unsupported(ctx, "nearest_mode '%s'", nm);
     if (eb_op_attr_int(ctx, "antialias", 0) != 0)
         return eb_op_unsupported(ctx, "antialias");
+    if (eb_op_attr_int(ctx, "exclude_outside", 0) != 0)
+        return eb_op_unsupported(ctx, "exclude_outside");
     if (eb_onnx_node_attr(ctx->src, "axes") != NULL)
         return eb_op_unsupported(ctx, "attribute 'axes'");
     const char *kar = eb_op_attr_str(ctx, "keep_aspect_ratio_policy", "stretch");
@@ -85,7 +98,7 @@ static enum eb_status infer_resize(struct eb_op_ctx *ctx)
             if (!(s > 0.0f) || s > 65536.0f)
                 return eb_op_fail(ctx, EB_ERR_FORMAT, "scale %g", (double)s);
             p->scales[d] = s;
-            shape[d] = (int64_t)((double)x->shape[d] * (double)s);
+            shape[d] = (int64_t)(s * (float)x->shape[d]); /* in float, as ONNX Runtime */
         }
     } else if (sz != NULL) {
         int64_t sizes[EB_MAX_RANK];
@@ -103,6 +116,11 @@ static enum eb_status infer_resize(struct eb_op_ctx *ctx)
     } else {
         return eb_op_fail(ctx, EB_ERR_FORMAT, "neither scales nor sizes is given");
     }
+    /* ONNX Runtime's linear: bilinear on 2-D, or on H and W of 4-D with N and C kept. */
+    if (p->linear && x->rank != 2 && x->rank != 4)
+        return eb_op_unsupported(ctx, "mode 'linear' on a %d-D input", x->rank);
+    if (p->linear && x->rank == 4 && (shape[0] != x->shape[0] || shape[1] != x->shape[1]))
+        return eb_op_unsupported(ctx, "mode 'linear' resizing N or C of a 4-D input");
     return eb_op_set_out(ctx, 0, EB_DTYPE_F32, x->rank, shape);
 }
 
@@ -120,6 +138,13 @@ static void exec_resize(const struct eb_exec *ex)
                                x->blocked, x->data, y->data);
         return;
     }
+    if (p->linear) {
+        const int r = x->rank;
+        eb_cpu_resize_linear_f32(ex->cpu, r == 4 ? x->shape[0] * x->shape[1] : 1, x->shape[r - 2],
+                                 x->shape[r - 1], y->shape[r - 2], y->shape[r - 1],
+                                 p->scales[r - 2], p->scales[r - 1], p->coord, x->data, y->data);
+        return;
+    }
     eb_cpu_resize_nearest_f32(ex->cpu, x->rank, x->shape, x->data, y->shape, p->scales, p->coord,
                               p->rnd, y->data);
 }
@@ -130,7 +155,7 @@ int eb_op__resize_cl_ok(const struct eb_graph *g, const struct eb_ir_node *n)
         return 0;
     const struct resize_params *p = n->params;
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
-    if (x->rank != 4 || y->rank != 4)
+    if (p->linear || x->rank != 4 || y->rank != 4)
         return 0;
     for (int d = 0; d < 4; d++) {
         const int64_t in = x->shape[d], out = y->shape[d];
@@ -144,7 +169,8 @@ int eb_op__resize_cl_ok(const struct eb_graph *g, const struct eb_ir_node *n)
     return 1;
 }
 
-/* Integer-factor nearest upsampling of a 4-D tensor only (YOLO necks); anything else: none. */
+/* Integer-factor nearest upsampling of a 4-D tensor only (YOLO necks); anything else, linear
+ * included, has no CUDA kernel: it runs on the CPU in fp32 and is refused in fp16. */
 static int describe_resize(const struct eb_graph *g, const struct eb_ir_node *n,
                            struct eb_op_desc *d)
 {

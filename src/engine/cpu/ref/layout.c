@@ -1,4 +1,5 @@
-/* Reference data-movement kernels: strided slice, transpose, nearest resize, pad, expand. */
+/* Reference data-movement kernels: strided slice, transpose, resize (nearest, linear), pad,
+ * expand. */
 #include <math.h>
 #include <string.h>
 
@@ -60,19 +61,30 @@ void eb_cpu_transpose__ref(size_t es, int rank, const int64_t *x_shape, const in
     }
 }
 
+float eb_cpu_resize_coord(int64_t o, int64_t in, int64_t out, float scale,
+                          enum eb_resize_coord coord)
+{
+    const float x = (float)o, len_in = (float)in, len_out = (float)out;
+    switch (coord) {
+    case EB_RESIZE_HALF_PIXEL: return (x + 0.5f) / scale - 0.5f;
+    case EB_RESIZE_PYTORCH_HALF_PIXEL: return len_out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
+    case EB_RESIZE_ALIGN_CORNERS: return out == 1 ? 0.0f : x * (len_in - 1) / (len_out - 1);
+    case EB_RESIZE_TF_HALF_PIXEL_FOR_NN: return (x + 0.5f) / scale;
+    case EB_RESIZE_HALF_PIXEL_SYMMETRIC: {
+        /* ONNX Runtime's mix of float and double, step by step. */
+        const float adjustment = len_out / (scale * len_in);
+        const float offset = len_in / 2 * (1 - adjustment);
+        return (float)((double)offset + ((double)x + 0.5) / (double)scale - 0.5);
+    }
+    case EB_RESIZE_ASYMMETRIC:
+    default: return x / scale;
+    }
+}
+
 int64_t eb_cpu_resize_nearest_index(int64_t o, int64_t in, int64_t out, float scale,
                                     enum eb_resize_coord coord, enum eb_resize_round rnd)
 {
-    double c;
-    switch (coord) {
-    case EB_RESIZE_HALF_PIXEL: c = ((double)o + 0.5) / scale - 0.5; break;
-    case EB_RESIZE_PYTORCH_HALF_PIXEL: c = out > 1 ? ((double)o + 0.5) / scale - 0.5 : 0.0; break;
-    case EB_RESIZE_ALIGN_CORNERS:
-        c = out > 1 ? (double)o * (double)(in - 1) / (double)(out - 1) : 0.0;
-        break;
-    case EB_RESIZE_ASYMMETRIC:
-    default: c = (double)o / scale; break;
-    }
+    const double c = eb_cpu_resize_coord(o, in, out, scale, coord);
     double r;
     switch (rnd) {
     case EB_RESIZE_FLOOR: r = floor(c); break;
@@ -112,6 +124,44 @@ void eb_cpu_resize_nearest_f32__ref(int rank, const int64_t *x_shape, const floa
             if (++idx[d] < y_shape[d])
                 break;
             idx[d] = 0;
+        }
+    }
+}
+
+/* The two input indices and weights of output index o along one axis (UpsampleBilinear's setup):
+ * d1 is the distance to i1, d2 to i2, and both are 0.5 where i1 == i2 (the border). */
+static void linear_taps(int64_t o, int64_t in, int64_t out, float scale, enum eb_resize_coord coord,
+                        int64_t *i1, int64_t *i2, float *d1, float *d2)
+{
+    float c = scale == 1.0f ? (float)o : eb_cpu_resize_coord(o, in, out, scale, coord);
+    const float hi = (float)(in - 1);
+    c = c < hi ? c : hi; /* std::max(0.0f, std::min(c, hi)) */
+    c = c > 0.0f ? c : 0.0f;
+    *i1 = (int64_t)c < in - 1 ? (int64_t)c : in - 1;
+    *i2 = *i1 + 1 < in - 1 ? *i1 + 1 : in - 1;
+    *d1 = fabsf(c - (float)*i1);
+    *d2 = fabsf(c - (float)*i2);
+    if (*i1 == *i2)
+        *d1 = *d2 = 0.5f;
+}
+
+void eb_cpu_resize_linear_f32__ref(int64_t planes, int64_t ih, int64_t iw, int64_t oh, int64_t ow,
+                                   float sh, float sw, enum eb_resize_coord coord, const float *x,
+                                   float *y)
+{
+    for (int64_t p = 0; p < planes; p++) {
+        const float *xp = x + p * ih * iw;
+        float *yp = y + p * oh * ow;
+        for (int64_t i = 0; i < oh; i++) {
+            int64_t y1, y2, x1, x2;
+            float dy1, dy2, dx1, dx2;
+            linear_taps(i, ih, oh, sh, coord, &y1, &y2, &dy1, &dy2);
+            const float *r1 = xp + y1 * iw, *r2 = xp + y2 * iw;
+            for (int64_t j = 0; j < ow; j++) {
+                linear_taps(j, iw, ow, sw, coord, &x1, &x2, &dx1, &dx2);
+                yp[i * ow + j] = dx2 * dy2 * r1[x1] + dx1 * dy2 * r1[x2] + dx2 * dy1 * r2[x1] +
+                                 dx1 * dy1 * r2[x2];
+            }
         }
     }
 }

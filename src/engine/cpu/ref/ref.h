@@ -69,12 +69,14 @@ void eb_cpu_slice__ref(size_t es, int rank, const int64_t *x_shape, const void *
 void eb_cpu_transpose__ref(size_t es, int rank, const int64_t *x_shape, const int64_t *perm,
                            const void *x, void *y);
 
-/** Nearest-neighbour resize: in_index[d][o] tables are computed on the fly from `map`. */
+/** Resize: ONNX's coordinate_transformation_mode (tf_crop_and_resize is not implemented). */
 enum eb_resize_coord {
     EB_RESIZE_ASYMMETRIC,
     EB_RESIZE_HALF_PIXEL,
     EB_RESIZE_PYTORCH_HALF_PIXEL,
     EB_RESIZE_ALIGN_CORNERS,
+    EB_RESIZE_TF_HALF_PIXEL_FOR_NN,
+    EB_RESIZE_HALF_PIXEL_SYMMETRIC,
 };
 enum eb_resize_round {
     EB_RESIZE_ROUND_PREFER_FLOOR,
@@ -82,12 +84,28 @@ enum eb_resize_round {
     EB_RESIZE_FLOOR,
     EB_RESIZE_CEIL,
 };
-/** Input index for output index `o` of one dimension (in → out, with `scale`). */
+/**
+ * Input coordinate of output index `o` of one dimension (in → out, with `scale`), in float
+ * arithmetic as ONNX Runtime computes it (GetOriginalCoordinateFromResizedCoordinate), unclamped.
+ */
+float eb_cpu_resize_coord(int64_t o, int64_t in, int64_t out, float scale,
+                          enum eb_resize_coord coord);
+/** Nearest input index for output index `o` of one dimension, clamped to [0, in). */
 int64_t eb_cpu_resize_nearest_index(int64_t o, int64_t in, int64_t out, float scale,
                                     enum eb_resize_coord coord, enum eb_resize_round rnd);
+/** Nearest-neighbour resize of every dim (index tables computed on the fly). */
 void eb_cpu_resize_nearest_f32__ref(int rank, const int64_t *x_shape, const float *x,
                                     const int64_t *y_shape, const float *scales,
                                     enum eb_resize_coord coord, enum eb_resize_round rnd, float *y);
+/**
+ * Bilinear resize of `planes` planes of ih x iw floats to oh x ow (scales sh, sw): ONNX Runtime's
+ * UpsampleBilinear, including its float arithmetic. Source coordinates are clamped to the input
+ * (border pixels repeat); y = dx2*dy2*x11 + dx1*dy2*x21 + dx2*dy1*x12 + dx1*dy1*x22, where d?1 is
+ * the distance to the lower neighbour and d?2 to the upper one (both 0.5 when they coincide).
+ */
+void eb_cpu_resize_linear_f32__ref(int64_t planes, int64_t ih, int64_t iw, int64_t oh, int64_t ow,
+                                   float sh, float sw, enum eb_resize_coord coord, const float *x,
+                                   float *y);
 
 /** y[i] = saturate(round_half_even(x[i] / scale[c]) + zp[c]); c = (i / inner) % channels. */
 void eb_cpu_quantize_f32__ref(int64_t n, int64_t channels, int64_t inner, const float *x,
