@@ -15,6 +15,7 @@
 #include "harness/pipeline/source.h"
 #include "harness/results/result.h"
 #include "harness/results/validity.h"
+#include "model/model.h"
 #include "yolo/yolo.h"
 
 /** --backend, in the order of its choices in cli_opts.def. */
@@ -43,6 +44,7 @@ struct eb_slot_setup {
     int preprocess;                       /* enum eb_preprocess (--preprocess) */
     int decode;                           /* enum eb_preprocess (--decode: same choices) */
     int64_t drift_frames;                 /* --drift_frames */
+    int need_int8; /* --precision int8: a model whose graph is not int8 fails the slot */
     const struct eb_backend_ops *backend; /* resolved by eb_slot_prepare */
     struct eb_backend_config backend_cfg;
     int imgsz;
@@ -81,6 +83,8 @@ struct eb_slot {
     struct eb_source *src;
     struct eb_backend *be;
     struct eb_model_info info;
+    struct eb_model_precision_info model_prec; /* read from the model's graph, if model_prec_known */
+    int model_prec_known;
     struct eb_backend_probe probe;
     struct eb_yolo_layout_info layout;
     struct eb_yolo_params params;
