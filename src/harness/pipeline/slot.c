@@ -948,34 +948,45 @@ static void summarize_profile(struct eb_slot *s, struct eb_slot_result *r)
                  "slot %s: --profile: no frame was profiled", s->name);
 }
 
-/*
- * The model's precision (its graph) beside the one the backend computed in: what the backend
- * says (native), else what the graph implies (ort runs ConvInteger/MatMulInteger and fuses QDQ
- * node units into its int8 kernels); and a QDQ model's path on the native engine.
- */
+const char *eb_slot_model_precision(const struct eb_slot *s)
+{
+    return s->model_prec_known ? eb_model_precision_name(s->model_prec.kind) : "";
+}
+
+const char *eb_slot_compute_precision(const struct eb_slot *s)
+{
+    if (s->be == NULL)
+        return "";
+    if (s->info.device.precision[0] != '\0' || !s->model_prec_known)
+        return s->info.device.precision;
+    /* ort does not say: its ConvInteger/MatMulInteger kernels are integer ones, and it fuses
+     * QDQ node units into int8 kernels. */
+    const enum eb_model_precision k = s->model_prec.kind;
+    return eb_model_precision_is_int8(k)    ? "int8"
+           : k == EB_MODEL_PRECISION_FP16 ? "fp16"
+           : k == EB_MODEL_PRECISION_FP32 ? "fp32"
+                                          : "";
+}
+
+const char *eb_slot_qdq_path(const struct eb_slot *s)
+{
+    const char *q = s->info.qdq;
+    return strcmp(q, "int8") == 0    ? "int8 kernels"
+           : strcmp(q, "float") == 0 ? "fake-quant float"
+           : strcmp(q, "strip") == 0 ? "stripped to float"
+                                     : "";
+}
+
+/* The model's precision (its graph) beside the one the backend computed in. */
 static void summarize_precision(const struct eb_slot *s, struct eb_slot_result *r)
 {
-    const char *computed = s->info.device.precision;
-    if (s->model_prec_known) {
-        const enum eb_model_precision k = s->model_prec.kind;
-        snprintf(r->model_precision, sizeof(r->model_precision), "%s",
-                 eb_model_precision_name(k));
+    snprintf(r->model_precision, sizeof(r->model_precision), "%s", eb_slot_model_precision(s));
+    if (s->model_prec_known)
         snprintf(r->model_precision_detail, sizeof(r->model_precision_detail), "%s",
                  s->model_prec.detail);
-        if (computed[0] == '\0' && s->be != NULL)
-            computed = eb_model_precision_is_int8(k)         ? "int8"
-                       : k == EB_MODEL_PRECISION_FP16 ? "fp16"
-                       : k == EB_MODEL_PRECISION_FP32 ? "fp32"
-                                                      : "";
-    }
-    if (s->be != NULL)
-        snprintf(r->compute_precision, sizeof(r->compute_precision), "%s", computed);
-    const char *q = s->info.qdq;
-    snprintf(r->qdq_path, sizeof(r->qdq_path), "%s",
-             strcmp(q, "int8") == 0    ? "int8 kernels"
-             : strcmp(q, "float") == 0 ? "fake-quant float"
-             : strcmp(q, "strip") == 0 ? "stripped to float"
-                                       : "");
+    snprintf(r->compute_precision, sizeof(r->compute_precision), "%s",
+             eb_slot_compute_precision(s));
+    snprintf(r->qdq_path, sizeof(r->qdq_path), "%s", eb_slot_qdq_path(s));
 }
 
 void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)

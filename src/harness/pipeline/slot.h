@@ -219,6 +219,16 @@ EB_NODISCARD enum eb_status eb_slot_use_dataset(struct eb_slot *s, struct eb_acc
 /** Rewinds the source for another pass (the solo baseline). */
 EB_NODISCARD enum eb_status eb_slot_rewind(struct eb_slot *s);
 
+/** The model's precision read from its graph ("int8-qdq", ...; model/model.h); "" unknown. */
+const char *eb_slot_model_precision(const struct eb_slot *s);
+/**
+ * The precision the loaded backend computes in ("fp32", "fp16", "int8"): what it says (native),
+ * else what the model's graph implies (ort); "" before a load or when unknown.
+ */
+const char *eb_slot_compute_precision(const struct eb_slot *s);
+/** A QDQ model on native: "int8 kernels", "fake-quant float" or "stripped to float"; "" else. */
+const char *eb_slot_qdq_path(const struct eb_slot *s);
+
 /** Fills the slot's part of the result (statistics, detections, memory). */
 void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r);
 
