@@ -479,7 +479,7 @@ EB_TEST(open_refuses_foreign_and_newer_databases)
                              NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
     ASSERT_EQ_INT(eb_history_open(path, 1, &h, &d), EB_ERR_FORMAT);
-    ASSERT_CONTAINS(d.msg, "history schema 99, newer than this edgebench's 2");
+    ASSERT_CONTAINS(d.msg, "history schema 99, newer than this edgebench's 3");
     eb_history_run_fini(run);
     free(run);
 }
