@@ -76,9 +76,9 @@ static void describe_arithmetic(const struct eb_graph *g, enum eb_engine_precisi
     }
     const char *p = precision == EB_ENGINE_PRECISION_FP16 ? "fp16" : "fp32";
     snprintf(info->precision, sizeof(info->precision), "%s", info->n_int8 > n_float ? "int8" : p);
-    const char *path = qdq == EB_ENGINE_QDQ_STRIP                        ? "strip"
+    const char *path = qdq == EB_ENGINE_QDQ_STRIP                      ? "strip"
                        : qdq == EB_ENGINE_QDQ_INT8 && info->n_int8 > 0 ? "int8"
-                                                                         : "float";
+                                                                       : "float";
     snprintf(info->qdq, sizeof(info->qdq), "%s", n_qdq > 0 ? path : "");
 }
 

@@ -293,8 +293,8 @@ static void classify_precision(struct info *I, const double *node_flops,
     for (int k = 0, first = 1; k < EB_MODEL_PRECISION_MIXED && off < sizeof(out->detail); k++) {
         if (out->ops[k] == 0)
             continue;
-        off += (size_t)snprintf(out->detail + off, sizeof(out->detail) - off, "%s %zu %s (%.1f%% of %s)",
-                                first ? "" : ",", out->ops[k],
+        off += (size_t)snprintf(out->detail + off, sizeof(out->detail) - off,
+                                "%s %zu %s (%.1f%% of %s)", first ? "" : ",", out->ops[k],
                                 eb_model_precision_name((enum eb_model_precision)k),
                                 100.0 * weight[k] / sum, by_flops ? "FLOPs" : "them");
         first = 0;

@@ -1,5 +1,5 @@
-#include "eb/json.h"
 #include "eb/engine.h"
+#include "eb/json.h"
 #include "eb_test.h"
 #include "harness/cmd/config.h"
 #include "harness/results/validity.h"

@@ -840,8 +840,8 @@ static const char *precision_mismatch(int precision, int backend,
                  name);
         return buf;
     }
-    if (precision != EB_CONFIG_PRECISION_INT8 && (p->kind == EB_MODEL_PRECISION_INT8_DYNAMIC ||
-                                                  p->kind == EB_MODEL_PRECISION_INT8_STATIC)) {
+    if (precision != EB_CONFIG_PRECISION_INT8 &&
+        (p->kind == EB_MODEL_PRECISION_INT8_DYNAMIC || p->kind == EB_MODEL_PRECISION_INT8_STATIC)) {
         /* Its integer ops are the graph's own: no backend runs them in float. */
         snprintf(buf, size,
                  "this model is %s (%s in its graph): every backend computes it in int8, not in "

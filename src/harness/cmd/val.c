@@ -314,12 +314,12 @@ static void print_table(const struct val_ctx *vc, FILE *fp)
             eb_dataset_format_name(vc->ds->format), vc->ds->source, vc->n_dataset, gt, r->n_crowd);
     if (vc->ds->note[0] != '\0')
         fprintf(fp, "  note     %s\n", vc->ds->note);
-    fprintf(fp, "  model    backend %s (%s), %s model computed in %s, input %dx%d, %d classes, %s\n",
-            s->setup.backend ? s->setup.backend->name : "?", s->backend_reason,
-            eb_slot_model_precision(s), eb_slot_compute_precision(s), s->in_w, s->in_h,
-            s->num_classes,
-            vc->acc->names_assumed ? "no names in the model: the 80 COCO names assumed"
-                                   : "class names from the model");
+    fprintf(
+        fp, "  model    backend %s (%s), %s model computed in %s, input %dx%d, %d classes, %s\n",
+        s->setup.backend ? s->setup.backend->name : "?", s->backend_reason,
+        eb_slot_model_precision(s), eb_slot_compute_precision(s), s->in_w, s->in_h, s->num_classes,
+        vc->acc->names_assumed ? "no names in the model: the 80 COCO names assumed"
+                               : "class names from the model");
     fprintf(fp,
             "  classes  %zu of %zu model classes mapped %s; %llu detections of unmapped "
             "classes dropped\n",

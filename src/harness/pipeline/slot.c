@@ -424,9 +424,8 @@ static enum eb_status read_model_precision(struct eb_slot *s, const struct eb_mo
     size_t len = ms->n_bytes;
     if (bytes == NULL && eb_model_read_file(ms->path, &file, &len, &d) == EB_OK)
         bytes = file;
-    s->model_prec_known =
-        bytes != NULL &&
-        eb_model_precision_of(bytes, len, su->model_label, &s->model_prec, &d) == EB_OK;
+    s->model_prec_known = bytes != NULL && eb_model_precision_of(bytes, len, su->model_label,
+                                                                 &s->model_prec, &d) == EB_OK;
     free(file);
     if (!s->model_prec_known) {
         eb_log_msg(su->log, EB_LOG_DEBUG, "slot %s: model precision not read: %s", s->name, d.msg);
@@ -962,7 +961,7 @@ const char *eb_slot_compute_precision(const struct eb_slot *s)
     /* ort does not say: its ConvInteger/MatMulInteger kernels are integer ones, and it fuses
      * QDQ node units into int8 kernels. */
     const enum eb_model_precision k = s->model_prec.kind;
-    return eb_model_precision_is_int8(k)    ? "int8"
+    return eb_model_precision_is_int8(k)  ? "int8"
            : k == EB_MODEL_PRECISION_FP16 ? "fp16"
            : k == EB_MODEL_PRECISION_FP32 ? "fp32"
                                           : "";

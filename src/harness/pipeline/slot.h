@@ -40,11 +40,11 @@ struct eb_slot_setup {
     const char *model_label; /* how the model is named in reports */
     const char *source_text; /* SPEC text */
     enum eb_synth_style synth_style;
-    int backend_choice;                   /* enum eb_backend_choice (--backend) */
-    int preprocess;                       /* enum eb_preprocess (--preprocess) */
-    int decode;                           /* enum eb_preprocess (--decode: same choices) */
-    int64_t drift_frames;                 /* --drift_frames */
-    int need_int8; /* --precision int8: a model whose graph is not int8 fails the slot */
+    int backend_choice;   /* enum eb_backend_choice (--backend) */
+    int preprocess;       /* enum eb_preprocess (--preprocess) */
+    int decode;           /* enum eb_preprocess (--decode: same choices) */
+    int64_t drift_frames; /* --drift_frames */
+    int need_int8;        /* --precision int8: a model whose graph is not int8 fails the slot */
     const struct eb_backend_ops *backend; /* resolved by eb_slot_prepare */
     struct eb_backend_config backend_cfg;
     int imgsz;
@@ -83,7 +83,8 @@ struct eb_slot {
     struct eb_source *src;
     struct eb_backend *be;
     struct eb_model_info info;
-    struct eb_model_precision_info model_prec; /* read from the model's graph, if model_prec_known */
+    struct eb_model_precision_info
+        model_prec; /* read from the model's graph, if model_prec_known */
     int model_prec_known;
     struct eb_backend_probe probe;
     struct eb_yolo_layout_info layout;

@@ -57,9 +57,9 @@ struct eb_history_slot {
     char backend_version[64];
     char device[16];
     char provider[64];
-    char precision[16];         /* --precision */
-    char model_precision[16];   /* read from the model's graph ("int8-qdq"...); "" unknown */
-    char compute_precision[8];  /* what the backend computed in ("fp32", "fp16", "int8") */
+    char precision[16];        /* --precision */
+    char model_precision[16];  /* read from the model's graph ("int8-qdq"...); "" unknown */
+    char compute_precision[8]; /* what the backend computed in ("fp32", "fp16", "int8") */
     int input_w, input_h;
     uint64_t frames, warmup_frames;
     double wall_s, fps;         /* measured phase; fps = frames / wall_s */

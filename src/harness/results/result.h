@@ -187,9 +187,9 @@ struct eb_slot_result {
                                          (100.0% of FLOPs)" */
     char compute_precision[8];        /* what the backend computed in: "fp32", "fp16", "int8";
                                          "" unknown (slot.c summarize_precision) */
-    char qdq_path[24]; /* a QDQ model on native: "int8 kernels", "fake-quant float",
+    char qdq_path[24];                /* a QDQ model on native: "int8 kernels", "fake-quant float",
                           "stripped to float"; "" otherwise */
-    char input_dtype[16]; /* "float32" */
+    char input_dtype[16];             /* "float32" */
     int input_w, input_h, input_c;
     char layout[16]; /* "v8", "v5", "end2end" */
     int num_classes;
