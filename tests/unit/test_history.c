@@ -508,26 +508,36 @@ EB_TEST(open_refuses_a_folder_and_a_fifo)
     }
 }
 
-/* A schema-1 database (no accuracy columns): read as it is (mAP unknown), upgraded in place by
- * the next run that writes to it, whose mAP then round-trips; the old run keeps NULL. */
-EB_TEST(schema_1_database_is_read_then_upgraded)
+/* A database of an older schema at `path`: one crafted run (run[0]) appended, then `downgrade`
+ * (SQL dropping what that schema lacked and setting its version) applied. Returns 2 runs'
+ * room, run[0] filled; the caller frees them. */
+static struct eb_history_run *older_database(char *path, size_t size, const char *downgrade)
 {
-    char path[600];
-    db_path(path, sizeof(path));
+    db_path(path, size);
     struct eb_history_run *run = calloc(2, sizeof(*run));
     ASSERT_TRUE(run != NULL);
     crafted_run(&run[0], 100, 10.0, "native");
     ASSERT_EQ_INT(append(path, &run[0]), 1);
-    sqlite3 *db = NULL; /* what edgebench's schema 1 wrote */
+    sqlite3 *db = NULL;
     ASSERT_TRUE(sqlite3_open(path, &db) == SQLITE_OK);
-    ASSERT_TRUE(sqlite3_exec(db,
-                             "ALTER TABLE slots DROP COLUMN map50_95;"
-                             "ALTER TABLE slots DROP COLUMN map50;"
-                             "ALTER TABLE slots DROP COLUMN model_precision;"
-                             "ALTER TABLE slots DROP COLUMN compute_precision;"
-                             "UPDATE meta SET value = '1' WHERE key = 'schema_version';",
-                             NULL, NULL, NULL) == SQLITE_OK);
+    ASSERT_TRUE(sqlite3_exec(db, downgrade, NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
+    return run;
+}
+
+/* A schema-1 database (no accuracy columns): read as it is (mAP unknown), upgraded in place by
+ * the next run that writes to it, whose mAP then round-trips; the old run keeps NULL. */
+EB_TEST(schema_1_database_is_read_then_upgraded)
+{
+    char path[600]; /* what edgebench's schema 1 wrote */
+    struct eb_history_run *run =
+        older_database(path, sizeof(path),
+                       "ALTER TABLE slots DROP COLUMN map50_95;"
+                       "ALTER TABLE slots DROP COLUMN map50;"
+                       "ALTER TABLE slots DROP COLUMN model_precision;"
+                       "ALTER TABLE slots DROP COLUMN compute_precision;"
+                       "UPDATE meta SET value = '1' WHERE key = 'schema_version';");
+    sqlite3 *db = NULL;
     struct eb_history *h = NULL;
     struct eb_diag d = {0};
     ASSERT_OK(eb_history_open(path, 0, &h, &d)); /* read-only: as it is */
@@ -561,20 +571,12 @@ EB_TEST(schema_1_database_is_read_then_upgraded)
  * by the next write, whose precisions then round-trip; the old run keeps them unknown. */
 EB_TEST(schema_2_database_is_read_then_upgraded)
 {
-    char path[600];
-    db_path(path, sizeof(path));
-    struct eb_history_run *run = calloc(2, sizeof(*run));
-    ASSERT_TRUE(run != NULL);
-    crafted_run(&run[0], 100, 10.0, "native");
-    ASSERT_EQ_INT(append(path, &run[0]), 1);
-    sqlite3 *db = NULL; /* what edgebench's schema 2 wrote */
-    ASSERT_TRUE(sqlite3_open(path, &db) == SQLITE_OK);
-    ASSERT_TRUE(sqlite3_exec(db,
-                             "ALTER TABLE slots DROP COLUMN model_precision;"
-                             "ALTER TABLE slots DROP COLUMN compute_precision;"
-                             "UPDATE meta SET value = '2' WHERE key = 'schema_version';",
-                             NULL, NULL, NULL) == SQLITE_OK);
-    sqlite3_close(db);
+    char path[600]; /* what edgebench's schema 2 wrote */
+    struct eb_history_run *run =
+        older_database(path, sizeof(path),
+                       "ALTER TABLE slots DROP COLUMN model_precision;"
+                       "ALTER TABLE slots DROP COLUMN compute_precision;"
+                       "UPDATE meta SET value = '2' WHERE key = 'schema_version';");
     struct eb_history *h = NULL;
     struct eb_diag d = {0};
     ASSERT_OK(eb_history_open(path, 0, &h, &d));
