@@ -23,8 +23,8 @@
 /* ABI 6: the memory limit travels as bytes (mem_limit_bytes replaces the double
  * gpu_mem_limit_gb), with mem_limit_label; eb_model_info.budget_bytes_used; ABI 7: the
  * probe's providers list; ABI 8: pin_frames, and struct eb_diag carries the failure's advice
- * bits (diag.h). */
-#define EB_BACKEND_ABI      8u
+ * bits (diag.h); ABI 9: eb_model_info.qdq, and "int8" in eb_backend_device_info.precision. */
+#define EB_BACKEND_ABI      9u
 #define EB_BACKEND_MAX_IO   8
 #define EB_BACKEND_NAME_MAX 128
 
@@ -60,7 +60,7 @@ struct eb_backend_config {
     /* native engine only (ignored by ort): */
     int profile;              /* 1 = per-node profile */
     uint32_t passes;          /* enum eb_engine_pass bits; 0 = all */
-    int qdq;                  /* enum eb_engine_qdq */
+    int qdq;                  /* enum eb_engine_qdq (EB_ENGINE_QDQ_AUTO: int8 on the CPU) */
     int precision;            /* enum eb_engine_precision (cuda device) */
     const char *kernels;      /* "auto", "ref", "avx2", ...; NULL = auto; borrowed */
     uint64_t mem_limit_bytes; /* this instance's share of the memory limit, in bytes (already
@@ -130,6 +130,10 @@ struct eb_model_info {
     char provider
         [64]; /* execution provider / device that actually runs, e.g. "CPUExecutionProvider" */
     struct eb_backend_device_info device; /* (ABI 4) zeroed where the backend does not say */
+    char qdq[8]; /* (ABI 9) a model with QuantizeLinear/DequantizeLinear nodes: how it ran,
+                    "int8" (integer conv kernels), "float" (fake quantisation in float) or
+                    "strip" (activation Q/DQ removed); "" for another model, or where the
+                    backend does not say (ort: it fuses Q/DQ into its own int8 kernels) */
 };
 
 /** Optional per-frame split of the inference time; zero where not measured. */

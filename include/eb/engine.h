@@ -51,6 +51,8 @@ enum eb_engine_qdq {
     EB_ENGINE_QDQ_INT8,      /* DQ→Conv→Q chains as integer convolutions (int32 accumulation) */
     EB_ENGINE_QDQ_STRIP,     /* activations' Q→DQ pairs removed: the float model the QDQ export
                                 was made from (weights keep their int8 rounding) */
+    EB_ENGINE_QDQ_AUTO,      /* INT8 where the device has integer conv kernels (the CPU), else
+                                FLOAT (cuda: its integer convs would run on the CPU) */
 };
 
 /** Where the graph runs. */
@@ -134,7 +136,13 @@ struct eb_engine_mem {
 struct eb_engine_exec_info {
     char device[16];          /* "cpu" or "cuda" */
     char device_name[64];     /* CUDA: the GPU's name ("NVIDIA H100 80GB HBM3"); "" on the CPU */
-    char precision[8];        /* "fp32" or "fp16" */
+    char precision[8];        /* the heavy ops' arithmetic: "fp32", "fp16", or "int8" when most
+                                 of the running Conv/MatMul/Gemm nodes are integer ones
+                                 (QDQ convs rewritten by --qdq int8, ConvInteger, MatMulInteger) */
+    char qdq[8];              /* a model with Q/DQ nodes: the path that ran, "int8" (n_int8 > 0
+                                 convs on integer kernels), "float" (fake quantisation in
+                                 float) or "strip"; "" for a model without them */
+    size_t n_int8;            /* running nodes computed in integer arithmetic */
     size_t n_fallback;        /* CUDA: nodes that run on the CPU (no CUDA kernel for them) */
     char fallback[160];       /* CUDA: their op types, e.g. "ConvInteger x64, Mul x2"; "" = none */
     int graph;                /* CUDA: 1 when each run replays one captured CUDA Graph */

@@ -48,6 +48,40 @@ const char *eb_engine__cap_text(const struct eb_engine *e, uint64_t cap, char *b
     return buf;
 }
 
+/* --qdq auto: integer convs where the device has them. The CPU does; the cuda device has no
+ * integer conv kernel, so there they would run on the CPU (falling back) between GPU nodes. */
+static enum eb_engine_qdq resolve_qdq(const struct eb_engine_options *opt)
+{
+    if (opt->qdq != EB_ENGINE_QDQ_AUTO)
+        return opt->qdq;
+    return opt->device == EB_ENGINE_DEVICE_CPU ? EB_ENGINE_QDQ_INT8 : EB_ENGINE_QDQ_FLOAT;
+}
+
+/* The running graph's arithmetic and QDQ path (eb_engine_exec_info precision, qdq, n_int8). */
+static void describe_arithmetic(const struct eb_graph *g, enum eb_engine_precision precision,
+                                enum eb_engine_qdq qdq, struct eb_engine_exec_info *info)
+{
+    size_t n_float = 0, n_qdq = 0;
+    info->n_int8 = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const struct eb_op_def *op = g->nodes[i].op;
+        /* Folded weight DequantizeLinear nodes are dead but still say the model is QDQ. */
+        n_qdq += op == &eb_op_dequantize_linear || op == &eb_op_quantize_linear;
+        if (!g->nodes[i].alive)
+            continue;
+        if (op == &eb_op_qconv || op == &eb_op_conv_integer || op == &eb_op_matmul_integer)
+            info->n_int8++;
+        else if (op == &eb_op_conv || op == &eb_op_matmul || op == &eb_op_gemm)
+            n_float++;
+    }
+    const char *p = precision == EB_ENGINE_PRECISION_FP16 ? "fp16" : "fp32";
+    snprintf(info->precision, sizeof(info->precision), "%s", info->n_int8 > n_float ? "int8" : p);
+    const char *path = qdq == EB_ENGINE_QDQ_STRIP                      ? "strip"
+                       : qdq == EB_ENGINE_QDQ_INT8 && info->n_int8 > 0 ? "int8"
+                                                                       : "float";
+    snprintf(info->qdq, sizeof(info->qdq), "%s", n_qdq > 0 ? path : "");
+}
+
 /* Parse + import + passes: what eb_engine_load and eb_engine_supports share. */
 static enum eb_status build_graph(const uint8_t *bytes, size_t len, const char *what,
                                   const struct eb_engine_options *opt, struct eb_graph **g_out,
@@ -61,7 +95,7 @@ static enum eb_status build_graph(const uint8_t *bytes, size_t len, const char *
     st = eb_graph_import(m, what, opt->imgsz > 0 ? opt->imgsz : 640, opt->alloc, opt->base_dir, &g,
                          diag);
     if (st == EB_OK)
-        st = eb_graph_run_passes(g, opt->passes, opt->qdq, diag);
+        st = eb_graph_run_passes(g, opt->passes, resolve_qdq(opt), diag);
     if (g != NULL)
         eb_graph_forget_source(g);
     eb_onnx_model_destroy(m);
@@ -333,8 +367,7 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
     e->cpu.pool = e->pool;
     e->cpu.n_workers = eb_threadpool_size(e->pool);
     snprintf(e->info_dev.device, sizeof(e->info_dev.device), "%s", dev->name);
-    snprintf(e->info_dev.precision, sizeof(e->info_dev.precision), "%s",
-             opt->precision == EB_ENGINE_PRECISION_FP16 ? "fp16" : "fp32");
+    describe_arithmetic(g, opt->precision, resolve_qdq(opt), &e->info_dev);
     e->dev = dev;
     if ((st = dev->open(e, opt, diag)) != EB_OK)
         goto fail;

@@ -50,6 +50,35 @@ struct eb_model_io {
     int64_t shape[8]; /* -1 for a symbolic dimension */
 };
 
+/**
+ * The precision a model's graph computes in, read from its heavy ops (Conv, ConvTranspose,
+ * MatMul, Gemm and their integer forms), each weighed by its FLOPs.
+ */
+enum eb_model_precision {
+    EB_MODEL_PRECISION_FP32 = 0,     /* float ops on float32 weights */
+    EB_MODEL_PRECISION_FP16,         /* float ops on float16 weights/initializers */
+    EB_MODEL_PRECISION_INT8_DYNAMIC, /* ConvInteger/MatMulInteger after DynamicQuantizeLinear
+                                        (ONNX Runtime's quantize_dynamic) */
+    EB_MODEL_PRECISION_INT8_QDQ,     /* float ops between DequantizeLinear/QuantizeLinear: static
+                                        quantisation in the QDQ format */
+    EB_MODEL_PRECISION_INT8_STATIC,  /* QLinearConv/QLinearMatMul, or integer convs with fixed
+                                        activation scales (the QOperator format) */
+    EB_MODEL_PRECISION_MIXED,        /* no kind above holds 90% of the heavy ops' FLOPs */
+    EB_MODEL_PRECISION_COUNT
+};
+
+/** "fp32", "fp16", "int8-dynamic", "int8-qdq", "int8-static", "mixed"; static storage. */
+const char *eb_model_precision_name(enum eb_model_precision p);
+/** 1 for the three int8 kinds. */
+int eb_model_precision_is_int8(enum eb_model_precision p);
+
+struct eb_model_precision_info {
+    enum eb_model_precision kind;
+    size_t ops[EB_MODEL_PRECISION_MIXED];   /* heavy ops of each kind */
+    double flops[EB_MODEL_PRECISION_MIXED]; /* their FLOPs (0 where shapes are unknown) */
+    char detail[200]; /* e.g. "64 heavy ops: 63 int8-dynamic (99.9% of FLOPs), 1 fp32 (0.1% ...)" */
+};
+
 /** What `edgebench model info` prints. Plain data, no pointers; strings are truncated to fit. */
 struct eb_model_summary {
     int64_t ir_version, opset;
@@ -59,6 +88,7 @@ struct eb_model_summary {
     struct eb_model_op_count ops[EB_MODEL_MAX_OPS]; /* sorted by count, descending */
     uint64_t n_params; /* elements of initializers consumed as weights (see model_info.c) */
     double flops;      /* Conv and MatMul: 2 x MACs, at the model's input size */
+    struct eb_model_precision_info precision; /* read from the graph */
     int n_inputs, n_outputs;
     struct eb_model_io inputs[EB_MODEL_MAX_IO], outputs[EB_MODEL_MAX_IO];
     size_t n_meta;
@@ -79,6 +109,16 @@ EB_NODISCARD enum eb_status eb_model_summarize_file(const char *path, struct eb_
  * "embedded:yolov8n"). */
 EB_NODISCARD enum eb_status eb_model_summarize(const uint8_t *bytes, size_t len, const char *what,
                                                struct eb_model_summary *out, struct eb_diag *diag);
+
+/**
+ * The precision of the model in `bytes` (borrowed for the call) as its graph says (what
+ * eb_model_summarize puts in `precision`). `what` names the model in messages. EB_ERR_FORMAT for
+ * bytes that are not ONNX, EB_ERR_NOMEM.
+ */
+EB_NODISCARD enum eb_status eb_model_precision_of(const uint8_t *bytes, size_t len,
+                                                  const char *what,
+                                                  struct eb_model_precision_info *out,
+                                                  struct eb_diag *diag);
 
 /**
  * Reads a whole file into a malloc'd buffer (caller owns `*bytes_out`, free()). EB_ERR_IO when

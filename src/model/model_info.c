@@ -142,32 +142,162 @@ static uint64_t numel_of(const struct val *v)
     return n;
 }
 
-/* Follows value-preserving ops back to a constant and counts its elements once. */
-static void count_param(struct info *I, const char *name)
+/*
+ * Follows value-preserving ops (DequantizeLinear, Cast, Identity, Transpose, Reshape,
+ * (Un)Squeeze, Flatten; first input only) back from `name` to an initializer or Constant and
+ * returns its value, or NULL. `*dq_out` (may be NULL) is set to 1 when a DequantizeLinear was on
+ * the way.
+ */
+static struct val *const_source(struct info *I, const char *name, int *dq_out)
 {
     struct val *v = find(I, name);
     for (int hop = 0; v != NULL && hop < 16; hop++) {
         const struct eb_onnx_node *p;
-        if (v->init >= 0 || v->const_tensor != NULL) {
-            if (!v->counted) {
-                const struct eb_onnx_tensor *t =
-                    v->init >= 0 ? &I->m->inits[v->init] : v->const_tensor;
-                v->counted = 1;
-                I->params += t->numel;
-            }
-            return;
-        }
+        if (v->init >= 0 || v->const_tensor != NULL)
+            return v;
         if (v->producer < 0)
-            return;
+            return NULL;
         p = &I->m->nodes[v->producer];
         if (p->n_inputs == 0)
-            return;
+            return NULL;
+        if (is_op(p, "DequantizeLinear") && dq_out != NULL)
+            *dq_out = 1;
         if (is_op(p, "DequantizeLinear") || is_op(p, "Cast") || is_op(p, "Identity") ||
             is_op(p, "Transpose") || is_op(p, "Reshape") || is_op(p, "Squeeze") ||
             is_op(p, "Unsqueeze") || is_op(p, "Flatten"))
             v = find(I, p->inputs[0]);
         else
-            return;
+            return NULL;
+    }
+    return NULL;
+}
+
+static const struct eb_onnx_tensor *tensor_of(const struct info *I, const struct val *v)
+{
+    return v->init >= 0 ? &I->m->inits[v->init] : v->const_tensor;
+}
+
+/* Counts the elements of the constant behind `name` (const_source) once. */
+static void count_param(struct info *I, const char *name)
+{
+    struct val *v = const_source(I, name, NULL);
+    if (v != NULL && !v->counted) {
+        v->counted = 1;
+        I->params += tensor_of(I, v)->numel;
+    }
+}
+
+/* ------------------------------------------------------------------ precision */
+
+const char *eb_model_precision_name(enum eb_model_precision p)
+{
+    static const char *const names[EB_MODEL_PRECISION_COUNT] = {
+        [EB_MODEL_PRECISION_FP32] = "fp32",
+        [EB_MODEL_PRECISION_FP16] = "fp16",
+        [EB_MODEL_PRECISION_INT8_DYNAMIC] = "int8-dynamic",
+        [EB_MODEL_PRECISION_INT8_QDQ] = "int8-qdq",
+        [EB_MODEL_PRECISION_INT8_STATIC] = "int8-static",
+        [EB_MODEL_PRECISION_MIXED] = "mixed",
+    };
+    return (unsigned)p < EB_MODEL_PRECISION_COUNT ? names[p] : "unknown";
+}
+
+int eb_model_precision_is_int8(enum eb_model_precision p)
+{
+    return p == EB_MODEL_PRECISION_INT8_DYNAMIC || p == EB_MODEL_PRECISION_INT8_QDQ ||
+           p == EB_MODEL_PRECISION_INT8_STATIC;
+}
+
+/*
+ * The arithmetic of one node, or -1 for a node that is not a heavy op (or whose kind the graph
+ * does not show: a MatMul of two activations outside Q/DQ).
+ */
+static int heavy_kind(struct info *I, const struct eb_onnx_node *n)
+{
+    if (n->domain[0] != '\0' && strcmp(n->domain, "ai.onnx") != 0)
+        return -1;
+    if (is_op(n, "ConvInteger") || is_op(n, "MatMulInteger")) {
+        /* ORT's dynamic quantisation: the activation is quantised per frame right before. */
+        const struct eb_onnx_node *p = n->n_inputs > 0 ? producer(I, n->inputs[0]) : NULL;
+        return p != NULL && is_op(p, "DynamicQuantizeLinear") ? EB_MODEL_PRECISION_INT8_DYNAMIC
+                                                              : EB_MODEL_PRECISION_INT8_STATIC;
+    }
+    if (is_op(n, "QLinearConv") || is_op(n, "QLinearMatMul"))
+        return EB_MODEL_PRECISION_INT8_STATIC;
+    if (!is_op(n, "Conv") && !is_op(n, "ConvTranspose") && !is_op(n, "MatMul") && !is_op(n, "Gemm"))
+        return -1;
+    int dq = 0, fp16 = 0, found = 0;
+    for (size_t k = 0; k < n->n_inputs && k < 2; k++) {
+        const struct eb_onnx_node *p = producer(I, n->inputs[k]);
+        const struct val *c = const_source(I, n->inputs[k], &dq);
+        if (p != NULL && is_op(p, "DequantizeLinear"))
+            dq = 1;
+        if (c != NULL) {
+            found = 1;
+            fp16 |= tensor_of(I, c)->dtype == EB_ONNX_FLOAT16;
+        }
+    }
+    if (dq)
+        return EB_MODEL_PRECISION_INT8_QDQ;
+    if (!found)
+        return -1;
+    return fp16 ? EB_MODEL_PRECISION_FP16 : EB_MODEL_PRECISION_FP32;
+}
+
+/* A kind that holds at least this share of the heavy ops' FLOPs names the model; below it the
+ * model is "mixed". (A quantiser commonly leaves a layer or two in float.) */
+#define DOMINANT_SHARE 0.9
+
+static void classify_precision(struct info *I, const double *node_flops,
+                               struct eb_model_precision_info *out)
+{
+    const struct eb_onnx_model *m = I->m;
+    double total = 0.0, weight[EB_MODEL_PRECISION_MIXED];
+    size_t n_heavy = 0;
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        const int k = heavy_kind(I, &m->nodes[i]);
+        if (k < 0)
+            continue;
+        out->ops[k]++;
+        out->flops[k] += node_flops[i];
+        total += node_flops[i];
+        n_heavy++;
+    }
+    if (n_heavy == 0) {
+        /* No Conv/MatMul/Gemm: the initializers' float type is all the graph says. */
+        size_t f16 = 0, f32 = 0;
+        for (size_t i = 0; i < m->n_inits; i++) {
+            f16 += m->inits[i].dtype == EB_ONNX_FLOAT16;
+            f32 += m->inits[i].dtype == EB_ONNX_FLOAT;
+        }
+        out->kind = f16 > 0 && f32 == 0 ? EB_MODEL_PRECISION_FP16 : EB_MODEL_PRECISION_FP32;
+        snprintf(out->detail, sizeof(out->detail), "no Conv/MatMul/Gemm; %s initializers",
+                 out->kind == EB_MODEL_PRECISION_FP16 ? "float16" : "float32");
+        return;
+    }
+    /* Shares of the FLOPs where the shapes gave them, else of the node counts. */
+    const int by_flops = total > 0.0;
+    double sum = 0.0;
+    int best = 0;
+    for (int k = 0; k < EB_MODEL_PRECISION_MIXED; k++) {
+        weight[k] = by_flops ? out->flops[k] : (double)out->ops[k];
+        sum += weight[k];
+        if (weight[k] > weight[best])
+            best = k;
+    }
+    out->kind = weight[best] >= DOMINANT_SHARE * sum ? (enum eb_model_precision)best
+                                                     : EB_MODEL_PRECISION_MIXED;
+    size_t off = (size_t)snprintf(out->detail, sizeof(out->detail), "%zu heavy op%s:", n_heavy,
+                                  n_heavy == 1 ? "" : "s");
+    for (int k = 0, first = 1; k < EB_MODEL_PRECISION_MIXED && off < sizeof(out->detail); k++) {
+        if (out->ops[k] == 0)
+            continue;
+        off += (size_t)snprintf(out->detail + off, sizeof(out->detail) - off,
+                                "%s %zu %s (%.1f%% of %s)", first ? "" : ",", out->ops[k],
+                                eb_model_precision_name((enum eb_model_precision)k),
+                                100.0 * weight[k] / sum, by_flops ? "FLOPs" : "them");
+        first = 0;
     }
 }
 
@@ -706,6 +836,7 @@ static enum eb_status summarize_model(const struct eb_onnx_model *m, struct eb_m
                                       struct eb_diag *diag)
 {
     struct info I;
+    double *node_flops = NULL;
     size_t total = m->n_inits + m->n_inputs, tcap = 16;
     enum eb_status st = EB_ERR_NOMEM;
 
@@ -720,7 +851,8 @@ static enum eb_status summarize_model(const struct eb_onnx_model *m, struct eb_m
     I.tcap = tcap;
     I.vals = malloc(I.cap * sizeof(*I.vals));
     I.table = calloc(tcap, sizeof(*I.table));
-    if (I.vals == NULL || I.table == NULL) {
+    node_flops = calloc(m->n_nodes + 1, sizeof(*node_flops));
+    if (I.vals == NULL || I.table == NULL || node_flops == NULL) {
         st = eb_diag_fail(diag, EB_ERR_NOMEM,
                           "failed to summarize model: out of memory; free memory and retry");
         goto fail;
@@ -752,7 +884,9 @@ static enum eb_status summarize_model(const struct eb_onnx_model *m, struct eb_m
     /* Shapes and FLOPs, in graph order (ONNX graphs are topologically sorted). */
     for (size_t i = 0; i < m->n_nodes; i++) {
         const struct eb_onnx_node *n = &m->nodes[i];
+        const double before = I.flops;
         infer_node(&I, n);
+        node_flops[i] = I.flops - before;
         for (size_t k = 0; k < n->n_outputs; k++) {
             struct val *v = find(&I, n->outputs[k]);
             if (v != NULL)
@@ -821,6 +955,7 @@ static enum eb_status summarize_model(const struct eb_onnx_model *m, struct eb_m
     qsort(out->ops, out->n_op_types, sizeof(out->ops[0]), cmp_ops);
     out->n_params = I.params;
     out->flops = I.flops;
+    classify_precision(&I, node_flops, &out->precision);
     for (size_t i = 0; i < m->n_inputs; i++) {
         struct val *v = find(&I, m->inputs[i].name);
         if ((v != NULL && v->init >= 0) || out->n_inputs >= EB_MODEL_MAX_IO)
@@ -853,6 +988,7 @@ static enum eb_status summarize_model(const struct eb_onnx_model *m, struct eb_m
     }
     st = EB_OK;
 fail:
+    free(node_flops);
     free(I.vals);
     free(I.table);
     return st;
@@ -867,6 +1003,20 @@ enum eb_status eb_model_summarize(const uint8_t *bytes, size_t len, const char *
         return st;
     st = summarize_model(m, out, diag);
     eb_onnx_model_destroy(m);
+    return st;
+}
+
+enum eb_status eb_model_precision_of(const uint8_t *bytes, size_t len, const char *what,
+                                     struct eb_model_precision_info *out, struct eb_diag *diag)
+{
+    struct eb_model_summary *sum = malloc(sizeof(*sum));
+    if (sum == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM,
+                            "failed to read the precision of model %s: out of memory", what);
+    enum eb_status st = eb_model_summarize(bytes, len, what, sum, diag);
+    if (st == EB_OK)
+        *out = sum->precision;
+    free(sum);
     return st;
 }
 

@@ -235,6 +235,8 @@ static void print_text(FILE *fp, const char *path, const struct eb_model_summary
         fprintf(fp, "  %-24s %zu\n", s->ops[i].name, s->ops[i].count);
     fprintf(fp, "parameters: %" PRIu64 " (%.2f M)\n", s->n_params, (double)s->n_params / 1e6);
     fprintf(fp, "flops:      %.0f (%.2f GFLOPs)\n", s->flops, s->flops / 1e9);
+    fprintf(fp, "precision:  %s (%s)\n", eb_model_precision_name(s->precision.kind),
+            s->precision.detail);
     print_plan_text(fp, plan);
 }
 
@@ -295,6 +297,8 @@ static int print_json(FILE *fp, const char *path, const struct eb_model_summary 
     eb_json_uint(&w, s->n_params);
     eb_json_knum(&w, "flops", s->flops);
     eb_json_knum(&w, "gflops", s->flops / 1e9);
+    eb_json_kstr(&w, "precision", eb_model_precision_name(s->precision.kind));
+    eb_json_kstr(&w, "precision_detail", s->precision.detail);
     print_plan_json(&w, plan);
     eb_json_obj_end(&w);
     fputc('\n', fp);

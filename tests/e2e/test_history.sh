@@ -35,7 +35,7 @@ case_two_runs_then_history_and_diff() {
   "$EB_BIN" history --db h.db >hist.txt 2>herr.txt || fail "history failed: $(cat herr.txt)"
   [ "$(wc -l <hist.txt)" -eq 3 ] || fail "history must list a header and 2 runs: $(cat hist.txt)"
   head -1 hist.txt | grep -q "p50 ms" || fail "history header"
-  sed -n 2p hist.txt | grep -Eq '^ +2 .* rgb +embedded:yolov8n-64 +native +cpu +fp32 +[0-9.]+ +[0-9.]+ +INVALID$' ||
+  sed -n 2p hist.txt | grep -Eq '^ +2 .* rgb +embedded:yolov8n-64 +native +cpu +fp32 +fp32 +[0-9.]+ +[0-9.]+ +INVALID$' ||
     fail "history row: $(sed -n 2p hist.txt)"
   "$EB_BIN" history --db h.db --limit 1 --backend native --model yolov8n >h1.txt || fail "filters"
   [ "$(wc -l <h1.txt)" -eq 2 ] || fail "--limit 1: $(cat h1.txt)"

@@ -1,3 +1,4 @@
+#include "eb/engine.h"
 #include "eb/json.h"
 #include "eb_test.h"
 #include "harness/cmd/config.h"
@@ -193,6 +194,32 @@ EB_TEST(solo_baseline_needs_dual)
     ASSERT_CONTAINS(diag.msg, "--solo_baseline");
 }
 
+/* --precision int8 as in val/compare; --qdq keeps its old spellings, auto by default; int8
+ * with a float QDQ path contradicts itself. */
+EB_TEST(precision_int8_and_qdq_spellings)
+{
+    struct eb_config cfg;
+    struct eb_diag diag = {0};
+    struct captured cap = {0};
+    const char *a[] = {"--precision", "int8", NULL};
+    ASSERT_OK(parse(&cfg, &diag, &cap, a));
+    ASSERT_EQ_INT(cfg.precision, EB_CONFIG_PRECISION_INT8);
+    ASSERT_EQ_INT(cfg.qdq, EB_ENGINE_QDQ_AUTO);
+    static const char *const old[] = {"float", "int8", "strip"};
+    for (int i = 0; i < 3; i++) {
+        const char *b[] = {"--qdq", old[i], NULL};
+        ASSERT_OK(parse(&cfg, &diag, &cap, b));
+        ASSERT_EQ_INT(cfg.qdq, i); /* enum eb_engine_qdq */
+    }
+    const char *c[] = {"--precision", "int8", "--qdq", "float", NULL};
+    ASSERT_EQ_INT(parse(&cfg, &diag, &cap, c), EB_ERR_INVALID_ARG);
+    ASSERT_CONTAINS(diag.msg, "--precision int8");
+    ASSERT_CONTAINS(diag.msg, "--qdq float");
+    eb_diag_clear(&diag);
+    const char *d[] = {"--precision", "int8", "--qdq", "int8", NULL};
+    ASSERT_OK(parse(&cfg, &diag, &cap, d));
+}
+
 EB_TEST(config_echo_has_every_option)
 {
     struct eb_config cfg;
@@ -219,7 +246,7 @@ EB_TEST(config_echo_has_every_option)
     ASSERT_EQ_INT(eb_json_get(root, "model1")->type, EB_JSON_NULL);
     ASSERT_EQ_INT(eb_json_get(root, "solo_baseline")->type, EB_JSON_BOOL);
     ASSERT_STREQ(eb_json_get(root, "device")->str, "cpu");
-    ASSERT_STREQ(eb_json_get(root, "qdq")->str, "float");
+    ASSERT_STREQ(eb_json_get(root, "qdq")->str, "auto");
     ASSERT_STREQ(eb_json_get(root, "kernels")->str, "auto");
     ASSERT_EQ_INT(eb_json_get(root, "no_fuse")->type, EB_JSON_BOOL);
     ASSERT_EQ_INT(eb_json_get(root, "no_layout")->type, EB_JSON_BOOL);

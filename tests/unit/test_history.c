@@ -127,6 +127,8 @@ static void crafted_run(struct eb_history_run *run, size_t n, double base, const
     snprintf(s->model, sizeof(s->model), "/m/yolo v8n.onnx");
     sha_of("model bytes", s->model_sha256);
     s->model_size = 12345678;
+    snprintf(s->model_precision, sizeof(s->model_precision), "int8-qdq");
+    snprintf(s->compute_precision, sizeof(s->compute_precision), "int8");
     snprintf(s->backend, sizeof(s->backend), "%s", backend);
     snprintf(s->device, sizeof(s->device), "cpu");
     snprintf(s->provider, sizeof(s->provider), "edgebench-native cpu avx2");
@@ -477,7 +479,7 @@ EB_TEST(open_refuses_foreign_and_newer_databases)
                              NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
     ASSERT_EQ_INT(eb_history_open(path, 1, &h, &d), EB_ERR_FORMAT);
-    ASSERT_CONTAINS(d.msg, "history schema 99, newer than this edgebench's 2");
+    ASSERT_CONTAINS(d.msg, "history schema 99, newer than this edgebench's 3");
     eb_history_run_fini(run);
     free(run);
 }
@@ -506,24 +508,36 @@ EB_TEST(open_refuses_a_folder_and_a_fifo)
     }
 }
 
-/* A schema-1 database (no accuracy columns): read as it is (mAP unknown), upgraded in place by
- * the next run that writes to it, whose mAP then round-trips; the old run keeps NULL. */
-EB_TEST(schema_1_database_is_read_then_upgraded)
+/* A database of an older schema at `path`: one crafted run (run[0]) appended, then `downgrade`
+ * (SQL dropping what that schema lacked and setting its version) applied. Returns 2 runs'
+ * room, run[0] filled; the caller frees them. */
+static struct eb_history_run *older_database(char *path, size_t size, const char *downgrade)
 {
-    char path[600];
-    db_path(path, sizeof(path));
+    db_path(path, size);
     struct eb_history_run *run = calloc(2, sizeof(*run));
     ASSERT_TRUE(run != NULL);
     crafted_run(&run[0], 100, 10.0, "native");
     ASSERT_EQ_INT(append(path, &run[0]), 1);
-    sqlite3 *db = NULL; /* what edgebench's schema 1 wrote */
+    sqlite3 *db = NULL;
     ASSERT_TRUE(sqlite3_open(path, &db) == SQLITE_OK);
-    ASSERT_TRUE(sqlite3_exec(db,
-                             "ALTER TABLE slots DROP COLUMN map50_95;"
-                             "ALTER TABLE slots DROP COLUMN map50;"
-                             "UPDATE meta SET value = '1' WHERE key = 'schema_version';",
-                             NULL, NULL, NULL) == SQLITE_OK);
+    ASSERT_TRUE(sqlite3_exec(db, downgrade, NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
+    return run;
+}
+
+/* A schema-1 database (no accuracy columns): read as it is (mAP unknown), upgraded in place by
+ * the next run that writes to it, whose mAP then round-trips; the old run keeps NULL. */
+EB_TEST(schema_1_database_is_read_then_upgraded)
+{
+    char path[600]; /* what edgebench's schema 1 wrote */
+    struct eb_history_run *run =
+        older_database(path, sizeof(path),
+                       "ALTER TABLE slots DROP COLUMN map50_95;"
+                       "ALTER TABLE slots DROP COLUMN map50;"
+                       "ALTER TABLE slots DROP COLUMN model_precision;"
+                       "ALTER TABLE slots DROP COLUMN compute_precision;"
+                       "UPDATE meta SET value = '1' WHERE key = 'schema_version';");
+    sqlite3 *db = NULL;
     struct eb_history *h = NULL;
     struct eb_diag d = {0};
     ASSERT_OK(eb_history_open(path, 0, &h, &d)); /* read-only: as it is */
@@ -546,9 +560,41 @@ EB_TEST(schema_1_database_is_read_then_upgraded)
     ASSERT_TRUE(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
                                    &q, NULL) == SQLITE_OK);
     ASSERT_TRUE(sqlite3_step(q) == SQLITE_ROW);
-    ASSERT_STREQ((const char *)sqlite3_column_text(q, 0), "2");
+    ASSERT_STREQ((const char *)sqlite3_column_text(q, 0), "3");
     sqlite3_finalize(q);
     sqlite3_close(db);
+    eb_history_run_fini(&run[0]);
+    free(run);
+}
+
+/* A schema-2 database (no model/compute precision): read with them unknown, upgraded in place
+ * by the next write, whose precisions then round-trip; the old run keeps them unknown. */
+EB_TEST(schema_2_database_is_read_then_upgraded)
+{
+    char path[600]; /* what edgebench's schema 2 wrote */
+    struct eb_history_run *run =
+        older_database(path, sizeof(path),
+                       "ALTER TABLE slots DROP COLUMN model_precision;"
+                       "ALTER TABLE slots DROP COLUMN compute_precision;"
+                       "UPDATE meta SET value = '2' WHERE key = 'schema_version';");
+    struct eb_history *h = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_history_open(path, 0, &h, &d));
+    ASSERT_OK(eb_history_get(h, 1, &run[1], &d));
+    ASSERT_STREQ(run[1].slots[0].model_precision, "");
+    ASSERT_NEAR(run[1].slots[0].map50_95, 0.4327, 0); /* schema 2's columns still read */
+    eb_history_run_fini(&run[1]);
+    eb_history_close(h);
+    ASSERT_EQ_INT(append(path, &run[0]), 2);
+    ASSERT_OK(eb_history_open(path, 0, &h, &d));
+    ASSERT_OK(eb_history_get(h, 2, &run[1], &d));
+    ASSERT_STREQ(run[1].slots[0].model_precision, "int8-qdq");
+    ASSERT_STREQ(run[1].slots[0].compute_precision, "int8");
+    eb_history_run_fini(&run[1]);
+    ASSERT_OK(eb_history_get(h, 1, &run[1], &d));
+    ASSERT_STREQ(run[1].slots[0].model_precision, "");
+    eb_history_run_fini(&run[1]);
+    eb_history_close(h);
     eb_history_run_fini(&run[0]);
     free(run);
 }

@@ -8,6 +8,7 @@
 #include "eb_test.h"
 #include "harness/cmd/model_plan.h"
 #include "model/model.h"
+#include "onnx_build.h"
 
 static struct eb_model_summary *synth_summary(enum eb_synth_arch arch, char scale, int imgsz)
 {
@@ -194,6 +195,161 @@ EB_TEST(real_vs_synth_yolov8n_dynamic)
 EB_TEST(real_vs_synth_yolo11n_320_dynamic)
 {
     compare_real("yolo11n_320_int8_dynamic.onnx", EB_SYNTH_YOLO11, 320);
+}
+
+/* ------------------------------------------------------- precision read from the graph */
+
+static void check_precision(const char *dir, const char *file, const char *want)
+{
+    const char *data = eb_test_shared_data();
+    char path[1024];
+    struct eb_diag diag = {0};
+    if (data == NULL)
+        EB_SKIP("shared data folder not found (set EB_SHARED_DATA)");
+    snprintf(path, sizeof(path), "%s/%s/%s", data, dir, file);
+    FILE *fp = fopen(path, "rb");
+    if (fp == NULL)
+        EB_SKIP("%s not present in the shared data", path);
+    fclose(fp);
+    struct eb_model_summary *s = malloc(sizeof(*s));
+    ASSERT_TRUE(s != NULL);
+    ASSERT_OK(eb_model_summarize_file(path, s, &diag));
+    printf("%s: %s (%s)\n", file, eb_model_precision_name(s->precision.kind), s->precision.detail);
+    ASSERT_STREQ(eb_model_precision_name(s->precision.kind), want);
+    /* eb_model_precision_of, the harness's entry, says the same. */
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    struct eb_model_precision_info pi;
+    ASSERT_OK(eb_model_read_file(path, &bytes, &len, &diag));
+    ASSERT_OK(eb_model_precision_of(bytes, len, path, &pi, &diag));
+    ASSERT_EQ_INT(pi.kind, s->precision.kind);
+    free(bytes);
+    free(s);
+}
+
+EB_TEST(precision_yolov8n_int8_dynamic)
+{
+    check_precision("models", "yolov8n_int8_dynamic.onnx", "int8-dynamic");
+}
+
+EB_TEST(precision_yolov8n_320_int8_dynamic)
+{
+    check_precision("models", "yolov8n_320_int8_dynamic.onnx", "int8-dynamic");
+}
+
+EB_TEST(precision_yolo11n_320_int8_dynamic)
+{
+    check_precision("models", "yolo11n_320_int8_dynamic.onnx", "int8-dynamic");
+}
+
+EB_TEST(precision_yolov8n_int8_qdq)
+{
+    check_precision("models", "yolov8n_int8_qdq.onnx", "int8-qdq");
+}
+
+EB_TEST(precision_models_fp32)
+{
+    static const char *const files[] = {"fastestdet_352_fp32.onnx", "nanodet_m_416_fp32.onnx",
+                                        "yolo_fastestv2_352_fp32.onnx",
+                                        "yolov5lite_e_320_fp32.onnx", "yolox_nano_416_fp32.onnx"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        check_precision("models-fp32", files[i], "fp32");
+}
+
+EB_TEST(precision_synth_fp32)
+{
+    struct eb_model_summary *s = synth_summary(EB_SYNTH_YOLOV8, 'n', 320);
+    ASSERT_EQ_INT(s->precision.kind, EB_MODEL_PRECISION_FP32);
+    ASSERT_TRUE(s->precision.ops[EB_MODEL_PRECISION_FP32] >= 60);
+    free(s);
+}
+
+/* An initializer named `name` of ONNX type `dtype` (1 float, 10 float16) and shape `dims`,
+ * zero-filled. */
+static void put_weight(struct eb_pb_buf *g, const char *name, int dtype, const int64_t *dims)
+{
+    struct eb_pb_buf t;
+    uint64_t n = 1;
+    eb_pb_buf_init(&t);
+    for (int i = 0; i < 4; i++) {
+        eb_pb_put_varint(&t, 1, dims[i]);
+        n *= (uint64_t)dims[i];
+    }
+    eb_pb_put_varint(&t, 2, dtype);
+    eb_pb_put_str(&t, 8, name);
+    uint8_t *raw = calloc(n, 4);
+    ASSERT_TRUE(raw != NULL);
+    eb_pb_put_bytes(&t, 9, raw, (size_t)n * (dtype == 10 ? 2 : 4));
+    free(raw);
+    eb_pb_put_msg(g, 5, &t);
+    eb_pb_buf_fini(&t);
+}
+
+static void put_conv(struct eb_pb_buf *g, const char *x, const char *w, const char *y)
+{
+    struct eb_pb_buf n;
+    eb_pb_buf_init(&n);
+    eb_pb_put_str(&n, 1, x);
+    eb_pb_put_str(&n, 1, w);
+    eb_pb_put_str(&n, 2, y);
+    eb_pb_put_str(&n, 3, y);
+    eb_pb_put_str(&n, 4, "Conv");
+    eb_pb_put_msg(g, 1, &n);
+    eb_pb_buf_fini(&n);
+}
+
+/* x [1,8,16,16] -> Conv(w1: 8x8x3x3) -> Conv(w2: 8x8x3x3) -> y, weights of types t1 and t2. */
+static enum eb_model_precision two_conv_precision(int t1, int t2)
+{
+    static const int64_t xd[4] = {1, 8, 16, 16}, wd[4] = {8, 8, 3, 3};
+    struct eb_pb_buf g, m, os;
+    struct eb_diag diag = {0};
+    struct eb_model_precision_info pi;
+    eb_pb_buf_init(&g);
+    eb_pb_buf_init(&m);
+    eb_pb_buf_init(&os);
+    put_conv(&g, "x", "w1", "h");
+    put_conv(&g, "h", "w2", "y");
+    eb_pb_put_str(&g, 2, "two_convs");
+    put_weight(&g, "w1", t1, wd);
+    put_weight(&g, "w2", t2, wd);
+    eb_test_put_value_info(&g, 11, "x", t1, 4, xd);
+    eb_test_put_value_info(&g, 12, "y", t2, -1, NULL);
+    eb_pb_put_varint(&os, 2, 17);
+    eb_pb_put_varint(&m, 1, 8);
+    eb_pb_put_msg(&m, 7, &g);
+    eb_pb_put_msg(&m, 8, &os);
+    size_t len = 0;
+    uint8_t *bytes = eb_pb_buf_take(&m, &len);
+    ASSERT_TRUE(bytes != NULL);
+    ASSERT_OK(eb_model_precision_of(bytes, len, "two_convs.onnx", &pi, &diag));
+    printf("weights %d/%d: %s (%s)\n", t1, t2, eb_model_precision_name(pi.kind), pi.detail);
+    ASSERT_EQ_INT(pi.ops[EB_MODEL_PRECISION_FP32] + pi.ops[EB_MODEL_PRECISION_FP16], 2);
+    free(bytes);
+    eb_pb_buf_fini(&g);
+    eb_pb_buf_fini(&os);
+    return pi.kind;
+}
+
+EB_TEST(precision_fp16_weights)
+{
+    ASSERT_EQ_INT(two_conv_precision(10, 10), EB_MODEL_PRECISION_FP16);
+    ASSERT_EQ_INT(two_conv_precision(1, 1), EB_MODEL_PRECISION_FP32);
+}
+
+EB_TEST(precision_mixed_halves)
+{
+    /* Two convs of the same FLOPs, one on float16 weights: neither holds 90%. */
+    ASSERT_EQ_INT(two_conv_precision(1, 10), EB_MODEL_PRECISION_MIXED);
+}
+
+EB_TEST(precision_names)
+{
+    ASSERT_STREQ(eb_model_precision_name(EB_MODEL_PRECISION_INT8_DYNAMIC), "int8-dynamic");
+    ASSERT_STREQ(eb_model_precision_name(EB_MODEL_PRECISION_INT8_QDQ), "int8-qdq");
+    ASSERT_STREQ(eb_model_precision_name(EB_MODEL_PRECISION_COUNT), "unknown");
+    ASSERT_TRUE(eb_model_precision_is_int8(EB_MODEL_PRECISION_INT8_STATIC));
+    ASSERT_TRUE(!eb_model_precision_is_int8(EB_MODEL_PRECISION_FP16));
 }
 
 EB_TEST(reader_rejects_empty_file)

@@ -282,6 +282,7 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
     info.device.total_bytes = ex.device_total_bytes;
     info.device.clock_khz = ex.clock_khz;
     snprintf(info.device.precision, sizeof(info.device.precision), "%s", ex.precision);
+    snprintf(info.qdq, sizeof(info.qdq), "%s", ex.qdq);
     if (p->profile) {
         /* Allocated here, not per frame: native_infer and native_profile never allocate. */
         struct eb_engine_profile prof;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "eb/backend.h"
+#include "eb/engine.h"
 #include "eb/number.h"
 #include "harness/cmd/config.h"
 #include "harness/pipeline/source.h"
@@ -402,6 +403,12 @@ static enum eb_status check_cross(const struct eb_config *cfg, struct eb_diag *d
         break;
     default: break;
     }
+    if (cfg->precision == EB_CONFIG_PRECISION_INT8 && cfg->qdq != EB_ENGINE_QDQ_AUTO &&
+        cfg->qdq != EB_ENGINE_QDQ_INT8)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "--precision int8 runs a QDQ model on its int8 kernels and --qdq %s "
+                            "in float; give one of them",
+                            cfg->qdq == EB_ENGINE_QDQ_STRIP ? "strip" : "float");
     if (cfg->solo_baseline && cfg->mode != EB_MODE_DUAL)
         return eb_diag_fail(
             diag, EB_ERR_INVALID_ARG,

@@ -208,6 +208,8 @@ enum {
     C_VERDICT,
     C_VERDICT_REASONS,
     C_BACKEND_RAN,
+    C_MODEL_PRECISION,
+    C_COMPUTE_PRECISION,
     C_COUNT
 };
 
@@ -237,6 +239,8 @@ static const struct col k_cols[C_COUNT] = {
     [C_VERDICT] = {"verdict", "verdict", COL_STR, 0},
     [C_VERDICT_REASONS] = {"verdict_reasons", "verdict reasons", COL_STR, 0},
     [C_BACKEND_RAN] = {"backend_ran", "ran", COL_STR, 0},
+    [C_MODEL_PRECISION] = {"model_precision", "model precision", COL_STR, 0},
+    [C_COMPUTE_PRECISION] = {"compute_precision", "computed in", COL_STR, 0},
 };
 
 /*
@@ -259,6 +263,8 @@ static int cell(const struct eb_compare_row *r, int c, char *buf, size_t size)
     case C_VERDICT: snprintf(buf, size, "%s", r->verdict); return 1;
     case C_VERDICT_REASONS: snprintf(buf, size, "%s", r->verdict_reasons); return 1;
     case C_BACKEND_RAN: snprintf(buf, size, "%s", r->backend_ran); return 1;
+    case C_MODEL_PRECISION: snprintf(buf, size, "%s", r->model_precision); return 1;
+    case C_COMPUTE_PRECISION: snprintf(buf, size, "%s", r->compute_precision); return 1;
     case C_PARAMS:
         if (r->params == 0)
             return 0;
@@ -623,7 +629,10 @@ void eb_compare_print_help(FILE *fp)
             "  --models A,B       ONNX files, or embedded:yolov8n / embedded:yolo11n (a model\n"
             "                     synthesized at each --imgsz); default " CMP_DEFAULT_MODELS "\n"
             "  --backends L       native, ort, auto; default native\n"
-            "  --precisions L     fp32, fp16, int8 (int8: a QDQ-quantized model); default fp32\n"
+            "  --precisions L     fp32, fp16, int8; default fp32. int8 needs an int8 model (QDQ\n"
+            "                     or dynamic, as its graph says); a QDQ model's fp32 row on\n"
+            "                     native is its fake-quant float path, its int8 row the int8\n"
+            "                     kernels; a dynamic int8 model has an int8 row only\n"
             "  --imgsz L          input sizes, 32..4096 in steps of 32; default " CMP_DEFAULT_IMGSZ
             "\n"
             "  --devices L        cpu, cuda, tensorrt; default cpu\n"
@@ -808,13 +817,52 @@ static void row_fail(struct eb_compare_row *row, enum eb_compare_status st, cons
     snprintf(row->reason, sizeof(row->reason), "%s", msg);
 }
 
-static int has_qdq(const struct eb_model_summary *sum)
+/* Any heavy op of the model computes in int8 (its graph says so). */
+static int has_int8(const struct eb_model_precision_info *p)
 {
-    for (size_t i = 0; i < sum->n_op_types && i < EB_MODEL_MAX_OPS; i++)
-        if (strcmp(sum->ops[i].name, "QuantizeLinear") == 0 ||
-            strcmp(sum->ops[i].name, "DequantizeLinear") == 0)
-            return 1;
-    return 0;
+    return p->ops[EB_MODEL_PRECISION_INT8_DYNAMIC] > 0 || p->ops[EB_MODEL_PRECISION_INT8_QDQ] > 0 ||
+           p->ops[EB_MODEL_PRECISION_INT8_STATIC] > 0;
+}
+
+/*
+ * Why the row cannot measure the precision it names on this model (read from its graph), or
+ * NULL when it can. `precision` indexes k_precisions.
+ */
+static const char *precision_mismatch(int precision, int backend,
+                                      const struct eb_model_precision_info *p, char *buf,
+                                      size_t size)
+{
+    const char *name = eb_model_precision_name(p->kind);
+    if (precision == EB_CONFIG_PRECISION_INT8 && !has_int8(p)) {
+        snprintf(buf, size,
+                 "int8 needs an int8 model (QDQ or dynamic quantisation); this model is %s "
+                 "(read from its graph), so quantize it first",
+                 name);
+        return buf;
+    }
+    if (precision != EB_CONFIG_PRECISION_INT8 &&
+        (p->kind == EB_MODEL_PRECISION_INT8_DYNAMIC || p->kind == EB_MODEL_PRECISION_INT8_STATIC)) {
+        /* Its integer ops are the graph's own: no backend runs them in float. */
+        snprintf(buf, size,
+                 "this model is %s (%s in its graph): every backend computes it in int8, not in "
+                 "%s; measure it with --precisions int8",
+                 name,
+                 p->kind == EB_MODEL_PRECISION_INT8_DYNAMIC
+                     ? "ConvInteger/MatMulInteger after DynamicQuantizeLinear"
+                     : "QLinearConv/QLinearMatMul or integer convs",
+                 k_precisions[precision]);
+        return buf;
+    }
+    if (precision == EB_CONFIG_PRECISION_FP32 && backend == EB_BACKEND_CHOICE_ORT &&
+        p->kind == EB_MODEL_PRECISION_INT8_QDQ) {
+        /* The native engine runs a QDQ graph's fake quantisation in float (--qdq float); ONNX
+         * Runtime fuses it into int8 kernels, so its row would be int8 under another name. */
+        snprintf(buf, size,
+                 "ONNX Runtime runs this QDQ-quantized model with its int8 kernels, not in fp32; "
+                 "see its int8 row");
+        return buf;
+    }
+    return NULL;
 }
 
 /*
@@ -904,6 +952,7 @@ static void row_from_result(struct eb_compare_row *row, const struct eb_run_resu
     const struct eb_stat_summary *e = &r->stages[EB_STAGE_E2E];
     row->frames = r->frames_measured;
     snprintf(row->backend_ran, sizeof(row->backend_ran), "%s", r->backend);
+    snprintf(row->compute_precision, sizeof(row->compute_precision), "%s", r->compute_precision);
     if (e->count > 0) {
         row->p50_ms = e->p50;
         row->p90_ms = e->p90;
@@ -937,9 +986,11 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
     cfg.backend = choice_of(row->backend, k_backends, 3);
     cfg.device = choice_of(row->device, k_devices, 3);
     cfg.imgsz = row->imgsz;
-    cfg.precision = precision == 1 ? EB_ENGINE_PRECISION_FP16 : EB_ENGINE_PRECISION_FP32;
-    if (precision == 2)
-        cfg.qdq = EB_ENGINE_QDQ_INT8;
+    /* int8: the int8 path of a QDQ model (eb_run_model_setup); fp32: a QDQ model's fake
+     * quantisation in float, the graph's own arithmetic, unless --qdq says otherwise. */
+    cfg.precision = precision;
+    if (precision == EB_CONFIG_PRECISION_FP32 && cfg.qdq == EB_ENGINE_QDQ_AUTO)
+        cfg.qdq = EB_ENGINE_QDQ_FLOAT;
 
     struct eb_diag d = {0};
     uint8_t *bytes = NULL;
@@ -978,19 +1029,10 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
     }
     row->size_mb = (double)len / 1e6;
     row->params = sum->n_params;
-    if (precision == 2 && !has_qdq(sum)) {
-        row_fail(row, EB_COMPARE_UNSUPPORTED,
-                 "int8 needs a QDQ-quantized model (QuantizeLinear/DequantizeLinear nodes); this "
-                 "model is float, so quantize it first");
-        goto done;
-    }
-
-    if (precision == 0 && cfg.backend == EB_BACKEND_CHOICE_ORT && has_qdq(sum)) {
-        /* The native engine runs a QDQ graph's fake quantisation in float (--qdq float); ONNX
-         * Runtime fuses it into int8 kernels, so its row would be int8 under another name. */
-        row_fail(row, EB_COMPARE_UNSUPPORTED,
-                 "ONNX Runtime runs this QDQ-quantized model with its int8 kernels, not in fp32; "
-                 "see its int8 row");
+    snprintf(row->model_precision, sizeof(row->model_precision), "%s",
+             eb_model_precision_name(sum->precision.kind));
+    if (precision_mismatch(precision, cfg.backend, &sum->precision, d.msg, sizeof(d.msg))) {
+        row_fail(row, EB_COMPARE_UNSUPPORTED, d.msg);
         goto done;
     }
     const struct eb_model_io *in0 = &sum->inputs[0];

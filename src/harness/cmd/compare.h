@@ -52,6 +52,9 @@ struct eb_compare_row {
     int imgsz;                     /* requested input size */
     char device[16];               /* "cpu", "cuda", "tensorrt" */
     char backend_ran[32];          /* the backend that ran ("" when none did) */
+    char model_precision[16];      /* read from the model's graph: "fp32", "int8-dynamic", ...
+                                      ("" when the model could not be read) */
+    char compute_precision[8];     /* what the backend computed in ("" when nothing ran) */
     double size_mb;                /* model bytes / 1e6 */
     uint64_t params;               /* parameters (initializer elements used as weights) */
     double gflops;                 /* 1e9 FLOPs per frame at the input size that ran */

@@ -14,6 +14,14 @@
 
 enum eb_mode { EB_MODE_RGB = 0, EB_MODE_THERMAL = 1, EB_MODE_DUAL = 2 };
 
+/** --precision (cli_opts.def order). INT8 is no engine precision: it asks for an int8 model and,
+ * on the native engine, the int8 path of a QDQ one (eb_run_model_setup). */
+enum eb_config_precision {
+    EB_CONFIG_PRECISION_FP32 = 0,
+    EB_CONFIG_PRECISION_FP16,
+    EB_CONFIG_PRECISION_INT8,
+};
+
 /* enum eb_backend_choice and enum eb_preprocess (--backend, --preprocess, --decode) are the
  * slot's: harness/pipeline/slot.h. */
 
@@ -56,8 +64,8 @@ struct eb_config {
     int64_t threads;
     int profile;
     int no_fold, no_fuse, no_dce, no_layout, no_lanes;
-    int qdq;        /* index in "float|int8|strip" = enum eb_engine_qdq */
-    int precision;  /* index in "fp32|fp16" = enum eb_engine_precision */
+    int qdq;        /* index in "float|int8|strip|auto" = enum eb_engine_qdq */
+    int precision;  /* index in "fp32|fp16|int8" = enum eb_config_precision */
     int preprocess; /* index in "auto|cpu|gpu" = enum eb_preprocess */
     int decode;     /* index in "auto|cpu|gpu" = enum eb_preprocess (same three choices) */
     int64_t drift_frames;

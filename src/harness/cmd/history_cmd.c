@@ -74,8 +74,10 @@ static void print_history_help(FILE *fp)
             "usage: edgebench history [--db PATH] [--model M] [--backend B] [--device D] "
             "[--limit N]\n\n"
             "Lists the runs recorded in the history database, newest first, one line per slot\n"
-            "that ran: run id, start time (UTC), slot, model, backend, device, precision,\n"
-            "end-to-end p50 (ms), FPS and the slot's verdict.\n\n"
+            "that ran: run id, start time (UTC), slot, model, backend, device, the model's\n"
+            "precision (read from its graph: fp32, fp16, int8-dynamic, int8-qdq, ...), the\n"
+            "precision the backend computed in (runs recorded before edgebench stored it: the\n"
+            "--precision asked), end-to-end p50 (ms), FPS and the slot's verdict.\n\n"
             "options:\n"
             "  --db PATH      the database (default %s)\n"
             "  --model M      only models whose path contains M\n"
@@ -93,6 +95,17 @@ static const char *base_name(const char *path)
     return slash != NULL && slash[1] != '\0' ? slash + 1 : path;
 }
 
+static const char *or_dash(const char *s)
+{
+    return s[0] != '\0' ? s : "-";
+}
+
+/* The precision the slot computed in; a run recorded before that was stored: its --precision. */
+static const char *computed(const struct eb_history_slot *s)
+{
+    return s->compute_precision[0] != '\0' ? s->compute_precision : or_dash(s->precision);
+}
+
 struct list_ctx {
     FILE *out;
     size_t rows;
@@ -108,10 +121,10 @@ static void print_row(void *ctx, const struct eb_history_row *row)
         snprintf(p50, sizeof(p50), "%.3f", e2e->p50);
     if (isfinite(s->fps))
         snprintf(fps, sizeof(fps), "%.1f", s->fps);
-    fprintf(c->out, "%6lld  %-24s  %-7s  %-28.28s  %-7s  %-8s  %-9s  %9s  %8s  %s\n",
+    fprintf(c->out, "%6lld  %-24s  %-7s  %-28.28s  %-7s  %-8s  %-12s  %-8s  %9s  %8s  %s\n",
             (long long)row->id, row->started_at, s->name,
             s->model[0] != '\0' ? base_name(s->model) : "-", s->backend[0] ? s->backend : "-",
-            s->device[0] ? s->device : "-", s->precision[0] ? s->precision : "-", p50, fps,
+            s->device[0] ? s->device : "-", or_dash(s->model_precision), computed(s), p50, fps,
             strcmp(s->status, "failed") == 0 ? "FAILED"
             : s->verdict[0] != '\0'          ? s->verdict
                                              : "-");
@@ -162,8 +175,9 @@ int eb_history_main(int argc, char **argv, FILE *out, FILE *err)
     if (h == NULL)
         return EXIT_USAGE;
     struct list_ctx c = {.out = out};
-    fprintf(out, "%6s  %-24s  %-7s  %-28s  %-7s  %-8s  %-9s  %9s  %8s  %s\n", "id", "started_at",
-            "slot", "model", "backend", "device", "precision", "p50 ms", "FPS", "verdict");
+    fprintf(out, "%6s  %-24s  %-7s  %-28s  %-7s  %-8s  %-12s  %-8s  %9s  %8s  %s\n", "id",
+            "started_at", "slot", "model", "backend", "device", "model prec", "computed", "p50 ms",
+            "FPS", "verdict");
     struct eb_diag diag = {0};
     enum eb_status st = eb_history_list(h, &f, print_row, &c, &diag);
     eb_history_close(h);
@@ -253,13 +267,17 @@ static int diff_metric(const struct metric *m, double threshold, FILE *out)
 static void describe_slot(const struct eb_history_slot *s, char *buf, size_t n)
 {
     snprintf(buf, n, "%s %s %s %s %dx%d", s->model[0] ? base_name(s->model) : "-",
-             s->backend[0] ? s->backend : "-", s->device[0] ? s->device : "-",
-             s->precision[0] ? s->precision : "-", s->input_w, s->input_h);
+             s->backend[0] ? s->backend : "-", s->device[0] ? s->device : "-", computed(s),
+             s->input_w, s->input_h);
 }
 
-/* The slot's configuration differs (another model file, backend, device, precision or size). */
+/* The slot's configuration differs (another model file, backend, device, precision asked or
+ * computed in, or size). */
 static int config_differs(const struct eb_history_slot *a, const struct eb_history_slot *b)
 {
+    if (a->compute_precision[0] != '\0' && b->compute_precision[0] != '\0' &&
+        strcmp(a->compute_precision, b->compute_precision) != 0)
+        return 1;
     int model = a->model_sha256[0] && b->model_sha256[0] ? strcmp(a->model_sha256, b->model_sha256)
                                                          : strcmp(a->model, b->model);
     return model != 0 || strcmp(a->backend, b->backend) != 0 || strcmp(a->device, b->device) != 0 ||

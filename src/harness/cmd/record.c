@@ -41,6 +41,8 @@ static void slot_from_result(const struct eb_slot_result *s, const struct eb_run
     copy_str(out->device, sizeof(out->device), s->device);
     copy_str(out->provider, sizeof(out->provider), s->provider);
     copy_str(out->precision, sizeof(out->precision), s->status != EB_SLOT_SKIPPED ? precision : "");
+    copy_str(out->model_precision, sizeof(out->model_precision), s->model_precision);
+    copy_str(out->compute_precision, sizeof(out->compute_precision), s->compute_precision);
     out->input_w = s->input_w;
     out->input_h = s->input_h;
     out->frames = s->frames_measured;
@@ -67,7 +69,7 @@ enum eb_status eb_history_from_result(const struct eb_run_result *r, const struc
                                       const char *ort_version, struct eb_history_run *out,
                                       struct eb_diag *diag)
 {
-    static const char *const precisions[] = {"fp32", "fp16"}; /* cli_opts.def order */
+    static const char *const precisions[] = {"fp32", "fp16", "int8"}; /* cli_opts.def order */
     memset(out, 0, sizeof(*out));
     if (cfg != NULL) {
         struct eb_json_writer w;

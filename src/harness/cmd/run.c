@@ -191,8 +191,12 @@ void eb_run_model_setup(const struct eb_config *cfg, const struct eb_log *log,
         su->backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_LAYOUT;
     if (cfg->no_lanes)
         su->backend_cfg.passes &= ~(uint32_t)EB_ENGINE_PASS_LANES;
-    su->backend_cfg.qdq = cfg->qdq;
-    su->backend_cfg.precision = cfg->precision;
+    /* --precision int8 is the int8 path of a QDQ model (and a check that the model is int8). */
+    su->need_int8 = cfg->precision == EB_CONFIG_PRECISION_INT8;
+    su->backend_cfg.qdq = su->need_int8 ? EB_ENGINE_QDQ_INT8 : cfg->qdq;
+    su->backend_cfg.precision = cfg->precision == EB_CONFIG_PRECISION_FP16
+                                    ? EB_ENGINE_PRECISION_FP16
+                                    : EB_ENGINE_PRECISION_FP32;
     su->backend_cfg.kernels = kernels[cfg->kernels];
     su->backend_cfg.mem_limit_bytes = cfg->gpu_mem_limit_bytes; /* run: the budget's share */
     su->backend_cfg.ort_lib = cfg->ort_lib;

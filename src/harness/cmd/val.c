@@ -103,8 +103,8 @@ void eb_val_print_help(FILE *fp)
         "                        comments); replaces matching class names (ignoring case)\n"
         "  --backend B           auto|native|ort (default auto, as run)\n"
         "  --device D            cpu|cuda|tensorrt (default cpu)\n"
-        "  --precision P         fp32|fp16|int8 (fp16: native on cuda; int8: native runs QDQ\n"
-        "                        models with integer convolutions, ort runs the model as it is)\n"
+        "  --precision P         fp32|fp16|int8, as run (fp16: native on cuda; int8: an int8\n"
+        "                        model, QDQ ones on native's integer convolutions)\n"
         "  --imgsz N             input size for models with a dynamic input (default: the\n"
         "                        model's, 640 when dynamic)\n"
         "  --conf X              confidence threshold (default " EB_VAL_CONF_DEFAULT
@@ -314,11 +314,12 @@ static void print_table(const struct val_ctx *vc, FILE *fp)
             eb_dataset_format_name(vc->ds->format), vc->ds->source, vc->n_dataset, gt, r->n_crowd);
     if (vc->ds->note[0] != '\0')
         fprintf(fp, "  note     %s\n", vc->ds->note);
-    fprintf(fp, "  model    backend %s (%s), %s, input %dx%d, %d classes, %s\n",
-            s->setup.backend ? s->setup.backend->name : "?", s->backend_reason,
-            precision_names[vc->o.precision], s->in_w, s->in_h, s->num_classes,
-            vc->acc->names_assumed ? "no names in the model: the 80 COCO names assumed"
-                                   : "class names from the model");
+    fprintf(
+        fp, "  model    backend %s (%s), %s model computed in %s, input %dx%d, %d classes, %s\n",
+        s->setup.backend ? s->setup.backend->name : "?", s->backend_reason,
+        eb_slot_model_precision(s), eb_slot_compute_precision(s), s->in_w, s->in_h, s->num_classes,
+        vc->acc->names_assumed ? "no names in the model: the 80 COCO names assumed"
+                               : "class names from the model");
     fprintf(fp,
             "  classes  %zu of %zu model classes mapped %s; %llu detections of unmapped "
             "classes dropped\n",
@@ -406,6 +407,9 @@ static enum eb_status write_val_json(const struct val_ctx *vc, const char *path,
     eb_json_kstr(&w, "device", eb_device_name(s->setup.backend_cfg.device));
     eb_json_kstr(&w, "provider", s->info.provider);
     eb_json_kstr(&w, "precision", precision_names[vc->o.precision]);
+    eb_json_kstr(&w, "model_precision", eb_slot_model_precision(s));
+    eb_json_kstr(&w, "compute_precision", eb_slot_compute_precision(s));
+    eb_json_kstr(&w, "qdq_path", eb_slot_qdq_path(s));
     eb_json_kint(&w, "input_width", s->in_w);
     eb_json_kint(&w, "input_height", s->in_h);
     eb_json_kstr(&w, "layout", eb_head_name(s->head.kind));
@@ -587,10 +591,7 @@ int eb_val_main(int argc, char **argv, const struct eb_val_env *env)
     }
     if (vc->cfg.verbose)
         vc->log.level = EB_LOG_DEBUG;
-    if (vc->o.precision == VAL_FP16)
-        vc->cfg.precision = EB_ENGINE_PRECISION_FP16;
-    else if (vc->o.precision == VAL_INT8)
-        vc->cfg.qdq = EB_ENGINE_QDQ_INT8;
+    vc->cfg.precision = (int)vc->o.precision; /* enum eb_config_precision's order */
     if ((code = prepare(vc)) != EB_EXIT_OK)
         goto done;
     /* The output folder before the long pass, so that a bad --out fails at once. */

@@ -427,6 +427,41 @@ enum eb_status eb_slot_read_any(struct eb_slot *s, struct eb_frame *fr)
 
 /* Resolves --backend for this slot; `auto` asks the native backend whether it runs every node
  * of the model (through the vtable's `supports`) and falls back to ort with the reason. */
+/*
+ * The model's precision from its graph (s->model_prec). A model that cannot be read stays
+ * unknown: the backend's load then fails it with its own message. --precision int8 on a model
+ * without int8 ops fails the slot here.
+ */
+static enum eb_status read_model_precision(struct eb_slot *s, const struct eb_model_spec *ms)
+{
+    const struct eb_slot_setup *su = &s->setup;
+    struct eb_diag d = {0};
+    uint8_t *file = NULL;
+    const uint8_t *bytes = ms->bytes;
+    size_t len = ms->n_bytes;
+    if (bytes == NULL && eb_model_read_file(ms->path, &file, &len, &d) == EB_OK)
+        bytes = file;
+    s->model_prec_known = bytes != NULL && eb_model_precision_of(bytes, len, su->model_label,
+                                                                 &s->model_prec, &d) == EB_OK;
+    free(file);
+    if (!s->model_prec_known) {
+        eb_log_msg(su->log, EB_LOG_DEBUG, "slot %s: model precision not read: %s", s->name, d.msg);
+        return EB_OK;
+    }
+    const struct eb_model_precision_info *p = &s->model_prec;
+    const int any_int8 = p->ops[EB_MODEL_PRECISION_INT8_DYNAMIC] > 0 ||
+                         p->ops[EB_MODEL_PRECISION_INT8_QDQ] > 0 ||
+                         p->ops[EB_MODEL_PRECISION_INT8_STATIC] > 0;
+    if (su->need_int8 && !any_int8)
+        return eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
+                            "model %s is %s (read from its graph: %s); --precision int8 needs "
+                            "an int8 model (QDQ or dynamic quantisation): quantize it first "
+                            "(e.g. ONNX Runtime's quantize_static or quantize_dynamic) or use "
+                            "--precision fp32",
+                            su->model_label, eb_model_precision_name(p->kind), p->detail);
+    return EB_OK;
+}
+
 static enum eb_status choose_backend(struct eb_slot *s, const struct eb_model_spec *ms)
 {
     struct eb_slot_setup *su = &s->setup;
@@ -605,6 +640,9 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
                                .imgsz = su->imgsz};
     if (su->model_bytes == NULL)
         ms.path = su->model_path;
+    st = read_model_precision(s, &ms);
+    if (st != EB_OK)
+        return slot_fail(s, st);
     st = choose_backend(s, &ms);
     if (st != EB_OK)
         return slot_fail(s, st);
@@ -1010,6 +1048,47 @@ static void summarize_profile(struct eb_slot *s, struct eb_slot_result *r)
                  "slot %s: --profile: no frame was profiled", s->name);
 }
 
+const char *eb_slot_model_precision(const struct eb_slot *s)
+{
+    return s->model_prec_known ? eb_model_precision_name(s->model_prec.kind) : "";
+}
+
+const char *eb_slot_compute_precision(const struct eb_slot *s)
+{
+    if (s->be == NULL)
+        return "";
+    if (s->info.device.precision[0] != '\0' || !s->model_prec_known)
+        return s->info.device.precision;
+    /* ort does not say: its ConvInteger/MatMulInteger kernels are integer ones, and it fuses
+     * QDQ node units into int8 kernels. */
+    const enum eb_model_precision k = s->model_prec.kind;
+    return eb_model_precision_is_int8(k)  ? "int8"
+           : k == EB_MODEL_PRECISION_FP16 ? "fp16"
+           : k == EB_MODEL_PRECISION_FP32 ? "fp32"
+                                          : "";
+}
+
+const char *eb_slot_qdq_path(const struct eb_slot *s)
+{
+    const char *q = s->info.qdq;
+    return strcmp(q, "int8") == 0    ? "int8 kernels"
+           : strcmp(q, "float") == 0 ? "fake-quant float"
+           : strcmp(q, "strip") == 0 ? "stripped to float"
+                                     : "";
+}
+
+/* The model's precision (its graph) beside the one the backend computed in. */
+static void summarize_precision(const struct eb_slot *s, struct eb_slot_result *r)
+{
+    snprintf(r->model_precision, sizeof(r->model_precision), "%s", eb_slot_model_precision(s));
+    if (s->model_prec_known)
+        snprintf(r->model_precision_detail, sizeof(r->model_precision_detail), "%s",
+                 s->model_prec.detail);
+    snprintf(r->compute_precision, sizeof(r->compute_precision), "%s",
+             eb_slot_compute_precision(s));
+    snprintf(r->qdq_path, sizeof(r->qdq_path), "%s", eb_slot_qdq_path(s));
+}
+
 void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
 {
     r->status = s->status;
@@ -1026,6 +1105,7 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
     snprintf(r->backend_reason, sizeof(r->backend_reason), "%s", s->backend_reason);
     snprintf(r->device, sizeof(r->device), "%s", eb_device_name(s->setup.backend_cfg.device));
     snprintf(r->provider, sizeof(r->provider), "%s", s->info.provider);
+    summarize_precision(s, r);
     if (s->pre_reason[0] != '\0') {
         snprintf(r->preprocess, sizeof(r->preprocess), "%s", s->gpu_pre ? "gpu" : "cpu");
         snprintf(r->preprocess_reason, sizeof(r->preprocess_reason), "%s", s->pre_reason);

@@ -15,6 +15,7 @@
 #include "harness/pipeline/source.h"
 #include "harness/results/result.h"
 #include "harness/results/validity.h"
+#include "model/model.h"
 #include "yolo/head.h"
 #include "yolo/profile.h"
 #include "yolo/yolo.h"
@@ -41,10 +42,11 @@ struct eb_slot_setup {
     const char *model_label; /* how the model is named in reports */
     const char *source_text; /* SPEC text */
     enum eb_synth_style synth_style;
-    int backend_choice;                   /* enum eb_backend_choice (--backend) */
-    int preprocess;                       /* enum eb_preprocess (--preprocess) */
-    int decode;                           /* enum eb_preprocess (--decode: same choices) */
-    int64_t drift_frames;                 /* --drift_frames */
+    int backend_choice;   /* enum eb_backend_choice (--backend) */
+    int preprocess;       /* enum eb_preprocess (--preprocess) */
+    int decode;           /* enum eb_preprocess (--decode: same choices) */
+    int64_t drift_frames; /* --drift_frames */
+    int need_int8;        /* --precision int8: a model whose graph is not int8 fails the slot */
     const struct eb_backend_ops *backend; /* resolved by eb_slot_prepare */
     struct eb_backend_config backend_cfg;
     int imgsz;
@@ -87,6 +89,9 @@ struct eb_slot {
     struct eb_source *src;
     struct eb_backend *be;
     struct eb_model_info info;
+    struct eb_model_precision_info
+        model_prec; /* read from the model's graph, if model_prec_known */
+    int model_prec_known;
     struct eb_backend_probe probe;
     struct eb_model_profile profile; /* resolved at prepare (owns a profile file's names) */
     struct eb_head head;             /* == profile.head */
@@ -221,6 +226,16 @@ EB_NODISCARD enum eb_status eb_slot_use_dataset(struct eb_slot *s, struct eb_acc
 
 /** Rewinds the source for another pass (the solo baseline). */
 EB_NODISCARD enum eb_status eb_slot_rewind(struct eb_slot *s);
+
+/** The model's precision read from its graph ("int8-qdq", ...; model/model.h); "" unknown. */
+const char *eb_slot_model_precision(const struct eb_slot *s);
+/**
+ * The precision the loaded backend computes in ("fp32", "fp16", "int8"): what it says (native),
+ * else what the model's graph implies (ort); "" before a load or when unknown.
+ */
+const char *eb_slot_compute_precision(const struct eb_slot *s);
+/** A QDQ model on native: "int8 kernels", "fake-quant float" or "stripped to float"; "" else. */
+const char *eb_slot_qdq_path(const struct eb_slot *s);
 
 /** Fills the slot's part of the result (statistics, detections, memory). */
 void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r);

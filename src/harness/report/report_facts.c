@@ -192,6 +192,25 @@ static int fmt_device(struct fbuf *o, const struct eb_run_result *r, const struc
     return 1;
 }
 
+/* The model's precision (its graph) and the one the backend computed in: "model int8-qdq (64
+ * heavy ops: ...); computed in int8 (int8 kernels); input float32". */
+static int fmt_precision(struct fbuf *o, const struct eb_run_result *r,
+                         const struct eb_slot_result *s)
+{
+    (void)r;
+    if (s->model_precision[0] == '\0' && s->compute_precision[0] == '\0' &&
+        s->input_dtype[0] == '\0')
+        return 0;
+    bput(o, "model %s", or_dash(s->model_precision));
+    if (s->model_precision_detail[0] != '\0')
+        bput(o, " (%s)", s->model_precision_detail);
+    bput(o, "; computed in %s", or_dash(s->compute_precision));
+    if (s->qdq_path[0] != '\0')
+        bput(o, " (%s)", s->qdq_path);
+    bput(o, "; input %s", or_dash(s->input_dtype));
+    return 1;
+}
+
 /* "gpu (reason)": where a step ran and why, or no fact when it never ran. */
 static int where_why(struct fbuf *o, const char *where, const char *why)
 {
@@ -432,7 +451,7 @@ static int fmt_interference(struct fbuf *o, const struct eb_run_result *r,
 static const struct slot_row slot_rows[] = {
     {.key = "slot.backend", .label = "Backend", .fmt = fmt_backend},
     {.key = "slot.device", .label = "Device / provider", .fmt = fmt_device},
-    {.key = "slot.precision", .label = "Precision (input dtype)", TEXT_FIELD(input_dtype)},
+    {.key = "slot.precision", .label = "Precision", .fmt = fmt_precision},
     {.key = "slot.preprocess", .label = "Preprocessing", .fmt = fmt_preprocess},
     {.key = "slot.drift", .label = "fp16 drift vs fp32", .fmt = fmt_drift},
     {.key = "slot.decode", .label = "Decode", .fmt = fmt_decode},

@@ -22,7 +22,7 @@ struct eb_history {
     long version; /* the database's schema version */
 };
 
-/* Version 2 (1 lacked slots.map50_95 and map50). Times are ISO 8601 UTC text, latencies ms, memory bytes, energy mJ; NULL = not
+/* Version 3 (2 lacked slots.model_precision and compute_precision; 1 also map50_95 and map50). Times are ISO 8601 UTC text, latencies ms, memory bytes, energy mJ; NULL = not
  * known (a NaN is stored as NULL). `stats` has a row per measured stage of a slot that ran. */
 static const char k_schema[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -39,7 +39,8 @@ static const char k_schema[] =
     " model_size INTEGER, backend TEXT, backend_version TEXT, device TEXT, provider TEXT,"
     " precision TEXT, input_w INTEGER, input_h INTEGER, frames INTEGER, warmup_frames INTEGER,"
     " wall_s REAL, fps REAL, mem_peak_bytes INTEGER, energy_per_frame_mj REAL, verdict TEXT,"
-    " reasons TEXT, map50_95 REAL, map50 REAL, PRIMARY KEY(run_id, slot));"
+    " reasons TEXT, map50_95 REAL, map50 REAL, model_precision TEXT, compute_precision TEXT,"
+    " PRIMARY KEY(run_id, slot));"
     "CREATE TABLE stats("
     " run_id INTEGER NOT NULL, slot INTEGER NOT NULL, stage TEXT NOT NULL, n INTEGER NOT NULL,"
     " mean REAL, std REAL, cov REAL, min REAL, p50 REAL, p90 REAL, p95 REAL, p99 REAL,"
@@ -299,13 +300,22 @@ enum eb_status eb_history_open(const char *path, int create, struct eb_history *
             st = create_schema(h, diag);
         version = EB_HISTORY_SCHEMA_VERSION;
     }
-    if (st == EB_OK && create && version == 1) { /* the accuracy columns, appended */
+    /* Upgrades in place, one version after the other; columns are only appended. */
+    if (st == EB_OK && create && version == 1) { /* the accuracy columns */
         st = exec(h,
                   "ALTER TABLE slots ADD COLUMN map50_95 REAL;"
                   "ALTER TABLE slots ADD COLUMN map50 REAL;"
                   "UPDATE meta SET value = '2' WHERE key = 'schema_version';",
                   diag);
         version = 2;
+    }
+    if (st == EB_OK && create && version == 2) { /* the precisions beside --precision */
+        st = exec(h,
+                  "ALTER TABLE slots ADD COLUMN model_precision TEXT;"
+                  "ALTER TABLE slots ADD COLUMN compute_precision TEXT;"
+                  "UPDATE meta SET value = '3' WHERE key = 'schema_version';",
+                  diag);
+        version = 3;
     }
     h->version = version;
     if (create && st == EB_OK)
@@ -425,7 +435,8 @@ static enum eb_status insert_slot(struct eb_history *h, int64_t id, const struct
         "INSERT INTO slots(run_id, slot, name, status, message, model, model_sha256, model_size,"
         " backend, backend_version, device, provider, precision, input_w, input_h, frames,"
         " warmup_frames, wall_s, fps, mem_peak_bytes, energy_per_frame_mj, verdict, reasons,"
-        " map50_95, map50) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+        " map50_95, map50, model_precision, compute_precision)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     sqlite3_stmt *q = NULL;
     int rc = sqlite3_prepare_v2(h->db, sql, -1, &q, NULL);
     int i = 0;
@@ -454,6 +465,8 @@ static enum eb_status insert_slot(struct eb_history *h, int64_t id, const struct
     BIND(bind_text(q, ++i, s->reasons));
     BIND(bind_dbl(q, ++i, s->map50_95));
     BIND(bind_dbl(q, ++i, s->map50));
+    BIND(bind_text(q, ++i, s->model_precision));
+    BIND(bind_text(q, ++i, s->compute_precision));
     if (rc == SQLITE_OK)
         rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
     sqlite3_finalize(q);
@@ -587,19 +600,22 @@ done:
 static enum eb_status read_slots(struct eb_history *h, struct eb_history_run *out,
                                  struct eb_diag *diag)
 {
-    /* schema 1 has no accuracy columns: NULL for them */
-    static const char sql[] =
-        "SELECT slot, name, status, message, model, model_sha256, model_size, backend,"
-        " backend_version, device, provider, precision, input_w, input_h, frames, warmup_frames,"
-        " wall_s, fps, mem_peak_bytes, energy_per_frame_mj, verdict, reasons, map50_95, map50"
-        " FROM slots WHERE run_id = ? ORDER BY slot";
-    static const char sql_v1[] =
-        "SELECT slot, name, status, message, model, model_sha256, model_size, backend,"
-        " backend_version, device, provider, precision, input_w, input_h, frames, warmup_frames,"
-        " wall_s, fps, mem_peak_bytes, energy_per_frame_mj, verdict, reasons, NULL, NULL"
-        " FROM slots WHERE run_id = ? ORDER BY slot";
+    /* Columns a database of an older schema lacks read as NULL: schema 1 has no accuracy
+     * columns, 1 and 2 no model/compute precision. */
+    static const char *const tails[] = {
+        [1] = "NULL, NULL, NULL, NULL",
+        [2] = "map50_95, map50, NULL, NULL",
+        [3] = "map50_95, map50, model_precision, compute_precision",
+    };
+    char sql[640];
+    snprintf(sql, sizeof(sql),
+             "SELECT slot, name, status, message, model, model_sha256, model_size, backend,"
+             " backend_version, device, provider, precision, input_w, input_h, frames,"
+             " warmup_frames, wall_s, fps, mem_peak_bytes, energy_per_frame_mj, verdict, reasons,"
+             " %s FROM slots WHERE run_id = ? ORDER BY slot",
+             tails[h->version < 3 ? h->version : 3]);
     sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(h->db, h->version >= 2 ? sql : sql_v1, -1, &q, NULL);
+    int rc = sqlite3_prepare_v2(h->db, sql, -1, &q, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(q, 1, out->id);
     while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -633,6 +649,8 @@ static enum eb_status read_slots(struct eb_history *h, struct eb_history_run *ou
         col_text(q, i++, s->reasons, sizeof(s->reasons));
         s->map50_95 = col_dbl(q, i++);
         s->map50 = col_dbl(q, i++);
+        col_text(q, i++, s->model_precision, sizeof(s->model_precision));
+        col_text(q, i++, s->compute_precision, sizeof(s->compute_precision));
     }
     sqlite3_finalize(q);
     if (rc != SQLITE_DONE)

@@ -30,7 +30,8 @@
 #include "harness/metrics/stats.h"
 #include "harness/results/result.h"
 
-#define EB_HISTORY_SCHEMA_VERSION 2 /* 2: slots.map50_95 and map50 (run --data) */
+/* 2: slots.map50_95 and map50 (run --data); 3: slots.model_precision and compute_precision */
+#define EB_HISTORY_SCHEMA_VERSION 3
 #define EB_HISTORY_BUSY_MS        5000
 /** How --help and the README state the default database. */
 #define EB_HISTORY_DEFAULT_TEXT "${XDG_DATA_HOME:-~/.local/share}/edgebench/history.db"
@@ -56,7 +57,9 @@ struct eb_history_slot {
     char backend_version[64];
     char device[16];
     char provider[64];
-    char precision[16]; /* --precision */
+    char precision[16];        /* --precision */
+    char model_precision[16];  /* read from the model's graph ("int8-qdq"...); "" unknown */
+    char compute_precision[8]; /* what the backend computed in ("fp32", "fp16", "int8") */
     int input_w, input_h;
     uint64_t frames, warmup_frames;
     double wall_s, fps;         /* measured phase; fps = frames / wall_s */

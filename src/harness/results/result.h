@@ -180,7 +180,16 @@ struct eb_slot_result {
     char drift_note[200];
     uint64_t drift_frames, drift_boxes_fp32, drift_boxes_fp16, drift_boxes_matched;
     double drift_max_abs, drift_mean_abs;
-    char input_dtype[16]; /* "float32" */
+    char model_precision[16];         /* read from the model's graph: "fp32", "fp16",
+                                         "int8-dynamic", "int8-qdq", "int8-static", "mixed";
+                                         "" unknown (model/model.h) */
+    char model_precision_detail[200]; /* its heavy ops by kind, e.g. "64 heavy ops: 64 int8-qdq
+                                         (100.0% of FLOPs)" */
+    char compute_precision[8];        /* what the backend computed in: "fp32", "fp16", "int8";
+                                         "" unknown (slot.c summarize_precision) */
+    char qdq_path[24];                /* a QDQ model on native: "int8 kernels", "fake-quant float",
+                          "stripped to float"; "" otherwise */
+    char input_dtype[16];             /* "float32" */
     int input_w, input_h, input_c;
     char layout[16]; /* the head adapter (yolo/head.h eb_head_name): "v8", "yolox", ... */
     int num_classes;
