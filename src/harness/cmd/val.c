@@ -22,6 +22,7 @@
 #include "harness/cmd/val.h"
 #include "harness/pipeline/accuracy.h"
 #include "harness/pipeline/advice.h"
+#include "harness/pipeline/annotate.h"
 #include "harness/pipeline/pipeline.h"
 #include "harness/pipeline/slot.h"
 #include "harness/pipeline/source.h"
@@ -665,6 +666,10 @@ static int prepare(struct val_ctx *vc)
     su.drift_frames = 0; /* val measures accuracy itself */
     su.log = &vc->log;
     su.stop = vc->env->stop;
+    su.save_images = vc->o.save_images;
+    su.save_dir = vc->dir; /* made before the pass */
+    su.save_prefix = "image";
+    su.save_min_score = fmax(vc->cfg.conf, EB_ANNOTATE_MIN_SCORE_LOW_CONF);
     eb_slot_init(&vc->slot, 0, &su);
     vc->slot_ready = 1;
     if (eb_slot_prepare(&vc->slot) != EB_OK) {
