@@ -68,7 +68,7 @@ struct eb_coco_class_result {
     size_t dets;      /* detections given for the class */
     double ap;        /* AP50-95, area all, 100 detections; -1 without gt */
     double ap50, ap75;
-    double ar100; /* AR50-95 with 100 detections; -1 without gt */
+    double ar100;    /* AR50-95 with 100 detections; -1 without gt */
     double p, r, f1; /* precision, recall and F1 at the best-F1 confidence; -1 without gt */
     double pr50[EB_COCO_NUM_REC]; /* precision at recall 0, .01, ..., 1 (IoU .50); -1 without gt */
 };
@@ -85,8 +85,8 @@ struct eb_coco_result {
     size_t n_dets;                           /* detections of the evaluated categories */
     size_t n_dets_kept; /* of them, within the 100 best per image and category */
     size_t n_classes_with_gt;
-    double best_conf;   /* the confidence of the best mean F1 (0 without gt) */
-    double mp, mr, mf1; /* means over the categories with gt of p, r, f1; -1 without gt */
+    double best_conf;             /* the confidence of the best mean F1 (0 without gt) */
+    double mp, mr, mf1;           /* means over the categories with gt of p, r, f1; -1 without gt */
     double pr50[EB_COCO_NUM_REC]; /* mean of the categories' pr50; -1 without gt */
     struct eb_coco_class_result *classes; /* one per evaluated category, ascending id; owned */
     size_t n_classes;

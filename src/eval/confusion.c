@@ -64,9 +64,9 @@ uint64_t eb_confusion_at(const struct eb_confusion *cm, size_t pred, size_t trut
 
 /* One image: `gi` (ng annotation indices) against `di` (nd detection indices). */
 static void add_image(struct eb_confusion *cm, const struct eb_dataset *ds,
-                      const struct eb_coco_det *dets, const size_t *gi, size_t ng,
-                      const size_t *di, size_t nd, struct pair *pairs, uint8_t *g_used,
-                      uint8_t *d_used, size_t *g_pred)
+                      const struct eb_coco_det *dets, const size_t *gi, size_t ng, const size_t *di,
+                      size_t nd, struct pair *pairs, uint8_t *g_used, uint8_t *d_used,
+                      size_t *g_pred)
 {
     const size_t N = cm->n, W = N + 1;
     size_t np = 0;

@@ -35,9 +35,9 @@
 #define EB_CONFUSION_IOU  0.45 /* and iou_thres=0.45 */
 
 struct eb_confusion {
-    size_t n;        /* categories; the matrix is (n + 1) x (n + 1) */
-    int64_t *cats;   /* n category ids, ascending (owned) */
-    uint64_t *m;     /* row-major [predicted][true], index n = background (owned) */
+    size_t n;         /* categories; the matrix is (n + 1) x (n + 1) */
+    int64_t *cats;    /* n category ids, ascending (owned) */
+    uint64_t *m;      /* row-major [predicted][true], index n = background (owned) */
     double conf, iou; /* the thresholds it was computed with */
 };
 

@@ -146,11 +146,11 @@ EB_TEST(confusion_matrix_of_a_crafted_set)
     /* Classes c1 (A) and c2 (B); index 2 is background; [predicted][true]. */
     struct eb_dataset *ds = mk_dataset(2, 2);
     struct dets d = {.n = 0};
-    add_gt(ds, 0, 1, 0, 0, 100, 100, 0);       /* A found as A */
+    add_gt(ds, 0, 1, 0, 0, 100, 100, 0); /* A found as A */
     add_det(&d, 0, 1, 0, 0, 100, 100, 0.9);
-    add_gt(ds, 0, 2, 200, 0, 100, 100, 0);     /* B found as A */
+    add_gt(ds, 0, 2, 200, 0, 100, 100, 0); /* B found as A */
     add_det(&d, 0, 1, 200, 0, 100, 100, 0.8);
-    add_gt(ds, 0, 2, 400, 0, 100, 100, 0);     /* B missed: its detection is under conf 0.25 */
+    add_gt(ds, 0, 2, 400, 0, 100, 100, 0); /* B missed: its detection is under conf 0.25 */
     add_det(&d, 0, 2, 400, 0, 100, 100, 0.2);
     add_det(&d, 0, 2, 0, 300, 50, 50, 0.9);    /* B where nothing is: background */
     add_gt(ds, 1, 1, 0, 200, 100, 100, 0);     /* two detections on one A: the better IoU */
@@ -158,12 +158,12 @@ EB_TEST(confusion_matrix_of_a_crafted_set)
     add_det(&d, 1, 1, 0, 200, 100, 100, 0.7);  /* IoU 1: matched, although scored lower */
     add_gt(ds, 1, 1, 300, 300, 100, 100, 0);   /* IoU 0.33 < 0.45: A missed, the det is FP */
     add_det(&d, 1, 1, 350, 300, 100, 100, 0.9);
-    add_gt(ds, 1, 1, 600, 400, 30, 30, 1);     /* a crowd region counts nowhere */
+    add_gt(ds, 1, 1, 600, 400, 30, 30, 1); /* a crowd region counts nowhere */
     const int64_t cats[] = {2, 1};
     struct eb_confusion cm;
     struct eb_diag diag = {0};
-    ASSERT_OK(eb_confusion_compute(ds, d.items, d.n, cats, 2, EB_CONFUSION_CONF,
-                                   EB_CONFUSION_IOU, &cm, &diag));
+    ASSERT_OK(eb_confusion_compute(ds, d.items, d.n, cats, 2, EB_CONFUSION_CONF, EB_CONFUSION_IOU,
+                                   &cm, &diag));
     ASSERT_EQ_INT(cm.n, 2);
     const uint64_t want[3][3] = {{2, 1, 2}, {0, 0, 1}, {1, 1, 0}};
     for (size_t p = 0; p < 3; p++)
@@ -194,8 +194,12 @@ EB_TEST(results_keep_the_best_max_det_per_image_all_classes)
     /* 150 detections of image 0, both classes, scores 0.001..0.150: the best 100 stay. */
     struct eb_detection items[150];
     for (int i = 0; i < 150; i++)
-        items[i] = (struct eb_detection){.x1 = (float)i, .y1 = 0, .x2 = (float)i + 10, .y2 = 10,
-                                         .score = (float)(i + 1) / 1000.0f, .cls = i % 2};
+        items[i] = (struct eb_detection){.x1 = (float)i,
+                                         .y1 = 0,
+                                         .x2 = (float)i + 10,
+                                         .y2 = 10,
+                                         .score = (float)(i + 1) / 1000.0f,
+                                         .cls = i % 2};
     struct eb_detections dd = {.items = items, .count = 150, .capacity = 150};
     ASSERT_OK(eb_accuracy_add(acc, 0, &dd, &diag));
     ASSERT_EQ_INT(acc->n_dets, 100);
@@ -241,13 +245,13 @@ EB_TEST(annotated_image_decodes_back_with_its_boxes)
     struct eb_image img;
     char why[EB_IMAGE_WHY_MAX] = "";
     ASSERT_TRUE(eb_image_format_of((const uint8_t *)png, len) == EB_IMAGE_FORMAT_PNG);
-    ASSERT_OK(eb_image_decode(&dec, EB_IMAGE_FORMAT_PNG, (const uint8_t *)png, len, &img, why,
-                              &diag));
+    ASSERT_OK(
+        eb_image_decode(&dec, EB_IMAGE_FORMAT_PNG, (const uint8_t *)png, len, &img, why, &diag));
     ASSERT_EQ_INT(img.width, w);
     ASSERT_EQ_INT(img.height, h);
     const uint8_t *left = img.rgb + ((size_t)35 * (size_t)w + 10) * 3; /* on the left edge */
-    ASSERT_TRUE(left[0] == 255 && left[1] == 56 && left[2] == 56);  /* class 0's colour */
-    const uint8_t *in = img.rgb + ((size_t)35 * (size_t)w + 30) * 3; /* inside: untouched */
+    ASSERT_TRUE(left[0] == 255 && left[1] == 56 && left[2] == 56);     /* class 0's colour */
+    const uint8_t *in = img.rgb + ((size_t)35 * (size_t)w + 30) * 3;   /* inside: untouched */
     ASSERT_TRUE(in[0] == 40 && in[1] == 40 && in[2] == 40);
     const uint8_t *skip = img.rgb + ((size_t)20 * (size_t)w + 70) * 3; /* the 0.10 one */
     ASSERT_TRUE(skip[0] == 40 && skip[1] == 40 && skip[2] == 40);

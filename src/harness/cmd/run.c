@@ -259,9 +259,8 @@ static void setup_slots(struct run_ctx *rc)
         su.stop = rc->env->stop;
         su.save_images = cfg->save_images;
         su.save_dir = rc->dir; /* filled before the pass */
-        su.save_min_score = su.accuracy != NULL && !cfg->conf_given
-                                ? EB_ANNOTATE_MIN_SCORE_LOW_CONF
-                                : 0.0;
+        su.save_min_score =
+            su.accuracy != NULL && !cfg->conf_given ? EB_ANNOTATE_MIN_SCORE_LOW_CONF : 0.0;
         rc->active[i] = uses_slot(cfg->mode, i) && (su.model_path != NULL || embedded);
         if (rc->active[i] && embedded) {
             struct eb_synth_options so = {.arch = i == 0 ? EB_SYNTH_YOLOV8 : EB_SYNTH_YOLO11,

@@ -30,7 +30,7 @@
 #include "model/model.h"
 
 #define VAL_MAX_IMAGES 10000000
-#define VAL_MAX_SAVE 10000
+#define VAL_MAX_SAVE   10000
 /* --max_det's ceiling: the slot's NMS keeps at most 300 per image (Ultralytics' max_det). */
 #define VAL_MAX_DET 300
 #define VAL_STR_(x) #x
@@ -127,18 +127,27 @@ void eb_val_print_help(FILE *fp)
         "  --max_images N        only the first N images of the dataset (default 0: all)\n"
         "  --max_det N           at most N detections per image, all classes together, the\n"
         "                        best by score, in detections.json and the scoring (default\n"
-        "                        100, the COCO rule; 1.." VAL_STR(VAL_MAX_DET) ")\n"
-        "  --save_images N       the first N images annotated with their detections (class,\n"
-        "                        score; conf >= 0.25) as PNG files next to val.json\n"
-        "                        (default 0)\n"
-        "  --out DIR             output folder (default runs/<timestamp>.<mmm>-val)\n"
-        "  also: --threads, --ort_lib, --kernels, --qdq, --gpu_mem_limit_gb, --preprocess,\n"
-        "  --decode, --no_fold, --no_fuse, --no_dce, --no_layout, --no_lanes, --verbose, --quiet "
-        "(as run)\n\n"
-        "exit codes: 0 metrics written; 1 the model could not be loaded or run; 2 bad input\n"
-        "(options, model file, dataset, class map); 6 val.json or detections.json could not\n"
-        "be written (the error names it; the other is kept); 130 interrupted (the metrics of\n"
-        "the images that ran are written, marked interrupted).\n");
+        "                        100, the COCO rule; 1.." VAL_STR(
+            VAL_MAX_DET) ")\n"
+                         "  --save_images N       the first N images annotated with their "
+                         "detections (class,\n"
+                         "                        score; conf >= 0.25) as PNG files next to "
+                         "val.json\n"
+                         "                        (default 0)\n"
+                         "  --out DIR             output folder (default "
+                         "runs/<timestamp>.<mmm>-val)\n"
+                         "  also: --threads, --ort_lib, --kernels, --qdq, --gpu_mem_limit_gb, "
+                         "--preprocess,\n"
+                         "  --decode, --no_fold, --no_fuse, --no_dce, --no_layout, --no_lanes, "
+                         "--verbose, --quiet "
+                         "(as run)\n\n"
+                         "exit codes: 0 metrics written; 1 the model could not be loaded or run; 2 "
+                         "bad input\n"
+                         "(options, model file, dataset, class map); 6 val.json or detections.json "
+                         "could not\n"
+                         "be written (the error names it; the other is kept); 130 interrupted (the "
+                         "metrics of\n"
+                         "the images that ran are written, marked interrupted).\n");
 }
 
 static int choice(const char *text, const char *const *names, int n)
@@ -152,9 +161,9 @@ static int choice(const char *text, const char *const *names, int n)
 /* Parses val's own options; the passed-through ones go to o->run_argv. */
 static int parse_opts(int argc, char **argv, struct val_opts *o, int *help, FILE *err)
 {
-    static const char *const own[] = {"model",      "data",      "class_map", "out",
-                                      "split",      "format",    "max_images", "precision",
-                                      "max_det",    "save_images"};
+    static const char *const own[] = {"model",   "data",       "class_map",  "out",
+                                      "split",   "format",     "max_images", "precision",
+                                      "max_det", "save_images"};
     static const char *const formats[] = {"auto", "coco", "yolo", "voc"};
     char msg[EB_DIAG_MSG_MAX];
     *help = 0;
@@ -218,8 +227,7 @@ static int parse_opts(int argc, char **argv, struct val_opts *o, int *help, FILE
                 o->precision = (enum val_precision)p;
             } else if (strcmp(own[k], "max_det") == 0) {
                 long long v = 0;
-                if (eb_number_parse_int(value, &v) != EB_NUMBER_OK || v < 1 ||
-                    v > VAL_MAX_DET) {
+                if (eb_number_parse_int(value, &v) != EB_NUMBER_OK || v < 1 || v > VAL_MAX_DET) {
                     snprintf(msg, sizeof(msg),
                              "--max_det: '%.100s' is not accepted (accepted: 1..%d; COCO: 100)",
                              value, VAL_MAX_DET);
@@ -228,8 +236,7 @@ static int parse_opts(int argc, char **argv, struct val_opts *o, int *help, FILE
                 o->max_det = v;
             } else if (strcmp(own[k], "save_images") == 0) {
                 long long v = 0;
-                if (eb_number_parse_int(value, &v) != EB_NUMBER_OK || v < 0 ||
-                    v > VAL_MAX_SAVE) {
+                if (eb_number_parse_int(value, &v) != EB_NUMBER_OK || v < 0 || v > VAL_MAX_SAVE) {
                     snprintf(msg, sizeof(msg),
                              "--save_images: '%.100s' is not accepted (accepted: 0..%d)", value,
                              VAL_MAX_SAVE);
@@ -577,15 +584,15 @@ static enum eb_status page_build(const struct val_ctx *vc, struct val_page *pg,
         const struct eb_dataset_category *cat = eb_dataset_category_find(vc->ds, vc->cm.cats[i]);
         pg->cm_names[i] = cat ? cat->name : "?";
     }
-    snprintf(pg->model_fact, sizeof(pg->model_fact), "%s, %dx%d, backend %s",
-             vc->o.model, s->in_w, s->in_h, s->setup.backend ? s->setup.backend->name : "?");
-    snprintf(pg->data_fact, sizeof(pg->data_fact), "%s (%s), %zu images, %zu boxes",
-             vc->o.data, eb_dataset_format_name(vc->ds->format), vc->ds->n_images, r->n_gt);
+    snprintf(pg->model_fact, sizeof(pg->model_fact), "%s, %dx%d, backend %s", vc->o.model, s->in_w,
+             s->in_h, s->setup.backend ? s->setup.backend->name : "?");
+    snprintf(pg->data_fact, sizeof(pg->data_fact), "%s (%s), %zu images, %zu boxes", vc->o.data,
+             eb_dataset_format_name(vc->ds->format), vc->ds->n_images, r->n_gt);
     snprintf(pg->settings_fact, sizeof(pg->settings_fact),
-             "conf %g, NMS IoU %g, the best %lld detections per image (all classes)",
-             vc->cfg.conf, vc->cfg.iou, (long long)vc->o.max_det);
-    const char *facts[] = {"model", pg->model_fact, "dataset", pg->data_fact,
-                           "settings", pg->settings_fact};
+             "conf %g, NMS IoU %g, the best %lld detections per image (all classes)", vc->cfg.conf,
+             vc->cfg.iou, (long long)vc->o.max_det);
+    const char *facts[] = {"model",       pg->model_fact, "dataset",
+                           pg->data_fact, "settings",     pg->settings_fact};
     memcpy(pg->facts, facts, sizeof(facts));
     pg->page = (struct eb_val_page){.version = vc->env->version,
                                     .model = vc->o.model,
@@ -781,8 +788,8 @@ int eb_val_main(int argc, char **argv, const struct eb_val_env *env)
     if (html_ok)
         fprintf(env->out, "val: %s/val.html\n", vc->dir);
     code = !(dets_ok && val_ok && html_ok) ? EB_EXIT_WRITE_FAILED
-           : vc->interrupted    ? EB_EXIT_INTERRUPTED
-                                : EB_EXIT_OK;
+           : vc->interrupted               ? EB_EXIT_INTERRUPTED
+                                           : EB_EXIT_OK;
 done:
     page_fini(&pg);
     val_fini(vc);

@@ -49,9 +49,9 @@ struct eb_accuracy {
     size_t n_dets, cap_dets;
     unsigned char *scored; /* per image: its detections are in dets */
     size_t n_scored;
-    size_t last_scored; /* highest scored image index + 1 */
-    uint64_t dropped;   /* detections of unmapped model classes */
-    int max_det;        /* per image, all classes together: the best this many are kept (the
+    size_t last_scored;    /* highest scored image index + 1 */
+    uint64_t dropped;      /* detections of unmapped model classes */
+    int max_det;           /* per image, all classes together: the best this many are kept (the
                            COCO results rule); set by create to EB_COCO_MAX_DETS */
     uint64_t over_max_det; /* detections left out by max_det */
 };

@@ -66,8 +66,8 @@ static const uint8_t font5x7[95][5] = {
 
 /* Box colours by class (Ultralytics' palette, a class keeps its colour across images). */
 static const uint8_t palette[][3] = {
-    {255, 56, 56},  {255, 157, 151}, {255, 112, 31}, {255, 178, 29}, {207, 210, 49},
-    {72, 249, 10},  {146, 204, 23},  {61, 219, 134}, {26, 147, 52},  {0, 212, 187},
+    {255, 56, 56},  {255, 157, 151}, {255, 112, 31}, {255, 178, 29},  {207, 210, 49},
+    {72, 249, 10},  {146, 204, 23},  {61, 219, 134}, {26, 147, 52},   {0, 212, 187},
     {44, 153, 168}, {0, 194, 255},   {52, 69, 147},  {100, 115, 255}, {0, 24, 236},
     {132, 56, 255}, {82, 0, 133},    {203, 56, 255}, {255, 149, 200}, {255, 55, 199},
 };
@@ -86,8 +86,8 @@ static void fill(const struct eb_annotate_canvas *c, int x0, int y0, int x1, int
     }
 }
 
-void eb_annotate_box(const struct eb_annotate_canvas *c, int x1, int y1, int x2, int y2,
-                     int thick, const uint8_t color[3])
+void eb_annotate_box(const struct eb_annotate_canvas *c, int x1, int y1, int x2, int y2, int thick,
+                     const uint8_t color[3])
 {
     if (x2 < x1 || y2 < y1 || thick < 1)
         return;
@@ -181,8 +181,8 @@ enum eb_status eb_annotate_save(const char *path, const uint8_t *rgb, int width,
     struct eb_annotate_canvas c = {
         .rgb = malloc(row * (size_t)height), .width = width, .height = height, .stride = row};
     if (c.rgb == NULL)
-        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to write %s: out of memory for %dx%d",
-                            path, width, height);
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to write %s: out of memory for %dx%d", path,
+                            width, height);
     for (int y = 0; y < height; y++)
         memcpy(c.rgb + (size_t)y * row, rgb + (size_t)y * stride, row);
     eb_annotate_detections(&c, d, names, n_names, min_score);

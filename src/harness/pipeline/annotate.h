@@ -36,8 +36,8 @@ struct eb_annotate_canvas {
  * Draws the outline of the box [x1, x2] x [y1, y2] (pixels, inclusive), `thick` px wide inward,
  * in `color`; the parts outside the canvas are clipped.
  */
-void eb_annotate_box(const struct eb_annotate_canvas *c, int x1, int y1, int x2, int y2,
-                     int thick, const uint8_t color[3]);
+void eb_annotate_box(const struct eb_annotate_canvas *c, int x1, int y1, int x2, int y2, int thick,
+                     const uint8_t color[3]);
 
 /**
  * Draws `text` (printable ASCII; other bytes as '?') with its top-left corner at (x, y), each
@@ -59,9 +59,8 @@ void eb_annotate_detections(const struct eb_annotate_canvas *c, const struct eb_
  * Writes the canvas to `path` as an 8-bit RGB PNG. EB_ERR_IO naming the file and libpng's
  * reason.
  */
-EB_NODISCARD enum eb_status eb_annotate_write_png(const char *path,
-                                                  const struct eb_annotate_canvas *c,
-                                                  struct eb_diag *diag);
+EB_NODISCARD enum eb_status
+eb_annotate_write_png(const char *path, const struct eb_annotate_canvas *c, struct eb_diag *diag);
 
 /**
  * The whole frame: copies `rgb` (width x height, `stride` bytes per row; borrowed, unchanged),

@@ -18,8 +18,8 @@ static const struct {
     int width; /* text style */
     enum col_kind kind;
 } cols[] = {
-    {"Class", 20, COL_NAME}, {"Images", 7, COL_IMAGES}, {"Instances", 10, COL_INSTANCES},
-    {"P", 7, COL_P},         {"R", 7, COL_R},           {"mAP50", 7, COL_MAP50},
+    {"Class", 20, COL_NAME},  {"Images", 7, COL_IMAGES}, {"Instances", 10, COL_INSTANCES},
+    {"P", 7, COL_P},          {"R", 7, COL_R},           {"mAP50", 7, COL_MAP50},
     {"mAP50-95", 9, COL_MAP},
 };
 

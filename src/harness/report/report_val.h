@@ -22,23 +22,23 @@
 /** One row of the table: a class, or "all" (the means). */
 struct eb_val_row {
     const char *name;
-    size_t images;    /* images with at least one instance */
-    size_t instances; /* ground-truth boxes */
-    double p, r;      /* at the best-F1 confidence; negative = no instances ("-") */
-    double map50, map; /* mAP50 and mAP50-95; negative = no instances */
+    size_t images;      /* images with at least one instance */
+    size_t instances;   /* ground-truth boxes */
+    double p, r;        /* at the best-F1 confidence; negative = no instances ("-") */
+    double map50, map;  /* mAP50 and mAP50-95; negative = no instances */
     const double *pr50; /* EB_VAL_PR_POINTS precisions at IoU .50; NULL = no curve */
 };
 
 struct eb_val_page {
-    const char *version;   /* edgebench's */
-    const char *model;     /* the model's path */
-    const char *data;      /* the dataset's folder */
+    const char *version;      /* edgebench's */
+    const char *model;        /* the model's path */
+    const char *data;         /* the dataset's folder */
     const char *const *facts; /* n_facts "label", "value" pairs shown above the table */
     size_t n_facts;
-    int interrupted;       /* the figures cover part of the dataset */
+    int interrupted;               /* the figures cover part of the dataset */
     const struct eb_val_row *rows; /* rows[0] is "all", then a row per class */
     size_t n_rows;
-    double best_conf;      /* the confidence of P and R */
+    double best_conf; /* the confidence of P and R */
     /* The confusion matrix: (n_cm + 1)^2 counts, row-major [predicted][true], the last row and
        column background; cm_names has n_cm class names. */
     const uint64_t *cm;
