@@ -101,23 +101,11 @@ static int md_body(FILE *fp, const void *ctx)
 
 /* ------------------------------------------------------------------ val.html */
 
-static const char css[] =
-    "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;"
-    "margin:0 auto;padding:16px 24px;max-width:1360px;color:#222;background:#fafafa}"
-    "h1{font-size:1.5em;margin:.4em 0}h2{font-size:1.25em;margin:1.6em 0 .5em;"
-    "border-bottom:1px solid #ccc;padding-bottom:.2em}"
-    "table{border-collapse:collapse;margin:.5em 0 1em;background:#fff;font-size:.9em}"
-    "th,td{border:1px solid #d4d4d4;padding:3px 8px;text-align:left}"
-    "thead th{background:#eee}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+/* What val.html adds to the pages' style sheet (eb_report__css). */
+static const char css_val[] =
     "tbody tr.all{font-weight:bold;background:#f2f6fb}"
-    ".charts{display:flex;flex-wrap:wrap;gap:12px;margin:.5em 0 1em}"
-    "figure{margin:0;border:1px solid #ddd;background:#fff;max-width:100%}"
-    "figcaption{font-size:.85em;padding:2px 6px;color:#555}"
-    "svg.eb-chart{display:block;max-width:100%;height:auto}"
     ".scroll{overflow:auto;max-height:1100px;border:1px solid #ddd;background:#fff}"
-    ".scroll svg.eb-chart{max-width:none}"
-    "img.det{max-width:100%;height:auto;display:block}"
-    ".note{color:#555}.warn{background:#fff4e5;border-left:4px solid #e69f00;padding:6px 10px}";
+    ".scroll svg.eb-chart{max-width:none}";
 
 static void put(FILE *fp, const char *s)
 {
@@ -260,7 +248,8 @@ static int html_body(FILE *fp, const void *ctx)
     put(fp, p->version);
     fputs("\">\n<title>edgebench val: ", fp);
     put(fp, p->model);
-    fprintf(fp, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>edgebench val</h1>\n", css);
+    fprintf(fp, "</title>\n<style>%s%s</style>\n</head>\n<body>\n<h1>edgebench val</h1>\n",
+            eb_report__css, css_val);
     if (p->interrupted)
         fputs("<p class=\"warn\">Interrupted: the figures cover the images that ran, not the "
               "dataset.</p>\n",
