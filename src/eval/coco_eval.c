@@ -411,7 +411,72 @@ struct cat_acc {
     int valid[NA];             /* npig > 0 */
     double prec_sum[NA][NT];   /* sum over the 101 recall points, maxDets 100 */
     double recall[NA][NM][NT]; /* final recall */
+    double pr50[NR];           /* interpolated precision at IoU .50, area all, maxDets 100 */
 };
+
+/* The curves of the best-F1 search: NC confidences 0, 1/(NC-1), ..., 1. */
+#define NC EB_COCO_NUM_CONF
+
+/*
+ * Ultralytics' ap_per_class curves of one category: `n` non-ignored detections by score
+ * (descending) with cumulative precision `prec` and recall `rec`; at each grid confidence x,
+ * np.interp(-x, -score, v, left) (precision: left 1; recall: left 0), i.e. linear between the
+ * two detections around x, the last detection's value below the lowest score.
+ */
+static void conf_curves(const double *score, const double *prec, const double *rec, size_t n,
+                        double *p_out, double *r_out)
+{
+    for (int j = 0; j < NC; j++) {
+        const double x = (double)j / (NC - 1);
+        if (n == 0) {
+            p_out[j] = r_out[j] = 0.0; /* Ultralytics leaves a class without predictions 0 */
+            continue;
+        }
+        if (x > score[0]) {
+            p_out[j] = 1.0;
+            r_out[j] = 0.0;
+            continue;
+        }
+        /* k: the last detection with score >= x (scores descend). */
+        size_t lo = 0, hi = n;
+        while (hi - lo > 1) {
+            size_t mid = (lo + hi) / 2;
+            if (score[mid] >= x)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        const size_t k = lo;
+        if (k + 1 == n) {
+            p_out[j] = prec[k];
+            r_out[j] = rec[k];
+            continue;
+        }
+        const double f = (score[k] - x) / (score[k] - score[k + 1]);
+        p_out[j] = prec[k] + f * (prec[k + 1] - prec[k]);
+        r_out[j] = rec[k] + f * (rec[k + 1] - rec[k]);
+    }
+}
+
+/* The first maximum of `y` (NC values) smoothed by a 101-point box filter, edges repeated
+ * (Ultralytics' smooth(y, 0.1): np.convolve of the padded curve, 'valid'). */
+static int smoothed_argmax(const double *y)
+{
+    const int half = 50; /* round(NC * 0.1 * 2) // 2 + 1 = 101 points */
+    int best = 0;
+    double best_v = -1.0;
+    for (int i = 0; i < NC; i++) {
+        double sum = 0;
+        for (int k = i - half; k <= i + half; k++)
+            sum += y[k < 0 ? 0 : k >= NC ? NC - 1 : k];
+        const double v = sum / (2 * half + 1);
+        if (v > best_v) {
+            best_v = v;
+            best = i;
+        }
+    }
+    return best;
+}
 
 static int cmp_sel(const void *a, const void *b, const double *score)
 {
@@ -439,12 +504,19 @@ static void sort_by_score(size_t *v, size_t n, size_t *tmp, const double *score)
     memcpy(v, tmp, n * sizeof(*v));
 }
 
-/* accumulate() for one category from its per-image results in w. */
-static int accumulate(const struct eval *ev, struct cat_work *w, struct cat_acc *acc)
+/* accumulate() for one category from its per-image results in w; at IoU index t50 (area all,
+ * maxDets 100) also its precision and recall over the confidence grid (p_curve, r_curve: NC
+ * values each) and its interpolated precision curve. */
+static int accumulate(const struct eval *ev, struct cat_work *w, int t50, double *p_curve,
+                      double *r_curve, struct cat_acc *acc)
 {
     size_t *tmp = malloc((w->n ? w->n : 1) * sizeof(*tmp));
-    if (tmp == NULL)
+    double *cv = malloc((w->n ? w->n : 1) * 3 * sizeof(*cv));
+    if (tmp == NULL || cv == NULL) {
+        free(tmp);
+        free(cv);
         return 0;
+    }
     for (int a = 0; a < NA; a++) {
         acc->valid[a] = w->npig[a] > 0;
         if (!acc->valid[a])
@@ -476,6 +548,20 @@ static int accumulate(const struct eval *ev, struct cat_work *w, struct cat_acc 
                 acc->recall[a][mi][t] = nd ? w->rc[nd - 1] : 0.0;
                 if (mi != NM - 1)
                     continue;
+                const int curves = a == 0 && t == t50;
+                if (curves) {
+                    /* Ignored detections neither count nor make a point of the curves. */
+                    double *sc = cv, *pc = cv + w->n, *rc = cv + 2 * w->n;
+                    size_t m = 0;
+                    for (size_t i = 0; i < nd; i++)
+                        if (!igf[w->sel[i]]) {
+                            sc[m] = w->score[w->sel[i]];
+                            pc[m] = w->pr[i];
+                            rc[m] = w->rc[i];
+                            m++;
+                        }
+                    conf_curves(sc, pc, rc, m, p_curve, r_curve);
+                }
                 for (size_t i = nd; i-- > 1;)
                     if (w->pr[i] > w->pr[i - 1])
                         w->pr[i - 1] = w->pr[i];
@@ -487,12 +573,15 @@ static int accumulate(const struct eval *ev, struct cat_work *w, struct cat_acc 
                     if (i == nd)
                         break; /* this and every higher recall point stay 0 */
                     sum += w->pr[i];
+                    if (curves)
+                        acc->pr50[ri] = w->pr[i];
                 }
                 acc->prec_sum[a][t] = sum;
             }
         }
     }
     free(tmp);
+    free(cv);
     return 1;
 }
 
@@ -549,6 +638,7 @@ enum eb_status eb_coco_evaluate(const struct eb_dataset *ds, const struct eb_coc
     struct eval ev;
     struct cat_work w;
     struct cat_acc *acc = NULL;
+    double *pcur = NULL, *rcur = NULL, *f1 = NULL;
     struct eb_coco_result res;
     memset(&w, 0, sizeof(w));
     memset(&res, 0, sizeof(res));
@@ -558,7 +648,10 @@ enum eb_status eb_coco_evaluate(const struct eb_dataset *ds, const struct eb_coc
     st = EB_ERR_NOMEM;
     acc = calloc(ev.K ? ev.K : 1, sizeof(*acc));
     res.classes = calloc(ev.K ? ev.K : 1, sizeof(*res.classes));
-    if (acc == NULL || res.classes == NULL)
+    pcur = calloc((ev.K ? ev.K : 1) * NC, sizeof(*pcur));
+    rcur = calloc((ev.K ? ev.K : 1) * NC, sizeof(*rcur));
+    f1 = calloc(NC, sizeof(*f1));
+    if (acc == NULL || res.classes == NULL || pcur == NULL || rcur == NULL || f1 == NULL)
         goto nomem;
     res.n_classes = ev.K;
     res.n_images = ev.I;
@@ -596,7 +689,7 @@ enum eb_status eb_coco_evaluate(const struct eb_dataset *ds, const struct eb_coc
         for (size_t r = 0; r < ev.I; r++)
             if (!eval_image(&ev, k, r, &w))
                 goto nomem;
-        if (!accumulate(&ev, &w, &acc[k]))
+        if (!accumulate(&ev, &w, t50, pcur + k * NC, rcur + k * NC, &acc[k]))
             goto nomem;
         if (acc[k].valid[0]) {
             double s = 0;
@@ -609,10 +702,43 @@ enum eb_status eb_coco_evaluate(const struct eb_dataset *ds, const struct eb_coc
             for (int t = 0; t < NT; t++)
                 rs += acc[k].recall[0][NM - 1][t];
             cr->ar100 = rs / NT;
+            memcpy(cr->pr50, acc[k].pr50, sizeof(cr->pr50));
+            for (int j = 0; j < NC; j++) {
+                const double p = pcur[k * NC + (size_t)j], r = rcur[k * NC + (size_t)j];
+                f1[j] += 2 * p * r / (p + r + 1e-16);
+            }
             res.n_classes_with_gt++;
         } else {
             cr->ap = cr->ap50 = cr->ap75 = cr->ar100 = -1.0;
+            cr->p = cr->r = cr->f1 = -1.0;
+            for (int i = 0; i < NR; i++)
+                cr->pr50[i] = -1.0;
         }
+    }
+    /* The best mean F1 (Ultralytics: over the classes with labels) and P, R there. */
+    const int best = res.n_classes_with_gt ? smoothed_argmax(f1) : 0;
+    res.best_conf = (double)best / (NC - 1);
+    res.mp = res.mr = res.mf1 = -1.0;
+    for (int i = 0; i < NR; i++)
+        res.pr50[i] = -1.0;
+    if (res.n_classes_with_gt > 0) {
+        res.mp = res.mr = res.mf1 = 0.0;
+        for (int i = 0; i < NR; i++)
+            res.pr50[i] = 0.0;
+    }
+    for (size_t k = 0; k < ev.K; k++) {
+        struct eb_coco_class_result *cr = &res.classes[k];
+        if (!acc[k].valid[0])
+            continue;
+        cr->p = pcur[k * NC + (size_t)best];
+        cr->r = rcur[k * NC + (size_t)best];
+        cr->f1 = 2 * cr->p * cr->r / (cr->p + cr->r + 1e-16);
+        const double n = (double)res.n_classes_with_gt;
+        res.mp += cr->p / n;
+        res.mr += cr->r / n;
+        res.mf1 += cr->f1 / n;
+        for (int i = 0; i < NR; i++)
+            res.pr50[i] += cr->pr50[i] / n;
     }
     res.map = mean_ap(acc, ev.K, 0, 0, NT);
     res.map50 = mean_ap(acc, ev.K, 0, t50, t50 + 1);
@@ -636,12 +762,29 @@ nomem:
 done:
     eb_coco_result_fini(&res);
     free(acc);
+    free(pcur);
+    free(rcur);
+    free(f1);
     work_fini(&w);
     eval_fini(&ev);
     return st;
 }
 
 /* ------------------------------------------------------------------ JSON */
+
+/* "pr50": the 101 precisions (4 decimals: a chart's resolution), or null. */
+static void write_pr50(struct eb_json_writer *w, const double *pr, int valid)
+{
+    eb_json_key(w, "pr50");
+    if (!valid) {
+        eb_json_null(w);
+        return;
+    }
+    eb_json_arr_begin(w);
+    for (int i = 0; i < NR; i++)
+        eb_json_num(w, round(pr[i] * 1e4) / 1e4);
+    eb_json_arr_end(w);
+}
 
 void eb_coco_result_write_json(const struct eb_coco_result *r, struct eb_json_writer *w)
 {
@@ -665,6 +808,11 @@ void eb_coco_result_write_json(const struct eb_coco_result *r, struct eb_json_wr
     eb_json_kint(w, "detections_kept", (int64_t)r->n_dets_kept);
     eb_json_kint(w, "classes_evaluated", (int64_t)r->n_classes);
     eb_json_kint(w, "classes_with_gt", (int64_t)r->n_classes_with_gt);
+    eb_json_knum(w, "best_conf", r->best_conf);
+    eb_json_knum(w, "mp", r->mp);
+    eb_json_knum(w, "mr", r->mr);
+    eb_json_knum(w, "mf1", r->mf1);
+    write_pr50(w, r->pr50, r->n_classes_with_gt > 0);
     eb_json_key(w, "classes");
     eb_json_arr_begin(w);
     for (size_t i = 0; i < r->n_classes; i++) {
@@ -680,6 +828,10 @@ void eb_coco_result_write_json(const struct eb_coco_result *r, struct eb_json_wr
         eb_json_knum(w, "ap50", c->ap50);
         eb_json_knum(w, "ap75", c->ap75);
         eb_json_knum(w, "ar100", c->ar100);
+        eb_json_knum(w, "p", c->p);
+        eb_json_knum(w, "r", c->r);
+        eb_json_knum(w, "f1", c->f1);
+        write_pr50(w, c->pr50, c->ap >= 0);
         eb_json_obj_end(w);
     }
     eb_json_arr_end(w);

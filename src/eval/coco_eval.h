@@ -18,6 +18,16 @@
  *   final recall. Categories without non-ignored gt give -1 and are left out of every mean.
  * - AP = mean precision over thresholds, recall points and categories; AR = mean recall.
  *
+ * What is added in the way of Ultralytics' `yolo val` (ultralytics/utils/metrics.py), from the
+ * same matching at IoU .50 (area all, 100 detections; ignored detections left out):
+ * - precision and recall per category at the confidence that maximises the mean F1 over the
+ *   categories with gt (ap_per_class: on a grid of EB_COCO_NUM_CONF confidences 0..1, each
+ *   category's precision and recall are interpolated linearly between its detections' scores,
+ *   precision 1 and recall 0 above the best score; F1 = 2PR/(P+R); the mean F1 curve is
+ *   smoothed by a box filter of 101 points, edges repeated, and its first maximum is taken);
+ * - the precision-recall curve at IoU .50: COCOeval's interpolated precision at the 101 recall
+ *   points (whose mean is AP50), per category and averaged over the categories with gt.
+ *
  *     struct eb_coco_result r;
  *     if (eb_coco_evaluate(ds, dets, n, cat_ids, n_cats, &r, &diag) == EB_OK) {
  *         printf("mAP50-95 %.3f\n", r.map);
@@ -39,6 +49,7 @@
 #define EB_COCO_NUM_REC  101
 #define EB_COCO_NUM_AREA 4 /* all, small, medium, large */
 #define EB_COCO_MAX_DETS 100
+#define EB_COCO_NUM_CONF 1000 /* the confidence grid of the best-F1 search (Ultralytics') */
 
 /** One detection, in original-image pixels. */
 struct eb_coco_det {
@@ -57,7 +68,9 @@ struct eb_coco_class_result {
     size_t dets;      /* detections given for the class */
     double ap;        /* AP50-95, area all, 100 detections; -1 without gt */
     double ap50, ap75;
-    double ar100; /* AR50-95 with 100 detections; -1 without gt */
+    double ar100;    /* AR50-95 with 100 detections; -1 without gt */
+    double p, r, f1; /* precision, recall and F1 at the best-F1 confidence; -1 without gt */
+    double pr50[EB_COCO_NUM_REC]; /* precision at recall 0, .01, ..., 1 (IoU .50); -1 without gt */
 };
 
 struct eb_coco_result {
@@ -72,6 +85,9 @@ struct eb_coco_result {
     size_t n_dets;                           /* detections of the evaluated categories */
     size_t n_dets_kept; /* of them, within the 100 best per image and category */
     size_t n_classes_with_gt;
+    double best_conf;             /* the confidence of the best mean F1 (0 without gt) */
+    double mp, mr, mf1;           /* means over the categories with gt of p, r, f1; -1 without gt */
+    double pr50[EB_COCO_NUM_REC]; /* mean of the categories' pr50; -1 without gt */
     struct eb_coco_class_result *classes; /* one per evaluated category, ascending id; owned */
     size_t n_classes;
 };
@@ -94,8 +110,9 @@ void eb_coco_result_fini(struct eb_coco_result *r);
 
 /**
  * Writes the result as one JSON object: the twelve COCOeval statistics under their names
- * (map, map50, ..., ar_large), the counts and a "classes" array (category_id, name, gt, crowd,
- * images, dets, ap, ap50, ap75, ar100; -1 where a class has no gt).
+ * (map, map50, ..., ar_large), the counts, best_conf, mp, mr, mf1, "pr50" (the mean curve:
+ * 101 precisions at recall 0:.01:1) and a "classes" array (category_id, name, gt, crowd, images,
+ * dets, ap, ap50, ap75, ar100, p, r, f1, pr50; -1 where a class has no gt, pr50 then null).
  */
 void eb_coco_result_write_json(const struct eb_coco_result *r, struct eb_json_writer *w);
 

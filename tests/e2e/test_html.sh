@@ -167,3 +167,21 @@ case_compare_html_loads_in_chromium() {
   check_html out/compare.html "$min" "${ids[@]}"
   [ "$(marks_of p50_bars)" -gt 0 ] || fail "the p50 bars have no data marks"
 }
+
+case_val_html_loads_in_chromium() {
+  # val.html of the real model on 16 coco128 images: the PR curve of all classes and one per
+  # class with boxes, the confusion matrix, each drawn (non-zero size, data marks).
+  CHROME=$(chromium_bin) || skip "Chromium is not installed (Debian package chromium; scripts/setup.sh installs it)"
+  need_shared
+  "$EB_BIN" val --model "$DATA/models/yolov8n_int8_dynamic.onnx" --data "$DATA/datasets/coco128" \
+    --max_images 16 --out out --quiet >stdout.txt 2>err.txt || fail "edgebench val failed: $(cat err.txt)"
+  local classes
+  classes=$(grep -c '^chart-pr-[0-9]' <(grep -o 'id="chart-pr-[0-9]*"' out/val.html | sed 's/id="//; s/"$//'))
+  [ "$classes" -ge 5 ] || fail "expected a PR chart per class with boxes, got $classes"
+  check_html out/val.html $((classes + 2)) chart-pr-all chart-confusion chart-pr-0
+  [ "$(marks_of chart-pr-all)" -gt "$classes" ] || fail "the all-classes PR chart lacks curves"
+  [ "$(marks_of chart-confusion)" -gt 0 ] || fail "the confusion matrix has no cells"
+  grep -q '<td>all</td>' out/val.html || fail "the table lacks its all row"
+  [ -s out/val.md ] || fail "val.md missing"
+  grep -q '^| all |' out/val.md || fail "val.md lacks the all row"
+}

@@ -404,3 +404,21 @@ case_preprocess_says_where_and_why() {
   expect_slot_failure 1 "--preprocess gpu: the cpu device preprocesses frames on the host; use --preprocess cpu or auto" \
     --backend native --mode rgb --model0 "$(mkmodel)" --source synthetic=64x64 --preprocess gpu
 }
+
+case_run_save_images_writes_annotated_pngs() {
+  # --save_images 2 in dual mode: the first two measured frames of each slot, PNG at the
+  # source's size (the embedded models, synthetic frames: the files, not the boxes, are tested).
+  eb_run --mode dual --rgb_source synthetic=96x64 --thermal_source synthetic=80x48 --imgsz 160 \
+    --frames 4 --warmup 1 --save_images 2 --output out --quiet >/dev/null 2>err.txt ||
+    fail "edgebench run failed: $(cat err.txt)"
+  local d f; d=$(run_dir out)
+  for f in rgb_000000 rgb_000001 thermal_000000 thermal_000001; do
+    [ -s "$d/$f.png" ] || fail "$f.png missing: $(ls "$d")"
+    [ "$(head -c 8 "$d/$f.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$f.png is not a PNG"
+  done
+  [ -e "$d/rgb_000002.png" ] && fail "more than --save_images 2 frames written"
+  [ "$(od -An -tu1 -j16 -N8 "$d/rgb_000000.png" | awk '{ printf "%dx%d", $3 * 256 + $4, $7 * 256 + $8 }')" = 96x64 ] ||
+    fail "rgb_000000.png is not 96x64"
+  [ "$(od -An -tu1 -j16 -N8 "$d/thermal_000000.png" | awk '{ printf "%dx%d", $3 * 256 + $4, $7 * 256 + $8 }')" = 80x48 ] ||
+    fail "thermal_000000.png is not 80x48"
+}

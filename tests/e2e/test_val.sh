@@ -140,3 +140,47 @@ case_val_interrupted_writes_what_was_scored() {
   grep -q "INTERRUPTED: the figures cover the first $scored of the dataset's 128 images" \
     stdout.txt || fail "the table does not say it was interrupted"
 }
+
+# most_per_image FILE: the largest number of detections of one image in a COCO results file.
+most_per_image() { grep -o '"image_id":[0-9]*' "$1" | sort | uniq -c | sort -rn | awk 'NR == 1 { print $1 }'; }
+
+# png_size FILE: "WIDTHxHEIGHT" from the PNG's IHDR.
+png_size() { od -An -tu1 -j16 -N8 "$1" | awk '{ printf "%dx%d", $3 * 256 + $4, $7 * 256 + $8 }'; }
+
+case_val_table_max_det_and_save_images() {
+  need_shared
+  # Default: at most 100 detections per image, all classes (the COCO rule); the yolo val table.
+  "$EB_BIN" val --model "$DATA/models/yolov8n_int8_dynamic.onnx" --data "$DATA/datasets/coco128" \
+    --max_images 8 --save_images 2 --out out >stdout.txt 2>err.txt || fail "exit $?: $(cat err.txt)"
+  local most; most=$(most_per_image out/detections.json)
+  [ "$most" -le 100 ] || fail "an image has $most detections in detections.json, the COCO rule is 100"
+  [ "$most" -eq 100 ] || fail "at conf 0.001 an image should reach the cap of 100, got $most"
+  [ "$(jq_get out/val.json settings/max_det)" = 100 ] || fail "settings/max_det is not 100"
+  [ "$(jq_get out/val.json settings/detections_over_max_det)" -gt 0 ] || fail "nothing was capped"
+  grep -Eq '^  Class +Images +Instances +P +R +mAP50 +mAP50-95$' stdout.txt ||
+    fail "the table lacks the yolo val header: $(cat stdout.txt)"
+  # "all" is the first row, with the images and boxes of the evaluation.
+  local first; first=$(grep -A1 '^  Class ' stdout.txt | tail -1)
+  [ "$(echo "$first" | awk '{ print $1, $2, $3 }')" = "all 8 $(jq_get out/val.json metrics/gt_boxes)" ] ||
+    fail "the first row is not all: $first"
+  local p; p=$(jq_get out/val.json metrics/mp)
+  in_range "$p" 0.2 1 || fail "mean precision $p implausible"
+  [ "$(jq_get out/val.json metrics/classes/0/pr50)" = 101 ] || fail "no PR curve of 101 points"
+  [ "$(jq_get out/val.json confusion_matrix/classes)" = 81 ] || fail "80 classes and background"
+  [ "$(jq_get out/val.json confusion_matrix/matrix)" = 81 ] || fail "81 rows"
+  [ -s out/val.html ] || fail "val.html missing"
+  # --save_images 2: the first two images, PNG, at their own size.
+  [ -s out/image_000000.png ] && [ -s out/image_000001.png ] || fail "annotated images missing: $(ls out)"
+  [ -e out/image_000002.png ] && fail "more images than --save_images 2"
+  [ "$(png_size out/image_000000.png)" = 640x480 ] ||
+    fail "image_000000.png is $(png_size out/image_000000.png), its image 640x480"
+  # --max_det 5: five per image at most, and the scoring uses the same detections.
+  "$EB_BIN" val --model "$DATA/models/yolov8n_int8_dynamic.onnx" --data "$DATA/datasets/coco128" \
+    --max_images 8 --max_det 5 --out out5 >stdout5.txt 2>err.txt || fail "exit $?: $(cat err.txt)"
+  [ "$(most_per_image out5/detections.json)" -eq 5 ] || fail "--max_det 5 not obeyed"
+  [ "$(jq_get out5/val.json metrics/detections)" = "$(jq_get out5/detections.json "")" ] ||
+    fail "the scoring did not use the written detections"
+  rm -rf out out5
+  expect_val_error "--max_det: '0' is not accepted" --model "$DATA/models/yolov8n_int8_dynamic.onnx" \
+    --data "$DATA/datasets/coco128" --max_det 0
+}

@@ -69,7 +69,8 @@ struct eb_config {
     int preprocess; /* index in "auto|cpu|gpu" = enum eb_preprocess */
     int decode;     /* index in "auto|cpu|gpu" = enum eb_preprocess (same three choices) */
     int64_t drift_frames;
-    int kernels; /* index in "auto|ref|avx2|avx512|neon" */
+    int64_t save_images; /* --save_images */
+    int kernels;         /* index in "auto|ref|avx2|avx512|neon" */
     const char *output;
     const char *db; /* NULL = the default history database; "none" = no history */
     int64_t interval_ms;

@@ -17,6 +17,7 @@
 #include "harness/metrics/sampler.h"
 #include "harness/pipeline/accuracy.h"
 #include "harness/pipeline/advice.h"
+#include "harness/pipeline/annotate.h"
 #include "harness/pipeline/budget.h"
 #include "harness/pipeline/pipeline.h"
 #include "harness/pipeline/slot.h"
@@ -263,6 +264,10 @@ static void setup_slots(struct run_ctx *rc)
         su.unified = rc->platform.is_jetson;
         su.log = &rc->log;
         su.stop = rc->env->stop;
+        su.save_images = cfg->save_images;
+        su.save_dir = rc->dir; /* filled before the pass */
+        su.save_min_score =
+            su.accuracy != NULL && !cfg->conf_given ? EB_ANNOTATE_MIN_SCORE_LOW_CONF : 0.0;
         rc->active[i] = uses_slot(cfg->mode, i) && (su.model_path != NULL || embedded);
         if (rc->active[i] && embedded) {
             struct eb_synth_options so = {.arch = i == 0 ? EB_SYNTH_YOLOV8 : EB_SYNTH_YOLO11,

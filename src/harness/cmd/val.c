@@ -15,18 +15,26 @@
 #include "eb/json.h"
 #include "eb/number.h"
 #include "eval/coco_eval.h"
+#include "eval/confusion.h"
 #include "eval/dataset.h"
 #include "harness/cmd/config.h"
 #include "harness/cmd/run.h"
 #include "harness/cmd/val.h"
 #include "harness/pipeline/accuracy.h"
 #include "harness/pipeline/advice.h"
+#include "harness/pipeline/annotate.h"
 #include "harness/pipeline/pipeline.h"
 #include "harness/pipeline/slot.h"
 #include "harness/pipeline/source.h"
+#include "harness/report/report_val.h"
 #include "model/model.h"
 
 #define VAL_MAX_IMAGES 10000000
+#define VAL_MAX_SAVE   10000
+/* --max_det's ceiling: the slot's NMS keeps at most 300 per image (Ultralytics' max_det). */
+#define VAL_MAX_DET 300
+#define VAL_STR_(x) #x
+#define VAL_STR(x)  VAL_STR_(x)
 
 enum val_precision { VAL_FP32 = 0, VAL_FP16, VAL_INT8 };
 static const char *const precision_names[] = {"fp32", "fp16", "int8"};
@@ -35,6 +43,8 @@ struct val_opts {
     const char *model, *data, *class_map, *out, *split;
     enum eb_dataset_format format;
     int64_t max_images;
+    int64_t max_det;     /* detections per image in detections.json and the scoring */
+    int64_t save_images; /* annotated images written */
     enum val_precision precision;
     char **run_argv; /* run's options passed through (malloc'd array of borrowed strings) */
     int run_argc;
@@ -64,6 +74,7 @@ struct val_ctx {
     char dir[4096];
     char source_text[EB_SOURCE_PATH_MAX + 16];
     struct eb_coco_result res;
+    struct eb_confusion cm;
 };
 
 static void val_log(void *ctx, enum eb_log_level level, const char *msg)
@@ -89,8 +100,11 @@ void eb_val_print_help(FILE *fp)
         "usage: edgebench val --model PATH --data DIR [options]\n\n"
         "COCO detection metrics of a model on a dataset, with pycocotools' definitions\n"
         "(mAP50-95, mAP50, mAP75, AP small/medium/large, AR1/10/100, per class). Every image\n"
-        "runs through the model as `edgebench run` runs a frame, at a low confidence threshold;\n"
-        "val.json (every metric) and detections.json (COCO results format) are written.\n\n"
+        "runs through the model as `edgebench run` runs a frame, at a low confidence threshold.\n"
+        "Per class as `yolo val`: images, instances, precision and recall at the confidence of\n"
+        "the best mean F1, mAP50, mAP50-95. Written: val.json (every metric, the PR curves and\n"
+        "the confusion matrix), val.html (the table, PR curves, confusion matrix), val.md and\n"
+        "detections.json (COCO results format).\n\n"
         "options:\n"
         "  --model PATH          ONNX model (required)\n"
         "  --data DIR            dataset folder (required): COCO (annotations/*.json), YOLO\n"
@@ -111,14 +125,29 @@ void eb_val_print_help(FILE *fp)
         ", as customary for mAP)\n"
         "  --iou X               NMS IoU threshold (default 0.7)\n"
         "  --max_images N        only the first N images of the dataset (default 0: all)\n"
-        "  --out DIR             output folder (default runs/<timestamp>.<mmm>-val)\n"
-        "  also: --threads, --ort_lib, --kernels, --qdq, --gpu_mem_limit_gb, --preprocess,\n"
-        "  --decode, --no_fold, --no_fuse, --no_dce, --no_layout, --no_lanes, --verbose, --quiet "
-        "(as run)\n\n"
-        "exit codes: 0 metrics written; 1 the model could not be loaded or run; 2 bad input\n"
-        "(options, model file, dataset, class map); 6 val.json or detections.json could not\n"
-        "be written (the error names it; the other is kept); 130 interrupted (the metrics of\n"
-        "the images that ran are written, marked interrupted).\n");
+        "  --max_det N           at most N detections per image, all classes together, the\n"
+        "                        best by score, in detections.json and the scoring (default\n"
+        "                        100, the COCO rule; 1.." VAL_STR(
+            VAL_MAX_DET) ")\n"
+                         "  --save_images N       the first N images annotated with their "
+                         "detections (class,\n"
+                         "                        score; conf >= 0.25) as PNG files next to "
+                         "val.json\n"
+                         "                        (default 0)\n"
+                         "  --out DIR             output folder (default "
+                         "runs/<timestamp>.<mmm>-val)\n"
+                         "  also: --threads, --ort_lib, --kernels, --qdq, --gpu_mem_limit_gb, "
+                         "--preprocess,\n"
+                         "  --decode, --no_fold, --no_fuse, --no_dce, --no_layout, --no_lanes, "
+                         "--verbose, --quiet "
+                         "(as run)\n\n"
+                         "exit codes: 0 metrics written; 1 the model could not be loaded or run; 2 "
+                         "bad input\n"
+                         "(options, model file, dataset, class map); 6 val.json or detections.json "
+                         "could not\n"
+                         "be written (the error names it; the other is kept); 130 interrupted (the "
+                         "metrics of\n"
+                         "the images that ran are written, marked interrupted).\n");
 }
 
 static int choice(const char *text, const char *const *names, int n)
@@ -132,8 +161,9 @@ static int choice(const char *text, const char *const *names, int n)
 /* Parses val's own options; the passed-through ones go to o->run_argv. */
 static int parse_opts(int argc, char **argv, struct val_opts *o, int *help, FILE *err)
 {
-    static const char *const own[] = {"model", "data",   "class_map",  "out",
-                                      "split", "format", "max_images", "precision"};
+    static const char *const own[] = {"model",   "data",       "class_map",  "out",
+                                      "split",   "format",     "max_images", "precision",
+                                      "max_det", "save_images"};
     static const char *const formats[] = {"auto", "coco", "yolo", "voc"};
     char msg[EB_DIAG_MSG_MAX];
     *help = 0;
@@ -195,6 +225,24 @@ static int parse_opts(int argc, char **argv, struct val_opts *o, int *help, FILE
                     return usage(err, msg);
                 }
                 o->precision = (enum val_precision)p;
+            } else if (strcmp(own[k], "max_det") == 0) {
+                long long v = 0;
+                if (eb_number_parse_int(value, &v) != EB_NUMBER_OK || v < 1 || v > VAL_MAX_DET) {
+                    snprintf(msg, sizeof(msg),
+                             "--max_det: '%.100s' is not accepted (accepted: 1..%d; COCO: 100)",
+                             value, VAL_MAX_DET);
+                    return usage(err, msg);
+                }
+                o->max_det = v;
+            } else if (strcmp(own[k], "save_images") == 0) {
+                long long v = 0;
+                if (eb_number_parse_int(value, &v) != EB_NUMBER_OK || v < 0 || v > VAL_MAX_SAVE) {
+                    snprintf(msg, sizeof(msg),
+                             "--save_images: '%.100s' is not accepted (accepted: 0..%d)", value,
+                             VAL_MAX_SAVE);
+                    return usage(err, msg);
+                }
+                o->save_images = v;
             } else {
                 long long v = 0;
                 if (eb_number_parse_int(value, &v) != EB_NUMBER_OK || v < 0 || v > VAL_MAX_IMAGES) {
@@ -299,7 +347,7 @@ static void fmt_metric(char *buf, size_t size, double v)
         snprintf(buf, size, "%8.4f", v);
 }
 
-static void print_table(const struct val_ctx *vc, FILE *fp)
+static void print_table(const struct val_ctx *vc, const struct eb_val_page *page, FILE *fp)
 {
     const struct eb_coco_result *r = &vc->res;
     const struct eb_slot *s = &vc->slot;
@@ -336,9 +384,12 @@ static void print_table(const struct val_ctx *vc, FILE *fp)
                     cat->name, n);
     }
     fprintf(fp,
-            "  settings conf %g (low, as customary for mAP), NMS IoU %g, at most 300 detections "
-            "per image; COCO: the best 100 per image and class\n",
-            vc->cfg.conf, vc->cfg.iou);
+            "  settings conf %g (low, as customary for mAP), NMS IoU %g keeping at most %d per "
+            "image; scored and written: the best %lld per image, all classes (COCO: 100)\n",
+            vc->cfg.conf, vc->cfg.iou, vc->slot.params.max_det, (long long)vc->o.max_det);
+    if (vc->acc->over_max_det > 0)
+        fprintf(fp, "  max_det  %llu detections past the best %lld of their image left out\n",
+                (unsigned long long)vc->acc->over_max_det, (long long)vc->o.max_det);
     if (vc->undecodable > 0)
         fprintf(fp, "  warning  %zu images could not be decoded; their objects count as missed\n",
                 vc->undecodable);
@@ -363,19 +414,9 @@ static void print_table(const struct val_ctx *vc, FILE *fp)
         fprintf(fp, "  %s  %s      %s  %s\n", rows[i].ap_label, a, rows[i].ar_label, b);
     }
     fputc('\n', fp);
-    fprintf(fp, "  %-20s %7s %7s %8s %8s %8s\n", "class", "images", "boxes", "dets", "AP50-95",
-            "AP50");
-    for (size_t i = 0; i < r->n_classes; i++) {
-        const struct eb_coco_class_result *c = &r->classes[i];
-        if (c->ap < 0)
-            continue;
-        fmt_metric(a, sizeof(a), c->ap);
-        fmt_metric(b, sizeof(b), c->ap50);
-        fprintf(fp, "  %-20.20s %7zu %7zu %8zu %s %s\n", c->name, c->images, c->gt, c->dets, a, b);
-    }
-    fmt_metric(a, sizeof(a), r->map);
-    fmt_metric(b, sizeof(b), r->map50);
-    fprintf(fp, "  %-20s %7zu %7zu %8zu %s %s\n", "all", r->n_images, r->n_gt, r->n_dets, a, b);
+    fprintf(fp, "  P and R at confidence %.3f (the best mean F1 over the classes, as yolo val)\n",
+            r->best_conf);
+    eb_report_val_table(fp, page, EB_VAL_TABLE_TEXT);
     if (r->n_classes_with_gt < r->n_classes)
         fprintf(fp,
                 "  (%zu mapped classes have no boxes in the dataset: AP -1, left out of the "
@@ -422,7 +463,9 @@ static enum eb_status write_val_json(const struct val_ctx *vc, const char *path,
     eb_json_obj_begin(&w);
     eb_json_knum(&w, "conf", vc->cfg.conf);
     eb_json_knum(&w, "iou", vc->cfg.iou);
-    eb_json_kint(&w, "max_det", vc->slot.params.max_det);
+    eb_json_kint(&w, "max_det", vc->o.max_det);
+    eb_json_kint(&w, "nms_max_det", vc->slot.params.max_det);
+    eb_json_kint(&w, "detections_over_max_det", (int64_t)vc->acc->over_max_det);
     eb_json_kint(&w, "imgsz", vc->cfg.imgsz);
     eb_json_kint(&w, "max_images", vc->o.max_images);
     eb_json_kstr(&w, "metric",
@@ -487,10 +530,91 @@ static enum eb_status write_val_json(const struct val_ctx *vc, const char *path,
     eb_json_obj_end(&w);
     eb_json_key(&w, "metrics");
     eb_coco_result_write_json(&vc->res, &w);
+    eb_json_key(&w, "confusion_matrix");
+    eb_confusion_write_json(&vc->cm, vc->ds, &w);
     eb_json_kstr(&w, "detections_file", "detections.json");
+    eb_json_kstr(&w, "html_file", "val.html");
     eb_json_obj_end(&w);
     fputc('\n', fp); /* a failed write sets the stream's error flag, which eb_file_close reads */
     return eb_file_close(fp, path, diag);
+}
+
+/* What val.html, val.md and the printed table show (harness/report/report_val.h). */
+struct val_page {
+    struct eb_val_page page;
+    struct eb_val_row *rows;
+    const char **cm_names;
+    const char *facts[12];
+    char model_fact[160], data_fact[160], settings_fact[200];
+};
+
+static void page_fini(struct val_page *pg)
+{
+    free(pg->rows);
+    free(pg->cm_names);
+}
+
+/* The rows (all, then each class with boxes) and the matrix's names; borrows from vc. */
+static enum eb_status page_build(const struct val_ctx *vc, struct val_page *pg,
+                                 struct eb_diag *diag)
+{
+    const struct eb_coco_result *r = &vc->res;
+    const struct eb_slot *s = &vc->slot;
+    pg->rows = calloc(r->n_classes + 1, sizeof(*pg->rows));
+    pg->cm_names = calloc(vc->cm.n + 1, sizeof(*pg->cm_names));
+    if (pg->rows == NULL || pg->cm_names == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory for the val pages");
+    pg->rows[0] = (struct eb_val_row){.name = "all",
+                                      .images = r->n_images,
+                                      .instances = r->n_gt,
+                                      .p = r->mp,
+                                      .r = r->mr,
+                                      .map50 = r->map50,
+                                      .map = r->map,
+                                      .pr50 = r->n_classes_with_gt ? r->pr50 : NULL};
+    size_t n = 1;
+    for (size_t i = 0; i < r->n_classes; i++) {
+        const struct eb_coco_class_result *c = &r->classes[i];
+        if (c->ap < 0)
+            continue;
+        pg->rows[n++] = (struct eb_val_row){.name = c->name,
+                                            .images = c->images,
+                                            .instances = c->gt,
+                                            .p = c->p,
+                                            .r = c->r,
+                                            .map50 = c->ap50,
+                                            .map = c->ap,
+                                            .pr50 = c->pr50};
+    }
+    for (size_t i = 0; i < vc->cm.n; i++) {
+        const struct eb_dataset_category *cat = eb_dataset_category_find(vc->ds, vc->cm.cats[i]);
+        pg->cm_names[i] = cat ? cat->name : "?";
+    }
+    snprintf(pg->model_fact, sizeof(pg->model_fact), "%s, %dx%d, backend %s", vc->o.model, s->in_w,
+             s->in_h, s->setup.backend ? s->setup.backend->name : "?");
+    snprintf(pg->data_fact, sizeof(pg->data_fact), "%s (%s), %zu images, %zu boxes", vc->o.data,
+             eb_dataset_format_name(vc->ds->format), vc->ds->n_images, r->n_gt);
+    snprintf(pg->settings_fact, sizeof(pg->settings_fact),
+             "conf %g, NMS IoU %g, the best %lld detections per image (all classes)", vc->cfg.conf,
+             vc->cfg.iou, (long long)vc->o.max_det);
+    const char *facts[] = {"model",       pg->model_fact, "dataset",
+                           pg->data_fact, "settings",     pg->settings_fact};
+    memcpy(pg->facts, facts, sizeof(facts));
+    pg->page = (struct eb_val_page){.version = vc->env->version,
+                                    .model = vc->o.model,
+                                    .data = vc->o.data,
+                                    .facts = pg->facts,
+                                    .n_facts = EB_ARRAY_LEN(facts) / 2,
+                                    .interrupted = vc->interrupted,
+                                    .rows = pg->rows,
+                                    .n_rows = n,
+                                    .best_conf = r->best_conf,
+                                    .cm = vc->cm.m,
+                                    .cm_names = pg->cm_names,
+                                    .n_cm = vc->cm.n,
+                                    .cm_conf = vc->cm.conf,
+                                    .cm_iou = vc->cm.iou};
+    return EB_OK;
 }
 
 static void val_fini(struct val_ctx *vc)
@@ -499,6 +623,7 @@ static void val_fini(struct val_ctx *vc)
         eb_slot_fini(&vc->slot);
     eb_accuracy_destroy(vc->acc);
     eb_coco_result_fini(&vc->res);
+    eb_confusion_fini(&vc->cm);
     free(vc->o.run_argv);
 }
 
@@ -535,6 +660,7 @@ static int prepare(struct val_ctx *vc)
     if (eb_accuracy_create_from(ds, vc->o.data, vc->o.class_map, &vc->acc, &diag) != EB_OK)
         return usage(err, diag.msg);
     vc->ds = vc->acc->ds;
+    vc->acc->max_det = (int)vc->o.max_det;
 
     struct eb_slot_setup su;
     memset(&su, 0, sizeof(su));
@@ -553,6 +679,10 @@ static int prepare(struct val_ctx *vc)
     su.drift_frames = 0; /* val measures accuracy itself */
     su.log = &vc->log;
     su.stop = vc->env->stop;
+    su.save_images = vc->o.save_images;
+    su.save_dir = vc->dir; /* made before the pass */
+    su.save_prefix = "image";
+    su.save_min_score = fmax(vc->cfg.conf, EB_ANNOTATE_MIN_SCORE_LOW_CONF);
     eb_slot_init(&vc->slot, 0, &su);
     vc->slot_ready = 1;
     if (eb_slot_prepare(&vc->slot) != EB_OK) {
@@ -568,10 +698,13 @@ static int prepare(struct val_ctx *vc)
 
 int eb_val_main(int argc, char **argv, const struct eb_val_env *env)
 {
+    struct val_page pg;
+    memset(&pg, 0, sizeof(pg));
     struct val_ctx *vc = calloc(1, sizeof(*vc));
     if (vc == NULL)
         return usage(env->err, "out of memory");
     vc->env = env;
+    vc->o.max_det = EB_COCO_MAX_DETS;
     vc->log = (struct eb_log){.fn = val_log, .ctx = env->err, .level = EB_LOG_WARN};
     int help = 0;
     int code = parse_opts(argc, argv, &vc->o, &help, env->err);
@@ -625,6 +758,12 @@ int eb_val_main(int argc, char **argv, const struct eb_val_env *env)
     if (st == EB_OK)
         st = eb_coco_evaluate(vc->ds, vc->acc->dets, vc->acc->n_dets, vc->acc->cats,
                               vc->acc->n_cats, &vc->res, &diag);
+    if (st == EB_OK)
+        st = eb_confusion_compute(vc->ds, vc->acc->dets, vc->acc->n_dets, vc->acc->cats,
+                                  vc->acc->n_cats, EB_CONFUSION_CONF, EB_CONFUSION_IOU, &vc->cm,
+                                  &diag);
+    if (st == EB_OK)
+        st = page_build(vc, &pg, &diag);
     if (st != EB_OK) {
         fprintf(env->err, "edgebench: error: %s\n", diag.msg);
         code = EB_EXIT_NOTHING_RAN;
@@ -638,17 +777,24 @@ int eb_val_main(int argc, char **argv, const struct eb_val_env *env)
         eb_coco_write_detections(path, vc->ds, vc->acc->dets, vc->acc->n_dets, &dd) == EB_OK;
     snprintf(path, sizeof(path), "%s/val.json", vc->dir);
     const int val_ok = write_val_json(vc, path, &vd) == EB_OK;
+    struct eb_diag hd = {0};
+    const int html_ok = eb_report_val_write(vc->dir, &pg.page, &hd) == EB_OK;
     if (!dets_ok)
         fprintf(env->err, "edgebench: error: %s\n", dd.msg);
     if (!val_ok)
         fprintf(env->err, "edgebench: error: %s\n", vd.msg);
-    print_table(vc, env->out);
+    if (!html_ok)
+        fprintf(env->err, "edgebench: error: %s\n", hd.msg);
+    print_table(vc, &pg.page, env->out);
     if (val_ok)
         fprintf(env->out, "\nval: %s/val.json\n", vc->dir);
-    code = !(dets_ok && val_ok) ? EB_EXIT_WRITE_FAILED
-           : vc->interrupted    ? EB_EXIT_INTERRUPTED
-                                : EB_EXIT_OK;
+    if (html_ok)
+        fprintf(env->out, "val: %s/val.html\n", vc->dir);
+    code = !(dets_ok && val_ok && html_ok) ? EB_EXIT_WRITE_FAILED
+           : vc->interrupted               ? EB_EXIT_INTERRUPTED
+                                           : EB_EXIT_OK;
 done:
+    page_fini(&pg);
     val_fini(vc);
     free(vc);
     return code;

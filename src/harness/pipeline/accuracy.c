@@ -56,6 +56,7 @@ enum eb_status eb_accuracy_create_from(struct eb_dataset *ds, const char *data_d
         return eb_diag_fail(diag, st, "out of memory");
     }
     acc->ds = ds;
+    acc->max_det = EB_COCO_MAX_DETS;
     acc->data_dir = data_dir;
     acc->class_map_path = class_map;
     acc->files = calloc(ds->n_images ? ds->n_images : 1, sizeof(*acc->files));
@@ -137,6 +138,7 @@ void eb_accuracy_reset(struct eb_accuracy *acc)
     acc->n_scored = 0;
     acc->last_scored = 0;
     acc->dropped = 0;
+    acc->over_max_det = 0;
     memset(acc->scored, 0, acc->ds->n_images);
 }
 
@@ -160,6 +162,7 @@ enum eb_status eb_accuracy_add(struct eb_accuracy *acc, int64_t image,
         acc->dets = p;
         acc->cap_dets = nc;
     }
+    const size_t first = acc->n_dets;
     for (size_t i = 0; i < d->count; i++) {
         const struct eb_detection *e = &d->items[i];
         if (e->cls < 0 || (size_t)e->cls >= acc->map.n_classes ||
@@ -177,6 +180,22 @@ enum eb_status eb_accuracy_add(struct eb_accuracy *acc, int64_t image,
         c->bbox[2] = round_to((double)e->x2 - (double)e->x1, 1e3);
         c->bbox[3] = round_to((double)e->y2 - (double)e->y1, 1e3);
         c->score = round_to(e->score, 1e5);
+    }
+    /* At most max_det per image, all classes together (the COCO results rule): the image's
+     * detections by score, stable (an insertion sort: NMS keeps at most a few hundred). */
+    struct eb_coco_det *v = acc->dets + first;
+    const size_t n = acc->n_dets - first;
+    for (size_t i = 1; i < n; i++) {
+        struct eb_coco_det t = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1].score < t.score; j--)
+            v[j] = v[j - 1];
+        v[j] = t;
+    }
+    const size_t cap = acc->max_det > 0 ? (size_t)acc->max_det : 0;
+    if (n > cap) {
+        acc->over_max_det += n - cap;
+        acc->n_dets = first + cap;
     }
     acc->scored[image] = 1;
     acc->n_scored++;

@@ -49,8 +49,11 @@ struct eb_accuracy {
     size_t n_dets, cap_dets;
     unsigned char *scored; /* per image: its detections are in dets */
     size_t n_scored;
-    size_t last_scored; /* highest scored image index + 1 */
-    uint64_t dropped;   /* detections of unmapped model classes */
+    size_t last_scored;    /* highest scored image index + 1 */
+    uint64_t dropped;      /* detections of unmapped model classes */
+    int max_det;           /* per image, all classes together: the best this many are kept (the
+                           COCO results rule); set by create to EB_COCO_MAX_DETS */
+    uint64_t over_max_det; /* detections left out by max_det */
 };
 
 /**
@@ -87,7 +90,8 @@ void eb_accuracy_reset(struct eb_accuracy *acc);
 
 /**
  * Adds the detections `d` (original-image pixels, borrowed) of dataset image `image`: mapped
- * to categories (unmapped classes dropped and counted), boxes rounded to 1/1000 pixel and
+ * to categories (unmapped classes dropped and counted), the best acc->max_det by score kept
+ * (equal scores in their given order; the rest counted in over_max_det), boxes rounded to 1/1000 pixel and
  * scores to 1e-5 as in val's detections.json. Nothing when `image` is out of range or already
  * scored in this pass. EB_ERR_NOMEM.
  */

@@ -9,6 +9,7 @@
 #include "eb/file.h"
 #include "harness/metrics/sampler.h"
 #include "harness/pipeline/advice.h"
+#include "harness/pipeline/annotate.h"
 #include "harness/pipeline/slot.h"
 #include "harness/results/validity.h"
 #include "model/model.h"
@@ -929,6 +930,19 @@ void eb_slot_begin_pass(struct eb_slot *s)
         eb_accuracy_reset(s->setup.accuracy);
 }
 
+/* --save_images: frame `n` annotated into the run's folder; a failure is a warning. */
+static void save_image(const struct eb_slot *s, const struct eb_frame *fr, size_t n)
+{
+    char path[4352];
+    struct eb_diag ad = {0};
+    snprintf(path, sizeof(path), "%s/%s_%06zu.png", s->setup.save_dir,
+             s->setup.save_prefix ? s->setup.save_prefix : s->name, n);
+    if (eb_annotate_save(path, fr->rgb, fr->width, fr->height, fr->stride, &s->dets,
+                         s->info.class_names, s->info.n_class_names, s->setup.save_min_score,
+                         &ad) != EB_OK)
+        eb_log_msg(s->setup.log, EB_LOG_WARN, "--save_images: %s", ad.msg);
+}
+
 enum eb_status eb_slot_book(struct eb_slot *s, const struct eb_frame *fr,
                             const struct eb_frame_record *rec)
 {
@@ -969,6 +983,8 @@ enum eb_status eb_slot_book(struct eb_slot *s, const struct eb_frame *fr,
         if (st != EB_OK)
             return slot_fail(s, st);
     }
+    if ((int64_t)n < s->setup.save_images && s->setup.save_dir != NULL)
+        save_image(s, fr, n);
     struct eb_frame_record *out = &s->records[n];
     *out = *rec;
     out->frame_index = fr->index;

@@ -76,6 +76,15 @@ struct eb_slot_setup {
        (enum eb_head_kind; EB_HEAD_UNKNOWN = recognised from the graph). */
     const char *profile_path;
     int head;
+    /* --save_images: the first save_images measured frames with their final detections drawn
+       (harness/pipeline/annotate.h) as <save_dir>/<save_prefix>_<NNNNNN>.png (the measured
+       frame's number), written after the frame is booked, outside its timed stages; detections
+       scoring under save_min_score are not drawn. save_dir is borrowed and read when the frame
+       is booked (it may be filled after eb_slot_init); NULL or 0 frames = none. */
+    int64_t save_images;
+    const char *save_dir;
+    const char *save_prefix; /* NULL = the slot's name */
+    double save_min_score;
 };
 
 struct eb_slot {

@@ -97,6 +97,8 @@ void eb_report__slots_by_closeness(const struct eb_run_result *r, int order_out[
  * class id. Caller frees; NULL when there are none or memory ran out.
  */
 struct eb_class_count *eb_report__sorted_classes(const struct eb_slot_result *s);
+/* Internal to report*.c: the style sheet of edgebench's HTML pages (report.html, val.html). */
+extern const char eb_report__css[];
 /* Internal to report*.c: "SIGINT", "SIGTERM", ... or NULL for 0 and unknown signals. */
 const char *eb_report__signal_name(int sig);
 

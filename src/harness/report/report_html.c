@@ -332,7 +332,7 @@ static const char *slot_reason(const struct eb_slot_result *s)
                                           : "unknown";
 }
 
-static const char css[] =
+const char eb_report__css[] =
     "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;"
     "margin:0 auto;padding:16px 24px;max-width:1360px;color:#222;background:#fafafa}"
     "h1{font-size:1.5em;margin:.4em 0}h2{font-size:1.25em;margin:1.6em 0 .5em;"
@@ -365,7 +365,7 @@ static void write_head(const struct eb_run_result *r, FILE *fp)
     put(fp, r->mode[0] != '\0' ? r->mode : "unknown");
     fputs(" mode, ", fp);
     put(fp, r->started_at[0] != '\0' ? r->started_at : "unknown date");
-    fprintf(fp, "</title>\n<style>%s</style>\n</head>\n<body>\n", css);
+    fprintf(fp, "</title>\n<style>%s</style>\n</head>\n<body>\n", eb_report__css);
 }
 
 /* A verdict (VALID / INVALID) and its reasons; nothing when it was not judged. */

@@ -1027,3 +1027,114 @@ void eb_svg_page_begin(FILE *fp)
           "style-src 'unsafe-inline'\">\n",
           fp);
 }
+
+/* ---------------------------------------------------------------------------------- heatmap */
+
+enum eb_status eb_svg_heatmap(FILE *fp, const struct eb_svg_chart *c,
+                              const struct eb_svg_heatmap *hm)
+{
+    if (fp == NULL || c == NULL || hm == NULL)
+        return EB_ERR_INVALID_ARG;
+    const size_t nr = hm->n_rows, nc = hm->n_cols;
+    /* Big cells with their value written in them while the matrix is small; else 14 px. */
+    const double cell = nr <= 30 && nc <= 30 ? 28.0 : 14.0;
+    double row_px = 0, col_px = 0;
+    for (size_t i = 0; i < nr; i++) {
+        double px = text_px(hm->row_labels[i]);
+        row_px = px > row_px ? px : row_px;
+    }
+    for (size_t j = 0; j < nc; j++) {
+        double px = text_px(hm->col_labels[j]);
+        col_px = px > col_px ? px : col_px;
+    }
+    row_px = row_px > LABEL_CHARS * CHAR_PX ? LABEL_CHARS * CHAR_PX : row_px;
+    col_px = col_px > LABEL_CHARS * CHAR_PX ? LABEL_CHARS * CHAR_PX : col_px;
+    struct eb_svg_chart sized = *c;
+    /* The cells decide the size (a scrolling container shows a large one). */
+    sized.width = (int)(MARGIN + 16.0 + row_px + 6.0 + (double)nc * cell + MARGIN + 0.5);
+    sized.height = 0;
+    struct layout L;
+    memset(&L, 0, sizeof(L));
+    /* begin_svg sets pt from the title; the height follows: rows + slanted column labels. */
+    {
+        double head = 8.0 + (has_text(c->title) ? 15.0 : 0) + (has_text(c->subtitle) ? 15.0 : 0);
+        sized.height = (int)(head + 14.0 + (double)nr * cell + 6.0 + col_px * 0.87 + 16.0 + 30.0);
+    }
+    if (sized.width > 4000 || sized.height > 4000) /* begin_svg's bounds: smaller cells */
+        return EB_ERR_INVALID_ARG;
+    begin_svg(fp, &sized, NULL, 0, 0.0, &L);
+    const double x0 = MARGIN + 16.0 + row_px + 6.0, y0 = L.pt;
+    if (nr == 0 || nc == 0) {
+        L.pl = x0;
+        L.pr = L.w - MARGIN;
+        L.pb = L.h - 40.0;
+        write_empty_note(fp, c, &L);
+        return end_svg(fp);
+    }
+    fputs("<g class=\"bars\" stroke=\"#fff\" stroke-width=\"0.5\">", fp);
+    for (size_t i = 0; i < nr; i++)
+        for (size_t j = 0; j < nc; j++) {
+            double v = hm->values[i * nc + j];
+            int shade = isfinite(v) ? (int)lround(255.0 - fmin(fmax(v, 0.0), 1.0) * 200.0) : 255;
+            fprintf(fp,
+                    "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                    "fill=\"rgb(%d,%d,255)\"><title>",
+                    x0 + (double)j * cell, y0 + (double)i * cell, cell, cell, shade,
+                    (shade + 255) / 2);
+            eb_svg_put_escaped(fp, c->y_label);
+            fputs(" ", fp);
+            eb_svg_put_escaped(fp, hm->row_labels[i]);
+            fputs(", ", fp);
+            eb_svg_put_escaped(fp, c->x_label);
+            fputs(" ", fp);
+            eb_svg_put_escaped(fp, hm->col_labels[j]);
+            if (isfinite(v))
+                fprintf(fp, ": %.2f", v);
+            if (hm->counts != NULL)
+                fprintf(fp, " (%.0f)", hm->counts[i * nc + j]);
+            fputs("</title></rect>", fp);
+        }
+    fputs("</g>\n", fp);
+    if (cell >= 28.0) {
+        fputs("<g font-size=\"9\" text-anchor=\"middle\">", fp);
+        for (size_t i = 0; i < nr; i++)
+            for (size_t j = 0; j < nc; j++) {
+                double v = hm->values[i * nc + j];
+                if (isfinite(v) && v >= 0.005)
+                    fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%.2f</text>",
+                            x0 + ((double)j + 0.5) * cell, y0 + ((double)i + 0.5) * cell + 3.0,
+                            v > 0.5 ? "#fff" : "#222", v);
+            }
+        fputs("</g>\n", fp);
+    }
+    fputs("<g font-size=\"9\">", fp);
+    for (size_t i = 0; i < nr; i++) {
+        fprintf(fp, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", x0 - 4.0,
+                y0 + ((double)i + 0.5) * cell + 3.0);
+        put_escaped_n(fp, hm->row_labels[i], LABEL_CHARS);
+        fputs("</text>", fp);
+    }
+    const double yb = y0 + (double)nr * cell + 6.0;
+    for (size_t j = 0; j < nc; j++) {
+        double x = x0 + ((double)j + 0.5) * cell + 3.0;
+        fprintf(fp,
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
+                "transform=\"rotate(-60 %.1f %.1f)\">",
+                x, yb, x, yb);
+        put_escaped_n(fp, hm->col_labels[j], LABEL_CHARS);
+        fputs("</text>", fp);
+    }
+    fputs("</g>\n", fp);
+    /* Axis titles: the rows' up the left edge, the columns' under the labels. */
+    double ym = y0 + (double)nr * cell / 2.0;
+    fprintf(fp,
+            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 %.1f "
+            "%.1f)\">",
+            MARGIN + 8.0, ym, MARGIN + 8.0, ym);
+    eb_svg_put_escaped(fp, c->y_label);
+    fprintf(fp, "</text>\n<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
+            x0 + (double)nc * cell / 2.0, (double)L.h - 10.0);
+    eb_svg_put_escaped(fp, c->x_label);
+    fputs("</text>\n", fp);
+    return end_svg(fp);
+}

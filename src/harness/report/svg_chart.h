@@ -177,4 +177,25 @@ struct eb_svg_bars {
 EB_NODISCARD enum eb_status eb_svg_bar_chart(FILE *fp, const struct eb_svg_chart *c,
                                              const struct eb_svg_bars *bars);
 
+/** The data of a heatmap (a confusion matrix). Borrowed for the call. */
+struct eb_svg_heatmap {
+    const char *const *row_labels; /* n_rows labels down the left edge */
+    const char *const *col_labels; /* n_cols labels along the bottom (slanted) */
+    size_t n_rows, n_cols;
+    const double *values; /* n_rows x n_cols, row-major, in [0, 1]: the cell's shade (white 0 to
+                             blue 1); a non-finite value leaves the cell white */
+    const double *counts; /* n_rows x n_cols counts named in each cell's tooltip; NULL = none */
+};
+
+/**
+ * A heatmap: one square cell per value (its tooltip names the row, the column, the value and the
+ * count), row labels at the left (c->y_label up the edge), column labels slanted at the bottom
+ * (c->x_label under them). The cells set the size (c->width and c->height are ignored): 28 px
+ * with the value written in the cell up to 30 x 30, else 14 px, so 80 classes stay readable in
+ * a scrolling container. EB_ERR_INVALID_ARG for a NULL argument or a matrix past 4000 px (over
+ * about 270 rows or columns; nothing written); EB_ERR_IO when writing failed.
+ */
+EB_NODISCARD enum eb_status eb_svg_heatmap(FILE *fp, const struct eb_svg_chart *c,
+                                           const struct eb_svg_heatmap *hm);
+
 #endif
