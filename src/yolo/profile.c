@@ -592,8 +592,11 @@ static int fit_v8(const struct fitctx *c, struct eb_head *h)
 {
     const struct eb_head_graph *g = c->g;
     int64_t a, n;
-    if (g->n_outputs < 1 || !rows3(g, 0, &a, &n) || a < 5 || a >= n)
-        return NOFIT("needs an output [1,4+nc,N] with N > 4+nc");
+    /* [1,4+nc,N] with N > 4+nc, or N <= 4+nc (small inputs: 84 anchors at 64x64, 21 at 32x32)
+     * when the metadata's class names say nc. */
+    if (g->n_outputs < 1 || !rows3(g, 0, &a, &n) || a < 5 ||
+        (a >= n && (size_t)a != 4 + g->n_class_names))
+        return NOFIT("needs an output [1,4+nc,N] with N > 4+nc (or nc from the class names)");
     static const int p5[] = {8, 16, 32}, p6[] = {8, 16, 32, 64};
     const int cells_ok = n == cells_sum(g, p5, 3) || n == cells_sum(g, p6, 4);
     if (c->automatic && !g->ultralytics && !cells_ok)

@@ -2,10 +2,11 @@
 # report.md escapes Markdown and HTML, replaces terminal escape codes and invalid UTF-8 with
 # U+FFFD; run.log and the console carry no control characters. Each case_* is one ctest entry.
 
-# hostile_run NAME: runs ../shared/data/hostile/NAME.onnx at conf 0 (every class detected).
+# hostile_run NAME: runs ../shared/data/hostile/NAME.onnx at conf 0 (every class detected), read
+# as a YOLOv8 head (--head v8: their random heads match no family's signature).
 hostile_run() {
   rm -rf out
-  "$EB_BIN" run --mode rgb --backend native --model0 "$DATA/hostile/$1.onnx" \
+  "$EB_BIN" run --mode rgb --backend native --head v8 --model0 "$DATA/hostile/$1.onnx" \
     --source synthetic=64x64 --frames 3 --warmup 0 --min_frames 0 --min_duration_s 0 --conf 0 \
     --db none --output out >console.txt 2>&1 || fail "$1: the run failed: $(cat console.txt)"
   run_dir out

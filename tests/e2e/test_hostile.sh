@@ -11,9 +11,19 @@ need_hostile() {
   [ -d "$H" ] || skip "$H is absent"
 }
 
+# head_of NAME: the head adapter a valid hostile model is read with (their random heads are
+# recognised as no family: issue 20 refuses to guess, so the user names one).
+head_of() {
+  case "$1" in
+  eltwise_div0) echo v5 ;;
+  *) echo v8 ;;
+  esac
+}
+
 # hostile_run NAME: `edgebench run` of hostile/NAME.onnx on the native backend into out/; sets rc.
 hostile_run() {
   eb_run --mode rgb --backend native --model0 "$H/$1.onnx" --source synthetic=64x64 --frames 3 \
+    --head "$(head_of "$1")" \
     --warmup 0 --min_frames 0 --min_duration_s 0 --db none --output out >stdout.txt 2>stderr.txt
   rc=$?
   [ "$rc" -lt 128 ] || fail "$1: killed by signal $((rc - 128)): $(tail -3 stderr.txt)"

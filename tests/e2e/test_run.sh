@@ -134,8 +134,12 @@ case_pt_weights_explain_export() {
 }
 case_model_without_yolo_output() {
   need_ort; need_shared
-  expect_slot_failure 1 "not a YOLO detection output" --mode rgb \
-    --model0 "$DATA/models-fp32/fastestdet_352_fp32.onnx" --source synthetic=64x64
+  # a random head (hostile/html2.onnx, output0 [1,6,256]) matches no family: refused with its
+  # outputs listed, never decoded as something it is not
+  expect_slot_failure 1 "no head adapter recognises the model's outputs (output0" \
+    --mode rgb --model0 "$DATA/hostile/html2.onnx" --source synthetic=64x64
+  grep -qF "(output0 [1,6,256]); name one with --head v8|v5|v5-raw|yolox" err.txt ||
+    fail "the refusal lists no outputs or choices: $(cat err.txt)"
 }
 case_directory_without_images() {
   need_ort; need_shared

@@ -407,7 +407,7 @@ EB_TEST(md_and_html_print_the_same_facts)
 
     /* Facts each report lacked before the list: now in both. */
     static const char *const expect[] = {
-        "Slot 0: rgb\tLayout\tv8 (80 classes)",
+        "Slot 0: rgb\tHead\tv8 (80 classes)",
         "Slot 0: rgb\tThreads\t6",
         "Slot 0: rgb\tfp16 drift vs fp32\tmax abs 0.0123, mean abs 0.00045; 39 of 40 fp32 boxes "
         "matched (97.5%) over 8 frames",
