@@ -84,6 +84,36 @@ static unsigned ends_of(const struct eb_onnx_model *m, const char *name, unsigne
     return bits;
 }
 
+/* Entries of the "names" metadata literal (a Python dict or a JSON list, as the backends parse
+ * it): top-level commas outside quotes, plus one; 0 for an empty or unbalanced literal. Only
+ * the count is needed here (the backends parse the names themselves). */
+static size_t count_names(const char *t)
+{
+    size_t n = 0;
+    int depth = 0, any = 0;
+    char quote = 0;
+    for (; *t; t++) {
+        if (quote) {
+            if (*t == '\\' && t[1] != '\0')
+                t++;
+            else if (*t == quote)
+                quote = 0;
+            continue;
+        }
+        if (*t == '\'' || *t == '"') {
+            quote = *t;
+            any |= depth == 1;
+        } else if (*t == '{' || *t == '[') {
+            depth++;
+        } else if (*t == '}' || *t == ']') {
+            depth--;
+        } else if (*t == ',' && depth == 1) {
+            n++;
+        }
+    }
+    return depth == 0 && quote == 0 && any ? n + 1 : 0;
+}
+
 static int meta_is(const struct eb_onnx_model *m, const char *key, const char *value)
 {
     for (size_t i = 0; i < m->n_meta; i++)
@@ -129,6 +159,9 @@ enum eb_status eb_model_head_graph(const uint8_t *bytes, size_t len, const char 
         int budget = 100000;
         g->out[i].ends = ends_of(m, o->name, seen, &budget);
     }
+    for (size_t i = 0; i < m->n_meta; i++)
+        if (strcmp(m->meta[i].key, "names") == 0)
+            g->n_class_names = count_names(m->meta[i].value);
     g->ultralytics = meta_is(m, "stride", NULL) && meta_is(m, "task", NULL);
     g->ultralytics_e2e = meta_is(m, "end2end", "True");
     g->graph_read = 1;

@@ -202,8 +202,73 @@ static void plan_model(eb_model_plan_fn plan, const char *path, int imgsz, struc
     free(bytes);
 }
 
+/* Which head adapter and profile `run` would use, from the graph alone (model/head_graph.c,
+ * yolo/profile.h); at input size `imgsz` where the model's is dynamic (0: 640). */
+struct head_result {
+    int ok;
+    struct eb_model_profile p;
+    char pre[160];
+    char why[EB_DIAG_MSG_MAX];
+};
+
+static void head_model(const char *path, int imgsz, struct head_result *r)
+{
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    struct eb_diag diag = {0};
+    struct eb_head_graph g;
+    memset(r, 0, sizeof(*r));
+    enum eb_status st = eb_model_read_file(path, &bytes, &len, &diag);
+    if (st == EB_OK)
+        st = eb_model_head_graph(bytes, len, path, &g, &diag);
+    free(bytes);
+    if (st == EB_OK) {
+        const int side = imgsz > 0 ? imgsz : 640;
+        if (g.in_w <= 0 || imgsz > 0)
+            g.in_w = side;
+        if (g.in_h <= 0 || imgsz > 0)
+            g.in_h = side;
+        st = eb_profile_resolve(&g, NULL, &r->p, &diag);
+    }
+    if (st == EB_OK) {
+        r->ok = 1;
+        eb_profile_describe_pre(&r->p, r->pre, sizeof(r->pre));
+    } else {
+        snprintf(r->why, sizeof(r->why), "%s", diag.msg[0] ? diag.msg : "unknown error");
+    }
+}
+
+static void print_head_text(FILE *fp, const struct head_result *h)
+{
+    if (!h->ok) {
+        fprintf(fp, "head:       none recognised: %s\n", h->why);
+        return;
+    }
+    fprintf(fp, "head:       %s, profile %s (%s): %s\n", eb_head_name(h->p.head.kind), h->p.family,
+            h->p.source, h->p.why);
+    fprintf(fp, "input:      %s\n", h->pre);
+}
+
+static void print_head_json(struct eb_json_writer *w, const struct head_result *h)
+{
+    eb_json_key(w, "head");
+    eb_json_obj_begin(w);
+    if (h->ok) {
+        eb_json_kstr(w, "adapter", eb_head_name(h->p.head.kind));
+        eb_json_kstr(w, "family", h->p.family);
+        eb_json_kstr(w, "why", h->p.why);
+        eb_json_kstr(w, "input", h->pre);
+        eb_json_kint(w, "num_classes", h->p.head.num_classes);
+    } else {
+        eb_json_key(w, "adapter");
+        eb_json_null(w);
+        eb_json_kstr(w, "why", h->why);
+    }
+    eb_json_obj_end(w);
+}
+
 static void print_text(FILE *fp, const char *path, const struct eb_model_summary *s,
-                       const struct plan_result *plan)
+                       const struct plan_result *plan, const struct head_result *head)
 {
     fprintf(fp, "model:      %s\n", path);
     fprintf(fp, "ir_version: %" PRId64 "\nopset:      %" PRId64 "\nproducer:   %s\n", s->ir_version,
@@ -237,6 +302,7 @@ static void print_text(FILE *fp, const char *path, const struct eb_model_summary
     fprintf(fp, "flops:      %.0f (%.2f GFLOPs)\n", s->flops, s->flops / 1e9);
     fprintf(fp, "precision:  %s (%s)\n", eb_model_precision_name(s->precision.kind),
             s->precision.detail);
+    print_head_text(fp, head);
     print_plan_text(fp, plan);
 }
 
@@ -266,7 +332,7 @@ static void json_io(struct eb_json_writer *w, const struct eb_model_io *io, int 
 }
 
 static int print_json(FILE *fp, const char *path, const struct eb_model_summary *s,
-                      const struct plan_result *plan)
+                      const struct plan_result *plan, const struct head_result *head)
 {
     struct eb_json_writer w;
     eb_json_writer_init_file(&w, fp, 1);
@@ -299,6 +365,7 @@ static int print_json(FILE *fp, const char *path, const struct eb_model_summary 
     eb_json_knum(&w, "gflops", s->flops / 1e9);
     eb_json_kstr(&w, "precision", eb_model_precision_name(s->precision.kind));
     eb_json_kstr(&w, "precision_detail", s->precision.detail);
+    print_head_json(&w, head);
     print_plan_json(&w, plan);
     eb_json_obj_end(&w);
     fputc('\n', fp);
@@ -313,6 +380,7 @@ static int info_main(int argc, char **argv, eb_model_plan_fn plan, FILE *out, FI
     struct eb_diag diag = {0};
     struct eb_model_summary *s;
     struct plan_result *pr;
+    struct head_result *hr;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) {
             json = 1;
@@ -347,27 +415,26 @@ static int info_main(int argc, char **argv, eb_model_plan_fn plan, FILE *out, FI
     }
     s = malloc(sizeof(*s));
     pr = malloc(sizeof(*pr));
-    if (s == NULL || pr == NULL) {
+    hr = malloc(sizeof(*hr));
+    rc = 1;
+    if (s == NULL || pr == NULL || hr == NULL) {
         fprintf(err, "edgebench model info: out of memory\n");
-        free(s);
-        free(pr);
-        return 1;
-    }
-    if (eb_model_summarize_file(path, s, &diag) != EB_OK) {
+    } else if (eb_model_summarize_file(path, s, &diag) != EB_OK) {
         fprintf(err, "edgebench model info: %s\n", diag.msg);
-        free(s);
-        free(pr);
-        return 1;
-    }
-    plan_model(plan, path, imgsz, pr);
-    if (json) {
-        rc = print_json(out, path, s, pr);
     } else {
-        print_text(out, path, s, pr);
-        rc = 0;
+        plan_model(plan, path, imgsz, pr);
+        head_model(path, imgsz, hr);
+        if (json) {
+            rc = print_json(out, path, s, pr, hr);
+        } else {
+            print_text(out, path, s, pr, hr);
+            rc = 0;
+        }
+        eb_profile_fini(&hr->p);
     }
     free(s);
     free(pr);
+    free(hr);
     return rc;
 }
 
