@@ -55,7 +55,8 @@ static const char *const passed[] = {
     "backend",    "device",   "imgsz",   "conf",    "iou",
     "threads",    "ort_lib",  "kernels", "qdq",     "gpu_mem_limit_gb",
     "preprocess", "decode",   "no_fold", "no_fuse", "no_dce",
-    "no_layout",  "no_lanes", "verbose", "quiet", "model_profile", "head",
+    "no_layout",  "no_lanes", "verbose", "quiet",   "model_profile",
+    "head",
 };
 
 struct val_ctx {

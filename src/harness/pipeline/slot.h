@@ -122,8 +122,8 @@ struct eb_slot {
     struct eb_yolo_drift drift; /* (measure_drift) */
     char drift_note[200];       /* what was compared, or why not */
     enum eb_dtype in_dtype;
-    void *input;      /* the input tensor data (f32 or f16) */
-    float *input_f32; /* preprocessing target (== input for f32 models) */
+    void *input;                       /* the input tensor data (f32 or f16) */
+    float *input_f32;                  /* preprocessing target (== input for f32 models) */
     float *out_f32[EB_BACKEND_MAX_IO]; /* conversion buffers of f16 outputs (NULL for f32) */
     size_t out_f32_cap[EB_BACKEND_MAX_IO];
     struct eb_tensor outs[EB_BACKEND_MAX_IO]; /* outputs of the last inference (backend data) */

@@ -193,10 +193,12 @@ struct eb_slot_result {
     int input_w, input_h, input_c;
     char layout[16]; /* the head adapter (yolo/head.h eb_head_name): "v8", "yolox", ... */
     int num_classes;
-    char model_profile[32];  /* the model profile's family ("ultralytics", "nanodet", a file's name) */
+    char model_profile
+        [32]; /* the model profile's family ("ultralytics", "nanodet", a file's name) */
     char profile_source[32]; /* "built-in", "--head", "profile file" */
     char profile_why[400];   /* why that head and profile */
-    char input_prep[160];    /* the profile's preprocessing, e.g. "BGR 0-255, letterbox top-left, pad 114" */
+    char input_prep
+        [160]; /* the profile's preprocessing, e.g. "BGR 0-255, letterbox top-left, pad 114" */
     int threads;
 
     uint64_t frames_measured; /* records below */
