@@ -58,6 +58,14 @@ static void resolve_auto(const struct eb_head_graph *g, struct eb_model_profile 
     ASSERT_STREQ(p->source, "built-in");
 }
 
+static void expect_head(const struct eb_model_profile *p, enum eb_head_kind kind,
+                        const char *family, int num_classes)
+{
+    ASSERT_EQ_INT(p->head.kind, kind);
+    ASSERT_STREQ(p->family, family);
+    ASSERT_EQ_INT(p->head.num_classes, num_classes);
+}
+
 static void expect_levels(const struct eb_head *h, int n, const int *strides, const int *grids)
 {
     ASSERT_EQ_INT(h->n_levels, n);
@@ -103,9 +111,7 @@ EB_TEST(shared_ultralytics_models_are_v8)
         ASSERT_TRUE(g.ultralytics);
         ASSERT_EQ_INT(g.in_w, m[i].size);
         resolve_auto(&g, &p);
-        ASSERT_EQ_INT(p.head.kind, EB_HEAD_V8);
-        ASSERT_STREQ(p.family, "ultralytics");
-        ASSERT_EQ_INT(p.head.num_classes, 80);
+        expect_head(&p, EB_HEAD_V8, "ultralytics", 80);
         ASSERT_EQ_INT(p.head.num_boxes, m[i].boxes);
         ASSERT_CONTAINS(p.why, "Ultralytics metadata");
         expect_norm(&p, 0, 114, zero3, s255, EB_RESIZE_LETTERBOX, 0);
@@ -122,9 +128,7 @@ EB_TEST(shared_yolox_nano)
     ASSERT_EQ_INT(g.out[0].ends & (EB_HEAD_END_LAYER | EB_HEAD_END_SIGMOID | EB_HEAD_END_DECODE),
                   EB_HEAD_END_LAYER | EB_HEAD_END_SIGMOID);
     resolve_auto(&g, &p);
-    ASSERT_EQ_INT(p.head.kind, EB_HEAD_YOLOX);
-    ASSERT_STREQ(p.family, "yolox");
-    ASSERT_EQ_INT(p.head.num_classes, 80);
+    expect_head(&p, EB_HEAD_YOLOX, "yolox", 80);
     expect_levels(&p.head, 3, s8_32, (const int[]){52, 26, 13});
     ASSERT_EQ_INT(p.head.num_boxes, 3549);
     ASSERT_EQ_INT(p.head.n_anchors, 0);
@@ -140,9 +144,7 @@ EB_TEST(shared_nanodet_m)
     struct eb_model_profile p;
     shared_graph("models-fp32/nanodet_m_416_fp32.onnx", &g);
     resolve_auto(&g, &p);
-    ASSERT_EQ_INT(p.head.kind, EB_HEAD_NANODET);
-    ASSERT_STREQ(p.family, "nanodet");
-    ASSERT_EQ_INT(p.head.num_classes, 80);
+    expect_head(&p, EB_HEAD_NANODET, "nanodet", 80);
     expect_levels(&p.head, 3, s8_32, (const int[]){52, 26, 13});
     ASSERT_EQ_INT(p.head.reg_max, 7);
     ASSERT_EQ_INT(p.head.num_boxes, 3549);
@@ -162,9 +164,7 @@ EB_TEST(shared_yolov5lite_e)
     struct eb_model_profile p;
     shared_graph("models-fp32/yolov5lite_e_320_fp32.onnx", &g);
     resolve_auto(&g, &p);
-    ASSERT_EQ_INT(p.head.kind, EB_HEAD_V5_RAW);
-    ASSERT_STREQ(p.family, "yolov5-raw");
-    ASSERT_EQ_INT(p.head.num_classes, 80);
+    expect_head(&p, EB_HEAD_V5_RAW, "yolov5-raw", 80);
     expect_levels(&p.head, 3, s8_32, (const int[]){40, 20, 10});
     ASSERT_EQ_INT(p.head.n_anchors, 3);
     static const float anchors[3][3][2] = {{{10, 13}, {16, 30}, {33, 23}},
@@ -184,9 +184,7 @@ EB_TEST(shared_yolo_fastestv2)
     struct eb_model_profile p;
     shared_graph("models-fp32/yolo_fastestv2_352_fp32.onnx", &g);
     resolve_auto(&g, &p);
-    ASSERT_EQ_INT(p.head.kind, EB_HEAD_FASTESTV2);
-    ASSERT_STREQ(p.family, "yolo-fastestv2");
-    ASSERT_EQ_INT(p.head.num_classes, 80);
+    expect_head(&p, EB_HEAD_FASTESTV2, "yolo-fastestv2", 80);
     expect_levels(&p.head, 2, (const int[]){16, 32}, (const int[]){22, 11});
     ASSERT_EQ_INT(p.head.n_anchors, 3);
     ASSERT_NEAR(p.head.anchors[0][0][0], 12.64, 1e-4);
@@ -196,7 +194,6 @@ EB_TEST(shared_yolo_fastestv2)
     ASSERT_STREQ(g.out[p.head.out_index[0]].name, "794");
     ASSERT_STREQ(g.out[p.head.out_index[1]].name, "796");
     /* BGR /255, plain resize, INTER_LINEAR. */
-    ASSERT_EQ_INT(p.norm.bgr, 1);
     expect_norm(&p, 1, 114, zero3, s255, EB_RESIZE_STRETCH, 0);
     eb_profile_fini(&p);
 }
@@ -207,9 +204,7 @@ EB_TEST(shared_fastestdet)
     struct eb_model_profile p;
     shared_graph("models-fp32/fastestdet_352_fp32.onnx", &g);
     resolve_auto(&g, &p);
-    ASSERT_EQ_INT(p.head.kind, EB_HEAD_FASTESTDET);
-    ASSERT_STREQ(p.family, "fastestdet");
-    ASSERT_EQ_INT(p.head.num_classes, 80);
+    expect_head(&p, EB_HEAD_FASTESTDET, "fastestdet", 80);
     expect_levels(&p.head, 1, (const int[]){16}, (const int[]){22});
     ASSERT_EQ_INT(p.head.num_boxes, 484);
     ASSERT_EQ_INT(p.head.nms_agnostic, 1);
@@ -264,9 +259,7 @@ EB_TEST(end2end_head)
     struct eb_model_profile p;
     synth_graph("end2end", &g);
     resolve_auto(&g, &p);
-    ASSERT_EQ_INT(p.head.kind, EB_HEAD_END2END);
-    ASSERT_STREQ(p.family, "end2end");
-    ASSERT_EQ_INT(p.head.num_classes, 80);
+    expect_head(&p, EB_HEAD_END2END, "end2end", 80);
     ASSERT_EQ_INT(p.head.num_boxes, 300);
     expect_norm(&p, 0, 114, zero3, s255, EB_RESIZE_LETTERBOX, 0);
     eb_profile_fini(&p);
@@ -279,9 +272,7 @@ EB_TEST(v5_decoded_in_graph_vs_raw)
     synth_graph("v5", &g);
     ASSERT_TRUE(g.out[0].ends & EB_HEAD_END_DECODE);
     resolve_auto(&g, &p);
-    ASSERT_EQ_INT(p.head.kind, EB_HEAD_V5);
-    ASSERT_STREQ(p.family, "yolov5");
-    ASSERT_EQ_INT(p.head.num_classes, 80);
+    expect_head(&p, EB_HEAD_V5, "yolov5", 80);
     ASSERT_EQ_INT(p.head.num_boxes, 252);
     eb_profile_fini(&p);
 
