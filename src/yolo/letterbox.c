@@ -410,7 +410,7 @@ static float area_sum_x(const uint8_t *row, const struct area_axis *a, int c)
     return acc;
 }
 
-/* The resized area of the canvas by INTER_AREA where both axes shrink (the caller checked),
+/* The resized area of the canvas by INTER_AREA where no axis grows (the caller checked),
  * into [0,1] planes (pad and channel order as letterbox_ref). Scalar, per output pixel. */
 static void letterbox_area(const uint8_t *src, int src_w, int src_h, size_t src_stride,
                            const struct eb_letterbox *lb, int channels, int pad_value, int bgr,
@@ -444,11 +444,21 @@ static void letterbox_area(const uint8_t *src, int src_w, int src_h, size_t src_
     }
 }
 
+/* OpenCV resizes by INTER_AREA's pixel-area averaging when no axis grows (src/dst >= 1 on both;
+ * one axis may keep its size, as a stretch to a square often does); the same size on both is a
+ * copy, which the bilinear path does exactly. */
+static int use_area(const struct eb_pixel_norm *n, const struct eb_letterbox *lb, int src_w,
+                    int src_h)
+{
+    return n->area && lb->new_w <= src_w && lb->new_h <= src_h &&
+           (lb->new_w < src_w || lb->new_h < src_h);
+}
+
 void eb_letterbox_to_nchw_f32_norm(const uint8_t *src, int src_w, int src_h, size_t src_stride,
                                    const struct eb_letterbox *lb, int channels,
                                    const struct eb_pixel_norm *n, float *dst)
 {
-    if (n->area && lb->new_w < src_w && lb->new_h < src_h)
+    if (use_area(n, lb, src_w, src_h))
         letterbox_area(src, src_w, src_h, src_stride, lb, channels, n->pad, n->bgr, dst);
     else
         letterbox_fast(src, src_w, src_h, src_stride, lb, channels, n->pad, n->bgr, dst);
@@ -459,7 +469,7 @@ void eb_letterbox_to_nchw_f32_norm__ref(const uint8_t *src, int src_w, int src_h
                                         const struct eb_letterbox *lb, int channels,
                                         const struct eb_pixel_norm *n, float *dst)
 {
-    if (n->area && lb->new_w < src_w && lb->new_h < src_h)
+    if (use_area(n, lb, src_w, src_h))
         letterbox_area(src, src_w, src_h, src_stride, lb, channels, n->pad, n->bgr, dst);
     else
         letterbox_ref(src, src_w, src_h, src_stride, lb, channels, n->pad, n->bgr, dst);

@@ -155,7 +155,7 @@ struct overrides {
     enum eb_resize resize;
     int n_strides;
     int strides[EB_HEAD_MAX_LEVELS];
-    int n_anchor_levels, n_anchors;
+    int n_anchor_levels, n_anchors, anchors_line;
     float anchors[EB_HEAD_MAX_LEVELS][EB_HEAD_MAX_ANCHORS][2];
     int has_reg_max, reg_max, has_nms, nms_agnostic, has_detr, detr_softmax;
     char *names_text; /* owned, the `names` value */
@@ -303,6 +303,7 @@ static enum eb_status parse_line(char *key, char *val, const char *file, int lin
             return FILE_FAIL("anchors: empty", file, line);
         o->n_anchor_levels = lv;
         o->n_anchors = per;
+        o->anchors_line = line;
     } else if (strcmp(key, "sigmoid") == 0) {
         if ((k = choice(val, sig, 2)) < 0)
             return FILE_FAIL("sigmoid %s: graph (the model applies it) or decoder", file, line,
@@ -691,11 +692,8 @@ static int try_family(const struct family *f, const struct overrides *o,
     c.n_anchors = o->n_anchors > 0 ? o->n_anchors : f->n_anchors;
     c.anchors = o->n_anchors > 0 ? (const float(*)[EB_HEAD_MAX_ANCHORS][2])o->anchors
                                  : (const float(*)[EB_HEAD_MAX_ANCHORS][2])f->anchors;
-    if (o->n_anchors > 0 && o->n_anchor_levels != c.n_strides) {
-        snprintf(why, why_size, "the profile gives anchors for %d levels and %d strides",
-                 o->n_anchor_levels, c.n_strides);
-        return 0;
-    }
+    /* Anchors for another number of levels than the strides are the file's error, reported
+     * with its line once the head is known (apply_overrides), not a misfit of every family. */
     struct eb_head h;
     memset(&h, 0, sizeof(h));
     h.kind = f->kind;
@@ -765,6 +763,11 @@ static void apply_family(const struct family *f, struct eb_model_profile *p)
 static enum eb_status apply_overrides(struct overrides *o, const char *file,
                                       struct eb_model_profile *p, struct eb_diag *diag)
 {
+    if (o->n_anchors > 0 && p->head.n_anchors > 0 && o->n_anchor_levels != p->head.n_levels)
+        return FILE_FAIL("anchors give %d levels, but the %s head reads %d (one per stride); "
+                         "give one ;-separated group of w,h pairs per stride",
+                         file, o->anchors_line, o->n_anchor_levels, eb_head_name(p->head.kind),
+                         p->head.n_levels);
     if (o->name[0])
         snprintf(p->family, sizeof(p->family), "%s", o->name);
     if (o->has_bgr)

@@ -51,7 +51,7 @@ struct eb_head_graph {
 /** A family's built-in profile or a profile file's settings. */
 struct eb_model_profile {
     char family[32]; /* "ultralytics", "yolox", "nanodet", ... or the file's `name` */
-    char source[32]; /* "built-in", "file", "--head" */
+    char source[32]; /* "built-in", "profile file" (its `head` key chose), "--head" */
     char why[400];   /* how it was chosen, for model info, the log and the report */
     struct eb_pixel_norm norm;
     enum eb_resize resize;

@@ -78,7 +78,7 @@ struct eb_pixel_norm {
     int pad; /* 0..255, the same for every channel */
     float mean[3], std[3];
     int area; /* shrink with OpenCV INTER_AREA (pixel-area averaging) instead of INTER_LINEAR
-                 (an axis that grows is still bilinear) */
+                 when no axis grows, as OpenCV does; where an axis grows, all is bilinear */
 };
 
 /** Writes the Ultralytics normalisation (RGB, pad 114, /255) into `*n`. */

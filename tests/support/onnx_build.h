@@ -5,6 +5,7 @@
 #ifndef EB_TEST_ONNX_BUILD_H
 #define EB_TEST_ONNX_BUILD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "engine/onnx/onnx_wire.h"
@@ -19,5 +20,40 @@ void eb_test_put_value_info(struct eb_pb_buf *g, uint32_t field, const char *nam
 /** Appends an AttributeProto of type INT (or STRING) named `name` to NodeProto `node`. */
 void eb_test_put_attr_int(struct eb_pb_buf *node, const char *name, int64_t v);
 void eb_test_put_attr_str(struct eb_pb_buf *node, const char *name, const char *v);
+
+/** Appends an AttributeProto of type INTS named `name` (`n` values) to NodeProto `node`. */
+void eb_test_put_attr_ints(struct eb_pb_buf *node, const char *name, const int64_t *v, int n);
+
+/*
+ * Detector-shaped models for head recognition and `edgebench run` (tests/unit/test_recognition.c,
+ * tests/support/mkonnx.c): each output comes from the image through real layers, so that both
+ * backends run them and the graph shows what ends each output:
+ *
+ *   images [1,3,H,W] (-> Resize cubic) -> Conv(3 -> C, kernel = stride = k) -> Reshape [1,C,G]
+ *   -> Slice the first Q cells -> (Transpose to [1,Q,C]) -> end op -> output
+ */
+struct eb_test_head_out {
+    const char *name;
+    int channels;    /* C */
+    int cells;       /* Q <= G = (H/k) * (W/k) */
+    int rows_first;  /* 1: [1,Q,C] (Transpose), 0: [1,C,Q] */
+    const char *end; /* NULL (the layer), "Sigmoid", "Softmax", "decode" (Sigmoid, Mul, Add),
+                        "scale" (Mul only) */
+};
+
+struct eb_test_head_model {
+    int in_w, in_h, kernel;
+    int resize_cubic; /* a Resize mode 'cubic' (scale 1) before the Conv: native refuses it */
+    int n_outputs;
+    struct eb_test_head_out out[4];
+    int n_names; /* > 0: Ultralytics metadata (stride, task, names "{0: 'c0', ...}") */
+};
+
+/** The named preset models ("detr", "detr-sigmoid", "end2end", "v5", "v5-raw", "unknown",
+ *  "native-refused"); 0 when `name` is none of them. Writes `*m`. */
+int eb_test_head_model_preset(const char *name, struct eb_test_head_model *m);
+
+/** The ONNX bytes of `m` (malloc'd, caller frees); NULL on out of memory. */
+uint8_t *eb_test_head_model_build(const struct eb_test_head_model *m, size_t *len_out);
 
 #endif
