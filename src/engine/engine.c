@@ -507,6 +507,8 @@ int eb_engine_frame_input(const struct eb_engine *e, char *why, size_t why_size)
             snprintf(buf, sizeof(buf), "input '%.40s' is %s %s, not a float [1,1|3,H,W] image",
                      v->name, eb_dtype_name(v->dtype), sh);
             reason = buf;
+        } else if (e->dev->frame_ok != NULL && !e->dev->frame_ok(e, buf, sizeof(buf))) {
+            reason = buf;
         }
     }
     if (reason != NULL && why != NULL && why_size > 0)

@@ -66,6 +66,9 @@ struct eb_engine_devops {
     /** Optional: eb_engine_pin_frames (arguments checked). */
     enum eb_status (*pin_frames)(struct eb_engine *e, uint8_t *base, size_t bytes,
                                  struct eb_diag *diag);
+    /** Optional: why this loaded model cannot take frames on the device (buf filled, returns
+     *  0), else 1; run_frame is offered only when it returns 1 (or is absent). */
+    int (*frame_ok)(const struct eb_engine *e, char *buf, size_t size);
     /** Optional: eb_engine_run_frame on graph input 0 (geometry checked); fills e->timing. */
     enum eb_status (*run_frame)(struct eb_engine *e, const struct eb_engine_frame *f,
                                 struct eb_diag *diag);

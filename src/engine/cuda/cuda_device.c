@@ -1038,6 +1038,29 @@ static enum eb_status cu_pin_frames(struct eb_engine *e, uint8_t *base, size_t b
     return EB_OK;
 }
 
+/* Frames are letterboxed into the input's device buffer: a node on the CPU that reads the
+ * input would find no host copy of it. */
+static int cu_frame_ok(const struct eb_engine *e, char *buf, size_t size)
+{
+    const struct cu_state *s = e->dev_state;
+    const struct eb_graph *g = e->g;
+    if (s == NULL || s->on_cpu == NULL || g->n_inputs != 1)
+        return 1;
+    for (size_t k = 0; k < e->n_order; k++) {
+        if (!s->on_cpu[k])
+            continue;
+        const struct eb_ir_node *n = &g->nodes[e->order[k]];
+        for (int i = 0; i < n->n_in; i++) {
+            if (n->in[i] == g->inputs[0]) {
+                snprintf(buf, size, "node '%.60s' (%s), which reads the input, runs on the CPU",
+                         n->name, n->op->onnx_name);
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 static enum eb_status cu_run_frame(struct eb_engine *e, const struct eb_engine_frame *f,
                                    struct eb_diag *diag)
 {
@@ -1167,6 +1190,7 @@ const struct eb_engine_devops eb_engine_devops_cuda = {
     .run = cu_run,
     .frame_buffer = cu_frame_buffer,
     .pin_frames = cu_pin_frames,
+    .frame_ok = cu_frame_ok,
     .run_frame = cu_run_frame,
     .reduce_head = cu_reduce_head,
     .close = cu_close,
