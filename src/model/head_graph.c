@@ -48,31 +48,45 @@ static unsigned end_kind(const char *op)
     return EB_HEAD_END_OTHER;
 }
 
-/* The node producing `name`, or -1 (an input or initializer). Linear: graphs are small enough
- * and this runs once per model at load. */
-static long producer(const struct eb_onnx_model *m, const char *name)
+/* Value name -> producing node, sorted by name for bsearch. */
+struct producer {
+    const char *name;
+    long node;
+};
+
+static int cmp_producer(const void *a, const void *b)
 {
-    for (size_t i = 0; i < m->n_nodes; i++)
-        for (size_t k = 0; k < m->nodes[i].n_outputs; k++)
-            if (strcmp(m->nodes[i].outputs[k], name) == 0)
-                return (long)i;
-    return -1;
+    return strcmp(((const struct producer *)a)->name, ((const struct producer *)b)->name);
 }
 
-/* Bits of what ends `name`; `seen` (n_nodes bytes) marks visited nodes; `budget` bounds the
- * walk. */
-static unsigned ends_of(const struct eb_onnx_model *m, const char *name, unsigned char *seen,
-                        int *budget)
+struct walk {
+    const struct eb_onnx_model *m;
+    const struct producer *by_name; /* n entries */
+    size_t n;
+    unsigned char *seen; /* n_nodes */
+    int budget;          /* nodes left to visit (bounds the walk on hostile graphs) */
+};
+
+/* The node producing `name`, or -1 (an input or initializer). */
+static long producer(const struct walk *w, const char *name)
 {
-    if (--*budget < 0)
+    const struct producer key = {name, 0};
+    const struct producer *p = bsearch(&key, w->by_name, w->n, sizeof(key), cmp_producer);
+    return p != NULL ? p->node : -1;
+}
+
+/* Bits of what ends `name`. */
+static unsigned ends_of(struct walk *w, const char *name)
+{
+    if (--w->budget < 0)
         return EB_HEAD_END_OTHER;
-    const long p = producer(m, name);
+    const long p = producer(w, name);
     if (p < 0)
         return EB_HEAD_END_OTHER;
-    if (seen[p])
+    if (w->seen[p])
         return 0;
-    seen[p] = 1;
-    const struct eb_onnx_node *n = &m->nodes[p];
+    w->seen[p] = 1;
+    const struct eb_onnx_node *n = &w->m->nodes[p];
     int all = 0;
     if (!transparent(n->op_type, &all))
         return end_kind(n->op_type);
@@ -80,7 +94,7 @@ static unsigned ends_of(const struct eb_onnx_model *m, const char *name, unsigne
     const size_t ni = all ? n->n_inputs : (n->n_inputs > 0 ? 1 : 0);
     for (size_t i = 0; i < ni; i++)
         if (n->inputs[i][0] != '\0')
-            bits |= ends_of(m, n->inputs[i], seen, budget);
+            bits |= ends_of(w, n->inputs[i]);
     return bits;
 }
 
@@ -130,11 +144,23 @@ enum eb_status eb_model_head_graph(const uint8_t *bytes, size_t len, const char 
     enum eb_status st = eb_onnx_model_parse(bytes, len, what, NULL, &m, diag);
     if (st != EB_OK)
         return st;
+    size_t n_prod = 0;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        n_prod += m->nodes[i].n_outputs;
     unsigned char *seen = calloc(m->n_nodes ? m->n_nodes : 1, 1);
-    if (seen == NULL) {
+    struct producer *by_name = malloc((n_prod ? n_prod : 1) * sizeof(*by_name));
+    if (seen == NULL || by_name == NULL) {
+        free(seen);
+        free(by_name);
         eb_onnx_model_destroy(m);
         return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory");
     }
+    n_prod = 0;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        for (size_t k = 0; k < m->nodes[i].n_outputs; k++)
+            by_name[n_prod++] = (struct producer){m->nodes[i].outputs[k], (long)i};
+    qsort(by_name, n_prod, sizeof(*by_name), cmp_producer);
+    struct walk w = {.m = m, .by_name = by_name, .n = n_prod, .seen = seen};
     /* The first graph input that is not an initializer is the image. */
     for (size_t i = 0; i < m->n_inputs; i++) {
         int init = 0;
@@ -156,8 +182,8 @@ enum eb_status eb_model_head_graph(const uint8_t *bytes, size_t len, const char 
         for (int k = 0; k < g->out[i].rank; k++)
             g->out[i].shape[k] = o->dims[k];
         memset(seen, 0, m->n_nodes);
-        int budget = 100000;
-        g->out[i].ends = ends_of(m, o->name, seen, &budget);
+        w.budget = 100000;
+        g->out[i].ends = ends_of(&w, o->name);
     }
     for (size_t i = 0; i < m->n_meta; i++)
         if (strcmp(m->meta[i].key, "names") == 0)
@@ -166,6 +192,7 @@ enum eb_status eb_model_head_graph(const uint8_t *bytes, size_t len, const char 
     g->ultralytics_e2e = meta_is(m, "end2end", "True");
     g->graph_read = 1;
     free(seen);
+    free(by_name);
     eb_onnx_model_destroy(m);
     return EB_OK;
 }

@@ -150,7 +150,7 @@ struct overrides {
     char name[32];
     enum eb_head_kind head;
     int has_bgr, bgr, has_pad, pad, has_mean, has_std, has_resize, has_sigmoid, sigmoid;
-    int has_interp, area;
+    int has_interp, area, has_scale;
     float mean[3], std[3];
     enum eb_resize resize;
     int n_strides;
@@ -232,12 +232,11 @@ static enum eb_status parse_line(char *key, char *val, const char *file, int lin
         else
             return FILE_FAIL("scale %s: use 1/255 (pixels to 0..1) or 1 (raw 0..255)", file, line,
                              val);
+        /* std for every channel; the mean is 0 unless a `mean` line (before or after) says. */
         o->has_std = 1;
-        o->has_mean = 1;
-        for (int c = 0; c < 3; c++) {
+        o->has_scale = 1;
+        for (int c = 0; c < 3; c++)
             o->std[c] = (float)s;
-            o->mean[c] = 0.0f;
-        }
     } else if (strcmp(key, "mean") == 0 || strcmp(key, "std") == 0) {
         const int is_std = key[0] == 's';
         if (parse_numbers(val, ", \t", v, 3) != 3)
@@ -778,6 +777,8 @@ static enum eb_status apply_overrides(struct overrides *o, const char *file,
         p->norm.area = o->area;
     if (o->has_mean)
         memcpy(p->norm.mean, o->mean, sizeof(o->mean));
+    else if (o->has_scale)
+        memset(p->norm.mean, 0, sizeof(p->norm.mean));
     if (o->has_std)
         memcpy(p->norm.std, o->std, sizeof(o->std));
     if (o->has_resize)

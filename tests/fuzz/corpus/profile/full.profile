@@ -1,0 +1,14 @@
+name = my
+head = v5-raw
+color = bgr
+scale = 1/255
+mean = 1, 2, 3
+std = 4,5,6
+resize = letterbox_topleft
+interp = area
+pad = 0
+strides = 8, 16, 32
+anchors = 10,13, 16,30, 33,23; 30,61, 62,45, 59,119; 116,90, 156,198, 373,326
+sigmoid = decoder
+nms = agnostic
+names = a, b, c
