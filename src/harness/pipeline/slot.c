@@ -426,10 +426,9 @@ enum eb_status eb_slot_read_any(struct eb_slot *s, struct eb_frame *fr)
     return st;
 }
 
-/* Resolves --backend for this slot; `auto` asks the native backend whether it runs every node
- * of the model (through the vtable's `supports`) and falls back to ort with the reason. */
 /*
- * The model's precision from its graph (s->model_prec). A model that cannot be read stays
+ * The model's precision from its graph (s->model_prec) and the graph's facts for head
+ * recognition (s->graph), from one read of the file. A model that cannot be read stays
  * unknown: the backend's load then fails it with its own message. --precision int8 on a model
  * without int8 ops fails the slot here.
  */
@@ -444,6 +443,11 @@ static enum eb_status read_model_precision(struct eb_slot *s, const struct eb_mo
         bytes = file;
     s->model_prec_known = bytes != NULL && eb_model_precision_of(bytes, len, su->model_label,
                                                                  &s->model_prec, &d) == EB_OK;
+    struct eb_diag dg = {0};
+    s->graph_known =
+        bytes != NULL && eb_model_head_graph(bytes, len, su->model_label, &s->graph, &dg) == EB_OK;
+    if (!s->graph_known)
+        snprintf(s->graph_why, sizeof(s->graph_why), "%s", bytes ? dg.msg : d.msg);
     free(file);
     if (!s->model_prec_known) {
         eb_log_msg(su->log, EB_LOG_DEBUG, "slot %s: model precision not read: %s", s->name, d.msg);
@@ -463,6 +467,8 @@ static enum eb_status read_model_precision(struct eb_slot *s, const struct eb_mo
     return EB_OK;
 }
 
+/* Resolves --backend for this slot; `auto` asks the native backend whether it runs every node
+ * of the model (through the vtable's `supports`) and falls back to ort with the reason. */
 static enum eb_status choose_backend(struct eb_slot *s, const struct eb_model_spec *ms)
 {
     struct eb_slot_setup *su = &s->setup;
@@ -509,20 +515,12 @@ static enum eb_status choose_backend(struct eb_slot *s, const struct eb_model_sp
 static enum eb_status resolve_profile(struct eb_slot *s)
 {
     const struct eb_slot_setup *su = &s->setup;
-    uint8_t *bytes = NULL;
-    size_t len = 0;
     char *text = NULL;
-    struct eb_head_graph g;
     enum eb_status st = EB_OK;
-    if (su->model_bytes == NULL)
-        st = eb_model_read_file(su->model_path, &bytes, &len, &s->diag);
-    if (st == EB_OK)
-        st = eb_model_head_graph(su->model_bytes ? su->model_bytes : bytes,
-                                 su->model_bytes ? su->model_len : len, su->model_label, &g,
-                                 &s->diag);
-    free(bytes);
-    if (st != EB_OK)
-        return st;
+    if (!s->graph_known)
+        return eb_diag_fail(&s->diag, EB_ERR_FORMAT, "its graph was not read for the head: %s",
+                            s->graph_why);
+    struct eb_head_graph g = s->graph;
     g.in_w = s->in_w;
     g.in_h = s->in_h;
     g.n_class_names = s->info.n_class_names;

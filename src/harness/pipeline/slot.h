@@ -101,6 +101,11 @@ struct eb_slot {
     struct eb_model_precision_info
         model_prec; /* read from the model's graph, if model_prec_known */
     int model_prec_known;
+    /* The graph's facts for head recognition (model/head_graph.c), read with the precision
+       from the same bytes; resolve_profile fills in the probe's shapes. */
+    struct eb_head_graph graph;
+    int graph_known;
+    char graph_why[EB_DIAG_MSG_MAX]; /* why it was not read */
     struct eb_backend_probe probe;
     struct eb_model_profile profile; /* resolved at prepare (owns a profile file's names) */
     struct eb_head head;             /* == profile.head */
