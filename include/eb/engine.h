@@ -98,6 +98,12 @@ struct eb_engine_options {
     const char *mem_cap_label;        /* how messages name the cap: NULL = "limit Y MiB", else
                                   "Y MiB <label>"; copied */
     enum eb_engine_zero_copy zero_copy_frames; /* CUDA: the frame buffer (default AUTO) */
+    /* CPU device only (calibration, `edgebench quantize`): called after every node of every run
+     * with each float32 tensor the node wrote, under its ONNX name, in the ONNX layout (the data
+     * is valid during the call only). Needs `passes` without FUSE and LAYOUT, so that every
+     * tensor of the file exists as the file says; NULL = off. */
+    void (*observe)(void *ctx, const char *name, const struct eb_tensor *t);
+    void *observe_ctx; /* borrowed; passed to observe */
 };
 
 /** Fills the defaults (all passes, no cap, one thread per online CPU, best kernels). */

@@ -21,6 +21,7 @@
 #include "harness/pipeline/advice.h"
 #include "harness/pipeline/source.h"
 #include "harness/results/history.h"
+#include "harness/cmd/quantize.h"
 #include "model/model.h"
 
 #ifndef EB_VERSION
@@ -77,8 +78,11 @@ static void print_help(FILE *fp)
             "  edgebench model synth [options]    write a synthesized yolov8/yolo11 ONNX model\n"
             "  edgebench model info FILE          inputs, outputs, ops, parameters, FLOPs, planned "
             "memory\n"
+            "  edgebench model dequantize IN -o OUT   the float twin of a QDQ model\n"
             "  edgebench val --model PATH --data DIR   COCO mAP of a model on a dataset (COCO,\n"
             "                                     YOLO or VOC); val --help\n"
+            "  edgebench quantize --model F --calib DIR -o OUT   an int8 QDQ model calibrated\n"
+            "                                     on images (quantize --help)\n"
             "  edgebench compare [options]        sweep models x backends x precisions x imgsz x\n"
             "                                     devices into one table (compare --help)\n"
             "  edgebench tegrastats [--summary] FILE|-   parse a tegrastats log to JSON lines\n"
@@ -323,6 +327,12 @@ int main(int argc, char **argv)
         return cmd_backends();
     if (strcmp(cmd, "val") == 0)
         return cmd_val(argc - 2, argv + 2, command_line);
+    if (strcmp(cmd, "quantize") == 0) {
+        install_signals(); /* Ctrl-C stops after the current image, nothing written */
+        const struct eb_quantize_env qenv = {
+            .stop = &g_stop, .version = EB_VERSION, .out = stdout, .err = stderr};
+        return eb_quantize_main(argc - 2, argv + 2, &qenv);
+    }
     if (strcmp(cmd, "compare") == 0)
         return cmd_compare(argc - 2, argv + 2, command_line);
     if (strcmp(cmd, "history") == 0)

@@ -221,10 +221,29 @@ void eb_engine__nvtx_node_pop(const struct eb_engine *e)
         eb_nvtx_pop(&e->nvtx);
 }
 
+/* opt.observe: the float32 tensors node k wrote (NCHW: observe needs the layout pass off). */
+static void cpu_observe(const struct eb_engine *e, size_t k)
+{
+    const struct eb_ir_node *n = &e->g->nodes[e->order[k]];
+    for (int i = 0; i < n->n_out; i++) {
+        const struct eb_ir_value *v = n->out[i] >= 0 ? &e->g->values[n->out[i]] : NULL;
+        if (v == NULL || v->dtype != EB_DTYPE_F32 || v->data == NULL || v->blocked)
+            continue;
+        struct eb_tensor t = {.dtype = v->dtype, .rank = v->rank, .data = v->data};
+        memcpy(t.shape, v->shape, sizeof(t.shape));
+        e->observe(e->observe_ctx, v->name, &t);
+    }
+}
+
 static enum eb_status cpu_run(struct eb_engine *e, struct eb_diag *diag)
 {
     (void)diag;
-    if (e->prof != NULL) {
+    if (e->observe != NULL) {
+        for (size_t k = 0; k < e->n_order; k++) {
+            eb_engine__cpu_exec(e, k);
+            cpu_observe(e, k);
+        }
+    } else if (e->prof != NULL) {
         /* Per-node NVTX ranges only here: the unprofiled run below stays as it is timed. */
         uint64_t t_start = eb_clock_ns(), t0 = t_start;
         for (size_t k = 0; k < e->n_order; k++) {
@@ -322,6 +341,15 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
         return eb_diag_fail(diag, EB_ERR_UNSUPPORTED, "failed to load model %s on cuda: %s", what,
                             why);
 #endif
+    }
+    if (opt->observe != NULL && (opt->device != EB_ENGINE_DEVICE_CPU ||
+                                 (opt->passes & (EB_ENGINE_PASS_FUSE | EB_ENGINE_PASS_LAYOUT))))
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to load model %s: observing tensors needs the cpu device and "
+                            "the fuse and layout passes off",
+                            what);
+    if (opt->device == EB_ENGINE_DEVICE_CUDA) {
+        /* dev chosen above */
     } else if (opt->device != EB_ENGINE_DEVICE_CPU) {
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                             "failed to load model %s: unknown device %d; use cpu or cuda", what,
@@ -349,6 +377,8 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
     snprintf(e->cap_label, sizeof(e->cap_label), "%s",
              opt->mem_cap_label != NULL ? opt->mem_cap_label : "");
     e->profile = opt->profile;
+    e->observe = opt->observe;
+    e->observe_ctx = opt->observe_ctx;
     e->order = eb_ir_arena_alloc(&g->arena, (g->n_nodes + 1) * sizeof(int));
     if (e->order == NULL) {
         st = eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", what);

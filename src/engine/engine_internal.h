@@ -37,6 +37,8 @@ struct eb_engine {
     size_t n_blocked;         /* values the layout pass made NCHWc */
     int block;                /* their CB */
     int profile;
+    void (*observe)(void *ctx, const char *name, const struct eb_tensor *t); /* opt.observe */
+    void *observe_ctx;
     struct eb_engine_prof_node *prof; /* n_order entries (graph arena) when profiling */
     const char **nvtx_names; /* n_order per-op NVTX range names (graph arena) when profiling */
     struct eb_nvtx nvtx;     /* their domain, EB_NVTX_DOMAIN_OP */

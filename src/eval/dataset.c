@@ -321,6 +321,36 @@ int eb_dataset__is_image_name(const char *name)
            ends_with_ci(name, ".png") || ends_with_ci(name, ".bmp");
 }
 
+enum eb_status eb_dataset_list_images(const char *dir, char ***paths_out, size_t *n_out,
+                                      struct eb_diag *diag)
+{
+    char **names = NULL;
+    size_t n = 0;
+    enum eb_status st = eb_dataset__list(dir, eb_dataset__is_image_name, &names, &n, diag);
+    if (st != EB_OK)
+        return st;
+    for (size_t i = 0; i < n; i++) {
+        const size_t len = strlen(dir) + strlen(names[i]) + 2;
+        char *path = malloc(len);
+        if (path == NULL) {
+            eb_dataset__names_free(names, n);
+            return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to list folder %s: out of memory",
+                                dir);
+        }
+        snprintf(path, len, "%s/%s", dir, names[i]);
+        free(names[i]);
+        names[i] = path;
+    }
+    *paths_out = names;
+    *n_out = n;
+    return EB_OK;
+}
+
+void eb_dataset_paths_free(char **paths, size_t n)
+{
+    eb_dataset__names_free(paths, n);
+}
+
 int eb_dataset__name_eq(const char *a, const char *b)
 {
     for (; *a && *b; a++, b++) {

@@ -143,6 +143,15 @@ EB_NODISCARD enum eb_status eb_dataset_read_voc(const char *xml_dir, const char 
                                                 const char *names_file, struct eb_dataset **ds_out,
                                                 struct eb_diag *diag);
 
+/**
+ * The image files (JPEG, PNG, BMP by extension) directly inside folder `dir`, as full paths
+ * sorted by name; *n_out = 0 when there are none. EB_ERR_IO when the folder cannot be listed.
+ * Caller frees with eb_dataset_paths_free.
+ */
+EB_NODISCARD enum eb_status eb_dataset_list_images(const char *dir, char ***paths_out,
+                                                   size_t *n_out, struct eb_diag *diag);
+void eb_dataset_paths_free(char **paths, size_t n);
+
 /** Frees a dataset and everything it owns. Accepts NULL. */
 void eb_dataset_destroy(struct eb_dataset *ds);
 

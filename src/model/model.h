@@ -35,7 +35,7 @@ EB_NODISCARD enum eb_status eb_model_synth_file(const struct eb_synth_options *o
 
 #define EB_MODEL_MAX_OPS  128
 #define EB_MODEL_MAX_IO   8
-#define EB_MODEL_MAX_META 16
+#define EB_MODEL_MAX_META 32
 #define EB_MODEL_MAX_FILE (UINT32_C(1) << 31) /* files above 2 GiB are refused */
 
 struct eb_model_op_count {

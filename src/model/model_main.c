@@ -6,13 +6,17 @@
 
 #include "eb/json.h"
 #include "engine/onnx/onnx_model.h"
+#include "eb/file.h"
 #include "model/model.h"
+#include "model/qdq.h"
 
 static void usage(FILE *fp)
 {
     fprintf(fp, "usage: edgebench model synth [--arch yolov8|yolo11] [--scale n|s|m|l|x] "
                 "[--imgsz N] [--seed S] -o FILE.onnx\n"
-                "       edgebench model info FILE.onnx [--imgsz N] [--json]\n");
+                "       edgebench model info FILE.onnx [--imgsz N] [--json]\n"
+                "       edgebench model dequantize QDQ.onnx -o FLOAT.onnx   (Q/DQ pairs "
+                "folded into float weights)\n");
 }
 
 static int parse_long(const char *s, long lo, long hi, long *out)
@@ -120,6 +124,39 @@ static void print_shape(FILE *fp, const struct eb_model_io *io)
             fprintf(fp, "%s%" PRId64, d ? ", " : "", io->shape[d]);
     }
     fprintf(fp, "]");
+}
+
+static const char *meta_value(const struct eb_model_summary *s, const char *key)
+{
+    for (size_t i = 0; i < s->n_meta; i++)
+        if (strcmp(s->meta[i].key, key) == 0)
+            return s->meta[i].value;
+    return NULL;
+}
+
+/* How `edgebench quantize` made the model (its edgebench.quantize.* metadata), if it did. */
+static void print_quantize_text(FILE *fp, const struct eb_model_summary *s)
+{
+    const char *tool = meta_value(s, "edgebench.quantize.tool");
+    const char *images = meta_value(s, "edgebench.quantize.calib_images");
+    const char *keep = meta_value(s, "edgebench.quantize.float_nodes");
+    const char *from = meta_value(s, "edgebench.dequantize");
+    if (from != NULL)
+        fprintf(fp, "dequantized: %s\n", from);
+    if (tool == NULL)
+        return;
+    const char *method = meta_value(s, "edgebench.quantize.method");
+    const char *seed = meta_value(s, "edgebench.quantize.seed");
+    const char *w = meta_value(s, "edgebench.quantize.weights");
+    const char *a = meta_value(s, "edgebench.quantize.activations");
+    fprintf(fp, "quantized:  by %s, calibration %s, seed %s\n", tool, method ? method : "?",
+            seed ? seed : "?");
+    fprintf(fp, "            weights %s; activations %s\n", w ? w : "?", a ? a : "?");
+    if (images != NULL) {
+        const size_t n = strlen(images);
+        fprintf(fp, "            calibration images %.100s%s\n", images, n > 100 ? "..." : "");
+    }
+    fprintf(fp, "            Conv kept in float: %s\n", keep && keep[0] ? keep : "none");
 }
 
 /* What `model info` says about the native engine's memory plan. */
@@ -295,6 +332,7 @@ static void print_text(FILE *fp, const char *path, const struct eb_model_summary
         else
             fprintf(fp, "  %-20s %s\n", s->meta[i].key, v);
     }
+    print_quantize_text(fp, s);
     fprintf(fp, "nodes:      %zu\nops:\n", s->n_nodes);
     for (size_t i = 0; i < s->n_op_types; i++)
         fprintf(fp, "  %-24s %zu\n", s->ops[i].name, s->ops[i].count);
@@ -438,6 +476,70 @@ static int info_main(int argc, char **argv, eb_model_plan_fn plan, FILE *out, FI
     return rc;
 }
 
+/* `model dequantize IN -o OUT`: the float twin of a QDQ model (model/qdq.h). */
+static int dequantize_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    const char *in = NULL, *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (i + 1 >= argc) {
+                fprintf(err, "edgebench model dequantize: %s needs a file name\n", argv[i]);
+                return 2;
+            }
+            path = argv[++i];
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(out);
+            return 0;
+        } else if (argv[i][0] == '-' || in != NULL) {
+            fprintf(err,
+                    "edgebench model dequantize: unexpected '%s'; usage: edgebench model "
+                    "dequantize IN.onnx -o OUT.onnx\n",
+                    argv[i]);
+            return 2;
+        } else {
+            in = argv[i];
+        }
+    }
+    if (in == NULL || path == NULL) {
+        fprintf(err, "edgebench model dequantize: IN.onnx and -o OUT.onnx are required\n");
+        return 2;
+    }
+    uint8_t *bytes = NULL, *fbytes = NULL;
+    size_t len = 0, flen = 0, n_folded = 0;
+    struct eb_diag diag = {0};
+    char what[600];
+    const char *slash = strrchr(in, '/');
+    snprintf(what, sizeof(what), "from %s by edgebench model dequantize",
+             slash != NULL ? slash + 1 : in);
+    const struct eb_qdq_meta meta[] = {{"edgebench.dequantize", what}};
+    enum eb_status st = eb_model_read_file(in, &bytes, &len, &diag);
+    int rc = 2;
+    if (st == EB_OK) {
+        st = eb_qdq_dequantize(bytes, len, in, meta, 1, &fbytes, &flen, &n_folded, &diag);
+        rc = st == EB_ERR_NOMEM ? 1 : 2;
+    }
+    if (st == EB_OK) {
+        FILE *fp = fopen(path, "wb");
+        rc = 1;
+        if (fp == NULL)
+            st = eb_diag_fail(&diag, EB_ERR_IO, "failed to write %s: %s; check the folder", path,
+                              strerror(errno));
+        else if (fwrite(fbytes, 1, flen, fp) != flen)
+            st = eb_file_close_after(fp, errno, path, &diag);
+        else
+            st = eb_file_close(fp, path, &diag);
+    }
+    free(bytes);
+    free(fbytes);
+    if (st != EB_OK) {
+        fprintf(err, "edgebench model dequantize: %s\n", diag.msg);
+        return rc;
+    }
+    fprintf(out, "wrote %s (%.2f MiB): %zu QuantizeLinear/DequantizeLinear nodes folded\n", path,
+            (double)flen / 1048576.0, n_folded);
+    return 0;
+}
+
 int eb_model_main(int argc, char **argv, eb_model_plan_fn plan, FILE *out, FILE *err)
 {
     if (argc < 1 || argv[0] == NULL) {
@@ -448,10 +550,12 @@ int eb_model_main(int argc, char **argv, eb_model_plan_fn plan, FILE *out, FILE 
         return synth_main(argc, argv, out, err);
     if (!strcmp(argv[0], "info"))
         return info_main(argc, argv, plan, out, err);
+    if (!strcmp(argv[0], "dequantize"))
+        return dequantize_main(argc, argv, out, err);
     if (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help")) {
         usage(out);
         return 0;
     }
-    fprintf(err, "edgebench model: unknown command '%s'; allowed: synth, info\n", argv[0]);
+    fprintf(err, "edgebench model: unknown command '%s'; allowed: synth, info, dequantize\n", argv[0]);
     return 2;
 }

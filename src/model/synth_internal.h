@@ -59,6 +59,9 @@ int eb_synth__calib_size(const struct eb_synth_options *o);
 EB_NODISCARD int eb_synth__init_f32(struct eb_pb_buf *inits, const char *name, const int64_t *dims,
                                     int rank, const float *data);
 /** Appends a rank-1 int64 TensorProto of n <= 8 values to `inits`. */
+/* An initializer of ONNX `dtype` whose `nbytes` of raw_data (little-endian) are copied. */
+void eb_synth__init_raw(struct eb_pb_buf *inits, const char *name, int dtype, const int64_t *dims,
+                        int rank, const void *raw, size_t nbytes);
 void eb_synth__init_i64(struct eb_pb_buf *inits, const char *name, const int64_t *data, int64_t n);
 /** AttributeProto (NodeProto field 5) of type INT, FLOAT, STRING or INTS. */
 void eb_synth__attr_int(struct eb_pb_buf *a, const char *name, int64_t v);

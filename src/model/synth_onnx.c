@@ -49,6 +49,17 @@ int eb_synth__init_f32(struct eb_pb_buf *inits, const char *name, const int64_t 
     return 0;
 }
 
+void eb_synth__init_raw(struct eb_pb_buf *inits, const char *name, int dtype, const int64_t *dims,
+                        int rank, const void *raw, size_t nbytes)
+{
+    struct eb_pb_buf t;
+    eb_pb_buf_init(&t);
+    tensor_header(&t, name, dtype, dims, rank);
+    eb_pb_put_bytes(&t, 9, raw, nbytes);
+    eb_pb_put_msg(inits, 5, &t);
+    eb_pb_buf_fini(&t);
+}
+
 void eb_synth__init_i64(struct eb_pb_buf *inits, const char *name, const int64_t *data, int64_t n)
 {
     struct eb_pb_buf t;
