@@ -13,12 +13,17 @@ void eb_calib_stat_init(struct eb_calib_stat *s)
     s->n = 0;
     s->hist = NULL;
     s->width = 0.0;
+    s->sx2 = s->se2 = 0.0;
+    s->ch = NULL;
+    s->n_ch = 0;
 }
 
 void eb_calib_stat_fini(struct eb_calib_stat *s)
 {
     free(s->hist);
+    free(s->ch);
     s->hist = NULL;
+    s->ch = NULL;
 }
 
 void eb_calib_add_minmax(struct eb_calib_stat *s, const float *x, size_t n)
@@ -149,6 +154,62 @@ int eb_calib_range(const struct eb_calib_stat *s, enum eb_calib_method method, d
     *lo = fmin(a, 0.0);
     *hi = fmax(b, 0.0);
     return 0;
+}
+
+int eb_calib_add_error(struct eb_calib_stat *s, const float *x, size_t n, float scale,
+                       uint8_t zero_point, int64_t channels)
+{
+    double sx2 = 0.0, se2 = 0.0;
+    const int64_t nc = channels > 1 && n % (size_t)channels == 0 ? channels : 1;
+    const size_t inner = n / (size_t)nc;
+    if (nc > 1 && s->ch == NULL) {
+        s->ch = calloc((size_t)nc * 2, sizeof(double));
+        if (s->ch == NULL)
+            return -1;
+        s->n_ch = nc;
+    }
+    if (nc > 1 && nc != s->n_ch)
+        return -1;
+    for (int64_t c = 0; c < nc; c++) {
+        double cx2 = 0.0, ce2 = 0.0;
+        for (size_t i = (size_t)c * inner; i < (size_t)(c + 1) * inner; i++) {
+            const float v = x[i];
+            if (!isfinite(v))
+                continue;
+            float q = nearbyintf(v / scale) + (float)zero_point;
+            q = q < 0.0f ? 0.0f : q > 255.0f ? 255.0f : q;
+            const double e = (double)v - (double)((q - (float)zero_point) * scale);
+            cx2 += (double)v * (double)v;
+            ce2 += e * e;
+        }
+        if (nc > 1) {
+            s->ch[2 * c] += cx2;
+            s->ch[2 * c + 1] += ce2;
+        }
+        sx2 += cx2;
+        se2 += ce2;
+    }
+    s->sx2 += sx2;
+    s->se2 += se2;
+    return 0;
+}
+
+double eb_calib_sqnr_db(const struct eb_calib_stat *s)
+{
+    if (s->se2 <= 0.0)
+        return INFINITY;
+    return 10.0 * log10(s->sx2 / s->se2);
+}
+
+double eb_calib_min_channel_sqnr_db(const struct eb_calib_stat *s)
+{
+    double worst = INFINITY;
+    for (int64_t c = 0; s->ch != NULL && c < s->n_ch; c++) {
+        const double x2 = s->ch[2 * c], e2 = s->ch[2 * c + 1];
+        if (x2 > 0.0 && e2 > 0.0)
+            worst = fmin(worst, 10.0 * log10(x2 / e2));
+    }
+    return worst;
 }
 
 void eb_calib_u8_params(double lo, double hi, float *scale, uint8_t *zero_point)

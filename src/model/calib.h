@@ -35,6 +35,9 @@ struct eb_calib_stat {
     uint64_t n;      /* values seen in the first pass */
     double *hist;    /* EB_CALIB_BINS counts of |x| (owned), NULL before eb_calib_hist_begin */
     double width;    /* of one bin */
+    double sx2, se2; /* third pass: sum of x^2 and of the quantisation error^2 */
+    double *ch;      /* third pass, per channel: sx2 and se2 pairs (owned), NULL before */
+    int64_t n_ch;
 };
 
 void eb_calib_stat_init(struct eb_calib_stat *s);
@@ -66,6 +69,23 @@ double eb_calib_entropy_threshold(const double *hist, int bins, double width);
  */
 int eb_calib_range(const struct eb_calib_stat *s, enum eb_calib_method method, double percentile,
                    double *lo, double *hi);
+
+/**
+ * Third pass: adds x^2 and (x - dequantize(quantize(x)))^2 at uint8 `scale`/`zero_point` (ONNX
+ * QuantizeLinear: round half to even, saturate), for eb_calib_sqnr_db; also per channel when
+ * `channels` > 1 (x is [channels][n / channels], one image). -1 when out of memory or when the
+ * channel count changed.
+ */
+int eb_calib_add_error(struct eb_calib_stat *s, const float *x, size_t n, float scale,
+                       uint8_t zero_point, int64_t channels);
+/** Signal-to-quantisation-noise ratio of the third pass in dB (INFINITY without error). */
+double eb_calib_sqnr_db(const struct eb_calib_stat *s);
+/**
+ * The lowest per-channel SQNR in dB among channels with any signal (INFINITY when none has
+ * error, or without per-channel sums): the figure that matters for a depthwise convolution,
+ * which never mixes a coarsely quantised channel with the others.
+ */
+double eb_calib_min_channel_sqnr_db(const struct eb_calib_stat *s);
 
 /** uint8 asymmetric parameters of [lo, hi] (lo <= 0 <= hi): scale (hi-lo)/255, zero point. */
 void eb_calib_u8_params(double lo, double hi, float *scale, uint8_t *zero_point);

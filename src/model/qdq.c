@@ -309,7 +309,8 @@ static void add_act(struct eb_qdq_plan *plan, const char *name)
 }
 
 enum eb_status eb_qdq_plan_build(const struct eb_onnx_model *m, const char *keep_float,
-                                 int per_channel, struct eb_qdq_plan *plan, struct eb_diag *diag)
+                                 int per_channel, int conv_outputs, struct eb_qdq_plan *plan,
+                                 struct eb_diag *diag)
 {
     size_t n_prod = 0, n_inits = 0;
     enum eb_status st = EB_OK;
@@ -341,7 +342,7 @@ enum eb_status eb_qdq_plan_build(const struct eb_onnx_model *m, const char *keep
         if (plan->node[k] != EB_QDQ_NODE_INT8)
             continue;
         add_act(plan, n->inputs[0]);
-        if (!is_graph_output(m, n->outputs[0]))
+        if (conv_outputs && !is_graph_output(m, n->outputs[0]))
             add_act(plan, n->outputs[0]);
     }
     if (plan->n_int8 == 0) {
@@ -389,6 +390,28 @@ long eb_qdq_plan_act(const struct eb_qdq_plan *plan, const char *name)
     const struct eb_qdq_act *r =
         plan->n_acts > 0 ? bsearch(&key, plan->acts, plan->n_acts, sizeof(key), cmp_act) : NULL;
     return r != NULL ? r - plan->acts : -1;
+}
+
+size_t eb_qdq_plan_drop(struct eb_qdq_plan *plan, size_t i)
+{
+    const struct eb_onnx_model *m = plan->m;
+    size_t moved = 0;
+    plan->acts[i].dropped = 1;
+    for (size_t k = 0; k < m->n_nodes; k++)
+        if (plan->node[k] == EB_QDQ_NODE_INT8 && strcmp(m->nodes[k].inputs[0], plan->acts[i].name) == 0) {
+            plan->node[k] = EB_QDQ_NODE_FLOAT;
+            plan->n_int8--;
+            plan->n_float++;
+            moved++;
+        }
+    return moved;
+}
+
+/* The activation `name` gets a pair written (planned, not dropped). */
+static long live_act(const struct eb_qdq_plan *plan, const char *name)
+{
+    const long a = name[0] != '\0' ? eb_qdq_plan_act(plan, name) : -1;
+    return a >= 0 && !plan->acts[a].dropped ? a : -1;
 }
 
 long eb_qdq_plan_shape(const struct eb_qdq_plan *plan, const char *name)
@@ -795,7 +818,7 @@ static void emit_node(struct qwriter *w, size_t k, const struct eb_pb_reader *gr
                 in = wdq;
             else if (int8 && j == 2 && in[0] != '\0')
                 in = bdq;
-            else if (in[0] != '\0' && eb_qdq_plan_act(w->plan, in) >= 0)
+            else if (live_act(w->plan, in) >= 0)
                 in = (snprintf(renamed, sizeof(renamed), "%s_DequantizeLinear_Output", in),
                       renamed);
             eb_pb_put_str(&b, 1, in);
@@ -816,7 +839,7 @@ static void emit_node(struct qwriter *w, size_t k, const struct eb_pb_reader *gr
     eb_pb_put_msg(&w->nodes, 1, &b);
     eb_pb_buf_fini(&b);
     for (size_t o = 0; o < n->n_outputs; o++) {
-        const long ai = n->outputs[o][0] != '\0' ? eb_qdq_plan_act(w->plan, n->outputs[o]) : -1;
+        const long ai = live_act(w->plan, n->outputs[o]);
         if (ai >= 0)
             emit_act_pair(w, &w->nodes, &w->plan->acts[ai]);
     }
@@ -943,7 +966,7 @@ enum eb_status eb_qdq_write(const uint8_t *bytes, size_t len, const struct eb_qd
         goto done;
     }
     for (size_t i = 0; i < plan->m->n_inputs; i++) {
-        const long ai = eb_qdq_plan_act(plan, plan->m->inputs[i].name);
+        const long ai = live_act(plan, plan->m->inputs[i].name);
         if (ai >= 0 && name_find(w.inits, w.n_inits, plan->m->inputs[i].name) < 0)
             emit_act_pair(&w, &w.pre, &plan->acts[ai]);
     }

@@ -2,12 +2,15 @@
  * QDQ ONNX files from float ones and back, at the protobuf level (everything the rewrite does not
  * touch is copied byte for byte): `edgebench quantize` and `edgebench model dequantize`.
  *
- * Quantisation (ONNX Runtime's QDQ format, which ONNX Runtime, TensorRT and the native engine
- * read): every Conv not kept in float gets int8 weights, symmetric (zero point 0, range ±127),
- * per output channel (axis 0) or per tensor; an int32 bias of scale input_scale × weight_scale;
- * and QuantizeLinear → DequantizeLinear pairs (uint8, asymmetric, per tensor) on its float input
- * and on its output, whose readers all read the DequantizeLinear's output. That is the
- * DQ → Conv → Q chain integer kernels run. Per-channel needs opset 13: an older model's opset is
+ * Quantisation (the QDQ format, which ONNX Runtime, TensorRT and the native engine read): every
+ * Conv not kept in float gets int8 weights, symmetric (zero point 0, range ±127), per output
+ * channel (axis 0) or per tensor; an int32 bias of scale input_scale × weight_scale; and a
+ * QuantizeLinear → DequantizeLinear pair (uint8, asymmetric, per tensor) on its float input,
+ * whose readers all read the DequantizeLinear's output: TensorRT's placement, where the Conv,
+ * its bias and activation run as one int8 layer requantised at the next pair. With
+ * `conv_outputs`, the Conv's output (before its activation) gets a pair as well, as ONNX
+ * Runtime's quantize_static places them: the DQ → Conv → Q chains integer CPU kernels run end
+ * to end, at some accuracy (measured in docs/quantization.md). Per-channel needs opset 13: an older model's opset is
  * raised to 13, rewriting the ops whose form changed (Split's `split`, Squeeze/Unsqueeze's and
  * ReduceSum's `axes` become inputs; Softmax, LogSoftmax and Hardmax get their axis explicitly,
  * checked against the observed shape); a model with any other op whose semantics changed is
@@ -41,6 +44,9 @@ struct eb_qdq_act {
     float scale;      /* filled by calibration */
     uint8_t zero_point;
     int seen;        /* calibration saw it */
+    int dropped;     /* eb_qdq_plan_drop: no pair is written */
+    double sqnr_db;  /* signal-to-quantisation-noise ratio on the calibration images */
+    double min_channel_sqnr_db; /* the same, of its worst channel */
     int rank;        /* observed shape (calibration), -1 unknown */
     int64_t shape[EB_ONNX_MAX_RANK];
 };
@@ -69,15 +75,22 @@ struct eb_qdq_plan {
  * comma-separated node names (or a node's first output name) kept in float; the word "auto" adds
  * the default set (the convolutions nearest each graph output, i.e. the head's last layer of
  * every branch, and the DFL's fixed convolution after its Softmax), "none" keeps none; NULL =
- * "auto". EB_ERR_INVALID_ARG for a name that is no node or no Conv; EB_ERR_UNSUPPORTED for a
+ * "auto". `conv_outputs`: each int8 Conv's output (before its activation) gets a pair too.
+ * EB_ERR_INVALID_ARG for a name that is no node or no Conv; EB_ERR_UNSUPPORTED for a
  * model with nothing to quantise, external data, or (per-channel) an op whose form changed
  * before opset 13. Release with eb_qdq_plan_fini.
  */
 EB_NODISCARD enum eb_status eb_qdq_plan_build(const struct eb_onnx_model *m, const char *keep_float,
-                                              int per_channel, struct eb_qdq_plan *plan,
-                                              struct eb_diag *diag);
+                                              int per_channel, int conv_outputs,
+                                              struct eb_qdq_plan *plan, struct eb_diag *diag);
 void eb_qdq_plan_fini(struct eb_qdq_plan *plan);
-/** Index of activation `name` in plan->acts, or -1. */
+/**
+ * Leaves activation i unquantised (a tensor the calibration found too coarse at 8 bits): no
+ * pair is written for it, and the int8 convolutions that read it as their data input are kept
+ * in float. Returns how many convolutions that moved to float.
+ */
+size_t eb_qdq_plan_drop(struct eb_qdq_plan *plan, size_t i);
+/** Index of activation `name` in plan->acts (dropped ones included), or -1. */
 long eb_qdq_plan_act(const struct eb_qdq_plan *plan, const char *name);
 /** Index of shape `name` in plan->shapes, or -1. */
 long eb_qdq_plan_shape(const struct eb_qdq_plan *plan, const char *name);

@@ -2,7 +2,7 @@
  * The dequantising epilogue of an integer convolution's int32 output (edgebench.DequantizeI32,
  * made by the fusion pass from Cast(int32 → float) → Mul(scale) → Add(bias) → activation):
  *
- *   y[n][c][i] = epi(float(x[n][c][i]) * scale + bias[c])
+ *   y[n][c][i] = epi(float(x[n][c][i]) * scale + bias[c])      (or scale[c], per channel)
  *
  * with the float conversion and the product rounded as the separate Cast and Mul nodes round
  * them, and epi the Conv epilogue (activation, residual, fake quantisation; epilogue.h).
@@ -20,6 +20,7 @@ struct eb_dequant_i32_args {
     int64_t n, channels, inner; /* x and y are [n][channels][inner] */
     const int32_t *x;
     float scale;
+    const float *scales; /* per channel (`channels` entries), NULL = `scale` for all */
     const float *bias;     /* NULL = none */
     const float *residual; /* y's shape; read when epi->residual */
     const struct eb_epilogue *epi;

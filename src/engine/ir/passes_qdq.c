@@ -24,6 +24,7 @@
 
 #include "engine/ir/graph.h"
 #include "engine/ops/conv.h"
+#include "engine/ops/fuse_access.h"
 #include "engine/ops/op.h"
 #include "engine/ops/qconv.h"
 
@@ -97,23 +98,26 @@ static int rewrite(struct eb_graph *g, size_t ci)
     if (c->n_in < 2 || c->n_out != 1 || c->in[0] < 0 || c->in[1] < 0)
         return 0;
     const int yv = c->out[0];
-    if (g->values[yv].is_output || readers(g, yv) != 1)
-        return 0;
-    /* The QuantizeLinear reading the Conv's output. */
+    /* The QuantizeLinear reading the Conv's output, when it is the only reader; else (Q/DQ at
+     * the Conv inputs only) the integer conv has a float output. */
     struct eb_ir_node *q = NULL;
     for (size_t i = 0; i < g->n_nodes && q == NULL; i++)
         if (g->nodes[i].alive && g->nodes[i].op == &eb_op_quantize_linear &&
             g->nodes[i].in[0] == yv)
             q = &g->nodes[i];
-    float ys, xs;
-    int32_t yz, xz;
-    if (q == NULL || q->n_out != 1 || !scalar_scale(in_value(g, q, 1), &ys) ||
-        !zp_at(in_value(g, q, 2), 0, &yz) ||
-        (in_value(g, q, 2) != NULL && in_value(g, q, 2)->numel != 1))
-        return 0;
-    const enum eb_dtype qt = g->values[q->out[0]].dtype;
-    if (qt != EB_DTYPE_U8 && qt != EB_DTYPE_I8)
-        return 0;
+    float ys = 1.0f, xs;
+    int32_t yz = 0, xz;
+    if (q != NULL && (g->values[yv].is_output || readers(g, yv) != 1 || q->n_out != 1 ||
+                      !scalar_scale(in_value(g, q, 1), &ys) || !zp_at(in_value(g, q, 2), 0, &yz) ||
+                      (in_value(g, q, 2) != NULL && in_value(g, q, 2)->numel != 1)))
+        q = NULL;
+    const enum eb_dtype qt = q != NULL ? g->values[q->out[0]].dtype : EB_DTYPE_F32;
+    if (q != NULL && qt != EB_DTYPE_U8 && qt != EB_DTYPE_I8)
+        q = NULL;
+    if (q == NULL) {
+        ys = 1.0f;
+        yz = 0;
+    }
     /* x = DequantizeLinear(x_q uint8), per tensor. */
     struct eb_ir_node *dx = live_producer(g, c->in[0], &eb_op_dequantize_linear);
     if (dx == NULL || dx->in[0] < 0 || g->values[dx->in[0]].dtype != EB_DTYPE_U8 ||
@@ -164,6 +168,8 @@ static int rewrite(struct eb_graph *g, size_t ci)
     eb_op__conv_run_geometry(g, c, &p->d);
     p->w_signed = w_signed;
     p->y_signed = qt == EB_DTYPE_I8;
+    p->y_float = q == NULL;
+    p->act = EB_ACT_NONE;
     p->x_zp = xz;
     p->y_zp = yz;
     int *in = eb_ir_arena_alloc(&g->arena, 3 * sizeof(int));
@@ -176,10 +182,12 @@ static int rewrite(struct eb_graph *g, size_t ci)
     c->n_in = 3;
     c->op = &eb_op_qconv;
     c->params = p;
-    c->out[0] = q->out[0];
-    c->fused = "qdq_int8";
-    g->values[q->out[0]].producer = (int)ci;
-    q->alive = 0;
+    c->fused = q != NULL ? "qdq_int8" : "qdq_int8_float_out";
+    if (q != NULL) {
+        c->out[0] = q->out[0];
+        g->values[q->out[0]].producer = (int)ci;
+        q->alive = 0;
+    }
     return 1;
 }
 
@@ -268,12 +276,79 @@ static int absorb_silu(struct eb_graph *g, size_t ci)
     return 1;
 }
 
+/* The only live reader of value v, or NULL. */
+static struct eb_ir_node *only_reader(struct eb_graph *g, int v)
+{
+    struct eb_ir_node *r = NULL;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        struct eb_ir_node *n = &g->nodes[i];
+        for (int k = 0; n->alive && k < n->n_in; k++)
+            if (n->in[k] == v) {
+                if (r != NULL && r != n)
+                    return NULL;
+                r = n;
+            }
+    }
+    return r;
+}
+
+/*
+ * A float-output QLinearConv `c` followed by its activation: Relu, LeakyRelu, or Sigmoid·Mul
+ * (SiLU) reading nothing else; the activation moves into the conv's float epilogue. 1 when
+ * absorbed.
+ */
+static int absorb_float_act(struct eb_graph *g, size_t ci)
+{
+    struct eb_ir_node *c = &g->nodes[ci];
+    struct eb_qconv_params *p = c->params;
+    const int f = c->out[0];
+    struct eb_ir_node *last = NULL;
+    float alpha = 0.0f, unused = 0.0f;
+    if (g->values[f].is_output)
+        return 0;
+    struct eb_ir_node *a = only_reader(g, f);
+    if (a != NULL && a->n_out == 1 && a->in[0] == f && a->op == &eb_op_relu) {
+        p->act = EB_ACT_RELU;
+        last = a;
+    } else if (a != NULL && a->n_out == 1 && a->in[0] == f && a->op == &eb_op_leaky_relu &&
+               eb_op__activation_params(a, &alpha, &unused)) {
+        p->act = EB_ACT_LEAKY_RELU;
+        p->alpha = alpha;
+        last = a;
+    } else if (a == NULL && private_value(g, f, 2)) {
+        struct eb_ir_node *sg = reader_of(g, f, &eb_op_sigmoid);
+        struct eb_ir_node *mu = reader_of(g, f, &eb_op_mul);
+        if (sg == NULL || mu == NULL || sg->in[0] != f || !private_value(g, sg->out[0], 1) ||
+            mu->n_in != 2 || mu->n_out != 1 ||
+            !((mu->in[0] == f && mu->in[1] == sg->out[0]) ||
+              (mu->in[1] == f && mu->in[0] == sg->out[0])))
+            return 0;
+        p->act = EB_ACT_SILU;
+        sg->alive = 0;
+        last = mu;
+    }
+    if (last == NULL)
+        return 0;
+    c->out[0] = last->out[0];
+    g->values[last->out[0]].producer = (int)ci;
+    last->alive = 0;
+    c->fused = p->act == EB_ACT_SILU ? "qdq_int8_float_out+silu"
+               : p->act == EB_ACT_RELU ? "qdq_int8_float_out+relu"
+                                       : "qdq_int8_float_out+leaky_relu";
+    return 1;
+}
+
 enum eb_status eb_graph__qdq_int8(struct eb_graph *g, struct eb_diag *diag)
 {
     for (size_t i = 0; i < g->n_nodes; i++) {
         if (!g->nodes[i].alive || g->nodes[i].op != &eb_op_conv)
             continue;
         const int r = rewrite(g, i);
+        const struct eb_qconv_params *p = r > 0 ? g->nodes[i].params : NULL;
+        if (r > 0 && p->y_float) {
+            absorb_float_act(g, i);
+            continue;
+        }
         if (r < 0 || (r > 0 && absorb_silu(g, i) < 0))
             return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory",
                                 g->what);

@@ -10,6 +10,10 @@
  *     y_q = sat(round_half_even(fma((float)acc, mult[oc], bias[oc])) + y_zp)
  *     mult[oc] = x_scale * w_scale[oc] / y_scale,  bias[oc] = bias_f[oc] / y_scale
  *
+ * Without a QuantizeLinear after the Conv (Q/DQ at the Conv inputs only, TensorRT's placement)
+ * the output is float: y = act((float)acc * (x_scale * w_scale[oc]) + bias_f[oc]) with the
+ * activation the pass absorbed (relu, leaky relu, silu), by cpu/dequant_i32.h's kernel.
+ *
  * The float graph instead sums the dequantised products in float (in whatever order its Conv
  * kernel uses), adds the bias, and QuantizeLinear divides by y_scale; here acc is exact and the
  * scales are folded into one multiplier with a single rounding (fma), so the value before
@@ -20,6 +24,7 @@
 #include <string.h>
 
 #include "engine/cpu/conv_u8.h"
+#include "engine/cpu/dequant_i32.h"
 #include "engine/ops/op.h"
 #include "engine/ops/qconv.h"
 
@@ -35,7 +40,11 @@ static enum eb_status infer_qconv(struct eb_op_ctx *ctx)
         return eb_op_unsupported(ctx, "edgebench.QLinearConv without parameters");
     const int64_t shape[4] = {p->d.n, p->d.oc, p->d.oh, p->d.ow};
     const int out_signed = p->lut != NULL ? p->out_signed : p->y_signed;
-    return eb_op_set_out(ctx, 0, out_signed ? EB_DTYPE_I8 : EB_DTYPE_U8, 4, shape);
+    return eb_op_set_out(ctx, 0,
+                         p->y_float    ? EB_DTYPE_F32
+                         : out_signed ? EB_DTYPE_I8
+                                      : EB_DTYPE_U8,
+                         4, shape);
 }
 
 static enum eb_status prepare_qconv(struct eb_op_prepare *pp)
@@ -49,7 +58,7 @@ static enum eb_status prepare_qconv(struct eb_op_prepare *pp)
         pp->n_workers, &g->arena, &p->plan, &conv_scratch, &pp->packed_bytes);
     if (st != EB_OK)
         return eb_op_fail(&pp->op, st, "out of memory packing the weights");
-    if (p->plan != NULL && eb_cpu_conv2d_u8_fuses_requant(p->plan)) {
+    if (p->plan != NULL && eb_cpu_conv2d_u8_fuses_requant(p->plan) && !p->y_float) {
         pp->scratch_bytes = conv_scratch;
     } else if (p->plan != NULL) {
         p->acc_offset = eb_cpu_align64(conv_scratch);
@@ -106,7 +115,7 @@ static void exec_qconv(const struct eb_exec *ex)
     const uint8_t *x = eb_op_in(g, n, 0)->data;
     void *y = eb_op_out(g, n, 0)->data;
     if (p->plan != NULL && ex->cpu->isa != EB_CPU_ISA_REF &&
-        eb_cpu_conv2d_u8_fuses_requant(p->plan)) {
+        eb_cpu_conv2d_u8_fuses_requant(p->plan) && !p->y_float) {
         const struct eb_conv2d_u8_requant rq = {.mult = p->mult,
                                                 .bias = p->bias,
                                                 .y_zp = (float)p->y_zp,
@@ -118,6 +127,19 @@ static void exec_qconv(const struct eb_exec *ex)
     if (p->plan != NULL && ex->cpu->isa != EB_CPU_ISA_REF) {
         int32_t *acc = (int32_t *)((uint8_t *)ex->cpu->scratch + p->acc_offset);
         eb_cpu_conv2d_u8_run(p->plan, ex->cpu, x, p->x_zp, acc);
+        if (p->y_float) {
+            const struct eb_epilogue epi = {.act = p->act, .alpha = p->alpha};
+            const struct eb_dequant_i32_args a = {.n = p->d.n,
+                                                  .channels = p->d.oc,
+                                                  .inner = p->d.oh * p->d.ow,
+                                                  .x = acc,
+                                                  .scales = p->mult,
+                                                  .bias = p->bias,
+                                                  .epi = &epi,
+                                                  .y = y};
+            eb_cpu_dequantize_i32(ex->cpu, &a);
+            return;
+        }
         struct requant r = {.p = p, .acc = acc, .y = y};
         eb_threadpool_run(ex->cpu->pool, (size_t)(p->d.n * p->d.oc), requant_task, &r);
         return;
@@ -148,6 +170,12 @@ static void exec_qconv(const struct eb_exec *ex)
                                     ((int32_t)x[((b * d->ic + g0 + c) * d->ih + ih) * d->iw + iw] -
                                      p->x_zp);
                             }
+                    const int64_t yi = ((b * d->oc + oc) * d->oh + oh) * d->ow + ow;
+                    if (p->y_float) {
+                        const float v = (float)acc * p->mult[oc] + p->bias[oc];
+                        ((float *)y)[yi] = eb_cpu_act_f32__ref(p->act, p->alpha, 0.0f, v);
+                        continue;
+                    }
                     const int32_t q = sat_q(nearbyintf(fmaf((float)acc, p->mult[oc], p->bias[oc])) +
                                                 (float)p->y_zp,
                                             p->y_signed);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "engine/cpu/conv_u8.h"
+#include "engine/cpu/epilogue.h"
 #include "engine/cpu/ref/ref.h"
 
 struct eb_qconv_params {
@@ -17,6 +18,11 @@ struct eb_qconv_params {
     float *bias;   /* [OC] float bias / y_scale, zeros when the Conv had none (arena) */
     int32_t y_zp;
     const uint8_t *lut; /* absorbed DQ→SiLU→Q: output byte = lut[requantised byte]; NULL = none */
+    int y_float;        /* no QuantizeLinear after the Conv: float output acc * mult + bias
+                           (mult = x_scale * w_scale[oc], bias = bias_f), then `act` */
+    enum eb_act act;    /* y_float: the activation after the Conv, absorbed (relu, leaky
+                           relu with alpha, silu); EB_ACT_NONE = none */
+    float alpha;
     int out_signed;     /* with lut: int8 output (else uint8) */
     struct eb_conv2d_u8_plan *plan; /* fast kernel (prepare); NULL = reference */
     size_t acc_offset;              /* scratch offset of the int32 accumulator */

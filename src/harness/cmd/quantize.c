@@ -25,13 +25,17 @@
 #define Q_IMAGES_DEFAULT 128
 #define Q_IMAGES_MAX     100000
 #define Q_META_MAX       (1u << 20) /* bytes of the image list kept in the metadata */
+/* A channel whose uint8 error is at least half its signal (3 dB) is as good as lost. */
+#define Q_MIN_SQNR_DEFAULT 3.0
 
 struct q_opts {
     const char *model, *calib, *out, *split, *keep_float, *profile_file, *head;
     long long images, seed, imgsz, threads;
     enum eb_calib_method method;
     double percentile;
+    double min_sqnr; /* dB; -INFINITY = off */
     int per_channel;
+    int conv_outputs;
 };
 
 static const char *const k_methods[] = {"minmax", "percentile", "entropy"}; /* eb_calib_method */
@@ -61,6 +65,10 @@ void eb_quantize_print_help(FILE *fp)
             "  --per_channel on|off  weight scales per output channel (default on; a bare\n"
             "                      --per_channel means on); per channel raises an older model's\n"
             "                      opset to 13\n"
+            "  --conv_outputs on|off  also quantise each Conv's output before its activation,\n"
+            "                      as ONNX Runtime's quantize_static does (default off:\n"
+            "                      TensorRT's placement, Q/DQ at the Conv inputs only, which\n"
+            "                      keeps more accuracy; docs/quantization.md has the figures)\n"
             "  --keep_float LIST   Conv nodes (names, or their output tensors) kept in float,\n"
             "                      comma-separated; 'auto' adds the default set: the last Conv\n"
             "                      of every output branch (the detection head's class and box\n"
@@ -69,6 +77,11 @@ void eb_quantize_print_help(FILE *fp)
             "  --split NAME        the dataset split when DIR has several\n"
             "  --imgsz N           input size for models with a dynamic input (default 640)\n"
             "  --model_profile FILE, --head NAME   how to prepare the images (as run)\n"
+            "  --min_sqnr DB       an activation with a channel whose signal-to-quantisation-\n"
+            "                      noise ratio at its uint8 range is below DB on the images\n"
+            "                      stays float, and so do the Conv reading it (default 3: a\n"
+            "                      channel about lost, as a depthwise Conv after a layer with a\n"
+            "                      few large channels sees); off = never\n"
             "  --threads N         CPU threads of the calibration runs (default: all)\n\n"
             "The images are listed, the draw, the method and the edgebench version are kept in\n"
             "the model's metadata (edgebench.quantize.*; `edgebench model info` prints them).\n"
@@ -98,7 +111,7 @@ static int parse_opts(int argc, char **argv, struct q_opts *o, int *help, FILE *
     static const char *const names[] = {
         "model",       "calib",      "output", "calib_images", "seed",          "method",
         "percentile",  "per_channel", "keep_float", "split",   "imgsz",         "threads",
-        "model_profile", "head",
+        "model_profile", "head", "min_sqnr", "conv_outputs",
     };
     *help = 0;
     for (int i = 0; i < argc; i++) {
@@ -116,7 +129,7 @@ static int parse_opts(int argc, char **argv, struct q_opts *o, int *help, FILE *
             if (k == EB_ARRAY_LEN(names))
                 return usage(err, "unknown option '%.200s'%s", arg, "");
         }
-        if (v == NULL && k == 7 && (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0))
+        if (v == NULL && (k == 7 || k == 15) && (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0))
             v = "on"; /* a bare --per_channel */
         if (v == NULL && i + 1 < argc)
             v = argv[++i];
@@ -146,9 +159,10 @@ static int parse_opts(int argc, char **argv, struct q_opts *o, int *help, FILE *
             o->percentile = p;
             break;
         case 7:
+        case 15:
             if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
-                return usage(err, "--per_channel: '%s' is not on or off%s", v, "");
-            o->per_channel = strcmp(v, "on") == 0;
+                return usage(err, "--%s: '%s' is not on or off", names[k], v);
+            *(k == 7 ? &o->per_channel : &o->conv_outputs) = strcmp(v, "on") == 0;
             break;
         case 8: o->keep_float = v; break;
         case 9: o->split = v; break;
@@ -156,6 +170,15 @@ static int parse_opts(int argc, char **argv, struct q_opts *o, int *help, FILE *
         case 11: rc = int_opt(names[k], v, 1, 1024, &o->threads, err); break;
         case 12: o->profile_file = v; break;
         case 13: o->head = v; break;
+        case 14:
+            if (strcmp(v, "off") == 0)
+                o->min_sqnr = -INFINITY;
+            else if (eb_number_parse_real(v, &p) != EB_NUMBER_OK || !(p >= 0.0 && p <= 60.0))
+                return usage(err, "--min_sqnr: '%s' is not off or a number of dB in 0..60%s", v,
+                             "");
+            else
+                o->min_sqnr = p;
+            break;
         }
         if (rc != EB_EXIT_OK)
             return rc;
@@ -230,7 +253,8 @@ static enum eb_status draw_images(const struct q_opts *o, char ***paths_out, siz
 struct q_run {
     struct eb_qdq_plan *plan;
     struct eb_calib_stat *stats; /* plan->n_acts */
-    int pass;                    /* 1: min/max and shapes, 2: histograms */
+    int pass;   /* 1: min/max and shapes, 2: histograms, 3: quantisation error */
+    int failed; /* out of memory in the observer */
 };
 
 static void observe(void *ctx, const char *name, const struct eb_tensor *t)
@@ -243,8 +267,12 @@ static void observe(void *ctx, const char *name, const struct eb_tensor *t)
         if (q->pass == 1) {
             eb_calib_add_minmax(&q->stats[a], t->data, n);
             act->seen = 1;
-        } else {
+        } else if (q->pass == 2) {
             eb_calib_add_hist(&q->stats[a], t->data, n);
+        } else {
+            const int64_t ch = t->rank == 4 && t->shape[0] == 1 ? t->shape[1] : 1;
+            if (eb_calib_add_error(&q->stats[a], t->data, n, act->scale, act->zero_point, ch))
+                q->failed = 1;
         }
     }
     const long si = q->pass == 1 ? eb_qdq_plan_shape(q->plan, name) : -1;
@@ -422,6 +450,7 @@ int eb_quantize_main(int argc, char **argv, const struct eb_quantize_env *env)
     struct q_opts o = {.images = Q_IMAGES_DEFAULT,
                        .method = EB_CALIB_PERCENTILE,
                        .percentile = 99.99,
+                       .min_sqnr = Q_MIN_SQNR_DEFAULT,
                        .per_channel = 1};
     struct q_state s;
     struct eb_diag diag = {0};
@@ -439,7 +468,7 @@ int eb_quantize_main(int argc, char **argv, const struct eb_quantize_env *env)
     if (st == EB_OK)
         st = eb_onnx_model_parse(s.bytes, s.len, o.model, NULL, &s.m, &diag);
     if (st == EB_OK)
-        st = eb_qdq_plan_build(s.m, o.keep_float, o.per_channel, &s.plan, &diag);
+        st = eb_qdq_plan_build(s.m, o.keep_float, o.per_channel, o.conv_outputs, &s.plan, &diag);
     if (st == EB_OK)
         st = draw_images(&o, &s.paths, &s.n_paths, &n_all, &diag);
     struct q_run run = {.plan = &s.plan};
@@ -500,6 +529,22 @@ int eb_quantize_main(int argc, char **argv, const struct eb_quantize_env *env)
         eb_calib_range(&s.stats[i], o.method, o.percentile, &lo, &hi);
         eb_calib_u8_params(lo, hi, &s.plan.acts[i].scale, &s.plan.acts[i].zero_point);
     }
+    if (st == EB_OK) {
+        run.pass = 3;
+        st = calib_pass(s.e, &io, &s.prof, s.paths, s.n_paths, s.input, &run, env, &diag);
+    }
+    if (st == EB_OK && run.failed)
+        st = eb_diag_fail(&diag, EB_ERR_NOMEM, "quantize: out of memory");
+    size_t n_lost = 0, n_moved = 0;
+    for (size_t i = 0; st == EB_OK && i < s.plan.n_acts; i++) {
+        struct eb_qdq_act *a = &s.plan.acts[i];
+        a->sqnr_db = eb_calib_sqnr_db(&s.stats[i]);
+        a->min_channel_sqnr_db = eb_calib_min_channel_sqnr_db(&s.stats[i]);
+        if (a->min_channel_sqnr_db < o.min_sqnr) {
+            n_moved += eb_qdq_plan_drop(&s.plan, i);
+            n_lost++;
+        }
+    }
     char method[48], seed[24], weights[64], act[64];
     if (st == EB_OK)
         st = build_meta_lists(&s, &diag);
@@ -511,7 +556,8 @@ int eb_quantize_main(int argc, char **argv, const struct eb_quantize_env *env)
         snprintf(seed, sizeof(seed), "%lld", o.seed);
         snprintf(weights, sizeof(weights), "int8 symmetric per %s",
                  o.per_channel ? "output channel" : "tensor");
-        snprintf(act, sizeof(act), "uint8 asymmetric per tensor");
+        snprintf(act, sizeof(act), "uint8 asymmetric per tensor, at Conv inputs%s",
+                 o.conv_outputs ? " and outputs" : "");
         char tool[64];
         snprintf(tool, sizeof(tool), "edgebench %s", env->version);
         const struct eb_qdq_meta meta[] = {
@@ -558,6 +604,13 @@ int eb_quantize_main(int argc, char **argv, const struct eb_quantize_env *env)
     fprintf(env->out, "  Conv: %zu int8 (%zu run on the native engine's integer kernels), %zu "
                       "kept in float%s%s\n",
             s.plan.n_int8, n_int8, s.plan.n_float, s.plan.n_float ? ": " : "", s.meta_float);
+    for (size_t i = 0; i < s.plan.n_acts; i++)
+        if (s.plan.acts[i].dropped)
+            fprintf(env->out,
+                    "  left in float: %s (a channel at %.1f dB SQNR in uint8, below %g dB)\n",
+                    s.plan.acts[i].name, s.plan.acts[i].min_channel_sqnr_db, o.min_sqnr);
+    (void)n_lost;
+    (void)n_moved;
     q_fini(&s);
     return EB_EXIT_OK;
 }
