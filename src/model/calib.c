@@ -203,10 +203,12 @@ double eb_calib_sqnr_db(const struct eb_calib_stat *s)
 
 double eb_calib_min_channel_sqnr_db(const struct eb_calib_stat *s)
 {
-    double worst = INFINITY;
+    double worst = INFINITY, mean = 0.0;
+    for (int64_t c = 0; s->ch != NULL && c < s->n_ch; c++)
+        mean += s->ch[2 * c] / (double)s->n_ch;
     for (int64_t c = 0; s->ch != NULL && c < s->n_ch; c++) {
         const double x2 = s->ch[2 * c], e2 = s->ch[2 * c + 1];
-        if (x2 > 0.0 && e2 > 0.0)
+        if (x2 > EB_CALIB_DEAD_CHANNEL * mean && e2 > 0.0)
             worst = fmin(worst, 10.0 * log10(x2 / e2));
     }
     return worst;

@@ -80,10 +80,14 @@ int eb_calib_add_error(struct eb_calib_stat *s, const float *x, size_t n, float 
                        uint8_t zero_point, int64_t channels);
 /** Signal-to-quantisation-noise ratio of the third pass in dB (INFINITY without error). */
 double eb_calib_sqnr_db(const struct eb_calib_stat *s);
+/* A channel whose power is below this share of the tensor's mean channel power (-60 dB) is
+ * dead (a ReLU channel that never fires): losing it to quantisation loses nothing. */
+#define EB_CALIB_DEAD_CHANNEL 1e-6
+
 /**
- * The lowest per-channel SQNR in dB among channels with any signal (INFINITY when none has
- * error, or without per-channel sums): the figure that matters for a depthwise convolution,
- * which never mixes a coarsely quantised channel with the others.
+ * The lowest per-channel SQNR in dB among the live channels (see EB_CALIB_DEAD_CHANNEL;
+ * INFINITY when none has error, or without per-channel sums): the figure that matters for a
+ * depthwise convolution, which never mixes a coarsely quantised channel with the others.
  */
 double eb_calib_min_channel_sqnr_db(const struct eb_calib_stat *s);
 
