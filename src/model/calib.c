@@ -78,8 +78,18 @@ double eb_calib_percentile_threshold(const double *hist, int bins, double width,
     return bins * width;
 }
 
-/* KL(P||Q) of candidate i (eb_calib_entropy_threshold), in `p`/`q` scratch of i entries;
- * INFINITY when Q is empty where P is not. */
+/* Gives every empty bin of the counts d[0..n) EB_CALIB_SMOOTH counts (ONNX Runtime smooths its
+ * distributions so): a clip that leaves some mass nothing to stand on costs log(mass/eps) for
+ * it, not infinity. */
+static void smooth(double *d, int n)
+{
+    for (int b = 0; b < n; b++)
+        if (d[b] == 0.0)
+            d[b] = EB_CALIB_SMOOTH;
+}
+
+/* KL(P||Q) of candidate i (eb_calib_entropy_threshold), in `p`/`q` scratch of i entries
+ * (counts, smoothed, then normalised); INFINITY when P is empty. */
 static double candidate_kl(const double *hist, int bins, int i, double *p, double *q)
 {
     double outliers = 0.0, psum = 0.0, qsum = 0.0, kl = 0.0;
@@ -100,17 +110,18 @@ static double candidate_kl(const double *hist, int bins, int i, double *p, doubl
         for (int b = start; b < end; b++)
             q[b] = p[b] != 0.0 ? total / nonzero : 0.0;
     }
+    for (int b = 0; b < i; b++)
+        psum += p[b];
+    if (psum <= 0.0)
+        return INFINITY;
+    smooth(p, i);
+    smooth(q, i);
+    psum = 0.0;
     for (int b = 0; b < i; b++) {
         psum += p[b];
         qsum += q[b];
     }
-    if (psum <= 0.0 || qsum <= 0.0)
-        return INFINITY;
     for (int b = 0; b < i; b++) {
-        if (p[b] == 0.0)
-            continue;
-        if (q[b] == 0.0)
-            return INFINITY;
         const double pn = p[b] / psum, qn = q[b] / qsum;
         kl += pn * log(pn / qn);
     }

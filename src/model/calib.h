@@ -27,6 +27,8 @@
 #define EB_CALIB_BINS 2048
 /* Levels the entropy method quantises the |x| histogram to (int8's positive half). */
 #define EB_CALIB_LEVELS 128
+/* Counts the entropy method gives every empty bin before comparing distributions. */
+#define EB_CALIB_SMOOTH 1e-4
 
 enum eb_calib_method { EB_CALIB_MINMAX = 0, EB_CALIB_PERCENTILE, EB_CALIB_ENTROPY };
 
@@ -58,8 +60,9 @@ double eb_calib_percentile_threshold(const double *hist, int bins, double width,
 /**
  * TensorRT's entropy threshold: for every candidate i in [EB_CALIB_LEVELS, bins], the reference
  * distribution P is hist[0..i) with the mass beyond folded into bin i-1, Q is hist[0..i) merged
- * into EB_CALIB_LEVELS levels and spread back evenly over each level's non-empty bins; the i of
- * the smallest KL(P||Q) gives t = i * width (the first such i on ties).
+ * into EB_CALIB_LEVELS levels and spread back evenly over each level's non-empty bins (non-empty
+ * in P); both get EB_CALIB_SMOOTH counts on each empty bin (as ONNX Runtime smooths them) and
+ * are normalised; the i of the smallest KL(P||Q) gives t = i * width (the first such i on ties).
  */
 double eb_calib_entropy_threshold(const double *hist, int bins, double width);
 

@@ -717,7 +717,16 @@ struct node_fix {
     const char *drop_attr; /* attribute moved to an input, or replaced */
     const char *extra_in;  /* the new input's initializer name */
     int softmax_axis;      /* >= 0: write axis = this */
+    const char *ins[4];    /* Resize: its inputs at opset 13 ("" = omitted) */
+    int n_ins;             /* > 0: ins replaces the node's inputs */
 };
+
+/* An initializer with no elements (how opset 11 exports leave Resize's roi/scales unused). */
+static int empty_init(const struct qwriter *w, const char *name)
+{
+    const long i = name[0] != '\0' ? name_find(w->inits, w->n_inits, name) : -1;
+    return i >= 0 && w->m->inits[i].numel == 0;
+}
 
 static void plan_fix(struct qwriter *w, size_t k, struct node_fix *fx, char *extra,
                      size_t extra_size)
@@ -744,6 +753,19 @@ static void plan_fix(struct qwriter *w, size_t k, struct node_fix *fx, char *ext
             for (int b = 0; b < 8; b++)
                 raw[8 * i + b] = (uint8_t)((uint64_t)a->ints[i] >> (8 * b));
         eb_synth__init_raw(&w->inits_out, extra, EB_ONNX_INT64, &len, 1, raw, a->n_ints * 8);
+        return;
+    }
+    if (is_op(n, "Resize")) {
+        /* opset 10: (X, scales); 11/12: (X, roi, scales, sizes) where an unused scales may be an
+         * empty tensor, which opset 13 reads as given (sizes and scales both) */
+        if (w->m->opset < 11 && n->n_inputs == 2) {
+            fx->ins[0] = n->inputs[0], fx->ins[1] = "", fx->ins[2] = n->inputs[1];
+            fx->n_ins = 3;
+        } else if (n->n_inputs == 4 && n->inputs[3][0] != '\0') {
+            for (int j = 0; j < 4; j++)
+                fx->ins[j] = j > 0 && j < 3 && empty_init(w, n->inputs[j]) ? "" : n->inputs[j];
+            fx->n_ins = 4;
+        }
         return;
     }
     if (!is_softmax_like(n))
@@ -811,7 +833,9 @@ static void emit_node(struct qwriter *w, size_t k, const struct eb_pb_reader *gr
     eb_pb_buf_init(&b);
     eb_pb_reader_sub(&r, gr, nf);
     while (eb_pb_next(&r, &f, &have) == EB_OK && have) {
-        if (f.num == 1 && f.wire == EB_PB_WIRE_LEN && j < n->n_inputs) {
+        if (f.num == 1 && f.wire == EB_PB_WIRE_LEN && fx.n_ins > 0) {
+            continue; /* written below */
+        } else if (f.num == 1 && f.wire == EB_PB_WIRE_LEN && j < n->n_inputs) {
             const char *in = n->inputs[j];
             char renamed[EB_ONNX_MAX_NAME + NAME_SUFFIXES];
             if (int8 && j == 1)
@@ -831,6 +855,13 @@ static void emit_node(struct qwriter *w, size_t k, const struct eb_pb_reader *gr
         } else {
             copy_field(&b, &f);
         }
+    }
+    for (int i = 0; i < fx.n_ins; i++) {
+        char renamed[QNAME_MAX];
+        const char *in = fx.ins[i];
+        if (live_act(w->plan, in) >= 0)
+            in = (snprintf(renamed, sizeof(renamed), "%s_DequantizeLinear_Output", in), renamed);
+        eb_pb_put_str(&b, 1, in);
     }
     if (fx.extra_in != NULL) /* the last input: repeated fields keep their order */
         eb_pb_put_str(&b, 1, fx.extra_in);

@@ -13,7 +13,8 @@
  * to end, at some accuracy (measured in docs/quantization.md). Per-channel needs opset 13: an older model's opset is
  * raised to 13, rewriting the ops whose form changed (Split's `split`, Squeeze/Unsqueeze's and
  * ReduceSum's `axes` become inputs; Softmax, LogSoftmax and Hardmax get their axis explicitly,
- * checked against the observed shape); a model with any other op whose semantics changed is
+ * checked against the observed shape; Resize's empty roi/scales tensors become omitted inputs,
+ * opset 10's (X, scales) gets its roi slot); a model with any other op whose semantics changed is
  * refused, naming the op.
  *
  *     struct eb_qdq_plan plan;
