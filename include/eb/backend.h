@@ -24,7 +24,8 @@
  * gpu_mem_limit_gb), with mem_limit_label; eb_model_info.budget_bytes_used; ABI 7: the
  * probe's providers list; ABI 8: pin_frames, and struct eb_diag carries the failure's advice
  * bits (diag.h); ABI 9: eb_model_info.qdq, and "int8" in eb_backend_device_info.precision;
- * ABI 10: eb_backend_config.int8 and trt_cache, eb_model_info.engine_cache (ort tensorrt). */
+ * ABI 10: eb_backend_config.int8 and trt_cache, eb_model_info.engine_cache (ort tensorrt),
+ * the advice bit EB_ADVICE_TRT_CACHE. */
 #define EB_BACKEND_ABI      10u
 #define EB_BACKEND_MAX_IO   8
 #define EB_BACKEND_NAME_MAX 128
@@ -70,7 +71,7 @@ struct eb_backend_config {
     /* How messages name the limit: NULL = "limit Y MiB"; else "Y MiB <label>", e.g. "left of
      * the limit after slot rgb (7629.4 MiB)". Copied at load. */
     const char *mem_limit_label;
-    const char *ort_lib;      /* explicit ONNX Runtime library path or NULL; borrowed */
+    const char *ort_lib; /* explicit ONNX Runtime library path or NULL; borrowed */
     /* (ABI 10) --precision int8: the harness has checked that the model is an int8 one (on
      * tensorrt, a QDQ one). ort on tensorrt: TensorRT's int8 mode from the model's Q/DQ scales
      * (trt_int8_enable, with trt_fp16_enable for the layers left in float); ignored elsewhere

@@ -252,7 +252,7 @@ case_tensorrt_cache_folder() {
   # a folder that cannot be made (under a regular file): one line naming it
   echo x >afile
   tensorrt_run --trt_cache afile/trt
-  grep -qF "failed to create the TensorRT engine cache folder afile/trt: Not a directory; give a writable folder with --trt_cache DIR, or --trt_cache off" err.txt ||
+  grep -qF "failed to create the TensorRT engine cache folder afile/trt: Not a directory; give another --trt_cache folder or --trt_cache off" err.txt ||
     fail "message: $(cat err.txt)"
   check_reports "$(run_dir out)"
 }

@@ -202,7 +202,8 @@ static void expect_fp16_refused(enum eb_device dev)
     struct eb_diag d = {0};
     ASSERT_EQ_INT(eb_backend_create(&eb_backend_ort_ops, &cfg, &be, &d), EB_ERR_UNSUPPORTED);
     printf("%s\n", d.msg);
-    ASSERT_CONTAINS(d.msg, "--device tensorrt");
+    ASSERT_CONTAINS(d.msg, "its TensorRT provider's");
+    ASSERT_ADVICE(d, EB_ADVICE_TENSORRT | EB_ADVICE_FP32);
     ASSERT_CONTAINS(d.msg, dev == EB_DEVICE_CPU ? "ONNX Runtime's cpu provider"
                                                 : "ONNX Runtime's cuda provider");
     ASSERT_CONTAINS(d.msg, "pass an fp16 ONNX model instead");
@@ -269,17 +270,18 @@ EB_TEST(trt_cache_dir_refusals)
     /* no default without the environment */
     ASSERT_EQ_INT(eb_ort__trt_cache_dir(NULL, NULL, "", buf, sizeof(buf), &d), EB_ERR_INVALID_ARG);
     ASSERT_CONTAINS(d.msg, "$XDG_CACHE_HOME and $HOME are unset");
-    ASSERT_CONTAINS(d.msg, "--trt_cache DIR or --trt_cache off");
+    ASSERT_ADVICE(d, EB_ADVICE_TRT_CACHE);
     ASSERT_STREQ(buf, "");
     /* an empty name */
     d = (struct eb_diag){0};
     ASSERT_EQ_INT(eb_ort__trt_cache_dir("", NULL, "/h", buf, sizeof(buf), &d), EB_ERR_INVALID_ARG);
-    ASSERT_CONTAINS(d.msg, "--trt_cache: empty folder name");
+    ASSERT_CONTAINS(d.msg, "the TensorRT engine cache folder is an empty name");
+    ASSERT_ADVICE(d, EB_ADVICE_TRT_CACHE);
     /* a path that does not fit is refused, never cut */
     d = (struct eb_diag){0};
-    ASSERT_EQ_INT(eb_ort__trt_cache_dir(NULL, "/a/very/long/cache/home/path", "/h", buf,
-                                        sizeof(buf), &d),
-                  EB_ERR_INVALID_ARG);
+    ASSERT_EQ_INT(
+        eb_ort__trt_cache_dir(NULL, "/a/very/long/cache/home/path", "/h", buf, sizeof(buf), &d),
+        EB_ERR_INVALID_ARG);
     ASSERT_CONTAINS(d.msg, "longer than 31 bytes");
     ASSERT_STREQ(buf, "");
 }
@@ -305,7 +307,7 @@ EB_TEST(trt_cache_folder_is_made_with_parents)
     ASSERT_CONTAINS(d.msg, "failed to create the TensorRT engine cache folder");
     ASSERT_CONTAINS(d.msg, under);
     ASSERT_CONTAINS(d.msg, "Not a directory");
-    ASSERT_CONTAINS(d.msg, "--trt_cache DIR, or --trt_cache off");
+    ASSERT_ADVICE(d, EB_ADVICE_TRT_CACHE);
     /* the file itself is no folder either */
     d = (struct eb_diag){0};
     ASSERT_EQ_INT(eb_ort__trt_cache_make(file, &d), EB_ERR_IO);

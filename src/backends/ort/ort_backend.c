@@ -451,12 +451,12 @@ static enum eb_status ort_open(void *priv, const struct eb_backend_config *cfg,
         goto fail;
     }
     if (cfg->precision != EB_ENGINE_PRECISION_FP32 && cfg->device != EB_DEVICE_TENSORRT) {
-        st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                          "failed to open ONNX Runtime: fp16 precision is TensorRT's (--device "
-                          "tensorrt) and the native engine's (on the cuda device); ONNX "
-                          "Runtime's %s provider runs a model in the precision it was exported "
-                          "in, so pass an fp16 ONNX model instead",
-                          eb_device_name(cfg->device));
+        st = eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_TENSORRT | EB_ADVICE_FP32,
+                                 "failed to open ONNX Runtime: fp16 precision is its TensorRT "
+                                 "provider's and the native engine's (on the cuda device); "
+                                 "ONNX Runtime's %s provider runs a model in the precision it "
+                                 "was exported in, so pass an fp16 ONNX model instead",
+                                 eb_device_name(cfg->device));
         goto fail;
     }
     p->log = cfg->log;
@@ -546,9 +546,9 @@ static enum eb_status ort_open(void *priv, const struct eb_backend_config *cfg,
             (st = append_cuda(p, limit, diag)) != EB_OK)
             goto fail;
         snprintf(p->precision, sizeof(p->precision), "%s",
-                 cfg->int8                                        ? "int8"
+                 cfg->int8                                    ? "int8"
                  : cfg->precision == EB_ENGINE_PRECISION_FP16 ? "fp16"
-                                                                  : "");
+                                                              : "");
         snprintf(p->provider, sizeof(p->provider), "TensorrtExecutionProvider");
         p->limit_type = EB_LIMIT_HARD;
         snprintf(p->limit_methods, sizeof(p->limit_methods),

@@ -23,7 +23,7 @@
  * $XDG_CACHE_HOME/edgebench/trt when `xdg_cache_home` is an absolute path (the XDG base
  * directory spec ignores a relative one), else $HOME/.cache/edgebench/trt; anything else is the
  * folder itself. `xdg_cache_home` and `home` are the environment's values (NULL or "" = unset),
- * borrowed. EB_ERR_INVALID_ARG with one line naming the option when `opt` is "", the default has
+ * borrowed. EB_ERR_INVALID_ARG (advice EB_ADVICE_TRT_CACHE) when `opt` is "", the default has
  * neither variable, or the path does not fit `size`.
  */
 EB_NODISCARD enum eb_status eb_ort__trt_cache_dir(const char *opt, const char *xdg_cache_home,
@@ -31,8 +31,8 @@ EB_NODISCARD enum eb_status eb_ort__trt_cache_dir(const char *opt, const char *x
                                                   struct eb_diag *diag);
 
 /**
- * Creates cache folder `dir` with its parents. EB_ERR_IO with one line naming the folder that
- * could not be made and why (e.g. under a regular file), and what to pass instead.
+ * Creates cache folder `dir` with its parents. EB_ERR_IO (advice EB_ADVICE_TRT_CACHE) with one
+ * line naming the folder that could not be made and why (e.g. under a regular file).
  */
 EB_NODISCARD enum eb_status eb_ort__trt_cache_make(const char *dir, struct eb_diag *diag);
 

@@ -52,10 +52,10 @@ struct val_opts {
 
 /* Options of `run` that val passes to eb_config_parse (the rest of run's make no sense here). */
 static const char *const passed[] = {
-    "backend",    "device",   "imgsz",   "conf",    "iou",
-    "threads",    "ort_lib",  "kernels", "qdq",     "gpu_mem_limit_gb",
-    "preprocess", "decode",   "no_fold", "no_fuse", "no_dce",
-    "no_layout",  "no_lanes", "verbose", "quiet",   "model_profile",
+    "backend",    "device",    "imgsz",   "conf",    "iou",
+    "threads",    "ort_lib",   "kernels", "qdq",     "gpu_mem_limit_gb",
+    "preprocess", "decode",    "no_fold", "no_fuse", "no_dce",
+    "no_layout",  "no_lanes",  "verbose", "quiet",   "model_profile",
     "head",       "trt_cache",
 };
 
