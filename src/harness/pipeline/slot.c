@@ -460,21 +460,20 @@ static enum eb_status read_model_precision(struct eb_slot *s, const struct eb_mo
                          p->ops[EB_MODEL_PRECISION_INT8_STATIC] > 0;
     /* TensorRT's int8 is explicit quantisation: it reads the Q/DQ scales (no calibration table
      * is passed), so a float or dynamically quantised model has nothing to build int8 from. */
-    if (su->need_int8 && su->backend_cfg.device == EB_DEVICE_TENSORRT &&
-        p->ops[EB_MODEL_PRECISION_INT8_QDQ] == 0)
+    const int trt = su->backend_cfg.device == EB_DEVICE_TENSORRT;
+    if (su->need_int8 && !(trt ? p->ops[EB_MODEL_PRECISION_INT8_QDQ] > 0 : any_int8))
         return eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
-                            "model %s is %s (read from its graph: %s); --precision int8 on "
-                            "--device tensorrt needs a QDQ model, whose Q/DQ scales TensorRT "
-                            "reads (no calibration table is passed): quantize it first "
-                            "(edgebench quantize) or use --precision fp16",
-                            su->model_label, eb_model_precision_name(p->kind), p->detail);
-    if (su->need_int8 && !any_int8)
-        return eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
-                            "model %s is %s (read from its graph: %s); --precision int8 needs "
-                            "an int8 model (QDQ or dynamic quantisation): quantize it first "
-                            "(e.g. ONNX Runtime's quantize_static or quantize_dynamic) or use "
-                            "--precision fp32",
-                            su->model_label, eb_model_precision_name(p->kind), p->detail);
+                            "model %s is %s (read from its graph: %s); %s: quantize it first "
+                            "(%s) or use --precision %s",
+                            su->model_label, eb_model_precision_name(p->kind), p->detail,
+                            trt ? "--precision int8 on --device tensorrt needs a QDQ model, "
+                                  "whose Q/DQ scales TensorRT reads (no calibration table is "
+                                  "passed)"
+                                : "--precision int8 needs an int8 model (QDQ or dynamic "
+                                  "quantisation)",
+                            trt ? "edgebench quantize"
+                                : "e.g. ONNX Runtime's quantize_static or quantize_dynamic",
+                            trt ? "fp16" : "fp32");
     return EB_OK;
 }
 
