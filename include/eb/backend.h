@@ -23,8 +23,10 @@
 /* ABI 6: the memory limit travels as bytes (mem_limit_bytes replaces the double
  * gpu_mem_limit_gb), with mem_limit_label; eb_model_info.budget_bytes_used; ABI 7: the
  * probe's providers list; ABI 8: pin_frames, and struct eb_diag carries the failure's advice
- * bits (diag.h); ABI 9: eb_model_info.qdq, and "int8" in eb_backend_device_info.precision. */
-#define EB_BACKEND_ABI      9u
+ * bits (diag.h); ABI 9: eb_model_info.qdq, and "int8" in eb_backend_device_info.precision;
+ * ABI 10: eb_backend_config.int8 and trt_cache, eb_model_info.engine_cache (ort tensorrt),
+ * the advice bit EB_ADVICE_TRT_CACHE. */
+#define EB_BACKEND_ABI      10u
 #define EB_BACKEND_MAX_IO   8
 #define EB_BACKEND_NAME_MAX 128
 
@@ -61,14 +63,24 @@ struct eb_backend_config {
     int profile;              /* 1 = per-node profile */
     uint32_t passes;          /* enum eb_engine_pass bits; 0 = all */
     int qdq;                  /* enum eb_engine_qdq (EB_ENGINE_QDQ_AUTO: int8 on the CPU) */
-    int precision;            /* enum eb_engine_precision (cuda device) */
+    int precision;            /* enum eb_engine_precision (native: cuda device; ort: fp16 on
+                                 tensorrt only, as trt_fp16_enable) */
     const char *kernels;      /* "auto", "ref", "avx2", ...; NULL = auto; borrowed */
     uint64_t mem_limit_bytes; /* this instance's share of the memory limit, in bytes (already
                                  validated by the harness; 0 = none) */
     /* How messages name the limit: NULL = "limit Y MiB"; else "Y MiB <label>", e.g. "left of
      * the limit after slot rgb (7629.4 MiB)". Copied at load. */
     const char *mem_limit_label;
-    const char *ort_lib;      /* explicit ONNX Runtime library path or NULL; borrowed */
+    const char *ort_lib; /* explicit ONNX Runtime library path or NULL; borrowed */
+    /* (ABI 10) --precision int8: the harness has checked that the model is an int8 one (on
+     * tensorrt, a QDQ one). ort on tensorrt: TensorRT's int8 mode from the model's Q/DQ scales
+     * (trt_int8_enable, with trt_fp16_enable for the layers left in float); ignored elsewhere
+     * (the native engine reads `qdq`). */
+    int int8;
+    /* (ABI 10) ort on tensorrt: the --trt_cache value; NULL = the default folder
+     * ($XDG_CACHE_HOME/edgebench/trt, else $HOME/.cache/edgebench/trt), "off" = no engine
+     * cache, else the folder (made with its parents at open). Borrowed. */
+    const char *trt_cache;
     const struct eb_log *log; /* may be NULL; borrowed, must outlive the instance */
 };
 
@@ -109,7 +121,8 @@ struct eb_backend_device_info {
     uint64_t total_bytes;  /* device memory (a Jetson: its DRAM, shared with the CPU); 0 unknown */
     int clock_khz;         /* GPU clock the runtime reports (cudaDevAttrClockRate); 0 unknown */
     char precision[8];     /* arithmetic of the model's heavy ops: "fp32", "fp16", "int8"; ""
-                              unknown */
+                              unknown. ort tensorrt sets it alone (reported 0) with
+                              --precision fp16/int8: the engine's precision, not the model's */
 };
 
 struct eb_model_info {
@@ -134,6 +147,9 @@ struct eb_model_info {
                     "int8" (integer conv kernels), "float" (fake quantisation in float) or
                     "strip" (activation Q/DQ removed); "" for another model, or where the
                     backend does not say (ort: it fuses Q/DQ into its own int8 kernels) */
+    char engine_cache[1024]; /* (ABI 10) the folder where the runtime keeps the engines it
+                                builds and reuses (ort tensorrt: trt_engine_cache_path); ""
+                                when none */
 };
 
 /** Optional per-frame split of the inference time; zero where not measured. */

@@ -40,7 +40,8 @@ enum eb_advice {
     EB_ADVICE_FEWER_THREADS = 1u << 10, /* fewer threads */
     EB_ADVICE_DEFAULT_IMGSZ = 1u << 11, /* leave the input size to the model */
     EB_ADVICE_NO_PROFILE = 1u << 12,    /* run without the per-operator profile */
-    EB_ADVICE_ALL = (1u << 13) - 1u
+    EB_ADVICE_TRT_CACHE = 1u << 13,     /* another TensorRT engine cache folder, or none */
+    EB_ADVICE_ALL = (1u << 14) - 1u
 };
 
 struct eb_diag {

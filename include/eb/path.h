@@ -1,4 +1,5 @@
-/* Files named by the user: opened without ever blocking, and the folder a file is in. */
+/* Files named by the user: opened without ever blocking, the folder a file is in, folders made
+ * with their parents. */
 #ifndef EB_PATH_H
 #define EB_PATH_H
 
@@ -19,5 +20,13 @@ int eb_file_open_regular(const char *path, struct stat *sb_out, const char **why
 
 /** The folder `path` names a file in: "." without a slash, "/" for a file at the root. */
 void eb_path_dir(const char *path, char *buf, size_t size);
+
+/**
+ * Creates folder `path` with its missing parents (mkdir -p, mode 0755); an existing folder is
+ * fine. Returns 0, or the errno of the step that failed (ENOTDIR where `path` or a parent is a
+ * file, ENAMETOOLONG from PATH_MAX bytes on, EINVAL for "") with the folder it was making in
+ * `failed` (a prefix of `path`; NULL = not wanted).
+ */
+int eb_path_mkdir_p(const char *path, char *failed, size_t failed_size);
 
 #endif

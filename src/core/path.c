@@ -1,7 +1,9 @@
-/* eb_file_open_regular, eb_path_dir (eb/path.h). */
+/* eb_file_open_regular, eb_path_dir, eb_path_mkdir_p (eb/path.h). */
 #include "eb/path.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,4 +34,38 @@ void eb_path_dir(const char *path, char *buf, size_t size)
         snprintf(buf, size, ".");
     else
         snprintf(buf, size, "%.*s", (int)(slash - path + (slash == path)), path);
+}
+
+int eb_path_mkdir_p(const char *path, char *failed, size_t failed_size)
+{
+    char buf[PATH_MAX];
+    const size_t n = strlen(path);
+    int err = 0;
+    if (n == 0 || n >= sizeof(buf)) {
+        err = n == 0 ? EINVAL : ENAMETOOLONG;
+        snprintf(buf, sizeof(buf), "%s", path);
+        goto done;
+    }
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != '\0')
+            continue;
+        const char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+            err = errno;
+            goto done;
+        }
+        buf[i] = c;
+    }
+    /* EEXIST on the last step is also a file of that name. */
+    struct stat sb;
+    if (stat(buf, &sb) != 0)
+        err = errno;
+    else if (!S_ISDIR(sb.st_mode))
+        err = ENOTDIR;
+done:
+    if (err != 0 && failed != NULL && failed_size > 0)
+        snprintf(failed, failed_size, "%s", buf);
+    return err;
 }

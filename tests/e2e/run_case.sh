@@ -26,6 +26,8 @@ cd "$TMP" || exit 1
 # Every `edgebench run` appends to the run history (default ${XDG_DATA_HOME:-~/.local/share}/
 # edgebench/history.db): the tests keep theirs in the case's folder, never the user's.
 export XDG_DATA_HOME="$TMP/xdg-data"
+# Likewise the TensorRT engine cache (default ${XDG_CACHE_HOME:-~/.cache}/edgebench/trt).
+export XDG_CACHE_HOME="$TMP/xdg-cache"
 # shellcheck source=/dev/null
 source "$script"
 "case_$case_name"

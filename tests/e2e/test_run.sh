@@ -176,6 +176,87 @@ case_cuda_device_without_provider() {
 }
 mkmodel() { "$EB_BIN" model synth --imgsz 160 -o m160.onnx >/dev/null && echo m160.onnx; }
 
+# --device tensorrt on a machine without TensorRT (the npm ONNX Runtime lists the provider but
+# lacks its library, or does not list it): one clear line per slot, and the reports are written.
+# skip_if_tensorrt_runs RC: skips where the run went through (a machine with TensorRT).
+skip_if_tensorrt_runs() {
+  [ "$1" -ne 0 ] || skip "this ONNX Runtime runs TensorRT; the case needs one without it"
+}
+case_tensorrt_device_without_provider() {
+  need_ort
+  eb_run --mode dual --backend ort --device tensorrt --imgsz 64 --output out --quiet --frames 2 \
+    --warmup 0 >/dev/null 2>err.txt
+  local rc=$?
+  skip_if_tensorrt_runs "$rc"
+  [ "$rc" -eq 1 ] || fail "exit $rc, expected 1 (both slots failed): $(cat err.txt)"
+  [ "$(grep -c "slot .* failed: failed to enable the TensorRT execution provider" err.txt)" -eq 2 ] ||
+    fail "one TensorRT line per slot expected: $(cat err.txt)"
+  grep -q -- "; use .*--device cpu" err.txt || fail "no flag advice: $(cat err.txt)"
+  local d; d=$(run_dir out)
+  check_reports "$d"
+  for i in 0 1; do
+    [ "$(jq_get "$d/report.json" slots/$i/status)" = failed ] || fail "slot $i status"
+    jq_get "$d/report.json" slots/$i/message | grep -q "TensorRT execution provider" ||
+      fail "slot $i message: $(jq_get "$d/report.json" slots/$i/message)"
+  done
+  grep -q "TensorRT execution provider" "$d/report.md" || fail "report.md lacks the reason"
+}
+case_tensorrt_int8_needs_a_qdq_model() {
+  need_ort
+  # a float model: refused from its graph, before ONNX Runtime's providers are looked at
+  expect_slot_failure 1 "--precision int8 on --device tensorrt needs a QDQ model" --mode rgb \
+    --backend ort --device tensorrt --precision int8 --model0 "$(mkmodel)" \
+    --source synthetic=64x64
+  grep -qF "is fp32 (read from its graph" err.txt || fail "the model's precision: $(cat err.txt)"
+  grep -qF "quantize it first (edgebench quantize)" err.txt || fail "what to do: $(cat err.txt)"
+  local d; d=$(run_dir out)
+  ! grep -q "execution provider" "$d/run.log" || fail "the provider was set up before the check"
+  [ ! -e "$XDG_CACHE_HOME/edgebench/trt" ] || fail "an engine cache folder was made for nothing"
+  if [ ! -d "${EB_SHARED_DATA:-}" ]; then
+    echo "../shared/data is absent: the int8-dynamic and QDQ model parts are not run"
+    return 0
+  fi
+  # a dynamically quantised model is int8, but has no Q/DQ scales for TensorRT
+  rm -rf out
+  expect_slot_failure 1 "is int8-dynamic (read from its graph" --mode rgb --backend ort \
+    --device tensorrt --precision int8 --model0 "$EB_SHARED_DATA/models/yolov8n_int8_dynamic.onnx" \
+    --source synthetic=64x64
+  # a QDQ model passes the check and gets as far as the provider
+  rm -rf out
+  eb_run --mode rgb --backend ort --device tensorrt --precision int8 --output out --quiet \
+    --frames 2 --warmup 0 --model0 "$EB_SHARED_DATA/models/yolov8n_int8_qdq.onnx" \
+    --source synthetic=64x64 >/dev/null 2>err.txt
+  local rc=$?
+  skip_if_tensorrt_runs "$rc"
+  ! grep -q "needs a QDQ model" err.txt || fail "a QDQ model was refused: $(cat err.txt)"
+  grep -q "TensorRT execution provider" err.txt || fail "no provider error: $(cat err.txt)"
+}
+case_tensorrt_cache_folder() {
+  need_ort
+  tensorrt_run() {
+    rm -rf out
+    eb_run --mode rgb --backend ort --device tensorrt --imgsz 64 --output out --quiet --frames 2 \
+      --warmup 0 "$@" >/dev/null 2>err.txt
+    local rc=$?
+    skip_if_tensorrt_runs "$rc"
+    grep -q TensorrtExecutionProvider "$(run_dir out)/env.json" ||
+      skip "this ONNX Runtime does not list TensorRT: the cache folder is never reached"
+  }
+  # the default folder, made with its parents when the provider is set up
+  tensorrt_run
+  [ -d "$XDG_CACHE_HOME/edgebench/trt" ] || fail "no default cache folder: $(cat err.txt)"
+  # --trt_cache off makes none
+  rm -rf "$XDG_CACHE_HOME/edgebench"
+  tensorrt_run --trt_cache off
+  [ ! -e "$XDG_CACHE_HOME/edgebench" ] || fail "--trt_cache off made a folder"
+  # a folder that cannot be made (under a regular file): one line naming it
+  echo x >afile
+  tensorrt_run --trt_cache afile/trt
+  grep -qF "failed to create the TensorRT engine cache folder afile/trt: Not a directory; give another --trt_cache folder or --trt_cache off" err.txt ||
+    fail "message: $(cat err.txt)"
+  check_reports "$(run_dir out)"
+}
+
 case_mem_limit_violations_are_counted_not_fatal() {
   need_ort
   # ONNX Runtime's CPU arena cannot be capped (limit type soft): the limit is monitored,

@@ -7,8 +7,10 @@
  */
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "backends/ort/ort_backend.h"
+#include "backends/ort/ort_trt.h"
 #include "eb/backend.h"
 #include "eb_test.h"
 
@@ -16,9 +18,12 @@
 
 static struct eb_backend_config cpu_config(void)
 {
-    /* One intra-op thread: the test machines are small and shared. */
-    struct eb_backend_config cfg = {
-        .device = EB_DEVICE_CPU, .threads = 1, .mem_limit_bytes = 8000000000ull};
+    /* One intra-op thread: the test machines are small and shared. No TensorRT engine cache:
+     * its default folder is under $HOME (the cache cases give their own). */
+    struct eb_backend_config cfg = {.device = EB_DEVICE_CPU,
+                                    .threads = 1,
+                                    .mem_limit_bytes = 8000000000ull,
+                                    .trt_cache = "off"};
     return cfg;
 }
 
@@ -182,6 +187,131 @@ EB_TEST(cuda_on_cpu_only_library_is_unsupported)
 EB_TEST(tensorrt_on_cpu_only_library_is_unsupported)
 {
     expect_no_gpu_provider(EB_DEVICE_TENSORRT, "TensorrtExecutionProvider");
+}
+
+/* ---- --precision and the TensorRT engine cache ------------------------------------------------ */
+
+/* fp16 is TensorRT's (trt_fp16_enable): on the CPU and CUDA providers it is refused at open. */
+static void expect_fp16_refused(enum eb_device dev)
+{
+    require_ort();
+    struct eb_backend_config cfg = cpu_config();
+    cfg.device = dev;
+    cfg.precision = 1; /* EB_ENGINE_PRECISION_FP16 */
+    struct eb_backend *be = NULL;
+    struct eb_diag d = {0};
+    ASSERT_EQ_INT(eb_backend_create(&eb_backend_ort_ops, &cfg, &be, &d), EB_ERR_UNSUPPORTED);
+    printf("%s\n", d.msg);
+    ASSERT_CONTAINS(d.msg, "its TensorRT provider's");
+    ASSERT_ADVICE(d, EB_ADVICE_TENSORRT | EB_ADVICE_FP32);
+    ASSERT_CONTAINS(d.msg, dev == EB_DEVICE_CPU ? "ONNX Runtime's cpu provider"
+                                                : "ONNX Runtime's cuda provider");
+    ASSERT_CONTAINS(d.msg, "pass an fp16 ONNX model instead");
+}
+
+EB_TEST(fp16_on_cpu_provider_is_refused)
+{
+    expect_fp16_refused(EB_DEVICE_CPU);
+}
+
+EB_TEST(fp16_on_cuda_provider_is_refused)
+{
+    expect_fp16_refused(EB_DEVICE_CUDA);
+}
+
+/* fp16 and int8 on tensorrt pass the precision gate: what stops them here is the provider. */
+EB_TEST(fp16_and_int8_on_tensorrt_reach_the_provider)
+{
+    require_ort();
+    for (int int8 = 0; int8 <= 1; int8++) {
+        struct eb_backend_config cfg = cpu_config();
+        cfg.device = EB_DEVICE_TENSORRT;
+        cfg.precision = int8 ? 0 : 1;
+        cfg.int8 = int8;
+        struct eb_backend *be = NULL;
+        struct eb_diag d = {0};
+        enum eb_status st = eb_backend_create(&eb_backend_ort_ops, &cfg, &be, &d);
+        if (st == EB_OK) {
+            eb_backend_destroy(be);
+            EB_SKIP("this ONNX Runtime has TensorRT; the case needs one without it");
+        }
+        printf("%s\n", d.msg);
+        ASSERT_CONTAINS(d.msg, "Execution");
+        ASSERT_TRUE(strstr(d.msg, "fp16") == NULL && strstr(d.msg, "int8") == NULL);
+    }
+}
+
+static void expect_cache_dir(const char *opt, const char *xdg, const char *home, const char *want)
+{
+    char buf[EB_ORT_TRT_CACHE_MAX];
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_ort__trt_cache_dir(opt, xdg, home, buf, sizeof(buf), &d));
+    ASSERT_STREQ(buf, want);
+}
+
+EB_TEST(trt_cache_dir_resolution)
+{
+    /* the default: $XDG_CACHE_HOME when absolute, else $HOME/.cache */
+    expect_cache_dir(NULL, "/x/cache", "/home/u", "/x/cache/edgebench/trt");
+    expect_cache_dir(NULL, NULL, "/home/u", "/home/u/.cache/edgebench/trt");
+    expect_cache_dir(NULL, "", "/home/u", "/home/u/.cache/edgebench/trt");
+    expect_cache_dir(NULL, "rel/cache", "/home/u", "/home/u/.cache/edgebench/trt");
+    /* an explicit folder wins over the environment, relative or not; off = no cache */
+    expect_cache_dir("engines", "/x/cache", "/home/u", "engines");
+    expect_cache_dir("/abs/engines", NULL, NULL, "/abs/engines");
+    expect_cache_dir("off", "/x/cache", "/home/u", "");
+    expect_cache_dir("./off", NULL, NULL, "./off");
+}
+
+EB_TEST(trt_cache_dir_refusals)
+{
+    char buf[32];
+    struct eb_diag d = {0};
+    /* no default without the environment */
+    ASSERT_EQ_INT(eb_ort__trt_cache_dir(NULL, NULL, "", buf, sizeof(buf), &d), EB_ERR_INVALID_ARG);
+    ASSERT_CONTAINS(d.msg, "$XDG_CACHE_HOME and $HOME are unset");
+    ASSERT_ADVICE(d, EB_ADVICE_TRT_CACHE);
+    ASSERT_STREQ(buf, "");
+    /* an empty name */
+    d = (struct eb_diag){0};
+    ASSERT_EQ_INT(eb_ort__trt_cache_dir("", NULL, "/h", buf, sizeof(buf), &d), EB_ERR_INVALID_ARG);
+    ASSERT_CONTAINS(d.msg, "the TensorRT engine cache folder is an empty name");
+    ASSERT_ADVICE(d, EB_ADVICE_TRT_CACHE);
+    /* a path that does not fit is refused, never cut */
+    d = (struct eb_diag){0};
+    ASSERT_EQ_INT(
+        eb_ort__trt_cache_dir(NULL, "/a/very/long/cache/home/path", "/h", buf, sizeof(buf), &d),
+        EB_ERR_INVALID_ARG);
+    ASSERT_CONTAINS(d.msg, "longer than 31 bytes");
+    ASSERT_STREQ(buf, "");
+}
+
+EB_TEST(trt_cache_folder_is_made_with_parents)
+{
+    char dir[1024], file[1024], under[1100];
+    snprintf(dir, sizeof(dir), "%s/a/b/edgebench/trt", eb_test_tmpdir());
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_ort__trt_cache_make(dir, &d));
+    struct stat sb;
+    ASSERT_TRUE(stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode));
+    ASSERT_OK(eb_ort__trt_cache_make(dir, &d)); /* already there: fine */
+
+    /* under a regular file: one line naming the folder, why, and what to give instead */
+    snprintf(file, sizeof(file), "%s/afile", eb_test_tmpdir());
+    FILE *fp = fopen(file, "w");
+    ASSERT_TRUE(fp != NULL);
+    fclose(fp);
+    snprintf(under, sizeof(under), "%s/trt/x", file);
+    ASSERT_EQ_INT(eb_ort__trt_cache_make(under, &d), EB_ERR_IO);
+    printf("%s\n", d.msg);
+    ASSERT_CONTAINS(d.msg, "failed to create the TensorRT engine cache folder");
+    ASSERT_CONTAINS(d.msg, under);
+    ASSERT_CONTAINS(d.msg, "Not a directory");
+    ASSERT_ADVICE(d, EB_ADVICE_TRT_CACHE);
+    /* the file itself is no folder either */
+    d = (struct eb_diag){0};
+    ASSERT_EQ_INT(eb_ort__trt_cache_make(file, &d), EB_ERR_IO);
+    ASSERT_CONTAINS(d.msg, "Not a directory");
 }
 
 /* ---- the shared YOLO models ---------------------------------------------------------------- */

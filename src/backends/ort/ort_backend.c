@@ -20,7 +20,9 @@
 #include "backends/common/names.h"
 #include "backends/ort/ort_backend.h"
 #include "backends/ort/ort_load.h"
+#include "backends/ort/ort_trt.h"
 #include "eb/clock.h"
+#include "eb/engine.h"
 
 #define DEFAULT_IMGSZ 640
 #define WHAT_MAX      512 /* "<verb> <what>" part of a message, before it is fitted to the diag */
@@ -46,7 +48,9 @@ struct ort_priv {
     char provider[64];
     enum eb_limit_type limit_type;
     char limit_methods[256];
-    char model[256]; /* the model's name for messages */
+    char engine_cache[EB_ORT_TRT_CACHE_MAX]; /* tensorrt: the engine cache folder; "" = none */
+    char precision[8]; /* tensorrt --precision fp16/int8: "fp16", "int8"; else "" */
+    char model[256];   /* the model's name for messages */
 
     size_t n_in, n_out;
     char *in_names[EB_BACKEND_MAX_IO];  /* owned, full length (eb_io_desc names may be cut) */
@@ -378,28 +382,60 @@ static enum eb_status append_cuda(struct ort_priv *p, uint64_t limit_bytes, stru
     return st;
 }
 
+/*
+ * The TensorRT provider: workspace `workspace_bytes`; --precision fp16 (trt_fp16_enable) or int8
+ * (trt_int8_enable from the model's Q/DQ scales, no calibration table, with fp16 for the layers
+ * that stay in float, as trtexec --int8 --fp16); the engine and timing caches in
+ * p->engine_cache unless it is "".
+ */
 static enum eb_status append_tensorrt(struct ort_priv *p, uint64_t workspace_bytes,
-                                      struct eb_diag *diag)
+                                      const struct eb_backend_config *cfg, struct eb_diag *diag)
 {
     const OrtApi *api = p->api;
     OrtTensorRTProviderOptionsV2 *o = NULL;
     char ws[32];
     snprintf(ws, sizeof(ws), "%llu", (unsigned long long)workspace_bytes);
-    const char *keys[] = {"device_id", "trt_max_workspace_size"};
-    const char *vals[] = {"0", ws};
+    const char *keys[10], *vals[10];
+    size_t n = 0;
+    keys[n] = "device_id", vals[n++] = "0";
+    keys[n] = "trt_max_workspace_size", vals[n++] = ws;
+    if (cfg->int8 || cfg->precision == EB_ENGINE_PRECISION_FP16)
+        keys[n] = "trt_fp16_enable", vals[n++] = "1";
+    if (cfg->int8)
+        keys[n] = "trt_int8_enable", vals[n++] = "1";
+    if (p->engine_cache[0] != '\0') {
+        keys[n] = "trt_engine_cache_enable", vals[n++] = "1";
+        keys[n] = "trt_engine_cache_path", vals[n++] = p->engine_cache;
+        keys[n] = "trt_timing_cache_enable", vals[n++] = "1";
+        keys[n] = "trt_timing_cache_path", vals[n++] = p->engine_cache;
+    }
     const char *todo = "check the TensorRT/CUDA installation (LD_LIBRARY_PATH)";
     const unsigned advice = EB_ADVICE_CUDA | EB_ADVICE_CPU;
     const char *ep = "TensorrtExecutionProvider";
     enum eb_status st =
         ep_check(p, api->CreateTensorRTProviderOptions(&o), "TensorRT", ep, todo, advice, diag);
     if (st == EB_OK)
-        st = ep_check(p, api->UpdateTensorRTProviderOptions(o, keys, vals, EB_ARRAY_LEN(keys)),
-                      "TensorRT", ep, todo, advice, diag);
+        st = ep_check(p, api->UpdateTensorRTProviderOptions(o, keys, vals, n), "TensorRT", ep, todo,
+                      advice, diag);
     if (st == EB_OK)
         st = ep_check(p, api->SessionOptionsAppendExecutionProvider_TensorRT_V2(p->opts, o),
                       "TensorRT", ep, todo, advice, diag);
     if (o != NULL)
         api->ReleaseTensorRTProviderOptions(o);
+    return st;
+}
+
+/* The engine cache folder of --trt_cache (cfg->trt_cache) in p->engine_cache, made. */
+static enum eb_status setup_trt_cache(struct ort_priv *p, const struct eb_backend_config *cfg,
+                                      struct eb_diag *diag)
+{
+    enum eb_status st =
+        eb_ort__trt_cache_dir(cfg->trt_cache, getenv("XDG_CACHE_HOME"), getenv("HOME"),
+                              p->engine_cache, sizeof(p->engine_cache), diag);
+    if (st == EB_OK && p->engine_cache[0] != '\0')
+        st = eb_ort__trt_cache_make(p->engine_cache, diag);
+    if (st != EB_OK)
+        p->engine_cache[0] = '\0';
     return st;
 }
 
@@ -414,11 +450,13 @@ static enum eb_status ort_open(void *priv, const struct eb_backend_config *cfg,
         st = eb_diag_fail(diag, EB_ERR_INVALID_ARG, "failed to open ONNX Runtime: no config");
         goto fail;
     }
-    if (cfg->precision != 0) {
-        st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                          "failed to open ONNX Runtime: fp16 precision is the native engine's "
-                          "(on the cuda device); ONNX Runtime runs a model in the precision it "
-                          "was exported in, so pass an fp16 ONNX model instead");
+    if (cfg->precision != EB_ENGINE_PRECISION_FP32 && cfg->device != EB_DEVICE_TENSORRT) {
+        st = eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_TENSORRT | EB_ADVICE_FP32,
+                                 "failed to open ONNX Runtime: fp16 precision is its TensorRT "
+                                 "provider's and the native engine's (on the cuda device); "
+                                 "ONNX Runtime's %s provider runs a model in the precision it "
+                                 "was exported in, so pass an fp16 ONNX model instead",
+                                 eb_device_name(cfg->device));
         goto fail;
     }
     p->log = cfg->log;
@@ -503,9 +541,14 @@ static enum eb_status ort_open(void *priv, const struct eb_backend_config *cfg,
         }
         /* TensorRT gets half the budget for its workspace (design.md §2); nodes it cannot take
          * fall back to the CUDA provider, whose arena is capped at the whole limit. */
-        if ((st = append_tensorrt(p, limit / 2, diag)) != EB_OK ||
+        if ((st = setup_trt_cache(p, cfg, diag)) != EB_OK ||
+            (st = append_tensorrt(p, limit / 2, cfg, diag)) != EB_OK ||
             (st = append_cuda(p, limit, diag)) != EB_OK)
             goto fail;
+        snprintf(p->precision, sizeof(p->precision), "%s",
+                 cfg->int8                                    ? "int8"
+                 : cfg->precision == EB_ENGINE_PRECISION_FP16 ? "fp16"
+                                                              : "");
         snprintf(p->provider, sizeof(p->provider), "TensorrtExecutionProvider");
         p->limit_type = EB_LIMIT_HARD;
         snprintf(p->limit_methods, sizeof(p->limit_methods),
@@ -770,6 +813,10 @@ static enum eb_status ort_load(void *priv, const struct eb_model_spec *spec,
     info.limit_type = p->limit_type;
     snprintf(info.limit_methods, sizeof(info.limit_methods), "%s", p->limit_methods);
     snprintf(info.provider, sizeof(info.provider), "%s", p->provider);
+    snprintf(info.engine_cache, sizeof(info.engine_cache), "%s", p->engine_cache);
+    /* TensorRT builds the engine in the precision asked for, whatever the model's (device
+     * facts other than the precision are not reported: `reported` stays 0). */
+    snprintf(info.device.precision, sizeof(info.device.precision), "%s", p->precision);
     *info_out = info;
     return EB_OK;
 

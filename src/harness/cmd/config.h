@@ -76,6 +76,7 @@ struct eb_config {
     int64_t interval_ms;
     int solo_baseline;
     const char *ort_lib;
+    const char *trt_cache; /* NULL = the default folder; "off" = none (eb_backend_config) */
     int verbose;
     int quiet;
     int conf_given; /* --conf was on the command line (not an option row: set by the parser) */

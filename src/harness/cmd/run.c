@@ -201,6 +201,8 @@ void eb_run_model_setup(const struct eb_config *cfg, const struct eb_log *log,
     su->backend_cfg.kernels = kernels[cfg->kernels];
     su->backend_cfg.mem_limit_bytes = cfg->gpu_mem_limit_bytes; /* run: the budget's share */
     su->backend_cfg.ort_lib = cfg->ort_lib;
+    su->backend_cfg.int8 = su->need_int8;
+    su->backend_cfg.trt_cache = cfg->trt_cache;
     su->backend_cfg.log = log;
     su->imgsz = (int)cfg->imgsz;
     su->conf = (float)cfg->conf;

@@ -52,11 +52,11 @@ struct val_opts {
 
 /* Options of `run` that val passes to eb_config_parse (the rest of run's make no sense here). */
 static const char *const passed[] = {
-    "backend",    "device",   "imgsz",   "conf",    "iou",
-    "threads",    "ort_lib",  "kernels", "qdq",     "gpu_mem_limit_gb",
-    "preprocess", "decode",   "no_fold", "no_fuse", "no_dce",
-    "no_layout",  "no_lanes", "verbose", "quiet",   "model_profile",
-    "head",
+    "backend",    "device",    "imgsz",   "conf",    "iou",
+    "threads",    "ort_lib",   "kernels", "qdq",     "gpu_mem_limit_gb",
+    "preprocess", "decode",    "no_fold", "no_fuse", "no_dce",
+    "no_layout",  "no_lanes",  "verbose", "quiet",   "model_profile",
+    "head",       "trt_cache",
 };
 
 struct val_ctx {
@@ -137,8 +137,8 @@ void eb_val_print_help(FILE *fp)
                          "                        (default 0)\n"
                          "  --out DIR             output folder (default "
                          "runs/<timestamp>.<mmm>-val)\n"
-                         "  also: --threads, --ort_lib, --kernels, --qdq, --gpu_mem_limit_gb, "
-                         "--preprocess,\n"
+                         "  also: --threads, --ort_lib, --trt_cache, --kernels, --qdq, "
+                         "--gpu_mem_limit_gb, --preprocess,\n"
                          "  --decode, --no_fold, --no_fuse, --no_dce, --no_layout, --no_lanes, "
                          "--verbose, --quiet "
                          "(as run)\n\n"
@@ -448,6 +448,7 @@ static enum eb_status write_val_json(const struct val_ctx *vc, const char *path,
     eb_json_kstr(&w, "backend_version", s->probe.version);
     eb_json_kstr(&w, "device", eb_device_name(s->setup.backend_cfg.device));
     eb_json_kstr(&w, "provider", s->info.provider);
+    eb_json_kstr(&w, "engine_cache", s->info.engine_cache[0] ? s->info.engine_cache : NULL);
     eb_json_kstr(&w, "precision", precision_names[vc->o.precision]);
     eb_json_kstr(&w, "model_precision", eb_slot_model_precision(s));
     eb_json_kstr(&w, "compute_precision", eb_slot_compute_precision(s));

@@ -26,6 +26,7 @@ static const struct {
     {EB_ADVICE_FEWER_THREADS, "pass", "a smaller --threads"},
     {EB_ADVICE_DEFAULT_IMGSZ, "omit", "--imgsz"},
     {EB_ADVICE_NO_PROFILE, "run", "without --profile"},
+    {EB_ADVICE_TRT_CACHE, "give", "another --trt_cache folder or --trt_cache off"},
 };
 
 size_t eb_advice_text(unsigned advice, char *out, size_t size)

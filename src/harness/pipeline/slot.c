@@ -430,7 +430,8 @@ enum eb_status eb_slot_read_any(struct eb_slot *s, struct eb_frame *fr)
  * The model's precision from its graph (s->model_prec) and the graph's facts for head
  * recognition (s->graph), from one read of the file. A model that cannot be read stays
  * unknown: the backend's load then fails it with its own message. --precision int8 on a model
- * without int8 ops fails the slot here.
+ * without int8 ops (on tensorrt: without QDQ ops) fails the slot here, before the backend is
+ * looked up.
  */
 static enum eb_status read_model_precision(struct eb_slot *s, const struct eb_model_spec *ms)
 {
@@ -457,13 +458,22 @@ static enum eb_status read_model_precision(struct eb_slot *s, const struct eb_mo
     const int any_int8 = p->ops[EB_MODEL_PRECISION_INT8_DYNAMIC] > 0 ||
                          p->ops[EB_MODEL_PRECISION_INT8_QDQ] > 0 ||
                          p->ops[EB_MODEL_PRECISION_INT8_STATIC] > 0;
-    if (su->need_int8 && !any_int8)
+    /* TensorRT's int8 is explicit quantisation: it reads the Q/DQ scales (no calibration table
+     * is passed), so a float or dynamically quantised model has nothing to build int8 from. */
+    const int trt = su->backend_cfg.device == EB_DEVICE_TENSORRT;
+    if (su->need_int8 && !(trt ? p->ops[EB_MODEL_PRECISION_INT8_QDQ] > 0 : any_int8))
         return eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
-                            "model %s is %s (read from its graph: %s); --precision int8 needs "
-                            "an int8 model (QDQ or dynamic quantisation): quantize it first "
-                            "(e.g. ONNX Runtime's quantize_static or quantize_dynamic) or use "
-                            "--precision fp32",
-                            su->model_label, eb_model_precision_name(p->kind), p->detail);
+                            "model %s is %s (read from its graph: %s); %s: quantize it first "
+                            "(%s) or use --precision %s",
+                            su->model_label, eb_model_precision_name(p->kind), p->detail,
+                            trt ? "--precision int8 on --device tensorrt needs a QDQ model, "
+                                  "whose Q/DQ scales TensorRT reads (no calibration table is "
+                                  "passed)"
+                                : "--precision int8 needs an int8 model (QDQ or dynamic "
+                                  "quantisation)",
+                            trt ? "edgebench quantize"
+                                : "e.g. ONNX Runtime's quantize_static or quantize_dynamic",
+                            trt ? "fp16" : "fp32");
     return EB_OK;
 }
 
@@ -1119,6 +1129,7 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
     snprintf(r->backend_reason, sizeof(r->backend_reason), "%s", s->backend_reason);
     snprintf(r->device, sizeof(r->device), "%s", eb_device_name(s->setup.backend_cfg.device));
     snprintf(r->provider, sizeof(r->provider), "%s", s->info.provider);
+    snprintf(r->engine_cache, sizeof(r->engine_cache), "%s", s->info.engine_cache);
     summarize_precision(s, r);
     if (s->pre_reason[0] != '\0') {
         snprintf(r->preprocess, sizeof(r->preprocess), "%s", s->gpu_pre ? "gpu" : "cpu");

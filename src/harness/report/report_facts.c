@@ -189,6 +189,8 @@ static int fmt_device(struct fbuf *o, const struct eb_run_result *r, const struc
 {
     (void)r;
     bput(o, "%s / %s", or_dash(s->device), or_dash(s->provider));
+    if (s->engine_cache[0] != '\0')
+        bput(o, " (engine cache %s)", s->engine_cache);
     return 1;
 }
 

@@ -389,6 +389,7 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     kstr_or_null(w, "backend_reason", s->backend_reason);
     kstr_or_null(w, "device", s->device);
     kstr_or_null(w, "provider", s->provider);
+    kstr_or_null(w, "engine_cache", s->engine_cache);
     kstr_or_null(w, "model_precision", s->model_precision);
     kstr_or_null(w, "model_precision_detail", s->model_precision_detail);
     kstr_or_null(w, "compute_precision", s->compute_precision);

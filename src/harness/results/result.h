@@ -170,6 +170,7 @@ struct eb_slot_result {
     char backend_reason[256]; /* "--backend ort", "auto: native supports every node", ... */
     char device[16];          /* requested: "cpu", "cuda", "tensorrt" */
     char provider[64];        /* what runs, e.g. "CPUExecutionProvider" */
+    char engine_cache[1024];  /* where built engines are kept (ort tensorrt); "" = none */
     char preprocess[8];       /* where frames were letterboxed: "gpu" or "cpu" ("" = never) */
     char preprocess_reason[200];
     uint64_t backend_device_measured_bytes; /* cudaMemGetInfo's drop (0 = not measured) */
