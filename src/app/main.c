@@ -15,13 +15,13 @@
 #include "harness/cmd/config.h"
 #include "harness/cmd/model_plan.h"
 #include "harness/cmd/profile.h"
+#include "harness/cmd/quantize.h"
 #include "harness/cmd/run.h"
 #include "harness/cmd/val.h"
 #include "harness/metrics/tegrastats.h"
 #include "harness/pipeline/advice.h"
 #include "harness/pipeline/source.h"
 #include "harness/results/history.h"
-#include "harness/cmd/quantize.h"
 #include "model/model.h"
 
 #ifndef EB_VERSION

@@ -334,8 +334,7 @@ enum eb_status eb_dataset_list_images(const char *dir, char ***paths_out, size_t
         char *path = malloc(len);
         if (path == NULL) {
             eb_dataset__names_free(names, n);
-            return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to list folder %s: out of memory",
-                                dir);
+            return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to list folder %s: out of memory", dir);
         }
         snprintf(path, len, "%s/%s", dir, names[i]);
         free(names[i]);

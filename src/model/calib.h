@@ -55,8 +55,7 @@ void eb_calib_add_hist(struct eb_calib_stat *s, const float *x, size_t n);
  * The threshold t on |x| below which `percentile` percent (0 < p <= 100) of the histogram's
  * mass lies: the upper edge of the first bin where the cumulative count reaches it.
  */
-double eb_calib_percentile_threshold(const double *hist, int bins, double width,
-                                     double percentile);
+double eb_calib_percentile_threshold(const double *hist, int bins, double width, double percentile);
 /**
  * TensorRT's entropy threshold: for every candidate i in [EB_CALIB_LEVELS, bins], the reference
  * distribution P is hist[0..i) with the mass beyond folded into bin i-1, Q is hist[0..i) merged

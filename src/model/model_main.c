@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eb/file.h"
 #include "eb/json.h"
 #include "engine/onnx/onnx_model.h"
-#include "eb/file.h"
 #include "model/model.h"
 #include "model/qdq.h"
 
@@ -556,6 +556,7 @@ int eb_model_main(int argc, char **argv, eb_model_plan_fn plan, FILE *out, FILE 
         usage(out);
         return 0;
     }
-    fprintf(err, "edgebench model: unknown command '%s'; allowed: synth, info, dequantize\n", argv[0]);
+    fprintf(err, "edgebench model: unknown command '%s'; allowed: synth, info, dequantize\n",
+            argv[0]);
     return 2;
 }

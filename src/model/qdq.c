@@ -232,19 +232,76 @@ static enum eb_status mark_keep(const struct eb_onnx_model *m, const struct name
 
 /* Ops whose form and meaning are the same from their opset-10..12 versions to opset 13. */
 static const char *const k_same_at_13[] = {
-    "Abs",      "Add",        "And",         "ArgMax",       "ArgMin",    "AveragePool",
-    "BatchNormalization",     "Cast",        "Ceil",         "Clip",      "Concat",
-    "Constant", "ConstantOfShape",           "Conv",         "ConvTranspose",
-    "DepthToSpace",           "Div",         "Elu",          "Equal",     "Erf",
-    "Exp",      "Expand",     "Flatten",     "Floor",        "Gather",    "Gemm",
-    "GlobalAveragePool",      "GlobalMaxPool",               "Greater",   "HardSigmoid",
-    "Identity", "InstanceNormalization",     "LeakyRelu",    "Less",      "Log",
-    "MatMul",   "Max",        "MaxPool",     "Min",          "Mul",       "Neg",
-    "Not",      "Or",         "Pad",         "Pow",          "PRelu",     "Range",
-    "Reciprocal",             "ReduceMax",   "ReduceMean",   "ReduceMin", "ReduceProd",
-    "Relu",     "Reshape",    "Resize",      "Selu",         "Shape",     "Sigmoid",
-    "Sign",     "Slice",      "Softplus",    "SpaceToDepth", "Sqrt",      "Sub",
-    "Sum",      "Tanh",       "Tile",        "TopK",         "Transpose", "Where",
+    "Abs",
+    "Add",
+    "And",
+    "ArgMax",
+    "ArgMin",
+    "AveragePool",
+    "BatchNormalization",
+    "Cast",
+    "Ceil",
+    "Clip",
+    "Concat",
+    "Constant",
+    "ConstantOfShape",
+    "Conv",
+    "ConvTranspose",
+    "DepthToSpace",
+    "Div",
+    "Elu",
+    "Equal",
+    "Erf",
+    "Exp",
+    "Expand",
+    "Flatten",
+    "Floor",
+    "Gather",
+    "Gemm",
+    "GlobalAveragePool",
+    "GlobalMaxPool",
+    "Greater",
+    "HardSigmoid",
+    "Identity",
+    "InstanceNormalization",
+    "LeakyRelu",
+    "Less",
+    "Log",
+    "MatMul",
+    "Max",
+    "MaxPool",
+    "Min",
+    "Mul",
+    "Neg",
+    "Not",
+    "Or",
+    "Pad",
+    "Pow",
+    "PRelu",
+    "Range",
+    "Reciprocal",
+    "ReduceMax",
+    "ReduceMean",
+    "ReduceMin",
+    "ReduceProd",
+    "Relu",
+    "Reshape",
+    "Resize",
+    "Selu",
+    "Shape",
+    "Sigmoid",
+    "Sign",
+    "Slice",
+    "Softplus",
+    "SpaceToDepth",
+    "Sqrt",
+    "Sub",
+    "Sum",
+    "Tanh",
+    "Tile",
+    "TopK",
+    "Transpose",
+    "Where",
 };
 
 /* Ops rewritten when the opset is raised to 13 (rewrite_node). */
@@ -398,7 +455,8 @@ size_t eb_qdq_plan_drop(struct eb_qdq_plan *plan, size_t i)
     size_t moved = 0;
     plan->acts[i].dropped = 1;
     for (size_t k = 0; k < m->n_nodes; k++)
-        if (plan->node[k] == EB_QDQ_NODE_INT8 && strcmp(m->nodes[k].inputs[0], plan->acts[i].name) == 0) {
+        if (plan->node[k] == EB_QDQ_NODE_INT8 &&
+            strcmp(m->nodes[k].inputs[0], plan->acts[i].name) == 0) {
             plan->node[k] = EB_QDQ_NODE_FLOAT;
             plan->n_int8--;
             plan->n_float++;
@@ -445,8 +503,8 @@ static void copy_field(struct eb_pb_buf *b, const struct eb_pb_field *f)
 }
 
 /* The name (field 1) of an AttributeProto or StringStringEntryProto payload, in `buf`. */
-static void field1_string(const struct eb_pb_reader *parent, const struct eb_pb_field *f,
-                          char *buf, size_t size)
+static void field1_string(const struct eb_pb_reader *parent, const struct eb_pb_field *f, char *buf,
+                          size_t size)
 {
     struct eb_pb_reader r;
     struct eb_pb_field a;
@@ -631,9 +689,9 @@ static void emit_weight(struct qwriter *w, const struct eb_onnx_node *n, float *
     for (int64_t o = 0; o < c; o++)
         for (int64_t i = 0; i < per; i++) {
             const double v = nearbyint((double)wf[o * per + i] / scale[pc ? o : 0]);
-            q[o * per + i] = (int8_t)(v > QDQ_WEIGHT_Q ? QDQ_WEIGHT_Q : v < -QDQ_WEIGHT_Q
-                                                                            ? -QDQ_WEIGHT_Q
-                                                                            : v);
+            q[o * per + i] = (int8_t)(v > QDQ_WEIGHT_Q    ? QDQ_WEIGHT_Q
+                                      : v < -QDQ_WEIGHT_Q ? -QDQ_WEIGHT_Q
+                                                          : v);
         }
     qname(w, qn, sizeof(qn), t->name, "_quantized");
     qname(w, sn, sizeof(sn), t->name, "_scale");
@@ -675,8 +733,7 @@ static void emit_bias(struct qwriter *w, size_t k, const struct eb_onnx_node *n,
     }
     /* A bias shared by several int8 convs gets one quantised copy per conv (their input scales
      * differ). */
-    char base[EB_ONNX_MAX_NAME + 24], qn[QNAME_MAX], sn[sizeof(qn)],
-        zn[sizeof(qn)], nn[sizeof(qn)];
+    char base[EB_ONNX_MAX_NAME + 24], qn[QNAME_MAX], sn[sizeof(qn)], zn[sizeof(qn)], nn[sizeof(qn)];
     if (w->bias_uses[bi] > 1)
         snprintf(base, sizeof(base), "%s_%zu", t->name, k);
     else
@@ -736,10 +793,10 @@ static void plan_fix(struct qwriter *w, size_t k, struct node_fix *fx, char *ext
     fx->softmax_axis = -1;
     if (w->plan->opset_out < QDQ_OPSET || w->m->opset >= QDQ_OPSET || !is_default_domain(n->domain))
         return;
-    const char *attr = is_op(n, "Split")                                  ? "split"
-                       : is_op(n, "Squeeze") || is_op(n, "Unsqueeze") ||
-                               is_op(n, "ReduceSum")                      ? "axes"
-                                                                          : NULL;
+    const char *attr = is_op(n, "Split") ? "split"
+                       : is_op(n, "Squeeze") || is_op(n, "Unsqueeze") || is_op(n, "ReduceSum")
+                           ? "axes"
+                           : NULL;
     if (attr != NULL) {
         const struct eb_onnx_attr *a = eb_onnx_node_attr(n, attr);
         if (a == NULL || a->n_ints == 0)
@@ -843,8 +900,8 @@ static void emit_node(struct qwriter *w, size_t k, const struct eb_pb_reader *gr
             else if (int8 && j == 2 && in[0] != '\0')
                 in = bdq;
             else if (live_act(w->plan, in) >= 0)
-                in = (snprintf(renamed, sizeof(renamed), "%s_DequantizeLinear_Output", in),
-                      renamed);
+                in =
+                    (snprintf(renamed, sizeof(renamed), "%s_DequantizeLinear_Output", in), renamed);
             eb_pb_put_str(&b, 1, in);
             j++;
         } else if (f.num == 5 && f.wire == EB_PB_WIRE_LEN && fx.drop_attr != NULL) {
@@ -1074,9 +1131,8 @@ static enum eb_status fold_dq(const struct eb_onnx_model *m, const struct name_i
 {
     const struct eb_onnx_tensor *x = &m->inits[name_find(inits, n_inits, n->inputs[0])];
     const long si = n->n_inputs > 1 ? name_find(inits, n_inits, n->inputs[1]) : -1;
-    const long zi = n->n_inputs > 2 && n->inputs[2][0] != '\0'
-                        ? name_find(inits, n_inits, n->inputs[2])
-                        : -1;
+    const long zi =
+        n->n_inputs > 2 && n->inputs[2][0] != '\0' ? name_find(inits, n_inits, n->inputs[2]) : -1;
     if (si < 0 || (n->n_inputs > 2 && n->inputs[2][0] != '\0' && zi < 0))
         return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
                             "failed to dequantise: DequantizeLinear '%s' has a computed scale or "
@@ -1105,8 +1161,8 @@ static enum eb_status fold_dq(const struct eb_onnx_model *m, const struct name_i
         st = eb_diag_fail(diag, EB_ERR_NOMEM, "failed to dequantise: out of memory");
     } else if (eb_onnx_tensor_read_i64(x, q, x->numel, &got) != EB_OK || got != x->numel ||
                eb_onnx_tensor_read_f32(s, sc, ns, &gs) != EB_OK || gs != ns ||
-               (zi >= 0 && (eb_onnx_tensor_read_i64(&m->inits[zi], zp, ns, &gz) != EB_OK ||
-                            gz != ns))) {
+               (zi >= 0 &&
+                (eb_onnx_tensor_read_i64(&m->inits[zi], zp, ns, &gz) != EB_OK || gz != ns))) {
         st = eb_diag_fail(diag, EB_ERR_FORMAT,
                           "failed to dequantise: cannot read the data of DequantizeLinear '%s'",
                           n->name);
@@ -1118,8 +1174,7 @@ static enum eb_status fold_dq(const struct eb_onnx_model *m, const struct name_i
             memcpy(&u, &v, 4);
             put_le32(raw + 4 * i, u);
         }
-        eb_synth__init_raw(out, n->outputs[0], EB_ONNX_FLOAT, x->dims, x->rank, raw,
-                           x->numel * 4);
+        eb_synth__init_raw(out, n->outputs[0], EB_ONNX_FLOAT, x->dims, x->rank, raw, x->numel * 4);
     }
     free(q);
     free(zp);
@@ -1139,8 +1194,8 @@ enum eb_status eb_qdq_dequantize(const uint8_t *bytes, size_t len, const char *w
     size_t n_inits = 0, n_rn = 0;
     struct name_ix *inits = initializers(m, &n_inits);
     unsigned char *drop = calloc(m->n_nodes + 1, 1);
-    int *uses = calloc(m->n_inits + 1, sizeof(int)), *dropped_uses = calloc(m->n_inits + 1,
-                                                                           sizeof(int));
+    int *uses = calloc(m->n_inits + 1, sizeof(int)),
+        *dropped_uses = calloc(m->n_inits + 1, sizeof(int));
     struct rename *rn = calloc(m->n_nodes + 1, sizeof(*rn));
     struct eb_pb_buf nodes, rest, folded, graph;
     eb_pb_buf_init(&nodes);
@@ -1148,8 +1203,7 @@ enum eb_status eb_qdq_dequantize(const uint8_t *bytes, size_t len, const char *w
     eb_pb_buf_init(&folded);
     eb_pb_buf_init(&graph);
     *n_folded = 0;
-    if (inits == NULL || drop == NULL || uses == NULL || dropped_uses == NULL ||
-        rn == NULL) {
+    if (inits == NULL || drop == NULL || uses == NULL || dropped_uses == NULL || rn == NULL) {
         st = eb_diag_fail(diag, EB_ERR_NOMEM, "failed to dequantise %s: out of memory", what);
         goto done;
     }
@@ -1161,8 +1215,8 @@ enum eb_status eb_qdq_dequantize(const uint8_t *bytes, size_t len, const char *w
             drop[k] = 1;
             continue;
         }
-        if (!is_op(n, "QuantizeLinear") || n->n_outputs < 1 ||
-            is_graph_output(m, n->outputs[0]) || name_find(inits, n_inits, n->inputs[0]) >= 0)
+        if (!is_op(n, "QuantizeLinear") || n->n_outputs < 1 || is_graph_output(m, n->outputs[0]) ||
+            name_find(inits, n_inits, n->inputs[0]) >= 0)
             continue;
         /* an activation pair: every reader of the Q output is a DQ with an ordinary output */
         size_t readers = 0, dqs = 0;

@@ -44,11 +44,11 @@ struct eb_qdq_act {
     const char *name; /* borrowed from the model */
     float scale;      /* filled by calibration */
     uint8_t zero_point;
-    int seen;        /* calibration saw it */
-    int dropped;     /* eb_qdq_plan_drop: no pair is written */
-    double sqnr_db;  /* signal-to-quantisation-noise ratio on the calibration images */
+    int seen;                   /* calibration saw it */
+    int dropped;                /* eb_qdq_plan_drop: no pair is written */
+    double sqnr_db;             /* signal-to-quantisation-noise ratio on the calibration images */
     double min_channel_sqnr_db; /* the same, of its worst channel */
-    int rank;        /* observed shape (calibration), -1 unknown */
+    int rank;                   /* observed shape (calibration), -1 unknown */
     int64_t shape[EB_ONNX_MAX_RANK];
 };
 

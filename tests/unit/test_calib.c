@@ -112,7 +112,7 @@ EB_TEST(sqnr_per_channel_and_dead_channels)
     struct eb_calib_stat s;
     /* Three channels of 4 values at scale 0.1, zero point 0: channel 0 exact (multiples of
      * 0.1), channel 1 at 0.04 (rounds to 0: all lost, SQNR 0 dB), channel 2 dead (1e-9). */
-    const float x[12] = {0.1f, 0.2f, 0.3f, 0.4f,  0.04f, 0.04f,
+    const float x[12] = {0.1f,  0.2f,  0.3f,  0.4f,  0.04f, 0.04f,
                          0.04f, 0.04f, 1e-9f, 1e-9f, 1e-9f, 1e-9f};
     eb_calib_stat_init(&s);
     ASSERT_EQ_INT(eb_calib_add_error(&s, x, 12, 0.1f, 0, 3), 0);

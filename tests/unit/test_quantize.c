@@ -18,8 +18,8 @@
 
 static uint8_t *synth(int imgsz, size_t *len)
 {
-    struct eb_synth_options o = {.arch = EB_SYNTH_YOLOV8, .scale = 'n', .imgsz = imgsz,
-                                 .num_classes = 80, .seed = 1};
+    struct eb_synth_options o = {
+        .arch = EB_SYNTH_YOLOV8, .scale = 'n', .imgsz = imgsz, .num_classes = 80, .seed = 1};
     uint8_t *bytes = NULL;
     struct eb_diag d = {0};
     if (eb_model_synth(&o, &bytes, len, &d) != EB_OK)
@@ -219,8 +219,7 @@ EB_TEST(keep_float_names_are_checked)
     struct eb_onnx_model *m = parse(b, len);
     struct eb_qdq_plan plan;
     struct eb_diag d = {0};
-    ASSERT_TRUE(eb_qdq_plan_build(m, "auto,no_such_node", 1, 0, &plan, &d) ==
-                EB_ERR_INVALID_ARG);
+    ASSERT_TRUE(eb_qdq_plan_build(m, "auto,no_such_node", 1, 0, &plan, &d) == EB_ERR_INVALID_ARG);
     ASSERT_CONTAINS(d.msg, "no_such_node");
     const char *other = NULL;
     for (size_t k = 0; k < m->n_nodes && other == NULL; k++)
@@ -357,8 +356,8 @@ EB_TEST(dequantize_round_trip)
 
 /* An opset-11 model quantised per channel: raised to 13, Split/Softmax rewritten; its float
  * twin (weights rounded, pairs removed) stays close to the float model. */
-static float *opset_raise(const char *file, int side, float scale, const char *op,
-                          double rel_tol, size_t *n_out)
+static float *opset_raise(const char *file, int side, float scale, const char *op, double rel_tol,
+                          size_t *n_out)
 {
     size_t len, qlen, flen, n_folded, n_a, n_b;
     uint8_t *b = shared_model(file, &len);

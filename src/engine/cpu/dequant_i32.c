@@ -59,8 +59,7 @@ static void dq_task(void *vctx, size_t task, int worker)
         float *y = a->y + off;
         const float *bias = a->bias != NULL ? a->bias + ch : NULL;
         const float *r = a->epi->residual ? a->residual + off : NULL;
-        convert_row(c->fast, a->inner, a->x + off, a->scales != NULL ? a->scales[ch] : a->scale,
-                    y);
+        convert_row(c->fast, a->inner, a->x + off, a->scales != NULL ? a->scales[ch] : a->scale, y);
         if (c->fast)
             c->uk.epilogue(a->epi, bias, 1, a->inner, y, a->inner, y, a->inner, r, a->inner);
         else

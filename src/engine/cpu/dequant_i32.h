@@ -20,7 +20,7 @@ struct eb_dequant_i32_args {
     int64_t n, channels, inner; /* x and y are [n][channels][inner] */
     const int32_t *x;
     float scale;
-    const float *scales; /* per channel (`channels` entries), NULL = `scale` for all */
+    const float *scales;   /* per channel (`channels` entries), NULL = `scale` for all */
     const float *bias;     /* NULL = none */
     const float *residual; /* y's shape; read when epi->residual */
     const struct eb_epilogue *epi;

@@ -332,7 +332,7 @@ static int absorb_float_act(struct eb_graph *g, size_t ci)
     c->out[0] = last->out[0];
     g->values[last->out[0]].producer = (int)ci;
     last->alive = 0;
-    c->fused = p->act == EB_ACT_SILU ? "qdq_int8_float_out+silu"
+    c->fused = p->act == EB_ACT_SILU   ? "qdq_int8_float_out+silu"
                : p->act == EB_ACT_RELU ? "qdq_int8_float_out+relu"
                                        : "qdq_int8_float_out+leaky_relu";
     return 1;

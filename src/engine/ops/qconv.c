@@ -41,7 +41,7 @@ static enum eb_status infer_qconv(struct eb_op_ctx *ctx)
     const int64_t shape[4] = {p->d.n, p->d.oc, p->d.oh, p->d.ow};
     const int out_signed = p->lut != NULL ? p->out_signed : p->y_signed;
     return eb_op_set_out(ctx, 0,
-                         p->y_float    ? EB_DTYPE_F32
+                         p->y_float   ? EB_DTYPE_F32
                          : out_signed ? EB_DTYPE_I8
                                       : EB_DTYPE_U8,
                          4, shape);

@@ -23,7 +23,7 @@ struct eb_qconv_params {
     enum eb_act act;    /* y_float: the activation after the Conv, absorbed (relu, leaky
                            relu with alpha, silu); EB_ACT_NONE = none */
     float alpha;
-    int out_signed;     /* with lut: int8 output (else uint8) */
+    int out_signed;                 /* with lut: int8 output (else uint8) */
     struct eb_conv2d_u8_plan *plan; /* fast kernel (prepare); NULL = reference */
     size_t acc_offset;              /* scratch offset of the int32 accumulator */
 };

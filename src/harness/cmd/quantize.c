@@ -109,9 +109,9 @@ static int int_opt(const char *name, const char *v, long long lo, long long hi, 
 static int parse_opts(int argc, char **argv, struct q_opts *o, int *help, FILE *err)
 {
     static const char *const names[] = {
-        "model",       "calib",      "output", "calib_images", "seed",          "method",
-        "percentile",  "per_channel", "keep_float", "split",   "imgsz",         "threads",
-        "model_profile", "head", "min_sqnr", "conv_outputs",
+        "model",         "calib",       "output",     "calib_images", "seed",  "method",
+        "percentile",    "per_channel", "keep_float", "split",        "imgsz", "threads",
+        "model_profile", "head",        "min_sqnr",   "conv_outputs",
     };
     *help = 0;
     for (int i = 0; i < argc; i++) {
@@ -129,7 +129,8 @@ static int parse_opts(int argc, char **argv, struct q_opts *o, int *help, FILE *
             if (k == EB_ARRAY_LEN(names))
                 return usage(err, "unknown option '%.200s'%s", arg, "");
         }
-        if (v == NULL && (k == 7 || k == 15) && (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0))
+        if (v == NULL && (k == 7 || k == 15) &&
+            (i + 1 >= argc || strncmp(argv[i + 1], "--", 2) == 0))
             v = "on"; /* a bare --per_channel */
         if (v == NULL && i + 1 < argc)
             v = argv[++i];
@@ -184,8 +185,11 @@ static int parse_opts(int argc, char **argv, struct q_opts *o, int *help, FILE *
             return rc;
     }
     if (o->model == NULL || o->calib == NULL || o->out == NULL)
-        return usage(err, "%s is required%s", o->model == NULL ? "--model" :
-                     o->calib == NULL ? "--calib" : "-o/--output", "");
+        return usage(err, "%s is required%s",
+                     o->model == NULL   ? "--model"
+                     : o->calib == NULL ? "--calib"
+                                        : "-o/--output",
+                     "");
     return EB_EXIT_OK;
 }
 
@@ -253,8 +257,8 @@ static enum eb_status draw_images(const struct q_opts *o, char ***paths_out, siz
 struct q_run {
     struct eb_qdq_plan *plan;
     struct eb_calib_stat *stats; /* plan->n_acts */
-    int pass;   /* 1: min/max and shapes, 2: histograms, 3: quantisation error */
-    int failed; /* out of memory in the observer */
+    int pass;                    /* 1: min/max and shapes, 2: histograms, 3: quantisation error */
+    int failed;                  /* out of memory in the observer */
 };
 
 static void observe(void *ctx, const char *name, const struct eb_tensor *t)
@@ -286,8 +290,8 @@ static void observe(void *ctx, const char *name, const struct eb_tensor *t)
 /* One pass of the model over the images. */
 static enum eb_status calib_pass(struct eb_engine *e, const struct eb_engine_io *io,
                                  const struct eb_model_profile *prof, char **paths, size_t n,
-                                 float *input, struct q_run *run,
-                                 const struct eb_quantize_env *env, struct eb_diag *diag)
+                                 float *input, struct q_run *run, const struct eb_quantize_env *env,
+                                 struct eb_diag *diag)
 {
     struct eb_image_decoder dec = {0};
     struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = io->inputs[0].rank, .data = input};
@@ -418,8 +422,8 @@ static enum eb_status build_meta_lists(struct q_state *s, struct eb_diag *diag)
 }
 
 /* The written model loads in the native engine with its integer convolutions. */
-static enum eb_status check_written(const struct q_state *s, const struct q_opts *o,
-                                    size_t *n_int8, struct eb_diag *diag)
+static enum eb_status check_written(const struct q_state *s, const struct q_opts *o, size_t *n_int8,
+                                    struct eb_diag *diag)
 {
     struct eb_engine_options eo;
     struct eb_engine *e = NULL;
@@ -439,10 +443,11 @@ static enum eb_status check_written(const struct q_state *s, const struct q_opts
 
 static int fail_code(enum eb_status st)
 {
-    return st == EB_ERR_CANCELLED                                 ? EB_EXIT_INTERRUPTED
-           : st == EB_ERR_IO || st == EB_ERR_FORMAT ||
-                   st == EB_ERR_INVALID_ARG || st == EB_ERR_UNSUPPORTED ? EB_EXIT_USAGE
-                                                                        : EB_EXIT_NOTHING_RAN;
+    return st == EB_ERR_CANCELLED ? EB_EXIT_INTERRUPTED
+           : st == EB_ERR_IO || st == EB_ERR_FORMAT || st == EB_ERR_INVALID_ARG ||
+                   st == EB_ERR_UNSUPPORTED
+               ? EB_EXIT_USAGE
+               : EB_EXIT_NOTHING_RAN;
 }
 
 int eb_quantize_main(int argc, char **argv, const struct eb_quantize_env *env)
@@ -496,8 +501,9 @@ int eb_quantize_main(int argc, char **argv, const struct eb_quantize_env *env)
         st = resolve_profile(&o, &s, &io, &diag);
     if (st == EB_OK) {
         s.stats = calloc(s.plan.n_acts + 1, sizeof(*s.stats));
-        s.input = malloc((size_t)(io.inputs[0].shape[1] * io.inputs[0].shape[2] *
-                                  io.inputs[0].shape[3]) * sizeof(float));
+        s.input =
+            malloc((size_t)(io.inputs[0].shape[1] * io.inputs[0].shape[2] * io.inputs[0].shape[3]) *
+                   sizeof(float));
         if (s.stats == NULL || s.input == NULL)
             st = eb_diag_fail(&diag, EB_ERR_NOMEM, "quantize: out of memory");
         for (size_t i = 0; s.stats != NULL && i < s.plan.n_acts; i++)
@@ -581,8 +587,10 @@ int eb_quantize_main(int argc, char **argv, const struct eb_quantize_env *env)
     if (st == EB_OK) {
         FILE *fp = fopen(o.out, "wb");
         if (fp == NULL)
-            st = eb_diag_fail(&diag, EB_ERR_IO, "failed to write %s: cannot create it; check the "
-                              "folder", o.out);
+            st = eb_diag_fail(&diag, EB_ERR_IO,
+                              "failed to write %s: cannot create it; check the "
+                              "folder",
+                              o.out);
         else if (fwrite(s.qbytes, 1, s.qlen, fp) != s.qlen)
             st = eb_file_close_after(fp, 1, o.out, &diag);
         else
@@ -601,8 +609,9 @@ int eb_quantize_main(int argc, char **argv, const struct eb_quantize_env *env)
             method);
     fprintf(env->out, "  weights: %s; activations: %s; opset %lld%s\n", weights, act,
             (long long)s.plan.opset_out, s.plan.opset_out != s.m->opset ? " (raised)" : "");
-    fprintf(env->out, "  Conv: %zu int8 (%zu run on the native engine's integer kernels), %zu "
-                      "kept in float%s%s\n",
+    fprintf(env->out,
+            "  Conv: %zu int8 (%zu run on the native engine's integer kernels), %zu "
+            "kept in float%s%s\n",
             s.plan.n_int8, n_int8, s.plan.n_float, s.plan.n_float ? ": " : "", s.meta_float);
     for (size_t i = 0; i < s.plan.n_acts; i++)
         if (s.plan.acts[i].dropped)
