@@ -1,16 +1,20 @@
 /*
  * --qdq int8 (run after constant folding, before fusion): every chain
  *
- *     DequantizeLinear(x_q uint8, per-tensor) → Conv(w, bias) → QuantizeLinear(per-tensor)
+ *     DequantizeLinear(x_q uint8, per-tensor) → Conv(w, bias) [→ QuantizeLinear(per-tensor)]
  *
  * whose weight w was folded from DequantizeLinear(w_q int8/uint8 constant; per tensor or per
  * output channel) becomes one edgebench.QLinearConv (ops/qconv.c): integer convolution with
- * exact int32 accumulation, then float requantisation. The Conv node is rewritten in place and
- * takes over the QuantizeLinear's output; the QuantizeLinear is marked dead, and the now unread
- * float weight and DequantizeLinear are left to dead-node elimination.
+ * exact int32 accumulation. With the QuantizeLinear (the Conv's only reader: ONNX Runtime's
+ * placement) the output is requantised in float to bytes; the Conv node is rewritten in place
+ * and takes over the QuantizeLinear's output, the QuantizeLinear is marked dead. Without one
+ * (TensorRT's placement, Q/DQ at the Conv inputs only) the output stays float, acc * scale +
+ * bias, and a Relu, LeakyRelu or SiLU (Sigmoid·Mul) reading only it moves into that epilogue
+ * (absorb_float_act). The now unread float weight and DequantizeLinear are left to dead-node
+ * elimination.
  *
- * A chain is rewritten only when everything checks: the Conv's float output has the
- * QuantizeLinear as its only reader and is not a graph output; the scales are finite and
+ * A chain is rewritten only when everything checks (a QuantizeLinear counts only when it is the
+ * Conv's only reader and the output is no graph output): the scales are finite and
  * positive; and the folded weight equals (w_q - w_zp) * w_scale element for element (this is how
  * a per-channel scale is recognised as axis 0). Anything else stays fake-quant float.
  * What the integer path rounds differently from the float one: see ops/qconv.c.

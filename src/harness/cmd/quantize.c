@@ -28,16 +28,6 @@
 /* A channel whose uint8 error is at least half its signal (3 dB) is as good as lost. */
 #define Q_MIN_SQNR_DEFAULT 3.0
 
-struct q_opts {
-    const char *model, *calib, *out, *split, *keep_float, *profile_file, *head;
-    long long images, seed, imgsz, threads;
-    enum eb_calib_method method;
-    double percentile;
-    double min_sqnr; /* dB; -INFINITY = off */
-    int per_channel;
-    int conv_outputs;
-};
-
 static const char *const k_methods[] = {"minmax", "percentile", "entropy"}; /* eb_calib_method */
 
 void eb_quantize_print_help(FILE *fp)
@@ -106,7 +96,7 @@ static int int_opt(const char *name, const char *v, long long lo, long long hi, 
     return EB_EXIT_OK;
 }
 
-static int parse_opts(int argc, char **argv, struct q_opts *o, int *help, FILE *err)
+static int parse_opts(int argc, char **argv, struct eb_quantize_request *o, int *help, FILE *err)
 {
     static const char *const names[] = {
         "model",         "calib",       "output",     "calib_images", "seed",  "method",
@@ -210,8 +200,8 @@ static int cmp_path(const void *a, const void *b)
 
 /* The images of DIR (an image folder, else a dataset), `n` of them drawn with `seed` and sorted;
  * the rest freed. */
-static enum eb_status draw_images(const struct q_opts *o, char ***paths_out, size_t *n_out,
-                                  size_t *n_all_out, struct eb_diag *diag)
+static enum eb_status draw_images(const struct eb_quantize_request *o, char ***paths_out,
+                                  size_t *n_out, size_t *n_all_out, struct eb_diag *diag)
 {
     char **paths = NULL;
     size_t n = 0;
@@ -368,7 +358,7 @@ static void q_fini(struct q_state *s)
     free(s->bytes);
 }
 
-static enum eb_status resolve_profile(const struct q_opts *o, struct q_state *s,
+static enum eb_status resolve_profile(const struct eb_quantize_request *o, struct q_state *s,
                                       const struct eb_engine_io *io, struct eb_diag *diag)
 {
     struct eb_head_graph g;
@@ -422,8 +412,8 @@ static enum eb_status build_meta_lists(struct q_state *s, struct eb_diag *diag)
 }
 
 /* The written model loads in the native engine with its integer convolutions. */
-static enum eb_status check_written(const struct q_state *s, const struct q_opts *o, size_t *n_int8,
-                                    struct eb_diag *diag)
+static enum eb_status check_written(const struct q_state *s, const struct eb_quantize_request *o,
+                                    size_t *n_int8, struct eb_diag *diag)
 {
     struct eb_engine_options eo;
     struct eb_engine *e = NULL;
@@ -450,32 +440,32 @@ static int fail_code(enum eb_status st)
                : EB_EXIT_NOTHING_RAN;
 }
 
-int eb_quantize_main(int argc, char **argv, const struct eb_quantize_env *env)
+void eb_quantize_request_default(struct eb_quantize_request *r)
 {
-    struct q_opts o = {.images = Q_IMAGES_DEFAULT,
-                       .method = EB_CALIB_PERCENTILE,
-                       .percentile = 99.99,
-                       .min_sqnr = Q_MIN_SQNR_DEFAULT,
-                       .per_channel = 1};
+    memset(r, 0, sizeof(*r));
+    r->images = Q_IMAGES_DEFAULT;
+    r->method = EB_CALIB_PERCENTILE;
+    r->percentile = 99.99;
+    r->min_sqnr = Q_MIN_SQNR_DEFAULT;
+    r->per_channel = 1;
+}
+
+enum eb_status eb_quantize(const struct eb_quantize_request *req, const struct eb_quantize_env *env,
+                           struct eb_quantize_result *res, struct eb_diag *diag)
+{
+    const struct eb_quantize_request o = *req;
     struct q_state s;
-    struct eb_diag diag = {0};
-    int help = 0;
-    int rc = parse_opts(argc, argv, &o, &help, env->err);
-    if (rc != EB_EXIT_OK || help) {
-        if (help)
-            eb_quantize_print_help(env->out);
-        return rc;
-    }
     memset(&s, 0, sizeof(s));
+    memset(res, 0, sizeof(*res));
     const uint64_t t0 = eb_clock_ns();
     size_t n_all = 0;
-    enum eb_status st = eb_model_read_file(o.model, &s.bytes, &s.len, &diag);
+    enum eb_status st = eb_model_read_file(o.model, &s.bytes, &s.len, diag);
     if (st == EB_OK)
-        st = eb_onnx_model_parse(s.bytes, s.len, o.model, NULL, &s.m, &diag);
+        st = eb_onnx_model_parse(s.bytes, s.len, o.model, NULL, &s.m, diag);
     if (st == EB_OK)
-        st = eb_qdq_plan_build(s.m, o.keep_float, o.per_channel, o.conv_outputs, &s.plan, &diag);
+        st = eb_qdq_plan_build(s.m, o.keep_float, o.per_channel, o.conv_outputs, &s.plan, diag);
     if (st == EB_OK)
-        st = draw_images(&o, &s.paths, &s.n_paths, &n_all, &diag);
+        st = draw_images(&o, &s.paths, &s.n_paths, &n_all, diag);
     struct q_run run = {.plan = &s.plan};
     struct eb_engine_io io = {0};
     if (st == EB_OK) {
@@ -486,49 +476,51 @@ int eb_quantize_main(int argc, char **argv, const struct eb_quantize_env *env)
         eo.observe_ctx = &run;
         eo.imgsz = (int)o.imgsz;
         eo.threads = (int)o.threads;
-        st = eb_engine_load(s.bytes, s.len, o.model, &eo, &s.e, &diag);
+        st = eb_engine_load(s.bytes, s.len, o.model, &eo, &s.e, diag);
     }
     if (st == EB_OK) {
         eb_engine_io_info(s.e, &io);
         if (io.n_inputs != 1 || io.inputs[0].rank != 4 || io.inputs[0].dtype != EB_DTYPE_F32 ||
             (io.inputs[0].shape[1] != 3 && io.inputs[0].shape[1] != 1))
-            st = eb_diag_fail(&diag, EB_ERR_UNSUPPORTED,
+            st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
                               "failed to quantise %s: calibration feeds one float image input "
                               "[1,3|1,H,W]; the model's first input is %s",
                               o.model, io.inputs[0].name);
     }
     if (st == EB_OK)
-        st = resolve_profile(&o, &s, &io, &diag);
+        st = resolve_profile(&o, &s, &io, diag);
     if (st == EB_OK) {
         s.stats = calloc(s.plan.n_acts + 1, sizeof(*s.stats));
         s.input =
             malloc((size_t)(io.inputs[0].shape[1] * io.inputs[0].shape[2] * io.inputs[0].shape[3]) *
                    sizeof(float));
         if (s.stats == NULL || s.input == NULL)
-            st = eb_diag_fail(&diag, EB_ERR_NOMEM, "quantize: out of memory");
+            st = eb_diag_fail(diag, EB_ERR_NOMEM, "quantize: out of memory");
         for (size_t i = 0; s.stats != NULL && i < s.plan.n_acts; i++)
             eb_calib_stat_init(&s.stats[i]);
         run.stats = s.stats;
     }
     if (st == EB_OK) {
-        fprintf(env->err, "quantize: calibrating %s on %zu of %zu images of %s (seed %lld), %s\n",
-                o.model, s.n_paths, n_all, o.calib, o.seed, k_methods[o.method]);
+        if (env->err != NULL)
+            fprintf(env->err,
+                    "quantize: calibrating %s on %zu of %zu images of %s (seed %lld), %s\n",
+                    o.model, s.n_paths, n_all, o.calib, o.seed, k_methods[o.method]);
         run.pass = 1;
-        st = calib_pass(s.e, &io, &s.prof, s.paths, s.n_paths, s.input, &run, env, &diag);
+        st = calib_pass(s.e, &io, &s.prof, s.paths, s.n_paths, s.input, &run, env, diag);
     }
     for (size_t i = 0; st == EB_OK && i < s.plan.n_acts; i++)
         if (!s.plan.acts[i].seen)
-            st = eb_diag_fail(&diag, EB_ERR_UNSUPPORTED,
+            st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
                               "failed to quantise %s: tensor '%s' (read by a Conv) was not "
                               "computed in float during calibration",
                               o.model, s.plan.acts[i].name);
     if (st == EB_OK && o.method != EB_CALIB_MINMAX) {
         for (size_t i = 0; st == EB_OK && i < s.plan.n_acts; i++)
             if (eb_calib_hist_begin(&s.stats[i]) != 0)
-                st = eb_diag_fail(&diag, EB_ERR_NOMEM, "quantize: out of memory");
+                st = eb_diag_fail(diag, EB_ERR_NOMEM, "quantize: out of memory");
         run.pass = 2;
         if (st == EB_OK)
-            st = calib_pass(s.e, &io, &s.prof, s.paths, s.n_paths, s.input, &run, env, &diag);
+            st = calib_pass(s.e, &io, &s.prof, s.paths, s.n_paths, s.input, &run, env, diag);
     }
     for (size_t i = 0; st == EB_OK && i < s.plan.n_acts; i++) {
         double lo = 0.0, hi = 0.0;
@@ -537,23 +529,20 @@ int eb_quantize_main(int argc, char **argv, const struct eb_quantize_env *env)
     }
     if (st == EB_OK) {
         run.pass = 3;
-        st = calib_pass(s.e, &io, &s.prof, s.paths, s.n_paths, s.input, &run, env, &diag);
+        st = calib_pass(s.e, &io, &s.prof, s.paths, s.n_paths, s.input, &run, env, diag);
     }
     if (st == EB_OK && run.failed)
-        st = eb_diag_fail(&diag, EB_ERR_NOMEM, "quantize: out of memory");
-    size_t n_lost = 0, n_moved = 0;
+        st = eb_diag_fail(diag, EB_ERR_NOMEM, "quantize: out of memory");
     for (size_t i = 0; st == EB_OK && i < s.plan.n_acts; i++) {
         struct eb_qdq_act *a = &s.plan.acts[i];
         a->sqnr_db = eb_calib_sqnr_db(&s.stats[i]);
         a->min_channel_sqnr_db = eb_calib_min_channel_sqnr_db(&s.stats[i]);
-        if (a->min_channel_sqnr_db < o.min_sqnr) {
-            n_moved += eb_qdq_plan_drop(&s.plan, i);
-            n_lost++;
-        }
+        if (a->min_channel_sqnr_db < o.min_sqnr)
+            eb_qdq_plan_drop(&s.plan, i);
     }
     char method[48], seed[24], weights[64], act[64];
     if (st == EB_OK)
-        st = build_meta_lists(&s, &diag);
+        st = build_meta_lists(&s, diag);
     if (st == EB_OK) {
         if (o.method == EB_CALIB_PERCENTILE)
             snprintf(method, sizeof(method), "percentile %g", o.percentile);
@@ -576,50 +565,68 @@ int eb_quantize_main(int argc, char **argv, const struct eb_quantize_env *env)
             {"edgebench.quantize.float_nodes", s.meta_float},
         };
         st = eb_qdq_write(s.bytes, s.len, &s.plan, meta, EB_ARRAY_LEN(meta), &s.qbytes, &s.qlen,
-                          &diag);
+                          diag);
     }
     size_t n_int8 = 0;
-    if (st == EB_OK && (st = check_written(&s, &o, &n_int8, &diag)) != EB_OK)
-        st = eb_diag_fail(&diag, EB_ERR_BACKEND,
+    if (st == EB_OK && (st = check_written(&s, &o, &n_int8, diag)) != EB_OK)
+        st = eb_diag_fail(diag, EB_ERR_BACKEND,
                           "quantize: the written model does not load in the native engine (%s); "
                           "nothing written, please report it",
-                          diag.msg);
+                          diag->msg);
     if (st == EB_OK) {
         FILE *fp = fopen(o.out, "wb");
         if (fp == NULL)
-            st = eb_diag_fail(&diag, EB_ERR_IO,
+            st = eb_diag_fail(diag, EB_ERR_IO,
                               "failed to write %s: cannot create it; check the "
                               "folder",
                               o.out);
         else if (fwrite(s.qbytes, 1, s.qlen, fp) != s.qlen)
-            st = eb_file_close_after(fp, 1, o.out, &diag);
+            st = eb_file_close_after(fp, 1, o.out, diag);
         else
-            st = eb_file_close(fp, o.out, &diag);
+            st = eb_file_close(fp, o.out, diag);
     }
-    if (st != EB_OK) {
-        /* a model that could not be written is not the user's input */
-        rc = st == EB_ERR_IO && s.qbytes != NULL ? EB_EXIT_NOTHING_RAN : fail_code(st);
-        fprintf(env->err, "edgebench: error: %s\n", diag.msg);
-        q_fini(&s);
+    res->n_int8 = s.plan.n_int8;
+    res->n_float = s.plan.n_float;
+    res->n_images = s.n_paths;
+    res->write_failed = st == EB_ERR_IO && s.qbytes != NULL;
+    if (st == EB_OK && env->out != NULL) {
+        fprintf(env->out, "wrote %s (%.2f MiB) in %.1f s\n", o.out, (double)s.qlen / 1048576.0,
+                (double)(eb_clock_ns() - t0) / 1e9);
+        fprintf(env->out, "  calibration: %zu images of %s (seed %s), %s\n", s.n_paths, o.calib,
+                seed, method);
+        fprintf(env->out, "  weights: %s; activations: %s; opset %lld%s\n", weights, act,
+                (long long)s.plan.opset_out, s.plan.opset_out != s.m->opset ? " (raised)" : "");
+        fprintf(env->out,
+                "  Conv: %zu int8 (%zu run on the native engine's integer kernels), %zu "
+                "kept in float%s%s\n",
+                s.plan.n_int8, n_int8, s.plan.n_float, s.plan.n_float ? ": " : "", s.meta_float);
+        for (size_t i = 0; i < s.plan.n_acts; i++)
+            if (s.plan.acts[i].dropped)
+                fprintf(env->out,
+                        "  left in float: %s (a channel at %.1f dB SQNR in uint8, below %g dB)\n",
+                        s.plan.acts[i].name, s.plan.acts[i].min_channel_sqnr_db, o.min_sqnr);
+    }
+    q_fini(&s);
+    return st;
+}
+
+int eb_quantize_main(int argc, char **argv, const struct eb_quantize_env *env)
+{
+    struct eb_quantize_request o;
+    struct eb_quantize_result res;
+    struct eb_diag diag = {0};
+    int help = 0;
+    eb_quantize_request_default(&o);
+    int rc = parse_opts(argc, argv, &o, &help, env->err);
+    if (rc != EB_EXIT_OK || help) {
+        if (help)
+            eb_quantize_print_help(env->out);
         return rc;
     }
-    fprintf(env->out, "wrote %s (%.2f MiB) in %.1f s\n", o.out, (double)s.qlen / 1048576.0,
-            (double)(eb_clock_ns() - t0) / 1e9);
-    fprintf(env->out, "  calibration: %zu images of %s (seed %s), %s\n", s.n_paths, o.calib, seed,
-            method);
-    fprintf(env->out, "  weights: %s; activations: %s; opset %lld%s\n", weights, act,
-            (long long)s.plan.opset_out, s.plan.opset_out != s.m->opset ? " (raised)" : "");
-    fprintf(env->out,
-            "  Conv: %zu int8 (%zu run on the native engine's integer kernels), %zu "
-            "kept in float%s%s\n",
-            s.plan.n_int8, n_int8, s.plan.n_float, s.plan.n_float ? ": " : "", s.meta_float);
-    for (size_t i = 0; i < s.plan.n_acts; i++)
-        if (s.plan.acts[i].dropped)
-            fprintf(env->out,
-                    "  left in float: %s (a channel at %.1f dB SQNR in uint8, below %g dB)\n",
-                    s.plan.acts[i].name, s.plan.acts[i].min_channel_sqnr_db, o.min_sqnr);
-    (void)n_lost;
-    (void)n_moved;
-    q_fini(&s);
-    return EB_EXIT_OK;
+    enum eb_status st = eb_quantize(&o, env, &res, &diag);
+    if (st == EB_OK)
+        return EB_EXIT_OK;
+    fprintf(env->err, "edgebench: error: %s\n", diag.msg);
+    /* a model that could not be written is not the user's input */
+    return res.write_failed ? EB_EXIT_NOTHING_RAN : fail_code(st);
 }

@@ -13,14 +13,46 @@
 #define EB_QUANTIZE_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
+
+#include "eb/diag.h"
+#include "model/calib.h"
 
 struct eb_quantize_env {
     atomic_int *stop;    /* non-zero (a signal) stops after the current image; borrowed */
     const char *version; /* borrowed */
-    FILE *out;           /* the summary */
-    FILE *err;           /* errors and progress */
+    FILE *out;           /* the summary; NULL = none */
+    FILE *err;           /* errors and progress; NULL = none (eb_quantize) */
 };
+
+/** What to quantise and how: `edgebench quantize`'s options (strings borrowed). */
+struct eb_quantize_request {
+    const char *model, *calib, *out;                      /* required */
+    const char *split, *keep_float, *profile_file, *head; /* NULL = default */
+    long long images, seed, imgsz, threads;
+    enum eb_calib_method method;
+    double percentile;
+    double min_sqnr; /* dB; -INFINITY = off */
+    int per_channel;
+    int conv_outputs;
+};
+
+struct eb_quantize_result {
+    size_t n_int8, n_float, n_images;
+    int write_failed; /* the model was made but its file could not be written */
+};
+
+/** The defaults of `edgebench quantize` (128 images, seed 0, percentile 99.99, per channel). */
+void eb_quantize_request_default(struct eb_quantize_request *r);
+
+/**
+ * Calibrates and writes req->out (checked to load in the native engine first); the summary to
+ * env->out. Errors as eb_quantize_main's, in `diag`; nothing is written on error.
+ */
+EB_NODISCARD enum eb_status eb_quantize(const struct eb_quantize_request *req,
+                                        const struct eb_quantize_env *env,
+                                        struct eb_quantize_result *res, struct eb_diag *diag);
 
 /**
  * Runs `edgebench quantize` (argv[0] is the first option). Returns 0 when the model was written
