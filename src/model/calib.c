@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 void eb_calib_stat_init(struct eb_calib_stat *s)
 {
@@ -128,13 +129,18 @@ static double candidate_kl(const double *hist, int bins, int i, double *p, doubl
     return kl;
 }
 
-double eb_calib_entropy_threshold(const double *hist, int bins, double width)
+double eb_calib_entropy_threshold(const double *hist_in, int bins, double width)
 {
     if (bins <= EB_CALIB_LEVELS)
         return bins * width;
-    double *p = malloc((size_t)bins * 2 * sizeof(double));
+    double *p = malloc((size_t)bins * 3 * sizeof(double));
     if (p == NULL)
         return bins * width; /* out of memory: the whole range, as minmax would give */
+    /* Bin 0 counted as bin 1: the exact zeros of a ReLU (half of its values) would otherwise
+     * make every fine clip look best (NVIDIA's pytorch-quantization does the same). */
+    double *hist = p + 2 * (size_t)bins;
+    memcpy(hist, hist_in, (size_t)bins * sizeof(double));
+    hist[0] = hist[1];
     double best = INFINITY;
     int best_i = bins;
     for (int i = EB_CALIB_LEVELS; i <= bins; i++) {

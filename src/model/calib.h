@@ -57,7 +57,9 @@ void eb_calib_add_hist(struct eb_calib_stat *s, const float *x, size_t n);
  */
 double eb_calib_percentile_threshold(const double *hist, int bins, double width, double percentile);
 /**
- * TensorRT's entropy threshold: for every candidate i in [EB_CALIB_LEVELS, bins], the reference
+ * TensorRT's entropy threshold, with bin 0 counted as bin 1 (the exact zeros of a ReLU would
+ * otherwise favour every fine clip; NVIDIA's pytorch-quantization does the same): for every
+ * candidate i in [EB_CALIB_LEVELS, bins], the reference
  * distribution P is hist[0..i) with the mass beyond folded into bin i-1, Q is hist[0..i) merged
  * into EB_CALIB_LEVELS levels and spread back evenly over each level's non-empty bins (non-empty
  * in P); both get EB_CALIB_SMOOTH counts on each empty bin (as ONNX Runtime smooths them) and
