@@ -623,10 +623,10 @@ struct cmp_opts {
 
 /* An int8 model made by --calib for one (model, imgsz): made once, run by every row of it. */
 struct cmp_quant {
-    int state;  /* 0 not tried, 1 made, -1 failed */
-    char path[4480];    /* <out>/quantized/<stem>_<imgsz>.int8.onnx */
+    int state;                 /* 0 not tried, 1 made, -1 failed */
+    char path[4480];           /* <out>/quantized/<stem>_<imgsz>.int8.onnx */
     char msg[EB_DIAG_MSG_MAX]; /* the quantize error when failed */
-    size_t n_images;    /* calibration images it used */
+    size_t n_images;           /* calibration images it used */
 };
 
 struct cmp_ctx {
@@ -643,7 +643,7 @@ struct cmp_ctx {
     char **models, **backends, **precisions, **devices, **imgsz_text;
     size_t n_models, n_backends, n_precisions, n_devices, n_imgsz;
     int *imgsz;
-    long long calib_images; /* --calib_images; 0 = quantize's default */
+    long long calib_images;  /* --calib_images; 0 = quantize's default */
     struct cmp_quant *quant; /* [model index * n_imgsz + imgsz index], with --calib */
     struct eb_compare_row *rows;
     size_t n_rows;
@@ -696,8 +696,9 @@ void eb_compare_print_help(FILE *fp)
             "--iou, --threads, --kernels, --qdq, --gpu_mem_limit_gb, --ort_lib, --db,\n"
             "--preprocess, --decode, --quiet, --verbose (see edgebench run --help).\n\n"
             "Writes compare.md (also printed), latency_comparative_<imgsz>.csv, compare.json,\n"
-            "compare.jsonl and compare.html. Exit 0 when every row ran or was unsupported, 1 when\n"
-            "a row failed, 2 for bad input.\n");
+            "compare.jsonl and compare.html (with --data, a column ΔmAP vs fp32: the row's\n"
+            "mAP50-95 minus its fp32 row's, key map_delta). Exit 0 when every row ran or was\n"
+            "unsupported, 1 when a row failed, 2 for bad input.\n");
 }
 
 static int parse_opts(int argc, char **argv, struct cmp_opts *o, int *help, FILE *err)
