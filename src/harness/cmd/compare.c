@@ -1152,6 +1152,15 @@ static void row_from_result(struct eb_compare_row *row, const struct eb_run_resu
                                 "%s%s", k ? "; " : "", r->validity.reasons[k]);
 }
 
+/* The row's facts of the model file it runs (`len` bytes, summarized in `sum`). */
+static void model_facts(struct eb_compare_row *row, const struct eb_model_summary *sum, size_t len)
+{
+    row->size_mb = (double)len / 1e6;
+    row->params = sum->n_params;
+    snprintf(row->model_precision, sizeof(row->model_precision), "%s",
+             eb_model_precision_name(sum->precision.kind));
+}
+
 /* Runs one combination into its row. */
 static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
 {
@@ -1201,10 +1210,7 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
         row_fail(row, EB_COMPARE_FAILED, d.msg);
         goto done;
     }
-    row->size_mb = (double)len / 1e6;
-    row->params = sum->n_params;
-    snprintf(row->model_precision, sizeof(row->model_precision), "%s",
-             eb_model_precision_name(sum->precision.kind));
+    model_facts(row, sum, len);
     /* int8 of a float model with --calib: the model quantized first, after the checks below */
     const int quantize =
         precision == EB_CONFIG_PRECISION_INT8 && !has_int8(&sum->precision) && cc->quant != NULL;
@@ -1242,10 +1248,7 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
             goto done;
         }
         run_path = q->path;
-        row->size_mb = (double)len / 1e6;
-        row->params = sum->n_params;
-        snprintf(row->model_precision, sizeof(row->model_precision), "%s",
-                 eb_model_precision_name(sum->precision.kind));
+        model_facts(row, sum, len);
         snprintf(row->note, sizeof(row->note),
                  "quantized by edgebench quantize from %.200s, %zu images of %.250s; ran %.450s",
                  row->model, q->n_images, cc->o.calib, q->path);
