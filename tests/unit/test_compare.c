@@ -254,7 +254,7 @@ EB_TEST(compare_csv_json_md_agree_on_values_and_order)
     ASSERT_STREQ(pj, "");
     /* Spot values: rounding is the column's, the same everywhere. */
     ASSERT_CONTAINS(csv,
-                    "ok,,models/yolov8n.onnx,native,fp32,320,cpu,12.66,3151904,2.18,0.4327,"
+                    "ok,,models/yolov8n.onnx,native,fp32,320,cpu,12.66,3151904,2.18,0.4327,,"
                     "200,12.346,12.100,12.500,13.000,15.250,14.900,16.000,80.0,120.6,,INVALID");
     free(csv);
     free(jsonl);
@@ -361,4 +361,59 @@ EB_TEST(compare_bad_input_exits_2_with_one_line)
     const char *a8[] = {"--help"};
     ASSERT_EQ_INT(run_main(a8, 1, &err), 0);
     free(err);
+    const char *a9[] = {"--calib_images", "4", "--db", "none"};
+    ASSERT_EQ_INT(run_main(a9, 4, &err), 2);
+    ASSERT_CONTAINS(err, "--calib_images: give --calib DIR too");
+    free(err);
+    const char *a10[] = {"--calib", "/nonexistent/calib", "--db", "none"};
+    ASSERT_EQ_INT(run_main(a10, 4, &err), 2);
+    ASSERT_CONTAINS(err, "--calib /nonexistent/calib: no such folder");
+    free(err);
+    const char *a11[] = {"--calib", ".", "--calib_images", "0", "--db", "none"};
+    ASSERT_EQ_INT(run_main(a11, 6, &err), 2);
+    ASSERT_CONTAINS(err, "--calib_images: '0' is not a count");
+    free(err);
+}
+
+/* map_delta pairs a row with the ok fp32 row of the same model, backend, imgsz and device. */
+EB_TEST(compare_map_delta_is_against_the_matching_fp32_row)
+{
+    struct eb_compare_row rows[7];
+    static const struct {
+        const char *precision, *device;
+        int imgsz;
+        enum eb_compare_status status;
+        double map;
+    } k[7] = {{"fp32", "cpu", 320, EB_COMPARE_OK, 0.40},
+              {"int8", "cpu", 320, EB_COMPARE_OK, 0.37},
+              {"fp16", "cuda", 320, EB_COMPARE_OK, 0.41}, /* no fp32 cuda row */
+              {"int8", "cpu", 640, EB_COMPARE_OK, 0.30},  /* its fp32 row failed */
+              {"fp32", "cpu", 640, EB_COMPARE_FAILED, 0.50},
+              {"int8", "cpu", 320, EB_COMPARE_OK, NAN}, /* no mAP of its own */
+              {"fp32", "cuda", 640, EB_COMPARE_OK, NAN}};
+    for (int i = 0; i < 7; i++) {
+        memset(&rows[i], 0, sizeof(rows[i]));
+        eb_compare_row_clear_figures(&rows[i]);
+        snprintf(rows[i].model, sizeof(rows[i].model), "m.onnx");
+        snprintf(rows[i].backend, sizeof(rows[i].backend), "native");
+        snprintf(rows[i].precision, sizeof(rows[i].precision), "%s", k[i].precision);
+        snprintf(rows[i].device, sizeof(rows[i].device), "%s", k[i].device);
+        rows[i].imgsz = k[i].imgsz;
+        rows[i].status = k[i].status;
+        rows[i].map50_95 = k[i].map;
+    }
+    ASSERT_TRUE(isnan(rows[0].map_delta)); /* cleared: not measured */
+    eb_compare_fill_map_delta(rows, 7);
+    ASSERT_TRUE(rows[0].map_delta == 0.0);
+    ASSERT_TRUE(fabs(rows[1].map_delta - (0.37 - 0.40)) < 1e-12);
+    for (int i = 2; i < 7; i++)
+        ASSERT_TRUE(isnan(rows[i].map_delta));
+    /* Another backend's fp32 row is not the reference. */
+    snprintf(rows[0].backend, sizeof(rows[0].backend), "ort");
+    eb_compare_fill_map_delta(rows, 7);
+    ASSERT_TRUE(rows[0].map_delta == 0.0 && isnan(rows[1].map_delta));
+    char *csv = render(0, rows, 2, 0);
+    ASSERT_CONTAINS(csv, ",map50_95,map_delta,frames,");
+    ASSERT_CONTAINS(csv, ",0.4000,0.0000,");
+    free(csv);
 }

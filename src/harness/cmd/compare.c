@@ -19,6 +19,7 @@
 #include "eval/dataset.h"
 #include "harness/cmd/compare.h"
 #include "harness/cmd/config.h"
+#include "harness/cmd/quantize.h"
 #include "harness/cmd/record.h"
 #include "harness/cmd/run.h"
 #include "harness/cmd/val.h"
@@ -38,7 +39,9 @@
 #define CMP_DEFAULT_MODELS "embedded:yolov8n"
 #define CMP_DEFAULT_IMGSZ  "640"
 #define CMP_EMBEDDED       "embedded:"
-/* Longest cell text: a model path (struct eb_compare_row.model) or a reason. */
+/* The largest --calib_images, as quantize's. */
+#define CMP_CALIB_IMAGES_MAX 100000
+/* Longest cell text: a model path (struct eb_compare_row.model), a reason or a note. */
 #define CELL_MAX 1100
 
 static const char *const k_backends[] = {"ort", "native", "auto"}; /* enum eb_backend_choice */
@@ -74,6 +77,8 @@ void eb_compare_row_clear_figures(struct eb_compare_row *row)
     row->fps = row->peak_mem_mb = row->energy_mj = NAN;
     row->verdict[0] = '\0';
     row->verdict_reasons[0] = '\0';
+    row->map_delta = NAN;
+    row->note[0] = '\0';
 }
 
 void eb_compare_free_list(char **items, size_t n)
@@ -171,6 +176,26 @@ enum eb_status eb_compare_expand(const struct eb_compare_axes *axes,
     return EB_OK;
 }
 
+void eb_compare_fill_map_delta(struct eb_compare_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct eb_compare_row *r = &rows[i];
+        r->map_delta = NAN;
+        if (r->status != EB_COMPARE_OK || !isfinite(r->map50_95))
+            continue;
+        for (size_t k = 0; k < n; k++) {
+            const struct eb_compare_row *b = &rows[k];
+            if (b->status == EB_COMPARE_OK && isfinite(b->map50_95) &&
+                strcmp(b->precision, "fp32") == 0 && strcmp(b->model, r->model) == 0 &&
+                strcmp(b->backend, r->backend) == 0 && strcmp(b->device, r->device) == 0 &&
+                b->imgsz == r->imgsz) {
+                r->map_delta = r->map50_95 - b->map50_95;
+                break;
+            }
+        }
+    }
+}
+
 /* ---- rendering: one column table drives Markdown, CSV and JSON ---- */
 
 enum col_kind { COL_STR, COL_INT, COL_NUM };
@@ -194,6 +219,7 @@ enum {
     C_PARAMS,
     C_GFLOPS,
     C_MAP,
+    C_MAP_DELTA,
     C_FRAMES,
     C_P50,
     C_P50_LO,
@@ -210,6 +236,7 @@ enum {
     C_BACKEND_RAN,
     C_MODEL_PRECISION,
     C_COMPUTE_PRECISION,
+    C_NOTE,
     C_COUNT
 };
 
@@ -225,6 +252,7 @@ static const struct col k_cols[C_COUNT] = {
     [C_PARAMS] = {"params", "params", COL_INT, 0},
     [C_GFLOPS] = {"gflops", "GFLOPs", COL_NUM, 2},
     [C_MAP] = {"map50_95", "mAP50-95", COL_NUM, 4},
+    [C_MAP_DELTA] = {"map_delta", "ΔmAP vs fp32", COL_NUM, 4},
     [C_FRAMES] = {"frames", "frames", COL_INT, 0},
     [C_P50] = {"p50_ms", "p50 (ms)", COL_NUM, 3},
     [C_P50_LO] = {"p50_ci_lo_ms", "p50 CI lo", COL_NUM, 3},
@@ -241,6 +269,7 @@ static const struct col k_cols[C_COUNT] = {
     [C_BACKEND_RAN] = {"backend_ran", "ran", COL_STR, 0},
     [C_MODEL_PRECISION] = {"model_precision", "model precision", COL_STR, 0},
     [C_COMPUTE_PRECISION] = {"compute_precision", "computed in", COL_STR, 0},
+    [C_NOTE] = {"note", "note", COL_STR, 0},
 };
 
 /*
@@ -265,6 +294,7 @@ static int cell(const struct eb_compare_row *r, int c, char *buf, size_t size)
     case C_BACKEND_RAN: snprintf(buf, size, "%s", r->backend_ran); return 1;
     case C_MODEL_PRECISION: snprintf(buf, size, "%s", r->model_precision); return 1;
     case C_COMPUTE_PRECISION: snprintf(buf, size, "%s", r->compute_precision); return 1;
+    case C_NOTE: snprintf(buf, size, "%s", r->note); return 1;
     case C_PARAMS:
         if (r->params == 0)
             return 0;
@@ -278,6 +308,7 @@ static int cell(const struct eb_compare_row *r, int c, char *buf, size_t size)
     case C_SIZE: v = r->size_mb; break;
     case C_GFLOPS: v = r->gflops; break;
     case C_MAP: v = r->map50_95; break;
+    case C_MAP_DELTA: v = r->map_delta; break;
     case C_P50: v = r->p50_ms; break;
     case C_P50_LO: v = r->p50_lo_ms; break;
     case C_P50_HI: v = r->p50_hi_ms; break;
@@ -585,8 +616,17 @@ enum eb_status eb_compare_write_html(const struct eb_compare_row *rows, size_t n
 
 struct cmp_opts {
     const char *models, *backends, *precisions, *imgsz, *devices, *data, *source, *out;
+    const char *calib, *calib_images; /* --calib DIR: int8 rows of a float model quantize it */
     char **run_argv; /* run's options passed through: "--mode", "rgb", then the user's */
     int run_argc;
+};
+
+/* An int8 model made by --calib for one (model, imgsz): made once, run by every row of it. */
+struct cmp_quant {
+    int state;                 /* 0 not tried, 1 made, -1 failed */
+    char path[4480];           /* <out>/quantized/<stem>_<imgsz>.int8.onnx */
+    char msg[EB_DIAG_MSG_MAX]; /* the quantize error when failed */
+    size_t n_images;           /* calibration images it used */
 };
 
 struct cmp_ctx {
@@ -603,6 +643,8 @@ struct cmp_ctx {
     char **models, **backends, **precisions, **devices, **imgsz_text;
     size_t n_models, n_backends, n_precisions, n_devices, n_imgsz;
     int *imgsz;
+    long long calib_images;  /* --calib_images; 0 = quantize's default */
+    struct cmp_quant *quant; /* [model index * n_imgsz + imgsz index], with --calib */
     struct eb_compare_row *rows;
     size_t n_rows;
 };
@@ -630,14 +672,21 @@ void eb_compare_print_help(FILE *fp)
             "                     synthesized at each --imgsz); default " CMP_DEFAULT_MODELS "\n"
             "  --backends L       native, ort, auto; default native\n"
             "  --precisions L     fp32, fp16, int8; default fp32. int8 needs an int8 model (QDQ\n"
-            "                     or dynamic, as its graph says); a QDQ model's fp32 row on\n"
-            "                     native is its fake-quant float path, its int8 row the int8\n"
-            "                     kernels; a dynamic int8 model has an int8 row only\n"
+            "                     or dynamic, as its graph says) or --calib; a QDQ model's fp32\n"
+            "                     row on native is its fake-quant float path, its int8 row the\n"
+            "                     int8 kernels; a dynamic int8 model has an int8 row only\n"
             "  --imgsz L          input sizes, 32..4096 in steps of 32; default " CMP_DEFAULT_IMGSZ
             "\n"
             "  --devices L        cpu, cuda, tensorrt; default cpu\n"
             "  --data DIR         also score each combination's mAP50-95 on this dataset (COCO,\n"
-            "                     YOLO or VOC layout, as edgebench val)\n"
+            "                     YOLO or VOC layout, as edgebench val), and its change against\n"
+            "                     the fp32 row of the same model, backend, size and device\n"
+            "  --calib DIR        int8 rows of a float model run it quantized first, as\n"
+            "                     edgebench quantize does (calibrated on these images, on the\n"
+            "                     CPU whatever the row's device), once per model and size into\n"
+            "                     <out>/quantized/<model>_<imgsz>.int8.onnx; the row's note\n"
+            "                     says so\n"
+            "  --calib_images N   calibration images drawn from --calib (default 128)\n"
             "  --source SPEC      frames to time; default " CMP_DEFAULT_SOURCE "\n"
             "  --out DIR          output folder; default runs/<timestamp>.<mmm>-compare\n"
             "  --help             this text\n\n"
@@ -647,8 +696,9 @@ void eb_compare_print_help(FILE *fp)
             "--iou, --threads, --kernels, --qdq, --gpu_mem_limit_gb, --ort_lib, --db,\n"
             "--preprocess, --decode, --quiet, --verbose (see edgebench run --help).\n\n"
             "Writes compare.md (also printed), latency_comparative_<imgsz>.csv, compare.json,\n"
-            "compare.jsonl and compare.html. Exit 0 when every row ran or was unsupported, 1 when\n"
-            "a row failed, 2 for bad input.\n");
+            "compare.jsonl and compare.html (with --data, a column ΔmAP vs fp32: the row's\n"
+            "mAP50-95 minus its fp32 row's, key map_delta). Exit 0 when every row ran or was\n"
+            "unsupported, 1 when a row failed, 2 for bad input.\n");
 }
 
 static int parse_opts(int argc, char **argv, struct cmp_opts *o, int *help, FILE *err)
@@ -659,7 +709,8 @@ static int parse_opts(int argc, char **argv, struct cmp_opts *o, int *help, FILE
     } own[] = {{"models", &o->models},         {"backends", &o->backends},
                {"precisions", &o->precisions}, {"imgsz", &o->imgsz},
                {"devices", &o->devices},       {"data", &o->data},
-               {"source", &o->source},         {"out", &o->out}};
+               {"source", &o->source},         {"out", &o->out},
+               {"calib", &o->calib},           {"calib_images", &o->calib_images}};
     o->run_argv = calloc((size_t)argc + 3, sizeof(*o->run_argv));
     if (o->run_argv == NULL)
         return usage(err, "out of memory");
@@ -811,10 +862,132 @@ static int check_axes(struct cmp_ctx *cc)
     return EB_EXIT_OK;
 }
 
+/* Checks --calib and --calib_images; EB_EXIT_USAGE with one line on a bad one. */
+static int check_calib(struct cmp_ctx *cc)
+{
+    FILE *err = cc->env->err;
+    char msg[EB_DIAG_MSG_MAX];
+    if (cc->o.calib_images != NULL) {
+        if (cc->o.calib == NULL)
+            return usage(err, "--calib_images: give --calib DIR too (the images it draws from)");
+        char *end = NULL;
+        errno = 0;
+        const long long v = strtoll(cc->o.calib_images, &end, 10);
+        if (errno != 0 || end == cc->o.calib_images || *end != '\0' || v < 1 ||
+            v > CMP_CALIB_IMAGES_MAX) {
+            snprintf(msg, sizeof(msg), "--calib_images: '%.100s' is not a count; use 1..%d",
+                     cc->o.calib_images, CMP_CALIB_IMAGES_MAX);
+            return usage(err, msg);
+        }
+        cc->calib_images = v;
+    }
+    if (cc->o.calib == NULL)
+        return EB_EXIT_OK;
+    struct stat sb;
+    if (stat(cc->o.calib, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        snprintf(msg, sizeof(msg),
+                 "--calib %.300s: no such folder; give a folder of calibration images or a "
+                 "dataset folder",
+                 cc->o.calib);
+        return usage(err, msg);
+    }
+    cc->quant = calloc(cc->n_models * cc->n_imgsz, sizeof(*cc->quant));
+    if (cc->quant == NULL)
+        return usage(err, "out of memory");
+    return EB_EXIT_OK;
+}
+
 static void row_fail(struct eb_compare_row *row, enum eb_compare_status st, const char *msg)
 {
     row->status = st;
     snprintf(row->reason, sizeof(row->reason), "%s", msg);
+}
+
+/* The file name of a model without its folder and ".onnx" ("yolov8n" for embedded:yolov8n). */
+static void model_stem(const char *model, char *buf, size_t size)
+{
+    const char *base = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+    if (strncmp(base, CMP_EMBEDDED, strlen(CMP_EMBEDDED)) == 0)
+        base += strlen(CMP_EMBEDDED);
+    snprintf(buf, size, "%s", base);
+    const size_t n = strlen(buf);
+    if (n > 5 && strcmp(buf + n - 5, ".onnx") == 0)
+        buf[n - 5] = '\0';
+}
+
+static enum eb_status write_bytes(const char *path, const uint8_t *bytes, size_t len,
+                                  struct eb_diag *diag)
+{
+    FILE *fp = fopen(path, "wb");
+    if (fp == NULL)
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", path, strerror(errno));
+    if (len > 0)
+        (void)fwrite(bytes, 1, len, fp); /* a short write sets the error flag */
+    return eb_file_close(fp, path, diag);
+}
+
+/*
+ * The int8 model --calib makes of the row's float model at the row's size, as `edgebench
+ * quantize` makes one (eb_quantize), into <out>/quantized/<stem>_<imgsz>.int8.onnx: made by
+ * the first row that needs it, reused (or its failure repeated) by the others. An embedded
+ * model (`embedded` = its synthesized bytes, else NULL) is written beside it first, as
+ * <stem>_<imgsz>.fp32.onnx, since quantize reads a file.
+ */
+static const struct cmp_quant *quantized(struct cmp_ctx *cc, const struct eb_compare_row *row,
+                                         const uint8_t *embedded, size_t len)
+{
+    size_t m = 0, k = 0;
+    while (m + 1 < cc->n_models && strcmp(cc->models[m], row->model) != 0)
+        m++;
+    while (k + 1 < cc->n_imgsz && cc->imgsz[k] != row->imgsz)
+        k++;
+    struct cmp_quant *q = &cc->quant[m * cc->n_imgsz + k];
+    if (q->state != 0)
+        return q;
+    q->state = -1;
+    char stem[300], other[300], dir[4112], src[4480];
+    model_stem(row->model, stem, sizeof(stem));
+    for (size_t j = 0; j < m; j++) {
+        model_stem(cc->models[j], other, sizeof(other));
+        if (strcmp(other, stem) == 0) { /* two models of one file name in other folders */
+            snprintf(stem + strlen(stem), sizeof(stem) - strlen(stem), "-%zu", m + 1);
+            break;
+        }
+    }
+    struct eb_diag d = {0};
+    snprintf(dir, sizeof(dir), "%s/quantized", cc->dir);
+    snprintf(q->path, sizeof(q->path), "%s/%s_%d.int8.onnx", dir, stem, row->imgsz);
+    enum eb_status st = eb_run_mkdir_p(dir, "--out", &d);
+    const char *from = row->model;
+    if (st == EB_OK && embedded != NULL) {
+        snprintf(src, sizeof(src), "%s/%s_%d.fp32.onnx", dir, stem, row->imgsz);
+        st = write_bytes(src, embedded, len, &d);
+        from = src;
+    }
+    if (st == EB_OK) {
+        struct eb_quantize_request r;
+        eb_quantize_request_default(&r);
+        r.model = from;
+        r.calib = cc->o.calib;
+        r.out = q->path;
+        r.imgsz = row->imgsz;
+        r.threads = cc->cfg.threads;
+        if (cc->calib_images > 0)
+            r.images = cc->calib_images;
+        const struct eb_quantize_env env = {.stop = cc->env->stop,
+                                            .version = cc->env->version,
+                                            .out = NULL,
+                                            .err = cc->cfg.quiet ? NULL : cc->env->err};
+        struct eb_quantize_result res;
+        st = eb_quantize(&r, &env, &res, &d);
+        q->n_images = res.n_images;
+    }
+    if (st != EB_OK) {
+        snprintf(q->msg, sizeof(q->msg), "--calib: %.490s", d.msg);
+        return q;
+    }
+    q->state = 1;
+    return q;
 }
 
 /* Any heavy op of the model computes in int8 (its graph says so). */
@@ -836,7 +1009,8 @@ static const char *precision_mismatch(int precision, int backend,
     if (precision == EB_CONFIG_PRECISION_INT8 && !has_int8(p)) {
         snprintf(buf, size,
                  "int8 needs an int8 model (QDQ or dynamic quantisation); this model is %s "
-                 "(read from its graph), so quantize it first",
+                 "(read from its graph), so quantize it first (edgebench quantize) or give "
+                 "compare --calib DIR",
                  name);
         return buf;
     }
@@ -978,6 +1152,15 @@ static void row_from_result(struct eb_compare_row *row, const struct eb_run_resu
                                 "%s%s", k ? "; " : "", r->validity.reasons[k]);
 }
 
+/* The row's facts of the model file it runs (`len` bytes, summarized in `sum`). */
+static void model_facts(struct eb_compare_row *row, const struct eb_model_summary *sum, size_t len)
+{
+    row->size_mb = (double)len / 1e6;
+    row->params = sum->n_params;
+    snprintf(row->model_precision, sizeof(row->model_precision), "%s",
+             eb_model_precision_name(sum->precision.kind));
+}
+
 /* Runs one combination into its row. */
 static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
 {
@@ -1027,11 +1210,12 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
         row_fail(row, EB_COMPARE_FAILED, d.msg);
         goto done;
     }
-    row->size_mb = (double)len / 1e6;
-    row->params = sum->n_params;
-    snprintf(row->model_precision, sizeof(row->model_precision), "%s",
-             eb_model_precision_name(sum->precision.kind));
-    if (precision_mismatch(precision, cfg.backend, &sum->precision, d.msg, sizeof(d.msg))) {
+    model_facts(row, sum, len);
+    /* int8 of a float model with --calib: the model quantized first, after the checks below */
+    const int quantize =
+        precision == EB_CONFIG_PRECISION_INT8 && !has_int8(&sum->precision) && cc->quant != NULL;
+    if (!quantize &&
+        precision_mismatch(precision, cfg.backend, &sum->precision, d.msg, sizeof(d.msg))) {
         row_fail(row, EB_COMPARE_UNSUPPORTED, d.msg);
         goto done;
     }
@@ -1047,17 +1231,37 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
         row_fail(row, EB_COMPARE_UNSUPPORTED, d.msg);
         goto done;
     }
+    const char *run_path = row->model; /* the file the slot runs (none: `bytes`, embedded) */
+    if (quantize) {
+        const struct cmp_quant *q = quantized(cc, row, embedded ? bytes : NULL, len);
+        if (q->state < 0) {
+            row_fail(row, EB_COMPARE_FAILED, q->msg);
+            goto done;
+        }
+        free(bytes);
+        bytes = NULL;
+        st = eb_model_read_file(q->path, &bytes, &len, &d);
+        if (st == EB_OK)
+            st = eb_model_summarize(bytes, len, q->path, sum, &d);
+        if (st != EB_OK) {
+            row_fail(row, EB_COMPARE_FAILED, d.msg);
+            goto done;
+        }
+        run_path = q->path;
+        model_facts(row, sum, len);
+        snprintf(row->note, sizeof(row->note),
+                 "quantized by edgebench quantize from %.200s, %zu images of %.250s; ran %.450s",
+                 row->model, q->n_images, cc->o.calib, q->path);
+    }
     struct eb_slot_setup su;
     memset(&su, 0, sizeof(su));
     eb_run_model_setup(&cfg, &cc->log, &su);
-    if (embedded) {
+    if (embedded && !quantize) {
         su.model_bytes = bytes;
         su.model_len = len;
-        su.model_path = row->model;
-    } else {
-        su.model_path = row->model;
     }
-    su.model_label = row->model;
+    su.model_path = run_path;
+    su.model_label = run_path;
     su.source_text = cc->o.source ? cc->o.source : CMP_DEFAULT_SOURCE;
     su.synth_style = EB_SYNTH_RGB;
     eb_run_length_setup(&cfg, 0, &su);
@@ -1273,6 +1477,7 @@ static void cmp_fini(struct cmp_ctx *cc)
     eb_compare_free_list(cc->devices, cc->n_devices);
     eb_compare_free_list(cc->imgsz_text, cc->n_imgsz);
     free(cc->imgsz);
+    free(cc->quant);
     free(cc->rows);
     free(cc->o.run_argv);
     eb_dataset_destroy(cc->ds);
@@ -1308,7 +1513,7 @@ static int setup(struct cmp_ctx *cc, int argc, char **argv, int *help)
     cc->imgsz = calloc(cc->n_imgsz, sizeof(*cc->imgsz));
     if (cc->imgsz == NULL)
         return usage(err, "out of memory");
-    if ((code = check_axes(cc)) != EB_EXIT_OK)
+    if ((code = check_axes(cc)) != EB_EXIT_OK || (code = check_calib(cc)) != EB_EXIT_OK)
         return code;
     struct eb_compare_axes ax = {.models = (const char *const *)cc->models,
                                  .n_models = cc->n_models,
@@ -1379,6 +1584,7 @@ int eb_compare_main(int argc, char **argv, const struct eb_compare_env *env)
             fprintf(env->err, "compare: %s: %s\n", eb_compare_status_name(row->status),
                     row->reason);
     }
+    eb_compare_fill_map_delta(cc->rows, cc->n_rows);
     int md_lost = 0;
     const int lost = write_outputs(cc, &md_lost) != EB_OK;
     eb_compare_write_md(cc->rows, cc->n_rows, env->out);

@@ -25,7 +25,7 @@
 #include "eb/json.h"
 
 /** The schema version of compare.json / compare.jsonl (docs/report-schema.md). */
-#define EB_COMPARE_SCHEMA_VERSION 1
+#define EB_COMPARE_SCHEMA_VERSION 2
 
 /* Largest sweep accepted (rows); a longer product is bad input. */
 #define EB_COMPARE_MAX_ROWS 4096
@@ -59,6 +59,9 @@ struct eb_compare_row {
     uint64_t params;               /* parameters (initializer elements used as weights) */
     double gflops;                 /* 1e9 FLOPs per frame at the input size that ran */
     double map50_95;               /* with --data; NAN otherwise */
+    double map_delta;              /* map50_95 minus that of the fp32 row of the same model,
+                                      backend, imgsz and device (eb_compare_fill_map_delta);
+                                      NAN when there is none with a mAP */
     uint64_t frames;               /* measured frames */
     double p50_ms, p90_ms, p99_ms; /* end-to-end latency */
     double p50_lo_ms, p50_hi_ms;   /* 95% CI of p50 (NAN when n is too small) */
@@ -68,6 +71,8 @@ struct eb_compare_row {
     double energy_mj;              /* energy per frame (NVML or tegrastats); NAN not measured */
     char verdict[16];              /* "VALID", "INVALID"; "" when not judged */
     char verdict_reasons[512];     /* "; "-joined */
+    char note[1024];               /* what the row ran other than as asked (an int8 model made
+                                      by --calib); "" when nothing */
 };
 
 /** The axes of a sweep; each list holds borrowed strings (imgsz: values). */
@@ -96,6 +101,14 @@ EB_NODISCARD enum eb_status eb_compare_expand(const struct eb_compare_axes *axes
 
 /** Sets every figure of `row` to "not measured" (NAN / 0) and its status to PENDING. */
 void eb_compare_row_clear_figures(struct eb_compare_row *row);
+
+/**
+ * Sets every row's map_delta: its map50_95 minus the map50_95 of the row with precision
+ * "fp32", status ok and the same model, backend, imgsz and device (for an int8 row that
+ * compare --calib quantized, the fp32 row of the float model it was made from, which carries
+ * the same model name); NAN when the row has no mAP or there is no such fp32 row with one.
+ */
+void eb_compare_fill_map_delta(struct eb_compare_row *rows, size_t n);
 
 /**
  * Splits a comma-separated list: `*items_out` (malloc'd array of malloc'd strings; free with
