@@ -212,8 +212,18 @@ static enum eb_status draw_images(const struct eb_quantize_request *o, char ***p
         struct eb_dataset *ds = NULL;
         struct eb_dataset_options dopt = {.split = o->split};
         eb_dataset_paths_free(paths, 0);
-        if ((st = eb_dataset_load(o->calib, &dopt, &ds, diag)) != EB_OK)
+        if ((st = eb_dataset_load(o->calib, &dopt, &ds, diag)) != EB_OK) {
+            if (st == EB_ERR_IO && strstr(diag->msg, "found neither") != NULL) {
+                /* no layout recognised: the folder is neither kind */
+                eb_diag_clear(diag);
+                st = eb_diag_fail(diag, st,
+                                  "failed to read calibration images from %s: it holds no image "
+                                  "file and is no dataset (COCO, YOLO or VOC); give --calib a "
+                                  "folder of images or a dataset folder",
+                                  o->calib);
+            }
             return st;
+        }
         paths = calloc(ds->n_images + 1, sizeof(char *));
         for (size_t i = 0; paths != NULL && i < ds->n_images; i++)
             if ((paths[n] = strdup(ds->images[i].path)) != NULL)
