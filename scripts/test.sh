@@ -40,12 +40,13 @@ run_suite() {
 run_suite "normal" build "-DCMAKE_BUILD_TYPE=RelWithDebInfo" ""
 # The sanitizer builds leave the CUDA device out (-DEB_CUDA=OFF): the CUDA runtime and ASan/TSan
 # do not mix, and CI has no GPU; the normal build compiles the CUDA sources.
-# The families' coco128 mAP bands (e2e.families.*_val_coco128) check figures, not memory: the
-# same decoders and preprocessing run under ASan in the families' bus.jpg cases, so the slow
-# instrumented val passes over 128 images are left to the normal suite.
+# The families' coco128 mAP bands (e2e.families.*_val_coco128) and the quantised models' mAP
+# (two e2e.quantize cases) check figures, not memory: the same decoders, preprocessing,
+# calibration and QDQ writer run under ASan in the families' bus.jpg cases, unit.quantize.* and
+# the other e2e.quantize cases, so the slow instrumented passes are left to the normal suite.
 run_suite "asan+ubsan" build-asan \
   "-DCMAKE_BUILD_TYPE=Debug -DEB_SANITIZE=address,undefined -DEB_TEST_TIMEOUT_MULTIPLIER=3 -DEB_CUDA=OFF" \
-  "-E ^e2e\.families\..*_val_coco128$"
+  "-E ^e2e\.families\..*_val_coco128$|^e2e\.quantize\.(yolov8n_float_twin_requantised|opset11_model_in_both_backends)$"
 # ONNX Runtime is not instrumented: with its own thread pool TSan sees its internal hand-offs
 # as races (see tests/tsan.supp) and slows to a crawl; one intra-op thread per session keeps
 # ORT on the slot threads, whose parallelism is what this suite checks.
