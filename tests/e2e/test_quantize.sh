@@ -34,7 +34,7 @@ case_yolov8n_float_twin_requantised() {
   grep -q "opset 13 (raised)" out.txt || fail "opset: $(cat out.txt)"
   "$EB_BIN" model info q.onnx >info.txt || fail "model info q"
   grep -q "^precision:  int8-qdq" info.txt || fail "precision: $(grep precision info.txt)"
-  grep -q "^quantized:  by edgebench .*, calibration percentile 99.99, seed 0" info.txt ||
+  grep -q "^quantized:  by edgebench .*, calibration percentile 99.999, seed 0" info.txt ||
     fail "quantized line: $(grep -A3 quantized info.txt)"
   grep -q "calibration images $CALIB_N: 0000" info.txt || fail "image list: $(cat info.txt)"
   grep -q "Conv kept in float: .*/model.22/dfl/conv/Conv" info.txt || fail "float list"

@@ -51,7 +51,7 @@ void eb_quantize_print_help(FILE *fp)
             "                      each tensor is its min..max, or clipped at the --percentile\n"
             "                      of |x|, or where the 128-level histogram keeps the most\n"
             "                      information (KL divergence, as TensorRT)\n"
-            "  --percentile P      for --method percentile (default 99.99)\n"
+            "  --percentile P      for --method percentile (default 99.999, as ONNX Runtime)\n"
             "  --per_channel on|off  weight scales per output channel (default on; a bare\n"
             "                      --per_channel means on); per channel raises an older model's\n"
             "                      opset to 13\n"
@@ -455,7 +455,7 @@ void eb_quantize_request_default(struct eb_quantize_request *r)
     memset(r, 0, sizeof(*r));
     r->images = Q_IMAGES_DEFAULT;
     r->method = EB_CALIB_PERCENTILE;
-    r->percentile = 99.99;
+    r->percentile = 99.999;
     r->min_sqnr = Q_MIN_SQNR_DEFAULT;
     r->per_channel = 1;
 }

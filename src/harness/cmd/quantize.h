@@ -43,7 +43,7 @@ struct eb_quantize_result {
     int write_failed; /* the model was made but its file could not be written */
 };
 
-/** The defaults of `edgebench quantize` (128 images, seed 0, percentile 99.99, per channel). */
+/** The defaults of `edgebench quantize` (128 images, seed 0, percentile 99.999, per channel). */
 void eb_quantize_request_default(struct eb_quantize_request *r);
 
 /**
