@@ -392,6 +392,12 @@ static enum eb_status resolve_profile(const struct eb_quantize_request *o, struc
     return st;
 }
 
+/* A node's name, or its first output's when it has none (what --keep_float accepts). */
+static const char *node_label(const struct eb_onnx_node *n)
+{
+    return n->name[0] != '\0' || n->n_outputs == 0 ? n->name : n->outputs[0];
+}
+
 /* "N: a.jpg,b.jpg,..." (base names) and the float nodes' names, for the metadata. */
 static enum eb_status build_meta_lists(struct q_state *s, struct eb_diag *diag)
 {
@@ -402,22 +408,26 @@ static enum eb_status build_meta_lists(struct q_state *s, struct eb_diag *diag)
     size_t fcap = 1;
     for (size_t k = 0; k < s->m->n_nodes; k++)
         if (s->plan.node[k] == EB_QDQ_NODE_FLOAT)
-            fcap += strlen(s->m->nodes[k].name) + 1;
+            fcap += strlen(node_label(&s->m->nodes[k])) + 1;
     s->meta_float = malloc(fcap);
     if (s->meta_images == NULL || s->meta_float == NULL)
         return eb_diag_fail(diag, EB_ERR_NOMEM, "quantize: out of memory");
     n = (size_t)snprintf(s->meta_images, cap, "%zu:", s->n_paths);
-    for (size_t i = 0; i < s->n_paths && n < Q_META_MAX; i++) {
+    for (size_t i = 0; i < s->n_paths; i++) {
         const char *slash = strrchr(s->paths[i], '/');
-        n += (size_t)snprintf(s->meta_images + n, cap - n, "%s%s", i ? "," : " ",
-                              slash != NULL ? slash + 1 : s->paths[i]);
+        const char *base = slash != NULL ? slash + 1 : s->paths[i];
+        if (n + strlen(base) + 8 > Q_META_MAX) { /* a metadata value stays under 1 MiB */
+            snprintf(s->meta_images + n, cap - n, ",...");
+            break;
+        }
+        n += (size_t)snprintf(s->meta_images + n, cap - n, "%s%s", i ? "," : " ", base);
     }
     size_t f = 0;
     s->meta_float[0] = '\0';
     for (size_t k = 0; k < s->m->n_nodes; k++)
         if (s->plan.node[k] == EB_QDQ_NODE_FLOAT)
             f += (size_t)snprintf(s->meta_float + f, fcap - f, "%s%s", f ? "," : "",
-                                  s->m->nodes[k].name);
+                                  node_label(&s->m->nodes[k]));
     return EB_OK;
 }
 
