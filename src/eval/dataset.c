@@ -658,7 +658,8 @@ static const char *const voc_image_dirs[] = {"images", "JPEGImages", "Images", "
 static const char *const voc_name_files[] = {"category.txt", "classes.txt", "labels.txt",
                                              "names.txt"};
 
-static enum eb_status load_voc(const char *dir, struct eb_dataset **ds_out, struct eb_diag *diag)
+static enum eb_status load_voc(const char *dir, const struct eb_dataset_options *opts,
+                               struct eb_dataset **ds_out, struct eb_diag *diag)
 {
     char xml_dir[EB_DATASET__PATH_MAX], img_dir[EB_DATASET__PATH_MAX];
     char names[EB_DATASET__PATH_MAX];
@@ -666,8 +667,8 @@ static enum eb_status load_voc(const char *dir, struct eb_dataset **ds_out, stru
                      sizeof(xml_dir)))
         return eb_diag_fail(diag, EB_ERR_IO,
                             "failed to read dataset %s: no folder of VOC .xml files "
-                            "(annotations_voc/, Annotations/ or annotations/); check --data",
-                            dir);
+                            "(annotations_voc/, Annotations/ or annotations/); check %s",
+                            dir, eb_dataset__option(opts));
     if (!find_folder(dir, voc_image_dirs, EB_ARRAY_LEN(voc_image_dirs), NULL, img_dir,
                      sizeof(img_dir)))
         snprintf(img_dir, sizeof(img_dir), "%s", dir);
@@ -679,6 +680,11 @@ static enum eb_status load_voc(const char *dir, struct eb_dataset **ds_out, stru
     return eb_dataset_read_voc(xml_dir, img_dir, names_file, ds_out, diag);
 }
 
+const char *eb_dataset__option(const struct eb_dataset_options *opts)
+{
+    return opts != NULL && opts->option != NULL ? opts->option : "--data";
+}
+
 enum eb_status eb_dataset_load(const char *dir, const struct eb_dataset_options *opts,
                                struct eb_dataset **ds_out, struct eb_diag *diag)
 {
@@ -687,9 +693,9 @@ enum eb_status eb_dataset_load(const char *dir, const struct eb_dataset_options 
         opts = &defaults;
     if (!eb_dataset__is_dir(dir))
         return eb_diag_fail(diag, EB_ERR_IO,
-                            "failed to read dataset %s: no such folder; give --data DIR (a COCO, "
+                            "failed to read dataset %s: no such folder; give %s DIR (a COCO, "
                             "YOLO or VOC dataset folder)",
-                            dir);
+                            dir, eb_dataset__option(opts));
     enum eb_dataset_format f = opts->format;
     if (f == EB_DATASET_AUTO) {
         char p[EB_DATASET__PATH_MAX];
@@ -705,13 +711,12 @@ enum eb_status eb_dataset_load(const char *dir, const struct eb_dataset_options 
         else
             return eb_diag_fail(diag, EB_ERR_IO,
                                 "failed to read dataset %s: found neither annotations/*.json "
-                                "(COCO), labels/ (YOLO) nor a folder of VOC .xml files; check "
-                                "--data",
-                                dir);
+                                "(COCO), labels/ (YOLO) nor a folder of VOC .xml files; check %s",
+                                dir, eb_dataset__option(opts));
     }
     switch (f) {
     case EB_DATASET_COCO: return load_coco(dir, opts, ds_out, diag);
     case EB_DATASET_YOLO: return load_yolo(dir, opts, ds_out, diag);
-    default: return load_voc(dir, ds_out, diag);
+    default: return load_voc(dir, opts, ds_out, diag);
     }
 }

@@ -98,6 +98,9 @@ struct eb_dataset_options {
        NULL/0 = "class<N>". Borrowed; copied. */
     const char *const *default_names;
     size_t n_default_names;
+    /* The command-line option that gave the folder, named in the messages ("check --calib");
+       NULL = "--data". Borrowed. */
+    const char *option;
 };
 
 /**

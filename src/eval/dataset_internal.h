@@ -56,6 +56,8 @@ EB_NODISCARD enum eb_status eb_dataset__join(char *buf, size_t size, const char 
 
 /** 1 when `path` is a directory / a regular file. */
 int eb_dataset__is_dir(const char *path);
+/* opts->option, or "--data" (opts may be NULL): the option the messages name. */
+const char *eb_dataset__option(const struct eb_dataset_options *opts);
 int eb_dataset__is_file(const char *path);
 
 /** 1 when `name` ends in .jpg .jpeg .png or .bmp (any case). */

@@ -326,9 +326,9 @@ enum eb_status eb_dataset_read_yolo(const char *images_dir, const char *labels_d
         goto fail;
     if (n_files == 0) {
         st = eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                          "dataset folder %s has no images (.jpg .jpeg .png .bmp); check --data "
+                          "dataset folder %s has no images (.jpg .jpeg .png .bmp); check %s "
                           "and --split",
-                          images_dir);
+                          images_dir, eb_dataset__option(opts));
         goto fail;
     }
     if (!eb_dataset__is_dir(labels_dir)) {

@@ -39,8 +39,6 @@
 #define CMP_DEFAULT_MODELS "embedded:yolov8n"
 #define CMP_DEFAULT_IMGSZ  "640"
 #define CMP_EMBEDDED       "embedded:"
-/* The largest --calib_images, as quantize's. */
-#define CMP_CALIB_IMAGES_MAX 100000
 /* Longest cell text: a model path (struct eb_compare_row.model), a reason or a note. */
 #define CELL_MAX 1100
 
@@ -874,9 +872,9 @@ static int check_calib(struct cmp_ctx *cc)
         errno = 0;
         const long long v = strtoll(cc->o.calib_images, &end, 10);
         if (errno != 0 || end == cc->o.calib_images || *end != '\0' || v < 1 ||
-            v > CMP_CALIB_IMAGES_MAX) {
+            v > EB_QUANTIZE_IMAGES_MAX) {
             snprintf(msg, sizeof(msg), "--calib_images: '%.100s' is not a count; use 1..%d",
-                     cc->o.calib_images, CMP_CALIB_IMAGES_MAX);
+                     cc->o.calib_images, EB_QUANTIZE_IMAGES_MAX);
             return usage(err, msg);
         }
         cc->calib_images = v;

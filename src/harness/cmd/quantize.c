@@ -1,6 +1,6 @@
 /*
- * `edgebench quantize` (quantize.h): options, the calibration subset, two passes of the float
- * model over it with every planned tensor observed, the ranges, the QDQ file and its check.
+ * `edgebench quantize` (quantize.h): options, the calibration subset, up to three passes of the
+ * float model over it with every planned tensor observed, the ranges, the QDQ file and its check.
  */
 #include "harness/cmd/quantize.h"
 
@@ -23,8 +23,8 @@
 #include "yolo/profile.h"
 
 #define Q_IMAGES_DEFAULT 128
-#define Q_IMAGES_MAX     100000
-#define Q_META_MAX       (1u << 20) /* bytes of the image list kept in the metadata */
+#define Q_META_MAX       (1u << 20)          /* bytes of the image list kept in the metadata */
+#define Q_KEEP_BYTES     ((size_t)256 << 20) /* prepared images kept between passes */
 /* A channel whose uint8 error is at least half its signal (3 dB) is as good as lost. */
 #define Q_MIN_SQNR_DEFAULT 3.0
 
@@ -133,7 +133,7 @@ static int parse_opts(int argc, char **argv, struct eb_quantize_request *o, int 
         case 0: o->model = v; break;
         case 1: o->calib = v; break;
         case 2: o->out = v; break;
-        case 3: rc = int_opt(names[k], v, 1, Q_IMAGES_MAX, &o->images, err); break;
+        case 3: rc = int_opt(names[k], v, 1, EB_QUANTIZE_IMAGES_MAX, &o->images, err); break;
         case 4: rc = int_opt(names[k], v, 0, UINT32_MAX, &o->seed, err); break;
         case 5: {
             size_t m = 0;
@@ -211,20 +211,10 @@ static enum eb_status draw_images(const struct eb_quantize_request *o, char ***p
         return st;
     if (n == 0) {
         struct eb_dataset *ds = NULL;
-        struct eb_dataset_options dopt = {.split = o->split};
+        struct eb_dataset_options dopt = {.split = o->split, .option = "--calib"};
         eb_dataset_paths_free(paths, 0);
-        if ((st = eb_dataset_load(o->calib, &dopt, &ds, diag)) != EB_OK) {
-            if (st == EB_ERR_IO && strstr(diag->msg, "found neither") != NULL) {
-                /* no layout recognised: the folder is neither kind */
-                eb_diag_clear(diag);
-                st = eb_diag_fail(diag, st,
-                                  "failed to read calibration images from %s: it holds no image "
-                                  "file and is no dataset (COCO, YOLO or VOC); give --calib a "
-                                  "folder of images or a dataset folder",
-                                  o->calib);
-            }
+        if ((st = eb_dataset_load(o->calib, &dopt, &ds, diag)) != EB_OK)
             return st;
-        }
         paths = calloc(ds->n_images + 1, sizeof(char *));
         for (size_t i = 0; paths != NULL && i < ds->n_images; i++)
             if ((paths[n] = strdup(ds->images[i].path)) != NULL)
@@ -288,43 +278,108 @@ static void observe(void *ctx, const char *name, const struct eb_tensor *t)
     }
 }
 
+/*
+ * The images prepared by the first pass, kept for the next two so that each is read, decoded
+ * and letterboxed once: per image the smaller of its model input (exactly what the engine was
+ * fed) or its decoded RGB8 (letterboxed again, which gives the same input), while the kept
+ * bytes stay under Q_KEEP_BYTES; the images past that are read and decoded again in each pass.
+ */
+struct q_kept {
+    float *input; /* the model input, or NULL */
+    uint8_t *rgb; /* the decoded image (width * 3 bytes a row), or NULL */
+    int width, height;
+};
+
+struct q_pass_io {
+    const struct eb_engine_io *io;
+    const struct eb_model_profile *prof;
+    char **paths;
+    size_t n;
+    float *input;        /* room for one model input */
+    struct q_kept *kept; /* n entries */
+    size_t kept_bytes;
+};
+
+/* Letterboxes packed RGB8 `rgb` into `dst` as the model's profile prepares a frame. */
+static void prepare(const struct q_pass_io *p, const uint8_t *rgb, int width, int height,
+                    float *dst)
+{
+    const struct eb_engine_io *io = p->io;
+    struct eb_letterbox lb;
+    eb_letterbox_compute_mode(width, height, (int)io->inputs[0].shape[3],
+                              (int)io->inputs[0].shape[2], p->prof->resize, &lb);
+    eb_letterbox_to_nchw_f32_norm(rgb, width, height, (size_t)width * 3, &lb,
+                                  (int)io->inputs[0].shape[1], &p->prof->norm, dst);
+}
+
+/* Reads, decodes and prepares image i into p->input, or into a kept copy (*data_out: where
+ * the input is). */
+static enum eb_status load_image(struct q_pass_io *p, struct eb_image_decoder *dec, size_t i,
+                                 float **data_out, struct eb_diag *diag)
+{
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    struct eb_image img;
+    char why[EB_IMAGE_WHY_MAX];
+    enum eb_status st = eb_model_read_file(p->paths[i], &bytes, &len, diag);
+    if (st != EB_OK)
+        return st;
+    st = eb_image_decode(dec, eb_image_format_of(bytes, len), bytes, len, &img, why, diag);
+    free(bytes);
+    if (st == EB_ERR_FORMAT)
+        return eb_diag_fail(diag, st, "failed to read calibration image %s: %s; remove it from %s",
+                            p->paths[i], why, "the folder");
+    if (st != EB_OK)
+        return st;
+    const size_t in_bytes = (size_t)(p->io->inputs[0].shape[1] * p->io->inputs[0].shape[2] *
+                                     p->io->inputs[0].shape[3]) *
+                            sizeof(float);
+    const size_t rgb_bytes = (size_t)img.width * (size_t)img.height * 3;
+    const size_t keep = rgb_bytes < in_bytes ? rgb_bytes : in_bytes;
+    struct q_kept *k = &p->kept[i];
+    *data_out = p->input;
+    if (p->kept_bytes + keep <= Q_KEEP_BYTES) { /* out of memory here only means not kept */
+        if (rgb_bytes < in_bytes && (k->rgb = malloc(rgb_bytes)) != NULL) {
+            memcpy(k->rgb, img.rgb, rgb_bytes);
+            k->width = img.width;
+            k->height = img.height;
+            p->kept_bytes += keep;
+        } else if (rgb_bytes >= in_bytes && (k->input = malloc(in_bytes)) != NULL) {
+            *data_out = k->input;
+            p->kept_bytes += keep;
+        }
+    }
+    prepare(p, img.rgb, img.width, img.height, *data_out);
+    return EB_OK;
+}
+
 /* One pass of the model over the images. */
-static enum eb_status calib_pass(struct eb_engine *e, const struct eb_engine_io *io,
-                                 const struct eb_model_profile *prof, char **paths, size_t n,
-                                 float *input, struct q_run *run, const struct eb_quantize_env *env,
-                                 struct eb_diag *diag)
+static enum eb_status calib_pass(struct eb_engine *e, struct q_pass_io *p, struct q_run *run,
+                                 const struct eb_quantize_env *env, struct eb_diag *diag)
 {
     struct eb_image_decoder dec = {0};
-    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = io->inputs[0].rank, .data = input};
+    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = p->io->inputs[0].rank};
     struct eb_tensor out[EB_ENGINE_MAX_IO];
-    const int w = (int)io->inputs[0].shape[3], h = (int)io->inputs[0].shape[2];
-    const int ch = (int)io->inputs[0].shape[1];
     enum eb_status st = EB_OK;
-    memcpy(in.shape, io->inputs[0].shape, sizeof(in.shape));
-    for (size_t i = 0; i < n && st == EB_OK; i++) {
+    memcpy(in.shape, p->io->inputs[0].shape, sizeof(in.shape));
+    for (size_t i = 0; i < p->n && st == EB_OK; i++) {
         if (env->stop != NULL && atomic_load(env->stop)) {
             st = eb_diag_fail(diag, EB_ERR_CANCELLED, "quantize: interrupted; nothing written");
             break;
         }
-        uint8_t *bytes = NULL;
-        size_t len = 0;
-        struct eb_image img;
-        char why[EB_IMAGE_WHY_MAX];
-        if ((st = eb_model_read_file(paths[i], &bytes, &len, diag)) != EB_OK)
-            break;
-        st = eb_image_decode(&dec, eb_image_format_of(bytes, len), bytes, len, &img, why, diag);
-        if (st == EB_ERR_FORMAT)
-            eb_diag_fail(diag, st, "failed to read calibration image %s: %s; remove it from %s",
-                         paths[i], why, "the folder");
+        const struct q_kept *k = &p->kept[i];
+        float *data = p->input;
+        if (k->input != NULL)
+            data = k->input;
+        else if (k->rgb != NULL)
+            prepare(p, k->rgb, k->width, k->height, p->input);
+        else
+            st = load_image(p, &dec, i, &data, diag);
         if (st == EB_OK) {
-            struct eb_letterbox lb;
-            eb_letterbox_compute_mode(img.width, img.height, w, h, prof->resize, &lb);
-            eb_letterbox_to_nchw_f32_norm(img.rgb, img.width, img.height, (size_t)img.width * 3,
-                                          &lb, ch, &prof->norm, input);
-            observe(run, io->inputs[0].name, &in); /* the engine observes node outputs */
-            st = eb_engine_run(e, &in, 1, out, io->n_outputs, diag);
+            in.data = data;
+            observe(run, p->io->inputs[0].name, &in); /* the engine observes node outputs */
+            st = eb_engine_run(e, &in, 1, out, p->io->n_outputs, diag);
         }
-        free(bytes);
     }
     eb_image_decoder_fini(&dec);
     return st;
@@ -344,6 +399,7 @@ struct q_state {
     char **paths;
     size_t n_paths;
     float *input;
+    struct q_kept *kept; /* n_paths */
     char *profile_text;
     char *meta_images, *meta_float;
     uint8_t *qbytes;
@@ -360,6 +416,11 @@ static void q_fini(struct q_state *s)
     eb_engine_destroy(s->e);
     if (s->have_prof)
         eb_profile_fini(&s->prof);
+    for (size_t i = 0; s->kept != NULL && i < s->n_paths; i++) {
+        free(s->kept[i].input);
+        free(s->kept[i].rgb);
+    }
+    free(s->kept);
     eb_dataset_paths_free(s->paths, s->n_paths);
     free(s->input);
     free(s->profile_text);
@@ -489,6 +550,7 @@ enum eb_status eb_quantize(const struct eb_quantize_request *req, const struct e
         st = draw_images(&o, &s.paths, &s.n_paths, &n_all, diag);
     struct q_run run = {.plan = &s.plan};
     struct eb_engine_io io = {0};
+    struct q_pass_io pio = {.io = &io, .prof = &s.prof};
     if (st == EB_OK) {
         struct eb_engine_options eo;
         eb_engine_options_default(&eo);
@@ -515,11 +577,16 @@ enum eb_status eb_quantize(const struct eb_quantize_request *req, const struct e
         s.input =
             malloc((size_t)(io.inputs[0].shape[1] * io.inputs[0].shape[2] * io.inputs[0].shape[3]) *
                    sizeof(float));
-        if (s.stats == NULL || s.input == NULL)
+        s.kept = calloc(s.n_paths + 1, sizeof(*s.kept));
+        if (s.stats == NULL || s.input == NULL || s.kept == NULL)
             st = eb_diag_fail(diag, EB_ERR_NOMEM, "quantize: out of memory");
         for (size_t i = 0; s.stats != NULL && i < s.plan.n_acts; i++)
             eb_calib_stat_init(&s.stats[i]);
         run.stats = s.stats;
+        pio.paths = s.paths;
+        pio.n = s.n_paths;
+        pio.input = s.input;
+        pio.kept = s.kept;
     }
     if (st == EB_OK) {
         if (env->err != NULL)
@@ -527,7 +594,7 @@ enum eb_status eb_quantize(const struct eb_quantize_request *req, const struct e
                     "quantize: calibrating %s on %zu of %zu images of %s (seed %lld), %s\n",
                     o.model, s.n_paths, n_all, o.calib, o.seed, k_methods[o.method]);
         run.pass = 1;
-        st = calib_pass(s.e, &io, &s.prof, s.paths, s.n_paths, s.input, &run, env, diag);
+        st = calib_pass(s.e, &pio, &run, env, diag);
     }
     for (size_t i = 0; st == EB_OK && i < s.plan.n_acts; i++)
         if (!s.plan.acts[i].seen)
@@ -541,7 +608,7 @@ enum eb_status eb_quantize(const struct eb_quantize_request *req, const struct e
                 st = eb_diag_fail(diag, EB_ERR_NOMEM, "quantize: out of memory");
         run.pass = 2;
         if (st == EB_OK)
-            st = calib_pass(s.e, &io, &s.prof, s.paths, s.n_paths, s.input, &run, env, diag);
+            st = calib_pass(s.e, &pio, &run, env, diag);
     }
     for (size_t i = 0; st == EB_OK && i < s.plan.n_acts; i++) {
         double lo = 0.0, hi = 0.0;
@@ -550,7 +617,7 @@ enum eb_status eb_quantize(const struct eb_quantize_request *req, const struct e
     }
     if (st == EB_OK) {
         run.pass = 3;
-        st = calib_pass(s.e, &io, &s.prof, s.paths, s.n_paths, s.input, &run, env, diag);
+        st = calib_pass(s.e, &pio, &run, env, diag);
     }
     if (st == EB_OK && run.failed)
         st = eb_diag_fail(diag, EB_ERR_NOMEM, "quantize: out of memory");

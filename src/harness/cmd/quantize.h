@@ -19,6 +19,9 @@
 #include "eb/diag.h"
 #include "model/calib.h"
 
+/* The most calibration images (--calib_images of quantize, and of compare --calib). */
+#define EB_QUANTIZE_IMAGES_MAX 100000
+
 struct eb_quantize_env {
     atomic_int *stop;    /* non-zero (a signal) stops after the current image; borrowed */
     const char *version; /* borrowed */
