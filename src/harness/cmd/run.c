@@ -10,6 +10,7 @@
 
 #include "eb/clock.h"
 #include "eb/engine.h"
+#include "eb/path.h"
 #include "eb/thread.h"
 #include "harness/cmd/record.h"
 #include "harness/cmd/run.h"
@@ -63,30 +64,22 @@ static const char *shown_path(const char *path, char *buf, size_t size)
 
 enum eb_status eb_run_mkdir_p(const char *path, const char *flag, struct eb_diag *diag)
 {
-    char buf[4096], shown[128];
+    char failed[4096], shown[128];
     size_t n = strlen(path);
     if (n == 0)
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "%s: bad folder name", flag);
     /* Room for the run folder's name and its files' names below PATH_MAX. */
-    if (n + EB_RUN_NAME_ROOM >= sizeof(buf))
+    if (n + EB_RUN_NAME_ROOM >= sizeof(failed))
         return eb_diag_fail(diag, EB_ERR_IO,
                             "failed to create output folder %s: the path is too long (%zu bytes; "
                             "at most %zu); choose a shorter %s",
                             shown_path(path, shown, sizeof(shown)), n,
-                            sizeof(buf) - EB_RUN_NAME_ROOM - 1, flag);
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] != '/' && buf[i] != '\0')
-            continue;
-        char c = buf[i];
-        buf[i] = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return eb_diag_fail(diag, EB_ERR_IO,
-                                "failed to create output folder %s: %s; choose another with "
-                                "%s DIR",
-                                shown_path(buf, shown, sizeof(shown)), strerror(errno), flag);
-        buf[i] = c;
-    }
+                            sizeof(failed) - EB_RUN_NAME_ROOM - 1, flag);
+    const int err = eb_path_mkdir_p(path, failed, sizeof(failed));
+    if (err != 0)
+        return eb_diag_fail(diag, EB_ERR_IO,
+                            "failed to create output folder %s: %s; choose another with %s DIR",
+                            shown_path(failed, shown, sizeof(shown)), strerror(err), flag);
     return EB_OK;
 }
 

@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "eb/json.h"
+#include "eb/path.h"
 #include "harness/results/history.h"
 #include "harness/results/sha256.h"
 
@@ -126,20 +127,14 @@ int eb_history_path(const char *db, char *buf, size_t size, struct eb_diag *diag
 /* Creates the folders of `path`'s parent. */
 static enum eb_status mkdir_parents(const char *path, struct eb_diag *diag)
 {
-    char buf[4096];
-    size_t n = strlen(path);
-    if (n >= sizeof(buf))
+    char dir[4096], failed[4096];
+    if (strlen(path) >= sizeof(dir))
         return eb_diag_fail(diag, EB_ERR_IO, "history: the database path is too long");
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i < n; i++) {
-        if (buf[i] != '/')
-            continue;
-        buf[i] = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return eb_diag_fail(diag, EB_ERR_IO, "history: cannot create folder %s: %s", buf,
-                                strerror(errno));
-        buf[i] = '/';
-    }
+    eb_path_dir(path, dir, sizeof(dir));
+    const int err = eb_path_mkdir_p(dir, failed, sizeof(failed));
+    if (err != 0)
+        return eb_diag_fail(diag, EB_ERR_IO, "history: cannot create folder %s: %s", failed,
+                            strerror(err));
     return EB_OK;
 }
 
