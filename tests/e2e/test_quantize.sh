@@ -58,20 +58,21 @@ case_same_seed_same_model() {
   "$EB_BIN" quantize --model m.onnx --calib "$c" --calib_images 4 --seed 7 -o b.onnx >/dev/null \
     2>err.txt || fail "quantize b: $(cat err.txt)"
   cmp -s a.onnx b.onnx || fail "two runs with seed 7 differ"
-  "$EB_BIN" quantize --model m.onnx --calib "$c" --calib_images 4 --seed 8 -o c.onnx >/dev/null \
-    2>err.txt || fail "quantize c: $(cat err.txt)"
   "$EB_BIN" model info a.onnx | grep "calibration images" >a.txt
-  "$EB_BIN" model info c.onnx | grep "calibration images" >c.txt
   grep -q "calibration images 4: " a.txt || fail "4 images listed: $(cat a.txt)"
-  cmp -s a.txt c.txt && fail "seeds 7 and 8 drew the same images: $(cat a.txt)"
-  # every method and the ONNX Runtime placement give a model the native engine runs
-  local m
+  # every method and the ONNX Runtime placement give a model the native engine runs; the
+  # minmax run, seed 8, also draws other images than seed 7 (one run fewer for this case)
+  local m seed
   for m in minmax entropy; do
-    "$EB_BIN" quantize --model m.onnx --calib "$c" --calib_images 2 --method $m --conv_outputs on \
-      -o $m.onnx >out.txt 2>err.txt || fail "quantize --method $m: $(cat err.txt)"
+    seed=0 && [ $m = minmax ] && seed=8
+    "$EB_BIN" quantize --model m.onnx --calib "$c" --calib_images 4 --seed $seed --method $m \
+      --conv_outputs on -o $m.onnx >out.txt 2>err.txt || fail "quantize --method $m: $(cat err.txt)"
     grep -q "at Conv inputs and outputs" out.txt || fail "placement: $(cat out.txt)"
-    "$EB_BIN" model info $m.onnx | grep -q "calibration $m, seed 0" || fail "$m in the metadata"
+    "$EB_BIN" model info $m.onnx >info.txt
+    grep -q "calibration $m, seed $seed" info.txt || fail "$m in the metadata"
+    if [ $m = minmax ]; then grep "calibration images" info.txt >c.txt; fi
   done
+  if cmp -s a.txt c.txt; then fail "seeds 7 and 8 drew the same images: $(cat a.txt)"; fi
 }
 
 case_opset11_model_in_both_backends() {
