@@ -23,8 +23,16 @@
  * and precision (pre on the GPU) on two threads (two slots on one GPU, one stream each) for --frames frames each:
  * pair FPS = 2 x frames / wall time, against one slot's FPS measured the same way.
  *
+ * int8 rows: with --int8 DIR, a model whose int8 twin DIR/<model>-<imgsz>.int8.onnx exists (a
+ * QDQ file: `edgebench model synth --arch yolov8 --imgsz 640 -o M.onnx` writes the same graph
+ * as this program, `edgebench quantize --model M.onnx --calib IMAGES -o ...` its twin) also runs
+ * int8 (its convs on the int8 kernels, the rest in fp16, as `--precision int8` on cuda); the
+ * line after the table gives int8's compute p50 over fp16's, measured in this run.
+ *
  * Usage: bench_gpu [--frames N] [--warmup N] [--imgsz N] [--models yolov8n,yolo11n]
  *                  [--out DIR] [--peer "python3 bench/peer_torch.py"] [--profile N]
+ *                  [--int8 DIR] [--no_fp32]
+ * --no_fp32: the fp16 and int8 rows only.
  * --profile N: per model and precision, a separate instance with the per-node profile on (CUDA
  * events between nodes) prints the time per op type and the N slowest nodes to stderr.
  * Exit 77 when no GPU is usable (the reason is printed).
@@ -46,7 +54,8 @@
 
 struct opts {
     int frames, warmup, imgsz, profile;
-    const char *models, *out, *peer;
+    const char *models, *out, *peer, *int8;
+    int skip_fp32;
 };
 
 /* One slot's pipeline: an engine, its input buffer and post-processing scratch. */
@@ -100,9 +109,13 @@ static int parse_int(const char *s, int lo, int hi)
     return end != s && *end == '\0' && v >= lo && v <= hi ? (int)v : -1;
 }
 
+/* The precisions of the rows: fp32, fp16, int8 (a QDQ twin: int8 convs, the rest fp16). */
+enum prec { P_FP32, P_FP16, P_INT8 };
+static const char *const PREC_NAME[3] = {"fp32", "fp16", "int8"};
+
 static int slot_init(struct slot *s, const uint8_t *model, size_t len, const char *what,
-                     enum eb_engine_precision prec, int gpu_pre, int gpu_head, int lanes,
-                     const uint8_t *frame, int frames, struct eb_diag *d)
+                     enum prec pr, int gpu_pre, int gpu_head, int lanes, const uint8_t *frame,
+                     int frames, struct eb_diag *d)
 {
     memset(s, 0, sizeof(*s));
     s->gpu_pre = gpu_pre;
@@ -110,7 +123,8 @@ static int slot_init(struct slot *s, const uint8_t *model, size_t len, const cha
     struct eb_engine_options opt;
     eb_engine_options_default(&opt);
     opt.device = EB_ENGINE_DEVICE_CUDA;
-    opt.precision = prec;
+    opt.precision = pr == P_FP32 ? EB_ENGINE_PRECISION_FP32 : EB_ENGINE_PRECISION_FP16;
+    opt.qdq = EB_ENGINE_QDQ_INT8;
     if (!lanes)
         opt.passes &= ~(uint32_t)EB_ENGINE_PASS_LANES;
     if (eb_engine_load(model, len, what, &opt, &s->e, d) != EB_OK)
@@ -223,13 +237,13 @@ static void *slot_loop(void *arg)
 
 /* The per-node profile of `model` in `prec` (a separate instance, after the timed rows): time
  * per op type and the `top` slowest nodes, per run, on stderr. */
-static void profile(const uint8_t *model, size_t len, const char *what,
-                    enum eb_engine_precision prec, int top)
+static void profile(const uint8_t *model, size_t len, const char *what, enum prec pr, int top)
 {
     struct eb_engine_options opt;
     eb_engine_options_default(&opt);
     opt.device = EB_ENGINE_DEVICE_CUDA;
-    opt.precision = prec;
+    opt.precision = pr == P_FP32 ? EB_ENGINE_PRECISION_FP32 : EB_ENGINE_PRECISION_FP16;
+    opt.qdq = EB_ENGINE_QDQ_INT8;
     opt.profile = 1;
     struct eb_engine *e = NULL;
     struct eb_diag d = {0};
@@ -252,9 +266,8 @@ static void profile(const uint8_t *model, size_t len, const char *what,
     struct eb_engine_profile p;
     eb_engine_profile_get(e, &p);
     const double runs = (double)p.runs;
-    fprintf(stderr, "\nprofile %s %s (per run, %llu runs, forward %.3f ms):\n", what,
-            prec == EB_ENGINE_PRECISION_FP16 ? "fp16" : "fp32", (unsigned long long)p.runs,
-            p.run_total_ms / runs);
+    fprintf(stderr, "\nprofile %s %s (per run, %llu runs, forward %.3f ms):\n", what, PREC_NAME[pr],
+            (unsigned long long)p.runs, p.run_total_ms / runs);
     const char *ops[32];
     double op_ms[32];
     int op_n[32], n_ops = 0;
@@ -327,9 +340,14 @@ int main(int argc, char **argv)
             o.peer = v, i++;
         else if (v != NULL && strcmp(a, "--profile") == 0)
             o.profile = parse_int(v, 0, 1000), i++;
+        else if (v != NULL && strcmp(a, "--int8") == 0)
+            o.int8 = v, i++;
+        else if (strcmp(a, "--no_fp32") == 0)
+            o.skip_fp32 = 1;
         else {
             fprintf(stderr, "usage: bench_gpu [--frames N] [--warmup N] [--imgsz N] [--models "
-                            "yolov8n,yolo11n] [--out DIR] [--peer CMD] [--profile N]\n");
+                            "yolov8n,yolo11n] [--out DIR] [--peer CMD] [--profile N] "
+                            "[--int8 DIR] [--no_fp32]\n");
             return 2;
         }
     }
@@ -355,6 +373,7 @@ int main(int argc, char **argv)
     snprintf(list, sizeof(list), "%s", o.models);
     char peer_rows[4096] = "";
     double ours_e2e_fp16[8] = {0};
+    char ratios[1024] = "";
     int n_model = 0;
     for (char *tok = list, *next; tok != NULL && n_model < 8; tok = next, n_model++) {
         next = strchr(tok, ',');
@@ -382,20 +401,46 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_gpu: cannot write %s (set --out to a writable folder)\n", path);
             return 1;
         }
+        /* the int8 twin, when given */
+        uint8_t *q8 = NULL;
+        size_t q8_len = 0;
+        if (o.int8 != NULL) {
+            char qpath[1024];
+            snprintf(qpath, sizeof(qpath), "%s/%s.int8.onnx", o.int8, what);
+            FILE *qf = fopen(qpath, "rb");
+            if (qf != NULL && fseek(qf, 0, SEEK_END) == 0) {
+                const long n = ftell(qf);
+                rewind(qf);
+                q8 = n > 0 ? malloc((size_t)n) : NULL;
+                if (q8 == NULL || fread(q8, 1, (size_t)n, qf) != (size_t)n) {
+                    fprintf(stderr, "bench_gpu: cannot read %s\n", qpath);
+                    return 1;
+                }
+                q8_len = (size_t)n;
+            }
+            if (qf != NULL)
+                fclose(qf);
+            if (q8 == NULL)
+                fprintf(stderr, "bench_gpu: no %s: %s runs without int8 rows\n", qpath, what);
+        }
         /* per precision: pre cpu/post cpu, pre gpu/post cpu, pre gpu/post gpu (+ dual); fp16
          * also with the frame already in the engine's buffer (pre "gpu-buf"), and that once
-         * more with the graph on one stream (lanes off: what the parallel branches are worth) */
-        static const int rows[8][4] = {{0, 0, 0, 1}, {0, 1, 0, 1}, {0, 1, 1, 1}, {1, 0, 0, 1},
-                                       {1, 1, 0, 1}, {1, 1, 1, 1}, {1, 2, 1, 1}, {1, 2, 1, 0}};
-        for (int row = 0; row < 8; row++) {
-            const int pr = rows[row][0], gpu_pre = rows[row][1], gpu_head = rows[row][2];
-            const int lanes = rows[row][3];
-            const enum eb_engine_precision prec =
-                pr ? EB_ENGINE_PRECISION_FP16 : EB_ENGINE_PRECISION_FP32;
-            const char *pname = pr ? "fp16" : "fp32";
+         * more with the graph on one stream (lanes off: what the parallel branches are worth);
+         * int8 (the twin) pre gpu/post gpu (+ dual) and gpu-buf */
+        static const int rows[10][4] = {{0, 0, 0, 1}, {0, 1, 0, 1}, {0, 1, 1, 1}, {1, 0, 0, 1},
+                                        {1, 1, 0, 1}, {1, 1, 1, 1}, {1, 2, 1, 1}, {1, 2, 1, 0},
+                                        {2, 1, 1, 1}, {2, 2, 1, 1}};
+        double fp16_c50 = 0.0;
+        for (int row = 0; row < 10; row++) {
+            const enum prec pr = (enum prec)rows[row][0];
+            const int gpu_pre = rows[row][1], gpu_head = rows[row][2], lanes = rows[row][3];
+            const char *pname = PREC_NAME[pr];
+            if ((pr == P_INT8 && q8 == NULL) || (pr == P_FP32 && o.skip_fp32))
+                continue;
+            const uint8_t *mb = pr == P_INT8 ? q8 : model;
+            const size_t ml = pr == P_INT8 ? q8_len : len;
             struct slot s;
-            if (slot_init(&s, model, len, what, prec, gpu_pre, gpu_head, lanes, frame, o.frames,
-                          &d) != 0)
+            if (slot_init(&s, mb, ml, what, pr, gpu_pre, gpu_head, lanes, frame, o.frames, &d) != 0)
                 die(what, &d);
             for (int i = 0; i < o.warmup; i++)
                 slot_frame(&s, -1);
@@ -420,15 +465,23 @@ int main(int argc, char **argv)
                    1000.0 * o.frames / s.wall_ms, s.n_boxes);
             fflush(stdout);
             const double single_fps = 1000.0 * o.frames / s.wall_ms;
-            if (pr == 1 && gpu_pre == 1 && gpu_head)
+            if (pr == P_FP16 && gpu_pre == 1 && gpu_head)
                 ours_e2e_fp16[n_model] = e2e.p50;
+            if (pr == P_FP16 && gpu_pre == 2 && lanes)
+                fp16_c50 = c.p50;
+            if (pr == P_INT8 && gpu_pre == 2 && fp16_c50 > 0.0) {
+                const size_t used = strlen(ratios);
+                snprintf(ratios + used, sizeof(ratios) - used,
+                         "%s int8 compute p50 %.3f ms / fp16 %.3f ms = %.2fx (%s)\n", what, c.p50,
+                         fp16_c50, c.p50 / fp16_c50, info.int8_nodes);
+            }
             slot_fini(&s);
             if (gpu_pre != 1 || !gpu_head)
                 continue;
             /* dual: two slots of this model and precision on one GPU */
             struct slot pair[2];
             for (int k = 0; k < 2; k++)
-                if (slot_init(&pair[k], model, len, what, prec, 1, 1, 1, frame, o.frames, &d) != 0)
+                if (slot_init(&pair[k], mb, ml, what, pr, 1, 1, 1, frame, o.frames, &d) != 0)
                     die(what, &d);
             for (int k = 0; k < 2; k++)
                 for (int i = 0; i < o.warmup; i++)
@@ -452,9 +505,11 @@ int main(int argc, char **argv)
             for (int k = 0; k < 2; k++)
                 slot_fini(&pair[k]);
         }
-        for (int pr = 0; pr < 2 && o.profile > 0; pr++)
-            profile(model, len, what, pr ? EB_ENGINE_PRECISION_FP16 : EB_ENGINE_PRECISION_FP32,
-                    o.profile);
+        for (int pr = o.skip_fp32; pr < 3 && o.profile > 0; pr++)
+            if (pr != P_INT8 || q8 != NULL)
+                profile(pr == P_INT8 ? q8 : model, pr == P_INT8 ? q8_len : len, what, (enum prec)pr,
+                        o.profile);
+        free(q8);
         /* the peer, on the same graph, after our rows (never both on the GPU at once) */
         if (o.peer != NULL) {
             char cmd[2048], line[1024] = "";
@@ -482,6 +537,8 @@ int main(int argc, char **argv)
         }
         free(model);
     }
+    if (ratios[0] != '\0')
+        printf("\n%s", ratios);
     if (o.peer != NULL) {
         printf(
             "\nPeer (same ONNX graphs, same frame and stages; edgebench fp16 e2e / peer e2e):\n\n");

@@ -25,8 +25,8 @@
  * probe's providers list; ABI 8: pin_frames, and struct eb_diag carries the failure's advice
  * bits (diag.h); ABI 9: eb_model_info.qdq, and "int8" in eb_backend_device_info.precision;
  * ABI 10: eb_backend_config.int8 and trt_cache, eb_model_info.engine_cache (ort tensorrt),
- * the advice bit EB_ADVICE_TRT_CACHE. */
-#define EB_BACKEND_ABI      10u
+ * the advice bit EB_ADVICE_TRT_CACHE; ABI 11: eb_model_info.int8_nodes. */
+#define EB_BACKEND_ABI      11u
 #define EB_BACKEND_MAX_IO   8
 #define EB_BACKEND_NAME_MAX 128
 
@@ -143,10 +143,12 @@ struct eb_model_info {
     char provider
         [64]; /* execution provider / device that actually runs, e.g. "CPUExecutionProvider" */
     struct eb_backend_device_info device; /* (ABI 4) zeroed where the backend does not say */
-    char qdq[8]; /* (ABI 9) a model with QuantizeLinear/DequantizeLinear nodes: how it ran,
+    char qdq[8];          /* (ABI 9) a model with QuantizeLinear/DequantizeLinear nodes: how it ran,
                     "int8" (integer conv kernels), "float" (fake quantisation in float) or
                     "strip" (activation Q/DQ removed); "" for another model, or where the
                     backend does not say (ort: it fuses Q/DQ into its own int8 kernels) */
+    char int8_nodes[320]; /* (ABI 11) native, a model with integer convs or Q/DQ nodes: which
+                             heavy nodes run int8 and which stay float (eb_engine_exec_info) */
     char engine_cache[1024]; /* (ABI 10) the folder where the runtime keeps the engines it
                                 builds and reuses (ort tensorrt: trt_engine_cache_path); ""
                                 when none */

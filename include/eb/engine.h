@@ -51,8 +51,8 @@ enum eb_engine_qdq {
     EB_ENGINE_QDQ_INT8,      /* DQ→Conv→Q chains as integer convolutions (int32 accumulation) */
     EB_ENGINE_QDQ_STRIP,     /* activations' Q→DQ pairs removed: the float model the QDQ export
                                 was made from (weights keep their int8 rounding) */
-    EB_ENGINE_QDQ_AUTO,      /* INT8 where the device has integer conv kernels (the CPU), else
-                                FLOAT (cuda: its integer convs would run on the CPU) */
+    EB_ENGINE_QDQ_AUTO,      /* INT8 on the CPU; FLOAT on cuda, where cuDNN's float convs are
+                                faster today than its int8 kernels (--precision int8 asks) */
 };
 
 /** Where the graph runs. */
@@ -149,6 +149,11 @@ struct eb_engine_exec_info {
                                  convs on integer kernels), "float" (fake quantisation in
                                  float) or "strip"; "" for a model without them */
     size_t n_int8;            /* running nodes computed in integer arithmetic */
+    size_t n_int8_tc;         /* CUDA: of those, the convs on the tensor cores (the others: a
+                                 direct kernel: depthwise, grouped, zero-pointed weights) */
+    char int8_nodes[320];     /* a model with integer convs or Q/DQ nodes: which heavy nodes
+                                 (Conv, MatMul, Gemm) run int8 and which stay float, e.g. "57
+                                 int8 (57 on tensor cores); 7 float: a, b, ... (+2)"; "" else */
     size_t n_fallback;        /* CUDA: nodes that run on the CPU (no CUDA kernel for them) */
     char fallback[160];       /* CUDA: their op types, e.g. "ConvInteger x64, Mul x2"; "" = none */
     int graph;                /* CUDA: 1 when each run replays one captured CUDA Graph */

@@ -48,8 +48,9 @@ const char *eb_engine__cap_text(const struct eb_engine *e, uint64_t cap, char *b
     return buf;
 }
 
-/* --qdq auto: integer convs where the device has them. The CPU does; the cuda device has no
- * integer conv kernel, so there they would run on the CPU (falling back) between GPU nodes. */
+/* --qdq auto: integer convs on the CPU. The cuda device has them too (cuda_qconv.c, for
+ * --precision int8), but they are slower there today than cuDNN's float convs with the fake
+ * quantisation in their epilogue (docs/quantization.md), so auto keeps float on cuda. */
 static enum eb_engine_qdq resolve_qdq(const struct eb_engine_options *opt)
 {
     if (opt->qdq != EB_ENGINE_QDQ_AUTO)
@@ -80,6 +81,40 @@ static void describe_arithmetic(const struct eb_graph *g, enum eb_engine_precisi
                        : qdq == EB_ENGINE_QDQ_INT8 && info->n_int8 > 0 ? "int8"
                                                                        : "float";
     snprintf(info->qdq, sizeof(info->qdq), "%s", n_qdq > 0 ? path : "");
+}
+
+/* eb_engine_exec_info.int8_nodes: "N int8 (T on tensor cores); F float: a, b, ... (+k)". */
+static void describe_int8_nodes(const struct eb_graph *g, struct eb_engine_exec_info *info,
+                                int cuda)
+{
+    char *o = info->int8_nodes;
+    const size_t cap = sizeof(info->int8_nodes);
+    o[0] = '\0';
+    if (info->qdq[0] == '\0' && info->n_int8 == 0)
+        return;
+    size_t n_float = 0;
+    for (size_t i = 0; i < g->n_nodes; i++) {
+        const struct eb_op_def *op = g->nodes[i].op;
+        n_float +=
+            g->nodes[i].alive && (op == &eb_op_conv || op == &eb_op_matmul || op == &eb_op_gemm);
+    }
+    size_t used = (size_t)snprintf(o, cap, "%zu int8", info->n_int8);
+    if (cuda && info->n_int8 > 0)
+        used += (size_t)snprintf(o + used, cap - used, " (%zu on tensor cores)", info->n_int8_tc);
+    used += (size_t)snprintf(o + used, cap - used, "; %zu float%s", n_float, n_float ? ":" : "");
+    size_t listed = 0;
+    for (size_t i = 0; i < g->n_nodes && used < cap; i++) {
+        const struct eb_ir_node *n = &g->nodes[i];
+        if (!n->alive || (n->op != &eb_op_conv && n->op != &eb_op_matmul && n->op != &eb_op_gemm))
+            continue;
+        const size_t len = strlen(n->name);
+        if (used + len + 16 >= cap) /* room for " (+NNN)" */
+            break;
+        used += (size_t)snprintf(o + used, cap - used, "%s %s", listed ? "," : "", n->name);
+        listed++;
+    }
+    if (listed < n_float && used < cap)
+        snprintf(o + used, cap - used, " (+%zu)", n_float - listed);
 }
 
 /* Parse + import + passes: what eb_engine_load and eb_engine_supports share. */
@@ -401,6 +436,7 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
     e->dev = dev;
     if ((st = dev->open(e, opt, diag)) != EB_OK)
         goto fail;
+    describe_int8_nodes(g, &e->info_dev, opt->device == EB_ENGINE_DEVICE_CUDA);
     st = eb_memplan_build(g, e->plan_concurrent, &e->plan, diag);
     if (st != EB_OK)
         goto fail;

@@ -1,12 +1,15 @@
 /*
  * Every CUDA kernel (src/engine/cuda/kernels.h) against the CPU reference kernel of its op, in
  * float and in half, on random shapes and edge cases (one element, broadcast corners, negative
- * slice steps, padded and dilated pools, long and short softmax rows, rounding ties, NaN).
+ * slice steps, padded and dilated pools, long and short softmax rows, rounding ties, NaN), and
+ * the int8 conv against the CPU's integer reference bit for bit.
  * Float must match to a few ulps (the references run the same float formulas; exp/tanh differ
  * by ulps between libm and CUDA); half within its 11-bit mantissa. Skips (77) without a GPU.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "eb/engine.h"
 #include "eb_test.h"
@@ -14,6 +17,7 @@
 #include "engine/cpu/ref/ref.h"
 #include "engine/cuda/cuda_internal.h"
 #include "engine/cuda/kernels.h"
+#include "engine/ops/qconv.h"
 #include "yolo/yolo.h"
 
 static void need_gpu(void)
@@ -909,4 +913,242 @@ EB_TEST(head_rows_match_host_decode)
         free(x);
         eb_yolo_scratch_fini(&sc);
     }
+}
+
+/* The int8 conv (eb_cuk_qconv) against the CPU's integer reference: eb_cpu_conv2d_u8_i32__ref's
+ * exact accumulator and the CPU requantisation (eb_cpu_requant_i32, its scalar path). */
+struct qcase {
+    int n, ic, ih, iw, oc, kh, kw, sh, sw, ph, pw, dh, dw, groups;
+    int w_signed, w_zp, x_pix_extra, y_nchw;
+};
+
+static void qconv_case(const struct qcase *c)
+{
+    const struct eb_conv2d_desc d = {
+        .n = c->n,
+        .ic = c->ic,
+        .ih = c->ih,
+        .iw = c->iw,
+        .oc = c->oc,
+        .oh = (c->ih + 2 * c->ph - c->dh * (c->kh - 1) - 1) / c->sh + 1,
+        .ow = (c->iw + 2 * c->pw - c->dw * (c->kw - 1) - 1) / c->sw + 1,
+        .kh = c->kh,
+        .kw = c->kw,
+        .groups = c->groups,
+        .stride_h = c->sh,
+        .stride_w = c->sw,
+        .pad_t = c->ph,
+        .pad_l = c->pw,
+        .dil_h = c->dh,
+        .dil_w = c->dw};
+    const int64_t plane_in = d.ih * d.iw, plane = d.oh * d.ow, icg = d.ic / d.groups;
+    const size_t nx = (size_t)(d.n * d.ic * plane_in), nw = (size_t)(d.oc * icg * d.kh * d.kw);
+    const size_t ny = (size_t)(d.n * d.oc * plane);
+    uint8_t *x = malloc(nx), *w = malloc(nw);
+    int32_t *wz = calloc((size_t)d.oc, 4), *acc = malloc(ny * 4);
+    float *mult = malloc((size_t)d.oc * 4), *bias = malloc((size_t)d.oc * 4);
+    ASSERT_TRUE(x && w && wz && acc && mult && bias);
+    const int32_t x_zp = 131;
+    for (size_t i = 0; i < nx; i++) /* extremes in the mix */
+        x[i] = i % 17 == 0 ? 255 : i % 19 == 0 ? 0 : (uint8_t)frand(0, 255.99f);
+    for (size_t i = 0; i < nw; i++)
+        w[i] = c->w_signed ? (uint8_t)(int8_t)(i % 23 == 0 ? -128 : (int)frand(-127, 127.99f))
+                           : (uint8_t)frand(0, 255.99f);
+    for (int64_t k = 0; k < d.oc; k++) {
+        wz[k] = c->w_zp ? (int32_t)(k % 5) * 7 : 0;
+        mult[k] = frand(0.5f, 2.0f) / (float)(40 * icg * d.kh * d.kw);
+        bias[k] = frand(-30, 30);
+    }
+    eb_cpu_conv2d_u8_i32__ref(&d, x, x_zp, w, c->w_signed, wz, (size_t)d.oc, acc);
+    /* x channels-last with x_pix_extra bytes after each pixel's channels */
+    const int64_t x_pix = d.ic + c->x_pix_extra;
+    uint8_t *xh = calloc((size_t)(d.n * plane_in * x_pix) + 16, 1);
+    ASSERT_TRUE(xh != NULL);
+    for (int64_t b = 0; b < d.n; b++)
+        for (int64_t ch = 0; ch < d.ic; ch++)
+            for (int64_t p = 0; p < plane_in; p++)
+                xh[(b * plane_in + p) * x_pix + ch] = x[(b * d.ic + ch) * plane_in + p];
+    struct eb_cuk_qconv q = {.n = (int32_t)d.n,
+                             .ic = c->ic,
+                             .ih = c->ih,
+                             .iw = c->iw,
+                             .oc = c->oc,
+                             .oh = (int32_t)d.oh,
+                             .ow = (int32_t)d.ow,
+                             .kh = c->kh,
+                             .kw = c->kw,
+                             .sh = c->sh,
+                             .sw = c->sw,
+                             .pt = c->ph,
+                             .pl = c->pw,
+                             .dh = c->dh,
+                             .dw = c->dw,
+                             .groups = c->groups,
+                             .x_pix = (int32_t)x_pix,
+                             .x_zp = x_zp,
+                             .w_signed = c->w_signed};
+    q.dense = c->groups == 1 && c->w_signed && !c->w_zp;
+    eb_cuk_qconv_dims(q.ic, q.kh, q.kw, &q.cp, &q.kp);
+    void *dwt = NULL, *dsum = NULL;
+    if (q.dense) {
+        int8_t *packed = malloc((size_t)(q.oc * q.kp));
+        int32_t *sum = malloc((size_t)q.oc * 4);
+        ASSERT_TRUE(packed && sum);
+        eb_cuk_qconv_pack(q.oc, q.ic, q.kh, q.kw, (const int8_t *)w, packed, sum);
+        dwt = dalloc((size_t)(q.oc * q.kp));
+        dsum = dalloc((size_t)q.oc * 4);
+        CK(cudaMemcpy(dwt, packed, (size_t)(q.oc * q.kp), cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(dsum, sum, (size_t)q.oc * 4, cudaMemcpyHostToDevice));
+        free(packed), free(sum);
+    } else {
+        dwt = dalloc(nw);
+        dsum = dalloc((size_t)q.oc * 4);
+        CK(cudaMemcpy(dwt, w, nw, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(dsum, wz, (size_t)q.oc * 4, cudaMemcpyHostToDevice));
+    }
+    q.w = dwt;
+    q.wsum = q.dense ? dsum : NULL;
+    q.w_zp = q.dense ? NULL : dsum;
+    float *dmult = up(EB_CUK_F32, mult, (size_t)d.oc), *dbias = up(EB_CUK_F32, bias, (size_t)d.oc);
+    uint8_t lut[256];
+    for (int i = 0; i < 256; i++)
+        lut[i] = (uint8_t)(255 - i / 2);
+    uint8_t *dlut = dalloc(256);
+    CK(cudaMemcpy(dlut, lut, 256, cudaMemcpyHostToDevice));
+    uint8_t *dx = dalloc((size_t)(d.n * plane_in * x_pix) + 16);
+    CK(cudaMemcpy(dx, xh, (size_t)(d.n * plane_in * x_pix), cudaMemcpyHostToDevice));
+    if (c->y_nchw) {
+        q.y_n = (int32_t)(d.oc * plane), q.y_c = (int32_t)plane, q.y_p = 1;
+    } else {
+        q.y_n = (int32_t)(plane * d.oc), q.y_c = 1, q.y_p = (int32_t)d.oc;
+    }
+    /* where NCHW element i = (b, k, p) lands in y */
+#define YAT(i)                                                                                     \
+    ((int64_t)((i) / (d.oc * plane)) * q.y_n + ((i) / plane % d.oc) * q.y_c + (i) % plane * q.y_p)
+    /* 1. the exact accumulator: float output, mult 1, bias 0; dense convs also with their k
+     * split over 2 or 3 blocks (run twice: the kernel leaves its sums and counters zero) */
+    const int nk = q.kp / 64, max_split = q.dense ? (nk >= 3 ? 3 : nk) : 1;
+    for (int split = 1; split <= max_split; split++) {
+        float *ones = malloc((size_t)d.oc * 4), *zeros = calloc((size_t)d.oc, 4);
+        for (int64_t k = 0; k < d.oc; k++)
+            ones[k] = 1.0f;
+        struct eb_cuk_qconv a = q;
+        a.mult = up(EB_CUK_F32, ones, (size_t)d.oc);
+        a.bias = up(EB_CUK_F32, zeros, (size_t)d.oc);
+        a.y_kind = EB_CUK_QY_F32;
+        a.splits = split;
+        size_t cnt_at = 0;
+        const size_t ws_bytes = eb_cuk_qconv_ws_bytes(&a, &cnt_at);
+        a.ws = split > 1 ? dalloc(ws_bytes) : NULL;
+        a.cnt = a.ws != NULL ? a.ws + cnt_at : NULL;
+        for (int rep = 0; rep < (split > 1 ? 2 : 1); rep++) {
+            void *dy = dalloc(ny * 4);
+            CK(eb_cuk_qconv(0, &a, dx, dy));
+            float *got = down(EB_CUK_F32, dy, ny);
+            for (size_t i = 0; i < ny; i++)
+                if (got[YAT((int64_t)i)] != (float)acc[i])
+                    EB_FAIL("ic %d oc %d %dx%d g%d split %d run %d: accumulator %zu is %.0f, the "
+                            "reference %d",
+                            c->ic, c->oc, c->kh, c->kw, c->groups, split, rep, i,
+                            got[YAT((int64_t)i)], acc[i]);
+            free(got);
+        }
+        if (a.ws != NULL)
+            CK(cudaFree(a.ws));
+        CK(cudaFree((void *)a.mult));
+        CK(cudaFree((void *)a.bias));
+        free(ones), free(zeros);
+    }
+    /* 2. requantised bytes (uint8, int8, through a table): the CPU's requantisation, bit for bit */
+    for (int mode = 0; mode < 3; mode++) {
+        struct eb_cuk_qconv a = q;
+        a.mult = dmult, a.bias = dbias, a.quant = 1, a.y_kind = EB_CUK_QY_BYTE;
+        a.y_signed = mode == 1, a.y_zp = mode == 1 ? -3 : 121, a.lut = mode == 2 ? dlut : NULL;
+        struct eb_qconv_params p = {
+            .y_signed = a.y_signed, .y_zp = a.y_zp, .lut = mode == 2 ? lut : NULL};
+        uint8_t *want = malloc(ny), *got = malloc(ny);
+        for (size_t i = 0; i < ny; i++) {
+            const int64_t k = (int64_t)i / plane % d.oc;
+            eb_cpu_requant_i32(&p, 1, &acc[i], mult[k], bias[k], &want[i]);
+        }
+        uint8_t *dy = dalloc(ny);
+        CK(eb_cuk_qconv(0, &a, dx, dy));
+        CK(cudaDeviceSynchronize());
+        uint8_t *raw = malloc(ny);
+        CK(cudaMemcpy(raw, dy, ny, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < ny; i++)
+            got[i] = raw[YAT((int64_t)i)];
+        for (size_t i = 0; i < ny; i++)
+            if (got[i] != want[i])
+                EB_FAIL("ic %d oc %d g%d mode %d: byte %zu is %d, the CPU's %d", c->ic, c->oc,
+                        c->groups, mode, i, got[i], want[i]);
+        CK(cudaFree(dy));
+        free(want), free(got), free(raw);
+    }
+    /* 3. float output with SiLU in half, and fused into a QuantizeLinear (float): the reference
+     * activation (exp may differ by an ulp: a byte may move by one step at a rounding tie) */
+    {
+        struct eb_cuk_qconv a = q;
+        a.mult = dmult, a.bias = dbias, a.act = EB_ACT_SILU, a.y_kind = EB_CUK_QY_F16;
+        float *want = malloc(ny * 4);
+        for (size_t i = 0; i < ny; i++) {
+            const int64_t k = (int64_t)i / plane % d.oc;
+            want[i] = eb_cpu_act_f32__ref(EB_ACT_SILU, 0, 0, (float)acc[i] * mult[k] + bias[k]);
+        }
+        void *dy = dalloc(ny * 2);
+        CK(eb_cuk_qconv(0, &a, dx, dy));
+        float *got = down(EB_CUK_F16, dy, ny), *ordered = malloc(ny * 4);
+        for (size_t i = 0; i < ny; i++)
+            ordered[i] = got[YAT((int64_t)i)];
+        expect_close("qconv silu f16", EB_CUK_F16, ordered, want, ny);
+        a.y_kind = EB_CUK_QY_BYTE, a.fq_on = 1, a.fq_scale = 0.37f, a.fq_zp = 7, a.y_signed = 0;
+        uint8_t *dq = dalloc(ny), *raw = malloc(ny);
+        CK(eb_cuk_qconv(0, &a, dx, dq));
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(raw, dq, ny, cudaMemcpyDeviceToHost));
+        size_t off_by_one = 0;
+        for (size_t i = 0; i < ny; i++) {
+            float r = nearbyintf(want[i] / 0.37f) + 7.0f;
+            r = r < 0 ? 0 : r > 255 ? 255 : r;
+            const int diff = abs((int)raw[YAT((int64_t)i)] - (int)r);
+            if (diff > 1)
+                EB_FAIL("fused quantize: byte %zu is %d, the reference %d", i, raw[YAT((int64_t)i)],
+                        (int)r);
+            off_by_one += diff == 1;
+        }
+        ASSERT_TRUE(off_by_one * 1000 <= ny);
+        CK(cudaFree(dq));
+        free(got), free(ordered), free(want), free(raw);
+    }
+#undef YAT
+    printf("qconv n%d ic%d %dx%d s%d d%d g%d oc%d%s%s%s: exact\n", c->n, c->ic, c->kh, c->kw, c->sh,
+           c->dh, c->groups, c->oc, q.dense ? " (tensor cores, split-k 1..3)" : " (direct)",
+           c->x_pix_extra ? " x rows wider" : "", c->y_nchw ? " y nchw" : "");
+    CK(cudaFree(dx));
+    CK(cudaFree(dwt));
+    CK(cudaFree(dsum));
+    CK(cudaFree(dmult));
+    CK(cudaFree(dbias));
+    CK(cudaFree(dlut));
+    free(x), free(w), free(wz), free(acc), free(mult), free(bias), free(xh);
+}
+
+EB_TEST(qconv_matches_cpu_integer_reference)
+{
+    need_gpu();
+    static const struct qcase cases[] = {
+        /* n  ic  ih  iw  oc kh kw sh sw ph pw dh dw  g  ws wz xpad nchw */
+        {2, 16, 7, 9, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0},    /* vector loads */
+        {1, 3, 13, 11, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 0},   /* the image's conv */
+        {1, 40, 5, 6, 70, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 1},    /* ragged, NCHW out */
+        {1, 64, 12, 10, 130, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 0, 0, 0}, /* stride + dilation */
+        {1, 32, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 32, 0},   /* a slice of wider rows */
+        {1, 256, 4, 4, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0},   /* long k */
+        {1, 13, 9, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0},    /* taps packed tight */
+        {1, 24, 8, 8, 24, 3, 3, 2, 2, 1, 1, 1, 1, 24, 1, 0, 0, 0},   /* depthwise */
+        {1, 8, 6, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0, 1, 0, 1},     /* groups, uint8 w, zp */
+        {1, 16, 1, 1, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 0},     /* one pixel */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        qconv_case(&cases[i]);
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run_case.sh SCRIPT CASE: sources an e2e test script and runs one case function in a fresh
-# temporary directory. Helpers available to cases: fail, skip, need_shared, need_ort, jq_get.
+# temporary directory. Helpers available to cases: fail, skip, need_shared, need_ort, jq_get,
+# near, run_dir.
 set -u
 script=$1
 case_name=$2
@@ -20,6 +21,8 @@ need_ort() {
 eb_run() { "$EB_BIN" run ${EB_TEST_RUN_ARGS:-} "$@"; }
 # jq_get FILE PATH: value at PATH in FILE (fails the case when absent).
 jq_get() { "$EB_JSONQ" "$1" "$2" || fail "no $2 in $1"; }
+# near A B TOL: |A - B| <= TOL (decimal numbers).
+near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; exit !(d <= t && -d <= t) }'; }
 # run_dir DIR: the single run folder under DIR.
 run_dir() { local d; d=$(ls -d "$1"/*/ 2>/dev/null | head -1); [ -n "$d" ] || fail "no run folder under $1"; echo "${d%/}"; }
 cd "$TMP" || exit 1

@@ -14,8 +14,6 @@ val_map() {
   jq_get "$o/val.json" metrics/map
 }
 
-# near A B TOL: |A - B| <= TOL
-near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; exit !(d <= t && -d <= t) }'; }
 
 case_yolov8n_float_twin_requantised() {
   need_shared
@@ -47,6 +45,8 @@ case_yolov8n_float_twin_requantised() {
   near "$n" "$o" 0.02 || fail "native $n vs ONNX Runtime $o on the same QDQ file"
   near "$n" "$f" 0.03 || fail "int8 $n vs float $f"
   [ "$(jq_get vn/val.json model/qdq_path)" = "int8 kernels" ] || fail "native ran int8 kernels"
+  jq_get vn/val.json model/int8_nodes | grep -q "^57 int8; 7 float: /model.22/cv2.0/cv2.0.2/Conv, " ||
+    fail "int8 nodes: $(jq_get vn/val.json model/int8_nodes)"
 }
 
 case_same_seed_same_model() {

@@ -108,6 +108,10 @@ static enum eb_status native_open(void *priv, const struct eb_backend_config *cf
     p->qdq = cfg->qdq;
     p->precision = cfg->precision;
     p->device = cfg->device;
+    /* --precision int8 on cuda: the int8 convs on the tensor cores, the nodes without an int8
+     * path in fp16 (TensorRT's --int8 --fp16) */
+    if (cfg->int8 && cfg->device == EB_DEVICE_CUDA)
+        p->precision = EB_ENGINE_PRECISION_FP16;
     if (cfg->precision == EB_ENGINE_PRECISION_FP16 && cfg->device != EB_DEVICE_CUDA)
         return eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_CUDA,
                                    "failed to open the native engine: fp16 precision needs the "
@@ -283,6 +287,10 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
     info.device.clock_khz = ex.clock_khz;
     snprintf(info.device.precision, sizeof(info.device.precision), "%s", ex.precision);
     snprintf(info.qdq, sizeof(info.qdq), "%s", ex.qdq);
+    snprintf(info.int8_nodes, sizeof(info.int8_nodes), "%s", ex.int8_nodes);
+    if (ex.int8_nodes[0] != '\0')
+        eb_log_msg(p->log, EB_LOG_INFO, "model %s on %s: heavy nodes %s", p->model,
+                   cuda ? "cuda" : "cpu", ex.int8_nodes);
     if (p->profile) {
         /* Allocated here, not per frame: native_infer and native_profile never allocate. */
         struct eb_engine_profile prof;

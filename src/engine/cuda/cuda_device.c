@@ -134,7 +134,7 @@ static struct cu_state *state_of(struct eb_engine *e)
 }
 
 /* Device memory of our own, counted. */
-static enum eb_status dev_alloc(struct eb_engine *e, struct cu_state *s, size_t bytes, void **p,
+enum eb_status eb_cu__dev_alloc(struct eb_engine *e, struct cu_state *s, size_t bytes, void **p,
                                 const char *what, struct eb_diag *diag)
 {
     *p = NULL;
@@ -216,6 +216,9 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
                        (opt->zero_copy_frames == EB_ENGINE_ZERO_COPY_AUTO && prop.integrated);
     s->zero_copy = mapped && prop.canMapHostMemory;
     e->info_dev.zero_copy_frames = s->zero_copy;
+    /* int8 convs write the bytes of the QuantizeLinear after them (the order shrinks) */
+    if (opt->passes & EB_ENGINE_PASS_FUSE)
+        eb_cu__qconv_fuse_quant(e);
     s->nodes = eb_ir_arena_alloc(&g->arena, (e->n_order + 1) * sizeof(*s->nodes));
     s->on_cpu = eb_ir_arena_alloc(&g->arena, e->n_order + 1);
     s->dptr = eb_ir_arena_alloc(&g->arena, (g->n_values + 1) * sizeof(void *));
@@ -240,6 +243,9 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
         s->nodes[k].call.k = k;
         s->n_on_cpu++;
     }
+    for (size_t k = 0; k < e->n_order; k++)
+        e->info_dev.n_int8_tc += !s->on_cpu[k] && s->nodes[k].d.kind == EB_DESC_QCONV &&
+                                 eb_cu__qconv_dense(s->nodes[k].d.qconv);
     e->info_dev.n_fallback = s->n_on_cpu;
     fallback_summary(e, s, e->info_dev.fallback, sizeof(e->info_dev.fallback));
     if (s->n_on_cpu > 0)
@@ -252,6 +258,7 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
      * H200, and no TF32 whatever the engine) */
     if ((opt->passes & EB_ENGINE_PASS_LAYOUT) && s->dt == EB_CUK_F16)
         e->n_blocked = eb_cu__choose_layout(e, s);
+    eb_cu__qconv_layout(e, s);
     /* The nodes on the CPU get their fast kernels; the others need no CPU preparation. */
     enum eb_status st = eb_engine__prepare_nodes(e, s->on_cpu, diag);
     if (st != EB_OK)
@@ -302,6 +309,8 @@ static void mark_constants(struct eb_engine *e, struct cu_state *s, unsigned cha
             continue;
         const struct eb_ir_node *n = &g->nodes[e->order[k]];
         const enum eb_desc_kind kind = s->nodes[k].d.kind;
+        if (kind == EB_DESC_QCONV) /* packed on their own (cuda_qconv.c) */
+            continue;
         for (int i = 0; i < n->n_in; i++) {
             if (n->in[i] < 0 || !g->values[n->in[i]].is_const)
                 continue;
@@ -370,7 +379,7 @@ static enum eb_status upload_weights(struct eb_engine *e, struct cu_state *s, st
         if (use[i] & USE_F32)
             memcpy(img + off[2 * i + 1], v->data, (size_t)v->numel * sizeof(float));
     }
-    st = dev_alloc(e, s, total, &s->d_weights, "the weights", diag);
+    st = eb_cu__dev_alloc(e, s, total, &s->d_weights, "the weights", diag);
     if (st == EB_OK && total > 0) {
         cudaError_t ce = cudaMemcpy(s->d_weights, img, total, cudaMemcpyHostToDevice);
         if (ce != cudaSuccess)
@@ -434,7 +443,8 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
         any_matmul |= !s->on_cpu[k] && s->nodes[k].d.kind == EB_DESC_MATMUL;
     s->blas_ws_bytes = any_matmul ? BLAS_WS_BYTES : 0;
     /* The weights first (their device size is known only after the upload's layout). */
-    if ((st = upload_weights(e, s, diag)) != EB_OK)
+    if ((st = upload_weights(e, s, diag)) != EB_OK ||
+        (st = eb_cu__qconv_upload(e, s, diag)) != EB_OK)
         return st;
     uint64_t fixed = align_dev(e->plan.arena_bytes) + e->plan.weight_bytes + io + s->blas_ws_bytes +
                      align_dev(s->xpose_bytes);
@@ -451,43 +461,43 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
     }
     if ((st = cap_check(e, opt, fixed, diag)) != EB_OK)
         return st;
-    if ((st = dev_alloc(e, s, align_dev(e->plan.arena_bytes), &s->d_arena, "the arena", diag)) !=
-        EB_OK)
+    if ((st = eb_cu__dev_alloc(e, s, align_dev(e->plan.arena_bytes), &s->d_arena, "the arena",
+                               diag)) != EB_OK)
         return st;
     for (size_t i = 0; i < g->n_values; i++)
         if (g->values[i].offset >= 0)
             s->dptr[i] = (char *)s->d_arena + g->values[i].offset;
     for (size_t i = 0; i < g->n_inputs; i++) {
         const struct eb_ir_value *v = &g->values[g->inputs[i]];
-        if ((st = dev_alloc(e, s, align_dev((size_t)v->numel * eb_cu__es(s, v)), &s->d_in[i],
-                            "an input", diag)) != EB_OK)
+        if ((st = eb_cu__dev_alloc(e, s, align_dev((size_t)v->numel * eb_cu__es(s, v)), &s->d_in[i],
+                                   "an input", diag)) != EB_OK)
             return st;
         s->dptr[g->inputs[i]] = s->d_in[i];
         if (s->dt == EB_CUK_F16 && v->dtype == EB_DTYPE_F32 &&
-            (st = dev_alloc(e, s, align_dev(v->nbytes), &s->d_in_f32[i], "an input", diag)) !=
-                EB_OK)
+            (st = eb_cu__dev_alloc(e, s, align_dev(v->nbytes), &s->d_in_f32[i], "an input",
+                                   diag)) != EB_OK)
             return st;
     }
     for (size_t i = 0; i < g->n_outputs; i++) {
         const struct eb_ir_value *v = &g->values[g->outputs[i]];
         const size_t host_bytes = (size_t)v->numel * eb_dtype_size(v->dtype);
         if (s->dt == EB_CUK_F16 && v->dtype == EB_DTYPE_F32 &&
-            (st = dev_alloc(e, s, align_dev(host_bytes), &s->d_out_f32[i], "an output", diag)) !=
-                EB_OK)
+            (st = eb_cu__dev_alloc(e, s, align_dev(host_bytes), &s->d_out_f32[i], "an output",
+                                   diag)) != EB_OK)
             return st;
         CUDA_TRY(cudaMallocHost(&s->h_out[i], host_bytes > 0 ? host_bytes : 1));
         e->host_bytes += host_bytes;
     }
     if (s->blas_ws_bytes > 0) {
-        if ((st = dev_alloc(e, s, s->blas_ws_bytes, &s->d_blas_ws, "the cuBLAS workspace", diag)) !=
-            EB_OK)
+        if ((st = eb_cu__dev_alloc(e, s, s->blas_ws_bytes, &s->d_blas_ws, "the cuBLAS workspace",
+                                   diag)) != EB_OK)
             return st;
         if (cublasSetWorkspace(s->cublas, s->d_blas_ws, s->blas_ws_bytes) != CUBLAS_STATUS_SUCCESS)
             return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s: cublasSetWorkspace failed",
                                 e->what);
     }
-    if (s->xpose_bytes > 0 && (st = dev_alloc(e, s, align_dev(s->xpose_bytes), &s->d_xpose,
-                                              "the layout transpose buffer", diag)) != EB_OK)
+    if (s->xpose_bytes > 0 && (st = eb_cu__dev_alloc(e, s, align_dev(s->xpose_bytes), &s->d_xpose,
+                                                     "the layout transpose buffer", diag)) != EB_OK)
         return st;
     /* Convolution algorithms, measured with a temporary workspace of what the cap leaves. */
     size_t ws_max = WS_MAX_BYTES;
@@ -544,7 +554,7 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
     e->workspace_bytes = io + s->blas_ws_bytes + align_dev(s->xpose_bytes) + s->ws_bytes;
     if ((st = cap_check(e, opt, fixed + s->ws_bytes, diag)) != EB_OK)
         return st;
-    if ((st = dev_alloc(e, s, s->ws_bytes, &s->d_ws, "the cuDNN workspaces", diag)) != EB_OK)
+    if ((st = eb_cu__dev_alloc(e, s, s->ws_bytes, &s->d_ws, "the cuDNN workspaces", diag)) != EB_OK)
         return st;
     for (size_t l = 0, at = 0; l < EB_CU_LANES; at += lane_ws[l], l++)
         s->lane_ws[l] = lane_ws[l] > 0 ? (char *)s->d_ws + at : NULL;
@@ -1168,6 +1178,7 @@ static void cu_close(struct eb_engine *e)
         cudaFreeHost(s->h_arena);
     cudaFree(s->d_arena);
     cudaFree(s->d_weights);
+    cudaFree(s->d_qdata);
     cudaFree(s->d_ws);
     cudaFree(s->d_blas_ws);
     cudaFree(s->d_xpose);

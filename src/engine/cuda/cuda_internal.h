@@ -35,6 +35,8 @@ struct cu_node {
     cudnnBackendDescriptor_t g_plan, g_vpack;
     int g_fused;
     int lane; /* the stream it is captured on (cuda_sched.c); its cuDNN workspace is the lane's */
+    /* EB_DESC_QCONV: the kernel's parameters, device pointers included (cuda_qconv.c) */
+    struct eb_cuk_qconv q;
     /* EB_DESC_QUANTIZE / DEQUANTIZE: float scales on the device */
     const float *scale;
     /* the host callback's argument for nodes on the CPU (cu_state.on_cpu) */
@@ -60,6 +62,7 @@ struct cu_state {
     size_t xpose_bytes;    /* the largest conv input transposed into d_xpose */
     void *d_xpose;
     void *d_arena, *d_weights, *d_ws, *d_blas_ws;
+    void *d_qdata; /* the int8 convs' packed filters, sums, scales, biases and tables */
     size_t ws_bytes, blas_ws_bytes;
     void *d_in[EB_IR_MAX_IO];      /* inputs on the device, in precision */
     void *d_in_f32[EB_IR_MAX_IO];  /* fp16: the float inputs before the cast */
@@ -145,6 +148,26 @@ int eb_cu__conv_sliced(const struct eb_engine *e, const struct cu_node *cn, size
 /** The variant pack of conv node k's plan, once the buffers and s->d_ws exist. */
 enum eb_status eb_cu__conv_graph_bind(struct eb_engine *e, struct cu_state *s, size_t k,
                                       struct eb_diag *diag);
+/** cudaMalloc counted in s->dev_bytes; the failure names `what` and the size. */
+enum eb_status eb_cu__dev_alloc(struct eb_engine *e, struct cu_state *s, size_t bytes, void **p,
+                                const char *what, struct eb_diag *diag);
+/**
+ * Open time, before anything reads e->order: every float-output int8 conv whose one reader is a
+ * per-tensor QuantizeLinear takes over its output (the conv writes the bytes; the
+ * QuantizeLinear leaves the graph and e->order). The number fused.
+ */
+size_t eb_cu__qconv_fuse_quant(struct eb_engine *e);
+/** 1 when int8 conv p runs on the tensor cores (groups 1, int8 weights without zero points). */
+int eb_cu__qconv_dense(const struct eb_qconv_params *p);
+/** The int8 convs' layouts: channels-last compute, an input in NCHW transposed into d_xpose
+ * first (s->xpose_bytes grows to fit). After eb_cu__choose_layout, if that ran. */
+void eb_cu__qconv_layout(struct eb_engine *e, struct cu_state *s);
+/** Bind time, after the arena is placed: the int8 convs' data uploaded (counted in the
+ * plan's weight bytes) and each node's kernel parameters filled. */
+enum eb_status eb_cu__qconv_upload(struct eb_engine *e, struct cu_state *s, struct eb_diag *diag);
+/** Enqueues int8 conv node k on `stream`. */
+cudaError_t eb_cu__qconv_enqueue(struct eb_engine *e, struct cu_state *s, size_t k,
+                                 cudaStream_t stream);
 /** Destroys node k's descriptors. */
 void eb_cu__node_free(struct cu_node *cn);
 /**

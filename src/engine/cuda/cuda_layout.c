@@ -10,6 +10,9 @@
  *  - unary ops, Sigmoid, MaxPool and nearest upsampling keep their input's layout, and a fused
  *    residual has its conv output's: those pairs are tied, and a pair in which one side cannot
  *    go channels-last keeps both NCHW.
+ *  - int8 convs (cuda_qconv.c) compute channels-last and read and write either layout through
+ *    element strides; uint8/int8 values go channels-last like float ones, and a per-tensor
+ *    QuantizeLinear/DequantizeLinear keeps its input's layout (elementwise).
  * Graph inputs and outputs, constants, nodes on the CPU and every other op see NCHW as ONNX
  * says. The memory planner places no channels-last value in place (memplan.h).
  */
@@ -17,11 +20,12 @@
 
 #include "engine/cuda/cuda_internal.h"
 
-/* Ops that write their output in either layout. */
-static int writes_either(enum eb_desc_kind k)
+/* Ops that write their output in either layout (a per-tensor Q/DQ: elementwise). */
+static int writes_either(const struct eb_op_desc *d)
 {
-    switch (k) {
+    switch (d->kind) {
     case EB_DESC_CONV:
+    case EB_DESC_QCONV:
     case EB_DESC_BINARY:
     case EB_DESC_UNARY:
     case EB_DESC_SIGMOID:
@@ -31,16 +35,20 @@ static int writes_either(enum eb_desc_kind k)
     case EB_DESC_TRANSPOSE:
     case EB_DESC_MAXPOOL:
     case EB_DESC_UPSAMPLE: return 1;
+    case EB_DESC_QUANTIZE:
+    case EB_DESC_DEQUANTIZE: return d->len == 1;
     default: return 0;
     }
 }
 
 /* Ops that read input i in either layout. */
-static int reads_either(enum eb_desc_kind k, int i)
+static int reads_either(const struct eb_op_desc *d, int i)
 {
-    if (k == EB_DESC_CONV)
+    if (d->kind == EB_DESC_CONV)
         return i == 0 || i == 3;
-    return k == EB_DESC_COPY || writes_either(k);
+    if (d->kind == EB_DESC_QCONV)
+        return i == 0;
+    return d->kind == EB_DESC_COPY || writes_either(d);
 }
 
 /* Ops whose output has input 0's layout (Conv: its residual's, input 3). */
@@ -50,7 +58,9 @@ static int tied_input(const struct eb_op_desc *d)
     case EB_DESC_UNARY:
     case EB_DESC_SIGMOID:
     case EB_DESC_MAXPOOL:
-    case EB_DESC_UPSAMPLE: return 0;
+    case EB_DESC_UPSAMPLE:
+    case EB_DESC_QUANTIZE:
+    case EB_DESC_DEQUANTIZE: return 0;
     case EB_DESC_CONV: return d->epi->residual ? 3 : -1;
     default: return -1;
     }
@@ -98,6 +108,7 @@ static int takes_slice(const struct cu_state *s, size_t k, int i)
     case EB_DESC_TRANSPOSE: return 1;
     case EB_DESC_COPY:
     case EB_DESC_BINARY: return i >= 0;
+    case EB_DESC_QCONV: return i <= 0; /* element strides both sides (cuda_qconv.c) */
     case EB_DESC_CONV:
         if (i == 0 && cn->x_xpose)
             return 1;
@@ -111,8 +122,10 @@ size_t eb_cu__choose_layout(struct eb_engine *e, struct cu_state *s)
     struct eb_graph *g = e->g;
     for (size_t i = 0; i < g->n_values; i++) {
         struct eb_ir_value *v = &g->values[i];
-        v->nhwc = v->rank == 4 && v->dtype == EB_DTYPE_F32 && !v->is_const && !v->is_input &&
-                  !v->is_output;
+        v->nhwc =
+            v->rank == 4 &&
+            (v->dtype == EB_DTYPE_F32 || v->dtype == EB_DTYPE_U8 || v->dtype == EB_DTYPE_I8) &&
+            !v->is_const && !v->is_input && !v->is_output;
     }
     /* Writers and readers that cannot, and conv filters shared with another reader (a filter
      * is uploaded in one layout). */
@@ -121,10 +134,10 @@ size_t eb_cu__choose_layout(struct eb_engine *e, struct cu_state *s)
         const struct eb_op_desc *d = &s->nodes[k].d;
         const int gpu = !s->on_cpu[k];
         for (int i = 0; i < n->n_out; i++)
-            if (n->out[i] >= 0 && (!gpu || !writes_either(d->kind)))
+            if (n->out[i] >= 0 && (!gpu || !writes_either(d)))
                 g->values[n->out[i]].nhwc = 0;
         for (int i = 0; i < n->n_in; i++)
-            if (n->in[i] >= 0 && (!gpu || !reads_either(d->kind, i)))
+            if (n->in[i] >= 0 && (!gpu || !reads_either(d, i)))
                 g->values[n->in[i]].nhwc = 0;
         if (gpu && d->kind == EB_DESC_CONV && g->values[n->in[1]].n_uses != 1)
             g->values[n->out[0]].nhwc = 0;

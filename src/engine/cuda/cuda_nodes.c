@@ -1,7 +1,7 @@
 /*
  * Which nodes the CUDA device runs on the GPU, and how each is enqueued: convolutions through
- * cuDNN (then the fused epilogue kernel), MatMul through cuBLAS, the rest through the kernels of
- * kernels.h. A node without a CUDA path runs on the CPU (cuda_device.c).
+ * cuDNN (then the fused epilogue kernel), int8 convolutions through cuda_qconv.c, MatMul through
+ * cuBLAS, the rest through the kernels of kernels.h. A node without a CUDA path runs on the CPU (cuda_device.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -89,6 +89,7 @@ int eb_cu__node_ok(struct eb_engine *e, struct cu_state *s, size_t k, char *why,
             return snprintf(why, nwhy, "MatMul batch broadcasting"), 0;
         return is_f32(x) && is_f32(eb_op_in(g, n, 1));
     }
+    case EB_DESC_QCONV: return x->dtype == EB_DTYPE_U8; /* every form (cuda_qconv.c) */
     case EB_DESC_QUANTIZE: return is_f32(x) && (y->dtype == EB_DTYPE_U8 || y->dtype == EB_DTYPE_I8);
     case EB_DESC_DEQUANTIZE:
         return (x->dtype == EB_DTYPE_U8 || x->dtype == EB_DTYPE_I8 || x->dtype == EB_DTYPE_I32) &&
@@ -343,6 +344,7 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
                                  d->epi->residual ? dp[n->in[3]] : NULL, &cn->ep, dp[n->out[0]]);
         break;
     }
+    case EB_DESC_QCONV: ce = eb_cu__qconv_enqueue(e, s, k, st); break;
     case EB_DESC_COPY:
         if (x->nhwc) { /* to NCHW order: a Reshape's element order is ONNX's */
             int64_t ds[EB_MAX_RANK];

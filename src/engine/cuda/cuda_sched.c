@@ -61,7 +61,7 @@ static void ranges_of(const struct eb_engine *e, const struct cu_state *s, size_
         const struct eb_ir_value *v = &g->values[n->out[i]];
         add(nr, s->dptr[n->out[i]], eb_cu__span_bytes(s, v), 1);
     }
-    if (cn->d.kind == EB_DESC_CONV && cn->x_xpose)
+    if ((cn->d.kind == EB_DESC_CONV || cn->d.kind == EB_DESC_QCONV) && cn->x_xpose)
         add(nr, s->d_xpose, s->xpose_bytes, 1);
     if (cn->d.kind == EB_DESC_MATMUL)
         add(nr, s->d_blas_ws, s->blas_ws_bytes, 1);

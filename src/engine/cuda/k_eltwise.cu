@@ -6,45 +6,15 @@
 namespace
 {
 
+using eb_cuk::act;
 using eb_cuk::ld;
+using eb_cuk::sigmoidf;
 using eb_cuk::st;
 
-/* enum eb_act (engine/cpu/epilogue.h) */
-enum {
-    ACT_NONE,
-    ACT_RELU,
-    ACT_LEAKY,
-    ACT_CLIP,
-    ACT_SIGMOID,
-    ACT_SILU,
-    ACT_HSIG,
-    ACT_HSWISH,
-    ACT_TANH
-};
 /* enum eb_unop (engine/cpu/ref/ref.h) */
 enum { U_RELU, U_LEAKY, U_CLIP, U_HSIG, U_HSWISH, U_EXP, U_SQRT, U_TANH };
 /* enum eb_binop */
 enum { B_ADD, B_SUB, B_MUL, B_DIV, B_POW };
-
-__device__ __forceinline__ float sigmoidf(float v)
-{
-    return 1.0f / (1.0f + expf(-v));
-}
-
-__device__ __forceinline__ float act(int a, float al, float be, float v)
-{
-    switch (a) {
-    case ACT_RELU: return v > 0.0f ? v : 0.0f;
-    case ACT_LEAKY: return v < 0.0f ? al * v : v;
-    case ACT_CLIP: return fminf(fmaxf(v, al), be);
-    case ACT_SIGMOID: return sigmoidf(v);
-    case ACT_SILU: return v * sigmoidf(v);
-    case ACT_HSIG: return fmaxf(0.0f, fminf(1.0f, al * v + be));
-    case ACT_HSWISH: return v * fmaxf(0.0f, fminf(1.0f, v / 6.0f + 0.5f));
-    case ACT_TANH: return tanhf(v);
-    default: return v;
-    }
-}
 
 template <typename T>
 __global__ void k_epilogue(int n, int channels, int plane, const float *bias, const T *res,

@@ -1,6 +1,6 @@
 /*
  * The CUDA kernels of the native engine's CUDA device, behind plain C launchers (one .cu file
- * per op family: k_eltwise.cu, k_layout.cu, k_reduce.cu, k_quant.cu, k_pre.cu). Every launcher enqueues
+ * per op family: k_eltwise.cu, k_layout.cu, k_reduce.cu, k_quant.cu, k_pre.cu, k_qconv.cu). Every launcher enqueues
  * on `s` and returns the launch's cudaError_t (cudaSuccess = 0); none allocates or
  * synchronises. Float tensors are in the engine's precision (`dt`): float or half; arithmetic
  * is in float. Element counts and every index fit in 31 bits (the engine refuses larger
@@ -150,6 +150,60 @@ cudaError_t eb_cuk_quantize(cudaStream_t s, enum eb_cuk_dt dt, int64_t n, int64_
 cudaError_t eb_cuk_dequantize(cudaStream_t s, enum eb_cuk_dt dt, int64_t n, int64_t channels,
                               int64_t inner, int x_kind, const void *x, const float *scale,
                               const void *zp, void *y);
+
+/**
+ * The integer convolution of edgebench.QLinearConv (ops/qconv.c), NHWC uint8 activations:
+ *     acc = Σ (x - x_zp)(w - w_zp[k])    exact int32 over the taps inside the image
+ * then, per output channel k:
+ *     quant:   y = sat(round_half_even(fma(acc, mult[k], bias[k])) + y_zp), then lut[y] when
+ *              lut is not NULL (bytes, int8 when y_signed)
+ *     else:    v = act(acc * mult[k] + bias[k]) (act: enum eb_act, alpha), written as float or
+ *              half (y_kind), or, with fq_on, quantised on the spot for the QuantizeLinear that
+ *              read it: y = sat(round_half_even(v / fq_scale) + fq_zp) (bytes, y_signed)
+ * x is channels-last: pixel (n, h, w) at x[((n ih + h) iw + w) x_pix], x_pix >= ic. y element
+ * (n, k, p) (p = h ow + w) is at y[n y_n + k y_c + p y_p] (NHWC or NCHW, a slice of wider rows).
+ * Dense convs (groups 1, int8 weights without zero points: `dense`) run on the tensor cores
+ * (mma int8, uint8 x int8 → int32) from w packed as [oc][kh][kw][cp] (eb_cuk_qconv_dims: cp is
+ * ic rounded up to 16, zeros after ic; each row zero-padded to kp bytes) with wsum[k] = Σ w; any
+ * other conv (groups, uint8 weights, weight zero points) takes a direct kernel from w as ONNX
+ * lays it out ([oc][ic/groups][kh][kw], w_signed) with w_zp (NULL: zeros).
+ */
+enum eb_cuk_qy { EB_CUK_QY_F32 = 0, EB_CUK_QY_F16, EB_CUK_QY_BYTE };
+struct eb_cuk_qconv {
+    int32_t n, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw, groups;
+    int32_t x_pix, x_zp;
+    int32_t dense, cp, kp, w_signed;
+    int32_t splits;    /* dense: blocks per output tile along k (eb_cuk_qconv_splits) */
+    int32_t *ws, *cnt; /* splits > 1: the tiles' partial sums and counters, zero between runs */
+    const void *w;
+    const int32_t *wsum, *w_zp;
+    const float *mult, *bias;
+    int32_t y_n, y_c, y_p;
+    int32_t y_kind; /* enum eb_cuk_qy */
+    int32_t quant, y_zp, y_signed;
+    const uint8_t *lut;
+    int32_t act;
+    float alpha;
+    int32_t fq_on, fq_zp;
+    float fq_scale;
+};
+cudaError_t eb_cuk_qconv(cudaStream_t s, const struct eb_cuk_qconv *p, const uint8_t *x, void *y);
+/** The dense filter's packing: cp = ic rounded up to 16 (ic itself below 16: the taps packed
+ * tight), kp = kh kw cp rounded up to 64. */
+static inline void eb_cuk_qconv_dims(int32_t ic, int32_t kh, int32_t kw, int32_t *cp, int32_t *kp)
+{
+    *cp = ic < 16 ? ic : (ic + 15) / 16 * 16;
+    *kp = (kh * kw * *cp + 63) / 64 * 64;
+}
+/** Split-k for a dense conv on `sm_count` SMs: how many blocks share each output tile's k (1:
+ * none); set p->splits to it, then give p->ws eb_cuk_qconv_ws_bytes zeroed bytes (the tiles'
+ * int32 sums, then their counters from p->ws + *cnt_at, when cnt_at is not NULL: p->cnt) that
+ * the kernel leaves zero after each run. */
+int32_t eb_cuk_qconv_splits(const struct eb_cuk_qconv *p, int32_t sm_count);
+size_t eb_cuk_qconv_ws_bytes(const struct eb_cuk_qconv *p, size_t *cnt_at);
+/** Packs an int8 filter [oc][ic][kh][kw] (host memory) into packed (oc kp bytes) and wsum (oc). */
+void eb_cuk_qconv_pack(int32_t oc, int32_t ic, int32_t kh, int32_t kw, const int8_t *w,
+                       int8_t *packed, int32_t *wsum);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@
 #include "engine/cpu/epilogue.h"
 #include "engine/cpu/ref/ref.h"
 
+struct eb_qconv_params;
+
 enum eb_desc_kind {
     EB_DESC_NONE = 0,
     EB_DESC_CONV,       /* conv, epi: in 0 x, 1 w (constant), 2 bias (constant, optional),
@@ -31,6 +33,8 @@ enum eb_desc_kind {
     EB_DESC_MATMUL,     /* batched, numpy broadcast of the batch dims */
     EB_DESC_QUANTIZE,   /* per channel (len channels, inner elements each); in 1 scale, 2 zp */
     EB_DESC_DEQUANTIZE, /* the same, back to float */
+    EB_DESC_QCONV,      /* edgebench.QLinearConv: conv (geometry), qconv (its parameters); in 0
+                           x_q, 1 w_q (constant), 2 bias (folded into qconv) */
     EB_DESC_DFL,        /* edgebench.DFL: outer rows of len bins x inner anchors; in 1 the
                            bins' weights (constant, len floats) */
 };
@@ -44,10 +48,11 @@ struct eb_op_desc {
     int64_t fh, fw;                                /* UPSAMPLE */
     enum eb_binop binop;
     enum eb_unop unop;
-    float alpha, beta;             /* UNARY */
-    struct eb_conv2d_desc conv;    /* CONV */
-    const struct eb_epilogue *epi; /* CONV: the fused epilogue (never NULL) */
-    struct eb_pool2d_desc pool;    /* MAXPOOL */
+    float alpha, beta;                   /* UNARY */
+    struct eb_conv2d_desc conv;          /* CONV */
+    const struct eb_epilogue *epi;       /* CONV: the fused epilogue (never NULL) */
+    struct eb_pool2d_desc pool;          /* MAXPOOL */
+    const struct eb_qconv_params *qconv; /* QCONV */
 };
 
 #endif

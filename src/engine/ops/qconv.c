@@ -184,6 +184,16 @@ static void exec_qconv(const struct eb_exec *ex)
                 }
 }
 
+static int describe_qconv(const struct eb_graph *g, const struct eb_ir_node *n,
+                          struct eb_op_desc *d)
+{
+    (void)g;
+    d->kind = EB_DESC_QCONV;
+    d->qconv = n->params;
+    d->conv = d->qconv->d;
+    return 1;
+}
+
 static uint64_t flops_qconv(const struct eb_graph *g, const struct eb_ir_node *n)
 {
     const struct eb_qconv_params *p = n->params;
@@ -204,4 +214,5 @@ const struct eb_op_def eb_op_qconv = {
     .prepare = prepare_qconv,
     .flops = flops_qconv,
     .exec = exec_qconv,
+    .describe = describe_qconv,
 };

@@ -23,7 +23,13 @@ struct eb_qconv_params {
     enum eb_act act;    /* y_float: the activation after the Conv, absorbed (relu, leaky
                            relu with alpha, silu); EB_ACT_NONE = none */
     float alpha;
-    int out_signed;                 /* with lut: int8 output (else uint8) */
+    int out_signed; /* with lut: int8 output (else uint8) */
+    /* y_float, on the CUDA device only (engine/cuda/cuda_qconv.c): the QuantizeLinear that was
+     * the output's one reader is fused, and the output is its bytes, sat(round_half_even(y /
+     * q_after_scale) + q_after_zp) as int8 (q_after_signed) or uint8; the CPU never sees one */
+    int q_after, q_after_signed;
+    float q_after_scale;
+    int32_t q_after_zp;
     struct eb_conv2d_u8_plan *plan; /* fast kernel (prepare); NULL = reference */
     size_t acc_offset;              /* scratch offset of the int32 accumulator */
 };

@@ -453,6 +453,7 @@ static enum eb_status write_val_json(const struct val_ctx *vc, const char *path,
     eb_json_kstr(&w, "model_precision", eb_slot_model_precision(s));
     eb_json_kstr(&w, "compute_precision", eb_slot_compute_precision(s));
     eb_json_kstr(&w, "qdq_path", eb_slot_qdq_path(s));
+    eb_json_kstr(&w, "int8_nodes", s->info.int8_nodes[0] ? s->info.int8_nodes : NULL);
     eb_json_kint(&w, "input_width", s->in_w);
     eb_json_kint(&w, "input_height", s->in_h);
     eb_json_kstr(&w, "layout", eb_head_name(s->head.kind));

@@ -1111,6 +1111,7 @@ static void summarize_precision(const struct eb_slot *s, struct eb_slot_result *
     snprintf(r->compute_precision, sizeof(r->compute_precision), "%s",
              eb_slot_compute_precision(s));
     snprintf(r->qdq_path, sizeof(r->qdq_path), "%s", eb_slot_qdq_path(s));
+    snprintf(r->int8_nodes, sizeof(r->int8_nodes), "%s", s->be != NULL ? s->info.int8_nodes : "");
 }
 
 void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)

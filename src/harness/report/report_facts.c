@@ -209,6 +209,8 @@ static int fmt_precision(struct fbuf *o, const struct eb_run_result *r,
     bput(o, "; computed in %s", or_dash(s->compute_precision));
     if (s->qdq_path[0] != '\0')
         bput(o, " (%s)", s->qdq_path);
+    if (s->int8_nodes[0] != '\0')
+        bput(o, "; heavy nodes %s", s->int8_nodes);
     bput(o, "; input %s", or_dash(s->input_dtype));
     return 1;
 }

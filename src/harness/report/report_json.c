@@ -394,6 +394,7 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     kstr_or_null(w, "model_precision_detail", s->model_precision_detail);
     kstr_or_null(w, "compute_precision", s->compute_precision);
     kstr_or_null(w, "qdq_path", s->qdq_path);
+    kstr_or_null(w, "int8_nodes", s->int8_nodes);
 
     eb_json_key(w, "input");
     eb_json_obj_begin(w);

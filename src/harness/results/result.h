@@ -190,6 +190,8 @@ struct eb_slot_result {
                                          "" unknown (slot.c summarize_precision) */
     char qdq_path[24];                /* a QDQ model on native: "int8 kernels", "fake-quant float",
                           "stripped to float"; "" otherwise */
+    char int8_nodes[320];             /* native: which heavy nodes ran int8 and which stayed
+                                         float (eb_model_info.int8_nodes); "" otherwise */
     char input_dtype[16];             /* "float32" */
     int input_w, input_h, input_c;
     char layout[16]; /* the head adapter (yolo/head.h eb_head_name): "v8", "yolox", ... */
