@@ -44,15 +44,9 @@ static uint8_t *synth(enum eb_synth_arch arch, int imgsz, size_t *len)
 /* models/<name> of ../shared/data (malloc'd); skips the case when it is absent. */
 static uint8_t *shared_model(const char *name, size_t *len)
 {
-    const char *dir = eb_test_shared_data();
-    char path[1024];
-    if (dir == NULL)
-        EB_SKIP("shared data folder absent");
-    snprintf(path, sizeof(path), "%s/models/%s", dir, name);
-    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, len);
-    if (bytes == NULL)
-        EB_SKIP("%s is absent", path);
-    return bytes;
+    char rel[256];
+    snprintf(rel, sizeof(rel), "models/%s", name);
+    return eb_test_shared_file(rel, len);
 }
 
 static struct eb_engine *load_qdq(const uint8_t *bytes, size_t len, const char *what,

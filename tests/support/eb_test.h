@@ -12,6 +12,7 @@
 #define EB_TEST_H
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@ const char *eb_test_shared_data(void);
 const char *eb_test_tmpdir(void);
 /** Reads a whole file into a malloc'd NUL-terminated buffer; NULL when unreadable. */
 char *eb_test_read_file(const char *path, size_t *len_out);
+/** ../shared/data/<rel> read whole (malloc'd); skips the case (EB_SKIP) when it is absent. */
+uint8_t *eb_test_shared_file(const char *rel, size_t *len_out);
 
 /* 1 in an ASan or TSan build (gcc defines __SANITIZE_*__, clang has __has_feature). */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

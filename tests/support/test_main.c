@@ -39,6 +39,19 @@ const char *eb_test_shared_data(void)
     return p;
 }
 
+uint8_t *eb_test_shared_file(const char *rel, size_t *len_out)
+{
+    const char *dir = eb_test_shared_data();
+    char path[1024];
+    if (dir == NULL)
+        EB_SKIP("shared data folder absent");
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, len_out);
+    if (bytes == NULL)
+        EB_SKIP("%s is absent", path);
+    return bytes;
+}
+
 static void remove_tree(const char *path)
 {
     DIR *d = opendir(path);

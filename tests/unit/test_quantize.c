@@ -29,15 +29,9 @@ static uint8_t *synth(int imgsz, size_t *len)
 
 static uint8_t *shared_model(const char *name, size_t *len)
 {
-    const char *dir = eb_test_shared_data();
-    char path[1024];
-    if (dir == NULL)
-        EB_SKIP("shared data folder absent");
-    snprintf(path, sizeof(path), "%s/models-fp32/%s", dir, name);
-    uint8_t *b = (uint8_t *)eb_test_read_file(path, len);
-    if (b == NULL)
-        EB_SKIP("%s is absent", path);
-    return b;
+    char rel[256];
+    snprintf(rel, sizeof(rel), "models-fp32/%s", name);
+    return eb_test_shared_file(rel, len);
 }
 
 static struct eb_onnx_model *parse(const uint8_t *b, size_t len)
