@@ -38,7 +38,7 @@ demo: setup
 
 # Every test: the normal build, the ASan+UBSan build (whole suite), the TSan build (the
 # threaded tests), the aarch64 kernel tests under qemu (x86-64 hosts) and the fuzz suite
-# (EB_FUZZ_SECONDS per target, default 15; 0 = corpus replay only); one closing line with the
+# (EB_FUZZ_SECONDS per target, default 10; 0 = corpus replay only); one closing line with the
 # totals.
 test:
 	@bash scripts/setup.sh --for test --quiet
