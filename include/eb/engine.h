@@ -51,8 +51,8 @@ enum eb_engine_qdq {
     EB_ENGINE_QDQ_INT8,      /* DQ→Conv→Q chains as integer convolutions (int32 accumulation) */
     EB_ENGINE_QDQ_STRIP,     /* activations' Q→DQ pairs removed: the float model the QDQ export
                                 was made from (weights keep their int8 rounding) */
-    EB_ENGINE_QDQ_AUTO,      /* INT8 on the CPU; FLOAT on cuda, where cuDNN's float convs are
-                                faster today than its int8 kernels (--precision int8 asks) */
+    EB_ENGINE_QDQ_AUTO,      /* INT8 on the CPU; FLOAT on cuda, as before its int8 kernels
+                                (--precision int8 asks for them), not yet faster than cuDNN's fp16 */
 };
 
 /** Where the graph runs. */

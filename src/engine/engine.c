@@ -49,8 +49,8 @@ const char *eb_engine__cap_text(const struct eb_engine *e, uint64_t cap, char *b
 }
 
 /* --qdq auto: integer convs on the CPU. The cuda device has them too (cuda_qconv.c, for
- * --precision int8), but they are slower there today than cuDNN's float convs with the fake
- * quantisation in their epilogue (docs/quantization.md), so auto keeps float on cuda. */
+ * --precision int8), but they are not yet faster than cuDNN's fp16 convolutions of the float
+ * network (docs/quantization.md), so auto keeps float on cuda, as before them. */
 static enum eb_engine_qdq resolve_qdq(const struct eb_engine_options *opt)
 {
     if (opt->qdq != EB_ENGINE_QDQ_AUTO)
