@@ -31,8 +31,10 @@
  *
  * Usage: bench_gpu [--frames N] [--warmup N] [--imgsz N] [--models yolov8n,yolo11n]
  *                  [--out DIR] [--peer "python3 bench/peer_torch.py"] [--profile N]
- *                  [--int8 DIR] [--no_fp32]
+ *                  [--int8 DIR] [--no_fp32] [--compute_only]
  * --no_fp32: the fp16 and int8 rows only.
+ * --compute_only: only the rows with the frame in the engine's buffer and 4 streams (the compute
+ * p50 that the int8 / fp16 line compares), without the dual rows.
  * --profile N: per model and precision, a separate instance with the per-node profile on (CUDA
  * events between nodes) prints the time per op type and the N slowest nodes to stderr.
  * Exit 77 when no GPU is usable (the reason is printed).
@@ -55,7 +57,7 @@
 struct opts {
     int frames, warmup, imgsz, profile;
     const char *models, *out, *peer, *int8;
-    int skip_fp32;
+    int skip_fp32, compute_only;
 };
 
 /* One slot's pipeline: an engine, its input buffer and post-processing scratch. */
@@ -344,10 +346,12 @@ int main(int argc, char **argv)
             o.int8 = v, i++;
         else if (strcmp(a, "--no_fp32") == 0)
             o.skip_fp32 = 1;
+        else if (strcmp(a, "--compute_only") == 0)
+            o.compute_only = 1;
         else {
             fprintf(stderr, "usage: bench_gpu [--frames N] [--warmup N] [--imgsz N] [--models "
                             "yolov8n,yolo11n] [--out DIR] [--peer CMD] [--profile N] "
-                            "[--int8 DIR] [--no_fp32]\n");
+                            "[--int8 DIR] [--no_fp32] [--compute_only]\n");
             return 2;
         }
     }
@@ -435,7 +439,8 @@ int main(int argc, char **argv)
             const enum prec pr = (enum prec)rows[row][0];
             const int gpu_pre = rows[row][1], gpu_head = rows[row][2], lanes = rows[row][3];
             const char *pname = PREC_NAME[pr];
-            if ((pr == P_INT8 && q8 == NULL) || (pr == P_FP32 && o.skip_fp32))
+            if ((pr == P_INT8 && q8 == NULL) || (pr == P_FP32 && o.skip_fp32) ||
+                (o.compute_only && (gpu_pre != 2 || !lanes)))
                 continue;
             const uint8_t *mb = pr == P_INT8 ? q8 : model;
             const size_t ml = pr == P_INT8 ? q8_len : len;
@@ -476,7 +481,7 @@ int main(int argc, char **argv)
                          fp16_c50, c.p50 / fp16_c50, info.int8_nodes);
             }
             slot_fini(&s);
-            if (gpu_pre != 1 || !gpu_head)
+            if (gpu_pre != 1 || !gpu_head || o.compute_only)
                 continue;
             /* dual: two slots of this model and precision on one GPU */
             struct slot pair[2];

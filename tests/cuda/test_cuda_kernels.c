@@ -919,7 +919,7 @@ EB_TEST(head_rows_match_host_decode)
  * exact accumulator and the CPU requantisation (eb_cpu_requant_i32, its scalar path). */
 struct qcase {
     int n, ic, ih, iw, oc, kh, kw, sh, sw, ph, pw, dh, dw, groups;
-    int w_signed, w_zp, x_pix_extra, y_nchw;
+    int w_signed, w_zp, x_pix_extra, y_nchw, x_nchw;
 };
 
 static void qconv_case(const struct qcase *c)
@@ -984,6 +984,8 @@ static void qconv_case(const struct qcase *c)
                              .dh = c->dh,
                              .dw = c->dw,
                              .groups = c->groups,
+                             .x_n = (int32_t)(plane_in * x_pix),
+                             .x_c = 1,
                              .x_pix = (int32_t)x_pix,
                              .x_zp = x_zp,
                              .w_signed = c->w_signed};
@@ -1017,6 +1019,10 @@ static void qconv_case(const struct qcase *c)
     CK(cudaMemcpy(dlut, lut, 256, cudaMemcpyHostToDevice));
     uint8_t *dx = dalloc((size_t)(d.n * plane_in * x_pix) + 16);
     CK(cudaMemcpy(dx, xh, (size_t)(d.n * plane_in * x_pix), cudaMemcpyHostToDevice));
+    if (c->x_nchw) { /* x as ONNX lays it out, read where it is */
+        CK(cudaMemcpy(dx, x, (size_t)(d.n * d.ic * plane_in), cudaMemcpyHostToDevice));
+        q.x_n = (int32_t)(d.ic * plane_in), q.x_c = (int32_t)plane_in, q.x_pix = 1;
+    }
     if (c->y_nchw) {
         q.y_n = (int32_t)(d.oc * plane), q.y_c = (int32_t)plane, q.y_p = 1;
     } else {
@@ -1028,67 +1034,76 @@ static void qconv_case(const struct qcase *c)
     /* 1. the exact accumulator: float output, mult 1, bias 0; dense convs also with their k
      * split over 2 or 3 blocks (run twice: the kernel leaves its sums and counters zero) */
     const int nk = q.kp / 64, max_split = q.dense ? (nk >= 3 ? 3 : nk) : 1;
-    for (int split = 1; split <= max_split; split++) {
-        float *ones = malloc((size_t)d.oc * 4), *zeros = calloc((size_t)d.oc, 4);
-        for (int64_t k = 0; k < d.oc; k++)
-            ones[k] = 1.0f;
-        struct eb_cuk_qconv a = q;
-        a.mult = up(EB_CUK_F32, ones, (size_t)d.oc);
-        a.bias = up(EB_CUK_F32, zeros, (size_t)d.oc);
-        a.y_kind = EB_CUK_QY_F32;
-        a.splits = split;
-        size_t cnt_at = 0;
-        const size_t ws_bytes = eb_cuk_qconv_ws_bytes(&a, &cnt_at);
-        a.ws = split > 1 ? dalloc(ws_bytes) : NULL;
-        a.cnt = a.ws != NULL ? a.ws + cnt_at : NULL;
-        for (int rep = 0; rep < (split > 1 ? 2 : 1); rep++) {
-            void *dy = dalloc(ny * 4);
-            CK(eb_cuk_qconv(0, &a, dx, dy));
-            float *got = down(EB_CUK_F32, dy, ny);
-            for (size_t i = 0; i < ny; i++)
-                if (got[YAT((int64_t)i)] != (float)acc[i])
-                    EB_FAIL("ic %d oc %d %dx%d g%d split %d run %d: accumulator %zu is %.0f, the "
-                            "reference %d",
-                            c->ic, c->oc, c->kh, c->kw, c->groups, split, rep, i,
+    /* dense convs with each tile width: 16, 32 and 64 output channels a block */
+    static const int32_t widths[] = {16, 32, 64};
+    const int first_width = q.dense ? 0 : 2;
+    for (int wi = first_width; wi < 3; wi++)
+        for (int split = 1; split <= max_split; split++) {
+            float *ones = malloc((size_t)d.oc * 4), *zeros = calloc((size_t)d.oc, 4);
+            for (int64_t k = 0; k < d.oc; k++)
+                ones[k] = 1.0f;
+            struct eb_cuk_qconv a = q;
+            a.mult = up(EB_CUK_F32, ones, (size_t)d.oc);
+            a.bias = up(EB_CUK_F32, zeros, (size_t)d.oc);
+            a.y_kind = EB_CUK_QY_F32;
+            a.bn = widths[wi];
+            a.splits = split;
+            size_t cnt_at = 0;
+            const size_t ws_bytes = eb_cuk_qconv_ws_bytes(&a, &cnt_at);
+            a.ws = split > 1 ? dalloc(ws_bytes) : NULL;
+            a.cnt = a.ws != NULL ? a.ws + cnt_at : NULL;
+            for (int rep = 0; rep < (split > 1 ? 2 : 1); rep++) {
+                void *dy = dalloc(ny * 4);
+                CK(eb_cuk_qconv(0, &a, dx, dy));
+                float *got = down(EB_CUK_F32, dy, ny);
+                for (size_t i = 0; i < ny; i++)
+                    if (got[YAT((int64_t)i)] != (float)acc[i])
+                        EB_FAIL(
+                            "ic %d oc %d %dx%d g%d width %d split %d run %d: accumulator %zu is "
+                            "%.0f, the reference %d",
+                            c->ic, c->oc, c->kh, c->kw, c->groups, a.bn, split, rep, i,
                             got[YAT((int64_t)i)], acc[i]);
-            free(got);
+                free(got);
+            }
+            if (a.ws != NULL)
+                CK(cudaFree(a.ws));
+            CK(cudaFree((void *)a.mult));
+            CK(cudaFree((void *)a.bias));
+            free(ones), free(zeros);
         }
-        if (a.ws != NULL)
-            CK(cudaFree(a.ws));
-        CK(cudaFree((void *)a.mult));
-        CK(cudaFree((void *)a.bias));
-        free(ones), free(zeros);
-    }
     /* 2. requantised bytes (uint8, int8, through a table): the CPU's requantisation, bit for bit */
-    for (int mode = 0; mode < 3; mode++) {
-        struct eb_cuk_qconv a = q;
-        a.mult = dmult, a.bias = dbias, a.quant = 1, a.y_kind = EB_CUK_QY_BYTE;
-        a.y_signed = mode == 1, a.y_zp = mode == 1 ? -3 : 121, a.lut = mode == 2 ? dlut : NULL;
-        struct eb_qconv_params p = {
-            .y_signed = a.y_signed, .y_zp = a.y_zp, .lut = mode == 2 ? lut : NULL};
-        uint8_t *want = malloc(ny), *got = malloc(ny);
-        for (size_t i = 0; i < ny; i++) {
-            const int64_t k = (int64_t)i / plane % d.oc;
-            eb_cpu_requant_i32(&p, 1, &acc[i], mult[k], bias[k], &want[i]);
+    for (int wi = first_width; wi < 3; wi++)
+        for (int mode = 0; mode < 3; mode++) {
+            struct eb_cuk_qconv a = q;
+            a.bn = widths[wi];
+            a.mult = dmult, a.bias = dbias, a.quant = 1, a.y_kind = EB_CUK_QY_BYTE;
+            a.y_signed = mode == 1, a.y_zp = mode == 1 ? -3 : 121, a.lut = mode == 2 ? dlut : NULL;
+            struct eb_qconv_params p = {
+                .y_signed = a.y_signed, .y_zp = a.y_zp, .lut = mode == 2 ? lut : NULL};
+            uint8_t *want = malloc(ny), *got = malloc(ny);
+            for (size_t i = 0; i < ny; i++) {
+                const int64_t k = (int64_t)i / plane % d.oc;
+                eb_cpu_requant_i32(&p, 1, &acc[i], mult[k], bias[k], &want[i]);
+            }
+            uint8_t *dy = dalloc(ny);
+            CK(eb_cuk_qconv(0, &a, dx, dy));
+            CK(cudaDeviceSynchronize());
+            uint8_t *raw = malloc(ny);
+            CK(cudaMemcpy(raw, dy, ny, cudaMemcpyDeviceToHost));
+            for (size_t i = 0; i < ny; i++)
+                got[i] = raw[YAT((int64_t)i)];
+            for (size_t i = 0; i < ny; i++)
+                if (got[i] != want[i])
+                    EB_FAIL("ic %d oc %d g%d width %d mode %d: byte %zu is %d, the CPU's %d", c->ic,
+                            c->oc, c->groups, a.bn, mode, i, got[i], want[i]);
+            CK(cudaFree(dy));
+            free(want), free(got), free(raw);
         }
-        uint8_t *dy = dalloc(ny);
-        CK(eb_cuk_qconv(0, &a, dx, dy));
-        CK(cudaDeviceSynchronize());
-        uint8_t *raw = malloc(ny);
-        CK(cudaMemcpy(raw, dy, ny, cudaMemcpyDeviceToHost));
-        for (size_t i = 0; i < ny; i++)
-            got[i] = raw[YAT((int64_t)i)];
-        for (size_t i = 0; i < ny; i++)
-            if (got[i] != want[i])
-                EB_FAIL("ic %d oc %d g%d mode %d: byte %zu is %d, the CPU's %d", c->ic, c->oc,
-                        c->groups, mode, i, got[i], want[i]);
-        CK(cudaFree(dy));
-        free(want), free(got), free(raw);
-    }
     /* 3. float output with SiLU in half, and fused into a QuantizeLinear (float): the reference
      * activation (exp may differ by an ulp: a byte may move by one step at a rounding tie) */
-    {
+    for (int wi = first_width; wi < 3; wi++) {
         struct eb_cuk_qconv a = q;
+        a.bn = widths[wi];
         a.mult = dmult, a.bias = dbias, a.act = EB_ACT_SILU, a.y_kind = EB_CUK_QY_F16;
         float *want = malloc(ny * 4);
         for (size_t i = 0; i < ny; i++) {
@@ -1122,8 +1137,12 @@ static void qconv_case(const struct qcase *c)
     }
 #undef YAT
     printf("qconv n%d ic%d %dx%d s%d d%d g%d oc%d%s%s%s: exact\n", c->n, c->ic, c->kh, c->kw, c->sh,
-           c->dh, c->groups, c->oc, q.dense ? " (tensor cores, split-k 1..3)" : " (direct)",
-           c->x_pix_extra ? " x rows wider" : "", c->y_nchw ? " y nchw" : "");
+           c->dh, c->groups, c->oc,
+           q.dense ? " (tensor cores, widths 16/32/64, split-k 1..3)" : " (direct)",
+           c->x_pix_extra ? " x rows wider"
+           : c->x_nchw    ? " x nchw"
+                          : "",
+           c->y_nchw ? " y nchw" : "");
     CK(cudaFree(dx));
     CK(cudaFree(dwt));
     CK(cudaFree(dsum));
@@ -1137,17 +1156,20 @@ EB_TEST(qconv_matches_cpu_integer_reference)
 {
     need_gpu();
     static const struct qcase cases[] = {
-        /* n  ic  ih  iw  oc kh kw sh sw ph pw dh dw  g  ws wz xpad nchw */
-        {2, 16, 7, 9, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0},    /* vector loads */
-        {1, 3, 13, 11, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 0},   /* the image's conv */
-        {1, 40, 5, 6, 70, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 1},    /* ragged, NCHW out */
-        {1, 64, 12, 10, 130, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 0, 0, 0}, /* stride + dilation */
-        {1, 32, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 32, 0},   /* a slice of wider rows */
-        {1, 256, 4, 4, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0},   /* long k */
-        {1, 13, 9, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0},    /* taps packed tight */
-        {1, 24, 8, 8, 24, 3, 3, 2, 2, 1, 1, 1, 1, 24, 1, 0, 0, 0},   /* depthwise */
-        {1, 8, 6, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0, 1, 0, 1},     /* groups, uint8 w, zp */
-        {1, 16, 1, 1, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 0},     /* one pixel */
+        /* n  ic  ih  iw  oc kh kw sh sw ph pw dh dw  g  ws wz xpad y_nchw x_nchw */
+        {2, 16, 7, 9, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},    /* vector loads */
+        {1, 3, 13, 11, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},   /* the image's conv */
+        {2, 3, 13, 11, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1},   /* ... reading NCHW x */
+        {2, 16, 6, 5, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1},    /* NCHW x, 16 channels */
+        {1, 40, 5, 6, 70, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 1, 0},    /* ragged, NCHW out */
+        {1, 64, 12, 10, 130, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0}, /* stride + dilation */
+        {1, 32, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 32, 0, 0},   /* a slice of wider rows */
+        {1, 256, 4, 4, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},   /* long k */
+        {1, 13, 9, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},    /* taps packed tight */
+        {1, 24, 8, 8, 24, 3, 3, 2, 2, 1, 1, 1, 1, 24, 1, 0, 0, 0, 0},   /* depthwise */
+        {2, 24, 8, 8, 24, 3, 3, 2, 2, 1, 1, 1, 1, 24, 1, 0, 0, 0, 1},   /* depthwise, NCHW x */
+        {1, 8, 6, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0, 1, 0, 1, 0},     /* groups, uint8 w, zp */
+        {1, 16, 1, 1, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0},     /* one pixel */
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         qconv_case(&cases[i]);

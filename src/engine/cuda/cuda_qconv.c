@@ -121,8 +121,11 @@ void eb_cu__qconv_layout(struct eb_engine *e, struct cu_state *s)
         if (s->on_cpu[k] || cn->d.kind != EB_DESC_QCONV)
             continue;
         const struct eb_ir_value *x = eb_op_in(g, &g->nodes[e->order[k]], 0);
+        const struct eb_qconv_params *p = cn->d.qconv;
         cn->nhwc = 1;
-        cn->x_xpose = !x->nhwc;
+        /* only the tensor cores' 16-byte loads want an NCHW input made channels-last first (the
+         * image's 3-channel conv reads its NCHW bytes where they are) */
+        cn->x_xpose = !x->nhwc && eb_cu__qconv_dense(p) && p->d.ic % 16 == 0;
         if (cn->x_xpose && (size_t)x->numel > s->xpose_bytes)
             s->xpose_bytes = (size_t)x->numel;
     }
@@ -186,7 +189,7 @@ static void fill_params(struct eb_engine *e, struct cu_state *s, size_t k)
     kq->dense = eb_cu__qconv_dense(p);
     kq->w_signed = p->w_signed;
     eb_cuk_qconv_dims(kq->ic, kq->kh, kq->kw, &kq->cp, &kq->kp);
-    kq->splits = eb_cuk_qconv_splits(kq, e->info_dev.sm_count > 0 ? e->info_dev.sm_count : 1);
+    eb_cuk_qconv_plan(kq, e->info_dev.sm_count > 0 ? e->info_dev.sm_count : 1);
     kq->quant = !p->y_float;
     kq->y_signed = p->lut != NULL ? p->out_signed : p->y_signed;
     kq->y_zp = p->y_zp;
@@ -199,7 +202,15 @@ static void fill_params(struct eb_engine *e, struct cu_state *s, size_t k)
         kq->y_signed = p->q_after_signed;
     }
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
-    kq->x_pix = cn->x_xpose ? kq->ic : (int32_t)(x->cpitch > 0 ? x->cpitch : d->ic);
+    if (x->nhwc || cn->x_xpose) {
+        kq->x_c = 1;
+        kq->x_pix = x->nhwc && x->cpitch > 0 ? (int32_t)x->cpitch : kq->ic;
+        kq->x_n = kq->ih * kq->iw * kq->x_pix;
+    } else {
+        kq->x_c = kq->ih * kq->iw;
+        kq->x_pix = 1;
+        kq->x_n = kq->ic * kq->x_c;
+    }
     const int64_t plane = d->oh * d->ow;
     if (y->nhwc) {
         const int64_t pitch = y->cpitch > 0 ? y->cpitch : d->oc;

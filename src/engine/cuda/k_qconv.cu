@@ -20,16 +20,25 @@ namespace
 
 using eb_cuk::act;
 
-/* Block tile: 64 pixels x 64 channels, k in steps of 64 (two mma k-steps); four warps of
- * 32 x 32. */
-constexpr int BM = 64, BN = 64, BK = 64, kConvThreads = 128;
+/* Block tile: 64 pixels x BN_ channels (16, 32 or 64: eb_cuk_qconv_plan picks the one that
+ * wastes least of oc), k in steps of 64 (two mma k-steps), eight warps: these convs are small
+ * and latency-bound, so more warps in flight count for more than fewer, wider ones. */
+constexpr int BM = 64, BK = 64, kConvThreads = 256;
 /* A shared-memory row holds a row's 64 bytes of k, padded to 80: the fragment reads of 8 rows
  * by 4 threads then fall in 32 different banks. */
 constexpr int ROW = 80;
-/* The output tile's row in shared memory: 64 values and 8 of padding (the fragment stores of 8
- * rows then hit 2 banks each at most). */
-constexpr int TS = BN + 8;
-static_assert(BM * TS * 4 <= 2 * (BM + BN) * ROW, "the output tile fits the A/B buffers");
+/* k steps in flight: the loads of the next STAGES - 1 steps fly during a step's products */
+constexpr int STAGES = 4;
+
+template <int BN_> struct tiling {
+    /* warps: 4 x 2 of 16 x BN_ / 2 */
+    static constexpr int WN = 2, WM = 4;
+    static constexpr int TM = BM / WM, TN = BN_ / WN, MI = TM / 16, NI = TN / 8;
+    /* the output tile's row in shared memory (int32), padded by 8 values */
+    static constexpr int TS = BN_ + 8;
+    static constexpr int SMEM = STAGES * (BM + BN_) * ROW;
+    static_assert(BM * TS * 4 <= SMEM, "the output tile fits the stages' buffers");
+};
 
 __device__ __forceinline__ float sat_q(float v, int y_signed)
 {
@@ -37,26 +46,42 @@ __device__ __forceinline__ float sat_q(float v, int y_signed)
     return v < lo ? lo : (v > hi ? hi : v);
 }
 
-/* Output element `off` from the exact accumulator and its channel's multiplier and bias. */
-__device__ __forceinline__ void put(const struct eb_cuk_qconv &p, void *y, int64_t off, int32_t acc,
-                                    float mult, float bias)
+/* The float value (act(acc mult + bias)) of an output whose y is not requantised. SiLU with the
+ * hardware's exp and reciprocal (a few ulp of float: far below the half or the byte it is
+ * written as; the epilogue's arithmetic is what these small convs spend their time on). */
+__device__ __forceinline__ float out_float(const struct eb_cuk_qconv &p, int32_t acc, float mult,
+                                           float bias)
+{
+    const float v = __fadd_rn(__fmul_rn((float)acc, mult), bias);
+    return p.act == eb_cuk::ACT_SILU ? __fdividef(v, 1.0f + __expf(-v))
+                                     : act(p.act, p.alpha, 0.0f, v);
+}
+
+/* The byte of an output written as bytes: requantised (quant, exactly the reference's) or the
+ * fused QuantizeLinear's (times fq_inv = 1 / fq_scale: a byte may move by one step where the
+ * quotient sits within an ulp of a rounding tie). */
+__device__ __forceinline__ uint8_t out_byte(const struct eb_cuk_qconv &p, int32_t acc, float mult,
+                                            float bias, float fq_inv)
 {
     if (p.quant) {
         const int32_t q =
             (int32_t)sat_q(rintf(fmaf((float)acc, mult, bias)) + (float)p.y_zp, p.y_signed);
-        ((uint8_t *)y)[off] = p.lut != nullptr ? p.lut[(uint8_t)q] : (uint8_t)q;
-        return;
+        return p.lut != nullptr ? p.lut[(uint8_t)q] : (uint8_t)q;
     }
-    float v = __fadd_rn(__fmul_rn((float)acc, mult), bias);
-    /* SiLU as the reference writes it (cpu/ref/epilogue.c) */
-    v = p.act == eb_cuk::ACT_SILU ? v / (1.0f + expf(-v)) : act(p.act, p.alpha, 0.0f, v);
-    if (p.fq_on)
-        ((uint8_t *)y)[off] =
-            (uint8_t)(int32_t)sat_q(rintf(v / p.fq_scale) + (float)p.fq_zp, p.y_signed);
+    const float v = out_float(p, acc, mult, bias);
+    return (uint8_t)(int32_t)sat_q(rintf(v * fq_inv) + (float)p.fq_zp, p.y_signed);
+}
+
+/* Output element `off` from the exact accumulator and its channel's multiplier and bias. */
+__device__ __forceinline__ void put(const struct eb_cuk_qconv &p, void *y, int64_t off, int32_t acc,
+                                    float mult, float bias, float fq_inv)
+{
+    if (p.quant || p.fq_on)
+        ((uint8_t *)y)[off] = out_byte(p, acc, mult, bias, fq_inv);
     else if (p.y_kind == EB_CUK_QY_F16)
-        ((__half *)y)[off] = __float2half_rn(v);
+        ((__half *)y)[off] = __float2half_rn(out_float(p, acc, mult, bias));
     else
-        ((float *)y)[off] = v;
+        ((float *)y)[off] = out_float(p, acc, mult, bias);
 }
 
 __device__ __forceinline__ void mma_u8s8(int32_t (&c)[4], const uint32_t (&a)[4],
@@ -68,46 +93,64 @@ __device__ __forceinline__ void mma_u8s8(int32_t (&c)[4], const uint32_t (&a)[4]
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+/* 16 bytes global → shared without registers (both 16-byte aligned), and its group fences */
+__device__ __forceinline__ void cp16(void *dst, const void *src)
+{
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+}
+__device__ __forceinline__ void cp_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+template <int N> __device__ __forceinline__ void cp_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
 /* The output pixel a thread loads A rows for. */
 struct pix {
     const uint8_t *img;
     int ih0, iw0, ok;
 };
 
-/* 16 bytes of k chunk kc (bytes 16 kc .. 16 kc + 15 of the row: tap k / cp, channel k % cp) of
- * pixel q's im2col row; x_zp where the tap falls outside the image, past the taps or the
- * channel past ic. VEC: one 16-byte load (ic and x_pix multiples of 16, x aligned: a chunk is
- * inside one tap). */
-template <int VEC>
-__device__ __forceinline__ uint4 load_a(const struct eb_cuk_qconv &p, const pix &q, int kc)
+/* Where the 16 bytes of k chunk kc (bytes 16 kc .. 16 kc + 15 of the row: tap k / cp, channel
+ * k % cp) of pixel q's im2col row are, when ic and x_pix are multiples of 16 and x is aligned (a
+ * chunk is then inside one tap); NULL where they are all x_zp (the tap outside the image or past
+ * the taps). */
+__device__ __forceinline__ const uint8_t *chunk_at(const struct eb_cuk_qconv &p, const pix &q,
+                                                   int kc)
+{
+    const int cpc = p.cp >> 4, tap = kc / cpc;
+    if (!q.ok || tap >= p.kh * p.kw)
+        return nullptr;
+    const int c0 = (kc - tap * cpc) << 4, rr = tap / p.kw, ss = tap - rr * p.kw;
+    const int h = q.ih0 + rr * p.dh, w = q.iw0 + ss * p.dw;
+    if (h < 0 || h >= p.ih || w < 0 || w >= p.iw)
+        return nullptr;
+    return q.img + ((int64_t)h * p.iw + w) * p.x_pix + c0;
+}
+
+/* The same 16 bytes gathered one by one (any layout and alignment): x_zp where the tap falls
+ * outside the image or past the taps, any byte for a channel past ic (its weight is zero). */
+__device__ __forceinline__ uint4 gather_a(const struct eb_cuk_qconv &p, const pix &q, int kc)
 {
     const uint32_t z = (uint32_t)p.x_zp * 0x01010101u;
-    uint4 r = make_uint4(z, z, z, z);
-    if (!q.ok)
-        return r;
     const int taps = p.kh * p.kw;
-    if (VEC) {
-        const int cpc = p.cp >> 4, tap = kc / cpc;
-        if (tap >= taps)
-            return r;
-        const int c0 = (kc - tap * cpc) << 4, rr = tap / p.kw, ss = tap - rr * p.kw;
-        const int h = q.ih0 + rr * p.dh, w = q.iw0 + ss * p.dw;
-        if (h < 0 || h >= p.ih || w < 0 || w >= p.iw)
-            return r;
-        return *(const uint4 *)(q.img + ((int64_t)h * p.iw + w) * p.x_pix + c0);
-    }
-    /* byte by byte, the tap and channel stepped along (no division per byte) */
-    const uint64_t zz = ((uint64_t)z << 32) | z;
-    uint64_t half[2] = {zz, zz};
+    /* a chunk past the taps (the padding of kp) multiplies zero weights: any bytes do */
+    if (!q.ok || kc * 16 >= taps * p.cp)
+        return make_uint4(z, z, z, z);
+    /* the tap and channel stepped along (no division per byte) */
+    uint32_t word[4] = {z, z, z, z};
     int tap = kc * 16 / p.cp, c = kc * 16 - tap * p.cp;
     int rr = tap / p.kw, ss = tap - rr * p.kw;
 #pragma unroll
     for (int j = 0; j < 16; j++) {
         const int h = q.ih0 + rr * p.dh, w = q.iw0 + ss * p.dw;
         if (tap < taps && c < p.ic && h >= 0 && h < p.ih && w >= 0 && w < p.iw) {
-            const int sh = (j & 7) * 8;
-            const uint64_t b = q.img[((int64_t)h * p.iw + w) * p.x_pix + c];
-            half[j >> 3] = (half[j >> 3] & ~((uint64_t)0xFF << sh)) | (b << sh);
+            const int sh = (j & 3) * 8;
+            const uint32_t b = q.img[((int64_t)h * p.iw + w) * p.x_pix + (int64_t)c * p.x_c];
+            word[j >> 2] = (word[j >> 2] & ~(0xFFu << sh)) | (b << sh);
         }
         if (++c == p.cp) {
             c = 0;
@@ -116,44 +159,37 @@ __device__ __forceinline__ uint4 load_a(const struct eb_cuk_qconv &p, const pix 
                 ss = 0, rr++;
         }
     }
-    return make_uint4((uint32_t)half[0], (uint32_t)(half[0] >> 32), (uint32_t)half[1],
-                      (uint32_t)(half[1] >> 32));
+    return make_uint4(word[0], word[1], word[2], word[3]);
 }
 
 /*
- * The implicit GEMM. Block (x, y, z): pixels 64 x .. +63, channels 64 y .. +63, k steps z of
- * gridDim.z (split-k). With split-k, each block adds its partial tile into `ws` (int32, one tile
- * per (x, y), zero between runs) and counts itself in `cnt`; the last block of a tile reads the
- * sum, zeroes both for the next run and runs the epilogue.
+ * The implicit GEMM. Block (x, y, z): pixels 64 x .. +63, channels BN_ y .. +BN_-1, k steps z of
+ * gridDim.z (split-k). k steps go through a ring of STAGES shared-memory buffers filled by
+ * cp.async (VEC: 16-byte chunks straight from x; else gathered byte by byte through registers);
+ * a chunk of padding is stored as x_zp directly. With split-k, each block adds its partial tile
+ * into `ws` (int32, one tile per (x, y), zero between runs) and counts itself in `cnt`; the last
+ * block of a tile reads the sum, zeroes both for the next run and runs the epilogue.
  */
-template <int VEC>
+template <int BN_, int VEC>
 __global__ void __launch_bounds__(kConvThreads)
     k_qconv_mma(const struct eb_cuk_qconv p, const uint8_t *__restrict__ x, void *__restrict__ y)
 {
-    /* the A and B tiles, two buffers each; after the loop, the output tile (int32, TS a row) */
-    __shared__ __align__(16) uint8_t smem[2 * (BM + BN) * ROW];
+    using T = tiling<BN_>;
+    /* the stages' A and B tiles; after the loop, the output tile (int32, T::TS a row) */
+    __shared__ __align__(16) uint8_t smem[T::SMEM];
     __shared__ int last;
     /* the epilogue's per-channel multiplier, bias and x_zp Σw, and per-row output offsets (-1:
      * past the last pixel), filled while the first loads fly */
-    __shared__ float s_mult[BN], s_bias[BN];
-    __shared__ int32_t s_corr[BN];
+    __shared__ float s_mult[BN_], s_bias[BN_];
+    __shared__ int32_t s_corr[BN_];
     __shared__ int64_t s_row[BM];
-    auto sa = [&](int b) { return smem + b * BM * ROW; };
-    auto sb = [&](int b) { return smem + 2 * BM * ROW + b * BN * ROW; };
+    auto sa = [&](int b) { return smem + b * (BM + BN_) * ROW; };
+    auto sb = [&](int b) { return smem + b * (BM + BN_) * ROW + BM * ROW; };
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int plane = p.oh * p.ow, M = p.n * plane;
-    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
-    if (tid < BN) {
-        const int k = n0 + tid < p.oc ? n0 + tid : 0;
-        s_mult[tid] = p.mult[k];
-        s_bias[tid] = p.bias[k];
-        s_corr[tid] = p.x_zp * p.wsum[k];
-    } else if (tid - BN < BM) {
-        const int m = m0 + tid - BN, im = m / plane, pm = m - im * plane;
-        s_row[tid - BN] = m < M ? (int64_t)im * p.y_n + (int64_t)pm * p.y_p : -1;
-    }
-    /* the loads: row tid / 2 of both tiles, chunks 2 (tid % 2) and the next of its 4 */
-    const int lr = tid >> 1, lc = (tid & 1) * 2;
+    const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN_;
+    /* A rows: row tid / 4, chunk tid % 4 of its 4 */
+    const int lr = tid >> 2, lc = tid & 3;
     pix q;
     const int am = m0 + lr;
     q.ok = am < M;
@@ -161,37 +197,69 @@ __global__ void __launch_bounds__(kConvThreads)
     const int oy = pp / p.ow, ox = pp - oy * p.ow;
     q.ih0 = oy * p.sh - p.pt;
     q.iw0 = ox * p.sw - p.pl;
-    q.img = x + (int64_t)img * p.ih * p.iw * p.x_pix;
-    const int bn = n0 + lr, b_ok = bn < p.oc;
-    const int8_t *wrow = (const int8_t *)p.w + (int64_t)(b_ok ? bn : 0) * p.kp + lc * 16;
-    const uint4 zero = make_uint4(0, 0, 0, 0);
+    q.img = x + (int64_t)img * p.x_n;
+    const uint32_t z = (uint32_t)p.x_zp * 0x01010101u;
+    const int8_t *w = (const int8_t *)p.w;
     const int nk = p.kp / BK, splits = gridDim.z;
     const int k0 = (int)((int64_t)nk * blockIdx.z / splits);
     const int k1 = (int)((int64_t)nk * (blockIdx.z + 1) / splits);
-    uint4 ra[2], rb[2];
-#pragma unroll
-    for (int j = 0; j < 2; j++) {
-        ra[j] = load_a<VEC>(p, q, k0 * 4 + lc + j);
-        rb[j] = b_ok ? *(const uint4 *)(wrow + k0 * BK + j * 16) : zero;
-        *(uint4 *)&sa(0)[lr * ROW + (lc + j) * 16] = ra[j];
-        *(uint4 *)&sb(0)[lr * ROW + (lc + j) * 16] = rb[j];
-    }
-    __syncthreads();
-    int32_t acc[2][4][4] = {};
-    const int wm = (warp >> 1) * 32, wn = (warp & 1) * 32, gq = lane >> 2, tq = lane & 3;
-    for (int kt = k0; kt < k1; kt++) {
-        const int cur = (kt - k0) & 1;
-        if (kt + 1 < k1) /* the next step's loads, in flight during this step's products */
-#pragma unroll
-            for (int j = 0; j < 2; j++) {
-                ra[j] = load_a<VEC>(p, q, (kt + 1) * 4 + lc + j);
-                rb[j] = b_ok ? *(const uint4 *)(wrow + (kt + 1) * BK + j * 16) : zero;
+    /* k step kt into buffer b */
+    auto fill = [&](int b, int kt) {
+        {
+            uint8_t *dst = &sa(b)[lr * ROW + lc * 16];
+            const int kc = kt * 4 + lc;
+            if (VEC) {
+                const uint8_t *src = chunk_at(p, q, kc);
+                if (src != nullptr)
+                    cp16(dst, src);
+                else
+                    *(uint4 *)dst = make_uint4(z, z, z, z);
+            } else {
+                *(uint4 *)dst = gather_a(p, q, kc);
             }
+        }
+#pragma unroll
+        for (int c = tid; c < BN_ * 4; c += kConvThreads) {
+            const int r = c >> 2, ch = c & 3;
+            uint8_t *dst = &sb(b)[r * ROW + ch * 16];
+            if (n0 + r < p.oc)
+                cp16(dst, w + (int64_t)(n0 + r) * p.kp + kt * BK + ch * 16);
+            else
+                *(uint4 *)dst = make_uint4(0, 0, 0, 0);
+        }
+    };
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (k0 + s < k1)
+            fill(s, k0 + s);
+        cp_commit();
+    }
+    if (tid < BN_) {
+        const int k = n0 + tid < p.oc ? n0 + tid : 0;
+        s_mult[tid] = p.mult[k];
+        s_bias[tid] = p.bias[k];
+        s_corr[tid] = p.x_zp * p.wsum[k];
+    }
+    if (tid < BM) {
+        const int m = m0 + tid, im = m / plane, pm = m - im * plane;
+        s_row[tid] = m < M ? (int64_t)im * p.y_n + (int64_t)pm * p.y_p : -1;
+    }
+    int32_t acc[T::MI][T::NI][4] = {};
+    const int wm = (warp / T::WN) * T::TM, wn = (warp % T::WN) * T::TN, gq = lane >> 2,
+              tq = lane & 3;
+    for (int kt = k0; kt < k1; kt++) {
+        const int i = kt - k0, cur = i % STAGES;
+        cp_wait<STAGES - 2>();
+        __syncthreads();
+        /* the buffer read a step ago: everyone is past it */
+        if (kt + STAGES - 1 < k1)
+            fill((i + STAGES - 1) % STAGES, kt + STAGES - 1);
+        cp_commit();
 #pragma unroll
         for (int ks = 0; ks < BK; ks += 32) {
-            uint32_t af[2][4], bf[4][2];
+            uint32_t af[T::MI][4], bf[T::NI][2];
 #pragma unroll
-            for (int mi = 0; mi < 2; mi++) {
+            for (int mi = 0; mi < T::MI; mi++) {
                 const uint8_t *r0 = &sa(cur)[(wm + mi * 16 + gq) * ROW + ks + tq * 4];
                 af[mi][0] = *(const uint32_t *)r0;
                 af[mi][1] = *(const uint32_t *)(r0 + 8 * ROW);
@@ -199,44 +267,39 @@ __global__ void __launch_bounds__(kConvThreads)
                 af[mi][3] = *(const uint32_t *)(r0 + 8 * ROW + 16);
             }
 #pragma unroll
-            for (int ni = 0; ni < 4; ni++) {
+            for (int ni = 0; ni < T::NI; ni++) {
                 const uint8_t *r0 = &sb(cur)[(wn + ni * 8 + gq) * ROW + ks + tq * 4];
                 bf[ni][0] = *(const uint32_t *)r0;
                 bf[ni][1] = *(const uint32_t *)(r0 + 16);
             }
 #pragma unroll
-            for (int mi = 0; mi < 2; mi++)
+            for (int mi = 0; mi < T::MI; mi++)
 #pragma unroll
-                for (int ni = 0; ni < 4; ni++)
+                for (int ni = 0; ni < T::NI; ni++)
                     mma_u8s8(acc[mi][ni], af[mi], bf[ni]);
         }
-        if (kt + 1 < k1) /* the other buffer: everyone finished reading it a step ago */
-#pragma unroll
-            for (int j = 0; j < 2; j++) {
-                *(uint4 *)&sa(cur ^ 1)[lr * ROW + (lc + j) * 16] = ra[j];
-                *(uint4 *)&sb(cur ^ 1)[lr * ROW + (lc + j) * 16] = rb[j];
-            }
-        __syncthreads();
     }
+    cp_wait<0>();
+    __syncthreads();
     /* The tile through shared memory, then one compact loop over it, channel fastest: the
-     * epilogue's code is not unrolled 32 times (instruction fetch stalled that form) and
+     * epilogue's code is not unrolled per fragment (instruction fetch stalled that form) and
      * consecutive threads write consecutive channels of a channels-last row. */
     int32_t *tile_s = (int32_t *)smem;
 #pragma unroll
-    for (int mi = 0; mi < 2; mi++)
+    for (int mi = 0; mi < T::MI; mi++)
 #pragma unroll
-        for (int ni = 0; ni < 4; ni++)
+        for (int ni = 0; ni < T::NI; ni++)
 #pragma unroll
             for (int e = 0; e < 4; e++)
-                tile_s[(wm + mi * 16 + gq + (e >> 1) * 8) * TS + wn + ni * 8 + tq * 2 + (e & 1)] =
-                    acc[mi][ni][e];
+                tile_s[(wm + mi * 16 + gq + (e >> 1) * 8) * T::TS + wn + ni * 8 + tq * 2 +
+                       (e & 1)] = acc[mi][ni][e];
     __syncthreads();
     if (splits > 1) {
         const int tile = blockIdx.y * gridDim.x + blockIdx.x;
-        int32_t *ws = p.ws + (int64_t)tile * BM * BN;
+        int32_t *ws = p.ws + (int64_t)tile * BM * BN_;
 #pragma unroll 8
-        for (int i = tid; i < BM * BN; i += kConvThreads)
-            atomicAdd(&ws[i], tile_s[i / BN * TS + i % BN]);
+        for (int i = tid; i < BM * BN_; i += kConvThreads)
+            atomicAdd(&ws[i], tile_s[i / BN_ * T::TS + i % BN_]);
         __threadfence();
         __syncthreads();
         if (tid == 0)
@@ -246,21 +309,69 @@ __global__ void __launch_bounds__(kConvThreads)
             return;
         __threadfence();
 #pragma unroll 8
-        for (int i = tid; i < BM * BN; i += kConvThreads) {
-            tile_s[i / BN * TS + i % BN] = __ldcg(&ws[i]);
+        for (int i = tid; i < BM * BN_; i += kConvThreads) {
+            tile_s[i / BN_ * T::TS + i % BN_] = __ldcg(&ws[i]);
             ws[i] = 0;
         }
         if (tid == 0)
             p.cnt[tile] = 0;
         __syncthreads();
     }
+    const float fq_inv = p.fq_on ? 1.0f / p.fq_scale : 0.0f;
+    if (p.y_c == 1) {
+        /* channels-last: four channels a thread, one store where they are all there and
+         * aligned */
+        constexpr int G = BN_ / 4;
+        const int bytes = p.quant || p.fq_on ? 1 : p.y_kind == EB_CUK_QY_F16 ? 2 : 4;
 #pragma unroll 2
-    for (int i = tid; i < BM * BN; i += kConvThreads) {
-        const int r = i / BN, c = i % BN;
+        for (int g = tid; g < BM * G; g += kConvThreads) {
+            const int r = g / G, c = (g - r * G) * 4;
+            const int64_t row = s_row[r];
+            if (row < 0 || n0 + c >= p.oc)
+                continue;
+            const int64_t off = row + n0 + c;
+            const int32_t *a = &tile_s[r * T::TS + c];
+            const bool whole = n0 + c + 3 < p.oc && (((uintptr_t)y + (uintptr_t)(off * bytes)) &
+                                                     (uintptr_t)(4 * bytes - 1)) == 0;
+            if (!whole) {
+                for (int j = 0; j < 4 && n0 + c + j < p.oc; j++)
+                    put(p, y, off + j, a[j] - s_corr[c + j], s_mult[c + j], s_bias[c + j], fq_inv);
+                continue;
+            }
+            if (bytes == 1) {
+                uint32_t v = 0;
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    v |= (uint32_t)out_byte(p, a[j] - s_corr[c + j], s_mult[c + j], s_bias[c + j],
+                                            fq_inv)
+                         << (8 * j);
+                *(uint32_t *)((uint8_t *)y + off) = v;
+            } else {
+                float v[4];
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    v[j] = out_float(p, a[j] - s_corr[c + j], s_mult[c + j], s_bias[c + j]);
+                if (bytes == 2) {
+                    const __half2 lo = __floats2half2_rn(v[0], v[1]),
+                                  hi = __floats2half2_rn(v[2], v[3]);
+                    uint2 u;
+                    u.x = *(const uint32_t *)&lo;
+                    u.y = *(const uint32_t *)&hi;
+                    *(uint2 *)((__half *)y + off) = u;
+                } else {
+                    *(float4 *)((float *)y + off) = make_float4(v[0], v[1], v[2], v[3]);
+                }
+            }
+        }
+        return;
+    }
+#pragma unroll 2
+    for (int i = tid; i < BM * BN_; i += kConvThreads) {
+        const int r = i / BN_, c = i % BN_;
         const int64_t row = s_row[r];
         if (row >= 0 && n0 + c < p.oc)
-            put(p, y, row + (int64_t)(n0 + c) * p.y_c, tile_s[r * TS + c] - s_corr[c], s_mult[c],
-                s_bias[c]);
+            put(p, y, row + (int64_t)(n0 + c) * p.y_c, tile_s[r * T::TS + c] - s_corr[c], s_mult[c],
+                s_bias[c], fq_inv);
     }
 }
 
@@ -285,17 +396,18 @@ __global__ void k_qconv_direct(const struct eb_cuk_qconv p, const uint8_t *__res
                 const int w = ox * p.sw - p.pl + s * p.dw;
                 if (w < 0 || w >= p.iw)
                     continue;
-                const uint8_t *px = x + (((int64_t)im * p.ih + h) * p.iw + w) * p.x_pix + c0;
+                const uint8_t *px = x + (int64_t)im * p.x_n + ((int64_t)h * p.iw + w) * p.x_pix +
+                                    (int64_t)c0 * p.x_c;
                 const int wi0 = ((k * icg) * p.kh + r) * p.kw + s, wstep = p.kh * p.kw;
                 for (int c = 0; c < icg; c++) {
                     const int wi = wi0 + c * wstep;
                     const int wv = (int)((const W *)p.w)[wi];
-                    acc += (wv - wz) * ((int)px[c] - p.x_zp);
+                    acc += (wv - wz) * ((int)px[(int64_t)c * p.x_c] - p.x_zp);
                 }
             }
         }
         put(p, y, (int64_t)im * p.y_n + (int64_t)k * p.y_c + (int64_t)pm * p.y_p, acc, p.mult[k],
-            p.bias[k]);
+            p.bias[k], p.fq_on ? 1.0f / p.fq_scale : 0.0f);
     }
 }
 
@@ -315,36 +427,66 @@ extern "C" cudaError_t eb_cuk_qconv(cudaStream_t s, const struct eb_cuk_qconv *p
             k_qconv_direct<uint8_t><<<g, eb_cuk::kThreads, 0, s>>>(*p, x, y);
         return cudaGetLastError();
     }
-    const dim3 grid((unsigned)((m + BM - 1) / BM), (unsigned)((p->oc + BN - 1) / BN),
+    const int bn = p->bn == 16 || p->bn == 32 ? p->bn : 64;
+    const dim3 grid((unsigned)((m + BM - 1) / BM), (unsigned)((p->oc + bn - 1) / bn),
                     (unsigned)(p->splits > 1 ? p->splits : 1));
-    if (p->ic % 16 == 0 && p->x_pix % 16 == 0 && ((uintptr_t)x & 15) == 0)
-        k_qconv_mma<1><<<grid, kConvThreads, 0, s>>>(*p, x, y);
+    const bool vec =
+        p->x_c == 1 && p->ic % 16 == 0 && p->x_pix % 16 == 0 && ((uintptr_t)x & 15) == 0;
+#define EB_QCONV_LAUNCH(BN_)                                                                       \
+    (vec ? k_qconv_mma<BN_, 1><<<grid, kConvThreads, 0, s>>>(*p, x, y)                             \
+         : k_qconv_mma<BN_, 0><<<grid, kConvThreads, 0, s>>>(*p, x, y))
+    if (bn == 16)
+        EB_QCONV_LAUNCH(16);
+    else if (bn == 32)
+        EB_QCONV_LAUNCH(32);
     else
-        k_qconv_mma<0><<<grid, kConvThreads, 0, s>>>(*p, x, y);
+        EB_QCONV_LAUNCH(64);
+#undef EB_QCONV_LAUNCH
     return cudaGetLastError();
 }
 
-extern "C" int32_t eb_cuk_qconv_splits(const struct eb_cuk_qconv *p, int32_t sm_count)
+/* Output tiles of a dense conv with bn channels a block. */
+static int64_t qconv_tiles(const struct eb_cuk_qconv *p, int32_t bn)
 {
-    const int64_t tiles = ((int64_t)p->n * p->oh * p->ow + BM - 1) / BM * ((p->oc + BN - 1) / BN);
-    /* only where the tiles leave half the SMs idle and k is long: the split's atomics, fence and
-     * read-back cost about what a few k steps do */
-    const int64_t nk = p->kp / BK;
-    if (!p->dense || 2 * tiles > sm_count || nk < 8)
-        return 1;
+    return ((int64_t)p->n * p->oh * p->ow + BM - 1) / BM * ((p->oc + bn - 1) / bn);
+}
+
+extern "C" void eb_cuk_qconv_plan(struct eb_cuk_qconv *p, int32_t sm_count)
+{
+    p->bn = 64;
+    p->splits = 1;
+    if (!p->dense)
+        return;
+    /* the widest tile that wastes at most an eighth of oc on padding channels; narrower still
+     * while the tiles would leave half the SMs idle */
+    static const int32_t widths[] = {64, 32, 16};
+    int32_t bn = 16;
+    for (int32_t bw : widths)
+        if (((p->oc + bw - 1) / bw * bw - p->oc) * 8 <= p->oc) {
+            bn = bw;
+            break;
+        }
+    while (bn > 32 && 2 * qconv_tiles(p, bn) <= sm_count)
+        bn /= 2;
+    p->bn = bn;
+    /* split-k only where the tiles leave half the SMs idle and k is long: the split's atomics,
+     * fence and read-back cost about what a few k steps do */
+    const int64_t tiles = qconv_tiles(p, bn), nk = p->kp / BK;
+    if (2 * tiles > sm_count || nk < 8)
+        return;
     int64_t s = sm_count / tiles;
     if (s > nk / 4)
         s = nk / 4;
-    return (int32_t)(s > 16 ? 16 : s);
+    p->splits = (int32_t)(s > 16 ? 16 : s);
 }
 
 extern "C" size_t eb_cuk_qconv_ws_bytes(const struct eb_cuk_qconv *p, size_t *cnt_at)
 {
-    const size_t tiles =
-        (size_t)(((int64_t)p->n * p->oh * p->ow + BM - 1) / BM * ((p->oc + BN - 1) / BN));
+    const int32_t bn = p->bn == 16 || p->bn == 32 ? p->bn : 64;
+    const size_t tiles = (size_t)qconv_tiles(p, bn);
     if (cnt_at != NULL)
-        *cnt_at = tiles * BM * BN;
-    return p->splits > 1 ? tiles * (BM * BN + 1) * 4 : 0;
+        *cnt_at = tiles * BM * (size_t)bn;
+    return p->splits > 1 ? tiles * (BM * (size_t)bn + 1) * 4 : 0;
 }
 
 extern "C" void eb_cuk_qconv_pack(int32_t oc, int32_t ic, int32_t kh, int32_t kw, const int8_t *w,

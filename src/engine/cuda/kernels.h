@@ -160,7 +160,9 @@ cudaError_t eb_cuk_dequantize(cudaStream_t s, enum eb_cuk_dt dt, int64_t n, int6
  *     else:    v = act(acc * mult[k] + bias[k]) (act: enum eb_act, alpha), written as float or
  *              half (y_kind), or, with fq_on, quantised on the spot for the QuantizeLinear that
  *              read it: y = sat(round_half_even(v / fq_scale) + fq_zp) (bytes, y_signed)
- * x is channels-last: pixel (n, h, w) at x[((n ih + h) iw + w) x_pix], x_pix >= ic. y element
+ * x element (n, c, h, w) is at x[n x_n + (h iw + w) x_pix + c x_c]: channels-last (x_c 1, x_pix
+ * >= ic, x_n = ih iw x_pix) or NCHW (x_c = ih iw, x_pix 1; the tensor cores' 16-byte loads take
+ * channels-last rows of ic a multiple of 16, any other form is read byte by byte). y element
  * (n, k, p) (p = h ow + w) is at y[n y_n + k y_c + p y_p] (NHWC or NCHW, a slice of wider rows).
  * Dense convs (groups 1, int8 weights without zero points: `dense`) run on the tensor cores
  * (mma int8, uint8 x int8 → int32) from w packed as [oc][kh][kw][cp] (eb_cuk_qconv_dims: cp is
@@ -171,9 +173,10 @@ cudaError_t eb_cuk_dequantize(cudaStream_t s, enum eb_cuk_dt dt, int64_t n, int6
 enum eb_cuk_qy { EB_CUK_QY_F32 = 0, EB_CUK_QY_F16, EB_CUK_QY_BYTE };
 struct eb_cuk_qconv {
     int32_t n, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw, groups;
-    int32_t x_pix, x_zp;
+    int32_t x_n, x_c, x_pix, x_zp;
     int32_t dense, cp, kp, w_signed;
-    int32_t splits;    /* dense: blocks per output tile along k (eb_cuk_qconv_splits) */
+    int32_t bn;        /* dense: output channels a block, 16, 32 or 64 (eb_cuk_qconv_plan) */
+    int32_t splits;    /* dense: blocks per output tile along k (eb_cuk_qconv_plan) */
     int32_t *ws, *cnt; /* splits > 1: the tiles' partial sums and counters, zero between runs */
     const void *w;
     const int32_t *wsum, *w_zp;
@@ -195,11 +198,12 @@ static inline void eb_cuk_qconv_dims(int32_t ic, int32_t kh, int32_t kw, int32_t
     *cp = ic < 16 ? ic : (ic + 15) / 16 * 16;
     *kp = (kh * kw * *cp + 63) / 64 * 64;
 }
-/** Split-k for a dense conv on `sm_count` SMs: how many blocks share each output tile's k (1:
- * none); set p->splits to it, then give p->ws eb_cuk_qconv_ws_bytes zeroed bytes (the tiles'
- * int32 sums, then their counters from p->ws + *cnt_at, when cnt_at is not NULL: p->cnt) that
- * the kernel leaves zero after each run. */
-int32_t eb_cuk_qconv_splits(const struct eb_cuk_qconv *p, int32_t sm_count);
+/** A dense conv's launch on `sm_count` SMs: sets p->bn (the block's channels: the widest of 64,
+ * 32, 16 that wastes little of oc, narrower where the tiles would leave half the SMs idle) and
+ * p->splits (blocks sharing each output tile's k; 1: none). Then give p->ws
+ * eb_cuk_qconv_ws_bytes zeroed bytes (the tiles' int32 sums, then their counters from p->ws +
+ * *cnt_at, when cnt_at is not NULL: p->cnt) that the kernel leaves zero after each run. */
+void eb_cuk_qconv_plan(struct eb_cuk_qconv *p, int32_t sm_count);
 size_t eb_cuk_qconv_ws_bytes(const struct eb_cuk_qconv *p, size_t *cnt_at);
 /** Packs an int8 filter [oc][ic][kh][kw] (host memory) into packed (oc kp bytes) and wsum (oc). */
 void eb_cuk_qconv_pack(int32_t oc, int32_t ic, int32_t kh, int32_t kw, const int8_t *w,
