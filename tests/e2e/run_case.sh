@@ -23,6 +23,15 @@ eb_run() { "$EB_BIN" run ${EB_TEST_RUN_ARGS:-} "$@"; }
 jq_get() { "$EB_JSONQ" "$1" "$2" || fail "no $2 in $1"; }
 # near A B TOL: |A - B| <= TOL (decimal numbers).
 near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; exit !(d <= t && -d <= t) }'; }
+# coco_map MODEL OUT [ARGS...]: `edgebench val` of MODEL on coco128's train2017 images with ARGS,
+# results in OUT; prints its mAP50-95 (the case fails with val's message when val fails).
+coco_map() {
+  local m=$1 o=$2
+  shift 2
+  "$EB_BIN" val --model "$m" --data "$DATA/datasets/coco128" --out "$o" --quiet "$@" \
+    >/dev/null 2>"$o.err" || fail "val $m $*: $(cat "$o.err")"
+  jq_get "$o/val.json" metrics/map
+}
 # run_dir DIR: the single run folder under DIR.
 run_dir() { local d; d=$(ls -d "$1"/*/ 2>/dev/null | head -1); [ -n "$d" ] || fail "no run folder under $1"; echo "${d%/}"; }
 cd "$TMP" || exit 1

@@ -5,14 +5,8 @@
 # is fused into the next conv's QuantizeLinear). mAP50-95 within 0.5 points (0.005) of the CPU's.
 # Each case skips without a usable GPU (the CUDA device's own message).
 
-# val_map MODEL OUT [ARGS...]: mAP50-95 of MODEL on coco128's train2017 images.
-val_map() {
-  local m=$1 o=$2
-  shift 2
-  "$EB_BIN" val --model "$m" --data "$DATA/datasets/coco128" --backend native --out "$o" --quiet "$@" \
-    >/dev/null 2>"$o.err" || fail "val $m $*: $(cat "$o.err")"
-  jq_get "$o/val.json" metrics/map
-}
+# val_map MODEL OUT [ARGS...]: mAP50-95 of MODEL on coco128's train2017 images, native backend.
+val_map() { coco_map "$@" --backend native; }
 
 need_gpu() {
   "$EB_BIN" val --model "$1" --data "$DATA/datasets/coco128" --backend native --max_images 1 --device cuda \
@@ -49,4 +43,19 @@ case_requantised_twin_cuda_int8_map() {
   "$EB_BIN" quantize --model twin.onnx --calib "$DATA/datasets/coco128/images/val2017" \
     --calib_images 32 -o q.onnx >/dev/null 2>err.txt || fail "quantize: $(cat err.txt)"
   gpu_vs_cpu q.onnx
+}
+
+# `--qdq int8` with the float rest in fp32 (not fp16): the float nodes stay NCHW, so each int8
+# conv reads an NCHW input (transposed, or read in place by the image's conv) and writes NCHW
+# floats or bytes through strides. The same mAP as the CPU's int8 path within 0.5 points.
+case_shared_qdq_yolov8n_cuda_fp32_qdq_int8_map() {
+  need_shared
+  local m="$DATA/models/yolov8n_int8_qdq.onnx" g c
+  need_gpu "$m"
+  g=$(val_map "$m" vg --device cuda --qdq int8) || exit 1
+  c=$(val_map "$m" vc --device cpu --precision int8) || exit 1
+  echo "$(basename "$m"): mAP50-95 --qdq int8 cuda fp32 $g, int8 cpu $c"
+  echo "cuda: $(jq_get vg/val.json model/int8_nodes); computed in $(jq_get vg/val.json model/compute_precision)"
+  near "$g" "$c" 0.005 || fail "--qdq int8 on cuda in fp32 $g vs int8 on the CPU $c"
+  [ "$(jq_get vg/val.json model/qdq_path)" = "int8 kernels" ] || fail "cuda ran int8 kernels"
 }

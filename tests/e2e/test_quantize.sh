@@ -6,13 +6,7 @@
 CALIB_N=16
 
 # val_map MODEL OUT [ARGS...]: mAP50-95 of MODEL on the first 16 coco128 train2017 images.
-val_map() {
-  local m=$1 o=$2
-  shift 2
-  "$EB_BIN" val --model "$m" --data "$DATA/datasets/coco128" --max_images 16 --out "$o" \
-    --quiet "$@" >/dev/null 2>"$o.err" || fail "val $m $*: $(cat "$o.err")"
-  jq_get "$o/val.json" metrics/map
-}
+val_map() { coco_map "$@" --max_images 16; }
 
 
 case_yolov8n_float_twin_requantised() {

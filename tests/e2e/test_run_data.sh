@@ -2,9 +2,6 @@
 # the source, the measured frames scored as `edgebench val` scores them), and its usage errors.
 # Each case_* is one ctest entry.
 
-# abs_le A B TOL: |A - B| <= TOL (decimal numbers).
-abs_le() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
-
 case_rgb_coco128_matches_val() {
   need_shared
   local model="$DATA/models/yolov8n_320_int8_dynamic.onnx" data="$DATA/datasets/coco128"
@@ -30,7 +27,7 @@ case_rgb_coco128_matches_val() {
   local run_map val_map
   run_map=$(jq_get "$d/report.json" slots/0/accuracy/map50_95)
   val_map=$(jq_get val/val.json metrics/map)
-  abs_le "$run_map" "$val_map" 0.005 || fail "run mAP50-95 $run_map, val $val_map: differ > 0.005"
+  near "$run_map" "$val_map" 0.005 || fail "run mAP50-95 $run_map, val $val_map: differ > 0.005"
   awk -v m="$run_map" 'BEGIN { exit !(m > 0.2) }' || fail "mAP50-95 $run_map is implausibly low"
 }
 

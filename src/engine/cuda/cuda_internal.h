@@ -165,6 +165,10 @@ void eb_cu__qconv_layout(struct eb_engine *e, struct cu_state *s);
 /** Bind time, after the arena is placed: the int8 convs' data uploaded (counted in the
  * plan's weight bytes) and each node's kernel parameters filled. */
 enum eb_status eb_cu__qconv_upload(struct eb_engine *e, struct cu_state *s, struct eb_diag *diag);
+/** Enqueues on st the copy of value x (at xp, in its own layout) into s->d_xpose in the other
+ * layout: channels-last with dense rows when nhwc, else NCHW (a conv's input made its layout). */
+cudaError_t eb_cu__to_xpose(struct cu_state *s, const struct eb_ir_value *x, int nhwc,
+                            const void *xp, cudaStream_t st);
 /** Enqueues int8 conv node k on `stream`. */
 cudaError_t eb_cu__qconv_enqueue(struct eb_engine *e, struct cu_state *s, size_t k,
                                  cudaStream_t stream);

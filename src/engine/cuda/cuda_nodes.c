@@ -216,6 +216,19 @@ static struct eb_cuk_copy copy_desc(int rank, const int64_t *shape, const int64_
     return c;
 }
 
+cudaError_t eb_cu__to_xpose(struct cu_state *s, const struct eb_ir_value *x, int nhwc,
+                            const void *xp, cudaStream_t st)
+{
+    int64_t xs[EB_MAX_RANK], ts[EB_MAX_RANK];
+    struct eb_ir_value t = *x;
+    t.nhwc = nhwc;
+    t.cpitch = 0;
+    eb_cu__strides(x, xs);
+    eb_cu__strides(&t, ts);
+    const struct eb_cuk_copy c = copy_desc(x->rank, x->shape, xs, ts);
+    return eb_cuk_copy_nd(st, (int)eb_cu__es(s, x), &c, xp, s->d_xpose);
+}
+
 /* Contiguous NCHW strides of v's shape (whatever its layout on the device). */
 static void dense_strides(const struct eb_ir_value *v, int64_t *st)
 {
@@ -316,12 +329,7 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
         const float one = 1.0f, zero = 0.0f;
         const void *xp = dp[n->in[0]];
         if (cn->x_xpose && !(s->pre_nhwc && (int64_t)k == s->pre_conv)) { /* the conv's layout */
-            int64_t ts[EB_MAX_RANK];
-            struct eb_ir_value t = *x;
-            t.nhwc = cn->nhwc;
-            eb_cu__strides(&t, ts);
-            const struct eb_cuk_copy c = copy_desc(x->rank, x->shape, xs, ts);
-            if ((ce = eb_cuk_copy_nd(st, (int)eb_cu__es(s, x), &c, xp, s->d_xpose)) != cudaSuccess)
+            if ((ce = eb_cu__to_xpose(s, x, cn->nhwc, xp, st)) != cudaSuccess)
                 break;
             xp = s->d_xpose;
         } else if (cn->x_xpose) { /* the letterbox wrote it there channels-last */

@@ -302,19 +302,7 @@ cudaError_t eb_cu__qconv_enqueue(struct eb_engine *e, struct cu_state *s, size_t
     const struct eb_ir_value *x = eb_op_in(g, n, 0);
     const void *xp = s->dptr[n->in[0]];
     if (cn->x_xpose) { /* to channels-last, dense rows of ic bytes */
-        int64_t xs[EB_MAX_RANK], ts[EB_MAX_RANK];
-        struct eb_ir_value t = *x;
-        t.nhwc = 1;
-        t.cpitch = 0;
-        eb_cu__strides(x, xs);
-        eb_cu__strides(&t, ts);
-        struct eb_cuk_copy c = {.rank = x->rank};
-        for (int d = 0; d < x->rank; d++) {
-            c.shape[d] = (int32_t)x->shape[d];
-            c.xs[d] = (int32_t)xs[d];
-            c.ys[d] = (int32_t)ts[d];
-        }
-        cudaError_t ce = eb_cuk_copy_nd(stream, 1, &c, xp, s->d_xpose);
+        cudaError_t ce = eb_cu__to_xpose(s, x, 1, xp, stream);
         if (ce != cudaSuccess)
             return ce;
         xp = s->d_xpose;

@@ -199,7 +199,7 @@ static inline void eb_cuk_qconv_dims(int32_t ic, int32_t kh, int32_t kw, int32_t
     *kp = (kh * kw * *cp + 63) / 64 * 64;
 }
 /** A dense conv's launch on `sm_count` SMs: sets p->bn (the block's channels: the widest of 64,
- * 32, 16 that wastes little of oc, narrower where the tiles would leave half the SMs idle) and
+ * 32, 16 that wastes little of oc, narrower while the tiles are fewer than the SMs) and
  * p->splits (blocks sharing each output tile's k; 1: none). Then give p->ws
  * eb_cuk_qconv_ws_bytes zeroed bytes (the tiles' int32 sums, then their counters from p->ws +
  * *cnt_at, when cnt_at is not NULL: p->cnt) that the kernel leaves zero after each run. */
