@@ -180,13 +180,24 @@ struct eb_engine_exec_info {
                                     the maximum of the current power mode); 0 on the CPU */
 };
 
+/*
+ * What a node's `flops` counts: each op's eb_op_def.flops, else the default of
+ * engine.c node_flops. Keep this sentence true when an op gains or changes its count.
+ */
+#define EB_ENGINE_FLOPS_CONVENTION                                                                 \
+    "2 FLOPs per multiply-add (2 x MACs from the weight shape and the output size, bias not "      \
+    "counted) for Conv, ConvInteger and the fused int8 convolution, 2 x output elements x K for "  \
+    "MatMulInteger; 5 per input element for the fused DFL (max, subtract, exp, sum, dot); one "    \
+    "per output element for every other op, MatMul and Gemm included; an op fused into another "   \
+    "(an activation, an add) is counted in neither"
+
 /** One node of the per-operator profile (eb_engine_profile_get). */
 struct eb_engine_prof_node {
     const char *name; /* node name ("" when unnamed); engine-owned */
     const char *op;   /* ONNX op type */
     char fused[48];   /* what the node absorbed, e.g. "silu+add"; "" when nothing */
     double total_ms;  /* summed over profiled runs */
-    uint64_t flops;   /* per run: 2·MACs for Conv/MatMul/Gemm, else output elements */
+    uint64_t flops;   /* per run, counted as EB_ENGINE_FLOPS_CONVENTION says */
 };
 
 struct eb_engine_profile {

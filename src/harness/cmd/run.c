@@ -522,14 +522,30 @@ static void score_datasets(struct run_ctx *rc)
     }
 }
 
-/* Each used slot's model fingerprint: SHA-256 and size of the file, or of the embedded bytes. */
+/*
+ * Each used slot's fingerprints: the model's SHA-256 and size (of the file, or of the embedded
+ * bytes), and an image_dir source's file list hash (eb_source_file_list_hash).
+ */
 static void fingerprint_models(struct run_ctx *rc)
 {
     for (int i = 0; i < EB_NUM_SLOTS; i++) {
         const struct eb_slot_setup *su = &rc->slots[i].setup;
+        const struct eb_source_spec *spec = &rc->slots[i].spec;
         struct eb_slot_result *r = &rc->result.slots[i];
         if (!rc->active[i])
             continue;
+        if (spec->kind == EB_SOURCE_IMAGE_DIR && spec->path[0] != '\0') {
+            struct eb_source_file_list fl;
+            struct eb_diag d = {0};
+            if (eb_source_file_list_hash(spec, su->files, su->n_files, &fl, &d) == EB_OK) {
+                r->source_list_files = fl.files;
+                r->source_list_bytes = fl.bytes;
+                snprintf(r->source_list_sha256, sizeof(r->source_list_sha256), "%s", fl.sha256);
+            } else {
+                eb_run_result_warn(&rc->result, "slot %s: no dataset file list hash: %.180s",
+                                   rc->slots[i].name, d.msg);
+            }
+        }
         if (su->model_bytes != NULL) {
             struct eb_sha256 h;
             eb_sha256_init(&h);

@@ -76,6 +76,15 @@ int eb_stat_ci_ranks(uint64_t n, double q, double level, uint64_t *rank_lo_out,
     return 1;
 }
 
+uint64_t eb_stat_ci_min_n(double q, double level, uint64_t max_n)
+{
+    uint64_t lo, hi;
+    for (uint64_t n = 1; n <= max_n; n++)
+        if (eb_stat_ci_ranks(n, q, level, &lo, &hi, NULL))
+            return n;
+    return 0;
+}
+
 void eb_stat_ci_sorted(const double *sorted, size_t n, double q, struct eb_stat_ci *out)
 {
     memset(out, 0, sizeof(*out));

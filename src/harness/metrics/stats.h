@@ -26,6 +26,18 @@
 #define EB_STAT_CI_METHOD "order-statistic binomial, 95%"
 /** The confidence level of the intervals. */
 #define EB_STAT_CI_LEVEL 0.95
+/** The interval's construction in one sentence (the top of this file), as assumptions.md says it. */
+#define EB_STAT_CI_METHOD_DETAIL                                                                   \
+    "distribution-free, from two order statistics: for the quantile q of n sorted samples the "    \
+    "bounds are x(l) and x(u), l the largest rank with F(l-1) <= (1 - level) / 2 and u the "       \
+    "smallest with F(u-1) >= (1 + level) / 2, F the Binomial(n, q) CDF (equal-tailed, exact "      \
+    "ranks, coverage at least the level); no interval where the sample is too small"
+/** How percentiles are computed. */
+#define EB_STAT_PERCENTILE_METHOD                                                                  \
+    "linear interpolation between the closest ranks of the sorted samples (numpy.percentile's "    \
+    "default)"
+/** How std and CoV are computed. */
+#define EB_STAT_SPREAD_METHOD "sample standard deviation (n - 1); CoV = std / mean"
 
 /** A confidence interval of a percentile from two order statistics. */
 struct eb_stat_ci {
@@ -54,6 +66,12 @@ double eb_stat_percentile_sorted(const double *sorted, size_t n, double q);
  */
 int eb_stat_ci_ranks(uint64_t n, double q, double level, uint64_t *rank_lo_out,
                      uint64_t *rank_hi_out, double *coverage_out);
+
+/**
+ * The smallest sample count for which eb_stat_ci_ranks finds a `level` interval on the quantile
+ * `q` (p50 at 95%: 6; p99: 368), searched up to `max_n`; 0 when there is none up to it. Pure.
+ */
+uint64_t eb_stat_ci_min_n(double q, double level, uint64_t max_n);
 
 /**
  * The EB_STAT_CI_LEVEL interval on quantile `q` (0 < q < 1) of `n` sorted values into `out`

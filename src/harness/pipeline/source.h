@@ -190,6 +190,28 @@ int eb_source_frames_memory(const struct eb_source *src, uint8_t **base, size_t 
  *  drawing at read time (synth_ring_frames < 0), for the other kinds and for NULL. */
 int64_t eb_source_synth_ring_frames(const struct eb_source *src);
 
+/** The file list of an image_dir source, fingerprinted (eb_source_file_list_hash). */
+struct eb_source_file_list {
+    uint64_t files;  /* image files listed */
+    uint64_t bytes;  /* their sizes summed */
+    char sha256[65]; /* 64 lowercase hex digits of the list's SHA-256 */
+};
+
+/**
+ * Fingerprints the image files an image_dir source reads, without reading them: the folder's
+ * images as the source lists them (regular files named .jpg/.jpeg/.png/.bmp, hidden ones left
+ * out), or `files` (n_files paths, a dataset's images) when not NULL, each named by its path
+ * relative to spec->path when it lies under that folder, or the one image file spec->path names
+ * (by its base name). The SHA-256 is over, for each file in strcmp order of its name, the name's
+ * bytes, a NUL byte, the file's size in bytes as decimal digits, and a newline byte. Writes
+ * `*out` only on EB_OK; EB_ERR_INVALID_ARG for another kind of source or a folder without
+ * images, EB_ERR_IO naming a file that cannot be stat'ed, EB_ERR_NOMEM. Thread-safe.
+ */
+EB_NODISCARD enum eb_status eb_source_file_list_hash(const struct eb_source_spec *spec,
+                                                     const char *const *files, size_t n_files,
+                                                     struct eb_source_file_list *out,
+                                                     struct eb_diag *diag);
+
 /** Frees the source and everything it owns. Accepts NULL. */
 void eb_source_destroy(struct eb_source *src);
 

@@ -13,6 +13,7 @@
 
 #include "harness/pipeline/image_decode.h"
 #include "harness/pipeline/source_internal.h"
+#include "harness/results/sha256.h"
 
 #define MAX_FILE_BYTES ((size_t)512 << 20)
 #define WHY_MAX        EB_IMAGE_WHY_MAX
@@ -71,25 +72,35 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
 static void imgdir_close(struct eb_source *src)
 {
     struct imgdir *d = src->impl;
     if (d == NULL)
         return;
-    for (size_t i = 0; i < d->n_names; i++)
-        free(d->names[i]);
-    free(d->names);
+    free_names(d->names, d->n_names);
     free(d->file);
     eb_image_decoder_fini(&d->dec);
     free(d);
     src->impl = NULL;
 }
 
-static enum eb_status list_dir(struct eb_source *src, struct imgdir *d, struct eb_diag *diag)
+/*
+ * The image files of folder `dir` as the source reads them: regular files named
+ * .jpg/.jpeg/.png/.bmp, hidden ones left out, sorted by strcmp. Caller frees (free_names).
+ */
+static enum eb_status list_images(const char *dir, char ***names_out, size_t *n_out,
+                                  struct eb_diag *diag)
 {
-    const char *dir = src->spec.path;
-    enum eb_status st = EB_ERR_IO;
-    size_t cap = 0;
+    char path[EB_SOURCE_PATH_MAX + 512];
+    char **names = NULL;
+    size_t n_names = 0, cap = 0;
     DIR *dp = opendir(dir);
     if (dp == NULL)
         return eb_diag_fail(diag, EB_ERR_IO,
@@ -100,37 +111,45 @@ static enum eb_status list_dir(struct eb_source *src, struct imgdir *d, struct e
     while ((e = readdir(dp)) != NULL) {
         if (e->d_name[0] == '.' || !eb_source__is_image_name(e->d_name))
             continue;
-        int n = snprintf(d->path, sizeof(d->path), "%s/%s", dir, e->d_name);
+        int n = snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
         struct stat sb;
-        if (n < 0 || (size_t)n >= sizeof(d->path) || stat(d->path, &sb) != 0 ||
-            !S_ISREG(sb.st_mode))
+        if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
             continue;
-        if (d->n_names == cap) {
+        if (n_names == cap) {
             size_t ncap = cap == 0 ? 64 : cap * 2;
-            char **nn = realloc(d->names, ncap * sizeof(*nn));
+            char **nn = realloc(names, ncap * sizeof(*nn));
             if (nn == NULL)
                 goto nomem;
-            d->names = nn;
+            names = nn;
             cap = ncap;
         }
-        d->names[d->n_names] = strdup(e->d_name);
-        if (d->names[d->n_names] == NULL)
+        names[n_names] = strdup(e->d_name);
+        if (names[n_names] == NULL)
             goto nomem;
-        d->n_names++;
+        n_names++;
     }
     closedir(dp);
-    if (d->n_names == 0)
+    if (n_names == 0) {
+        free(names);
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                             "failed to open source image_dir=%s: no .jpg/.jpeg/.png/.bmp images "
                             "in it; point it at a folder of images",
                             dir);
-    qsort(d->names, d->n_names, sizeof(*d->names), cmp_names);
+    }
+    qsort(names, n_names, sizeof(*names), cmp_names);
+    *names_out = names;
+    *n_out = n_names;
     return EB_OK;
 nomem:
     closedir(dp);
-    st = eb_diag_fail(diag, EB_ERR_NOMEM, "failed to list image_dir=%s: out of memory; free memory",
-                      dir);
-    return st;
+    free_names(names, n_names);
+    return eb_diag_fail(diag, EB_ERR_NOMEM,
+                        "failed to list image_dir=%s: out of memory; free memory", dir);
+}
+
+static enum eb_status list_dir(struct eb_source *src, struct imgdir *d, struct eb_diag *diag)
+{
+    return list_images(src->spec.path, &d->names, &d->n_names, diag);
 }
 
 /* opts.files: the caller's image paths, in its order (a dataset's images). */
@@ -275,3 +294,111 @@ const struct eb_source_ops eb_source__imgdir_ops = {
     .count = imgdir_count,
     .close = imgdir_close,
 };
+
+/* ------------------------------------------------------------------ file list hash */
+
+/* Byte order of the names, carried with the paths that are stat'ed. */
+struct listed {
+    const char *name; /* what is hashed */
+    const char *path; /* what is stat'ed */
+};
+
+static int cmp_listed(const void *a, const void *b)
+{
+    return strcmp(((const struct listed *)a)->name, ((const struct listed *)b)->name);
+}
+
+/* `path` relative to folder `dir` when it lies under it, else `path`. */
+static const char *relative_to(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (n > 0 && strncmp(path, dir, n) == 0 && path[n] == '/')
+        return path + n + 1;
+    return path;
+}
+
+enum eb_status eb_source_file_list_hash(const struct eb_source_spec *spec,
+                                        const char *const *files, size_t n_files,
+                                        struct eb_source_file_list *out, struct eb_diag *diag)
+{
+    enum eb_status st = EB_ERR_NOMEM;
+    char **names = NULL;
+    size_t n_names = 0, n = 0;
+    struct listed *list = NULL;
+    char path[EB_SOURCE_PATH_MAX + 512];
+    struct stat sb;
+
+    if (spec->kind != EB_SOURCE_IMAGE_DIR)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to hash the file list of source %s: not an image_dir source",
+                            eb_source_kind_name(spec->kind));
+    if (files == NULL && stat(spec->path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        st = list_images(spec->path, &names, &n_names, diag);
+        if (st != EB_OK)
+            goto fail;
+        n = n_names;
+    } else {
+        n = files != NULL ? n_files : 1;
+    }
+    list = calloc(n > 0 ? n : 1, sizeof(*list));
+    if (list == NULL) {
+        st = eb_diag_fail(diag, EB_ERR_NOMEM,
+                          "failed to hash the file list of image_dir=%s: out of memory",
+                          spec->path);
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (names != NULL) {
+            list[i].name = names[i];
+            list[i].path = NULL;
+        } else if (files != NULL) {
+            list[i].path = files[i];
+            list[i].name = relative_to(files[i], spec->path);
+        } else {
+            list[i].path = spec->path;
+            list[i].name = base_name(spec->path);
+        }
+    }
+    qsort(list, n, sizeof(*list), cmp_listed);
+
+    struct eb_sha256 h;
+    eb_sha256_init(&h);
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *p = list[i].path;
+        if (p == NULL) {
+            int k = snprintf(path, sizeof(path), "%s/%s", spec->path, list[i].name);
+            if (k < 0 || (size_t)k >= sizeof(path)) {
+                st = eb_diag_fail(diag, EB_ERR_IO,
+                                  "failed to hash the file list of image_dir=%s: path of %s too "
+                                  "long",
+                                  spec->path, list[i].name);
+                goto fail;
+            }
+            p = path;
+        }
+        const int err = stat(p, &sb) != 0 ? errno : 0;
+        if (err != 0 || !S_ISREG(sb.st_mode)) {
+            st = eb_diag_fail(diag, EB_ERR_IO,
+                              "failed to hash the file list of image_dir=%s: %s: %s; check that "
+                              "the folder did not change during the run",
+                              spec->path, p, err != 0 ? strerror(err) : "not a regular file");
+            goto fail;
+        }
+        char size[32];
+        int k = snprintf(size, sizeof(size), "%llu\n", (unsigned long long)sb.st_size);
+        eb_sha256_update(&h, list[i].name, strlen(list[i].name) + 1); /* the NUL separates */
+        eb_sha256_update(&h, size, (size_t)k);
+        bytes += (uint64_t)sb.st_size;
+    }
+    out->files = n;
+    out->bytes = bytes;
+    eb_sha256_final_hex(&h, out->sha256);
+    st = EB_OK;
+fail:
+    free(list);
+    free_names(names, n_names);
+    return st;
+}

@@ -28,15 +28,17 @@ void eb_report_write_md(const struct eb_run_result *r, FILE *fp);
 enum eb_report_file {
     EB_REPORT_FILE_MD,
     EB_REPORT_FILE_HTML,
+    EB_REPORT_FILE_INPUTS,      /* inputs.json (report_repro.c) */
+    EB_REPORT_FILE_ASSUMPTIONS, /* assumptions.md (report_repro.c) */
     EB_REPORT_FILE_JSON,
     EB_REPORT_FILE_COUNT
 };
-/** "report.md", "report.html", "report.json". */
+/** "report.md", "report.html", "inputs.json", "assumptions.md", "report.json". */
 const char *eb_report_file_name(enum eb_report_file f);
 /** Writes one report file into `dir` (eb_report__write_atomic). EB_ERR_IO naming it. */
 EB_NODISCARD enum eb_status eb_report_write_file(const struct eb_run_result *r, const char *dir,
                                                  enum eb_report_file f, struct eb_diag *diag);
-/** Writes report.md, report.html (report_html.h) and report.json into `dir`, each whatever
+/** Writes every file of enum eb_report_file into `dir`, each whatever
  * happened to the others. EB_ERR_IO naming the first file that failed. */
 EB_NODISCARD enum eb_status eb_report_write_files(const struct eb_run_result *r, const char *dir,
                                                   struct eb_diag *diag);
@@ -90,6 +92,21 @@ typedef int (*eb_report_body_fn)(FILE *fp, const void *ctx);
 EB_NODISCARD enum eb_status eb_report__write_atomic(const char *dir, const char *name,
                                                     eb_report_body_fn body, const void *ctx,
                                                     struct eb_diag *diag);
+/*
+ * Internal to report*.c: inputs.json (the effective configuration, the models with their
+ * SHA-256, an image_dir source's file list hash) and assumptions.md (what the numbers rest on)
+ * into `dir` (report_repro.c). EB_ERR_IO naming the file.
+ */
+EB_NODISCARD enum eb_status eb_report__write_inputs(const struct eb_run_result *r,
+                                                    const char *dir, struct eb_diag *diag);
+EB_NODISCARD enum eb_status eb_report__write_assumptions(const struct eb_run_result *r,
+                                                         const char *dir, struct eb_diag *diag);
+/*
+ * Internal to report*.c: `key`: an image_dir source's file list ({files, bytes,
+ * file_list_sha256}) or null, as report.json and inputs.json both write it.
+ */
+void eb_report__write_source_files(struct eb_json_writer *w, const char *key,
+                                   const struct eb_slot_result *s);
 /* Internal to report*.c: slot indices ordered by peak memory, closest to the limit first. */
 void eb_report__slots_by_closeness(const struct eb_run_result *r, int order_out[EB_NUM_SLOTS]);
 /*

@@ -142,12 +142,15 @@ static void write_validity(struct eb_json_writer *w, const struct eb_validity *v
     if (c != NULL) { /* the thresholds the verdict was judged against */
         eb_json_key(w, "criteria");
         eb_json_obj_begin(w);
-        kuint(w, "min_frames", c->min_frames);
-        eb_json_knum(w, "min_duration_s", c->min_duration_s);
-        eb_json_knum(w, "max_drift_pct", c->max_drift_pct);
-        eb_json_knum(w, "max_others_cpu_pct", c->max_others_cpu_pct);
-        eb_json_knum(w, "max_cov_pct", c->max_cov_pct);
-        eb_json_knum(w, "max_drop_pct", c->max_drop_pct);
+        size_t nk = 0;
+        const struct eb_validity_criterion *k = eb_validity_criteria_table(&nk);
+        for (size_t i = 0; i < nk; i++) {
+            double x = eb_validity_criterion_value(&k[i], c);
+            if (k[i].type == EB_VALIDITY_CRITERION_UINT)
+                kuint(w, k[i].key, (uint64_t)x);
+            else
+                eb_json_knum(w, k[i].key, x);
+        }
         eb_json_obj_end(w);
     }
     eb_json_obj_end(w);
@@ -371,6 +374,21 @@ static void write_steady(struct eb_json_writer *w, const struct eb_stat_drift *d
     eb_json_obj_end(w);
 }
 
+void eb_report__write_source_files(struct eb_json_writer *w, const char *key,
+                                   const struct eb_slot_result *s)
+{
+    eb_json_key(w, key);
+    if (s->source_list_sha256[0] == '\0') {
+        eb_json_null(w);
+        return;
+    }
+    eb_json_obj_begin(w);
+    kuint(w, "files", s->source_list_files);
+    kuint(w, "bytes", s->source_list_bytes);
+    eb_json_kstr(w, "file_list_sha256", s->source_list_sha256);
+    eb_json_obj_end(w);
+}
+
 static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
 {
     int ran = s->status == EB_SLOT_OK;
@@ -384,6 +402,7 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     kstr_or_null(w, "model_sha256", s->model_sha256);
     kpos_or_null(w, "model_size_bytes", (int64_t)s->model_size);
     kstr_or_null(w, "source", s->source);
+    eb_report__write_source_files(w, "source_files", s);
     kstr_or_null(w, "backend", s->backend);
     kstr_or_null(w, "backend_version", s->backend_version);
     kstr_or_null(w, "backend_reason", s->backend_reason);

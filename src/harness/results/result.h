@@ -165,6 +165,10 @@ struct eb_slot_result {
     char model_sha256[65]; /* SHA-256 of the model file (or embedded bytes); "" unknown */
     uint64_t model_size;   /* bytes of the model; 0 unknown */
     char source[4096];     /* canonical SPEC */
+    /* An image_dir source's file list (eb_source_file_list_hash): files, their bytes and the
+     * list's SHA-256; source_list_sha256 "" = not an image_dir source, or not hashed. */
+    uint64_t source_list_files, source_list_bytes;
+    char source_list_sha256[65];
     char backend[32];      /* "ort" */
     char backend_version[64];
     char backend_reason[256]; /* "--backend ort", "auto: native supports every node", ... */

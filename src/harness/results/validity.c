@@ -1,4 +1,5 @@
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,46 @@ void eb_validity_add(struct eb_validity *v, const char *fmt, ...)
     vsnprintf(v->reasons[v->n_reasons], sizeof(v->reasons[0]), fmt, ap);
     va_end(ap);
     v->n_reasons++;
+}
+
+#define CRITERION(k, t, r, off)                                                                    \
+    {                                                                                              \
+        .key = #k, .option = "--" #k, .type = EB_VALIDITY_CRITERION_##t,                           \
+        .offset = offsetof(struct eb_validity_criteria, k), .rule = (r), .off_when = (off)         \
+    }
+
+static const struct eb_validity_criterion criteria_table[] = {
+    CRITERION(min_frames, UINT, "at least this many measured frames", NULL),
+    CRITERION(min_duration_s, DOUBLE, "a measured phase at least this many seconds long", "0"),
+    CRITERION(max_drift_pct, DOUBLE,
+              "no fifth of the measured frames with a median end-to-end latency more than this "
+              "many % from the median of all",
+              NULL),
+    CRITERION(max_others_cpu_pct, DOUBLE,
+              "other processes using at most this % of all CPUs' time during the measured pass",
+              "100"),
+    CRITERION(max_cov_pct, DOUBLE, "an end-to-end latency CoV of at most this many %", "0"),
+    CRITERION(max_drop_pct, DOUBLE, "a paced slot dropping at most this % of its frames", NULL),
+};
+
+const struct eb_validity_criterion *eb_validity_criteria_table(size_t *n_out)
+{
+    *n_out = sizeof(criteria_table) / sizeof(criteria_table[0]);
+    return criteria_table;
+}
+
+double eb_validity_criterion_value(const struct eb_validity_criterion *k,
+                                   const struct eb_validity_criteria *c)
+{
+    const char *base = (const char *)c + k->offset;
+    if (k->type == EB_VALIDITY_CRITERION_UINT) {
+        uint64_t v;
+        memcpy(&v, base, sizeof(v));
+        return (double)v;
+    }
+    double v;
+    memcpy(&v, base, sizeof(v));
+    return v;
 }
 
 void eb_validity_judge_slot(const struct eb_slot_result *s, const struct eb_validity_criteria *c,

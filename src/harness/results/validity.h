@@ -51,6 +51,32 @@ struct eb_validity_criteria {
     double max_drop_pct;       /* --max_drop_pct: a paced slot's dropped frames in % */
 };
 
+/** The type of a criterion's field in struct eb_validity_criteria. */
+enum eb_validity_criterion_type {
+    EB_VALIDITY_CRITERION_UINT = 0, /* uint64_t */
+    EB_VALIDITY_CRITERION_DOUBLE,   /* double */
+};
+
+/**
+ * One threshold of struct eb_validity_criteria, as data: report.json's validity.criteria and
+ * assumptions.md render the thresholds from this one table (validity.c), in its order.
+ */
+struct eb_validity_criterion {
+    const char *key;    /* report.json validity.criteria key, e.g. "min_frames" */
+    const char *option; /* the option that sets it, e.g. "--min_frames" */
+    enum eb_validity_criterion_type type;
+    size_t offset;        /* of the field in struct eb_validity_criteria */
+    const char *rule;     /* what a slot must do against it, a phrase */
+    const char *off_when; /* the value that switches the check off ("0"), NULL = always on */
+};
+
+/** The criteria table, in report order; `*n_out` gets its length. Static storage. */
+const struct eb_validity_criterion *eb_validity_criteria_table(size_t *n_out);
+
+/** The value of criterion `k` in `c` (a uint64_t field converted to double). */
+double eb_validity_criterion_value(const struct eb_validity_criterion *k,
+                                   const struct eb_validity_criteria *c);
+
 /** A verdict. `evaluated` 0 means not judged (a skipped slot): null in report.json. */
 struct eb_validity {
     int evaluated;
