@@ -842,13 +842,25 @@ EB_TEST(write_files_writes_all_atomically)
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        if (strcmp(e->d_name, "report.json") != 0 && strcmp(e->d_name, "report.md") != 0 &&
-            strcmp(e->d_name, "report.html") != 0)
+        int known = 0;
+        for (int f = 0; f < EB_REPORT_FILE_COUNT; f++)
+            known |= strcmp(e->d_name, eb_report_file_name((enum eb_report_file)f)) == 0;
+        if (!known)
             EB_FAIL("unexpected file %s in the output folder", e->d_name);
         n++;
     }
     closedir(d);
-    ASSERT_EQ_INT(n, 3);
+    ASSERT_EQ_INT(n, EB_REPORT_FILE_COUNT);
+
+    /* inputs.json: a failed slot keeps its model; a result without a config echo says null. */
+    snprintf(path, sizeof(path), "%s/inputs.json", dir);
+    text = eb_test_read_file(path, &len);
+    ASSERT_TRUE(text != NULL);
+    ASSERT_OK(eb_json_parse(text, len, &root, &diag));
+    ASSERT_STREQ(str_at(root, "slots/1/status"), "failed");
+    ASSERT_STREQ(str_at(root, "slots/0/name"), "rgb");
+    eb_json_free(root);
+    free(text);
     eb_run_result_fini(&r);
 }
 

@@ -151,3 +151,14 @@ EB_TEST(drift_blocks_cover_the_values_in_order)
     eb_stat_drift(v, EB_STAT_DRIFT_MIN_FRAMES - 1, scratch, &d);
     ASSERT_EQ_INT(d.blocks, 0);
 }
+
+EB_TEST(ci_min_n_is_the_first_n_with_an_interval)
+{
+    /* The sizes stats.h states: p50 needs 6 samples at 95%, p99 needs 368. */
+    ASSERT_EQ_INT((int)eb_stat_ci_min_n(0.50, 0.95, 100000), 6);
+    ASSERT_EQ_INT((int)eb_stat_ci_min_n(0.99, 0.95, 100000), 368);
+    uint64_t lo, hi;
+    ASSERT_TRUE(!eb_stat_ci_ranks(367, 0.99, 0.95, &lo, &hi, NULL));
+    /* None within a bound too small. */
+    ASSERT_EQ_INT((int)eb_stat_ci_min_n(0.99, 0.95, 100), 0);
+}

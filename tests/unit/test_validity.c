@@ -380,3 +380,25 @@ EB_TEST(warmup_auto_cap_makes_the_slot_invalid)
     eb_validity_judge_slot(&s, &defaults, NULL, &v);
     ASSERT_EQ_INT(v.valid, 1);
 }
+
+EB_TEST(criteria_table_covers_every_threshold)
+{
+    /* Every member of struct eb_validity_criteria is one row, read at its own offset: the
+     * table report.json and assumptions.md render from cannot miss a threshold. */
+    size_t n = 0, bytes = 0;
+    const struct eb_validity_criterion *k = eb_validity_criteria_table(&n);
+    struct eb_validity_criteria c = {.min_frames = 7,
+                                     .min_duration_s = 1.5,
+                                     .max_drift_pct = 2.5,
+                                     .max_cov_pct = 3.5,
+                                     .max_others_cpu_pct = 4.5,
+                                     .max_drop_pct = 5.5};
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        bytes += k[i].type == EB_VALIDITY_CRITERION_UINT ? sizeof(uint64_t) : sizeof(double);
+        ASSERT_TRUE(strncmp(k[i].option, "--", 2) == 0 && strcmp(k[i].option + 2, k[i].key) == 0);
+        sum += eb_validity_criterion_value(&k[i], &c);
+    }
+    ASSERT_EQ_INT((int)bytes, (int)sizeof(struct eb_validity_criteria));
+    ASSERT_TRUE(fabs(sum - (7 + 1.5 + 2.5 + 3.5 + 4.5 + 5.5)) < 1e-12);
+}
