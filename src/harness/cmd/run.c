@@ -826,10 +826,12 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             r->interference_ratio_infer = si.p50 > 0 ? r->stages[EB_STAGE_INFER].p50 / si.p50 : NAN;
         }
     }
+    /* Before the datasets are scored: scoring frees the dataset whose image list the file
+     * list hash reads. */
+    fingerprint_models(rc);
     score_datasets(rc);
     summarize_pair(rc);
     summarize_memory(rc);
-    fingerprint_models(rc);
     res->duration_s = (double)(eb_clock_ns() - t0) / 1e9;
     res->exit_code = exit_code_of(rc);
     if (res->mem.violations > 0)
