@@ -319,9 +319,9 @@ static const char *relative_to(const char *path, const char *dir)
     return path;
 }
 
-enum eb_status eb_source_file_list_hash(const struct eb_source_spec *spec,
-                                        const char *const *files, size_t n_files,
-                                        struct eb_source_file_list *out, struct eb_diag *diag)
+enum eb_status eb_source_file_list_hash(const struct eb_source_spec *spec, const char *const *files,
+                                        size_t n_files, struct eb_source_file_list *out,
+                                        struct eb_diag *diag)
 {
     enum eb_status st = EB_ERR_NOMEM;
     char **names = NULL;
@@ -344,9 +344,9 @@ enum eb_status eb_source_file_list_hash(const struct eb_source_spec *spec,
     }
     list = calloc(n > 0 ? n : 1, sizeof(*list));
     if (list == NULL) {
-        st = eb_diag_fail(diag, EB_ERR_NOMEM,
-                          "failed to hash the file list of image_dir=%s: out of memory",
-                          spec->path);
+        st =
+            eb_diag_fail(diag, EB_ERR_NOMEM,
+                         "failed to hash the file list of image_dir=%s: out of memory", spec->path);
         goto fail;
     }
     for (size_t i = 0; i < n; i++) {

@@ -100,10 +100,8 @@ static int md_body(FILE *fp, const void *ctx)
 const char *eb_report_file_name(enum eb_report_file f)
 {
     static const char *const names[EB_REPORT_FILE_COUNT] = {
-        [EB_REPORT_FILE_MD] = "report.md",
-        [EB_REPORT_FILE_HTML] = "report.html",
-        [EB_REPORT_FILE_INPUTS] = "inputs.json",
-        [EB_REPORT_FILE_ASSUMPTIONS] = "assumptions.md",
+        [EB_REPORT_FILE_MD] = "report.md",       [EB_REPORT_FILE_HTML] = "report.html",
+        [EB_REPORT_FILE_INPUTS] = "inputs.json", [EB_REPORT_FILE_ASSUMPTIONS] = "assumptions.md",
         [EB_REPORT_FILE_JSON] = "report.json",
     };
     return (unsigned)f < EB_REPORT_FILE_COUNT ? names[f] : "report";

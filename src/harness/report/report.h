@@ -97,8 +97,8 @@ EB_NODISCARD enum eb_status eb_report__write_atomic(const char *dir, const char 
  * SHA-256, an image_dir source's file list hash) and assumptions.md (what the numbers rest on)
  * into `dir` (report_repro.c). EB_ERR_IO naming the file.
  */
-EB_NODISCARD enum eb_status eb_report__write_inputs(const struct eb_run_result *r,
-                                                    const char *dir, struct eb_diag *diag);
+EB_NODISCARD enum eb_status eb_report__write_inputs(const struct eb_run_result *r, const char *dir,
+                                                    struct eb_diag *diag);
 EB_NODISCARD enum eb_status eb_report__write_assumptions(const struct eb_run_result *r,
                                                          const char *dir, struct eb_diag *diag);
 /*

@@ -106,8 +106,8 @@ static const char *no_energy(const struct eb_run_result *r, const struct eb_slot
     return buf;
 }
 
-static const char *no_throttle_watch(const struct eb_run_result *r,
-                                     const struct eb_slot_result *s, char *buf, size_t n)
+static const char *no_throttle_watch(const struct eb_run_result *r, const struct eb_slot_result *s,
+                                     char *buf, size_t n)
 {
     (void)s;
     if (r->sys.nvml_used)
@@ -153,8 +153,8 @@ static const char *no_mfu(const struct eb_run_result *r, const struct eb_slot_re
     return buf;
 }
 
-static const char *ci_missing(const struct eb_slot_result *s, const struct eb_stat_ci *ci,
-                              double q, char *buf, size_t n)
+static const char *ci_missing(const struct eb_slot_result *s, const struct eb_stat_ci *ci, double q,
+                              char *buf, size_t n)
 {
     if (ci->available)
         return NULL;
@@ -210,8 +210,8 @@ static const char *no_fp16_drift(const struct eb_run_result *r, const struct eb_
     return buf;
 }
 
-static const char *no_solo(const struct eb_run_result *r, const struct eb_slot_result *s,
-                           char *buf, size_t n)
+static const char *no_solo(const struct eb_run_result *r, const struct eb_slot_result *s, char *buf,
+                           size_t n)
 {
     if (s->has_solo || strcmp(r->mode, "dual") != 0)
         return NULL;
@@ -239,9 +239,10 @@ static void md_statistics(FILE *fp)
     fprintf(fp, "- Percentiles: %s.\n", EB_STAT_PERCENTILE_METHOD);
     fprintf(fp, "- Spread: %s.\n", EB_STAT_SPREAD_METHOD);
     fprintf(fp, "- Confidence intervals (report.json `ci_method`: \"%s\"): %s.\n",
-                EB_STAT_CI_METHOD, EB_STAT_CI_METHOD_DETAIL);
-    fprintf(fp, "- Level %g%%: a p50 interval needs at least %llu samples, a p99 interval at "
-                "least %llu.\n\n",
+            EB_STAT_CI_METHOD, EB_STAT_CI_METHOD_DETAIL);
+    fprintf(fp,
+            "- Level %g%%: a p50 interval needs at least %llu samples, a p99 interval at "
+            "least %llu.\n\n",
             100.0 * EB_STAT_CI_LEVEL,
             (unsigned long long)eb_stat_ci_min_n(0.50, EB_STAT_CI_LEVEL, CI_MIN_N_SEARCH),
             (unsigned long long)eb_stat_ci_min_n(0.99, EB_STAT_CI_LEVEL, CI_MIN_N_SEARCH));
@@ -321,8 +322,8 @@ static void md_peaks(FILE *fp, const struct eb_run_result *r)
         char c[EB_PEAK_PRECISION_COUNT][32];
         for (int k = 0; k < EB_PEAK_PRECISION_COUNT; k++)
             tflops_cell(c[k], sizeof(c[k]), e[i].tflops[k]);
-        fprintf(fp, "| %s | %g | %s | %s | %s | %s |\n", e[i].name, e[i].clock_mhz,
-                c[EB_PEAK_FP32], c[EB_PEAK_FP16], c[EB_PEAK_INT8], e[i].source);
+        fprintf(fp, "| %s | %g | %s | %s | %s | %s |\n", e[i].name, e[i].clock_mhz, c[EB_PEAK_FP32],
+                c[EB_PEAK_FP16], c[EB_PEAK_INT8], e[i].source);
     }
     fprintf(fp, "\n");
 }
@@ -365,8 +366,9 @@ static int assumptions_body(FILE *fp, const void *ctx)
 {
     const struct eb_run_result *r = ctx;
     fprintf(fp, "# What the numbers of this run rest on\n\n");
-    fprintf(fp, "edgebench %s, run started %s. The figures are in report.json; the inputs in "
-                "inputs.json; the machine in env.json.\n\n",
+    fprintf(fp,
+            "edgebench %s, run started %s. The figures are in report.json; the inputs in "
+            "inputs.json; the machine in env.json.\n\n",
             r->version != NULL ? r->version : "unknown",
             r->started_at[0] != '\0' ? r->started_at : "at an unknown time");
     md_statistics(fp);

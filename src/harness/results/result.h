@@ -169,7 +169,7 @@ struct eb_slot_result {
      * list's SHA-256; source_list_sha256 "" = not an image_dir source, or not hashed. */
     uint64_t source_list_files, source_list_bytes;
     char source_list_sha256[65];
-    char backend[32];      /* "ort" */
+    char backend[32]; /* "ort" */
     char backend_version[64];
     char backend_reason[256]; /* "--backend ort", "auto: native supports every node", ... */
     char device[16];          /* requested: "cpu", "cuda", "tensorrt" */
