@@ -187,9 +187,9 @@ struct eb_engine_exec_info {
 #define EB_ENGINE_FLOPS_CONVENTION                                                                 \
     "2 FLOPs per multiply-add (2 x MACs from the weight shape and the output size, bias not "      \
     "counted) for Conv, ConvInteger and the fused int8 convolution, 2 x output elements x K for "  \
-    "MatMulInteger; 5 per input element for the fused DFL (max, subtract, exp, sum, dot); one "    \
-    "per output element for every other op, MatMul and Gemm included; an op fused into another "   \
-    "(an activation, an add) is counted in neither"
+    "MatMul and MatMulInteger, 2 x M x N x K for Gemm; 5 per input element for the fused DFL "     \
+    "(max, subtract, exp, sum, dot); one per output element for every other op; an op fused into " \
+    "another (an activation, an add) is counted in neither"
 
 /** One node of the per-operator profile (eb_engine_profile_get). */
 struct eb_engine_prof_node {

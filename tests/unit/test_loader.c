@@ -349,6 +349,35 @@ EB_TEST(external_data_matches_inline)
     free(sub);
 }
 
+/* The profile counts MatMul as 2 FLOPs per multiply-add (EB_ENGINE_FLOPS_CONVENTION): X [1, 4] ·
+ * W [4, 3] is 12 multiply-adds, 24 FLOPs, not one per output element. */
+EB_TEST(matmul_profile_counts_two_flops_per_mac)
+{
+    size_t len;
+    uint8_t *bytes = linear_model(NULL, NULL, NULL, &len);
+    struct eb_engine_options opt;
+    eb_engine_options_default(&opt);
+    opt.threads = 1;
+    opt.profile = 1;
+    struct eb_engine *e = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_engine_load(bytes, len, "linear.onnx", &opt, &e, &d));
+    float x[4] = {1.0f, -2.0f, 0.5f, 3.0f};
+    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 2, .shape = {1, 4}, .data = x}, out[1];
+    ASSERT_OK(eb_engine_run(e, &in, 1, out, 1, &d));
+    struct eb_engine_profile p;
+    eb_engine_profile_get(e, &p);
+    int found = 0;
+    for (size_t i = 0; i < p.n_nodes; i++)
+        if (strcmp(p.nodes[i].op, "MatMul") == 0) {
+            ASSERT_EQ_INT((int64_t)p.nodes[i].flops, 24);
+            found = 1;
+        }
+    ASSERT_TRUE(found);
+    eb_engine_destroy(e);
+    free(bytes);
+}
+
 /* `edgebench model info` on a model whose weights are in an external file beside it (in another
  * folder than the current one): it plans the model as run loads it, from the model's folder. */
 EB_TEST(model_info_plans_external_data)

@@ -87,6 +87,14 @@ static void exec_gemm(const struct eb_exec *ex)
                          c != NULL ? c->data : NULL, p->c_sm, p->c_sn, eb_op_out(g, n, 0)->data);
 }
 
+/* 2 FLOPs per multiply-add: 2 M N K (alpha, beta and C not counted). */
+static uint64_t flops_gemm(const struct eb_graph *g, const struct eb_ir_node *n)
+{
+    (void)g;
+    const struct gemm_params *p = n->params;
+    return 2u * (uint64_t)p->m * (uint64_t)p->n * (uint64_t)p->k;
+}
+
 /* Scratch for the packed SGEMM (operands are packed at run time). */
 static enum eb_status prepare_gemm(struct eb_op_prepare *pp)
 {
@@ -107,4 +115,5 @@ const struct eb_op_def eb_op_gemm = {
     .infer_shape = infer_gemm,
     .prepare = prepare_gemm,
     .exec = exec_gemm,
+    .flops = flops_gemm,
 };

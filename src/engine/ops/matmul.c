@@ -89,6 +89,13 @@ static int describe_matmul(const struct eb_graph *g, const struct eb_ir_node *n,
     return 1;
 }
 
+/* 2 FLOPs per multiply-add: 2 x output elements x K (A's last dim; a 1-D B or A included). */
+static uint64_t flops_matmul(const struct eb_graph *g, const struct eb_ir_node *n)
+{
+    const struct eb_ir_value *a = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
+    return 2u * (uint64_t)y->numel * (uint64_t)a->shape[a->rank - 1];
+}
+
 const struct eb_op_def eb_op_matmul = {
     .onnx_name = "MatMul",
     .since_opset = 1,
@@ -101,4 +108,5 @@ const struct eb_op_def eb_op_matmul = {
     .prepare = prepare_matmul,
     .exec = exec_matmul,
     .describe = describe_matmul,
+    .flops = flops_matmul,
 };
