@@ -101,6 +101,11 @@ EB_TEST(table_figures_are_sane_and_every_entry_reachable)
               e->tflops[EB_PEAK_INT8] >= e->tflops[EB_PEAK_FP16]))
             EB_FAIL("%s: fp32 %g, fp16 %g, int8 %g TFLOPS", e->name, e->tflops[EB_PEAK_FP32],
                     e->tflops[EB_PEAK_FP16], e->tflops[EB_PEAK_INT8]);
+        /* a bandwidth with its source, except where one entry covers variants that differ */
+        if ((e->mem_gbs > 0) != (e->mem_source != NULL) ||
+            (!(e->mem_gbs > 0) && strcmp(e->name, "NVIDIA A100") != 0))
+            EB_FAIL("%s: bandwidth %g GB/s, source %s", e->name, e->mem_gbs,
+                    e->mem_source != NULL ? e->mem_source : "(none)");
         /* A device made from the entry finds the entry itself (none is shadowed). */
         char name[96];
         snprintf(name, sizeof(name), "NVIDIA %s", e->match);
@@ -123,4 +128,19 @@ EB_TEST(precision_names_round_trip)
     ASSERT_STREQ(eb_peak_precision_name(EB_PEAK_FP16), "fp16");
     ASSERT_TRUE(!eb_peak_precision_parse("bf16", &p));
     ASSERT_TRUE(!eb_peak_precision_parse(NULL, &p));
+}
+
+/* DRAM bandwidth, the decoder's roofline: the datasheets' figures (10^9 bytes/s). */
+EB_TEST(bandwidth_of_known_devices)
+{
+    ASSERT_NEAR(eb_peak_find("NVIDIA H100 80GB HBM3", 132, 80 * GB, 1980)->mem_gbs, 3350, 1e-9);
+    ASSERT_NEAR(eb_peak_find("NVIDIA H100 PCIe", 114, 80 * GB, 1755)->mem_gbs, 2000, 1e-9);
+    ASSERT_NEAR(eb_peak_find("NVIDIA H200", 132, 143 * GB, 1980)->mem_gbs, 4800, 1e-9);
+    ASSERT_NEAR(eb_peak_find("Orin", 16, 64 * GB, 1300)->mem_gbs, 204.8, 1e-9);
+    ASSERT_NEAR(eb_peak_find("Orin", 8, 7600000000ull, 625)->mem_gbs, 68, 1e-9);
+    ASSERT_NEAR(eb_peak_find("Orin", 8, 7600000000ull, 1020)->mem_gbs, 102, 1e-9);
+    ASSERT_NEAR(eb_peak_find("Orin", 4, 3600000000ull, 625)->mem_gbs, 34, 1e-9);
+    ASSERT_NEAR(eb_peak_find("NVIDIA GeForce RTX 4090", 128, 24 * GB, 2520)->mem_gbs, 1008, 1e-9);
+    /* one entry for every A100 variant: no single figure, so none */
+    ASSERT_TRUE(!(eb_peak_find("NVIDIA A100-SXM4-80GB", 108, 80 * GB, 1410)->mem_gbs > 0));
 }

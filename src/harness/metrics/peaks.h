@@ -1,6 +1,7 @@
 /*
- * Dense peak throughput of the GPUs edgebench knows, for the MFU (model FLOPs utilisation) of a
- * --profile run: achieved FLOP/s over the device's peak for the precision the model ran in.
+ * Dense peak throughput and DRAM bandwidth of the GPUs edgebench knows, for the MFU (model FLOPs
+ * utilisation) of a --profile run (achieved FLOP/s over the device's peak for the precision the
+ * model ran in) and for bandwidth utilisation (bytes read per second over the peak bandwidth).
  * One const table (peaks.c), no state. A device that is not in the table has no peak: callers
  * say "unknown device: no peak in the table" and never invent a figure; the CPU has no entry.
  *
@@ -54,7 +55,10 @@ struct eb_peak_entry {
     double clock_mhz;  /* the GPU clock the figures assume */
     double tflops[EB_PEAK_PRECISION_COUNT]; /* dense peak, 10^12 FLOP/s (int8: TOPS); 0 = not
                                                known for that precision */
-    const char *source; /* datasheet or whitepaper, and how a derived figure is computed */
+    const char *source;     /* datasheet or whitepaper, and how a derived figure is computed */
+    double mem_gbs;         /* peak DRAM bandwidth, 10^9 bytes/s (the memory-bound roofline, e.g. a
+                           decoder's bandwidth utilisation); 0 = not known for this entry */
+    const char *mem_source; /* where mem_gbs comes from; NULL when 0 */
 };
 
 /** The whole table, in matching order; `*n_out` gets its length. Static storage. */

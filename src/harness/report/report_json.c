@@ -337,6 +337,7 @@ static void write_profile(struct eb_json_writer *w, const struct eb_slot_result 
     kstr_or_null(w, "peak_precision", p->peak_precision);
     eb_json_knum(w, "peak_tflops", p->peak_tflops);
     eb_json_knum(w, "peak_clock_mhz", p->peak_clock_mhz);
+    eb_json_knum(w, "peak_mem_gbs", p->peak_mem_gbs);
     kstr_or_null(w, "peak_note", p->peak_note);
     eb_json_knum(w, "mfu_pct", p->mfu_pct);
     eb_json_knum(w, "mfu_inference_pct", p->mfu_inference_pct);

@@ -286,7 +286,7 @@ static void md_counting(FILE *fp, const struct eb_run_result *r)
     fprintf(fp, "- Model sizes and file list sizes are bytes of the files.\n\n");
 }
 
-static void tflops_cell(char *buf, size_t n, double v)
+static void table_cell(char *buf, size_t n, double v)
 {
     if (v > 0)
         snprintf(buf, n, "%g", v);
@@ -315,15 +315,19 @@ static void md_peaks(FILE *fp, const struct eb_run_result *r)
     }
     size_t n = 0;
     const struct eb_peak_entry *e = eb_peak_table(&n);
-    fprintf(fp, "\nThe peak table (dense, 10^12 FLOP/s; int8 10^12 OP/s):\n\n");
-    fprintf(fp, "| Device | Clock MHz | fp32 | fp16 | int8 | Source |\n"
-                "| --- | --- | --- | --- | --- | --- |\n");
+    fprintf(fp, "\nThe peak table (dense, 10^12 FLOP/s; int8 10^12 OP/s; DRAM bandwidth 10^9 "
+                "bytes/s):\n\n");
+    fprintf(fp, "| Device | Clock MHz | fp32 | fp16 | int8 | Source | DRAM GB/s | Source |\n"
+                "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (size_t i = 0; i < n; i++) {
         char c[EB_PEAK_PRECISION_COUNT][32];
         for (int k = 0; k < EB_PEAK_PRECISION_COUNT; k++)
-            tflops_cell(c[k], sizeof(c[k]), e[i].tflops[k]);
-        fprintf(fp, "| %s | %g | %s | %s | %s | %s |\n", e[i].name, e[i].clock_mhz, c[EB_PEAK_FP32],
-                c[EB_PEAK_FP16], c[EB_PEAK_INT8], e[i].source);
+            table_cell(c[k], sizeof(c[k]), e[i].tflops[k]);
+        char bw[32];
+        table_cell(bw, sizeof(bw), e[i].mem_gbs);
+        fprintf(fp, "| %s | %g | %s | %s | %s | %s | %s | %s |\n", e[i].name, e[i].clock_mhz,
+                c[EB_PEAK_FP32], c[EB_PEAK_FP16], c[EB_PEAK_INT8], e[i].source, bw,
+                e[i].mem_source != NULL ? e[i].mem_source : "not known");
     }
     fprintf(fp, "\n");
 }

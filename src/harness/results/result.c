@@ -117,6 +117,7 @@ static double resolve_peak(const struct eb_backend_device_info *dev, struct eb_p
     enum eb_peak_precision prec;
     out->peak_tflops = NAN;
     out->peak_clock_mhz = NAN;
+    out->peak_mem_gbs = NAN;
     if (dev == NULL || !dev->reported) {
         snprintf(out->peak_note, sizeof(out->peak_note),
                  "no peak: the backend does not say which device ran the model");
@@ -143,6 +144,7 @@ static double resolve_peak(const struct eb_backend_device_info *dev, struct eb_p
         return NAN;
     }
     snprintf(out->peak_device, sizeof(out->peak_device), "%s", e->name);
+    out->peak_mem_gbs = e->mem_gbs > 0 ? e->mem_gbs : NAN;
     if (!(e->tflops[prec] > 0)) {
         snprintf(out->peak_note, sizeof(out->peak_note), "no %s peak in the table for %s",
                  eb_peak_precision_name(prec), e->name);

@@ -99,6 +99,7 @@ struct eb_profile_result {
      * table) every mfu_pct and the peak figures are NAN and peak_note says why. */
     double peak_tflops;       /* the peak, 10^12 FLOP/s (int8: TOPS); NAN without one */
     double peak_clock_mhz;    /* the GPU clock the peak assumes; NAN without a peak */
+    double peak_mem_gbs;      /* the entry's DRAM bandwidth, 10^9 B/s; NAN when not known */
     char peak_device[48];     /* the table entry, e.g. "NVIDIA H100 SXM5"; "" without a peak */
     char peak_precision[8];   /* "fp32", "fp16", "int8": the model's precision; "" unknown */
     char peak_note[256];      /* the entry's source, or why there is no peak */
