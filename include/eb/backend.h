@@ -6,7 +6,7 @@
  *     st = eb_backend_create(eb_backend_find("ort"), &cfg, &be, &diag);
  *     st = eb_backend_load(be, &spec, &info, &diag);
  *     st = eb_backend_infer(be, &in, 1, out, info.n_outputs, &timing, &diag);   (per frame)
- *     st = eb_backend_profile_get(be, &prof, &diag);   (optional: cfg.profile, native only)
+ *     st = eb_backend_profile_get(be, &prof, &diag);   (optional: cfg.profile)
  *     eb_backend_destroy(be);
  */
 #ifndef EB_BACKEND_H
@@ -25,8 +25,9 @@
  * probe's providers list; ABI 8: pin_frames, and struct eb_diag carries the failure's advice
  * bits (diag.h); ABI 9: eb_model_info.qdq, and "int8" in eb_backend_device_info.precision;
  * ABI 10: eb_backend_config.int8 and trt_cache, eb_model_info.engine_cache (ort tensorrt),
- * the advice bit EB_ADVICE_TRT_CACHE; ABI 11: eb_model_info.int8_nodes. */
-#define EB_BACKEND_ABI      11u
+ * the advice bit EB_ADVICE_TRT_CACHE; ABI 11: eb_model_info.int8_nodes; ABI 12: `profile`
+ * takes a diag (ort reads a file there, which can fail with a reason). */
+#define EB_BACKEND_ABI      12u
 #define EB_BACKEND_MAX_IO   8
 #define EB_BACKEND_NAME_MAX 128
 
@@ -59,8 +60,9 @@ const char *eb_limit_type_name(enum eb_limit_type t);
 struct eb_backend_config {
     enum eb_device device;
     int threads; /* intra-op threads; 0 = backend default */
+    int profile; /* 1 = per-node profile (native: the engine times each node; ort: ONNX
+                    Runtime's own profiler) */
     /* native engine only (ignored by ort): */
-    int profile;              /* 1 = per-node profile */
     uint32_t passes;          /* enum eb_engine_pass bits; 0 = all */
     int qdq;                  /* enum eb_engine_qdq (EB_ENGINE_QDQ_AUTO: int8 on the CPU) */
     int precision;            /* enum eb_engine_precision (native: cuda device; ort: fp16 on
@@ -239,13 +241,20 @@ struct eb_backend_ops {
                                const struct eb_model_spec *spec, int *supported_out, char *why,
                                size_t why_size, struct eb_diag *diag);
     /**
-     * Optional (ABI 3; caps has EB_BACKEND_CAP_OP_PROFILE); NULL means no per-operator
-     * profile (ort). Fills `profile_out` with the per-node times recorded since load or the
-     * last profile_reset; EB_ERR_UNSUPPORTED when the instance was not opened with
-     * cfg.profile or has no model loaded. Does not allocate.
+     * Optional (ABI 3; caps has EB_BACKEND_CAP_OP_PROFILE; diag since ABI 12); NULL means no
+     * per-operator profile. Fills `profile_out` with the per-node times recorded since load or
+     * the last profile_reset; EB_ERR_UNSUPPORTED when the instance was not opened with
+     * cfg.profile or has no model loaded. native: does not allocate. ort: ONNX Runtime profiles
+     * a session once, so the first call ends its profiler and reads the file it wrote (this
+     * allocates; a file that cannot be read is EB_ERR_IO/EB_ERR_FORMAT with the file named in
+     * diag); later calls return the same table, and later runs are not profiled.
      */
-    enum eb_status (*profile)(void *priv, struct eb_backend_profile *profile_out);
-    /** Optional (ABI 3), with `profile`: forgets the recorded times (e.g. after warm-up). */
+    enum eb_status (*profile)(void *priv, struct eb_backend_profile *profile_out,
+                              struct eb_diag *diag);
+    /**
+     * Optional (ABI 3), with `profile`: forgets the recorded times (e.g. after warm-up). ort:
+     * remembers how many runs came before, and the file's first that many runs are left out.
+     */
     void (*profile_reset)(void *priv);
     /**
      * Optional (ABI 4), with infer_frame: 1 when the loaded model can take frames that the
@@ -338,7 +347,8 @@ size_t eb_backend_head_rows(struct eb_backend *be, struct eb_anchor_row **rows_o
 void eb_backend_mem_usage(struct eb_backend *be, struct eb_mem_usage *usage_out);
 /**
  * The per-operator profile (see eb_backend_ops.profile). EB_ERR_UNSUPPORTED, with a message
- * naming the backend, when it has none or profiling is off; `*profile_out` is zeroed then.
+ * naming the backend, when it has none or profiling is off; the backend's own status and
+ * message when it could not produce one; `*profile_out` is zeroed then.
  */
 EB_NODISCARD enum eb_status eb_backend_profile_get(struct eb_backend *be,
                                                    struct eb_backend_profile *profile_out,

@@ -154,16 +154,18 @@ enum eb_status eb_backend_profile_get(struct eb_backend *be, struct eb_backend_p
                                       struct eb_diag *diag)
 {
     memset(profile_out, 0, sizeof(*profile_out));
+    struct eb_diag d = {0};
     enum eb_status st = EB_ERR_UNSUPPORTED;
     if (be->ops->profile != NULL)
-        st = be->ops->profile(be->priv, profile_out);
-    if (st != EB_OK) {
-        memset(profile_out, 0, sizeof(*profile_out));
-        return eb_diag_fail_advise(diag, st, EB_ADVICE_PROFILE_NATIVE,
-                                   "backend %s has no per-operator profile%s", be->ops->name,
-                                   be->ops->profile != NULL ? " (profiling is off)" : "");
-    }
-    return EB_OK;
+        st = be->ops->profile(be->priv, profile_out, &d);
+    if (st == EB_OK)
+        return EB_OK;
+    memset(profile_out, 0, sizeof(*profile_out));
+    if (d.status != EB_OK) /* the backend said why */
+        return eb_diag_fail_advise(diag, st, d.advice, "%s", d.msg);
+    return eb_diag_fail_advise(diag, st, EB_ADVICE_PROFILE_NATIVE,
+                               "backend %s has no per-operator profile%s", be->ops->name,
+                               be->ops->profile != NULL ? " (profiling is off)" : "");
 }
 
 void eb_backend_profile_reset(struct eb_backend *be)

@@ -116,11 +116,11 @@ EB_TEST(nvtx_range_names)
 
 static const char report_json[] =
     "{\"slots\": ["
-    " {\"name\": \"rgb\", \"profile\": {\"top_nodes\": ["
+    " {\"name\": \"rgb\", \"backend\": \"native\", \"profile\": {\"top_nodes\": ["
     "  {\"name\": \"/m/a\", \"op\": \"Conv\", \"ms_per_frame\": 3.0},"
     "  {\"name\": \"/m/b\", \"op\": \"Conv\", \"ms_per_frame\": 1.0},"
     "  {\"name\": \"shared\", \"op\": \"Add\", \"ms_per_frame\": 0.5}]}},"
-    " {\"name\": \"thermal\", \"profile\": {\"top_nodes\": ["
+    " {\"name\": \"thermal\", \"backend\": \"native\", \"profile\": {\"top_nodes\": ["
     "  {\"name\": \"/m/c\", \"op\": \"Concat\", \"ms_per_frame\": 2.0},"
     "  {\"name\": \"shared\", \"op\": \"Add\", \"ms_per_frame\": 0.9}]}},"
     " {\"name\": \"other\", \"profile\": null}]}";
@@ -147,6 +147,12 @@ EB_TEST(targets_slowest_first_one_per_range)
     ASSERT_STR(t[1].range, "Concat:.m.c");
     static const char none[] = "{\"slots\": [{\"name\": \"rgb\", \"profile\": null}]}";
     ASSERT_EQ_INT(eb_ncu_targets_from_report(none, strlen(none), 5, t, &n, NULL), EB_OK);
+    ASSERT_EQ_INT(n, 0);
+    /* ort's profile names ONNX Runtime's nodes, which have no NVTX ranges to target. */
+    static const char ort[] = "{\"slots\": [{\"name\": \"rgb\", \"backend\": \"ort\", \"profile\": "
+                              "{\"top_nodes\": [{\"name\": \"/m/a\", \"op\": \"Conv\", "
+                              "\"ms_per_frame\": 3.0}]}}]}";
+    ASSERT_EQ_INT(eb_ncu_targets_from_report(ort, strlen(ort), 5, t, &n, NULL), EB_OK);
     ASSERT_EQ_INT(n, 0);
     struct eb_diag d = {0};
     ASSERT_EQ_INT(eb_ncu_targets_from_report("{nope", 5, 5, t, &n, &d), EB_ERR_FORMAT);

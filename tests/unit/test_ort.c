@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "backends/ort/ort_backend.h"
+#include "backends/ort/ort_profile.h"
 #include "backends/ort/ort_trt.h"
 #include "eb/backend.h"
 #include "eb_test.h"
@@ -905,4 +906,169 @@ EB_TEST(ort_log_lines_go_to_the_backend_log)
     ASSERT_CONTAINS(cap.text, "onnxruntime warning");
     ASSERT_CONTAINS(cap.text, "unused_w");
     ASSERT_EQ_INT(cap.n_other, 0);
+}
+
+/* ---- ONNX Runtime's profile file (ort_profile.c), on crafted files of its format ------------- */
+
+/* Writes `text` to <tmpdir>/<name> and returns the path in `buf`. */
+static const char *write_profile(const char *name, const char *text, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/%s", eb_test_tmpdir(), name);
+    FILE *fp = fopen(buf, "w");
+    ASSERT_TRUE(fp != NULL);
+    ASSERT_TRUE(fputs(text, fp) >= 0);
+    ASSERT_TRUE(fclose(fp) == 0);
+    return buf;
+}
+
+/* One node event as profiler.cc writes it (the args trimmed to a few of ORT's). */
+#define NODE_EV(name, op, idx, ts, dur)                                                            \
+    "{\"cat\" : \"Node\",\"pid\" :7,\"tid\" :7,\"dur\" :" #dur ",\"ts\" :" #ts                     \
+    ",\"ph\" : \"X\",\"name\" :\"" name "_kernel_time\",\"args\" : {\"op_name\" : \"" op           \
+    "\",\"node_index\" : \"" idx "\",\"provider\" : \"CPUExecutionProvider\",\"output_type_shape\" "  \
+    ": [{\"float\":[1,16,80,80]}],\"thread_scheduling_stats\" : \"\"}}"
+#define RUN_EV(ts, dur)                                                                            \
+    "{\"cat\" : \"Session\",\"pid\" :7,\"tid\" :7,\"dur\" :" #dur ",\"ts\" :" #ts                  \
+    ",\"ph\" : \"X\",\"name\" :\"model_run\",\"args\" : {}}"
+
+/*
+ * Three runs, in the order ORT 1.2x writes them (a run's node events before its model_run, as
+ * recorded): run 0 is the warm-up (skipped), runs 1 and 2 are kept. "/c" runs twice per run (a
+ * node with two kernels), an unnamed node is told apart by its index, a fence event and the
+ * session's own events are not nodes, and a node event outside every run is left out.
+ */
+static const char profile_text[] =
+    "[\n"
+    "{\"cat\" : \"Session\",\"pid\" :7,\"tid\" :7,\"dur\" :500,\"ts\" :1,\"ph\" : \"X\",\"name\" "
+    ":\"session_initialization\",\"args\" : {}},\n" NODE_EV("/a", "Conv", "0", 1000, 400) ",\n" NODE_EV(
+        "/b", "QuickGelu", "1", 1410, 50) ",\n" NODE_EV("/c", "Concat", "2", 1470, 20) ",\n" RUN_EV(990,
+                                                                                                   600) ",\n"
+    /* run 1 */
+    NODE_EV("/a", "Conv", "0", 2000, 300) ",\n" NODE_EV("/b", "QuickGelu", "1", 2310, 40) ",\n" NODE_EV(
+        "/c", "Concat", "2", 2360, 10) ",\n" NODE_EV("/c", "Concat", "2", 2380, 15) ",\n" NODE_EV("", "Add", "7", 2400, 5) ",\n" NODE_EV("", "Add", "8", 2410, 6) ",\n"
+    "{\"cat\" : \"Node\",\"pid\" :7,\"tid\" :7,\"dur\" :3,\"ts\" :2420,\"ph\" : \"X\",\"name\" "
+    ":\"/a_fence_before\",\"args\" : {\"op_name\" : \"Conv\"}},\n" RUN_EV(1990, 450) ",\n"
+    /* between runs: in no run */
+    NODE_EV("/z", "Relu", "9", 2700, 100) ",\n"
+    /* run 2 */
+    RUN_EV(3000, 420) ",\n" NODE_EV("/a", "Conv", "0", 3005, 310) ",\n" NODE_EV("/b", "QuickGelu", "1", 3320, 30) ",\n" NODE_EV(
+        "/c", "Concat", "2", 3355, 12) ",\n" NODE_EV("/c", "Concat", "2", 3370, 13) ",\n" NODE_EV("", "Add", "7", 3390, 4) ",\n" NODE_EV("", "Add", "8", 3400, 7) "\n"
+    "]\n";
+
+EB_TEST(profile_file_sums_kept_runs_per_node)
+{
+    char path[1024];
+    struct eb_ort_profile p = {0};
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_ort__profile_read(write_profile("p.json", profile_text, path, sizeof(path)), 1,
+                                   &p, &d));
+    ASSERT_EQ_INT(p.runs_in_file, 3);
+    ASSERT_EQ_INT(p.runs, 2);
+    ASSERT_NEAR(p.run_total_ms, (450 + 420) / 1000.0, 1e-12);
+    ASSERT_EQ_INT(p.n_nodes, 5);
+    /* Execution order of the first kept run; "/c" adds both kernels of both runs. */
+    ASSERT_STREQ(p.nodes[0].name, "/a");
+    ASSERT_STREQ(p.nodes[0].op, "Conv");
+    ASSERT_NEAR(p.nodes[0].total_ms, (300 + 310) / 1000.0, 1e-12);
+    ASSERT_STREQ(p.nodes[1].op, "QuickGelu");
+    ASSERT_NEAR(p.nodes[1].total_ms, (40 + 30) / 1000.0, 1e-12);
+    ASSERT_STREQ(p.nodes[2].name, "/c");
+    ASSERT_NEAR(p.nodes[2].total_ms, (10 + 15 + 12 + 13) / 1000.0, 1e-12);
+    ASSERT_STREQ(p.nodes[3].name, "");
+    ASSERT_NEAR(p.nodes[3].total_ms, (5 + 4) / 1000.0, 1e-12);
+    ASSERT_STREQ(p.nodes[4].name, "");
+    ASSERT_NEAR(p.nodes[4].total_ms, (6 + 7) / 1000.0, 1e-12);
+    for (size_t k = 0; k < p.n_nodes; k++) {
+        ASSERT_STREQ(p.nodes[k].fused, "");
+        ASSERT_EQ_INT(p.nodes[k].flops, 0);
+    }
+    eb_ort__profile_fini(&p);
+
+    /* Nothing skipped: the warm-up run counts too. */
+    ASSERT_OK(eb_ort__profile_read(path, 0, &p, &d));
+    ASSERT_EQ_INT(p.runs, 3);
+    ASSERT_NEAR(p.nodes[0].total_ms, (400 + 300 + 310) / 1000.0, 1e-12);
+    eb_ort__profile_fini(&p);
+    /* Every run skipped (or cut off by ORT's event limit): an empty table, not an error. */
+    ASSERT_OK(eb_ort__profile_read(path, 5, &p, &d));
+    ASSERT_EQ_INT(p.runs, 0);
+    ASSERT_EQ_INT(p.n_nodes, 0);
+    eb_ort__profile_fini(&p);
+    eb_ort__profile_fini(&p); /* twice, and on a zeroed struct: fine */
+}
+
+EB_TEST(profile_file_odd_input_is_one_line_error)
+{
+    char path[1024], missing[1024];
+    struct eb_ort_profile p = {0};
+    struct eb_diag d = {0};
+    snprintf(missing, sizeof(missing), "%s/none.json", eb_test_tmpdir());
+    ASSERT_EQ_INT(eb_ort__profile_read(missing, 0, &p, &d), EB_ERR_IO);
+    ASSERT_CONTAINS(d.msg, "none.json");
+    ASSERT_CONTAINS(d.msg, "No such file");
+    eb_ort__profile_fini(&p);
+
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"", "empty"},
+        {"{\"traceEvents\": []}\n", "does not start with '['"},
+        {"[\n" RUN_EV(1, 2) ",\n{\"cat\" : \"Session\", \"name\" :\"model_run\", trunc\n]\n",
+         "line 3 is not a JSON event"},
+        {"[\n{\"cat\" : \"Session\",\"dur\" :-5,\"ts\" :1,\"name\" :\"model_run\"}\n]\n",
+         "line 2 is not an event with numbers"},
+        {"[\n[\"model_run\"]\n]\n", "line 2 is not an event"},
+        {"[\n" RUN_EV(1, 100) ",\n{\"cat\":\"Node\",\"ts\":\"5\",\"dur\":1,\"name\":\"x_kernel_time\"}\n]\n",
+         "line 3 is not an event with numbers"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        eb_diag_clear(&d);
+        ASSERT_EQ_INT(eb_ort__profile_read(write_profile("bad.json", bad[i].text, path,
+                                                         sizeof(path)),
+                                           0, &p, &d),
+                      EB_ERR_FORMAT);
+        ASSERT_CONTAINS(d.msg, "bad.json");
+        ASSERT_CONTAINS(d.msg, bad[i].want);
+        ASSERT_TRUE(strchr(d.msg, '\n') == NULL);
+        eb_ort__profile_fini(&p);
+    }
+    /* Node events without args or op_name still count, with op "". */
+    eb_diag_clear(&d);
+    ASSERT_OK(eb_ort__profile_read(
+        write_profile("noargs.json",
+                      "[\n" RUN_EV(10, 100) ",\n{\"cat\":\"Node\",\"ts\":20,\"dur\":30,\"name\":"
+                                            "\"n_kernel_time\"}\n]\n",
+                      path, sizeof(path)),
+        0, &p, &d));
+    ASSERT_EQ_INT(p.n_nodes, 1);
+    ASSERT_STREQ(p.nodes[0].name, "n");
+    ASSERT_STREQ(p.nodes[0].op, "");
+    ASSERT_NEAR(p.nodes[0].total_ms, 0.03, 1e-12);
+    eb_ort__profile_fini(&p);
+}
+
+EB_TEST(profile_dir_is_private_and_removed)
+{
+    char dir[1024], file[1100];
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_ort__profile_dir_make(eb_test_tmpdir(), dir, sizeof(dir), &d));
+    ASSERT_TRUE(strncmp(dir, eb_test_tmpdir(), strlen(eb_test_tmpdir())) == 0);
+    ASSERT_CONTAINS(dir, "/edgebench-ortprof-");
+    struct stat st;
+    ASSERT_TRUE(stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 077) == 0);
+    snprintf(file, sizeof(file), "%s/ort_2026-01-01_00-00-00.json", dir);
+    FILE *fp = fopen(file, "w");
+    ASSERT_TRUE(fp != NULL && fclose(fp) == 0);
+    ASSERT_EQ_INT(eb_ort__profile_dir_remove(dir), 0);
+    ASSERT_TRUE(stat(dir, &st) != 0);
+    ASSERT_EQ_INT(eb_ort__profile_dir_remove(""), 0);
+    /* A relative TMPDIR is not used (the folder would land in the working directory). */
+    ASSERT_OK(eb_ort__profile_dir_make("relative/tmp", dir, sizeof(dir), &d));
+    ASSERT_TRUE(strncmp(dir, "/tmp/edgebench-ortprof-", 23) == 0);
+    ASSERT_EQ_INT(eb_ort__profile_dir_remove(dir), 0);
+    char nowhere[64];
+    snprintf(nowhere, sizeof(nowhere), "/proc/no/such/dir");
+    ASSERT_EQ_INT(eb_ort__profile_dir_make(nowhere, dir, sizeof(dir), &d), EB_ERR_IO);
+    ASSERT_CONTAINS(d.msg, "/proc/no/such/dir");
+    ASSERT_CONTAINS(d.msg, "TMPDIR");
 }

@@ -500,9 +500,11 @@ static enum eb_status native_mem_usage(void *priv, struct eb_mem_usage *usage_ou
 
 /* ---- per-operator profile ------------------------------------------------------------------ */
 
-static enum eb_status native_profile(void *priv, struct eb_backend_profile *profile_out)
+static enum eb_status native_profile(void *priv, struct eb_backend_profile *profile_out,
+                                     struct eb_diag *diag)
 {
     struct native_priv *p = priv;
+    (void)diag; /* the only failure, profiling off, is the wrapper's generic message */
     struct eb_engine_profile prof;
     memset(profile_out, 0, sizeof(*profile_out));
     if (p->engine == NULL || p->prof_nodes == NULL)

@@ -20,6 +20,7 @@
 #include "backends/common/names.h"
 #include "backends/ort/ort_backend.h"
 #include "backends/ort/ort_load.h"
+#include "backends/ort/ort_profile.h"
 #include "backends/ort/ort_trt.h"
 #include "eb/clock.h"
 #include "eb/engine.h"
@@ -63,6 +64,19 @@ struct ort_priv {
 
     char **class_names; /* owned, n_class_names strings, each owned */
     size_t n_class_names;
+
+    /*
+     * --profile: ONNX Runtime's profiler writes its file into prof_dir (made at open, removed
+     * with the file at close). It profiles the whole session, so profile_reset only notes how
+     * many Run calls came before it (runs_at_reset), and reading the file leaves those runs out.
+     */
+    int profile;
+    char prof_dir[1024]; /* "" = none */
+    uint64_t runs;          /* Run calls since load */
+    uint64_t runs_at_reset; /* of which before the last profile_reset */
+    int prof_ended;         /* SessionEndProfiling was called: prof/prof_diag are final */
+    struct eb_diag prof_diag; /* why the profile could not be read (status EB_OK: it was) */
+    struct eb_ort_profile prof; /* owned */
 };
 
 /* ---- messages ------------------------------------------------------------------------------ */
@@ -501,6 +515,20 @@ static enum eb_status ort_open(void *priv, const struct eb_backend_config *cfg,
              EB_ERR_BACKEND, "describe host memory to ONNX Runtime", todo, advice, diag)) != EB_OK)
         goto fail;
 
+    if (cfg->profile) {
+        /* Into a folder of our own: ONNX Runtime makes the file when the session is created,
+         * under the prefix given (by default in the working directory). */
+        char prefix[sizeof(p->prof_dir) + 8];
+        if ((st = eb_ort__profile_dir_make(getenv("TMPDIR"), p->prof_dir, sizeof(p->prof_dir),
+                                           diag)) != EB_OK)
+            goto fail;
+        snprintf(prefix, sizeof(prefix), "%s/ort", p->prof_dir);
+        if ((st = ort_check(p, api->EnableProfiling(p->opts, prefix), EB_ERR_BACKEND,
+                            "enable ONNX Runtime's profiler", todo, advice, diag)) != EB_OK)
+            goto fail;
+        p->profile = 1;
+    }
+
     /* The limit in bytes (GB = 10^9 bytes throughout edgebench); gb only for the methods text. */
     const uint64_t limit = cfg->mem_limit_bytes;
     const double gb = (double)limit / 1e9;
@@ -596,6 +624,11 @@ static void ort_close(void *priv)
         free(p->out_names[i]);
     }
     eb_backend__names_free(p->class_names, p->n_class_names);
+    eb_ort__profile_fini(&p->prof);
+    /* After the session: ORT writes (or at least holds open) the file until then. */
+    if (eb_ort__profile_dir_remove(p->prof_dir) != 0)
+        eb_log_msg(p->log, EB_LOG_WARN, "cannot remove ONNX Runtime's profile folder %s: %s",
+                   p->prof_dir, strerror(errno));
     eb_ort__lib_close(&p->lib);
     memset(p, 0, sizeof(*p));
 }
@@ -968,6 +1001,7 @@ static enum eb_status ort_infer(void *priv, const struct eb_tensor *in, size_t n
     OrtStatus *s =
         api->Run(p->session, NULL, in_names, in_vals, p->n_in, out_names, p->n_out, p->out);
     uint64_t t1 = eb_clock_ns();
+    p->runs++; /* every Run past ORT's input checks records one model_run event */
     if (s != NULL && reuse) {
         /* A dynamic output may have changed shape: let ORT allocate fresh outputs once. */
         eb_log_msg(p->log, EB_LOG_DEBUG, "model %s: run with kept outputs failed (%s); retrying",
@@ -978,6 +1012,7 @@ static enum eb_status ort_infer(void *priv, const struct eb_tensor *in, size_t n
         t0 = eb_clock_ns();
         s = api->Run(p->session, NULL, in_names, in_vals, p->n_in, out_names, p->n_out, p->out);
         t1 = eb_clock_ns();
+        p->runs++;
     }
     if (s != NULL) {
         char what[WHAT_MAX];
@@ -1005,12 +1040,73 @@ fail:
     return st;
 }
 
+/* ---- per-operator profile ------------------------------------------------------------------ */
+
+/* Ends ONNX Runtime's profiler and reads its file into p->prof, or the reason into p->prof_diag. */
+static void end_profiling(struct ort_priv *p)
+{
+    const OrtApi *api = p->api;
+    OrtAllocator *alloc = NULL;
+    char *path = NULL;
+    p->prof_ended = 1;
+    if (ort_check(p, api->GetAllocatorWithDefaultOptions(&alloc), EB_ERR_BACKEND,
+                  "get the ONNX Runtime allocator", "", 0, &p->prof_diag) != EB_OK ||
+        ort_check(p, api->SessionEndProfiling(p->session, alloc, &path), EB_ERR_BACKEND,
+                  "end ONNX Runtime's profiler", "", 0, &p->prof_diag) != EB_OK)
+        return;
+    if (path == NULL || path[0] == '\0') {
+        (void)eb_diag_fail(&p->prof_diag, EB_ERR_BACKEND,
+                           "failed to end ONNX Runtime's profiler: it wrote no file");
+    } else if (eb_ort__profile_read(path, p->runs_at_reset, &p->prof, &p->prof_diag) != EB_OK) {
+        eb_ort__profile_fini(&p->prof);
+    } else if (p->prof.runs < p->runs - p->runs_at_reset) {
+        /* ONNX Runtime records at most a million events, then drops the rest. */
+        eb_log_msg(p->log, EB_LOG_WARN,
+                   "model %s: ONNX Runtime's profile holds %llu of the %llu profiled runs (it "
+                   "stops recording at its event limit); the per-operator table covers those",
+                   p->model, (unsigned long long)p->prof.runs,
+                   (unsigned long long)(p->runs - p->runs_at_reset));
+    }
+    if (path != NULL)
+        (void)ort_check(p, api->AllocatorFree(alloc, path), EB_OK, "", "", 0, NULL);
+}
+
+static enum eb_status ort_profile(void *priv, struct eb_backend_profile *profile_out,
+                                  struct eb_diag *diag)
+{
+    struct ort_priv *p = priv;
+    memset(profile_out, 0, sizeof(*profile_out));
+    if (!p->profile || p->session == NULL)
+        return EB_ERR_UNSUPPORTED;
+    if (!p->prof_ended)
+        end_profiling(p);
+    if (p->prof_diag.status != EB_OK)
+        return eb_diag_fail_advise(diag, p->prof_diag.status, p->prof_diag.advice, "%s",
+                                   p->prof_diag.msg);
+    profile_out->n_nodes = p->prof.n_nodes;
+    profile_out->nodes = p->prof.nodes;
+    profile_out->runs = p->prof.runs;
+    profile_out->run_total_ms = p->prof.run_total_ms;
+    return EB_OK;
+}
+
+static void ort_profile_reset(void *priv)
+{
+    struct ort_priv *p = priv;
+    if (p->prof_ended) /* ONNX Runtime cannot profile the session again */
+        eb_log_msg(p->log, EB_LOG_DEBUG,
+                   "model %s: ONNX Runtime's profiler has ended; the profile stays as read",
+                   p->model);
+    else
+        p->runs_at_reset = p->runs;
+}
+
 const struct eb_backend_ops eb_backend_ort_ops = {
     .abi = EB_BACKEND_ABI,
     .name = "ort",
     .description = "ONNX Runtime (C API, loaded at run time)",
-    .caps =
-        EB_BACKEND_CAP_CUDA | EB_BACKEND_CAP_FP16 | EB_BACKEND_CAP_INT8 | EB_BACKEND_CAP_MEM_LIMIT,
+    .caps = EB_BACKEND_CAP_CUDA | EB_BACKEND_CAP_FP16 | EB_BACKEND_CAP_INT8 |
+            EB_BACKEND_CAP_MEM_LIMIT | EB_BACKEND_CAP_OP_PROFILE,
     .priv_size = sizeof(struct ort_priv),
     .probe = ort_probe,
     .open = ort_open,
@@ -1018,4 +1114,6 @@ const struct eb_backend_ops eb_backend_ort_ops = {
     .load = ort_load,
     .infer = ort_infer,
     .mem_usage = NULL,
+    .profile = ort_profile,
+    .profile_reset = ort_profile_reset,
 };

@@ -73,8 +73,9 @@ struct eb_ncu_target {
 
 /**
  * The `max_targets` (1..EB_NCU_MAX_TARGETS) slowest nodes of report.json's per-operator
- * profiles (slots/N/profile/top_nodes of every slot, by ms_per_frame, one per range name) into
- * `targets` (room for max_targets); their count in *n_out (0 when no slot has a profile).
+ * profiles (slots/N/profile/top_nodes of every slot on backend native, the one with NVTX node
+ * ranges, by ms_per_frame, one per range name) into `targets` (room for max_targets); their
+ * count in *n_out (0 when no native slot has a profile).
  * EB_ERR_FORMAT when `json` is not JSON.
  */
 EB_NODISCARD enum eb_status eb_ncu_targets_from_report(const char *json, size_t len,

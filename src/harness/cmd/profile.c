@@ -542,8 +542,8 @@ static int run_ncu(const struct eb_config *cfg, const struct eb_profile_options 
             snprintf(c->message, sizeof(c->message), "%.200s: %.280s", path, d.msg);
         else
             snprintf(c->message, sizeof(c->message),
-                     "the run has no per-operator profile to target (it comes from --backend "
-                     "native); ncu did not run");
+                     "the run has no per-operator profile to target (ncu finds nodes by the "
+                     "native engine's NVTX ranges: --backend native); ncu did not run");
         code = fail_with(c, "no_targets", EB_EXIT_USAGE);
         goto out;
     }

@@ -774,7 +774,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             run_pass(rc, which, show);
             struct eb_slot_result tmp;
             memset(&tmp, 0, sizeof(tmp));
-            eb_slot_summarize(s, &tmp);
+            eb_slot_summarize_solo(s, &tmp);
             struct eb_slot_result *r = &res->slots[i];
             r->has_solo = s->status == EB_SLOT_OK && tmp.frames_measured > 0;
             r->solo_e2e = tmp.stages[EB_STAGE_E2E];

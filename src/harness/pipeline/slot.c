@@ -668,8 +668,8 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
         return slot_fail(s, st);
     if (su->backend_cfg.profile && su->backend->profile == NULL)
         eb_log_msg(su->log, EB_LOG_WARN,
-                   "slot %s: --profile: the per-operator profile is available with the native "
-                   "backend only; backend %s runs this slot (use --backend native)",
+                   "slot %s: --profile: backend %s has no per-operator profile (native and ort "
+                   "have one)",
                    s->name, su->backend->name);
 
     /* Input: [1, C, H, W] float32/float16. */
@@ -1045,8 +1045,8 @@ static void summarize_stage(const struct eb_frame_record *recs, size_t n, enum e
 
 /*
  * --profile: the per-operator profile of the last measured pass, compared with the inference
- * stage of the same frames. A backend without a profile (ort) leaves profile.available 0 and
- * says why in profile_note.
+ * stage of the same frames. When the backend has none or cannot read it (ort: its profile file),
+ * profile.available stays 0 and profile_note says why (a report warning, also logged).
  */
 static void summarize_profile(struct eb_slot *s, struct eb_slot_result *r)
 {
@@ -1058,11 +1058,11 @@ static void summarize_profile(struct eb_slot *s, struct eb_slot_result *r)
     struct eb_backend_profile prof;
     struct eb_diag d = {0};
     if (eb_backend_profile_get(s->be, &prof, &d) != EB_OK) {
-        if (snprintf(r->profile_note, sizeof(r->profile_note),
-                     "slot %s: --profile: the per-operator profile is available with the native "
-                     "backend only; backend %s ran this slot (use --backend native)",
-                     s->name, s->setup.backend != NULL ? s->setup.backend->name : "?") < 0)
+        eb_advice_append(&d);
+        if (snprintf(r->profile_note, sizeof(r->profile_note), "slot %s: --profile: %s", s->name,
+                     d.msg) < 0)
             r->profile_note[0] = '\0';
+        eb_log_msg(s->setup.log, EB_LOG_WARN, "%s", r->profile_note);
         return;
     }
     double infer_mean = r->stages[EB_STAGE_INFER].count > 0 ? r->stages[EB_STAGE_INFER].mean : NAN;
@@ -1114,7 +1114,7 @@ static void summarize_precision(const struct eb_slot *s, struct eb_slot_result *
     snprintf(r->int8_nodes, sizeof(r->int8_nodes), "%s", s->be != NULL ? s->info.int8_nodes : "");
 }
 
-void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
+static void summarize(struct eb_slot *s, struct eb_slot_result *r, int with_profile)
 {
     r->status = s->status;
     r->error = s->diag.status;
@@ -1224,7 +1224,8 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
         }
         free(scratch);
     }
-    summarize_profile(s, r);
+    if (with_profile)
+        summarize_profile(s, r);
     uint64_t total = 0;
     uint32_t mx = 0;
     for (size_t i = 0; i < n; i++) {
@@ -1262,6 +1263,16 @@ void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
         memcpy(r->records, s->records, n * sizeof(*r->records));
         r->n_records = n;
     }
+}
+
+void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
+{
+    summarize(s, r, 1);
+}
+
+void eb_slot_summarize_solo(struct eb_slot *s, struct eb_slot_result *r)
+{
+    summarize(s, r, 0);
 }
 
 void eb_slot_fini(struct eb_slot *s)

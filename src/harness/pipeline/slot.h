@@ -253,6 +253,12 @@ const char *eb_slot_qdq_path(const struct eb_slot *s);
 
 /** Fills the slot's part of the result (statistics, detections, memory). */
 void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r);
+/**
+ * eb_slot_summarize of a solo-baseline pass: everything but the per-operator profile, which
+ * belongs to the measured pass after it (ort's profiler can be read only once: reading it here
+ * would end it before the measured pass).
+ */
+void eb_slot_summarize_solo(struct eb_slot *s, struct eb_slot_result *r);
 
 /** Frees everything; accepts a partially prepared slot. */
 void eb_slot_fini(struct eb_slot *s);
