@@ -1059,13 +1059,21 @@ static void end_profiling(struct ort_priv *p)
                            "failed to end ONNX Runtime's profiler: it wrote no file");
     } else if (eb_ort__profile_read(path, p->runs_at_reset, &p->prof, &p->prof_diag) != EB_OK) {
         eb_ort__profile_fini(&p->prof);
-    } else if (p->prof.runs < p->runs - p->runs_at_reset) {
+    } else {
+        uint64_t asked = p->runs - p->runs_at_reset;
+        eb_log_msg(p->log, EB_LOG_DEBUG,
+                   "model %s: ONNX Runtime's profile %s: %llu runs (%llu Run calls, %llu before "
+                   "the reset), %zu nodes",
+                   p->model, path, (unsigned long long)p->prof.runs_in_file,
+                   (unsigned long long)p->runs, (unsigned long long)p->runs_at_reset,
+                   p->prof.n_nodes);
         /* ONNX Runtime records at most a million events, then drops the rest. */
-        eb_log_msg(p->log, EB_LOG_WARN,
-                   "model %s: ONNX Runtime's profile holds %llu of the %llu profiled runs (it "
-                   "stops recording at its event limit); the per-operator table covers those",
-                   p->model, (unsigned long long)p->prof.runs,
-                   (unsigned long long)(p->runs - p->runs_at_reset));
+        if (p->prof.runs < asked)
+            eb_log_msg(p->log, EB_LOG_WARN,
+                       "model %s: ONNX Runtime's profile holds %llu of the %llu profiled runs "
+                       "(it stops recording at its event limit); the per-operator table covers "
+                       "those",
+                       p->model, (unsigned long long)p->prof.runs, (unsigned long long)asked);
     }
     if (path != NULL)
         (void)ort_check(p, api->AllocatorFree(alloc, path), EB_OK, "", "", 0, NULL);
