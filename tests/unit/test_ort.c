@@ -925,7 +925,8 @@ static const char *write_profile(const char *name, const char *text, char *buf, 
 #define NODE_EV(name, op, idx, ts, dur)                                                            \
     "{\"cat\" : \"Node\",\"pid\" :7,\"tid\" :7,\"dur\" :" #dur ",\"ts\" :" #ts                     \
     ",\"ph\" : \"X\",\"name\" :\"" name "_kernel_time\",\"args\" : {\"op_name\" : \"" op           \
-    "\",\"node_index\" : \"" idx "\",\"provider\" : \"CPUExecutionProvider\",\"output_type_shape\" "  \
+    "\",\"node_index\" : \"" idx                                                                   \
+    "\",\"provider\" : \"CPUExecutionProvider\",\"output_type_shape\" "                            \
     ": [{\"float\":[1,16,80,80]}],\"thread_scheduling_stats\" : \"\"}}"
 #define RUN_EV(ts, dur)                                                                            \
     "{\"cat\" : \"Session\",\"pid\" :7,\"tid\" :7,\"dur\" :" #dur ",\"ts\" :" #ts                  \
@@ -940,28 +941,55 @@ static const char *write_profile(const char *name, const char *text, char *buf, 
 static const char profile_text[] =
     "[\n"
     "{\"cat\" : \"Session\",\"pid\" :7,\"tid\" :7,\"dur\" :500,\"ts\" :1,\"ph\" : \"X\",\"name\" "
-    ":\"session_initialization\",\"args\" : {}},\n" NODE_EV("/a", "Conv", "0", 1000, 400) ",\n" NODE_EV(
-        "/b", "QuickGelu", "1", 1410, 50) ",\n" NODE_EV("/c", "Concat", "2", 1470, 20) ",\n" RUN_EV(990,
-                                                                                                   600) ",\n"
+    ":\"session_initialization\",\"args\" : {}},\n" NODE_EV(
+        "/a", "Conv", "0", 1000, 400) ",\n" NODE_EV("/b", "QuickGelu", "1", 1410,
+                                                    50) ",\n" NODE_EV("/c", "Concat", "2", 1470,
+                                                                      20) ",\n" RUN_EV(990,
+                                                                                       600) ",\n"
     /* run 1 */
-    NODE_EV("/a", "Conv", "0", 2000, 300) ",\n" NODE_EV("/b", "QuickGelu", "1", 2310, 40) ",\n" NODE_EV(
-        "/c", "Concat", "2", 2360, 10) ",\n" NODE_EV("/c", "Concat", "2", 2380, 15) ",\n" NODE_EV("", "Add", "7", 2400, 5) ",\n" NODE_EV("", "Add", "8", 2410, 6) ",\n"
-    "{\"cat\" : \"Node\",\"pid\" :7,\"tid\" :7,\"dur\" :3,\"ts\" :2420,\"ph\" : \"X\",\"name\" "
-    ":\"/a_fence_before\",\"args\" : {\"op_name\" : \"Conv\"}},\n" RUN_EV(1990, 450) ",\n"
+    NODE_EV("/a", "Conv", "0", 2000, 300) ",\n" NODE_EV(
+        "/b", "QuickGelu", "1", 2310,
+        40) ",\n" NODE_EV("/c", "Concat", "2", 2360,
+                          10) ",\n" NODE_EV("/c", "Concat", "2", 2380,
+                                            15) ",\n" NODE_EV("", "Add", "7", 2400,
+                                                              5) ",\n" NODE_EV("", "Add", "8", 2410,
+                                                                               6) ",\n"
+                                                                                  "{\"cat\" : "
+                                                                                  "\"Node\","
+                                                                                  "\"pid\" "
+                                                                                  ":7,\"tid\" "
+                                                                                  ":7,\"dur\" "
+                                                                                  ":3,\"ts\" "
+                                                                                  ":2420,\"ph\" : "
+                                                                                  "\"X\",\"name\" "
+                                                                                  ":\"/"
+                                                                                  "a_fence_"
+                                                                                  "before\","
+                                                                                  "\"args\" : "
+                                                                                  "{\"op_name\" : "
+                                                                                  "\"Conv\"}},"
+                                                                                  "\n" RUN_EV(
+                                                                                      1990,
+                                                                                      450) ",\n"
     /* between runs: in no run */
     NODE_EV("/z", "Relu", "9", 2700, 100) ",\n"
     /* run 2 */
-    RUN_EV(3000, 420) ",\n" NODE_EV("/a", "Conv", "0", 3005, 310) ",\n" NODE_EV("/b", "QuickGelu", "1", 3320, 30) ",\n" NODE_EV(
-        "/c", "Concat", "2", 3355, 12) ",\n" NODE_EV("/c", "Concat", "2", 3370, 13) ",\n" NODE_EV("", "Add", "7", 3390, 4) ",\n" NODE_EV("", "Add", "8", 3400, 7) "\n"
-    "]\n";
+    RUN_EV(3000, 420) ",\n" NODE_EV("/a", "Conv", "0", 3005, 310) ",\n" NODE_EV(
+        "/b", "QuickGelu", "1", 3320,
+        30) ",\n" NODE_EV("/c", "Concat", "2", 3355,
+                          12) ",\n" NODE_EV("/c", "Concat", "2", 3370,
+                                            13) ",\n" NODE_EV("", "Add", "7", 3390,
+                                                              4) ",\n" NODE_EV("", "Add", "8", 3400,
+                                                                               7) "\n"
+                                                                                  "]\n";
 
 EB_TEST(profile_file_sums_kept_runs_per_node)
 {
     char path[1024];
     struct eb_ort_profile p = {0};
     struct eb_diag d = {0};
-    ASSERT_OK(eb_ort__profile_read(write_profile("p.json", profile_text, path, sizeof(path)), 1,
-                                   &p, &d));
+    ASSERT_OK(
+        eb_ort__profile_read(write_profile("p.json", profile_text, path, sizeof(path)), 1, &p, &d));
     ASSERT_EQ_INT(p.runs_in_file, 3);
     ASSERT_EQ_INT(p.runs, 2);
     ASSERT_NEAR(p.run_total_ms, (450 + 420) / 1000.0, 1e-12);
@@ -1018,14 +1046,14 @@ EB_TEST(profile_file_odd_input_is_one_line_error)
         {"[\n{\"cat\" : \"Session\",\"dur\" :-5,\"ts\" :1,\"name\" :\"model_run\"}\n]\n",
          "line 2 is not an event with numbers"},
         {"[\n[\"model_run\"]\n]\n", "line 2 is not an event"},
-        {"[\n" RUN_EV(1, 100) ",\n{\"cat\":\"Node\",\"ts\":\"5\",\"dur\":1,\"name\":\"x_kernel_time\"}\n]\n",
+        {"[\n" RUN_EV(
+             1, 100) ",\n{\"cat\":\"Node\",\"ts\":\"5\",\"dur\":1,\"name\":\"x_kernel_time\"}\n]\n",
          "line 3 is not an event with numbers"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         eb_diag_clear(&d);
-        ASSERT_EQ_INT(eb_ort__profile_read(write_profile("bad.json", bad[i].text, path,
-                                                         sizeof(path)),
-                                           0, &p, &d),
+        ASSERT_EQ_INT(eb_ort__profile_read(
+                          write_profile("bad.json", bad[i].text, path, sizeof(path)), 0, &p, &d),
                       EB_ERR_FORMAT);
         ASSERT_CONTAINS(d.msg, "bad.json");
         ASSERT_CONTAINS(d.msg, bad[i].want);

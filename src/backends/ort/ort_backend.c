@@ -71,11 +71,11 @@ struct ort_priv {
      * many Run calls came before it (runs_at_reset), and reading the file leaves those runs out.
      */
     int profile;
-    char prof_dir[1024]; /* "" = none */
-    uint64_t runs;          /* Run calls since load */
-    uint64_t runs_at_reset; /* of which before the last profile_reset */
-    int prof_ended;         /* SessionEndProfiling was called: prof/prof_diag are final */
-    struct eb_diag prof_diag; /* why the profile could not be read (status EB_OK: it was) */
+    char prof_dir[1024];        /* "" = none */
+    uint64_t runs;              /* Run calls since load */
+    uint64_t runs_at_reset;     /* of which before the last profile_reset */
+    int prof_ended;             /* SessionEndProfiling was called: prof/prof_diag are final */
+    struct eb_diag prof_diag;   /* why the profile could not be read (status EB_OK: it was) */
     struct eb_ort_profile prof; /* owned */
 };
 

@@ -216,8 +216,8 @@ static enum eb_status add_time(struct table *t, const char *name, size_t name_le
     o->strings[o->n_strings++] = p;
     o->strings[o->n_strings++] = x;
     t->idx[o->n_nodes] = x;
-    o->nodes[o->n_nodes] = (struct eb_backend_prof_node){
-        .name = n, .op = p, .fused = "", .total_ms = ms, .flops = 0};
+    o->nodes[o->n_nodes] =
+        (struct eb_backend_prof_node){.name = n, .op = p, .fused = "", .total_ms = ms, .flops = 0};
     o->n_nodes++;
     t->hint = o->n_nodes;
     return EB_OK;

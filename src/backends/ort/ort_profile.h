@@ -28,10 +28,10 @@
 struct eb_ort_profile {
     struct eb_backend_prof_node *nodes; /* execution order of the first kept run */
     size_t n_nodes;
-    uint64_t runs;          /* model_run events kept (those past `skip_runs`) */
-    uint64_t runs_in_file;  /* every model_run event in the file */
-    double run_total_ms;    /* their durations summed */
-    char **strings;         /* owned names and op types the nodes point at */
+    uint64_t runs;         /* model_run events kept (those past `skip_runs`) */
+    uint64_t runs_in_file; /* every model_run event in the file */
+    double run_total_ms;   /* their durations summed */
+    char **strings;        /* owned names and op types the nodes point at */
     size_t n_strings;
 };
 
@@ -55,8 +55,8 @@ EB_NODISCARD enum eb_status eb_ort__profile_read(const char *path, uint64_t skip
  * absolute path, else /tmp. The path goes into `buf` of `size` bytes. EB_ERR_IO naming the
  * folder and why when it cannot be made.
  */
-EB_NODISCARD enum eb_status eb_ort__profile_dir_make(const char *tmpdir_env, char *buf,
-                                                     size_t size, struct eb_diag *diag);
+EB_NODISCARD enum eb_status eb_ort__profile_dir_make(const char *tmpdir_env, char *buf, size_t size,
+                                                     struct eb_diag *diag);
 
 /**
  * Removes folder `dir` made by eb_ort__profile_dir_make with the files in it (ONNX Runtime

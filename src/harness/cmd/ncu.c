@@ -266,8 +266,8 @@ enum eb_status eb_ncu_targets_from_report(const char *json, size_t len, int max_
         const struct eb_json_value *top = eb_json_path(slot, "profile/top_nodes");
         const struct eb_json_value *be = eb_json_get(slot, "backend");
         /* Only the native engine marks its nodes with NVTX ranges (ort's profile has none). */
-        if (top == NULL || top->type != EB_JSON_ARRAY || be == NULL ||
-            be->type != EB_JSON_STRING || strcmp(be->str, "native") != 0)
+        if (top == NULL || top->type != EB_JSON_ARRAY || be == NULL || be->type != EB_JSON_STRING ||
+            strcmp(be->str, "native") != 0)
             continue;
         for (size_t i = 0; i < top->n; i++) {
             const struct eb_json_value *node = &top->items[i];
