@@ -938,50 +938,38 @@ static const char *write_profile(const char *name, const char *text, char *buf, 
  * node with two kernels), an unnamed node is told apart by its index, a fence event and the
  * session's own events are not nodes, and a node event outside every run is left out.
  */
+/* clang-format off */
 static const char profile_text[] =
     "[\n"
-    "{\"cat\" : \"Session\",\"pid\" :7,\"tid\" :7,\"dur\" :500,\"ts\" :1,\"ph\" : \"X\",\"name\" "
-    ":\"session_initialization\",\"args\" : {}},\n" NODE_EV(
-        "/a", "Conv", "0", 1000, 400) ",\n" NODE_EV("/b", "QuickGelu", "1", 1410,
-                                                    50) ",\n" NODE_EV("/c", "Concat", "2", 1470,
-                                                                      20) ",\n" RUN_EV(990,
-                                                                                       600) ",\n"
+    "{\"cat\" : \"Session\",\"pid\" :7,\"tid\" :7,\"dur\" :500,\"ts\" :1,\"ph\" : \"X\","
+        "\"name\" :\"session_initialization\",\"args\" : {}},\n"
+    /* run 0 (warm-up) */
+    NODE_EV("/a", "Conv", "0", 1000, 400) ",\n"
+    NODE_EV("/b", "QuickGelu", "1", 1410, 50) ",\n"
+    NODE_EV("/c", "Concat", "2", 1470, 20) ",\n"
+    RUN_EV(990, 600) ",\n"
     /* run 1 */
-    NODE_EV("/a", "Conv", "0", 2000, 300) ",\n" NODE_EV(
-        "/b", "QuickGelu", "1", 2310,
-        40) ",\n" NODE_EV("/c", "Concat", "2", 2360,
-                          10) ",\n" NODE_EV("/c", "Concat", "2", 2380,
-                                            15) ",\n" NODE_EV("", "Add", "7", 2400,
-                                                              5) ",\n" NODE_EV("", "Add", "8", 2410,
-                                                                               6) ",\n"
-                                                                                  "{\"cat\" : "
-                                                                                  "\"Node\","
-                                                                                  "\"pid\" "
-                                                                                  ":7,\"tid\" "
-                                                                                  ":7,\"dur\" "
-                                                                                  ":3,\"ts\" "
-                                                                                  ":2420,\"ph\" : "
-                                                                                  "\"X\",\"name\" "
-                                                                                  ":\"/"
-                                                                                  "a_fence_"
-                                                                                  "before\","
-                                                                                  "\"args\" : "
-                                                                                  "{\"op_name\" : "
-                                                                                  "\"Conv\"}},"
-                                                                                  "\n" RUN_EV(
-                                                                                      1990,
-                                                                                      450) ",\n"
+    NODE_EV("/a", "Conv", "0", 2000, 300) ",\n"
+    NODE_EV("/b", "QuickGelu", "1", 2310, 40) ",\n"
+    NODE_EV("/c", "Concat", "2", 2360, 10) ",\n"
+    NODE_EV("/c", "Concat", "2", 2380, 15) ",\n"
+    NODE_EV("", "Add", "7", 2400, 5) ",\n"
+    NODE_EV("", "Add", "8", 2410, 6) ",\n"
+    "{\"cat\" : \"Node\",\"pid\" :7,\"tid\" :7,\"dur\" :3,\"ts\" :2420,\"ph\" : \"X\","
+        "\"name\" :\"/a_fence_before\",\"args\" : {\"op_name\" : \"Conv\"}},\n"
+    RUN_EV(1990, 450) ",\n"
     /* between runs: in no run */
     NODE_EV("/z", "Relu", "9", 2700, 100) ",\n"
-    /* run 2 */
-    RUN_EV(3000, 420) ",\n" NODE_EV("/a", "Conv", "0", 3005, 310) ",\n" NODE_EV(
-        "/b", "QuickGelu", "1", 3320,
-        30) ",\n" NODE_EV("/c", "Concat", "2", 3355,
-                          12) ",\n" NODE_EV("/c", "Concat", "2", 3370,
-                                            13) ",\n" NODE_EV("", "Add", "7", 3390,
-                                                              4) ",\n" NODE_EV("", "Add", "8", 3400,
-                                                                               7) "\n"
-                                                                                  "]\n";
+    /* run 2, its model_run first (as sorted by start time) */
+    RUN_EV(3000, 420) ",\n"
+    NODE_EV("/a", "Conv", "0", 3005, 310) ",\n"
+    NODE_EV("/b", "QuickGelu", "1", 3320, 30) ",\n"
+    NODE_EV("/c", "Concat", "2", 3355, 12) ",\n"
+    NODE_EV("/c", "Concat", "2", 3370, 13) ",\n"
+    NODE_EV("", "Add", "7", 3390, 4) ",\n"
+    NODE_EV("", "Add", "8", 3400, 7) "\n"
+    "]\n";
+/* clang-format on */
 
 EB_TEST(profile_file_sums_kept_runs_per_node)
 {
