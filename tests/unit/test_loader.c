@@ -261,12 +261,16 @@ static uint8_t *linear_model(const char *location, const char *offset, const cha
     return finish_model(&g, len);
 }
 
-static void run_linear(const uint8_t *bytes, size_t len, const char *base_dir, float y[3])
+/* Loads the linear model (per-node profile on when `profile`), runs it on X = {1, -2, 0.5, 3}
+ * and returns the engine (the caller destroys it) with y its output. */
+static struct eb_engine *linear_run(const uint8_t *bytes, size_t len, const char *base_dir,
+                                    int profile, float y[3])
 {
     struct eb_engine_options opt;
     eb_engine_options_default(&opt);
     opt.threads = 1;
     opt.base_dir = base_dir;
+    opt.profile = profile;
     struct eb_engine *e = NULL;
     struct eb_diag d = {0};
     ASSERT_OK(eb_engine_load(bytes, len, "linear.onnx", &opt, &e, &d));
@@ -277,7 +281,12 @@ static void run_linear(const uint8_t *bytes, size_t len, const char *base_dir, f
     ASSERT_EQ_INT(out[0].rank, 2);
     ASSERT_EQ_INT(out[0].shape[1], 3);
     memcpy(y, out[0].data, 3 * sizeof(float));
-    eb_engine_destroy(e);
+    return e;
+}
+
+static void run_linear(const uint8_t *bytes, size_t len, const char *base_dir, float y[3])
+{
+    eb_engine_destroy(linear_run(bytes, len, base_dir, 0, y));
 }
 
 static enum eb_status load_status(const uint8_t *bytes, size_t len, const char *base_dir,
@@ -354,17 +363,9 @@ EB_TEST(external_data_matches_inline)
 EB_TEST(matmul_profile_counts_two_flops_per_mac)
 {
     size_t len;
+    float y[3];
     uint8_t *bytes = linear_model(NULL, NULL, NULL, &len);
-    struct eb_engine_options opt;
-    eb_engine_options_default(&opt);
-    opt.threads = 1;
-    opt.profile = 1;
-    struct eb_engine *e = NULL;
-    struct eb_diag d = {0};
-    ASSERT_OK(eb_engine_load(bytes, len, "linear.onnx", &opt, &e, &d));
-    float x[4] = {1.0f, -2.0f, 0.5f, 3.0f};
-    struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 2, .shape = {1, 4}, .data = x}, out[1];
-    ASSERT_OK(eb_engine_run(e, &in, 1, out, 1, &d));
+    struct eb_engine *e = linear_run(bytes, len, NULL, 1, y);
     struct eb_engine_profile p;
     eb_engine_profile_get(e, &p);
     int found = 0;
