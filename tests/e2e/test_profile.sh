@@ -143,6 +143,27 @@ case_ort_profile_tables_add_up() {
   # The profile file lived in a folder of the run's own under $TMPDIR, and is gone.
   ! ls -d tmp/edgebench-ortprof-* >/dev/null 2>&1 || fail "left behind: $(ls -d tmp/edgebench-ortprof-*)"
   ! ls ./*.json >/dev/null 2>&1 || fail "a profile file landed in the working directory"
+  # ORT's convolutions count the FLOPs the native engine counts on the same file (from the shapes
+  # in ORT's profile; native folds the DFL's small conv into its DFL node: within 1%).
+  local go gn
+  go=$(conv_gflops "$j") || exit 1
+  profile_run native --model0 m.onnx --output outn
+  gn=$(conv_gflops "$(run_dir outn)/report.json") || exit 1
+  echo "Conv GFLOP per frame: ort $go, native $gn"
+  num_ok "$gn > 0 && $go >= $gn * 0.99 && $go <= $gn * 1.01" || fail "Conv GFLOP ort $go vs native $gn"
+}
+
+# conv_gflops REPORT: GFLOP per frame of the Conv op type in slot 0's profile.
+conv_gflops() {
+  local n i
+  n=$(jq_get "$1" slots/0/profile/by_op_type)
+  for ((i = 0; i < n; i++)); do
+    if [ "$(jq_get "$1" "slots/0/profile/by_op_type/$i/op")" = Conv ]; then
+      jq_get "$1" "slots/0/profile/by_op_type/$i/gflops_per_frame"
+      return 0
+    fi
+  done
+  fail "no Conv op type in $1"
 }
 
 # The solo baseline pass must not use up ort's one-shot profiler: the profile is of the dual pass,

@@ -994,9 +994,11 @@ EB_TEST(profile_file_sums_kept_runs_per_node)
     ASSERT_NEAR(p.nodes[3].total_ms, (5 + 4) / 1000.0, 1e-12);
     ASSERT_STREQ(p.nodes[4].name, "");
     ASSERT_NEAR(p.nodes[4].total_ms, (6 + 7) / 1000.0, 1e-12);
+    /* FLOPs from the events' shapes: these carry only the output's (1x16x80x80), so the Conv
+     * (no weight shape) has none and every other op one per output element */
     for (size_t k = 0; k < p.n_nodes; k++) {
         ASSERT_STREQ(p.nodes[k].fused, "");
-        ASSERT_EQ_INT(p.nodes[k].flops, 0);
+        ASSERT_EQ_INT(p.nodes[k].flops, k == 0 ? 0 : 16 * 80 * 80);
     }
     eb_ort__profile_fini(&p);
 
@@ -1087,4 +1089,45 @@ EB_TEST(profile_dir_is_private_and_removed)
     ASSERT_EQ_INT(eb_ort__profile_dir_make(nowhere, dir, sizeof(dir), &d), EB_ERR_IO);
     ASSERT_CONTAINS(d.msg, "/proc/no/such/dir");
     ASSERT_CONTAINS(d.msg, "TMPDIR");
+}
+
+/* FLOPs per node from the shapes ORT writes with each event (as a real CPU profile has them: the
+ * logical NCHW shapes, also for its NCHWc convs), counted as the native engine counts them. */
+#define SHAPED_EV(op, idx, ts, in, out)                                                            \
+    "{\"cat\" : \"Node\",\"pid\" :7,\"tid\" :7,\"dur\" :10,\"ts\" :" #ts                           \
+    ",\"ph\" : \"X\",\"name\" :\"n" idx "_kernel_time\",\"args\" : {\"parameter_size\" : \"0\","   \
+    "\"input_type_shape\" : " in ",\"op_name\" : \"" op "\",\"node_index\" : \"" idx "\","         \
+    "\"output_type_shape\" : " out "}}"
+/* clang-format off */
+static const char shaped_text[] =
+    "[\n"
+    SHAPED_EV("Conv", "1", 110, "[{\"float\":[1,16,80,80]},{\"float\":[32,16,3,3]},{\"float\":[32]}]",
+              "[{\"float\":[1,32,40,40]}]") ",\n"
+    SHAPED_EV("FusedConv", "2", 120, "[{\"float\":[1,32,40,40]},{\"float\":[32,1,3,3]}]",
+              "[{\"float\":[1,32,40,40]}]") ",\n"
+    SHAPED_EV("MatMul", "3", 130, "[{\"float\":[2,3,4]},{\"float\":[4,5]}]",
+              "[{\"float\":[2,3,5]}]") ",\n"
+    SHAPED_EV("Gemm", "4", 140, "[{\"float\":[4,2]},{\"float\":[4,3]},{\"float\":[3]}]",
+              "[{\"float\":[2,3]}]") ",\n"
+    SHAPED_EV("ReorderInput", "5", 150, "[{\"float\":[1,3,8,8]}]", "[{\"float\":[1,8,8,8]}]") ",\n"
+    SHAPED_EV("Conv", "6", 160, "[{\"float\":[1,3,8,8]},{\"float\":[]}]", "[{\"float\":[1,4,8,8]}]") ",\n"
+    RUN_EV(100, 100) "\n"
+    "]\n";
+/* clang-format on */
+
+EB_TEST(profile_file_counts_flops_from_shapes)
+{
+    char path[1024];
+    struct eb_ort_profile p = {0};
+    struct eb_diag d = {0};
+    ASSERT_OK(
+        eb_ort__profile_read(write_profile("s.json", shaped_text, path, sizeof(path)), 0, &p, &d));
+    ASSERT_EQ_INT(p.n_nodes, 6);
+    ASSERT_EQ_INT(p.nodes[0].flops, 2 * (32 * 40 * 40) * (16 * 3 * 3)); /* 2 x Y x C/g kh kw */
+    ASSERT_EQ_INT(p.nodes[1].flops, 2 * (32 * 40 * 40) * (1 * 3 * 3));  /* depthwise */
+    ASSERT_EQ_INT(p.nodes[2].flops, 2 * (2 * 3 * 5) * 4);               /* 2 x Y x K */
+    ASSERT_EQ_INT(p.nodes[3].flops, 2 * (2 * 3) * 4);                   /* transA: K = |A| / M */
+    ASSERT_EQ_INT(p.nodes[4].flops, 8 * 8 * 8);                         /* output elements */
+    ASSERT_EQ_INT(p.nodes[5].flops, 0);                                 /* a weight without dims */
+    eb_ort__profile_fini(&p);
 }

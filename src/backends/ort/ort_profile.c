@@ -176,9 +176,10 @@ static int same_node(const struct table *t, size_t k, const char *name, size_t n
            strcmp(nd->op, op) == 0 && strcmp(t->idx[k], idx) == 0;
 }
 
-/* Adds `ms` to the node named name[0..name_len) of type `op`, index `idx`, made if new. */
+/* Adds `ms` to the node named name[0..name_len) of type `op`, index `idx`; made if new, with
+ * `flops` (per run: a node met again, e.g. a second kernel in one run, keeps its first). */
 static enum eb_status add_time(struct table *t, const char *name, size_t name_len, const char *op,
-                               const char *idx, double ms)
+                               const char *idx, double ms, uint64_t flops)
 {
     struct eb_ort_profile *o = t->out;
     for (size_t i = 0; i < o->n_nodes; i++) {
@@ -216,11 +217,75 @@ static enum eb_status add_time(struct table *t, const char *name, size_t name_le
     o->strings[o->n_strings++] = p;
     o->strings[o->n_strings++] = x;
     t->idx[o->n_nodes] = x;
-    o->nodes[o->n_nodes] =
-        (struct eb_backend_prof_node){.name = n, .op = p, .fused = "", .total_ms = ms, .flops = 0};
+    o->nodes[o->n_nodes] = (struct eb_backend_prof_node){
+        .name = n, .op = p, .fused = "", .total_ms = ms, .flops = flops};
     o->n_nodes++;
     t->hint = o->n_nodes;
     return EB_OK;
+}
+
+/* Entry i of an ORT type-shape list ([{"float":[1,3,160,160]}, ...]): its element count, and its
+ * first and last dims into *first / *last; 0 when the entry or its dims are missing. ORT writes
+ * the logical (ONNX) shapes, also for the NCHWc kernels of its layout transformer. */
+static uint64_t shape_at(const struct eb_json_value *list, size_t i, int64_t *first, int64_t *last)
+{
+    if (list == NULL || list->type != EB_JSON_ARRAY || i >= list->n)
+        return 0;
+    const struct eb_json_value *e = &list->items[i];
+    if (e->type != EB_JSON_OBJECT || e->n != 1 || e->items[0].type != EB_JSON_ARRAY ||
+        e->items[0].n == 0)
+        return 0;
+    const struct eb_json_value *d = &e->items[0];
+    uint64_t n = 1;
+    for (size_t k = 0; k < d->n; k++) {
+        if (d->items[k].type != EB_JSON_NUMBER || !(d->items[k].num >= 0))
+            return 0;
+        n *= (uint64_t)d->items[k].num;
+    }
+    *first = (int64_t)d->items[0].num;
+    *last = (int64_t)d->items[d->n - 1].num;
+    return n;
+}
+
+/* The ops whose FLOPs are 2 x multiply-adds (EB_ENGINE_FLOPS_CONVENTION) and where their
+ * weight or left operand is among the inputs; every other op counts its output elements. */
+enum flop_kind { FLOP_CONV, FLOP_MATMUL, FLOP_GEMM };
+static const struct {
+    const char *op;
+    enum flop_kind kind;
+    int in; /* CONV: the weight [M, C/g, kh, kw]; MATMUL/GEMM: A */
+} k_flop_ops[] = {
+    {"Conv", FLOP_CONV, 1},
+    {"FusedConv", FLOP_CONV, 1},
+    {"ConvInteger", FLOP_CONV, 1},
+    {"QLinearConv", FLOP_CONV, 3},
+    {"MatMul", FLOP_MATMUL, 0},
+    {"FusedMatMul", FLOP_MATMUL, 0},
+    {"MatMulInteger", FLOP_MATMUL, 0},
+    {"QLinearMatMul", FLOP_MATMUL, 0},
+    {"Gemm", FLOP_GEMM, 0},
+    {"FusedGemm", FLOP_GEMM, 0},
+};
+
+/* FLOPs of one run of a node from its event's args; 0 when the shapes are not there. */
+static uint64_t node_flops(const char *op, const struct eb_json_value *args)
+{
+    int64_t y0 = 0, yl = 0, w0 = 0, wl = 0;
+    const uint64_t y = shape_at(eb_json_get(args, "output_type_shape"), 0, &y0, &yl);
+    const struct eb_json_value *in = eb_json_get(args, "input_type_shape");
+    for (size_t i = 0; i < sizeof(k_flop_ops) / sizeof(k_flop_ops[0]); i++) {
+        if (strcmp(op, k_flop_ops[i].op) != 0)
+            continue;
+        const uint64_t w = shape_at(in, (size_t)k_flop_ops[i].in, &w0, &wl);
+        if (y == 0 || w == 0)
+            return 0;
+        switch (k_flop_ops[i].kind) {
+        case FLOP_CONV: return w0 > 0 ? 2u * y * (w / (uint64_t)w0) : 0;
+        case FLOP_MATMUL: return 2u * y * (uint64_t)wl;
+        case FLOP_GEMM: return y0 > 0 ? 2u * y * (w / (uint64_t)y0) : 0; /* K = |A| / M */
+        }
+    }
+    return y;
 }
 
 /* Pass 2: the "_kernel_time" node events inside the kept runs, summed per node. */
@@ -246,7 +311,8 @@ static enum eb_status read_nodes(struct reader *r, const struct span *spans, str
             const struct eb_json_value *ix = eb_json_get(args, "node_index");
             const char *ops = op != NULL && op->type == EB_JSON_STRING ? op->str : "";
             const char *ixs = ix != NULL && ix->type == EB_JSON_STRING ? ix->str : "";
-            if (add_time(t, name->str, len - suf, ops, ixs, dur / 1000.0) != EB_OK)
+            if (add_time(t, name->str, len - suf, ops, ixs, dur / 1000.0, node_flops(ops, args)) !=
+                EB_OK)
                 st = eb_diag_fail(diag, EB_ERR_NOMEM,
                                   "failed to read ONNX Runtime's profile %s: out of memory",
                                   r->path);

@@ -280,7 +280,10 @@ static void md_validity(FILE *fp, const struct eb_run_result *r)
 static void md_counting(FILE *fp, const struct eb_run_result *r)
 {
     fprintf(fp, "## FLOPs and bytes\n\n");
-    fprintf(fp, "- FLOPs (per-operator profile, native engine): %s.\n", EB_ENGINE_FLOPS_CONVENTION);
+    fprintf(fp,
+            "- FLOPs (per-operator profile; with ort from the shapes in its profile, the same "
+            "way): %s.\n",
+            EB_ENGINE_FLOPS_CONVENTION);
     fprintf(fp, "- Memory: GB are %.0f bytes; the figure compared with the limit is %s.\n",
             EB_REPORT_BYTES_PER_GB, r->mem.monitored[0] != '\0' ? r->mem.monitored : "not known");
     fprintf(fp, "- Model sizes and file list sizes are bytes of the files.\n\n");
