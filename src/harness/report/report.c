@@ -97,12 +97,18 @@ static int md_body(FILE *fp, const void *ctx)
     return ferror(fp) ? -1 : 0;
 }
 
+static int summary_body(FILE *fp, const void *ctx)
+{
+    eb_report_write_summary(ctx, fp);
+    return ferror(fp) ? -1 : 0;
+}
+
 const char *eb_report_file_name(enum eb_report_file f)
 {
     static const char *const names[EB_REPORT_FILE_COUNT] = {
         [EB_REPORT_FILE_MD] = "report.md",       [EB_REPORT_FILE_HTML] = "report.html",
         [EB_REPORT_FILE_INPUTS] = "inputs.json", [EB_REPORT_FILE_ASSUMPTIONS] = "assumptions.md",
-        [EB_REPORT_FILE_JSON] = "report.json",
+        [EB_REPORT_FILE_SUMMARY] = "summary.md", [EB_REPORT_FILE_JSON] = "report.json",
     };
     return (unsigned)f < EB_REPORT_FILE_COUNT ? names[f] : "report";
 }
@@ -115,6 +121,8 @@ enum eb_status eb_report_write_file(const struct eb_run_result *r, const char *d
     case EB_REPORT_FILE_HTML: return eb_report_write_html_file(r, dir, diag);
     case EB_REPORT_FILE_INPUTS: return eb_report__write_inputs(r, dir, diag);
     case EB_REPORT_FILE_ASSUMPTIONS: return eb_report__write_assumptions(r, dir, diag);
+    case EB_REPORT_FILE_SUMMARY:
+        return eb_report__write_atomic(dir, "summary.md", summary_body, r, diag);
     case EB_REPORT_FILE_JSON:
         return eb_report__write_atomic(dir, "report.json", json_body, r, diag);
     case EB_REPORT_FILE_COUNT: break;

@@ -22,6 +22,13 @@
 void eb_report_write_json(const struct eb_run_result *r, struct eb_json_writer *w);
 /** Writes report.md: Memory Safety Summary, one section per slot, system metrics. */
 void eb_report_write_md(const struct eb_run_result *r, FILE *fp);
+/**
+ * Writes summary.md: one page in plain words for a non-specialist (report_summary.c): what ran
+ * where, whether it keeps up with its target rate, memory against the limit, the bottleneck,
+ * the verdict and what it rests on. Every figure is one report.json holds, printed as
+ * report.md prints it.
+ */
+void eb_report_write_summary(const struct eb_run_result *r, FILE *fp);
 
 /** The report files, in the order eb_report_write_files writes them: report.json last, so
  * that it can record the others' failures. */
@@ -30,10 +37,11 @@ enum eb_report_file {
     EB_REPORT_FILE_HTML,
     EB_REPORT_FILE_INPUTS,      /* inputs.json (report_repro.c) */
     EB_REPORT_FILE_ASSUMPTIONS, /* assumptions.md (report_repro.c) */
+    EB_REPORT_FILE_SUMMARY,     /* summary.md (report_summary.c) */
     EB_REPORT_FILE_JSON,
     EB_REPORT_FILE_COUNT
 };
-/** "report.md", "report.html", "inputs.json", "assumptions.md", "report.json". */
+/** "report.md", "report.html", "inputs.json", "assumptions.md", "summary.md", "report.json". */
 const char *eb_report_file_name(enum eb_report_file f);
 /** Writes one report file into `dir` (eb_report__write_atomic). EB_ERR_IO naming it. */
 EB_NODISCARD enum eb_status eb_report_write_file(const struct eb_run_result *r, const char *dir,
@@ -114,6 +122,12 @@ void eb_report__slots_by_closeness(const struct eb_run_result *r, int order_out[
  * class id. Caller frees; NULL when there are none or memory ran out.
  */
 struct eb_class_count *eb_report__sorted_classes(const struct eb_slot_result *s);
+/*
+ * Internal to report*.c: writes `s` (text from outside: paths, messages) as Markdown shows it
+ * literally: active characters escaped (in a code span, `code` != 0, only '|'), line breaks as
+ * spaces, control characters and invalid UTF-8 as U+FFFD; NULL or "" as an em dash.
+ */
+void eb_report__md_text(FILE *fp, const char *s, int code);
 /* Internal to report*.c: the style sheet of edgebench's HTML pages (report.html, val.html). */
 extern const char eb_report__css[];
 /* Internal to report*.c: "SIGINT", "SIGTERM", ... or NULL for 0 and unknown signals. */

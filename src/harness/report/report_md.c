@@ -30,7 +30,7 @@ static double bytes_gb(uint64_t b)
  * cell), line breaks and tabs as spaces, other control characters (terminal escape codes) and
  * invalid UTF-8 as U+FFFD; empty or NULL strings become an em dash.
  */
-static void put_text_as(FILE *fp, const char *s, int code)
+void eb_report__md_text(FILE *fp, const char *s, int code)
 {
     if (s == NULL || s[0] == '\0') {
         fputs("—", fp);
@@ -66,7 +66,7 @@ static void put_text_as(FILE *fp, const char *s, int code)
 
 static void put_text(FILE *fp, const char *s)
 {
-    put_text_as(fp, s, 0);
+    eb_report__md_text(fp, s, 0);
 }
 
 /* A fact's value: a status in bold, an empty value as an em dash. */
@@ -155,7 +155,7 @@ static void write_title(const struct eb_run_result *r, const struct eb_fact_list
         const struct eb_fact *f = &l->items[i];
         const int code = (f->flags & EB_FACT_FLAG_CODE) != 0;
         fprintf(fp, "%s%s %s", first ? "" : " · ", f->label, code ? "`" : "");
-        put_text_as(fp, f->value, code);
+        eb_report__md_text(fp, f->value, code);
         fputs(code ? "`" : "", fp);
         first = 0;
     }
