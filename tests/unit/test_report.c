@@ -938,3 +938,125 @@ EB_TEST(env_json_has_keys)
     ASSERT_TRUE(is_null_at(root, "ort_version"));
     eb_json_free(root);
 }
+
+/* ---------------------------------------------------------------- summary.md */
+
+static char *render_summary(const struct eb_run_result *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *fp = open_memstream(&buf, &len);
+    ASSERT_TRUE(fp != NULL);
+    eb_report_write_summary(r, fp);
+    ASSERT_TRUE(fclose(fp) == 0);
+    ASSERT_TRUE(buf != NULL);
+    return buf;
+}
+
+/* Criteria every hand-built slot meets, so that a verdict turns on what a case changes. */
+static void lenient_criteria(struct eb_run_result *r, double max_drop_pct)
+{
+    r->criteria = (struct eb_validity_criteria){.min_frames = 10,
+                                                .max_drift_pct = 1000,
+                                                .max_others_cpu_pct = 100,
+                                                .max_drop_pct = max_drop_pct};
+    for (int i = 0; i < EB_NUM_SLOTS; i++)
+        r->slots[i].others_cpu_pct = NAN;
+}
+
+EB_TEST(summary_failed_slot_memory_over_limit_and_bottleneck)
+{
+    struct eb_run_result r;
+    build_failed_variant(&r);
+    lenient_criteria(&r, 1.0);
+    eb_report_finish(&r);
+    char *s = render_summary(&r);
+    /* the failed slot in words with its reason (Markdown-escaped) and error */
+    ASSERT_CONTAINS(s, "- Slot thermal failed and has no results: slot thermal: failed to load "
+                       "/models/thermal.onnx: unsupported op Foo \\| opset 99 (error: backend).\n");
+    ASSERT_CONTAINS(s, "- Slot rgb: model `rgb_yolo11n.onnx`. Backend: ort 1.17.1. Device / "
+                       "provider: cuda / CUDAExecutionProvider.");
+    /* unpaced: no target invented */
+    ASSERT_CONTAINS(s, "- Slot rgb: no target frame rate was set");
+    ASSERT_TRUE(strstr(s, "keeps up.") == NULL);
+    ASSERT_CONTAINS(s, "Peak memory (GPU VRAM (backend device bytes)): 5.00 GB against a limit of "
+                       "8.00 GB. **It went over the limit** on 3 frames.");
+    /* inference (7 ms and up) is the slowest stage; no profile was taken */
+    char want[160];
+    snprintf(want, sizeof(want), "the slowest step is running the model (inference): %.3f ms",
+             r.slots[0].stages[EB_STAGE_INFER].p50);
+    ASSERT_CONTAINS(s, want);
+    ASSERT_CONTAINS(s, "No per-operator profile was taken (--profile).");
+    /* what it rests on: 50 frames, the p50 interval */
+    snprintf(want, sizeof(want), "- Slot rgb: 50 frames measured over %.2f s, after 5 warm-up",
+             r.slots[0].wall_s);
+    ASSERT_CONTAINS(s, want);
+    snprintf(want, sizeof(want), "95%% confidence interval [%.3f, %.3f] ms.",
+             r.slots[0].stages[EB_STAGE_E2E].p50_ci.lo, r.slots[0].stages[EB_STAGE_E2E].p50_ci.hi);
+    ASSERT_CONTAINS(s, want);
+    ASSERT_CONTAINS(s, "- The whole run took 12.5 s.");
+    free(s);
+    eb_run_result_fini(&r);
+}
+
+EB_TEST(summary_pacing_profile_and_no_budget)
+{
+    struct eb_run_result r;
+    build_dual_variant(&r);
+    lenient_criteria(&r, 1.0);
+    /* a drop share equal to the allowance keeps up; one above it does not */
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        r.slots[i].fps_target = 30;
+        r.slots[i].throughput_fps = 29.5;
+        r.slots[i].frames_dropped = i == 0 ? 2 : 3;
+        r.slots[i].drop_pct = i == 0 ? 1.0 : 1.5;
+    }
+    r.mem.limit_gb = 0; /* no budget */
+    r.slots[1].stages[EB_STAGE_READ].p50 = 100.0;
+    r.slots[1].stages[EB_STAGE_E2E].p50_ci.available = 0;
+    struct eb_profile_result *p = &r.slots[0].profile;
+    p->available = 1;
+    p->n_ops = 1;
+    p->ops[0] = (struct eb_op_profile){.op = "Conv", .ms_per_frame = 3.2104, .pct = 80.06};
+    eb_report_finish(&r);
+    char *s = render_summary(&r);
+    ASSERT_CONTAINS(s, "- Slot rgb: frames arrived at 30.00 FPS, as from a camera; it processed "
+                       "29.50 FPS and dropped 2 frames (1.00%; at most 1.0% allowed). **It keeps "
+                       "up.**");
+    ASSERT_CONTAINS(s, "dropped 3 frames (1.50%; at most 1.0% allowed). **It does not keep up.**");
+    ASSERT_CONTAINS(s, "Peak memory (GPU VRAM (backend device bytes)): 5.00 GB. No memory budget "
+                       "was set, so there is no headroom to judge.");
+    ASSERT_CONTAINS(s, "- Slot thermal: the slowest step is reading frames from the source "
+                       "(read): 100.000 ms");
+    ASSERT_CONTAINS(s, "the most time goes to `Conv` operations: 3.210 ms per frame, 80.1% of "
+                       "the profiled time.");
+    ASSERT_CONTAINS(s, "; too few frames for a confidence interval of it.");
+    /* the verdict with the reason the report gives */
+    ASSERT_CONTAINS(s, "**INVALID**, because:\n\n");
+    ASSERT_CONTAINS(s, "- slot thermal: paced at 30 FPS, dropped 3 frames (1.50%)");
+    free(s);
+    eb_run_result_fini(&r);
+}
+
+EB_TEST(summary_valid_and_nothing_ran)
+{
+    struct eb_run_result r;
+    build_dual_variant(&r);
+    lenient_criteria(&r, 1.0);
+    eb_report_finish(&r);
+    char *s = render_summary(&r);
+    ASSERT_CONTAINS(s, "**VALID**: every check held (at least 10 measured frames");
+    free(s);
+    eb_run_result_fini(&r);
+
+    eb_run_result_init(&r);
+    fill_common(&r, "dual");
+    eb_report_finish(&r);
+    s = render_summary(&r);
+    ASSERT_CONTAINS(s, "- Slot rgb was skipped: no model given for this slot.\n");
+    ASSERT_CONTAINS(s, "- Slot thermal was skipped: no model given for this slot.\n");
+    ASSERT_CONTAINS(s, "## Does it keep up?\n\nNo slot measured a frame: nothing to judge.\n");
+    ASSERT_CONTAINS(s, "**INVALID**, because:\n\n- no slot ran\n");
+    free(s);
+    eb_run_result_fini(&r);
+}
