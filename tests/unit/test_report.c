@@ -196,16 +196,23 @@ static struct eb_json_value *parse_report(const struct eb_run_result *r)
     return root;
 }
 
-static char *render_md(const struct eb_run_result *r)
+/* What `write` (a Markdown writer: report.md, summary.md) renders for `r`; caller frees. */
+static char *render_with(const struct eb_run_result *r,
+                         void (*write)(const struct eb_run_result *, FILE *))
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *fp = open_memstream(&buf, &len);
     ASSERT_TRUE(fp != NULL);
-    eb_report_write_md(r, fp);
+    write(r, fp);
     ASSERT_TRUE(fclose(fp) == 0);
     ASSERT_TRUE(buf != NULL);
     return buf;
+}
+
+static char *render_md(const struct eb_run_result *r)
+{
+    return render_with(r, eb_report_write_md);
 }
 
 static const struct eb_json_value *need(const struct eb_json_value *root, const char *path)
@@ -943,14 +950,7 @@ EB_TEST(env_json_has_keys)
 
 static char *render_summary(const struct eb_run_result *r)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *fp = open_memstream(&buf, &len);
-    ASSERT_TRUE(fp != NULL);
-    eb_report_write_summary(r, fp);
-    ASSERT_TRUE(fclose(fp) == 0);
-    ASSERT_TRUE(buf != NULL);
-    return buf;
+    return render_with(r, eb_report_write_summary);
 }
 
 /* Criteria every hand-built slot meets, so that a verdict turns on what a case changes. */
