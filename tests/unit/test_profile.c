@@ -396,3 +396,24 @@ EB_TEST(native_ops_declare_profile)
         ASSERT_TRUE(ort->profile != NULL && ort->profile_reset != NULL &&
                     (ort->caps & EB_BACKEND_CAP_OP_PROFILE) != 0);
 }
+
+/* A node whose FLOPs the backend does not know (flops 0: ORT's QLinearConv, its prepacked weight
+ * absent from the profile's shapes) makes its op type's and the model's GFLOP and MFU unknown,
+ * never a smaller number; the other op types keep theirs. */
+EB_TEST(unknown_node_flops_are_not_counted_as_zero)
+{
+    struct eb_backend_prof_node nodes[] = {
+        {"/c0", "QLinearConv", "", 4.0, 0},
+        {"/c1", "QLinearConv", "", 2.0, 3000000000ull},
+        {"/q", "QuantizeLinear", "", 1.0, 1000000ull},
+    };
+    struct eb_backend_profile prof = {.n_nodes = 3, .nodes = nodes, .runs = 1, .run_total_ms = 7};
+    struct eb_profile_result r;
+    eb_profile_result_build(&prof, 7.0, &dev_h100_fp16, &r);
+    ASSERT_EQ_INT(r.n_ops, 2);
+    ASSERT_STREQ(r.ops[0].op, "QLinearConv");
+    ASSERT_TRUE(isnan(r.ops[0].gflops_per_frame) && isnan(r.ops[0].mfu_pct));
+    ASSERT_NEAR(r.ops[1].gflops_per_frame, 0.001, 1e-12);
+    ASSERT_TRUE(isnan(r.gflops_per_frame) && isnan(r.gflops_per_s) && isnan(r.mfu_pct));
+    ASSERT_NEAR(r.sum_ms_per_frame, 7.0, 1e-12); /* the times are all there */
+}

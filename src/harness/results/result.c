@@ -183,7 +183,9 @@ void eb_profile_result_build(const struct eb_backend_profile *prof, double infer
     for (size_t k = 0; k < prof->n_nodes; k++) {
         const struct eb_backend_prof_node *nd = &prof->nodes[k];
         double ms = nd->total_ms / runs;
-        double gflops = (double)nd->flops / 1e9;
+        /* 0 is a backend's "not known" (ORT's profile omits the shapes of prepacked weights):
+         * NAN, so that the op type's, the model's GFLOP and MFU say n/a rather than too little */
+        double gflops = nd->flops > 0 ? (double)nd->flops / 1e9 : NAN;
         sum_ms += ms;
         sum_gflops += gflops;
         top_insert(out, nd, ms, gflops);
