@@ -922,6 +922,134 @@ struct qcase {
     int w_signed, w_zp, x_pix_extra, y_nchw, x_nchw;
 };
 
+/* A half's bits as a float (the host side of the fused outputs' check). */
+static float half_bits_to_f32(uint16_t h)
+{
+    const int e = (h >> 10) & 31, m = h & 1023;
+    const float v = e == 0    ? ldexpf((float)m, -24)
+                    : e == 31 ? (m ? NAN : INFINITY)
+                              : ldexpf((float)(m | 1024), e - 25);
+    return (h & 0x8000u) ? -v : v;
+}
+static float round_half(float f)
+{
+    return half_bits_to_f32(eb_cu__f32_to_f16(f));
+}
+
+/*
+ * 4. The fused outputs (kernels.h, struct eb_cuk_qdst: what cuda_qconv.c's fusion of a residual
+ * Add, a Split along C, a QuantizeLinear and a DequantizeLinear makes of a conv): SiLU in half,
+ * plus a half residual (channels-last), split at cs: channels [0, cs) as half into rows wider
+ * than the part, [cs, oc) as bytes (channels-last) and as their DequantizeLinear (half, NCHW).
+ * The halves within half's tolerance of the reference activation; a byte at most one step from
+ * the reference's (on at most 0.1% of them: exp and the inverse scale at ties); each dequantised
+ * half exactly (byte - zp) * scale of the byte written beside it.
+ */
+static void qconv_fused_outputs(const struct eb_cuk_qconv *q0, const struct eb_conv2d_desc *d,
+                                const int32_t *acc, const float *mult, const float *bias,
+                                const float *dmult, const float *dbias, const uint8_t *dx,
+                                int first_width, int max_split)
+{
+    static const int32_t widths[] = {16, 32, 64};
+    const int64_t plane = d->oh * d->ow, oc = d->oc;
+    const int64_t cs = oc >= 8 ? oc / 2 / 4 * 4 : oc / 2, c1 = oc - cs, pitch0 = cs + 4;
+    const size_t ny = (size_t)(d->n * oc * plane);
+    const float scale = 0.37f;
+    const int32_t zp = 7;
+    float *res = malloc(ny * 4), *res_nhwc = malloc(ny * 4), *want = malloc(ny * 4);
+    ASSERT_TRUE(res && res_nhwc && want);
+    for (size_t i = 0; i < ny; i++) { /* NCHW order (b, k, p) */
+        const int64_t b = (int64_t)i / (oc * plane), k = (int64_t)i / plane % oc,
+                      pp = (int64_t)i % plane;
+        res[i] = round_half(frand(-6.0f, 6.0f));
+        res_nhwc[(b * plane + pp) * oc + k] = res[i];
+        want[i] = round_half(
+            round_half(eb_cpu_act_f32__ref(EB_ACT_SILU, 0, 0, (float)acc[i] * mult[k] + bias[k])) +
+            res[i]);
+    }
+    void *dres = up(EB_CUK_F16, res_nhwc, ny);
+    for (int wi = first_width; wi < 3; wi++)
+        for (int split = 1; split <= (max_split < 2 ? max_split : 2); split++) {
+            struct eb_cuk_qconv a = *q0;
+            a.bn = widths[wi];
+            a.splits = split;
+            size_t cnt_at = 0;
+            const size_t ws_bytes = eb_cuk_qconv_ws_bytes(&a, &cnt_at);
+            a.ws = split > 1 ? dalloc(ws_bytes) : NULL;
+            a.cnt = a.ws != NULL ? a.ws + cnt_at : NULL;
+            a.mult = dmult, a.bias = dbias, a.act = EB_ACT_SILU, a.y_kind = EB_CUK_QY_F16;
+            a.res = dres;
+            a.r_n = (int32_t)(plane * oc), a.r_c = 1, a.r_p = (int32_t)oc;
+            const size_t n0 = (size_t)(d->n * plane * pitch0), n1 = (size_t)(d->n * plane * c1);
+            void *y0 = dalloc(n0 * 2), *y1 = dalloc(n1), *y2 = dalloc(n1 * 2);
+            a.n_dst = 3;
+            a.dst[0] = (struct eb_cuk_qdst){.y = y0,
+                                            .y_n = (int32_t)(plane * pitch0),
+                                            .y_c = 1,
+                                            .y_p = (int32_t)pitch0,
+                                            .c0 = 0,
+                                            .c1 = (int32_t)cs,
+                                            .mode = EB_CUK_QD_FLOAT};
+            a.dst[1] = (struct eb_cuk_qdst){.y = y1,
+                                            .y_n = (int32_t)(plane * c1),
+                                            .y_c = 1,
+                                            .y_p = (int32_t)c1,
+                                            .c0 = (int32_t)cs,
+                                            .c1 = (int32_t)oc,
+                                            .mode = EB_CUK_QD_BYTE,
+                                            .q_inv = 1.0f / scale,
+                                            .q_zp = zp};
+            a.dst[2] = a.dst[1];
+            a.dst[2].y = y2, a.dst[2].mode = EB_CUK_QD_DQ, a.dst[2].dq_scale = scale;
+            a.dst[2].dq_zp = zp, a.dst[2].y_n = (int32_t)(c1 * plane);
+            a.dst[2].y_c = (int32_t)plane, a.dst[2].y_p = 1;
+            for (int rep = 0; rep < (split > 1 ? 2 : 1); rep++) {
+                CK(eb_cuk_qconv(0, &a, dx, NULL));
+                CK(cudaDeviceSynchronize());
+                uint16_t *h0 = malloc(n0 * 2), *h2 = malloc(n1 * 2);
+                uint8_t *h1 = malloc(n1);
+                ASSERT_TRUE(h0 && h1 && h2);
+                CK(cudaMemcpy(h0, y0, n0 * 2, cudaMemcpyDeviceToHost));
+                CK(cudaMemcpy(h1, y1, n1, cudaMemcpyDeviceToHost));
+                CK(cudaMemcpy(h2, y2, n1 * 2, cudaMemcpyDeviceToHost));
+                size_t off_by_one = 0, n_bytes = 0;
+                for (size_t i = 0; i < ny; i++) {
+                    const int64_t b = (int64_t)i / (oc * plane), k = (int64_t)i / plane % oc,
+                                  pp = (int64_t)i % plane;
+                    if (k < cs) {
+                        const float got = half_bits_to_f32(h0[(b * plane + pp) * pitch0 + k]);
+                        expect_close("qconv fused half part", EB_CUK_F16, &got, &want[i], 1);
+                        continue;
+                    }
+                    float r = nearbyintf(want[i] / scale) + (float)zp;
+                    r = r < 0 ? 0 : r > 255 ? 255 : r;
+                    const int byte = h1[(b * plane + pp) * c1 + (k - cs)];
+                    const int diff = abs(byte - (int)r);
+                    if (diff > 1)
+                        EB_FAIL("width %d split %d: fused byte %zu is %d, the reference %d", a.bn,
+                                split, i, byte, (int)r);
+                    off_by_one += diff == 1;
+                    n_bytes++;
+                    const float dq = half_bits_to_f32(h2[(b * c1 + (k - cs)) * plane + pp]);
+                    if (dq != round_half((float)(byte - zp) * scale))
+                        EB_FAIL("width %d split %d: dequantised %zu is %.9g, its byte %d gives "
+                                "%.9g",
+                                a.bn, split, i, (double)dq, byte,
+                                (double)round_half((float)(byte - zp) * scale));
+                }
+                ASSERT_TRUE(off_by_one * 1000 <= n_bytes);
+                free(h0), free(h1), free(h2);
+            }
+            CK(cudaFree(y0));
+            CK(cudaFree(y1));
+            CK(cudaFree(y2));
+            if (a.ws != NULL)
+                CK(cudaFree(a.ws));
+        }
+    CK(cudaFree(dres));
+    free(res), free(res_nhwc), free(want);
+}
+
 static void qconv_case(const struct qcase *c)
 {
     const struct eb_conv2d_desc d = {
@@ -1136,6 +1264,7 @@ static void qconv_case(const struct qcase *c)
         free(got), free(ordered), free(want), free(raw);
     }
 #undef YAT
+    qconv_fused_outputs(&q, &d, acc, mult, bias, dmult, dbias, dx, first_width, max_split);
     printf("qconv n%d ic%d %dx%d s%d d%d g%d oc%d%s%s%s: exact\n", c->n, c->ic, c->kh, c->kw, c->sh,
            c->dh, c->groups, c->oc,
            q.dense ? " (tensor cores, widths 16/32/64, split-k 1..3)" : " (direct)",

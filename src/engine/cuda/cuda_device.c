@@ -216,9 +216,14 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
                        (opt->zero_copy_frames == EB_ENGINE_ZERO_COPY_AUTO && prop.integrated);
     s->zero_copy = mapped && prop.canMapHostMemory;
     e->info_dev.zero_copy_frames = s->zero_copy;
-    /* int8 convs write the bytes of the QuantizeLinear after them (the order shrinks) */
-    if (opt->passes & EB_ENGINE_PASS_FUSE)
-        eb_cu__qconv_fuse_quant(e);
+    /* int8 convs take over the residual Add, Split, QuantizeLinear and DequantizeLinear after
+     * them (the order shrinks) */
+    size_t n_qfused = 0;
+    if (opt->passes & EB_ENGINE_PASS_FUSE) {
+        enum eb_status fst = eb_cu__qconv_fuse(e, &n_qfused, diag);
+        if (fst != EB_OK)
+            return fst;
+    }
     s->nodes = eb_ir_arena_alloc(&g->arena, (e->n_order + 1) * sizeof(*s->nodes));
     s->on_cpu = eb_ir_arena_alloc(&g->arena, e->n_order + 1);
     s->dptr = eb_ir_arena_alloc(&g->arena, (g->n_values + 1) * sizeof(void *));

@@ -152,11 +152,12 @@ enum eb_status eb_cu__conv_graph_bind(struct eb_engine *e, struct cu_state *s, s
 enum eb_status eb_cu__dev_alloc(struct eb_engine *e, struct cu_state *s, size_t bytes, void **p,
                                 const char *what, struct eb_diag *diag);
 /**
- * Open time, before anything reads e->order: every float-output int8 conv whose one reader is a
- * per-tensor QuantizeLinear takes over its output (the conv writes the bytes; the
- * QuantizeLinear leaves the graph and e->order). The number fused.
+ * Open time, before anything reads e->order: every float-output int8 conv takes over the nodes
+ * after it that its epilogue can compute (cuda_qconv.c: a residual Add, a Split along C, a
+ * per-tensor QuantizeLinear that is a part's one reader and a DequantizeLinear of its bytes);
+ * they leave the graph and e->order. *n_fused: the convs that took any. EB_ERR_NOMEM only.
  */
-size_t eb_cu__qconv_fuse_quant(struct eb_engine *e);
+enum eb_status eb_cu__qconv_fuse(struct eb_engine *e, size_t *n_fused, struct eb_diag *diag);
 /** 1 when int8 conv p runs on the tensor cores (groups 1, int8 weights without zero points). */
 int eb_cu__qconv_dense(const struct eb_qconv_params *p);
 /** The int8 convs' layouts: channels-last compute, an input in NCHW transposed into d_xpose

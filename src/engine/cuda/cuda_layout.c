@@ -10,15 +10,18 @@
  *  - unary ops, Sigmoid, MaxPool and nearest upsampling keep their input's layout, and a fused
  *    residual has its conv output's: those pairs are tied, and a pair in which one side cannot
  *    go channels-last keeps both NCHW.
- *  - int8 convs (cuda_qconv.c) compute channels-last and read and write either layout through
- *    element strides; uint8/int8 values go channels-last like float ones, and a per-tensor
- *    QuantizeLinear/DequantizeLinear keeps its input's layout (elementwise).
+ *  - int8 convs (cuda_qconv.c) compute channels-last and read (input and fused residual) and
+ *    write (every output) either layout through element strides; uint8/int8 values go
+ *    channels-last like float ones, and a per-tensor QuantizeLinear/DequantizeLinear keeps its
+ *    input's layout (elementwise).
  * Graph inputs and outputs, constants, nodes on the CPU and every other op see NCHW as ONNX
- * says. The memory planner places no channels-last value in place (memplan.h).
+ * says. A channels-last Concat along C goes in place where every node touching its inputs takes
+ * rows that are slices of wider ones (pitch_ok; memplan.h).
  */
 #include <string.h>
 
 #include "engine/cuda/cuda_internal.h"
+#include "engine/ops/qconv.h"
 
 /* Ops that write their output in either layout (a per-tensor Q/DQ: elementwise). */
 static int writes_either(const struct eb_op_desc *d)
@@ -47,7 +50,7 @@ static int reads_either(const struct eb_op_desc *d, int i)
     if (d->kind == EB_DESC_CONV)
         return i == 0 || i == 3;
     if (d->kind == EB_DESC_QCONV)
-        return i == 0;
+        return i == 0 || i == d->qconv->res_in;
     return d->kind == EB_DESC_COPY || writes_either(d);
 }
 
@@ -108,7 +111,8 @@ static int takes_slice(const struct cu_state *s, size_t k, int i)
     case EB_DESC_TRANSPOSE: return 1;
     case EB_DESC_COPY:
     case EB_DESC_BINARY: return i >= 0;
-    case EB_DESC_QCONV: return i <= 0; /* element strides both sides (cuda_qconv.c) */
+    case EB_DESC_QCONV: /* element strides on every side (cuda_qconv.c) */
+        return i <= 0 || i == cn->d.qconv->res_in;
     case EB_DESC_CONV:
         if (i == 0 && cn->x_xpose)
             return 1;

@@ -4,18 +4,30 @@
  * points) on the tensor cores, the others (depthwise and grouped convs, uint8 or zero-pointed
  * weights) in a direct kernel; the rest of the graph runs in the device's float precision.
  *
- * A conv with a float output (TensorRT's placement: Q/DQ at the conv inputs only) whose one
- * reader is a per-tensor QuantizeLinear (the next conv's input) writes that QuantizeLinear's
- * bytes itself: the graph is rewired before planning (eb_cu__qconv_fuse_quant), the float
- * tensor is never stored, and the activations stay 8-bit between such convs. Its arithmetic is
- * the two nodes' in sequence, in float (ops/qconv.c's epilogue, then QuantizeLinear's division
- * and rounding).
+ * A conv with a float output (TensorRT's placement: Q/DQ at the conv inputs only) takes over
+ * the nodes after it that its epilogue can compute (eb_cu__qconv_fuse, before planning; each
+ * absorbed node leaves the graph):
+ *  - a residual Add of its output and a float value computed before it (the bottleneck's
+ *    shortcut): the value becomes the conv's input 3, added after the activation;
+ *  - a Split along C (C2f's and C3k2's first conv): each part is an output of the conv;
+ *  - per part (or the whole output), a per-tensor QuantizeLinear that is its only reader: the
+ *    part is written as those bytes (the next convs' input), and a per-tensor DequantizeLinear
+ *    of the bytes (the C2f's Concat and shortcut read them as float): the conv writes its
+ *    floats too.
+ * So yolov8n's C2f is its convs alone, and its Concat goes in place (memplan.h: every output
+ * and the residual take channels-last rows that are slices of wider ones). The arithmetic is
+ * the absorbed nodes' in sequence: the float value rounded to the device's float precision as
+ * the tensor would store it, the Add's sum rounded again, QuantizeLinear's rounding (times the
+ * inverse scale, so a byte may move by one step where the quotient sits within an ulp of a
+ * tie), DequantizeLinear's product of that byte. One QuantizeLinear and nothing else keeps the
+ * older single-output form (q_after: quantised from the unrounded float).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/cuda/cuda_internal.h"
+#include "engine/ops/fuse_access.h"
 #include "engine/ops/qconv.h"
 
 /* One constant scalar: the float (scale) or the zero point's value (a missing one is 0). */
@@ -57,49 +69,202 @@ static struct eb_ir_node *only_reader(struct eb_graph *g, int v)
     return r;
 }
 
-size_t eb_cu__qconv_fuse_quant(struct eb_engine *e)
+/* The per-tensor QuantizeLinear (to bytes) or DequantizeLinear (to float) `q` reading value v
+ * as its input 0, with constant scale and zero point; 1 when it is one. */
+static int per_tensor(const struct eb_graph *g, const struct eb_ir_node *q,
+                      const struct eb_op_def *op, int v, float *scale, int32_t *zp)
 {
-    struct eb_graph *g = e->g;
-    size_t fused = 0;
-    for (size_t k = 0; k < e->n_order; k++) {
-        struct eb_ir_node *n = &g->nodes[e->order[k]];
-        struct eb_qconv_params *p = n->params;
-        if (n->op != &eb_op_qconv || !p->y_float)
-            continue;
-        struct eb_ir_node *q = only_reader(g, n->out[0]);
+    if (q == NULL || !q->alive || q->op != op || q->n_in < 2 || q->in[0] != v || q->n_out != 1 ||
+        !const_scalar(g, q, 1, scale, zp) || !const_scalar(g, q, 2, scale, zp))
+        return 0;
+    const enum eb_dtype t = g->values[q->out[0]].dtype;
+    return op == &eb_op_quantize_linear ? t == EB_DTYPE_U8 || t == EB_DTYPE_I8 : t == EB_DTYPE_F32;
+}
+
+/* Node `dead`, now part of `into`: its output values' producer is `into`, it runs no more. */
+static void absorb(struct eb_graph *g, struct eb_ir_node *into, struct eb_ir_node *dead, char *what,
+                   size_t len, const char *name)
+{
+    dead->alive = 0;
+    for (int j = 0; j < dead->n_out; j++)
+        if (dead->out[j] >= 0)
+            g->values[dead->out[j]].producer = (int)(into - g->nodes);
+    const size_t at = strlen(what);
+    if (name[0] != '\0')
+        snprintf(what + at, len - at, "%s%s", at > 0 ? "+" : "", name);
+}
+
+/* Value v goes away (its reader was absorbed with its producer). */
+static void orphan(struct eb_graph *g, int v)
+{
+    g->values[v].n_uses = 0;
+    g->values[v].producer = -1;
+}
+
+/*
+ * Float-output int8 conv n (pos: each node's place in the order) takes over what reads it:
+ *  1. an Add of its output and another float value of the same shape computed before it (the
+ *     bottleneck's residual): the residual becomes input res_in;
+ *  2. a Split along C: each part is an output of n;
+ *  3. per part (or the whole output), a per-tensor QuantizeLinear that is its only reader: the
+ *     part is written as those bytes; and a per-tensor DequantizeLinear of those bytes: n writes
+ *     its floats too.
+ * The outputs stay as many as struct eb_cuk_qconv holds. One QuantizeLinear and nothing else
+ * takes the tested fq_on form (q_after). Returns 1 when anything was absorbed.
+ */
+static int fuse_one(struct eb_graph *g, struct eb_ir_node *n, const int *pos)
+{
+    struct eb_qconv_params *p = n->params;
+    const int y0 = n->out[0];
+    const struct eb_ir_value *y = &g->values[y0];
+    if (y->rank != 4 || y->dtype != EB_DTYPE_F32 || g->values[n->in[0]].dtype != EB_DTYPE_U8)
+        return 0;
+    char what[96] = "";
+    int res = -1;
+    int outs[EB_CUK_QDST_MAX];
+    struct eb_qconv_out o[EB_CUK_QDST_MAX];
+    int n_outs = 0;
+    struct eb_ir_node *r = only_reader(g, y0);
+    /* 1. the residual Add */
+    if (r != NULL && r->op == &eb_op_add && r->n_in == 2 && r->in[0] != r->in[1]) {
+        const int other = r->in[0] == y0 ? r->in[1] : r->in[0];
+        const struct eb_ir_value *v = &g->values[other], *a = &g->values[r->out[0]];
+        const int before =
+            v->producer >= 0 && g->nodes[v->producer].alive && pos[v->producer] < pos[n - g->nodes];
+        if (!v->is_const && v->dtype == EB_DTYPE_F32 && v->rank == 4 && before &&
+            memcmp(v->shape, y->shape, sizeof(v->shape)) == 0 && a->dtype == EB_DTYPE_F32 &&
+            !g->values[y0].is_output) {
+            res = other;
+            absorb(g, n, r, what, sizeof(what), "add");
+            orphan(g, y0);
+            n->out[0] = r->out[0];
+            r = only_reader(g, n->out[0]);
+        }
+    }
+    /* 2. the Split along C */
+    const int whole = n->out[0];
+    if (r != NULL && r->op == &eb_op_split && r->in[0] == whole && r->n_out <= EB_CUK_QDST_MAX &&
+        eb_op__split_axis(r, 4) == 1) {
+        int c = 0, ok = 1;
+        for (int j = 0; j < r->n_out && ok; j++) {
+            const struct eb_ir_value *v = r->out[j] >= 0 ? &g->values[r->out[j]] : NULL;
+            ok = v != NULL && v->rank == 4 && v->shape[1] > 0;
+            if (ok) {
+                outs[n_outs] = r->out[j];
+                o[n_outs++] = (struct eb_qconv_out){.c0 = c, .c1 = c + (int)v->shape[1]};
+                c += (int)v->shape[1];
+            }
+        }
+        if (ok && c == (int)p->d.oc) {
+            absorb(g, n, r, what, sizeof(what), "split");
+            orphan(g, whole);
+        } else {
+            n_outs = 0;
+        }
+    }
+    if (n_outs == 0) {
+        outs[0] = whole;
+        o[0] = (struct eb_qconv_out){.c0 = 0, .c1 = (int)p->d.oc};
+        n_outs = 1;
+    }
+    /* 3. QuantizeLinear, then DequantizeLinear, per part */
+    const int parts = n_outs;
+    int n_q = 0, n_dq = 0;
+    for (int j = 0; j < parts; j++) {
+        struct eb_ir_node *q = only_reader(g, outs[j]);
         float scale = 0.0f;
         int32_t zp = 0;
-        if (q == NULL || q->op != &eb_op_quantize_linear || q->in[0] != n->out[0] ||
-            !const_scalar(g, q, 1, &scale, &zp) || !const_scalar(g, q, 2, &scale, &zp))
+        if (!per_tensor(g, q, &eb_op_quantize_linear, outs[j], &scale, &zp))
             continue;
-        const struct eb_ir_value *y = &g->values[q->out[0]];
-        if (y->dtype != EB_DTYPE_U8 && y->dtype != EB_DTYPE_I8)
-            continue;
-        g->values[n->out[0]].n_uses = 0;
-        g->values[n->out[0]].producer = -1;
-        n->out[0] = q->out[0];
-        g->values[q->out[0]].producer = (int)(n - g->nodes);
-        q->alive = 0;
-        p->q_after = 1;
-        p->q_after_scale = scale;
-        p->q_after_zp = zp;
-        p->q_after_signed = y->dtype == EB_DTYPE_I8;
-        const char *was = n->fused != NULL ? n->fused : "";
-        char text[128];
-        snprintf(text, sizeof(text), "%s%squantize", was, was[0] != '\0' ? "+" : "");
-        const char *dup = eb_ir_arena_strdup(&g->arena, text);
-        if (dup != NULL)
-            n->fused = dup;
-        fused++;
+        const int qv = q->out[0];
+        absorb(g, n, q, what, sizeof(what), n_q++ == 0 ? "quantize" : "");
+        orphan(g, outs[j]);
+        outs[j] = qv;
+        o[j].mode = EB_CUK_QD_BYTE;
+        o[j].q_scale = scale, o[j].q_zp = zp;
+        o[j].q_signed = g->values[qv].dtype == EB_DTYPE_I8;
+        for (size_t i = 0; i < g->n_nodes && n_outs < EB_CUK_QDST_MAX; i++) {
+            struct eb_ir_node *dq = &g->nodes[i];
+            float ds = 0.0f;
+            int32_t dz = 0;
+            if (!per_tensor(g, dq, &eb_op_dequantize_linear, qv, &ds, &dz))
+                continue;
+            absorb(g, n, dq, what, sizeof(what), n_dq++ == 0 ? "dequantize" : "");
+            g->values[qv].n_uses--;
+            outs[n_outs] = dq->out[0];
+            o[n_outs] = o[j];
+            o[n_outs].mode = EB_CUK_QD_DQ;
+            o[n_outs].dq_scale = ds, o[n_outs].dq_zp = dz;
+            n_outs++;
+            break;
+        }
     }
-    if (fused > 0) { /* the order without the fused QuantizeLinear nodes */
+    if (what[0] == '\0')
+        return 0;
+    if (res < 0 && n_outs == 1 && o[0].mode == EB_CUK_QD_BYTE) { /* the fq_on form */
+        p->q_after = 1;
+        p->q_after_scale = o[0].q_scale;
+        p->q_after_zp = o[0].q_zp;
+        p->q_after_signed = o[0].q_signed;
+        n->out[0] = outs[0];
+    } else {
+        /* the residual after the bias's place (3: an absent bias stays -1) */
+        int *in = eb_ir_arena_alloc(&g->arena, 4 * sizeof(int));
+        int *out = eb_ir_arena_alloc(&g->arena, (size_t)n_outs * sizeof(int));
+        if (in == NULL || out == NULL)
+            return -1;
+        in[2] = -1;
+        memcpy(in, n->in, (size_t)n->n_in * sizeof(int));
+        if (res >= 0) {
+            p->res_in = 3;
+            in[3] = res;
+            n->n_in = 4;
+        }
+        memcpy(out, outs, (size_t)n_outs * sizeof(int));
+        memcpy(p->outs, o, sizeof(o));
+        n->in = in;
+        n->out = out;
+        n->n_out = p->n_outs = n_outs;
+    }
+    for (int j = 0; j < n->n_out; j++)
+        g->values[n->out[j]].producer = (int)(n - g->nodes);
+    const char *was = n->fused != NULL ? n->fused : "";
+    char text[192];
+    snprintf(text, sizeof(text), "%s%s%s", was, was[0] != '\0' ? "+" : "", what);
+    const char *dup = eb_ir_arena_strdup(&g->arena, text);
+    if (dup != NULL)
+        n->fused = dup;
+    return 1;
+}
+
+enum eb_status eb_cu__qconv_fuse(struct eb_engine *e, size_t *n_fused, struct eb_diag *diag)
+{
+    struct eb_graph *g = e->g;
+    *n_fused = 0;
+    int *pos = eb_ir_arena_alloc(&g->arena, (g->n_nodes + 1) * sizeof(int));
+    if (pos == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", e->what);
+    for (size_t k = 0; k < e->n_order; k++)
+        pos[e->order[k]] = (int)k;
+    for (size_t k = 0; k < e->n_order; k++) {
+        struct eb_ir_node *n = &g->nodes[e->order[k]];
+        const struct eb_qconv_params *p = n->params;
+        if (n->op != &eb_op_qconv || !n->alive || !p->y_float)
+            continue;
+        const int r = fuse_one(g, n, pos);
+        if (r < 0)
+            return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory",
+                                e->what);
+        *n_fused += (size_t)r;
+    }
+    if (*n_fused > 0) { /* the order without the absorbed nodes */
         size_t m = 0;
         for (size_t k = 0; k < e->n_order; k++)
             if (g->nodes[e->order[k]].alive)
                 e->order[m++] = e->order[k];
         e->n_order = m;
     }
-    return fused;
+    return EB_OK;
 }
 
 /* Tensor-core path: groups 1, int8 weights without zero points, and Σ x w within int32. */
@@ -201,6 +366,29 @@ static void fill_params(struct eb_engine *e, struct cu_state *s, size_t k)
         kq->fq_zp = p->q_after_zp;
         kq->y_signed = p->q_after_signed;
     }
+    for (int j = 0; j < p->n_outs; j++) { /* the fused outputs (eb_cu__qconv_fuse) */
+        const struct eb_qconv_out *o = &p->outs[j];
+        struct eb_cuk_qdst *t = &kq->dst[j];
+        int64_t st[EB_MAX_RANK];
+        eb_cu__strides(eb_op_out(g, n, j), st);
+        *t = (struct eb_cuk_qdst){.y_n = (int32_t)st[0],
+                                  .y_c = (int32_t)st[1],
+                                  .y_p = (int32_t)st[3],
+                                  .c0 = o->c0,
+                                  .c1 = o->c1,
+                                  .mode = o->mode,
+                                  .q_inv = o->mode != EB_CUK_QD_FLOAT ? 1.0f / o->q_scale : 0.0f,
+                                  .q_zp = o->q_zp,
+                                  .q_signed = o->q_signed,
+                                  .dq_scale = o->dq_scale,
+                                  .dq_zp = o->dq_zp};
+    }
+    kq->n_dst = p->n_outs;
+    if (p->res_in > 0) {
+        int64_t st[EB_MAX_RANK];
+        eb_cu__strides(eb_op_in(g, n, p->res_in), st);
+        kq->r_n = (int32_t)st[0], kq->r_c = (int32_t)st[1], kq->r_p = (int32_t)st[3];
+    }
     const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
     if (x->nhwc || cn->x_xpose) {
         kq->x_c = 1;
@@ -222,9 +410,9 @@ static void fill_params(struct eb_engine *e, struct cu_state *s, size_t k)
         kq->y_c = (int32_t)plane;
         kq->y_p = 1;
     }
-    kq->y_kind = y->dtype != EB_DTYPE_F32 ? EB_CUK_QY_BYTE
-                 : s->dt == EB_CUK_F16    ? EB_CUK_QY_F16
-                                          : EB_CUK_QY_F32;
+    kq->y_kind = p->n_outs == 0 && y->dtype != EB_DTYPE_F32 ? EB_CUK_QY_BYTE
+                 : s->dt == EB_CUK_F16                      ? EB_CUK_QY_F16
+                                                            : EB_CUK_QY_F32;
 }
 
 enum eb_status eb_cu__qconv_upload(struct eb_engine *e, struct cu_state *s, struct eb_diag *diag)
@@ -307,5 +495,12 @@ cudaError_t eb_cu__qconv_enqueue(struct eb_engine *e, struct cu_state *s, size_t
             return ce;
         xp = s->d_xpose;
     }
-    return eb_cuk_qconv(stream, &cn->q, xp, s->dptr[n->out[0]]);
+    if (cn->q.n_dst == 0)
+        return eb_cuk_qconv(stream, &cn->q, xp, s->dptr[n->out[0]]);
+    struct eb_cuk_qconv q = cn->q; /* the fused outputs' and residual's addresses */
+    for (int j = 0; j < q.n_dst; j++)
+        q.dst[j].y = s->dptr[n->out[j]];
+    const int res_in = cn->d.qconv->res_in;
+    q.res = res_in > 0 ? s->dptr[n->in[res_in]] : NULL;
+    return eb_cuk_qconv(stream, &q, xp, NULL);
 }

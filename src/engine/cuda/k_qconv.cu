@@ -21,16 +21,23 @@ namespace
 using eb_cuk::act;
 
 /* Block tile: 64 pixels x BN_ channels (16, 32 or 64: eb_cuk_qconv_plan picks the one that
- * wastes least of oc), k in steps of 64 (two mma k-steps), eight warps: these convs are small
- * and latency-bound, so more warps in flight count for more than fewer, wider ones. */
+ * wastes least of oc), eight warps: these convs are small and latency-bound, so more warps in
+ * flight count for more than fewer, wider ones. The plan counts k in steps of BK = 64 bytes. */
 constexpr int BM = 64, BK = 64, kConvThreads = 256;
-/* A shared-memory row holds a row's 64 bytes of k, padded to 80: the fragment reads of 8 rows
- * by 4 threads then fall in 32 different banks. */
-constexpr int ROW = 80;
-/* k steps in flight: the loads of the next STAGES - 1 steps fly during a step's products */
-constexpr int STAGES = 4;
 
+#ifndef EB_QCONV_KB_NARROW
+#define EB_QCONV_KB_NARROW 128
+#endif
 template <int BN_> struct tiling {
+    /* k bytes a step: 128 for the narrow tiles (a step's barrier and address arithmetic cost
+     * the same whatever the step's products, and a narrow tile has few of them), 64 for the
+     * widest (its stages would not fit 48 KB); a k step is 2 or 4 mma k-steps */
+    static constexpr int KB = BN_ <= 32 ? EB_QCONV_KB_NARROW : 64;
+    /* A shared-memory row holds a row's KB bytes of k, padded by 16: the fragment reads of 8
+     * rows by 4 threads then fall in 32 different banks */
+    static constexpr int ROW = KB + 16, CH = KB / 16;
+    /* k steps in flight: the loads of the next STAGES - 1 steps fly during a step's products */
+    static constexpr int STAGES = BN_ == 32 && KB == 128 ? 3 : 4;
     /* warps: 4 x 2 of 16 x BN_ / 2 */
     static constexpr int WN = 2, WM = 4;
     static constexpr int TM = BM / WM, TN = BN_ / WN, MI = TM / 16, NI = TN / 8;
@@ -82,6 +89,104 @@ __device__ __forceinline__ void put(const struct eb_cuk_qconv &p, void *y, int64
         ((__half *)y)[off] = __float2half_rn(out_float(p, acc, mult, bias));
     else
         ((float *)y)[off] = out_float(p, acc, mult, bias);
+}
+
+/* The fused outputs (n_dst > 0; kernels.h, struct eb_cuk_qdst). */
+__device__ __forceinline__ float to_kind(int kind, float v)
+{
+    return kind == EB_CUK_QY_F16 ? __half2float(__float2half_rn(v)) : v;
+}
+
+__device__ __forceinline__ void store_kind(int kind, void *y, int64_t off, float v)
+{
+    if (kind == EB_CUK_QY_F16)
+        ((__half *)y)[off] = __float2half_rn(v);
+    else
+        ((float *)y)[off] = v;
+}
+
+/* v of output (image im, pixel pm, channel k): act's value, plus the residual, as stored */
+__device__ __forceinline__ float ext_value(const struct eb_cuk_qconv &p, int im, int pm, int k,
+                                           int32_t acc, float mult, float bias)
+{
+    float v = to_kind(p.y_kind, out_float(p, acc, mult, bias));
+    if (p.res != nullptr) {
+        const int64_t off = (int64_t)im * p.r_n + (int64_t)k * p.r_c + (int64_t)pm * p.r_p;
+        const float r = p.y_kind == EB_CUK_QY_F16 ? __half2float(((const __half *)p.res)[off])
+                                                  : ((const float *)p.res)[off];
+        v = to_kind(p.y_kind, v + r);
+    }
+    return v;
+}
+
+/* QuantizeLinear's byte of v (k_quant.cu's arithmetic, times the inverse scale) */
+__device__ __forceinline__ int32_t ext_q(const struct eb_cuk_qdst &d, float v)
+{
+    const float lo = d.q_signed ? -128.0f : 0.0f, hi = d.q_signed ? 127.0f : 255.0f;
+    return (int32_t)fminf(fmaxf(rintf(v * d.q_inv) + (float)d.q_zp, lo), hi);
+}
+
+/* What dst d holds for v */
+__device__ __forceinline__ void ext_store(const struct eb_cuk_qconv &p, const struct eb_cuk_qdst &d,
+                                          int64_t off, float v)
+{
+    if (d.mode == EB_CUK_QD_FLOAT) {
+        store_kind(p.y_kind, d.y, off, v);
+        return;
+    }
+    const int32_t q = ext_q(d, v);
+    if (d.mode == EB_CUK_QD_BYTE)
+        ((uint8_t *)d.y)[off] = (uint8_t)q;
+    else
+        store_kind(p.y_kind, d.y, off, (float)(q - d.dq_zp) * d.dq_scale);
+}
+
+/* Channels k .. k + n - 1 (n <= 4) of pixel (im, pm), values v, into every dst holding them:
+ * one store per dst where it holds all four channels-last and aligned. */
+__device__ __forceinline__ void ext_put(const struct eb_cuk_qconv &p, int im, int pm, int k, int n,
+                                        const float (&v)[4])
+{
+#pragma unroll
+    for (int i = 0; i < EB_CUK_QDST_MAX; i++) {
+        if (i >= p.n_dst)
+            break;
+        const struct eb_cuk_qdst &d = p.dst[i];
+        if (k + n <= d.c0 || k >= d.c1)
+            continue;
+        const int64_t off = (int64_t)im * d.y_n + (int64_t)(k - d.c0) * d.y_c + (int64_t)pm * d.y_p;
+        const int es = d.mode == EB_CUK_QD_BYTE ? 1 : p.y_kind == EB_CUK_QY_F16 ? 2 : 4;
+        if (n == 4 && k >= d.c0 && k + 4 <= d.c1 && d.y_c == 1 &&
+            (((uintptr_t)d.y + (uintptr_t)(off * es)) & (uintptr_t)(4 * es - 1)) == 0) {
+            if (es == 1) {
+                uint32_t w = 0;
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    w |= (uint32_t)(uint8_t)ext_q(d, v[j]) << (8 * j);
+                *(uint32_t *)((uint8_t *)d.y + off) = w;
+                continue;
+            }
+            float o[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                o[j] = d.mode == EB_CUK_QD_FLOAT ? v[j]
+                                                 : (float)(ext_q(d, v[j]) - d.dq_zp) * d.dq_scale;
+            if (es == 2) {
+                const __half2 lo = __floats2half2_rn(o[0], o[1]),
+                              hi = __floats2half2_rn(o[2], o[3]);
+                uint2 u;
+                u.x = *(const uint32_t *)&lo;
+                u.y = *(const uint32_t *)&hi;
+                *(uint2 *)((__half *)d.y + off) = u;
+            } else {
+                *(float4 *)((float *)d.y + off) = make_float4(o[0], o[1], o[2], o[3]);
+            }
+            continue;
+        }
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            if (j < n && k + j >= d.c0 && k + j < d.c1)
+                ext_store(p, d, off + (int64_t)j * d.y_c, v[j]);
+    }
 }
 
 __device__ __forceinline__ void mma_u8s8(int32_t (&c)[4], const uint32_t (&a)[4],
@@ -175,6 +280,7 @@ __global__ void __launch_bounds__(kConvThreads)
     k_qconv_mma(const struct eb_cuk_qconv p, const uint8_t *__restrict__ x, void *__restrict__ y)
 {
     using T = tiling<BN_>;
+    constexpr int ROW = T::ROW, KB = T::KB, CH = T::CH;
     /* the stages' A and B tiles; after the loop, the output tile (int32, T::TS a row) */
     __shared__ __align__(16) uint8_t smem[T::SMEM];
     __shared__ int last;
@@ -183,12 +289,13 @@ __global__ void __launch_bounds__(kConvThreads)
     __shared__ float s_mult[BN_], s_bias[BN_];
     __shared__ int32_t s_corr[BN_];
     __shared__ int64_t s_row[BM];
+    __shared__ int32_t s_im[BM], s_pm[BM]; /* the fused outputs' rows: image and pixel */
     auto sa = [&](int b) { return smem + b * (BM + BN_) * ROW; };
     auto sb = [&](int b) { return smem + b * (BM + BN_) * ROW + BM * ROW; };
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int plane = p.oh * p.ow, M = p.n * plane;
     const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN_;
-    /* A rows: row tid / 4, chunk tid % 4 of its 4 */
+    /* A rows: row tid / 4, chunks tid % 4 (+ 4 j) of its CH */
     const int lr = tid >> 2, lc = tid & 3;
     pix q;
     const int am = m0 + lr;
@@ -200,14 +307,15 @@ __global__ void __launch_bounds__(kConvThreads)
     q.img = x + (int64_t)img * p.x_n;
     const uint32_t z = (uint32_t)p.x_zp * 0x01010101u;
     const int8_t *w = (const int8_t *)p.w;
-    const int nk = p.kp / BK, splits = gridDim.z;
+    const int nk = (p.kp + KB - 1) / KB, splits = gridDim.z;
     const int k0 = (int)((int64_t)nk * blockIdx.z / splits);
     const int k1 = (int)((int64_t)nk * (blockIdx.z + 1) / splits);
     /* k step kt into buffer b */
     auto fill = [&](int b, int kt) {
-        {
-            uint8_t *dst = &sa(b)[lr * ROW + lc * 16];
-            const int kc = kt * 4 + lc;
+#pragma unroll
+        for (int j = 0; j < CH / 4; j++) {
+            uint8_t *dst = &sa(b)[lr * ROW + (lc + 4 * j) * 16];
+            const int kc = kt * CH + lc + 4 * j;
             if (VEC) {
                 const uint8_t *src = chunk_at(p, q, kc);
                 if (src != nullptr)
@@ -219,15 +327,17 @@ __global__ void __launch_bounds__(kConvThreads)
             }
         }
 #pragma unroll
-        for (int c = tid; c < BN_ * 4; c += kConvThreads) {
-            const int r = c >> 2, ch = c & 3;
+        for (int c = tid; c < BN_ * CH; c += kConvThreads) {
+            const int r = c / CH, ch = c % CH;
             uint8_t *dst = &sb(b)[r * ROW + ch * 16];
-            if (n0 + r < p.oc)
-                cp16(dst, w + (int64_t)(n0 + r) * p.kp + kt * BK + ch * 16);
+            /* past kp (a last step of 128 over kp's 64): zero weights */
+            if (n0 + r < p.oc && kt * KB + ch * 16 < p.kp)
+                cp16(dst, w + (int64_t)(n0 + r) * p.kp + kt * KB + ch * 16);
             else
                 *(uint4 *)dst = make_uint4(0, 0, 0, 0);
         }
     };
+    constexpr int STAGES = T::STAGES;
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (k0 + s < k1)
@@ -243,6 +353,8 @@ __global__ void __launch_bounds__(kConvThreads)
     if (tid < BM) {
         const int m = m0 + tid, im = m / plane, pm = m - im * plane;
         s_row[tid] = m < M ? (int64_t)im * p.y_n + (int64_t)pm * p.y_p : -1;
+        s_im[tid] = m < M ? im : -1;
+        s_pm[tid] = pm;
     }
     int32_t acc[T::MI][T::NI][4] = {};
     const int wm = (warp / T::WN) * T::TM, wn = (warp % T::WN) * T::TN, gq = lane >> 2,
@@ -256,7 +368,7 @@ __global__ void __launch_bounds__(kConvThreads)
             fill((i + STAGES - 1) % STAGES, kt + STAGES - 1);
         cp_commit();
 #pragma unroll
-        for (int ks = 0; ks < BK; ks += 32) {
+        for (int ks = 0; ks < KB; ks += 32) {
             uint32_t af[T::MI][4], bf[T::NI][2];
 #pragma unroll
             for (int mi = 0; mi < T::MI; mi++) {
@@ -316,6 +428,26 @@ __global__ void __launch_bounds__(kConvThreads)
         if (tid == 0)
             p.cnt[tile] = 0;
         __syncthreads();
+    }
+    if (p.n_dst > 0) {
+        /* fused outputs: four channels a thread */
+        constexpr int G = BN_ / 4;
+#pragma unroll 2
+        for (int g = tid; g < BM * G; g += kConvThreads) {
+            const int r = g / G, c = (g - r * G) * 4, im = s_im[r];
+            if (im < 0 || n0 + c >= p.oc)
+                continue;
+            const int n = p.oc - (n0 + c) < 4 ? p.oc - (n0 + c) : 4;
+            float v[4] = {};
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                if (j < n)
+                    v[j] = ext_value(p, im, s_pm[r], n0 + c + j,
+                                     tile_s[r * T::TS + c + j] - s_corr[c + j], s_mult[c + j],
+                                     s_bias[c + j]);
+            ext_put(p, im, s_pm[r], n0 + c, n, v);
+        }
+        return;
     }
     const float fq_inv = p.fq_on ? 1.0f / p.fq_scale : 0.0f;
     if (p.y_c == 1) {
@@ -406,6 +538,11 @@ __global__ void k_qconv_direct(const struct eb_cuk_qconv p, const uint8_t *__res
                 }
             }
         }
+        if (p.n_dst > 0) {
+            const float v[4] = {ext_value(p, im, pm, k, acc, p.mult[k], p.bias[k])};
+            ext_put(p, im, pm, k, 1, v);
+            continue;
+        }
         put(p, y, (int64_t)im * p.y_n + (int64_t)k * p.y_c + (int64_t)pm * p.y_p, acc, p.mult[k],
             p.bias[k], p.fq_on ? 1.0f / p.fq_scale : 0.0f);
     }
@@ -471,7 +608,9 @@ extern "C" void eb_cuk_qconv_plan(struct eb_cuk_qconv *p, int32_t sm_count)
         bn /= 2;
     p->bn = bn;
     /* split-k only where the tiles leave half the SMs idle and k is long: the split's atomics,
-     * fence and read-back cost about what a few k steps do */
+     * fence and read-back cost about what a few k steps do (measured, yolov8n-640 int8 on an
+     * H200: splitting up to 2, 3, 4 blocks an SM instead made it 0.637, 0.639, 0.651 ms against
+     * this rule's 0.610) */
     const int64_t tiles = qconv_tiles(p, bn), nk = p->kp / BK;
     if (2 * tiles > sm_count || nk < 8)
         return;

@@ -171,6 +171,24 @@ cudaError_t eb_cuk_dequantize(cudaStream_t s, enum eb_cuk_dt dt, int64_t n, int6
  * lays it out ([oc][ic/groups][kh][kw], w_signed) with w_zp (NULL: zeros).
  */
 enum eb_cuk_qy { EB_CUK_QY_F32 = 0, EB_CUK_QY_F16, EB_CUK_QY_BYTE };
+/* A fused output of a float-output conv (n_dst > 0, cuda_qconv.c): the conv's channels [c0, c1)
+ * (after act and the residual: v, rounded to y_kind as the float tensor stores it), channel k
+ * at y[n y_n + (k - c0) y_c + p y_p], written as
+ *     FLOAT: v (y_kind)
+ *     BYTE:  q = sat(round_half_even(v q_inv) + q_zp), int8 when q_signed, NaN → q_zp (the
+ *            QuantizeLinear that read v: times 1 / scale, so a q may move by one step where the
+ *            quotient sits within an ulp of a rounding tie)
+ *     DQ:    (q - dq_zp) dq_scale (y_kind) of that q (the DequantizeLinear that read it) */
+enum eb_cuk_qmode { EB_CUK_QD_FLOAT = 0, EB_CUK_QD_BYTE, EB_CUK_QD_DQ };
+#define EB_CUK_QDST_MAX 4
+struct eb_cuk_qdst {
+    void *y;
+    int32_t y_n, y_c, y_p, c0, c1, mode;
+    float q_inv;
+    int32_t q_zp, q_signed;
+    float dq_scale;
+    int32_t dq_zp;
+};
 struct eb_cuk_qconv {
     int32_t n, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw, groups;
     int32_t x_n, x_c, x_pix, x_zp;
@@ -189,6 +207,13 @@ struct eb_cuk_qconv {
     float alpha;
     int32_t fq_on, fq_zp;
     float fq_scale;
+    /* n_dst > 0: the float output goes to dst[] instead of y (not with quant or fq_on), with
+     * res (not NULL) at res[n r_n + k r_c + p r_p] (y_kind) added to act's value first: v =
+     * round(round(act(...)) + res), each rounding to y_kind (the Add that read the conv) */
+    int32_t n_dst;
+    struct eb_cuk_qdst dst[EB_CUK_QDST_MAX];
+    const void *res;
+    int32_t r_n, r_c, r_p;
 };
 cudaError_t eb_cuk_qconv(cudaStream_t s, const struct eb_cuk_qconv *p, const uint8_t *x, void *y);
 /** The dense filter's packing: cp = ic rounded up to 16 (ic itself below 16: the taps packed

@@ -30,6 +30,17 @@ struct eb_qconv_params {
     int q_after, q_after_signed;
     float q_after_scale;
     int32_t q_after_zp;
+    /* y_float, on the CUDA device only (eb_cu__qconv_fuse): n_outs > 0 when the nodes after the
+     * conv were fused into it (a residual Add, a Split along C, QuantizeLinear and
+     * DequantizeLinear): output j of the node is outs[j] (struct eb_cuk_qdst's modes), and
+     * input res_in (> 0) is the residual added after the activation */
+    int res_in, n_outs;
+    struct eb_qconv_out {
+        int c0, c1, mode; /* enum eb_cuk_qmode */
+        float q_scale, dq_scale;
+        int32_t q_zp, dq_zp;
+        int q_signed;
+    } outs[4];
     struct eb_conv2d_u8_plan *plan; /* fast kernel (prepare); NULL = reference */
     size_t acc_offset;              /* scratch offset of the int32 accumulator */
 };
