@@ -935,6 +935,12 @@ static float round_half(float f)
 {
     return half_bits_to_f32(eb_cu__f32_to_f16(f));
 }
+/* QuantizeLinear of f (uint8) as the fused outputs compute it: times the inverse scale */
+static int quant_ref(float f, float scale, int32_t zp)
+{
+    const float q = nearbyintf(f * (1.0f / scale)) + (float)zp;
+    return q < 0.0f ? 0 : q > 255.0f ? 255 : (int)q;
+}
 
 /*
  * 4. The fused outputs (kernels.h, struct eb_cuk_qdst: what cuda_qconv.c's fusion of a residual
@@ -943,7 +949,9 @@ static float round_half(float f)
  * than the part, [cs, oc) as bytes (channels-last) and as their DequantizeLinear (half, NCHW).
  * The halves within half's tolerance of the reference activation; a byte at most one step from
  * the reference's (on at most 0.1% of them: exp and the inverse scale at ties); each dequantised
- * half exactly (byte - zp) * scale of the byte written beside it.
+ * half exactly (byte - zp) * scale of the byte written beside it. Both parts also into one byte
+ * tensor for a Concat's QuantizeLinear (BYTE from part 0's halves, REQ from part 1's dequantised
+ * halves), each byte exactly the quantisation of the half written beside it.
  */
 static void qconv_fused_outputs(const struct eb_cuk_qconv *q0, const struct eb_conv2d_desc *d,
                                 const int32_t *acc, const float *mult, const float *bias,
@@ -1003,12 +1011,27 @@ static void qconv_fused_outputs(const struct eb_cuk_qconv *q0, const struct eb_c
             a.dst[2].y = y2, a.dst[2].mode = EB_CUK_QD_DQ, a.dst[2].dq_scale = scale;
             a.dst[2].dq_zp = zp, a.dst[2].y_n = (int32_t)(c1 * plane);
             a.dst[2].y_c = (int32_t)plane, a.dst[2].y_p = 1;
+            /* a Concat's QuantizeLinear (scale 0.5, zp 3) of both parts, into one channels-last
+             * byte tensor: part 0's floats requantised (BYTE), part 1's dequantised bytes (REQ) */
+            const float cat_scale = 0.5f;
+            const int32_t cat_zp = 3;
+            uint8_t *y3 = dalloc(ny);
+            a.n_dst = 5;
+            a.dst[3] = a.dst[1];
+            a.dst[3].y = y3 + cs, a.dst[3].y_n = (int32_t)(plane * oc), a.dst[3].y_p = (int32_t)oc;
+            a.dst[3].mode = EB_CUK_QD_REQ, a.dst[3].dq_scale = scale, a.dst[3].dq_zp = zp;
+            a.dst[3].o_inv = 1.0f / cat_scale, a.dst[3].o_zp = cat_zp;
+            a.dst[4] = a.dst[3];
+            a.dst[4].y = y3, a.dst[4].c0 = 0, a.dst[4].c1 = (int32_t)cs;
+            a.dst[4].mode = EB_CUK_QD_BYTE, a.dst[4].q_inv = 1.0f / cat_scale;
+            a.dst[4].q_zp = cat_zp;
             for (int rep = 0; rep < (split > 1 ? 2 : 1); rep++) {
                 CK(eb_cuk_qconv(0, &a, dx, NULL));
                 CK(cudaDeviceSynchronize());
                 uint16_t *h0 = malloc(n0 * 2), *h2 = malloc(n1 * 2);
-                uint8_t *h1 = malloc(n1);
-                ASSERT_TRUE(h0 && h1 && h2);
+                uint8_t *h1 = malloc(n1), *h3 = malloc(ny);
+                ASSERT_TRUE(h0 && h1 && h2 && h3);
+                CK(cudaMemcpy(h3, y3, ny, cudaMemcpyDeviceToHost));
                 CK(cudaMemcpy(h0, y0, n0 * 2, cudaMemcpyDeviceToHost));
                 CK(cudaMemcpy(h1, y1, n1, cudaMemcpyDeviceToHost));
                 CK(cudaMemcpy(h2, y2, n1 * 2, cudaMemcpyDeviceToHost));
@@ -1016,9 +1039,15 @@ static void qconv_fused_outputs(const struct eb_cuk_qconv *q0, const struct eb_c
                 for (size_t i = 0; i < ny; i++) {
                     const int64_t b = (int64_t)i / (oc * plane), k = (int64_t)i / plane % oc,
                                   pp = (int64_t)i % plane;
+                    const int cat = h3[(b * plane + pp) * oc + k];
                     if (k < cs) {
                         const float got = half_bits_to_f32(h0[(b * plane + pp) * pitch0 + k]);
                         expect_close("qconv fused half part", EB_CUK_F16, &got, &want[i], 1);
+                        if (cat != quant_ref(got, cat_scale, cat_zp))
+                            EB_FAIL("width %d split %d: concat byte %zu of part 0 is %d, its half "
+                                    "%.9g gives %d",
+                                    a.bn, split, i, cat, (double)got,
+                                    quant_ref(got, cat_scale, cat_zp));
                         continue;
                     }
                     float r = nearbyintf(want[i] / scale) + (float)zp;
@@ -1036,10 +1065,15 @@ static void qconv_fused_outputs(const struct eb_cuk_qconv *q0, const struct eb_c
                                 "%.9g",
                                 a.bn, split, i, (double)dq, byte,
                                 (double)round_half((float)(byte - zp) * scale));
+                    if (cat != quant_ref(dq, cat_scale, cat_zp))
+                        EB_FAIL("width %d split %d: concat byte %zu of part 1 is %d, its "
+                                "dequantised %.9g gives %d",
+                                a.bn, split, i, cat, (double)dq, quant_ref(dq, cat_scale, cat_zp));
                 }
                 ASSERT_TRUE(off_by_one * 1000 <= n_bytes);
-                free(h0), free(h1), free(h2);
+                free(h0), free(h1), free(h2), free(h3);
             }
+            CK(cudaFree(y3));
             CK(cudaFree(y0));
             CK(cudaFree(y1));
             CK(cudaFree(y2));

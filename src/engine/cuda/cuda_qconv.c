@@ -237,6 +237,147 @@ static int fuse_one(struct eb_graph *g, struct eb_ir_node *n, const int *pos)
     return 1;
 }
 
+/* A new value shaped as value `like`, of dtype t, named like's name + suffix, produced by
+ * nothing yet (the values' array grows in the arena when full: the caller re-reads its value
+ * pointers). -1: out of memory. */
+static int new_value(struct eb_graph *g, int like, enum eb_dtype t, const char *suffix)
+{
+    if (g->n_values >= g->cap_values) {
+        const size_t cap = g->cap_values * 2 + 8;
+        struct eb_ir_value *v = eb_ir_arena_alloc(&g->arena, (cap + 1) * sizeof(*v));
+        if (v == NULL)
+            return -1;
+        memcpy(v, g->values, g->n_values * sizeof(*v));
+        g->values = v;
+        g->cap_values = cap;
+    }
+    char name[256];
+    snprintf(name, sizeof(name), "%s%s", g->values[like].name, suffix);
+    const char *dup = eb_ir_arena_strdup(&g->arena, name);
+    if (dup == NULL)
+        return -1;
+    const int id = (int)g->n_values++;
+    struct eb_ir_value *v = &g->values[id];
+    *v = g->values[like];
+    v->name = dup;
+    v->dtype = t;
+    v->nbytes = (size_t)v->numel * eb_dtype_size(t);
+    v->is_const = v->is_input = v->is_output = v->owned_data = 0;
+    v->data = NULL;
+    v->producer = -1;
+    v->n_uses = 0;
+    v->offset = -1;
+    v->alias_of = -1;
+    v->cpitch = 0;
+    return id;
+}
+
+/*
+ * A QuantizeLinear (per tensor) that is the only reader of a Concat along C of parts that fused
+ * int8 convs write as float (FLOAT, or DQ: a DequantizeLinear's floats): each conv writes its
+ * part's bytes for that QuantizeLinear too (BYTE, or REQ from the DQ's floats), a new value,
+ * and the Concat joins those bytes into the QuantizeLinear's output, which leaves the graph
+ * (C2f's last conv reads its input straight from the convs before it: the Concat goes in
+ * place). 1 when done, -1 out of memory.
+ */
+static int fuse_concat_quant(struct eb_graph *g, struct eb_ir_node *c)
+{
+    enum { MAX_PARTS = 8 };
+    if (c->op != &eb_op_concat || c->n_out != 1 || c->n_in < 1 || c->n_in > MAX_PARTS)
+        return 0;
+    const int yv = c->out[0];
+    if (g->values[yv].rank != 4 || g->values[yv].is_output || eb_op__concat_axis(c, 4) != 1)
+        return 0;
+    struct eb_ir_node *q = only_reader(g, yv);
+    float scale = 0.0f;
+    int32_t zp = 0;
+    if (!per_tensor(g, q, &eb_op_quantize_linear, yv, &scale, &zp))
+        return 0;
+    int src[MAX_PARTS];
+    for (int i = 0; i < c->n_in; i++) {
+        const int v = c->in[i];
+        if (v < 0 || g->values[v].producer < 0)
+            return 0;
+        for (int j = 0; j < i; j++)
+            if (c->in[j] == v)
+                return 0;
+        const struct eb_ir_node *pn = &g->nodes[g->values[v].producer];
+        const struct eb_qconv_params *p = pn->params;
+        if (!pn->alive || pn->op != &eb_op_qconv || !p->y_float || p->q_after)
+            return 0;
+        src[i] = -1;
+        if (p->n_outs == 0) /* a plain float output (it takes the fused form below) */
+            src[i] = pn->n_out == 1 && pn->out[0] == v ? 0 : -1;
+        for (int j = 0; j < p->n_outs; j++)
+            if (pn->out[j] == v &&
+                (p->outs[j].mode == EB_CUK_QD_FLOAT || p->outs[j].mode == EB_CUK_QD_DQ))
+                src[i] = j;
+        int adds = 0;
+        for (int j = 0; j < c->n_in; j++)
+            adds += g->values[c->in[j]].producer == g->values[v].producer;
+        if (src[i] < 0 || pn->n_out + adds > EB_CUK_QDST_MAX)
+            return 0;
+    }
+    const enum eb_dtype qt = g->values[q->out[0]].dtype;
+    for (int i = 0; i < c->n_in; i++) {
+        const int v = c->in[i];
+        const int b = new_value(g, v, qt, "_quantized");
+        if (b < 0)
+            return -1;
+        struct eb_ir_node *pn = &g->nodes[g->values[v].producer];
+        struct eb_qconv_params *p = pn->params;
+        if (p->n_outs == 0) {
+            p->outs[0] = (struct eb_qconv_out){.c0 = 0, .c1 = (int)p->d.oc};
+            p->n_outs = 1;
+        }
+        int *out = eb_ir_arena_alloc(&g->arena, (size_t)(pn->n_out + 1) * sizeof(int));
+        if (out == NULL)
+            return -1;
+        memcpy(out, pn->out, (size_t)pn->n_out * sizeof(int));
+        struct eb_qconv_out o = p->outs[src[i]];
+        if (o.mode == EB_CUK_QD_FLOAT) {
+            o.mode = EB_CUK_QD_BYTE;
+            o.q_scale = scale, o.q_zp = zp, o.q_signed = qt == EB_DTYPE_I8;
+        } else {
+            o.mode = EB_CUK_QD_REQ;
+            o.o_scale = scale, o.o_zp = zp, o.o_signed = qt == EB_DTYPE_I8;
+        }
+        p->outs[pn->n_out] = o;
+        out[pn->n_out++] = b;
+        pn->out = out;
+        p->n_outs = pn->n_out;
+        g->values[b].producer = (int)(pn - g->nodes);
+        g->values[b].n_uses = 1;
+        g->values[v].n_uses--;
+        c->in[i] = b;
+    }
+    /* a float part (FLOAT or DQ) that only the Concat read is no longer written */
+    for (int i = 0; i < c->n_in; i++) {
+        struct eb_ir_node *pn = &g->nodes[g->values[c->in[i]].producer];
+        struct eb_qconv_params *p = pn->params;
+        int m = 0;
+        for (int j = 0; j < pn->n_out; j++) {
+            const struct eb_ir_value *v = &g->values[pn->out[j]];
+            const int is_float =
+                p->outs[j].mode == EB_CUK_QD_FLOAT || p->outs[j].mode == EB_CUK_QD_DQ;
+            if (is_float && v->n_uses == 0 && !v->is_output) {
+                orphan(g, pn->out[j]);
+                continue;
+            }
+            p->outs[m] = p->outs[j];
+            pn->out[m++] = pn->out[j];
+        }
+        pn->n_out = p->n_outs = m;
+    }
+    char what[8] = "";
+    absorb(g, c, q, what, sizeof(what), "");
+    orphan(g, yv);
+    c->out[0] = q->out[0];
+    g->values[c->out[0]].producer = (int)(c - g->nodes);
+    c->fused = "quantize";
+    return 1;
+}
+
 enum eb_status eb_cu__qconv_fuse(struct eb_engine *e, size_t *n_fused, struct eb_diag *diag)
 {
     struct eb_graph *g = e->g;
@@ -252,6 +393,14 @@ enum eb_status eb_cu__qconv_fuse(struct eb_engine *e, size_t *n_fused, struct eb
         if (n->op != &eb_op_qconv || !n->alive || !p->y_float)
             continue;
         const int r = fuse_one(g, n, pos);
+        if (r < 0)
+            return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory",
+                                e->what);
+        *n_fused += (size_t)r;
+    }
+    for (size_t k = 0; k < e->n_order; k++) { /* after every conv took its parts */
+        struct eb_ir_node *n = &g->nodes[e->order[k]];
+        const int r = n->alive ? fuse_concat_quant(g, n) : 0;
         if (r < 0)
             return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory",
                                 e->what);
@@ -381,7 +530,10 @@ static void fill_params(struct eb_engine *e, struct cu_state *s, size_t k)
                                   .q_zp = o->q_zp,
                                   .q_signed = o->q_signed,
                                   .dq_scale = o->dq_scale,
-                                  .dq_zp = o->dq_zp};
+                                  .dq_zp = o->dq_zp,
+                                  .o_inv = o->mode == EB_CUK_QD_REQ ? 1.0f / o->o_scale : 0.0f,
+                                  .o_zp = o->o_zp,
+                                  .o_signed = o->o_signed};
     }
     kq->n_dst = p->n_outs;
     if (p->res_in > 0) {

@@ -120,25 +120,40 @@ __device__ __forceinline__ float ext_value(const struct eb_cuk_qconv &p, int im,
 }
 
 /* QuantizeLinear's byte of v (k_quant.cu's arithmetic, times the inverse scale) */
+__device__ __forceinline__ int32_t quant(float v, float inv, int32_t zp, int is_signed)
+{
+    const float lo = is_signed ? -128.0f : 0.0f, hi = is_signed ? 127.0f : 255.0f;
+    return (int32_t)fminf(fmaxf(rintf(v * inv) + (float)zp, lo), hi);
+}
 __device__ __forceinline__ int32_t ext_q(const struct eb_cuk_qdst &d, float v)
 {
-    const float lo = d.q_signed ? -128.0f : 0.0f, hi = d.q_signed ? 127.0f : 255.0f;
-    return (int32_t)fminf(fmaxf(rintf(v * d.q_inv) + (float)d.q_zp, lo), hi);
+    return quant(v, d.q_inv, d.q_zp, d.q_signed);
+}
+/* DQ's float of v's byte, as the tensor stores it */
+__device__ __forceinline__ float ext_dq(const struct eb_cuk_qconv &p, const struct eb_cuk_qdst &d,
+                                        float v)
+{
+    return to_kind(p.y_kind, (float)(ext_q(d, v) - d.dq_zp) * d.dq_scale);
+}
+/* the byte a BYTE or REQ dst holds for v */
+__device__ __forceinline__ uint8_t ext_byte(const struct eb_cuk_qconv &p,
+                                            const struct eb_cuk_qdst &d, float v)
+{
+    if (d.mode == EB_CUK_QD_REQ)
+        return (uint8_t)quant(ext_dq(p, d, v), d.o_inv, d.o_zp, d.o_signed);
+    return (uint8_t)ext_q(d, v);
 }
 
 /* What dst d holds for v */
 __device__ __forceinline__ void ext_store(const struct eb_cuk_qconv &p, const struct eb_cuk_qdst &d,
                                           int64_t off, float v)
 {
-    if (d.mode == EB_CUK_QD_FLOAT) {
+    if (d.mode == EB_CUK_QD_FLOAT)
         store_kind(p.y_kind, d.y, off, v);
-        return;
-    }
-    const int32_t q = ext_q(d, v);
-    if (d.mode == EB_CUK_QD_BYTE)
-        ((uint8_t *)d.y)[off] = (uint8_t)q;
+    else if (d.mode == EB_CUK_QD_DQ)
+        store_kind(p.y_kind, d.y, off, ext_dq(p, d, v));
     else
-        store_kind(p.y_kind, d.y, off, (float)(q - d.dq_zp) * d.dq_scale);
+        ((uint8_t *)d.y)[off] = ext_byte(p, d, v);
 }
 
 /* Channels k .. k + n - 1 (n <= 4) of pixel (im, pm), values v, into every dst holding them:
@@ -154,22 +169,23 @@ __device__ __forceinline__ void ext_put(const struct eb_cuk_qconv &p, int im, in
         if (k + n <= d.c0 || k >= d.c1)
             continue;
         const int64_t off = (int64_t)im * d.y_n + (int64_t)(k - d.c0) * d.y_c + (int64_t)pm * d.y_p;
-        const int es = d.mode == EB_CUK_QD_BYTE ? 1 : p.y_kind == EB_CUK_QY_F16 ? 2 : 4;
+        const int es = d.mode == EB_CUK_QD_BYTE || d.mode == EB_CUK_QD_REQ ? 1
+                       : p.y_kind == EB_CUK_QY_F16                         ? 2
+                                                                           : 4;
         if (n == 4 && k >= d.c0 && k + 4 <= d.c1 && d.y_c == 1 &&
             (((uintptr_t)d.y + (uintptr_t)(off * es)) & (uintptr_t)(4 * es - 1)) == 0) {
             if (es == 1) {
                 uint32_t w = 0;
 #pragma unroll
                 for (int j = 0; j < 4; j++)
-                    w |= (uint32_t)(uint8_t)ext_q(d, v[j]) << (8 * j);
+                    w |= (uint32_t)ext_byte(p, d, v[j]) << (8 * j);
                 *(uint32_t *)((uint8_t *)d.y + off) = w;
                 continue;
             }
             float o[4];
 #pragma unroll
             for (int j = 0; j < 4; j++)
-                o[j] = d.mode == EB_CUK_QD_FLOAT ? v[j]
-                                                 : (float)(ext_q(d, v[j]) - d.dq_zp) * d.dq_scale;
+                o[j] = d.mode == EB_CUK_QD_FLOAT ? v[j] : ext_dq(p, d, v[j]);
             if (es == 2) {
                 const __half2 lo = __floats2half2_rn(o[0], o[1]),
                               hi = __floats2half2_rn(o[2], o[3]);

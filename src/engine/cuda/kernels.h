@@ -178,9 +178,11 @@ enum eb_cuk_qy { EB_CUK_QY_F32 = 0, EB_CUK_QY_F16, EB_CUK_QY_BYTE };
  *     BYTE:  q = sat(round_half_even(v q_inv) + q_zp), int8 when q_signed, NaN → q_zp (the
  *            QuantizeLinear that read v: times 1 / scale, so a q may move by one step where the
  *            quotient sits within an ulp of a rounding tie)
- *     DQ:    (q - dq_zp) dq_scale (y_kind) of that q (the DequantizeLinear that read it) */
-enum eb_cuk_qmode { EB_CUK_QD_FLOAT = 0, EB_CUK_QD_BYTE, EB_CUK_QD_DQ };
-#define EB_CUK_QDST_MAX 4
+ *     DQ:    f = (q - dq_zp) dq_scale (y_kind) of that q (the DequantizeLinear that read it)
+ *     REQ:   sat(round_half_even(f o_inv) + o_zp) of that f, int8 when o_signed (a
+ *            QuantizeLinear after a Concat of f with other parts: its bytes of this part) */
+enum eb_cuk_qmode { EB_CUK_QD_FLOAT = 0, EB_CUK_QD_BYTE, EB_CUK_QD_DQ, EB_CUK_QD_REQ };
+#define EB_CUK_QDST_MAX 6
 struct eb_cuk_qdst {
     void *y;
     int32_t y_n, y_c, y_p, c0, c1, mode;
@@ -188,6 +190,8 @@ struct eb_cuk_qdst {
     int32_t q_zp, q_signed;
     float dq_scale;
     int32_t dq_zp;
+    float o_inv;
+    int32_t o_zp, o_signed;
 };
 struct eb_cuk_qconv {
     int32_t n, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw, pt, pl, dh, dw, groups;

@@ -37,10 +37,10 @@ struct eb_qconv_params {
     int res_in, n_outs;
     struct eb_qconv_out {
         int c0, c1, mode; /* enum eb_cuk_qmode */
-        float q_scale, dq_scale;
-        int32_t q_zp, dq_zp;
-        int q_signed;
-    } outs[4];
+        float q_scale, dq_scale, o_scale;
+        int32_t q_zp, dq_zp, o_zp;
+        int q_signed, o_signed;
+    } outs[6];
     struct eb_conv2d_u8_plan *plan; /* fast kernel (prepare); NULL = reference */
     size_t acc_offset;              /* scratch offset of the int32 accumulator */
 };
