@@ -62,6 +62,9 @@ run_suite "normal" build "-DCMAKE_BUILD_TYPE=RelWithDebInfo" ""
 # (two e2e.quantize cases) check figures, not memory: the same decoders, preprocessing,
 # calibration and QDQ writer run under ASan in the families' bus.jpg cases, unit.quantize.* and
 # the other e2e.quantize cases, so the slow instrumented passes are left to the normal suite.
+# The same holds for e2e.val.val_coco128_ort and e2e.run_data.rgb_coco128_matches_val (figures:
+# ONNX Runtime's mAP, run --data's equal to val's): val and run --data run under ASan in the
+# other e2e.val and e2e.run_data cases.
 # Likewise the e2e.html cases that open the report in Chromium: the browser is not instrumented,
 # and the HTML writer runs under ASan in unit.html.* and every e2e case that writes a report.
 # The sanitizer builds leave bench/ out (the normal build compiles it; nothing runs it here),
@@ -69,7 +72,7 @@ run_suite "normal" build "-DCMAKE_BUILD_TYPE=RelWithDebInfo" ""
 # most of its tests' time.
 run_suite "asan+ubsan" build-asan \
   "-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 -DEB_BUILD_BENCH=OFF -DEB_SANITIZE=address,undefined -DEB_TEST_TIMEOUT_MULTIPLIER=3 -DEB_CUDA=OFF" \
-  "-E ^e2e\.families\..*_val_coco128$|^e2e\.quantize\.(yolov8n_float_twin_requantised|opset11_model_in_both_backends)$|^e2e\.html\..*_loads_in_chromium$"
+  "-E ^e2e\.families\..*_val_coco128$|^e2e\.quantize\.(yolov8n_float_twin_requantised|opset11_model_in_both_backends)$|^e2e\.html\..*_loads_in_chromium$|^e2e\.val\.val_coco128_ort$|^e2e\.run_data\.rgb_coco128_matches_val$"
 # ONNX Runtime is not instrumented: with its own thread pool TSan sees its internal hand-offs
 # as races (see tests/tsan.supp) and slows to a crawl; one intra-op thread per session keeps
 # ORT on the slot threads, whose parallelism is what this suite checks. Only the executables
