@@ -21,6 +21,10 @@ int eb_file_open_regular(const char *path, struct stat *sb_out, const char **why
 /** The folder `path` names a file in: "." without a slash, "/" for a file at the root. */
 void eb_path_dir(const char *path, char *buf, size_t size);
 
+/** The last component of `path` (a pointer into it): the part after the last slash, or the
+ * whole path when it has no slash or ends in one. */
+const char *eb_path_base(const char *path);
+
 /**
  * Creates folder `path` with its missing parents (mkdir -p, mode 0755); an existing folder is
  * fine. Returns 0, or the errno of the step that failed (ENOTDIR where `path` or a parent is a

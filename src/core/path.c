@@ -1,4 +1,4 @@
-/* eb_file_open_regular, eb_path_dir, eb_path_mkdir_p (eb/path.h). */
+/* eb_file_open_regular, eb_path_dir, eb_path_base, eb_path_mkdir_p (eb/path.h). */
 #include "eb/path.h"
 
 #include <errno.h>
@@ -34,6 +34,12 @@ void eb_path_dir(const char *path, char *buf, size_t size)
         snprintf(buf, size, ".");
     else
         snprintf(buf, size, "%.*s", (int)(slash - path + (slash == path)), path);
+}
+
+const char *eb_path_base(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash != NULL && slash[1] != '\0' ? slash + 1 : path;
 }
 
 int eb_path_mkdir_p(const char *path, char *failed, size_t failed_size)

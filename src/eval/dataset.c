@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "eb/path.h"
 #include "eval/dataset_internal.h"
 
 /* Splits tried, in order, when a dataset has several and none is asked for. */
@@ -145,8 +146,7 @@ static int cmp_i64(const void *a, const void *b)
 /* The decimal number a file stem spells (digits only, at most 18), or -1. */
 static int64_t stem_number(const char *path)
 {
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
+    const char *base = eb_path_base(path);
     const char *dot = strrchr(base, '.');
     size_t len = dot ? (size_t)(dot - base) : strlen(base);
     if (len == 0 || len > 18)

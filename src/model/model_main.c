@@ -6,6 +6,7 @@
 
 #include "eb/file.h"
 #include "eb/json.h"
+#include "eb/path.h"
 #include "engine/onnx/onnx_model.h"
 #include "model/model.h"
 #include "model/qdq.h"
@@ -508,9 +509,7 @@ static int dequantize_main(int argc, char **argv, FILE *out, FILE *err)
     size_t len = 0, flen = 0, n_folded = 0;
     struct eb_diag diag = {0};
     char what[600];
-    const char *slash = strrchr(in, '/');
-    snprintf(what, sizeof(what), "from %s by edgebench model dequantize",
-             slash != NULL ? slash + 1 : in);
+    snprintf(what, sizeof(what), "from %s by edgebench model dequantize", eb_path_base(in));
     const struct eb_qdq_meta meta[] = {{"edgebench.dequantize", what}};
     enum eb_status st = eb_model_read_file(in, &bytes, &len, &diag);
     int rc = 2;

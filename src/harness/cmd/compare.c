@@ -14,6 +14,7 @@
 #include "eb/clock.h"
 #include "eb/engine.h"
 #include "eb/file.h"
+#include "eb/path.h"
 #include "eval/classmap.h"
 #include "eval/coco_eval.h"
 #include "eval/dataset.h"
@@ -439,7 +440,7 @@ static void config_label(const struct eb_compare_row *rows, size_t n, size_t i, 
         same[4] &= strcmp(rows[k].device, rows[0].device) == 0;
     }
     const struct eb_compare_row *r = &rows[i];
-    const char *model = strrchr(r->model, '/') ? strrchr(r->model, '/') + 1 : r->model;
+    const char *model = eb_path_base(r->model);
     char imgsz[16];
     snprintf(imgsz, sizeof(imgsz), "%d", r->imgsz);
     const char *parts[5] = {model, skip_backend ? "" : r->backend, r->precision, imgsz, r->device};
@@ -904,7 +905,7 @@ static void row_fail(struct eb_compare_row *row, enum eb_compare_status st, cons
 /* The file name of a model without its folder and ".onnx" ("yolov8n" for embedded:yolov8n). */
 static void model_stem(const char *model, char *buf, size_t size)
 {
-    const char *base = strrchr(model, '/') ? strrchr(model, '/') + 1 : model;
+    const char *base = eb_path_base(model);
     if (strncmp(base, CMP_EMBEDDED, strlen(CMP_EMBEDDED)) == 0)
         base += strlen(CMP_EMBEDDED);
     snprintf(buf, size, "%s", base);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "eb/number.h"
+#include "eb/path.h"
 #include "harness/results/history.h"
 
 #define EXIT_OK         0
@@ -88,13 +89,6 @@ static void print_history_help(FILE *fp)
             EB_HISTORY_DEFAULT_TEXT, DEFAULT_LIMIT);
 }
 
-/* The file name of a path (models are listed by it; --model matches the whole path). */
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash != NULL && slash[1] != '\0' ? slash + 1 : path;
-}
-
 static const char *or_dash(const char *s)
 {
     return s[0] != '\0' ? s : "-";
@@ -123,7 +117,7 @@ static void print_row(void *ctx, const struct eb_history_row *row)
         snprintf(fps, sizeof(fps), "%.1f", s->fps);
     fprintf(c->out, "%6lld  %-24s  %-7s  %-28.28s  %-7s  %-8s  %-12s  %-8s  %9s  %8s  %s\n",
             (long long)row->id, row->started_at, s->name,
-            s->model[0] != '\0' ? base_name(s->model) : "-", s->backend[0] ? s->backend : "-",
+            s->model[0] != '\0' ? eb_path_base(s->model) : "-", s->backend[0] ? s->backend : "-",
             s->device[0] ? s->device : "-", or_dash(s->model_precision), computed(s), p50, fps,
             strcmp(s->status, "failed") == 0 ? "FAILED"
             : s->verdict[0] != '\0'          ? s->verdict
@@ -266,7 +260,7 @@ static int diff_metric(const struct metric *m, double threshold, FILE *out)
 
 static void describe_slot(const struct eb_history_slot *s, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s %s %s %s %dx%d", s->model[0] ? base_name(s->model) : "-",
+    snprintf(buf, n, "%s %s %s %s %dx%d", s->model[0] ? eb_path_base(s->model) : "-",
              s->backend[0] ? s->backend : "-", s->device[0] ? s->device : "-", computed(s),
              s->input_w, s->input_h);
 }

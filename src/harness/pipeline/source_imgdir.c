@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "eb/path.h"
 #include "harness/pipeline/image_decode.h"
 #include "harness/pipeline/source_internal.h"
 #include "harness/results/sha256.h"
@@ -221,12 +222,6 @@ static enum eb_status imgdir_open(struct eb_source *src, struct eb_diag *diag)
     return EB_OK;
 }
 
-static const char *base_name(const char *p)
-{
-    const char *s = strrchr(p, '/');
-    return s != NULL ? s + 1 : p;
-}
-
 static enum eb_status imgdir_next(struct eb_source *src, struct eb_frame *frame_out,
                                   struct eb_diag *diag)
 {
@@ -265,7 +260,7 @@ static enum eb_status imgdir_next(struct eb_source *src, struct eb_frame *frame_
         frame_out->stride = (size_t)img.width * 3;
         frame_out->source_bits = img.bits;
         frame_out->source_channels = img.channels;
-        frame_out->name = d->single || d->listed ? base_name(name) : name;
+        frame_out->name = d->single || d->listed ? eb_path_base(name) : name;
         frame_out->file_index = (int64_t)file_index;
         return EB_OK;
     }
@@ -358,7 +353,7 @@ enum eb_status eb_source_file_list_hash(const struct eb_source_spec *spec, const
             list[i].name = relative_to(files[i], spec->path);
         } else {
             list[i].path = spec->path;
-            list[i].name = base_name(spec->path);
+            list[i].name = eb_path_base(spec->path);
         }
     }
     qsort(list, n, sizeof(*list), cmp_listed);

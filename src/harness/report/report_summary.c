@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "eb/path.h"
 #include "harness/report/report.h"
 #include "harness/report/report_facts.h"
 
@@ -40,13 +41,6 @@ static int any_ran(const struct eb_run_result *r)
         if (r->slots[i].status == EB_SLOT_OK && r->slots[i].frames_measured > 0)
             return 1;
     return 0;
-}
-
-/* The last path component of `path`. */
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash != NULL && slash[1] != '\0' ? slash + 1 : path;
 }
 
 /* "was skipped: why." or "failed: why (error: backend)." for a slot that did not run. */
@@ -83,7 +77,7 @@ static void what_ran(const struct eb_run_result *r, const struct eb_fact_list *l
             continue;
         }
         fprintf(fp, "- Slot %s: model `", s->name);
-        eb_report__md_text(fp, base_name(s->model_path), 1);
+        eb_report__md_text(fp, eb_path_base(s->model_path), 1);
         fputs("`.", fp);
         for (size_t k = 0; k < sizeof(said) / sizeof(said[0]); k++) {
             const char *v = fact_value(l, s->index, said[k].key);
