@@ -243,6 +243,12 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
                 "on the GPU, and fp16 runs every node there (fp32 runs such nodes "
                 "on the CPU)",
                 e->what, n->name, n->op->onnx_name, why);
+        /* a conv that took over the nodes after it (eb_cu__qconv_fuse) has no CPU form */
+        if (n->op == &eb_op_qconv && eb_cu__qconv_fused(n->params))
+            return eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_CPU,
+                                       "failed to load model %s on cuda: int8 conv '%s' has %s "
+                                       "on the GPU and took over the nodes after it",
+                                       e->what, n->name, why);
         s->on_cpu[k] = 1;
         s->nodes[k].call.e = e;
         s->nodes[k].call.k = k;

@@ -158,6 +158,8 @@ enum eb_status eb_cu__dev_alloc(struct eb_engine *e, struct cu_state *s, size_t 
  * they leave the graph and e->order. *n_fused: the convs that took any. EB_ERR_NOMEM only.
  */
 enum eb_status eb_cu__qconv_fuse(struct eb_engine *e, size_t *n_fused, struct eb_diag *diag);
+/** 1 when int8 conv p took over nodes after it (eb_cu__qconv_fuse): it runs on the GPU only. */
+int eb_cu__qconv_fused(const struct eb_qconv_params *p);
 /** 1 when int8 conv p runs on the tensor cores (groups 1, int8 weights without zero points). */
 int eb_cu__qconv_dense(const struct eb_qconv_params *p);
 /** The int8 convs' layouts: channels-last compute, an input in NCHW transposed into d_xpose

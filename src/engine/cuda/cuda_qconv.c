@@ -416,6 +416,11 @@ enum eb_status eb_cu__qconv_fuse(struct eb_engine *e, size_t *n_fused, struct eb
     return EB_OK;
 }
 
+int eb_cu__qconv_fused(const struct eb_qconv_params *p)
+{
+    return p->q_after || p->n_outs > 0 || p->res_in > 0;
+}
+
 /* Tensor-core path: groups 1, int8 weights without zero points, and Σ x w within int32. */
 int eb_cu__qconv_dense(const struct eb_qconv_params *p)
 {
