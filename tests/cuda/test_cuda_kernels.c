@@ -922,6 +922,15 @@ struct qcase {
     int w_signed, w_zp, x_pix_extra, y_nchw, x_nchw;
 };
 
+/* a's split-k sums and counters (zeroed), when a.splits > 1 (the caller frees a.ws). */
+static void split_k_workspace(struct eb_cuk_qconv *a)
+{
+    size_t cnt_at = 0;
+    const size_t ws_bytes = eb_cuk_qconv_ws_bytes(a, &cnt_at);
+    a->ws = a->splits > 1 ? dalloc(ws_bytes) : NULL;
+    a->cnt = a->ws != NULL ? a->ws + cnt_at : NULL;
+}
+
 /* A half's bits as a float (the host side of the fused outputs' check). */
 static float half_bits_to_f32(uint16_t h)
 {
@@ -981,10 +990,7 @@ static void qconv_fused_outputs(const struct eb_cuk_qconv *q0, const struct eb_c
             struct eb_cuk_qconv a = *q0;
             a.bn = widths[wi];
             a.splits = split;
-            size_t cnt_at = 0;
-            const size_t ws_bytes = eb_cuk_qconv_ws_bytes(&a, &cnt_at);
-            a.ws = split > 1 ? dalloc(ws_bytes) : NULL;
-            a.cnt = a.ws != NULL ? a.ws + cnt_at : NULL;
+            split_k_workspace(&a);
             a.mult = dmult, a.bias = dbias, a.act = EB_ACT_SILU, a.y_kind = EB_CUK_QY_F16;
             a.res = dres;
             a.r_n = (int32_t)(plane * oc), a.r_c = 1, a.r_p = (int32_t)oc;
@@ -1210,10 +1216,7 @@ static void qconv_case(const struct qcase *c)
             a.y_kind = EB_CUK_QY_F32;
             a.bn = widths[wi];
             a.splits = split;
-            size_t cnt_at = 0;
-            const size_t ws_bytes = eb_cuk_qconv_ws_bytes(&a, &cnt_at);
-            a.ws = split > 1 ? dalloc(ws_bytes) : NULL;
-            a.cnt = a.ws != NULL ? a.ws + cnt_at : NULL;
+            split_k_workspace(&a);
             for (int rep = 0; rep < (split > 1 ? 2 : 1); rep++) {
                 void *dy = dalloc(ny * 4);
                 CK(eb_cuk_qconv(0, &a, dx, dy));

@@ -91,6 +91,20 @@ __device__ __forceinline__ void put(const struct eb_cuk_qconv &p, void *y, int64
         ((float *)y)[off] = out_float(p, acc, mult, bias);
 }
 
+/* Four floats as halves (es 2) or floats (es 4) at y + off, one store (aligned). */
+__device__ __forceinline__ void store4(int es, void *y, int64_t off, const float (&v)[4])
+{
+    if (es == 2) {
+        const __half2 lo = __floats2half2_rn(v[0], v[1]), hi = __floats2half2_rn(v[2], v[3]);
+        uint2 u;
+        u.x = *(const uint32_t *)&lo;
+        u.y = *(const uint32_t *)&hi;
+        *(uint2 *)((__half *)y + off) = u;
+    } else {
+        *(float4 *)((float *)y + off) = make_float4(v[0], v[1], v[2], v[3]);
+    }
+}
+
 /* The fused outputs (n_dst > 0; kernels.h, struct eb_cuk_qdst). */
 __device__ __forceinline__ float to_kind(int kind, float v)
 {
@@ -186,16 +200,7 @@ __device__ __forceinline__ void ext_put(const struct eb_cuk_qconv &p, int im, in
 #pragma unroll
             for (int j = 0; j < 4; j++)
                 o[j] = d.mode == EB_CUK_QD_FLOAT ? v[j] : ext_dq(p, d, v[j]);
-            if (es == 2) {
-                const __half2 lo = __floats2half2_rn(o[0], o[1]),
-                              hi = __floats2half2_rn(o[2], o[3]);
-                uint2 u;
-                u.x = *(const uint32_t *)&lo;
-                u.y = *(const uint32_t *)&hi;
-                *(uint2 *)((__half *)d.y + off) = u;
-            } else {
-                *(float4 *)((float *)d.y + off) = make_float4(o[0], o[1], o[2], o[3]);
-            }
+            store4(es, d.y, off, o);
             continue;
         }
 #pragma unroll
@@ -499,16 +504,7 @@ __global__ void __launch_bounds__(kConvThreads)
 #pragma unroll
                 for (int j = 0; j < 4; j++)
                     v[j] = out_float(p, a[j] - s_corr[c + j], s_mult[c + j], s_bias[c + j]);
-                if (bytes == 2) {
-                    const __half2 lo = __floats2half2_rn(v[0], v[1]),
-                                  hi = __floats2half2_rn(v[2], v[3]);
-                    uint2 u;
-                    u.x = *(const uint32_t *)&lo;
-                    u.y = *(const uint32_t *)&hi;
-                    *(uint2 *)((__half *)y + off) = u;
-                } else {
-                    *(float4 *)((float *)y + off) = make_float4(v[0], v[1], v[2], v[3]);
-                }
+                store4(bytes, y, off, v);
             }
         }
         return;
