@@ -948,8 +948,10 @@ EB_TEST(env_json_has_keys)
 
 /* ---------------------------------------------------------------- summary.md */
 
-static char *render_summary(const struct eb_run_result *r)
+/* summary.md of run r, after the report's verdict (eb_report_finish) */
+static char *finish_summary(struct eb_run_result *r)
 {
+    eb_report_finish(r);
     return render_with(r, eb_report_write_summary);
 }
 
@@ -969,8 +971,7 @@ EB_TEST(summary_failed_slot_memory_over_limit_and_bottleneck)
     struct eb_run_result r;
     build_failed_variant(&r);
     lenient_criteria(&r, 1.0);
-    eb_report_finish(&r);
-    char *s = render_summary(&r);
+    char *s = finish_summary(&r);
     /* the failed slot in words with its reason (Markdown-escaped) and error */
     ASSERT_CONTAINS(s, "- Slot thermal failed and has no results: slot thermal: failed to load "
                        "/models/thermal.onnx: unsupported op Foo \\| opset 99 (error: backend).\n");
@@ -1018,8 +1019,7 @@ EB_TEST(summary_pacing_profile_and_no_budget)
     p->available = 1;
     p->n_ops = 1;
     p->ops[0] = (struct eb_op_profile){.op = "Conv", .ms_per_frame = 3.2104, .pct = 80.06};
-    eb_report_finish(&r);
-    char *s = render_summary(&r);
+    char *s = finish_summary(&r);
     ASSERT_CONTAINS(s, "- Slot rgb: frames arrived at 30.00 FPS, as from a camera; it processed "
                        "29.50 FPS and dropped 2 frames (1.00%; at most 1.0% allowed). **It keeps "
                        "up.**");
@@ -1043,16 +1043,14 @@ EB_TEST(summary_valid_and_nothing_ran)
     struct eb_run_result r;
     build_dual_variant(&r);
     lenient_criteria(&r, 1.0);
-    eb_report_finish(&r);
-    char *s = render_summary(&r);
+    char *s = finish_summary(&r);
     ASSERT_CONTAINS(s, "**VALID**: every check held (at least 10 measured frames");
     free(s);
     eb_run_result_fini(&r);
 
     eb_run_result_init(&r);
     fill_common(&r, "dual");
-    eb_report_finish(&r);
-    s = render_summary(&r);
+    s = finish_summary(&r);
     ASSERT_CONTAINS(s, "- Slot rgb was skipped: no model given for this slot.\n");
     ASSERT_CONTAINS(s, "- Slot thermal was skipped: no model given for this slot.\n");
     ASSERT_CONTAINS(s, "## Does it keep up?\n\nNo slot measured a frame: nothing to judge.\n");

@@ -218,9 +218,8 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
     e->info_dev.zero_copy_frames = s->zero_copy;
     /* int8 convs take over the residual Add, Split, QuantizeLinear and DequantizeLinear after
      * them (the order shrinks) */
-    size_t n_qfused = 0;
     if (opt->passes & EB_ENGINE_PASS_FUSE) {
-        enum eb_status fst = eb_cu__qconv_fuse(e, &n_qfused, diag);
+        enum eb_status fst = eb_cu__qconv_fuse(e, diag);
         if (fst != EB_OK)
             return fst;
     }

@@ -155,9 +155,9 @@ enum eb_status eb_cu__dev_alloc(struct eb_engine *e, struct cu_state *s, size_t 
  * Open time, before anything reads e->order: every float-output int8 conv takes over the nodes
  * after it that its epilogue can compute (cuda_qconv.c: a residual Add, a Split along C, a
  * per-tensor QuantizeLinear that is a part's one reader and a DequantizeLinear of its bytes);
- * they leave the graph and e->order. *n_fused: the convs that took any. EB_ERR_NOMEM only.
+ * they leave the graph and e->order. EB_ERR_NOMEM only.
  */
-enum eb_status eb_cu__qconv_fuse(struct eb_engine *e, size_t *n_fused, struct eb_diag *diag);
+enum eb_status eb_cu__qconv_fuse(struct eb_engine *e, struct eb_diag *diag);
 /** 1 when int8 conv p took over nodes after it (eb_cu__qconv_fuse): it runs on the GPU only. */
 int eb_cu__qconv_fused(const struct eb_qconv_params *p);
 /** 1 when int8 conv p runs on the tensor cores (groups 1, int8 weights without zero points). */

@@ -372,16 +372,15 @@ static int fuse_concat_quant(struct eb_graph *g, struct eb_ir_node *c)
     char what[8] = "";
     absorb(g, c, q, what, sizeof(what), "");
     orphan(g, yv);
-    c->out[0] = q->out[0];
-    g->values[c->out[0]].producer = (int)(c - g->nodes);
+    c->out[0] = q->out[0]; /* its producer: c (absorb) */
     c->fused = "quantize";
     return 1;
 }
 
-enum eb_status eb_cu__qconv_fuse(struct eb_engine *e, size_t *n_fused, struct eb_diag *diag)
+enum eb_status eb_cu__qconv_fuse(struct eb_engine *e, struct eb_diag *diag)
 {
     struct eb_graph *g = e->g;
-    *n_fused = 0;
+    size_t n_fused = 0;
     int *pos = eb_ir_arena_alloc(&g->arena, (g->n_nodes + 1) * sizeof(int));
     if (pos == NULL)
         return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", e->what);
@@ -396,7 +395,7 @@ enum eb_status eb_cu__qconv_fuse(struct eb_engine *e, size_t *n_fused, struct eb
         if (r < 0)
             return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory",
                                 e->what);
-        *n_fused += (size_t)r;
+        n_fused += (size_t)r;
     }
     for (size_t k = 0; k < e->n_order; k++) { /* after every conv took its parts */
         struct eb_ir_node *n = &g->nodes[e->order[k]];
@@ -404,9 +403,9 @@ enum eb_status eb_cu__qconv_fuse(struct eb_engine *e, size_t *n_fused, struct eb
         if (r < 0)
             return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory",
                                 e->what);
-        *n_fused += (size_t)r;
+        n_fused += (size_t)r;
     }
-    if (*n_fused > 0) { /* the order without the absorbed nodes */
+    if (n_fused > 0) { /* the order without the absorbed nodes */
         size_t m = 0;
         for (size_t k = 0; k < e->n_order; k++)
             if (g->nodes[e->order[k]].alive)
