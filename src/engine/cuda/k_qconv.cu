@@ -36,8 +36,10 @@ template <int BN_> struct tiling {
     /* A shared-memory row holds a row's KB bytes of k, padded by 16: the fragment reads of 8
      * rows by 4 threads then fall in 32 different banks */
     static constexpr int ROW = KB + 16, CH = KB / 16;
-    /* k steps in flight: the loads of the next STAGES - 1 steps fly during a step's products */
-    static constexpr int STAGES = BN_ == 32 && KB == 128 ? 3 : 4;
+    /* k steps in flight: the loads of the next STAGES - 1 steps fly during a step's products
+     * (3 or 4 measured the same for the narrow tiles; 4 of 128 bytes leave no room for the tap
+     * table) */
+    static constexpr int STAGES = KB == 128 ? 3 : 4;
     /* warps: 4 x 2 of 16 x BN_ / 2 */
     static constexpr int WN = 2, WM = 4;
     static constexpr int TM = BM / WM, TN = BN_ / WN, MI = TM / 16, NI = TN / 8;
@@ -175,10 +177,10 @@ __device__ __forceinline__ void ext_store(const struct eb_cuk_qconv &p, const st
 __device__ __forceinline__ void ext_put(const struct eb_cuk_qconv &p, int im, int pm, int k, int n,
                                         const float (&v)[4])
 {
-#pragma unroll
-    for (int i = 0; i < EB_CUK_QDST_MAX; i++) {
-        if (i >= p.n_dst)
-            break;
+    /* a loop, not unrolled: six copies of the arithmetic in each kernel variant doubled the
+     * build's slowest file (the dst's fields then come by indexed constant loads) */
+#pragma unroll 1
+    for (int i = 0; i < p.n_dst; i++) {
         const struct eb_cuk_qdst &d = p.dst[i];
         if (k + n <= d.c0 || k >= d.c1)
             continue;
@@ -210,6 +212,38 @@ __device__ __forceinline__ void ext_put(const struct eb_cuk_qconv &p, int im, in
     }
 }
 
+/* The fused epilogue of a block's output tile (int32 sums tile_s, TS a row; BN_ channels from
+ * n0; rows' image and pixel s_im, s_pm, -1 past the last pixel): four channels a thread. */
+template <int BN_, int TS>
+__device__ __forceinline__ void
+fused_tile(const struct eb_cuk_qconv &p, const int32_t *tile_s, int n0, const int32_t *s_im,
+           const int32_t *s_pm, const int32_t *s_corr, const float *s_mult, const float *s_bias)
+{
+    constexpr int G = BN_ / 4;
+#pragma unroll 2
+    for (int g = threadIdx.x; g < BM * G; g += blockDim.x) {
+        const int r = g / G, c = (g - r * G) * 4, im = s_im[r];
+        if (im < 0 || n0 + c >= p.oc)
+            continue;
+        const int n = p.oc - (n0 + c) < 4 ? p.oc - (n0 + c) : 4;
+        float v[4] = {};
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            if (j < n)
+                v[j] = ext_value(p, im, s_pm[r], n0 + c + j, tile_s[r * TS + c + j] - s_corr[c + j],
+                                 s_mult[c + j], s_bias[c + j]);
+        ext_put(p, im, s_pm[r], n0 + c, n, v);
+    }
+}
+
+/* The fused outputs of one channel k of pixel (im, pm) from its exact sum. */
+__device__ __forceinline__ void fused_one(const struct eb_cuk_qconv &p, int im, int pm, int k,
+                                          int32_t acc)
+{
+    const float v[4] = {ext_value(p, im, pm, k, acc, p.mult[k], p.bias[k])};
+    ext_put(p, im, pm, k, 1, v);
+}
+
 __device__ __forceinline__ void mma_u8s8(int32_t (&c)[4], const uint32_t (&a)[4],
                                          const uint32_t (&b)[2])
 {
@@ -234,11 +268,23 @@ template <int N> __device__ __forceinline__ void cp_wait()
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-/* The output pixel a thread loads A rows for. */
+/* The output pixel a thread loads A rows for: its image, its window's top-left input pixel
+ * (ih0, iw0) and that pixel's byte offset in the image (base; may be negative, in the padding) */
 struct pix {
     const uint8_t *img;
-    int ih0, iw0, ok;
+    int ih0, iw0, ok, base;
 };
+
+/* A 16-byte k chunk's place in the window (VEC convs): the tap's row and column offsets (dr, ds;
+ * dr kPastTaps for a chunk past the taps) and its bytes' offset from the window's top-left
+ * pixel. One table a block, filled once: a chunk's tap then costs a shared load instead of two
+ * integer divisions each k step (what the small convs' steps spent their time on). */
+struct tap_e {
+    int32_t off;
+    int16_t dr, ds;
+};
+constexpr int kTapTab = 512;
+constexpr int16_t kPastTaps = -32768;
 
 /* Where the 16 bytes of k chunk kc (bytes 16 kc .. 16 kc + 15 of the row: tap k / cp, channel
  * k % cp) of pixel q's im2col row are, when ic and x_pix are multiples of 16 and x is aligned (a
@@ -255,6 +301,24 @@ __device__ __forceinline__ const uint8_t *chunk_at(const struct eb_cuk_qconv &p,
     if (h < 0 || h >= p.ih || w < 0 || w >= p.iw)
         return nullptr;
     return q.img + ((int64_t)h * p.iw + w) * p.x_pix + c0;
+}
+
+/* chunk_at's answer from the tap table (usable: tab_ok) */
+__device__ __forceinline__ const uint8_t *chunk_tab(const struct eb_cuk_qconv &p, const pix &q,
+                                                    const tap_e &e)
+{
+    const int h = q.ih0 + e.dr, w = q.iw0 + e.ds;
+    if (!q.ok || (unsigned)h >= (unsigned)p.ih || (unsigned)w >= (unsigned)p.iw)
+        return nullptr;
+    return q.img + (q.base + e.off);
+}
+
+/* Whether the tap table describes the conv: its chunks fit, and every offset fits its field
+ * (a past-taps dr puts h below zero) */
+__device__ __forceinline__ bool tab_ok(const struct eb_cuk_qconv &p, int chunks)
+{
+    return chunks <= kTapTab && p.ih < 8192 && p.iw < 8192 && p.pt < 8192 &&
+           (p.kh - 1) * p.dh < 8192 && (p.kw - 1) * p.dw < 8192;
 }
 
 /* The same 16 bytes gathered one by one (any layout and alignment): x_zp where the tap falls
@@ -311,6 +375,7 @@ __global__ void __launch_bounds__(kConvThreads)
     __shared__ int32_t s_corr[BN_];
     __shared__ int64_t s_row[BM];
     __shared__ int32_t s_im[BM], s_pm[BM]; /* the fused outputs' rows: image and pixel */
+    __shared__ tap_e tab[VEC ? kTapTab : 1];
     auto sa = [&](int b) { return smem + b * (BM + BN_) * ROW; };
     auto sb = [&](int b) { return smem + b * (BM + BN_) * ROW + BM * ROW; };
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -326,11 +391,26 @@ __global__ void __launch_bounds__(kConvThreads)
     q.ih0 = oy * p.sh - p.pt;
     q.iw0 = ox * p.sw - p.pl;
     q.img = x + (int64_t)img * p.x_n;
+    q.base = (q.ih0 * p.iw + q.iw0) * p.x_pix;
     const uint32_t z = (uint32_t)p.x_zp * 0x01010101u;
     const int8_t *w = (const int8_t *)p.w;
     const int nk = (p.kp + KB - 1) / KB, splits = gridDim.z;
     const int k0 = (int)((int64_t)nk * blockIdx.z / splits);
     const int k1 = (int)((int64_t)nk * (blockIdx.z + 1) / splits);
+    const bool use_tab = VEC && tab_ok(p, nk * CH);
+    if (use_tab) {
+        const int cpc = p.cp >> 4, taps = p.kh * p.kw;
+        for (int kc = tid; kc < nk * CH; kc += kConvThreads) {
+            const int tap = kc / cpc, rr = tap / p.kw, ss = tap - rr * p.kw;
+            tap_e e;
+            const bool in = tap < taps;
+            e.dr = in ? (int16_t)(rr * p.dh) : kPastTaps;
+            e.ds = in ? (int16_t)(ss * p.dw) : 0;
+            e.off = in ? (rr * p.dh * p.iw + ss * p.dw) * p.x_pix + ((kc - tap * cpc) << 4) : 0;
+            tab[kc] = e;
+        }
+        __syncthreads();
+    }
     /* k step kt into buffer b */
     auto fill = [&](int b, int kt) {
 #pragma unroll
@@ -338,7 +418,7 @@ __global__ void __launch_bounds__(kConvThreads)
             uint8_t *dst = &sa(b)[lr * ROW + (lc + 4 * j) * 16];
             const int kc = kt * CH + lc + 4 * j;
             if (VEC) {
-                const uint8_t *src = chunk_at(p, q, kc);
+                const uint8_t *src = use_tab ? chunk_tab(p, q, tab[kc]) : chunk_at(p, q, kc);
                 if (src != nullptr)
                     cp16(dst, src);
                 else
@@ -451,23 +531,7 @@ __global__ void __launch_bounds__(kConvThreads)
         __syncthreads();
     }
     if (p.n_dst > 0) {
-        /* fused outputs: four channels a thread */
-        constexpr int G = BN_ / 4;
-#pragma unroll 2
-        for (int g = tid; g < BM * G; g += kConvThreads) {
-            const int r = g / G, c = (g - r * G) * 4, im = s_im[r];
-            if (im < 0 || n0 + c >= p.oc)
-                continue;
-            const int n = p.oc - (n0 + c) < 4 ? p.oc - (n0 + c) : 4;
-            float v[4] = {};
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                if (j < n)
-                    v[j] = ext_value(p, im, s_pm[r], n0 + c + j,
-                                     tile_s[r * T::TS + c + j] - s_corr[c + j], s_mult[c + j],
-                                     s_bias[c + j]);
-            ext_put(p, im, s_pm[r], n0 + c, n, v);
-        }
+        fused_tile<BN_, T::TS>(p, tile_s, n0, s_im, s_pm, s_corr, s_mult, s_bias);
         return;
     }
     const float fq_inv = p.fq_on ? 1.0f / p.fq_scale : 0.0f;
@@ -551,8 +615,7 @@ __global__ void k_qconv_direct(const struct eb_cuk_qconv p, const uint8_t *__res
             }
         }
         if (p.n_dst > 0) {
-            const float v[4] = {ext_value(p, im, pm, k, acc, p.mult[k], p.bias[k])};
-            ext_put(p, im, pm, k, 1, v);
+            fused_one(p, im, pm, k, acc);
             continue;
         }
         put(p, y, (int64_t)im * p.y_n + (int64_t)k * p.y_c + (int64_t)pm * p.y_p, acc, p.mult[k],
