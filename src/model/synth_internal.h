@@ -72,6 +72,14 @@ void eb_synth__attr_ints(struct eb_pb_buf *a, const char *name, const int64_t *v
 void eb_synth__node(struct eb_pb_buf *nodes, const char *op, const char *name,
                     const char *const *ins, int n_in, const char *const *outs, int n_out,
                     const struct eb_pb_buf *attrs);
+/** StringStringEntryProto `key`=`value` as field 14 (metadata_props) of a ModelProto `m`. */
+void eb_synth__meta(struct eb_pb_buf *m, const char *key, const char *value);
+/**
+ * ValueInfoProto (GraphProto field `field`: 11 input, 12 output) of a tensor of ONNX `elem_type`;
+ * dimension i is the symbol params[i] where `params` and params[i] are not NULL, else dims[i].
+ */
+void eb_synth__value_info(struct eb_pb_buf *g, uint32_t field, const char *name, int elem_type,
+                          const int64_t *dims, const char *const *params, int rank);
 /**
  * Writes the ModelProto of `o` into `model`: ir_version 8, opset 17, the GraphProto "main_graph"
  * from `nodes` and `inits` (field 1 and 5 contents) with the images / output0 value infos, and
