@@ -79,10 +79,12 @@ struct eb_model_llm_options {
     struct eb_model_llm_config cfg;
     int fp16; /* weights, activations, KV cache and logits in float16 (else float32) */
     uint32_t seed;
+    uint64_t external_bytes; /* weights above this go to "<path>.data"; 0 means
+                                EB_MODEL_LLM_EXTERNAL_BYTES (tests lower it) */
 };
 
 /**
- * Writes the model to `path`; when the weights exceed EB_MODEL_LLM_EXTERNAL_BYTES they go to
+ * Writes the model to `path`; when the weights exceed o->external_bytes they go to
  * "<path>.data" (64-byte aligned offsets) and the model refers to it by its base name. Same
  * options, same bytes. `*external_out` (may be NULL) says whether the data file was written.
  * EB_ERR_IO names the file that could not be written, EB_ERR_NOMEM.
@@ -105,7 +107,7 @@ struct eb_model_llm_facts {
  * model's ctx). Returns 0 when the model carries no such metadata, 1 when `*out` is filled, -1
  * (with `diag` set) when the metadata is there but broken.
  */
-int eb_model_llm_facts(const struct eb_model_summary *s, int64_t n,
-                       struct eb_model_llm_facts *out, struct eb_diag *diag);
+int eb_model_llm_facts(const struct eb_model_summary *s, int64_t n, struct eb_model_llm_facts *out,
+                       struct eb_diag *diag);
 
 #endif

@@ -66,9 +66,8 @@ static int synth_llm(int arch, const char *size, int ctx, int fp16, uint32_t see
     }
     fprintf(out, "wrote %s%s%s%s (%s %s, %" PRIu64 " parameters, %s, ctx %d, seed %" PRIu32 ")\n",
             path, external ? " and " : "", external ? eb_path_base(path) : "",
-            external ? ".data" : "",
-            eb_model_llm_arch_name(o.cfg.arch), o.cfg.size, eb_model_llm_params(&o.cfg),
-            fp16 ? "fp16" : "fp32", ctx, seed);
+            external ? ".data" : "", eb_model_llm_arch_name(o.cfg.arch), o.cfg.size,
+            eb_model_llm_params(&o.cfg), fp16 ? "fp16" : "fp32", ctx, seed);
     return 0;
 }
 
@@ -110,7 +109,8 @@ static int synth_main(int argc, char **argv, FILE *out, FILE *err)
             size = v;
         } else if (!strcmp(a, "--ctx")) {
             if (!parse_long(v, EB_MODEL_LLM_CTX_MIN, EB_MODEL_LLM_CTX_MAX, &n)) {
-                fprintf(err, "edgebench model synth: --ctx must be an integer in %d..%d (got '%s')\n",
+                fprintf(err,
+                        "edgebench model synth: --ctx must be an integer in %d..%d (got '%s')\n",
                         EB_MODEL_LLM_CTX_MIN, EB_MODEL_LLM_CTX_MAX, v);
                 return 2;
             }
@@ -378,8 +378,9 @@ static void print_head_json(struct eb_json_writer *w, const struct head_result *
 static void print_llm_text(FILE *fp, const struct eb_model_llm_facts *f)
 {
     const struct eb_model_llm_config *c = &f->cfg;
-    fprintf(fp, "decoder:    %s %s (%s), ctx %d: hidden %d, %d layers, %d heads, %d kv heads, "
-                "head_dim %d, intermediate %d, vocab %d%s%s\n",
+    fprintf(fp,
+            "decoder:    %s %s (%s), ctx %d: hidden %d, %d layers, %d heads, %d kv heads, "
+            "head_dim %d, intermediate %d, vocab %d%s%s\n",
             eb_model_llm_arch_name(c->arch), c->size, f->elem_bytes == 2 ? "fp16" : "fp32", c->ctx,
             c->hidden, c->layers, c->heads, c->kv_heads, c->head_dim, c->intermediate, c->vocab,
             c->tied ? ", tied lm_head" : "", c->attn_bias ? ", q/k/v bias" : "");
@@ -581,7 +582,8 @@ static int info_main(int argc, char **argv, eb_model_plan_fn plan, FILE *out, FI
             usage(out);
             return 0;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(err, "edgebench model info: unknown option '%s'; allowed: --imgsz, --ctx, --json\n",
+            fprintf(err,
+                    "edgebench model info: unknown option '%s'; allowed: --imgsz, --ctx, --json\n",
                     argv[i]);
             return 2;
         } else if (path == NULL) {

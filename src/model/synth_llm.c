@@ -99,10 +99,9 @@ enum eb_status eb_model_llm_config(enum eb_model_llm_arch arch, const char *size
                             eb_model_llm_arch_name(arch), size ? size : "");
     }
     if (ctx < EB_MODEL_LLM_CTX_MIN || ctx > EB_MODEL_LLM_CTX_MAX)
-        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                            "failed to configure %s %s: context %d is outside %d..%d",
-                            eb_model_llm_arch_name(arch), size, ctx, EB_MODEL_LLM_CTX_MIN,
-                            EB_MODEL_LLM_CTX_MAX);
+        return eb_diag_fail(
+            diag, EB_ERR_INVALID_ARG, "failed to configure %s %s: context %d is outside %d..%d",
+            eb_model_llm_arch_name(arch), size, ctx, EB_MODEL_LLM_CTX_MIN, EB_MODEL_LLM_CTX_MAX);
     snprintf(c.size, sizeof(c.size), "%s", size);
     c.ctx = ctx;
     *out = c;
@@ -325,7 +324,8 @@ static void weight(struct llm *L, const char *name, const int64_t *dims, int ran
             L->f[i] = 1.0f;
     } else {
         for (size_t i = 0; i < n; i += 2) { /* Box-Muller: two normals per pair of uniforms */
-            const double r = 0.02 * sqrt(-2.0 * log(rng_open(L))), a = 6.283185307179586 * rng_open(L);
+            const double r = 0.02 * sqrt(-2.0 * log(rng_open(L))),
+                         a = 6.283185307179586 * rng_open(L);
             L->f[i] = (float)(r * cos(a));
             if (i + 1 < n)
                 L->f[i + 1] = (float)(r * sin(a));
@@ -431,8 +431,8 @@ static void op_int(struct llm *L, char *out, const char *scope, const char *type
     eb_pb_buf_fini(&a);
 }
 
-static void transpose(struct llm *L, char *out, const char *scope, const char *tag,
-                      const char *in, const int64_t *perm, int rank)
+static void transpose(struct llm *L, char *out, const char *scope, const char *tag, const char *in,
+                      const int64_t *perm, int rank)
 {
     struct eb_pb_buf a;
     eb_pb_buf_init(&a);
@@ -516,8 +516,8 @@ static void causal_mask(struct llm *L)
     if (L->dt == ONNX_F16)
         op_int(L, m, scope, "Cast", "_f16", INS(m), "to", ONNX_F16);
     const char *outs[1] = {"mask"};
-    eb_synth__node(&L->nodes, "Unsqueeze", "/model/mask/Unsqueeze_1", INS(m, "const.axes_12"),
-                   outs, 1, NULL);
+    eb_synth__node(&L->nodes, "Unsqueeze", "/model/mask/Unsqueeze_1", INS(m, "const.axes_12"), outs,
+                   1, NULL);
 }
 
 /* Concat on axis 2 whose node and output are both named `name` (the present.N.* outputs). */
@@ -535,7 +535,8 @@ static void concat_named(struct llm *L, const char *name, const char *const *ins
 static void attention(struct llm *L, char *out, const char *x, int l)
 {
     const struct eb_model_llm_config *c = L->c;
-    const int64_t q_dim = (int64_t)c->heads * c->head_dim, kv_dim = (int64_t)c->kv_heads * c->head_dim;
+    const int64_t q_dim = (int64_t)c->heads * c->head_dim,
+                  kv_dim = (int64_t)c->kv_heads * c->head_dim;
     static const int64_t bhsd[4] = {0, 2, 1, 3}, kt[4] = {0, 1, 3, 2};
     static const int64_t q5[5] = {0, 2, 3, 1, 4}, o5[5] = {0, 3, 1, 2, 4};
     char scope[NAME_MAX_], sub[NAME_MAX_], param[NAME_MAX_];
@@ -655,10 +656,10 @@ static void build(struct llm *L)
     for (int t = 0; t < 2; t++) { /* rotary/cos, rotary/sin: [batch, seq, 1, head_dim] */
         const char *table = t == 0 ? "rotary.cos" : "rotary.sin";
         const char *outs[1] = {t == 0 ? "rotary/cos" : "rotary/sin"};
-        op(L, gcos, "/model/rotary", "Gather", t == 0 ? "_cos" : "_sin",
-           INS(table, "position_ids"), NULL);
-        eb_synth__node(&L->nodes, "Unsqueeze", t == 0 ? "/model/rotary/Unsqueeze_cos"
-                                                      : "/model/rotary/Unsqueeze_sin",
+        op(L, gcos, "/model/rotary", "Gather", t == 0 ? "_cos" : "_sin", INS(table, "position_ids"),
+           NULL);
+        eb_synth__node(&L->nodes, "Unsqueeze",
+                       t == 0 ? "/model/rotary/Unsqueeze_cos" : "/model/rotary/Unsqueeze_sin",
                        INS(gcos, "const.axes_2"), outs, 1, NULL);
     }
     for (int l = 0; l < c->layers && !L->oom; l++) {
@@ -810,7 +811,7 @@ enum eb_status eb_model_llm_synth_file(const struct eb_model_llm_options *o, con
     eb_pb_buf_init(&L.nodes);
     eb_pb_buf_init(&L.inits);
     const uint64_t weight_bytes = eb_model_llm_params(L.c) * (o->fp16 ? 2u : 4u);
-    if (weight_bytes > EB_MODEL_LLM_EXTERNAL_BYTES) {
+    if (weight_bytes > (o->external_bytes ? o->external_bytes : EB_MODEL_LLM_EXTERNAL_BYTES)) {
         const size_t n = strlen(path) + 6;
         data_path = malloc(n);
         if (data_path == NULL)

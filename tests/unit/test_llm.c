@@ -28,15 +28,24 @@ static struct eb_model_llm_config config(enum eb_model_llm_arch arch, const char
 
 /* Writes the tiny model of `arch` into the test folder; returns its path (static buffer per
  * call site is not needed: the caller passes `path`). */
+static void synth_tiny_ex(enum eb_model_llm_arch arch, int fp16, uint32_t seed, int external,
+                          const char *name, char *path, size_t cap)
+{
+    struct eb_model_llm_options o = {.cfg = config(arch, "tiny", 64),
+                                     .fp16 = fp16,
+                                     .seed = seed,
+                                     .external_bytes = external ? 1024 : 0};
+    struct eb_diag diag = {0};
+    int wrote_external = -1;
+    snprintf(path, cap, "%s/%s", eb_test_tmpdir(), name);
+    ASSERT_OK(eb_model_llm_synth_file(&o, path, &wrote_external, &diag));
+    ASSERT_EQ_INT(wrote_external, external);
+}
+
 static void synth_tiny(enum eb_model_llm_arch arch, int fp16, uint32_t seed, const char *name,
                        char *path, size_t cap)
 {
-    struct eb_model_llm_options o = {.cfg = config(arch, "tiny", 64), .fp16 = fp16, .seed = seed};
-    struct eb_diag diag = {0};
-    int external = 1;
-    snprintf(path, cap, "%s/%s", eb_test_tmpdir(), name);
-    ASSERT_OK(eb_model_llm_synth_file(&o, path, &external, &diag));
-    ASSERT_EQ_INT(external, 0);
+    synth_tiny_ex(arch, fp16, seed, 0, name, path, cap);
 }
 
 EB_TEST(param_counts_match_published_models)
@@ -186,13 +195,15 @@ static void step(struct eb_backend *be, const struct eb_model_llm_config *c, con
     const size_t per = (size_t)past * KV_DIM, per_out = (size_t)(past + n) * KV_DIM;
     for (int64_t i = 0; i < n; i++)
         pos[i] = past + i;
-    in[0] = (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, n}, .data = (void *)ids};
+    in[0] =
+        (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, n}, .data = (void *)ids};
     in[1] = (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, n}, .data = pos};
     for (int t = 0; t < 2 * c->layers; t++)
-        in[2 + t] = (struct eb_tensor){.dtype = EB_DTYPE_F32,
-                                       .rank = 4,
-                                       .shape = {1, c->kv_heads, past, c->head_dim},
-                                       .data = past ? (void *)(kv + (size_t)t * per) : (void *)&dummy};
+        in[2 + t] =
+            (struct eb_tensor){.dtype = EB_DTYPE_F32,
+                               .rank = 4,
+                               .shape = {1, c->kv_heads, past, c->head_dim},
+                               .data = past ? (void *)(kv + (size_t)t * per) : (void *)&dummy};
     ASSERT_OK(eb_backend_infer(be, in, 2 + 2 * (size_t)c->layers, out, 1 + 2 * (size_t)c->layers,
                                NULL, &d));
     ASSERT_EQ_INT(out[0].shape[1], n);
@@ -216,7 +227,7 @@ static double row_error(const float *a, const float *b, int n)
     return err / scale;
 }
 
-static void check_kv_cache(enum eb_model_llm_arch arch)
+static void check_kv_cache(enum eb_model_llm_arch arch, int external)
 {
     enum { N = 6 };
     const struct eb_model_llm_config c = config(arch, "tiny", 64);
@@ -233,15 +244,15 @@ static void check_kv_cache(enum eb_model_llm_arch arch)
     ASSERT_TRUE(full && part && kv_full && kv_part && kv_next);
     ASSERT_TRUE(c.layers <= MAX_LAYERS && c.kv_heads * c.head_dim == KV_DIM);
     struct eb_backend *be = ort_open();
-    synth_tiny(arch, 0, 1, "kv.onnx", path, sizeof(path));
+    synth_tiny_ex(arch, 0, 1, external, "kv.onnx", path, sizeof(path));
     ASSERT_OK(eb_backend_load(be, &spec, &info, &d));
 
-    step(be, &c, ids, N, 0, NULL, full, kv_full);        /* prefill of all N tokens */
-    step(be, &c, ids, N - 1, 0, NULL, part, kv_part);    /* prefill of N - 1 tokens */
+    step(be, &c, ids, N, 0, NULL, full, kv_full);     /* prefill of all N tokens */
+    step(be, &c, ids, N - 1, 0, NULL, part, kv_part); /* prefill of N - 1 tokens */
     /* Causal mask: the first N - 1 rows do not see token N. */
     for (int i = 0; i < N - 1; i++)
-        ASSERT_TRUE(row_error(part + (size_t)i * (size_t)c.vocab, full + (size_t)i * (size_t)c.vocab,
-                              c.vocab) < 1e-4);
+        ASSERT_TRUE(row_error(part + (size_t)i * (size_t)c.vocab,
+                              full + (size_t)i * (size_t)c.vocab, c.vocab) < 1e-4);
     /* One decode step on the cache: token N at position N - 1. */
     step(be, &c, ids + N - 1, 1, N - 1, kv_part, part, kv_next);
     const double err = row_error(part, full + (size_t)(N - 1) * (size_t)c.vocab, c.vocab);
@@ -263,12 +274,35 @@ static void check_kv_cache(enum eb_model_llm_arch arch)
 
 EB_TEST(ort_llama_decode_matches_prefill)
 {
-    check_kv_cache(EB_MODEL_LLM_LLAMA);
+    check_kv_cache(EB_MODEL_LLM_LLAMA, 0);
 }
 
 EB_TEST(ort_qwen2_decode_matches_prefill)
 {
-    check_kv_cache(EB_MODEL_LLM_QWEN2);
+    check_kv_cache(EB_MODEL_LLM_QWEN2, 0);
+}
+
+/* Weights in "kv.onnx.data": ONNX Runtime reads them back (the same checks pass), and the
+ * external file counts the same parameters. */
+EB_TEST(ort_external_data_llama)
+{
+    char path[512];
+    struct eb_model_summary *s = malloc(sizeof(*s));
+    struct eb_diag diag = {0};
+    const struct eb_model_llm_config c = config(EB_MODEL_LLM_LLAMA, "tiny", 64);
+    ASSERT_TRUE(s != NULL);
+    check_kv_cache(EB_MODEL_LLM_LLAMA, 1);
+    snprintf(path, sizeof(path), "%s/kv.onnx", eb_test_tmpdir());
+    ASSERT_OK(eb_model_summarize_file(path, s, &diag));
+    ASSERT_EQ_INT(s->n_params, eb_model_llm_params(&c));
+    snprintf(path, sizeof(path), "%s/kv.onnx.data", eb_test_tmpdir());
+    size_t n = 0;
+    char *data = eb_test_read_file(path, &n);
+    ASSERT_TRUE(data != NULL);
+    /* Every weight, 64-byte aligned: at least params x 4 bytes. */
+    ASSERT_TRUE(n >= eb_model_llm_params(&c) * 4);
+    free(data);
+    free(s);
 }
 
 /* ---- CLI ---------------------------------------------------------------------------------- */
@@ -307,7 +341,9 @@ EB_TEST(cli_bad_size_and_arch)
         {{"synth", "--arch", "llama", "-o", "x.onnx"}, 5, "--size"},
         {{"synth", "--arch", "llama", "--size", "tiny", "--dtype", "int8"}, 7, "--dtype"},
         {{"synth", "--arch", "llama", "--size", "tiny", "--ctx", "4"}, 7, "--ctx"},
-        {{"synth", "--arch", "llama", "--size", "tiny", "--scale", "n", "-o", "x.onnx"}, 9, "--scale"},
+        {{"synth", "--arch", "llama", "--size", "tiny", "--scale", "n", "-o", "x.onnx"},
+         9,
+         "--scale"},
         {{"synth", "--size", "tiny", "-o", "x.onnx"}, 5, "--size"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -326,8 +362,8 @@ EB_TEST(cli_bad_size_and_arch)
 EB_TEST(cli_synth_then_info)
 {
     char path[512], ctx[16];
-    const char *synth[] = {"synth", "--arch", "qwen2", "--size", "tiny", "--ctx",
-                           "128",   "--dtype", "fp16", "-o",     path};
+    const char *synth[] = {"synth", "--arch",  "qwen2", "--size", "tiny", "--ctx",
+                           "128",   "--dtype", "fp16",  "-o",     path};
     const char *info[] = {"info", path, "--ctx", ctx};
     int rc;
     char *err = NULL, *out;
