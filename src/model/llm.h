@@ -18,6 +18,7 @@
 #ifndef EB_MODEL_LLM_H
 #define EB_MODEL_LLM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "eb/diag.h"
@@ -44,6 +45,22 @@ struct eb_model_llm_config {
     double rope_factor, rope_low_freq, rope_high_freq;
     int rope_orig_ctx;
 };
+
+/**
+ * One integer member of struct eb_model_llm_config under its config.json name (`ctx` aside):
+ * the metadata key "edgebench.llm.<name>" and the key in `model info --json`. The one list of
+ * them is what the writer, the reader and the printers iterate.
+ */
+struct eb_model_llm_field {
+    const char *name;
+    size_t offset; /* of the int in struct eb_model_llm_config */
+    long lo, hi;   /* the values a file may carry */
+};
+
+/** The fields (static storage); `*n_out` = their count. */
+const struct eb_model_llm_field *eb_model_llm_fields(size_t *n_out);
+/** The value of field `f` in `c`. */
+int eb_model_llm_field_get(const struct eb_model_llm_config *c, const struct eb_model_llm_field *f);
 
 /** "llama" / "qwen2"; static storage. */
 const char *eb_model_llm_arch_name(enum eb_model_llm_arch a);

@@ -1,5 +1,6 @@
 /* eb_model_llm_facts: what `edgebench model info` says about a decoder model (model/llm.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,36 @@ static const char *meta(const struct eb_model_summary *s, const char *key)
         if (strcmp(s->meta[i].key, key) == 0)
             return s->meta[i].value;
     return NULL;
+}
+
+#define FIELD(n, m, lo, hi)                                                                        \
+    {                                                                                              \
+        n, offsetof(struct eb_model_llm_config, m), lo, hi                                         \
+    }
+static const struct eb_model_llm_field fields[] = {
+    FIELD("ctx", ctx, EB_MODEL_LLM_CTX_MIN, EB_MODEL_LLM_CTX_MAX),
+    FIELD("hidden_size", hidden, 1, 1L << 20),
+    FIELD("num_hidden_layers", layers, 1, 4096),
+    FIELD("num_attention_heads", heads, 1, 4096),
+    FIELD("num_key_value_heads", kv_heads, 1, 4096),
+    FIELD("head_dim", head_dim, 2, 4096),
+    FIELD("intermediate_size", intermediate, 1, 1L << 22),
+    FIELD("vocab_size", vocab, 1, 1L << 24),
+    FIELD("attention_bias", attn_bias, 0, 1),
+    FIELD("tie_word_embeddings", tied, 0, 1),
+};
+
+const struct eb_model_llm_field *eb_model_llm_fields(size_t *n_out)
+{
+    *n_out = EB_ARRAY_LEN(fields);
+    return fields;
+}
+
+int eb_model_llm_field_get(const struct eb_model_llm_config *c, const struct eb_model_llm_field *f)
+{
+    int v;
+    memcpy(&v, (const char *)c + f->offset, sizeof(v));
+    return v;
 }
 
 /* edgebench.llm.<key> as an integer in [lo, hi] into *out; 0 when absent or out of range. */
@@ -42,18 +73,13 @@ int eb_model_llm_facts(const struct eb_model_summary *s, int64_t n, struct eb_mo
     memset(&c, 0, sizeof(c));
     c.arch = strcmp(arch, "qwen2") == 0 ? EB_MODEL_LLM_QWEN2 : EB_MODEL_LLM_LLAMA;
     snprintf(c.size, sizeof(c.size), "%s", size ? size : "?");
-    const int ok = meta_int(s, "ctx", 1, EB_MODEL_LLM_CTX_MAX, &c.ctx) &&
-                   meta_int(s, "hidden_size", 1, 1 << 20, &c.hidden) &&
-                   meta_int(s, "num_hidden_layers", 1, 4096, &c.layers) &&
-                   meta_int(s, "num_attention_heads", 1, 4096, &c.heads) &&
-                   meta_int(s, "num_key_value_heads", 1, 4096, &c.kv_heads) &&
-                   meta_int(s, "head_dim", 1, 4096, &c.head_dim) &&
-                   meta_int(s, "intermediate_size", 1, 1 << 22, &c.intermediate) &&
-                   meta_int(s, "vocab_size", 1, 1 << 24, &c.vocab) &&
-                   meta_int(s, "attention_bias", 0, 1, &c.attn_bias) &&
-                   meta_int(s, "tie_word_embeddings", 0, 1, &c.tied) &&
-                   (strcmp(arch, "llama") == 0 || strcmp(arch, "qwen2") == 0) && dtype != NULL &&
-                   (strcmp(dtype, "fp32") == 0 || strcmp(dtype, "fp16") == 0);
+    int ok = (strcmp(arch, "llama") == 0 || strcmp(arch, "qwen2") == 0) && dtype != NULL &&
+             (strcmp(dtype, "fp32") == 0 || strcmp(dtype, "fp16") == 0);
+    for (size_t i = 0; i < EB_ARRAY_LEN(fields) && ok; i++) {
+        int v = 0;
+        ok = meta_int(s, fields[i].name, fields[i].lo, fields[i].hi, &v);
+        memcpy((char *)&c + fields[i].offset, &v, sizeof(v));
+    }
     if (!ok) {
         (void)eb_diag_fail(diag, EB_ERR_FORMAT,
                            "failed to read the decoder configuration: an edgebench.llm.* "

@@ -408,24 +408,21 @@ static void print_llm_json(struct eb_json_writer *w, const struct eb_model_llm_f
     eb_json_kstr(w, "arch", eb_model_llm_arch_name(c->arch));
     eb_json_kstr(w, "size", c->size);
     eb_json_kstr(w, "dtype", f->elem_bytes == 2 ? "fp16" : "fp32");
-    eb_json_kint(w, "ctx", c->ctx);
-    eb_json_kint(w, "hidden_size", c->hidden);
-    eb_json_kint(w, "num_hidden_layers", c->layers);
-    eb_json_kint(w, "num_attention_heads", c->heads);
-    eb_json_kint(w, "num_key_value_heads", c->kv_heads);
-    eb_json_kint(w, "head_dim", c->head_dim);
-    eb_json_kint(w, "intermediate_size", c->intermediate);
-    eb_json_kint(w, "vocab_size", c->vocab);
-    eb_json_kbool(w, "tie_word_embeddings", c->tied);
-    eb_json_kbool(w, "attention_bias", c->attn_bias);
-    eb_json_key(w, "params");
-    eb_json_uint(w, f->params);
-    eb_json_key(w, "matmul_params");
-    eb_json_uint(w, f->matmul_params);
-    eb_json_key(w, "weight_bytes");
-    eb_json_uint(w, f->weight_bytes);
-    eb_json_key(w, "kv_bytes_per_token");
-    eb_json_uint(w, f->kv_bytes_per_token);
+    size_t n_fields;
+    const struct eb_model_llm_field *fl = eb_model_llm_fields(&n_fields);
+    for (size_t i = 0; i < n_fields; i++)
+        eb_json_kint(w, fl[i].name, eb_model_llm_field_get(c, &fl[i]));
+    const struct {
+        const char *key;
+        uint64_t v;
+    } counts[] = {{"params", f->params},
+                  {"matmul_params", f->matmul_params},
+                  {"weight_bytes", f->weight_bytes},
+                  {"kv_bytes_per_token", f->kv_bytes_per_token}};
+    for (size_t i = 0; i < EB_ARRAY_LEN(counts); i++) {
+        eb_json_key(w, counts[i].key);
+        eb_json_uint(w, counts[i].v);
+    }
     eb_json_kint(w, "context", f->n);
     eb_json_key(w, "kv_bytes_at_context");
     eb_json_uint(w, f->kv_bytes_at_n);

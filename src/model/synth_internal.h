@@ -55,6 +55,11 @@ int eb_synth__calib_size(const struct eb_synth_options *o);
 
 /* ---- synth_onnx.c ---- */
 
+/* snprintf that truncates silently: names are bounded by EB_SYNTH__NAME_MAX by construction. */
+void eb_synth__fmt(char *out, size_t cap, const char *fmt, ...) EB_PRINTF(3, 4);
+/** The next value of the xorshift64* generator whose (non-zero) state is `*state`. */
+uint64_t eb_synth__rng_next(uint64_t *state);
+
 /** Appends a float TensorProto (GraphProto field 5) to `inits`; 0, or -1 when out of memory. */
 EB_NODISCARD int eb_synth__init_f32(struct eb_pb_buf *inits, const char *name, const int64_t *dims,
                                     int rank, const float *data);

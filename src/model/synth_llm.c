@@ -31,8 +31,8 @@
  * "<path>.data" when they exceed EB_MODEL_LLM_EXTERNAL_BYTES, then the ModelProto around them.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,24 +166,9 @@ struct llm {
     int oom, io_errno;
 };
 
-/* snprintf that truncates silently: names are bounded by NAME_MAX_ by construction. */
-static void sfmt(char *out, size_t cap, const char *fmt, ...) EB_PRINTF(3, 4);
-static void sfmt(char *out, size_t cap, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out, cap, fmt, ap);
-    va_end(ap);
-}
-
 static uint64_t rng_next(struct llm *L)
 {
-    uint64_t x = L->rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    L->rng = x;
-    return x * UINT64_C(2685821657736338717);
+    return eb_synth__rng_next(&L->rng);
 }
 
 /* Uniform in (0, 1]. */
@@ -271,8 +256,8 @@ static void tensor_external(struct llm *L, const char *name, const int64_t *dims
         if (k == 0)
             eb_pb_put_str(&e, 2, L->data_base);
         else {
-            sfmt(num, sizeof(num), "%llu",
-                 (unsigned long long)(k == 1 ? L->data_off : (uint64_t)nbytes));
+            eb_synth__fmt(num, sizeof(num), "%llu",
+                          (unsigned long long)(k == 1 ? L->data_off : (uint64_t)nbytes));
             eb_pb_put_str(&e, 2, num);
         }
         eb_pb_put_msg(&t, 13, &e);
@@ -414,8 +399,8 @@ static void op(struct llm *L, char *out, const char *scope, const char *type, co
 {
     char name[NAME_MAX_], oname[NAME_MAX_];
     const char *outs[1] = {oname};
-    sfmt(name, sizeof(name), "%s/%s%s", scope, type, tag);
-    sfmt(oname, sizeof(oname), "%s_output_0", name);
+    eb_synth__fmt(name, sizeof(name), "%s/%s%s", scope, type, tag);
+    eb_synth__fmt(oname, sizeof(oname), "%s_output_0", name);
     eb_synth__node(&L->nodes, type, name, ins, n_in, outs, 1, attrs);
     memcpy(out, oname, NAME_MAX_);
 }
@@ -466,11 +451,11 @@ static void linear(struct llm *L, char *out, const char *x, const char *scope, c
 {
     char w[NAME_MAX_], b[NAME_MAX_];
     const int64_t dims[2] = {in, n_out};
-    sfmt(w, sizeof(w), "%s.weight", param);
+    eb_synth__fmt(w, sizeof(w), "%s.weight", param);
     weight(L, w, dims, 2, FILL_NORMAL);
     op(L, out, scope, "MatMul", "", INS(x, w), NULL);
     if (bias) {
-        sfmt(b, sizeof(b), "%s.bias", param);
+        eb_synth__fmt(b, sizeof(b), "%s.bias", param);
         weight(L, b, &n_out, 1, FILL_NORMAL);
         op(L, out, scope, "Add", "", INS(out, b), NULL);
     }
@@ -482,9 +467,9 @@ static void rope(struct llm *L, char *out, const char *x, const char *scope)
     char h0[NAME_MAX_], h1[NAME_MAX_], r[NAME_MAX_], xc[NAME_MAX_], rs[NAME_MAX_], sname[NAME_MAX_];
     const char *outs[2] = {h0, h1};
     struct eb_pb_buf a;
-    sfmt(sname, sizeof(sname), "%s/Split", scope);
-    sfmt(h0, sizeof(h0), "%s_output_0", sname);
-    sfmt(h1, sizeof(h1), "%s_output_1", sname);
+    eb_synth__fmt(sname, sizeof(sname), "%s/Split", scope);
+    eb_synth__fmt(h0, sizeof(h0), "%s_output_0", sname);
+    eb_synth__fmt(h1, sizeof(h1), "%s_output_1", sname);
     eb_pb_buf_init(&a);
     eb_synth__attr_int(&a, "axis", 3);
     eb_synth__node(&L->nodes, "Split", sname, INS(x, "const.rotary_split"), outs, 2, &a);
@@ -542,26 +527,26 @@ static void attention(struct llm *L, char *out, const char *x, int l)
     char scope[NAME_MAX_], sub[NAME_MAX_], param[NAME_MAX_];
     char q[NAME_MAX_], k[NAME_MAX_], v[NAME_MAX_], s[NAME_MAX_], pk[NAME_MAX_], pv[NAME_MAX_];
     char present_k[NAME_MAX_], present_v[NAME_MAX_];
-    sfmt(scope, sizeof(scope), "/model/layers.%d/self_attn", l);
-    sfmt(present_k, sizeof(present_k), "present.%d.key", l);
-    sfmt(present_v, sizeof(present_v), "present.%d.value", l);
-    sfmt(pk, sizeof(pk), "past_key_values.%d.key", l);
-    sfmt(pv, sizeof(pv), "past_key_values.%d.value", l);
+    eb_synth__fmt(scope, sizeof(scope), "/model/layers.%d/self_attn", l);
+    eb_synth__fmt(present_k, sizeof(present_k), "present.%d.key", l);
+    eb_synth__fmt(present_v, sizeof(present_v), "present.%d.value", l);
+    eb_synth__fmt(pk, sizeof(pk), "past_key_values.%d.key", l);
+    eb_synth__fmt(pv, sizeof(pv), "past_key_values.%d.value", l);
 
     const char *names[3] = {"q_proj", "k_proj", "v_proj"};
     char *dst[3] = {q, k, v};
     for (int i = 0; i < 3; i++) {
-        sfmt(sub, sizeof(sub), "%s/%s", scope, names[i]);
-        sfmt(param, sizeof(param), "model.layers.%d.self_attn.%s", l, names[i]);
+        eb_synth__fmt(sub, sizeof(sub), "%s/%s", scope, names[i]);
+        eb_synth__fmt(param, sizeof(param), "model.layers.%d.self_attn.%s", l, names[i]);
         linear(L, dst[i], x, sub, param, c->hidden, i == 0 ? q_dim : kv_dim, c->attn_bias);
         op(L, dst[i], sub, "Reshape", "", INS(dst[i], i == 0 ? "const.shape_q" : "const.shape_kv"),
            NULL);
     }
-    sfmt(sub, sizeof(sub), "%s/q_rotary", scope);
+    eb_synth__fmt(sub, sizeof(sub), "%s/q_rotary", scope);
     rope(L, q, q, sub);
     op(L, q, sub, "Reshape", "", INS(q, "const.shape_q5"), NULL);
     transpose(L, q, sub, "", q, q5, 5); /* [batch, kv_heads, group, seq, head_dim] */
-    sfmt(sub, sizeof(sub), "%s/k_rotary", scope);
+    eb_synth__fmt(sub, sizeof(sub), "%s/k_rotary", scope);
     rope(L, k, k, sub);
     transpose(L, k, sub, "", k, bhsd, 4);
     transpose(L, v, scope, "_v", v, bhsd, 4);
@@ -580,8 +565,8 @@ static void attention(struct llm *L, char *out, const char *x, int l)
     op(L, s, scope, "MatMul", "_av", INS(s, v), NULL);
     transpose(L, s, scope, "_o", s, o5, 5);
     op(L, s, scope, "Reshape", "_o", INS(s, "const.shape_o"), NULL);
-    sfmt(sub, sizeof(sub), "%s/o_proj", scope);
-    sfmt(param, sizeof(param), "model.layers.%d.self_attn.o_proj", l);
+    eb_synth__fmt(sub, sizeof(sub), "%s/o_proj", scope);
+    eb_synth__fmt(param, sizeof(param), "model.layers.%d.self_attn.o_proj", l);
     linear(L, out, s, sub, param, q_dim, c->hidden, 0);
 }
 
@@ -591,18 +576,18 @@ static void mlp(struct llm *L, char *out, const char *x, int l)
     const struct eb_model_llm_config *c = L->c;
     char scope[NAME_MAX_], sub[NAME_MAX_], param[NAME_MAX_], g[NAME_MAX_], u[NAME_MAX_];
     char sg[NAME_MAX_];
-    sfmt(scope, sizeof(scope), "/model/layers.%d/mlp", l);
-    sfmt(sub, sizeof(sub), "%s/gate_proj", scope);
-    sfmt(param, sizeof(param), "model.layers.%d.mlp.gate_proj", l);
+    eb_synth__fmt(scope, sizeof(scope), "/model/layers.%d/mlp", l);
+    eb_synth__fmt(sub, sizeof(sub), "%s/gate_proj", scope);
+    eb_synth__fmt(param, sizeof(param), "model.layers.%d.mlp.gate_proj", l);
     linear(L, g, x, sub, param, c->hidden, c->intermediate, 0);
     op(L, sg, scope, "Sigmoid", "", INS(g), NULL);
     op(L, g, scope, "Mul", "_silu", INS(g, sg), NULL);
-    sfmt(sub, sizeof(sub), "%s/up_proj", scope);
-    sfmt(param, sizeof(param), "model.layers.%d.mlp.up_proj", l);
+    eb_synth__fmt(sub, sizeof(sub), "%s/up_proj", scope);
+    eb_synth__fmt(param, sizeof(param), "model.layers.%d.mlp.up_proj", l);
     linear(L, u, x, sub, param, c->hidden, c->intermediate, 0);
     op(L, g, scope, "Mul", "", INS(g, u), NULL);
-    sfmt(sub, sizeof(sub), "%s/down_proj", scope);
-    sfmt(param, sizeof(param), "model.layers.%d.mlp.down_proj", l);
+    eb_synth__fmt(sub, sizeof(sub), "%s/down_proj", scope);
+    eb_synth__fmt(param, sizeof(param), "model.layers.%d.mlp.down_proj", l);
     linear(L, out, g, sub, param, c->intermediate, c->hidden, 0);
 }
 
@@ -663,17 +648,17 @@ static void build(struct llm *L)
                        INS(gcos, "const.axes_2"), outs, 1, NULL);
     }
     for (int l = 0; l < c->layers && !L->oom; l++) {
-        sfmt(scope, sizeof(scope), "/model/layers.%d/input_layernorm", l);
-        sfmt(w, sizeof(w), "model.layers.%d.input_layernorm.weight", l);
+        eb_synth__fmt(scope, sizeof(scope), "/model/layers.%d/input_layernorm", l);
+        eb_synth__fmt(w, sizeof(w), "model.layers.%d.input_layernorm.weight", l);
         rms_norm(L, n, h, scope, w);
         attention(L, a, n, l);
-        sfmt(scope, sizeof(scope), "/model/layers.%d", l);
+        eb_synth__fmt(scope, sizeof(scope), "/model/layers.%d", l);
         op(L, h, scope, "Add", "_attn", INS(h, a), NULL);
-        sfmt(scope, sizeof(scope), "/model/layers.%d/post_attention_layernorm", l);
-        sfmt(w, sizeof(w), "model.layers.%d.post_attention_layernorm.weight", l);
+        eb_synth__fmt(scope, sizeof(scope), "/model/layers.%d/post_attention_layernorm", l);
+        eb_synth__fmt(w, sizeof(w), "model.layers.%d.post_attention_layernorm.weight", l);
         rms_norm(L, n, h, scope, w);
         mlp(L, a, n, l);
-        sfmt(scope, sizeof(scope), "/model/layers.%d", l);
+        eb_synth__fmt(scope, sizeof(scope), "/model/layers.%d", l);
         op(L, h, scope, "Add", "_mlp", INS(h, a), NULL);
     }
     rms_norm(L, n, h, "/model/norm", "model.norm.weight");
@@ -697,13 +682,13 @@ static void graph_io(const struct llm *L, struct eb_pb_buf *g)
     eb_synth__value_info(g, 11, "position_ids", ONNX_I64, NULL, ids, 2);
     for (int l = 0; l < c->layers; l++)
         for (int v = 0; v < 2; v++) {
-            sfmt(name, sizeof(name), "past_key_values.%d.%s", l, v ? "value" : "key");
+            eb_synth__fmt(name, sizeof(name), "past_key_values.%d.%s", l, v ? "value" : "key");
             eb_synth__value_info(g, 11, name, L->dt, kv, past, 4);
         }
     eb_synth__value_info(g, 12, "logits", L->dt, lg, logits, 3);
     for (int l = 0; l < c->layers; l++)
         for (int v = 0; v < 2; v++) {
-            sfmt(name, sizeof(name), "present.%d.%s", l, v ? "value" : "key");
+            eb_synth__fmt(name, sizeof(name), "present.%d.%s", l, v ? "value" : "key");
             eb_synth__value_info(g, 12, name, L->dt, kv, present, 4);
         }
 }
@@ -719,46 +704,34 @@ static void model_tail(const struct llm *L, struct eb_pb_buf *m)
     eb_pb_put_varint(&opset, 2, 17);
     eb_pb_put_msg(m, 8, &opset);
     eb_pb_buf_fini(&opset);
-    sfmt(v, sizeof(v), "%s-architecture decoder (%s) with synthetic weights",
-         c->arch == EB_MODEL_LLM_QWEN2 ? "Qwen2.5" : "Llama-3.2", c->size);
+    eb_synth__fmt(v, sizeof(v), "%s-architecture decoder (%s) with synthetic weights",
+                  c->arch == EB_MODEL_LLM_QWEN2 ? "Qwen2.5" : "Llama-3.2", c->size);
     eb_synth__meta(m, "description", v);
     eb_synth__meta(m, "author", "edgebench model synth");
     eb_synth__meta(m, "edgebench_synthetic", "1");
-    const struct {
-        const char *k;
-        long long v;
-    } nums[] = {
-        {"ctx", c->ctx},
-        {"hidden_size", c->hidden},
-        {"num_hidden_layers", c->layers},
-        {"num_attention_heads", c->heads},
-        {"num_key_value_heads", c->kv_heads},
-        {"head_dim", c->head_dim},
-        {"intermediate_size", c->intermediate},
-        {"vocab_size", c->vocab},
-        {"attention_bias", c->attn_bias},
-        {"tie_word_embeddings", c->tied},
-        {"seed", (long long)L->o->seed},
-    };
     eb_synth__meta(m, "edgebench.llm.arch", eb_model_llm_arch_name(c->arch));
     eb_synth__meta(m, "edgebench.llm.size", c->size);
     eb_synth__meta(m, "edgebench.llm.dtype", L->dt == ONNX_F16 ? "fp16" : "fp32");
-    for (size_t i = 0; i < EB_ARRAY_LEN(nums); i++) {
-        sfmt(key, sizeof(key), "edgebench.llm.%s", nums[i].k);
-        sfmt(v, sizeof(v), "%lld", nums[i].v);
+    size_t n_fields;
+    const struct eb_model_llm_field *f = eb_model_llm_fields(&n_fields);
+    for (size_t i = 0; i < n_fields; i++) {
+        eb_synth__fmt(key, sizeof(key), "edgebench.llm.%s", f[i].name);
+        eb_synth__fmt(v, sizeof(v), "%d", eb_model_llm_field_get(c, &f[i]));
         eb_synth__meta(m, key, v);
     }
-    sfmt(v, sizeof(v), "%g", c->rope_theta);
+    eb_synth__fmt(v, sizeof(v), "%" PRIu32, L->o->seed);
+    eb_synth__meta(m, "edgebench.llm.seed", v);
+    eb_synth__fmt(v, sizeof(v), "%g", c->rope_theta);
     eb_synth__meta(m, "edgebench.llm.rope_theta", v);
-    sfmt(v, sizeof(v), "%g", c->rms_eps);
+    eb_synth__fmt(v, sizeof(v), "%g", c->rms_eps);
     eb_synth__meta(m, "edgebench.llm.rms_norm_eps", v);
     if (c->rope_llama3)
-        sfmt(v, sizeof(v),
-             "llama3 factor=%g low_freq_factor=%g high_freq_factor=%g "
-             "original_max_position_embeddings=%d",
-             c->rope_factor, c->rope_low_freq, c->rope_high_freq, c->rope_orig_ctx);
+        eb_synth__fmt(v, sizeof(v),
+                      "llama3 factor=%g low_freq_factor=%g high_freq_factor=%g "
+                      "original_max_position_embeddings=%d",
+                      c->rope_factor, c->rope_low_freq, c->rope_high_freq, c->rope_orig_ctx);
     else
-        sfmt(v, sizeof(v), "none");
+        eb_synth__fmt(v, sizeof(v), "none");
     eb_synth__meta(m, "edgebench.llm.rope_scaling", v);
     eb_synth__meta(m, "edgebench.llm.external_data", L->data_base ? L->data_base : "");
 }

@@ -3,12 +3,31 @@
  * and the ModelProto around the graph (value infos, opset, Ultralytics metadata). Field numbers
  * follow onnx.proto; everything is written in the order `torch.onnx.export` uses.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/onnx/onnx_wire.h"
 #include "model/synth_internal.h"
+
+void eb_synth__fmt(char *out, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, cap, fmt, ap);
+    va_end(ap);
+}
+
+uint64_t eb_synth__rng_next(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * UINT64_C(2685821657736338717);
+}
 
 static void tensor_header(struct eb_pb_buf *t, const char *name, int dtype, const int64_t *dims,
                           int rank)

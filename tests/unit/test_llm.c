@@ -3,7 +3,8 @@
  * parameter counts, the size/arch errors, deterministic files, the parameter count read back
  * from a file, and ONNX Runtime running the tiny models: a decode step fed the prefill's
  * present.* as past must give the logits of a prefill of all the tokens (KV cache, rotary
- * positions and causal mask right). The ORT cases skip when the library cannot be loaded.
+ * positions and causal mask right). The ORT cases skip when the library cannot be loaded. The
+ * CLI cases (bad --size/--arch, synth then info) are in test_model.c.
  */
 #include <math.h>
 #include <stdint.h>
@@ -14,7 +15,6 @@
 #include "backends/ort/ort_backend.h"
 #include "eb/backend.h"
 #include "eb_test.h"
-#include "harness/cmd/model_plan.h"
 #include "model/llm.h"
 #include "model/model.h"
 
@@ -303,85 +303,4 @@ EB_TEST(ort_external_data_llama)
     ASSERT_TRUE(n >= eb_model_llm_params(&c) * 4);
     free(data);
     free(s);
-}
-
-/* ---- CLI ---------------------------------------------------------------------------------- */
-
-static char *run_main(int argc, const char **argv, int *rc_out, char **err_out)
-{
-    FILE *out = tmpfile(), *err = tmpfile();
-    ASSERT_TRUE(out != NULL && err != NULL);
-    *rc_out = eb_model_main(argc, (char **)argv, eb_harness_model_plan, out, err);
-    fflush(out);
-    fflush(err);
-    char *o = NULL, *e = NULL;
-    FILE *fps[2] = {out, err};
-    char **dst[2] = {&o, &e};
-    for (int k = 0; k < 2; k++) {
-        const long n = ftell(fps[k]);
-        *dst[k] = calloc(1, (size_t)n + 1);
-        rewind(fps[k]);
-        ASSERT_TRUE(*dst[k] != NULL && fread(*dst[k], 1, (size_t)n, fps[k]) == (size_t)n);
-        fclose(fps[k]);
-    }
-    *err_out = e;
-    return o;
-}
-
-EB_TEST(cli_bad_size_and_arch)
-{
-    struct {
-        const char *argv[10];
-        int argc;
-        const char *needle;
-    } cases[] = {
-        {{"synth", "--arch", "qwen2", "--size", "1b", "-o", "x.onnx"}, 7, "--arch llama"},
-        {{"synth", "--arch", "llama", "--size", "3b", "-o", "x.onnx"}, 7, "'3b'"},
-        {{"synth", "--arch", "gpt2", "--size", "tiny", "-o", "x.onnx"}, 7, "llama or qwen2"},
-        {{"synth", "--arch", "llama", "-o", "x.onnx"}, 5, "--size"},
-        {{"synth", "--arch", "llama", "--size", "tiny", "--dtype", "int8"}, 7, "--dtype"},
-        {{"synth", "--arch", "llama", "--size", "tiny", "--ctx", "4"}, 7, "--ctx"},
-        {{"synth", "--arch", "llama", "--size", "tiny", "--scale", "n", "-o", "x.onnx"},
-         9,
-         "--scale"},
-        {{"synth", "--size", "tiny", "-o", "x.onnx"}, 5, "--size"},
-    };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        int rc;
-        char *err = NULL;
-        char *out = run_main(cases[i].argc, cases[i].argv, &rc, &err);
-        printf("%s", err);
-        ASSERT_EQ_INT(rc, 2);
-        ASSERT_CONTAINS(err, cases[i].needle);
-        ASSERT_TRUE(strchr(err, '\n') == err + strlen(err) - 1); /* one line */
-        free(out);
-        free(err);
-    }
-}
-
-EB_TEST(cli_synth_then_info)
-{
-    char path[512], ctx[16];
-    const char *synth[] = {"synth", "--arch",  "qwen2", "--size", "tiny", "--ctx",
-                           "128",   "--dtype", "fp16",  "-o",     path};
-    const char *info[] = {"info", path, "--ctx", ctx};
-    int rc;
-    char *err = NULL, *out;
-    snprintf(path, sizeof(path), "%s/q.onnx", eb_test_tmpdir());
-    snprintf(ctx, sizeof(ctx), "100");
-    out = run_main(11, synth, &rc, &err);
-    ASSERT_EQ_INT(rc, 0);
-    ASSERT_CONTAINS(out, "156736 parameters");
-    free(out);
-    free(err);
-    out = run_main(4, info, &rc, &err);
-    printf("%s", out);
-    ASSERT_EQ_INT(rc, 0);
-    ASSERT_CONTAINS(out, "decoder:    qwen2 tiny (fp16), ctx 128");
-    ASSERT_CONTAINS(out, "parameters: 156736");
-    /* 2 x 2 layers x 2 kv heads x 16 x 2 bytes */
-    ASSERT_CONTAINS(out, "256 bytes per token");
-    ASSERT_CONTAINS(out, "at KV length 100");
-    free(out);
-    free(err);
 }
