@@ -2,6 +2,7 @@
  * Internals of eb_model_synth shared by its files (internal to src/model):
  *   synth_yolo.c   the YOLOv8 / YOLO11 architectures and their modules (graph + shadow evaluation)
  *   synth_calib.c  BatchNorm folding and the Detect head's class gain (calibration statistics)
+ *   synth_llm.c    the Llama 3.2 / Qwen2.5 decoders (model/llm.h), written straight to a file
  *   synth_onnx.c   protobuf emission of ONNX tensors, attributes, nodes and the ModelProto
  * synth_eval.h holds the float32 reference ops of the shadow evaluation.
  */

@@ -647,20 +647,21 @@ static void build(struct llm *L)
                        t == 0 ? "/model/rotary/Unsqueeze_cos" : "/model/rotary/Unsqueeze_sin",
                        INS(gcos, "const.axes_2"), outs, 1, NULL);
     }
-    for (int l = 0; l < c->layers && !L->oom; l++) {
-        eb_synth__fmt(scope, sizeof(scope), "/model/layers.%d/input_layernorm", l);
-        eb_synth__fmt(w, sizeof(w), "model.layers.%d.input_layernorm.weight", l);
-        rms_norm(L, n, h, scope, w);
-        attention(L, a, n, l);
-        eb_synth__fmt(scope, sizeof(scope), "/model/layers.%d", l);
-        op(L, h, scope, "Add", "_attn", INS(h, a), NULL);
-        eb_synth__fmt(scope, sizeof(scope), "/model/layers.%d/post_attention_layernorm", l);
-        eb_synth__fmt(w, sizeof(w), "model.layers.%d.post_attention_layernorm.weight", l);
-        rms_norm(L, n, h, scope, w);
-        mlp(L, a, n, l);
-        eb_synth__fmt(scope, sizeof(scope), "/model/layers.%d", l);
-        op(L, h, scope, "Add", "_mlp", INS(h, a), NULL);
-    }
+    /* Each layer: h += attention(rms(h)), then h += mlp(rms(h)). */
+    static const struct {
+        const char *norm, *tag;
+        void (*block)(struct llm *L, char *out, const char *x, int l);
+    } blocks[2] = {{"input_layernorm", "_attn", attention},
+                   {"post_attention_layernorm", "_mlp", mlp}};
+    for (int l = 0; l < c->layers && !L->oom; l++)
+        for (int b = 0; b < 2; b++) {
+            eb_synth__fmt(scope, sizeof(scope), "/model/layers.%d/%s", l, blocks[b].norm);
+            eb_synth__fmt(w, sizeof(w), "model.layers.%d.%s.weight", l, blocks[b].norm);
+            rms_norm(L, n, h, scope, w);
+            blocks[b].block(L, a, n, l);
+            eb_synth__fmt(scope, sizeof(scope), "/model/layers.%d", l);
+            op(L, h, scope, "Add", blocks[b].tag, INS(h, a), NULL);
+        }
     rms_norm(L, n, h, "/model/norm", "model.norm.weight");
     /* Tied lm_head: the embedding matrix, transposed to [hidden, vocab]. */
     transpose(L, a, "/lm_head", "", "model.embed_tokens.weight", t01, 2);
