@@ -13,6 +13,10 @@
  *   - Dynamic quantisation (ConvInteger, MatMulInteger) drops the bias from the conv: ORT adds
  *     it after Cast -> Mul(scales) -> Add(Reshape(bias)). That Add's constant operand is counted
  *     as the conv's bias, so a dynamic-int8 export counts the same as its float original.
+ *   - Decoders as torch exports write them: the constant operand of an Add on a MatMul's output
+ *     (a Linear's bias) and the rank-1 constant operand of a Mul on a Div's output (the weight
+ *     of a normalisation written as x / rms(x) * w). An embedding matrix counts when a MatMul
+ *     reads it (tied lm_head); rotary cos/sin tables, which only Gather reads, never count.
  *   - The DFL's fixed Conv2d(16, 1, 1) weight (16 elements) counts, as in Ultralytics' fused
  *     parameter count (3,151,904 for YOLOv8n includes it).
  * FLOPs: Conv/ConvInteger/ConvTranspose 2 x MACs from the weight shape and output size (bias
@@ -185,6 +189,27 @@ static void count_param(struct info *I, const char *name)
         v->counted = 1;
         I->params += tensor_of(I, v)->numel;
     }
+}
+
+/*
+ * A decoder's bias (Add of a constant to a MatMul's output) or normalisation weight (Mul of a
+ * rank-1 constant with a Div's output): counts it and returns 1, else 0.
+ */
+static int decoder_param(struct info *I, const struct eb_onnx_node *n)
+{
+    const int add = is_op(n, "Add");
+    for (int side = 0; side < 2; side++) {
+        const struct eb_onnx_node *p = producer(I, n->inputs[side]);
+        struct val *c = const_source(I, n->inputs[1 - side], NULL);
+        if (p == NULL || c == NULL || !is_op(p, add ? "MatMul" : "Div"))
+            continue;
+        const struct eb_onnx_tensor *t = tensor_of(I, c);
+        if (!add && (t->rank != 1 || t->numel < 2))
+            continue;
+        count_param(I, n->inputs[1 - side]);
+        return 1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ precision */
@@ -908,6 +933,9 @@ static enum eb_status summarize_model(const struct eb_onnx_model *m, struct eb_m
         } else if (is_op(n, "BatchNormalization")) {
             for (size_t k = 1; k < n->n_inputs && k < 3; k++)
                 count_param(&I, n->inputs[k]);
+        } else if ((is_op(n, "Add") || is_op(n, "Mul")) && n->n_inputs == 2 &&
+                   decoder_param(&I, n)) {
+            continue;
         } else if (is_op(n, "Add") && n->n_inputs == 2) {
             /* Bias of a dynamically quantised conv/matmul: Integer op -> Cast -> Mul -> Add. */
             for (int side = 0; side < 2; side++) {

@@ -8,6 +8,7 @@
 #include "eb/json.h"
 #include "eb/path.h"
 #include "engine/onnx/onnx_model.h"
+#include "model/llm.h"
 #include "model/model.h"
 #include "model/qdq.h"
 
@@ -15,7 +16,12 @@ static void usage(FILE *fp)
 {
     fprintf(fp, "usage: edgebench model synth [--arch yolov8|yolo11] [--scale n|s|m|l|x] "
                 "[--imgsz N] [--seed S] -o FILE.onnx\n"
-                "       edgebench model info FILE.onnx [--imgsz N] [--json]\n"
+                "       edgebench model synth --arch llama|qwen2 --size tiny|0.5b|1b [--ctx N] "
+                "[--dtype fp32|fp16] [--seed S] -o FILE.onnx\n"
+                "           (0.5b = Qwen2.5-0.5B, qwen2 only; 1b = Llama-3.2-1B, llama only; "
+                "--ctx default 2048;\n"
+                "            weights above 1 GiB go to FILE.onnx.data beside the model)\n"
+                "       edgebench model info FILE.onnx [--imgsz N] [--ctx N] [--json]\n"
                 "       edgebench model dequantize QDQ.onnx -o FLOAT.onnx   (Q/DQ pairs "
                 "folded into float weights)\n");
 }
@@ -32,11 +38,45 @@ static int parse_long(const char *s, long lo, long hi, long *out)
     return 1;
 }
 
+/* `model synth --arch llama|qwen2`: the decoder model of model/llm.h. */
+static int synth_llm(int arch, const char *size, int ctx, int fp16, uint32_t seed,
+                     const char *yolo_opt, const char *path, FILE *out, FILE *err)
+{
+    struct eb_model_llm_options o = {.fp16 = fp16, .seed = seed};
+    struct eb_diag diag = {0};
+    int external = 0;
+    if (yolo_opt != NULL) {
+        fprintf(err, "edgebench model synth: %s applies to detectors; use --size for --arch %s\n",
+                yolo_opt, eb_model_llm_arch_name((enum eb_model_llm_arch)arch));
+        return 2;
+    }
+    if (size == NULL) {
+        fprintf(err, "edgebench model synth: --arch %s needs --size tiny|%s\n",
+                eb_model_llm_arch_name((enum eb_model_llm_arch)arch),
+                arch == EB_MODEL_LLM_QWEN2 ? "0.5b" : "1b");
+        return 2;
+    }
+    if (eb_model_llm_config((enum eb_model_llm_arch)arch, size, ctx, &o.cfg, &diag) != EB_OK) {
+        fprintf(err, "edgebench model synth: %s\n", diag.msg);
+        return 2;
+    }
+    if (eb_model_llm_synth_file(&o, path, &external, &diag) != EB_OK) {
+        fprintf(err, "edgebench model synth: %s\n", diag.msg);
+        return 1;
+    }
+    fprintf(out, "wrote %s%s%s%s (%s %s, %" PRIu64 " parameters, %s, ctx %d, seed %" PRIu32 ")\n",
+            path, external ? " and " : "", external ? eb_path_base(path) : "",
+            external ? ".data" : "", eb_model_llm_arch_name(o.cfg.arch), o.cfg.size,
+            eb_model_llm_params(&o.cfg), fp16 ? "fp16" : "fp32", ctx, seed);
+    return 0;
+}
+
 static int synth_main(int argc, char **argv, FILE *out, FILE *err)
 {
     struct eb_synth_options o = {
         .arch = EB_SYNTH_YOLOV8, .scale = 'n', .imgsz = 640, .num_classes = 80, .seed = 0};
-    const char *path = NULL;
+    const char *path = NULL, *size = NULL, *yolo_opt = NULL;
+    int llm = 0, llm_arch = EB_MODEL_LLM_LLAMA, ctx = 2048, fp16 = 0;
     struct eb_diag diag = {0};
     /* Every option takes one value: the loop steps over option and value. */
     for (int i = 1; i < argc; i += 2) {
@@ -56,11 +96,31 @@ static int synth_main(int argc, char **argv, FILE *out, FILE *err)
                 o.arch = EB_SYNTH_YOLOV8;
             else if (!strcmp(v, "yolo11"))
                 o.arch = EB_SYNTH_YOLO11;
+            else if (!strcmp(v, "llama") || !strcmp(v, "qwen2"))
+                llm = 1, llm_arch = v[0] == 'q' ? EB_MODEL_LLM_QWEN2 : EB_MODEL_LLM_LLAMA;
             else {
-                fprintf(err, "edgebench model synth: --arch must be yolov8 or yolo11 (got '%s')\n",
+                fprintf(err,
+                        "edgebench model synth: --arch must be yolov8, yolo11, llama or qwen2 "
+                        "(got '%s')\n",
                         v);
                 return 2;
             }
+        } else if (!strcmp(a, "--size")) {
+            size = v;
+        } else if (!strcmp(a, "--ctx")) {
+            if (!parse_long(v, EB_MODEL_LLM_CTX_MIN, EB_MODEL_LLM_CTX_MAX, &n)) {
+                fprintf(err,
+                        "edgebench model synth: --ctx must be an integer in %d..%d (got '%s')\n",
+                        EB_MODEL_LLM_CTX_MIN, EB_MODEL_LLM_CTX_MAX, v);
+                return 2;
+            }
+            ctx = (int)n;
+        } else if (!strcmp(a, "--dtype")) {
+            if (strcmp(v, "fp32") != 0 && strcmp(v, "fp16") != 0) {
+                fprintf(err, "edgebench model synth: --dtype must be fp32 or fp16 (got '%s')\n", v);
+                return 2;
+            }
+            fp16 = v[2] == '1';
         } else if (!strcmp(a, "--scale")) {
             if (strlen(v) != 1 || strchr("nsmlx", v[0]) == NULL) {
                 fprintf(err,
@@ -70,7 +130,9 @@ static int synth_main(int argc, char **argv, FILE *out, FILE *err)
                 return 2;
             }
             o.scale = v[0];
+            yolo_opt = a;
         } else if (!strcmp(a, "--imgsz")) {
+            yolo_opt = a;
             if (!parse_long(v, 32, 4096, &n) || n % 32 != 0) {
                 fprintf(err,
                         "edgebench model synth: --imgsz must be a multiple of 32 in 32..4096 "
@@ -93,13 +155,20 @@ static int synth_main(int argc, char **argv, FILE *out, FILE *err)
         } else {
             fprintf(err,
                     "edgebench model synth: unknown option '%s'; allowed: --arch, --scale, "
-                    "--imgsz, --seed, -o\n",
+                    "--imgsz, --size, --ctx, --dtype, --seed, -o\n",
                     a);
             return 2;
         }
     }
     if (path == NULL) {
         fprintf(err, "edgebench model synth: -o FILE.onnx is required\n");
+        return 2;
+    }
+    if (llm)
+        return synth_llm(llm_arch, size, ctx, fp16, o.seed, yolo_opt, path, out, err);
+    if (size != NULL || fp16) {
+        fprintf(err, "edgebench model synth: --size and --dtype apply to --arch llama|qwen2; "
+                     "use --scale for a detector\n");
         return 2;
     }
     if (eb_model_synth_file(&o, path, &diag) != EB_OK) {
@@ -305,8 +374,67 @@ static void print_head_json(struct eb_json_writer *w, const struct head_result *
     eb_json_obj_end(w);
 }
 
+/* The decoder facts (model/llm.h); `f` NULL for another model. */
+static void print_llm_text(FILE *fp, const struct eb_model_llm_facts *f)
+{
+    const struct eb_model_llm_config *c = &f->cfg;
+    fprintf(fp,
+            "decoder:    %s %s (%s), ctx %d: hidden %d, %d layers, %d heads, %d kv heads, "
+            "head_dim %d, intermediate %d, vocab %d%s%s\n",
+            eb_model_llm_arch_name(c->arch), c->size, f->elem_bytes == 2 ? "fp16" : "fp32", c->ctx,
+            c->hidden, c->layers, c->heads, c->kv_heads, c->head_dim, c->intermediate, c->vocab,
+            c->tied ? ", tied lm_head" : "", c->attn_bias ? ", q/k/v bias" : "");
+    fprintf(fp, "  parameters:    %" PRIu64 " (%.2f M; %" PRIu64 " in MatMuls)\n", f->params,
+            (double)f->params / 1e6, f->matmul_params);
+    fprintf(fp, "  weights:       %" PRIu64 " bytes (%.2f MiB)\n", f->weight_bytes,
+            mib(f->weight_bytes));
+    fprintf(fp, "  KV cache:      %" PRIu64 " bytes per token; %.2f MiB at %" PRId64 " tokens\n",
+            f->kv_bytes_per_token, mib(f->kv_bytes_at_n), f->n);
+    fprintf(fp, "  prefill:       %.4g GFLOPs for %" PRId64 " tokens (%.4g MFLOPs per token)\n",
+            f->prefill_flops / 1e9, f->n, f->prefill_flops_per_token / 1e6);
+    fprintf(fp, "  decode:        %.4g MFLOPs per token at KV length %" PRId64 "\n",
+            f->decode_flops / 1e6, f->n);
+}
+
+static void print_llm_json(struct eb_json_writer *w, const struct eb_model_llm_facts *f)
+{
+    eb_json_key(w, "llm");
+    if (f == NULL) {
+        eb_json_null(w);
+        return;
+    }
+    const struct eb_model_llm_config *c = &f->cfg;
+    eb_json_obj_begin(w);
+    eb_json_kstr(w, "arch", eb_model_llm_arch_name(c->arch));
+    eb_json_kstr(w, "size", c->size);
+    eb_json_kstr(w, "dtype", f->elem_bytes == 2 ? "fp16" : "fp32");
+    size_t n_fields;
+    const struct eb_model_llm_field *fl = eb_model_llm_fields(&n_fields);
+    for (size_t i = 0; i < n_fields; i++)
+        eb_json_kint(w, fl[i].name, eb_model_llm_field_get(c, &fl[i]));
+    const struct {
+        const char *key;
+        uint64_t v;
+    } counts[] = {{"params", f->params},
+                  {"matmul_params", f->matmul_params},
+                  {"weight_bytes", f->weight_bytes},
+                  {"kv_bytes_per_token", f->kv_bytes_per_token}};
+    for (size_t i = 0; i < EB_ARRAY_LEN(counts); i++) {
+        eb_json_key(w, counts[i].key);
+        eb_json_uint(w, counts[i].v);
+    }
+    eb_json_kint(w, "context", f->n);
+    eb_json_key(w, "kv_bytes_at_context");
+    eb_json_uint(w, f->kv_bytes_at_n);
+    eb_json_knum(w, "prefill_flops", f->prefill_flops);
+    eb_json_knum(w, "prefill_flops_per_token", f->prefill_flops_per_token);
+    eb_json_knum(w, "decode_flops_per_token", f->decode_flops);
+    eb_json_obj_end(w);
+}
+
 static void print_text(FILE *fp, const char *path, const struct eb_model_summary *s,
-                       const struct plan_result *plan, const struct head_result *head)
+                       const struct plan_result *plan, const struct head_result *head,
+                       const struct eb_model_llm_facts *llm)
 {
     fprintf(fp, "model:      %s\n", path);
     fprintf(fp, "ir_version: %" PRId64 "\nopset:      %" PRId64 "\nproducer:   %s\n", s->ir_version,
@@ -341,6 +469,8 @@ static void print_text(FILE *fp, const char *path, const struct eb_model_summary
     fprintf(fp, "flops:      %.0f (%.2f GFLOPs)\n", s->flops, s->flops / 1e9);
     fprintf(fp, "precision:  %s (%s)\n", eb_model_precision_name(s->precision.kind),
             s->precision.detail);
+    if (llm != NULL)
+        print_llm_text(fp, llm);
     print_head_text(fp, head);
     print_plan_text(fp, plan);
 }
@@ -371,7 +501,8 @@ static void json_io(struct eb_json_writer *w, const struct eb_model_io *io, int 
 }
 
 static int print_json(FILE *fp, const char *path, const struct eb_model_summary *s,
-                      const struct plan_result *plan, const struct head_result *head)
+                      const struct plan_result *plan, const struct head_result *head,
+                      const struct eb_model_llm_facts *llm)
 {
     struct eb_json_writer w;
     eb_json_writer_init_file(&w, fp, 1);
@@ -404,6 +535,7 @@ static int print_json(FILE *fp, const char *path, const struct eb_model_summary 
     eb_json_knum(&w, "gflops", s->flops / 1e9);
     eb_json_kstr(&w, "precision", eb_model_precision_name(s->precision.kind));
     eb_json_kstr(&w, "precision_detail", s->precision.detail);
+    print_llm_json(&w, llm);
     print_head_json(&w, head);
     print_plan_json(&w, plan);
     eb_json_obj_end(&w);
@@ -414,8 +546,10 @@ static int print_json(FILE *fp, const char *path, const struct eb_model_summary 
 static int info_main(int argc, char **argv, eb_model_plan_fn plan, FILE *out, FILE *err)
 {
     const char *path = NULL;
-    int json = 0, rc, imgsz = 0;
+    int json = 0, rc, imgsz = 0, ctx = 0;
     long n;
+    struct eb_model_llm_facts llm;
+    int is_llm = 0;
     struct eb_diag diag = {0};
     struct eb_model_summary *s;
     struct plan_result *pr;
@@ -433,11 +567,20 @@ static int info_main(int argc, char **argv, eb_model_plan_fn plan, FILE *out, FI
             }
             imgsz = (int)n;
             i++;
+        } else if (!strcmp(argv[i], "--ctx")) {
+            if (i + 1 >= argc || !parse_long(argv[i + 1], 1, EB_MODEL_LLM_CTX_MAX, &n)) {
+                fprintf(err, "edgebench model info: --ctx must be an integer in 1..%d (got '%s')\n",
+                        EB_MODEL_LLM_CTX_MAX, i + 1 < argc ? argv[i + 1] : "");
+                return 2;
+            }
+            ctx = (int)n;
+            i++;
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(out);
             return 0;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(err, "edgebench model info: unknown option '%s'; allowed: --imgsz, --json\n",
+            fprintf(err,
+                    "edgebench model info: unknown option '%s'; allowed: --imgsz, --ctx, --json\n",
                     argv[i]);
             return 2;
         } else if (path == NULL) {
@@ -460,13 +603,25 @@ static int info_main(int argc, char **argv, eb_model_plan_fn plan, FILE *out, FI
         fprintf(err, "edgebench model info: out of memory\n");
     } else if (eb_model_summarize_file(path, s, &diag) != EB_OK) {
         fprintf(err, "edgebench model info: %s\n", diag.msg);
+    } else if ((is_llm = eb_model_llm_facts(s, ctx, &llm, &diag)) < 0) {
+        fprintf(err, "edgebench model info: %s: %s\n", path, diag.msg);
     } else {
-        plan_model(plan, path, imgsz, pr);
-        head_model(path, imgsz, hr);
-        if (json) {
-            rc = print_json(out, path, s, pr, hr);
+        if (is_llm) {
+            /* A decoder has no detection head, and its memory depends on the context (the
+             * decoder lines give the weights and the KV cache): neither is looked for. */
+            memset(pr, 0, sizeof(*pr));
+            snprintf(pr->why, sizeof(pr->why),
+                     "decoder model: weights and KV cache per token are in the decoder lines");
+            memset(hr, 0, sizeof(*hr));
+            snprintf(hr->why, sizeof(hr->why), "decoder model");
         } else {
-            print_text(out, path, s, pr, hr);
+            plan_model(plan, path, imgsz, pr);
+            head_model(path, imgsz, hr);
+        }
+        if (json) {
+            rc = print_json(out, path, s, pr, hr, is_llm ? &llm : NULL);
+        } else {
+            print_text(out, path, s, pr, hr, is_llm ? &llm : NULL);
             rc = 0;
         }
         eb_profile_fini(&hr->p);

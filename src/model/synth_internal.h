@@ -2,6 +2,7 @@
  * Internals of eb_model_synth shared by its files (internal to src/model):
  *   synth_yolo.c   the YOLOv8 / YOLO11 architectures and their modules (graph + shadow evaluation)
  *   synth_calib.c  BatchNorm folding and the Detect head's class gain (calibration statistics)
+ *   synth_llm.c    the Llama 3.2 / Qwen2.5 decoders (model/llm.h), written straight to a file
  *   synth_onnx.c   protobuf emission of ONNX tensors, attributes, nodes and the ModelProto
  * synth_eval.h holds the float32 reference ops of the shadow evaluation.
  */
@@ -55,6 +56,11 @@ int eb_synth__calib_size(const struct eb_synth_options *o);
 
 /* ---- synth_onnx.c ---- */
 
+/* snprintf that truncates silently: names are bounded by EB_SYNTH__NAME_MAX by construction. */
+void eb_synth__fmt(char *out, size_t cap, const char *fmt, ...) EB_PRINTF(3, 4);
+/** The next value of the xorshift64* generator whose (non-zero) state is `*state`. */
+uint64_t eb_synth__rng_next(uint64_t *state);
+
 /** Appends a float TensorProto (GraphProto field 5) to `inits`; 0, or -1 when out of memory. */
 EB_NODISCARD int eb_synth__init_f32(struct eb_pb_buf *inits, const char *name, const int64_t *dims,
                                     int rank, const float *data);
@@ -72,6 +78,14 @@ void eb_synth__attr_ints(struct eb_pb_buf *a, const char *name, const int64_t *v
 void eb_synth__node(struct eb_pb_buf *nodes, const char *op, const char *name,
                     const char *const *ins, int n_in, const char *const *outs, int n_out,
                     const struct eb_pb_buf *attrs);
+/** StringStringEntryProto `key`=`value` as field 14 (metadata_props) of a ModelProto `m`. */
+void eb_synth__meta(struct eb_pb_buf *m, const char *key, const char *value);
+/**
+ * ValueInfoProto (GraphProto field `field`: 11 input, 12 output) of a tensor of ONNX `elem_type`;
+ * dimension i is the symbol params[i] where `params` and params[i] are not NULL, else dims[i].
+ */
+void eb_synth__value_info(struct eb_pb_buf *g, uint32_t field, const char *name, int elem_type,
+                          const int64_t *dims, const char *const *params, int rank);
 /**
  * Writes the ModelProto of `o` into `model`: ir_version 8, opset 17, the GraphProto "main_graph"
  * from `nodes` and `inits` (field 1 and 5 contents) with the images / output0 value infos, and

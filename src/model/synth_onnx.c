@@ -3,12 +3,31 @@
  * and the ModelProto around the graph (value infos, opset, Ultralytics metadata). Field numbers
  * follow onnx.proto; everything is written in the order `torch.onnx.export` uses.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/onnx/onnx_wire.h"
 #include "model/synth_internal.h"
+
+void eb_synth__fmt(char *out, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, cap, fmt, ap);
+    va_end(ap);
+}
+
+uint64_t eb_synth__rng_next(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * UINT64_C(2685821657736338717);
+}
 
 static void tensor_header(struct eb_pb_buf *t, const char *name, int dtype, const int64_t *dims,
                           int rank)
@@ -173,7 +192,7 @@ const char *const *eb_model_coco_names(size_t *n_out)
     return coco_names;
 }
 
-static void meta(struct eb_pb_buf *m, const char *key, const char *value)
+void eb_synth__meta(struct eb_pb_buf *m, const char *key, const char *value)
 {
     struct eb_pb_buf e;
     eb_pb_buf_init(&e);
@@ -183,9 +202,8 @@ static void meta(struct eb_pb_buf *m, const char *key, const char *value)
     eb_pb_buf_fini(&e);
 }
 
-/* ValueInfoProto of a float tensor with a static shape. */
-static void value_info(struct eb_pb_buf *g, uint32_t field, const char *name, const int64_t *dims,
-                       int rank)
+void eb_synth__value_info(struct eb_pb_buf *g, uint32_t field, const char *name, int elem_type,
+                          const int64_t *dims, const char *const *params, int rank)
 {
     struct eb_pb_buf v, tp, tt, sh, d;
     eb_pb_buf_init(&v);
@@ -194,11 +212,14 @@ static void value_info(struct eb_pb_buf *g, uint32_t field, const char *name, co
     eb_pb_buf_init(&sh);
     for (int i = 0; i < rank; i++) {
         eb_pb_buf_init(&d);
-        eb_pb_put_varint(&d, 1, dims[i]);
+        if (params != NULL && params[i] != NULL)
+            eb_pb_put_str(&d, 2, params[i]);
+        else
+            eb_pb_put_varint(&d, 1, dims[i]);
         eb_pb_put_msg(&sh, 1, &d);
         eb_pb_buf_fini(&d);
     }
-    eb_pb_put_varint(&tt, 1, 1);
+    eb_pb_put_varint(&tt, 1, elem_type);
     eb_pb_put_msg(&tt, 2, &sh);
     eb_pb_put_msg(&tp, 1, &tt);
     eb_pb_put_str(&v, 1, name);
@@ -256,13 +277,13 @@ int eb_synth__model_proto(struct eb_pb_buf *model, const struct eb_pb_buf *nodes
     in_dims[0] = 1;
     in_dims[1] = 3;
     in_dims[2] = in_dims[3] = o->imgsz;
-    value_info(&graph, 11, "images", in_dims, 4);
+    eb_synth__value_info(&graph, 11, "images", 1, in_dims, NULL, 4);
     out_dims[0] = 1;
     out_dims[1] = 4 + nc;
     out_dims[2] = (int64_t)(o->imgsz / 8) * (o->imgsz / 8) +
                   (int64_t)(o->imgsz / 16) * (o->imgsz / 16) +
                   (int64_t)(o->imgsz / 32) * (o->imgsz / 32);
-    value_info(&graph, 12, "output0", out_dims, 3);
+    eb_synth__value_info(&graph, 12, "output0", 1, out_dims, NULL, 3);
     if (nodes->error || inits->error)
         graph.error = 1;
 
@@ -282,15 +303,15 @@ int eb_synth__model_proto(struct eb_pb_buf *model, const struct eb_pb_buf *nodes
     snprintf(desc, sizeof(desc), "Ultralytics %s%c model architecture with synthetic weights",
              o->arch == EB_SYNTH_YOLO11 ? "YOLO11" : "YOLOv8", o->scale);
     snprintf(imgsz, sizeof(imgsz), "[%d, %d]", o->imgsz, o->imgsz);
-    meta(model, "description", desc);
-    meta(model, "author", "edgebench model synth");
-    meta(model, "stride", "32");
-    meta(model, "task", "detect");
-    meta(model, "batch", "1");
-    meta(model, "imgsz", imgsz);
-    meta(model, "names", names);
-    meta(model, "channels", "3");
-    meta(model, "edgebench_synthetic", "1");
+    eb_synth__meta(model, "description", desc);
+    eb_synth__meta(model, "author", "edgebench model synth");
+    eb_synth__meta(model, "stride", "32");
+    eb_synth__meta(model, "task", "detect");
+    eb_synth__meta(model, "batch", "1");
+    eb_synth__meta(model, "imgsz", imgsz);
+    eb_synth__meta(model, "names", names);
+    eb_synth__meta(model, "channels", "3");
+    eb_synth__meta(model, "edgebench_synthetic", "1");
     free(names);
     eb_pb_buf_fini(&graph);
     eb_pb_buf_fini(&opset);

@@ -67,24 +67,9 @@ struct syn {
     size_t n_out;
 };
 
-/* snprintf that truncates silently: names are bounded by EB_SYNTH__NAME_MAX by construction. */
-static void sfmt(char *out, size_t cap, const char *fmt, ...) EB_PRINTF(3, 4);
-static void sfmt(char *out, size_t cap, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out, cap, fmt, ap);
-    va_end(ap);
-}
-
 static uint64_t rng_next(struct syn *s)
 {
-    uint64_t x = s->rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    s->rng = x;
-    return x * UINT64_C(2685821657736338717);
+    return eb_synth__rng_next(&s->rng);
 }
 
 /* Uniform in [-1, 1). */
@@ -195,8 +180,8 @@ static void node1(struct syn *s, const char *op, const char *scope, const char *
     char name[EB_SYNTH__NAME_MAX], oname[EB_SYNTH__NAME_MAX];
     const char *outs[1] = {oname};
     /* `out` may alias one of `ins`: emit the node before overwriting it. */
-    sfmt(name, sizeof(name), "%s/%s%s", scope, op, sfx);
-    sfmt(oname, sizeof(oname), "%s_output_0", name);
+    eb_synth__fmt(name, sizeof(name), "%s/%s%s", scope, op, sfx);
+    eb_synth__fmt(oname, sizeof(oname), "%s_output_0", name);
     node(s, op, name, ins, n_in, outs, 1, attrs);
     memcpy(out, oname, EB_SYNTH__NAME_MAX);
 }
@@ -237,12 +222,12 @@ static struct eb_synth__act conv_ex(struct syn *s, const char *scope, const stru
             pads[4] = {k / 2, k / 2, k / 2, k / 2};
 
     if (plain)
-        sfmt(cscope, sizeof(cscope), "%s", scope);
+        eb_synth__fmt(cscope, sizeof(cscope), "%s", scope);
     else
-        sfmt(cscope, sizeof(cscope), "%s/conv", scope);
+        eb_synth__fmt(cscope, sizeof(cscope), "%s/conv", scope);
     param_prefix(cscope, pfx, sizeof(pfx));
-    sfmt(wname, sizeof(wname), "%s.weight", pfx);
-    sfmt(bname, sizeof(bname), "%s.bias", pfx);
+    eb_synth__fmt(wname, sizeof(wname), "%s.weight", pfx);
+    eb_synth__fmt(bname, sizeof(bname), "%s.bias", pfx);
     y = *x;
     y.d = NULL;
     y.c = c2;
@@ -317,7 +302,7 @@ static struct eb_synth__act conv_ex(struct syn *s, const char *scope, const stru
     if (act) {
         char ascope[EB_SYNTH__NAME_MAX], sig[EB_SYNTH__NAME_MAX];
         const char *ins1[1] = {y.name};
-        sfmt(ascope, sizeof(ascope), "%s/act", scope);
+        eb_synth__fmt(ascope, sizeof(ascope), "%s/act", scope);
         node1(s, "Sigmoid", ascope, "", ins1, 1, sig, NULL);
         {
             const char *ins2[2] = {y.name, sig};
@@ -391,11 +376,11 @@ static void split(struct syn *s, const char *scope, const struct eb_synth__act *
     const char *op[4];
     int64_t sz[4];
     struct eb_pb_buf at;
-    sfmt(name, sizeof(name), "%s/Split", scope);
-    sfmt(cname, sizeof(cname), "%s/Split_sizes", scope);
+    eb_synth__fmt(name, sizeof(name), "%s/Split", scope);
+    eb_synth__fmt(cname, sizeof(cname), "%s/Split_sizes", scope);
     for (int i = 0; i < n; i++) {
         sz[i] = sizes[i];
-        sfmt(onames[i], EB_SYNTH__NAME_MAX, "%s_output_%d", name, i);
+        eb_synth__fmt(onames[i], EB_SYNTH__NAME_MAX, "%s_output_%d", name, i);
         op[i] = onames[i];
     }
     init_i64(s, cname, sz, n);
@@ -425,9 +410,9 @@ static struct eb_synth__act bottleneck(struct syn *s, const char *scope,
     char sc[EB_SYNTH__NAME_MAX];
     int c_ = (int)(c2 * e);
     struct eb_synth__act a, b;
-    sfmt(sc, sizeof(sc), "%s/cv1", scope);
+    eb_synth__fmt(sc, sizeof(sc), "%s/cv1", scope);
     a = conv(s, sc, x, c_, 3, 1, 1, 1);
-    sfmt(sc, sizeof(sc), "%s/cv2", scope);
+    eb_synth__fmt(sc, sizeof(sc), "%s/cv2", scope);
     b = conv(s, sc, &a, c2, 3, 1, 1, 1);
     if (shortcut && x->c == c2)
         b = add(s, scope, "", x, &b);
@@ -440,18 +425,18 @@ static struct eb_synth__act c3k(struct syn *s, const char *scope, const struct e
     char sc[EB_SYNTH__NAME_MAX];
     int c_ = (int)(c2 * 0.5);
     struct eb_synth__act a, b, cat[2];
-    sfmt(sc, sizeof(sc), "%s/cv1", scope);
+    eb_synth__fmt(sc, sizeof(sc), "%s/cv1", scope);
     a = conv(s, sc, x, c_, 1, 1, 1, 1);
     for (int i = 0; i < n; i++) {
-        sfmt(sc, sizeof(sc), "%s/m/m.%d", scope, i);
+        eb_synth__fmt(sc, sizeof(sc), "%s/m/m.%d", scope, i);
         a = bottleneck(s, sc, &a, c_, shortcut, 1.0);
     }
-    sfmt(sc, sizeof(sc), "%s/cv2", scope);
+    eb_synth__fmt(sc, sizeof(sc), "%s/cv2", scope);
     b = conv(s, sc, x, c_, 1, 1, 1, 1);
     cat[0] = a;
     cat[1] = b;
     a = concat(s, scope, "", cat, 2);
-    sfmt(sc, sizeof(sc), "%s/cv3", scope);
+    eb_synth__fmt(sc, sizeof(sc), "%s/cv3", scope);
     return conv(s, sc, &a, c2, 1, 1, 1, 1);
 }
 
@@ -463,11 +448,11 @@ static struct eb_synth__act c2f(struct syn *s, const char *scope, const struct e
     int c = (int)(c2 * e);
     int sizes[2] = {c, c};
     struct eb_synth__act y, parts[8];
-    sfmt(sc, sizeof(sc), "%s/cv1", scope);
+    eb_synth__fmt(sc, sizeof(sc), "%s/cv1", scope);
     y = conv(s, sc, x, 2 * c, 1, 1, 1, 1);
     split(s, scope, &y, sizes, 2, parts, 1);
     for (int i = 0; i < n && i < 6; i++) {
-        sfmt(sc, sizeof(sc), "%s/m.%d", scope, i);
+        eb_synth__fmt(sc, sizeof(sc), "%s/m.%d", scope, i);
         if (kind == 0)
             parts[2 + i] = bottleneck(s, sc, &parts[1 + i], c, shortcut, 1.0);
         else if (kind == 1)
@@ -476,7 +461,7 @@ static struct eb_synth__act c2f(struct syn *s, const char *scope, const struct e
             parts[2 + i] = c3k(s, sc, &parts[1 + i], c, 2, shortcut);
     }
     y = concat(s, scope, "", parts, 2 + (n < 6 ? n : 6));
-    sfmt(sc, sizeof(sc), "%s/cv2", scope);
+    eb_synth__fmt(sc, sizeof(sc), "%s/cv2", scope);
     return conv(s, sc, &y, c2, 1, 1, 1, 1);
 }
 
@@ -487,7 +472,7 @@ static struct eb_synth__act sppf(struct syn *s, const char *scope, const struct 
     struct eb_synth__act parts[4];
     int64_t ks[2] = {5, 5}, st[2] = {1, 1}, dil[2] = {1, 1}, pads[4] = {2, 2, 2, 2};
     struct eb_pb_buf at;
-    sfmt(sc, sizeof(sc), "%s/cv1", scope);
+    eb_synth__fmt(sc, sizeof(sc), "%s/cv1", scope);
     parts[0] = conv(s, sc, x, x->c / 2, 1, 1, 1, 1);
     eb_pb_buf_init(&at);
     eb_synth__attr_int(&at, "ceil_mode", 0);
@@ -498,7 +483,7 @@ static struct eb_synth__act sppf(struct syn *s, const char *scope, const struct 
     for (int i = 1; i < 4; i++) {
         const char *ins[1] = {parts[i - 1].name};
         char mscope[EB_SYNTH__NAME_MAX];
-        sfmt(mscope, sizeof(mscope), i == 1 ? "%s/m" : "%s/m_%d", scope, i - 1);
+        eb_synth__fmt(mscope, sizeof(mscope), i == 1 ? "%s/m" : "%s/m_%d", scope, i - 1);
         parts[i] = parts[i - 1];
         node1(s, "MaxPool", mscope, "", ins, 1, parts[i].name, &at);
         parts[i].d = NULL;
@@ -513,20 +498,20 @@ static struct eb_synth__act sppf(struct syn *s, const char *scope, const struct 
     }
     eb_pb_buf_fini(&at);
     parts[0] = concat(s, scope, "", parts, 4);
-    sfmt(sc, sizeof(sc), "%s/cv2", scope);
+    eb_synth__fmt(sc, sizeof(sc), "%s/cv2", scope);
     return conv(s, sc, &parts[0], c2, 1, 1, 1, 1);
 }
 
 static void shape_const(struct syn *s, char *name, const char *scope, const char *sfx,
                         const int64_t *v, int n)
 {
-    sfmt(name, EB_SYNTH__NAME_MAX, "%s/Constant%s_output_0", scope, sfx);
+    eb_synth__fmt(name, EB_SYNTH__NAME_MAX, "%s/Constant%s_output_0", scope, sfx);
     init_i64(s, name, v, n);
 }
 
 static void scalar_const(struct syn *s, char *name, const char *scope, const char *sfx, float v)
 {
-    sfmt(name, EB_SYNTH__NAME_MAX, "%s/Constant%s_output_0", scope, sfx);
+    eb_synth__fmt(name, EB_SYNTH__NAME_MAX, "%s/Constant%s_output_0", scope, sfx);
     init_f32(s, name, NULL, 0, &v);
 }
 
@@ -546,7 +531,7 @@ static struct eb_synth__act attention(struct syn *s, const char *scope,
     struct eb_synth__act qkv, r, parts[3], qt, mm, sm, at2, mm2, xo, v4, pe, sum;
     struct eb_pb_buf pa, ax;
 
-    sfmt(sc, sizeof(sc), "%s/qkv", scope);
+    eb_synth__fmt(sc, sizeof(sc), "%s/qkv", scope);
     qkv = conv(s, sc, x, h, 1, 1, 1, 0);
     shape_const(s, c0, scope, "", shp, 4);
     {
@@ -615,10 +600,10 @@ static struct eb_synth__act attention(struct syn *s, const char *scope,
                 eb_synth__attention(qkv.d, heads, key_dim, head_dim, (int)ne, xo.d, v4.d, row);
         }
     }
-    sfmt(sc, sizeof(sc), "%s/pe", scope);
+    eb_synth__fmt(sc, sizeof(sc), "%s/pe", scope);
     pe = conv(s, sc, &v4, dim, 3, 1, dim, 0);
     sum = add(s, scope, "", &xo, &pe);
-    sfmt(sc, sizeof(sc), "%s/proj", scope);
+    eb_synth__fmt(sc, sizeof(sc), "%s/proj", scope);
     return conv(s, sc, &sum, dim, 1, 1, 1, 0);
 }
 
@@ -629,25 +614,25 @@ static struct eb_synth__act c2psa(struct syn *s, const char *scope, const struct
     int c = x->c / 2;
     int sizes[2] = {c, c};
     struct eb_synth__act y, parts[2], b;
-    sfmt(sc, sizeof(sc), "%s/cv1", scope);
+    eb_synth__fmt(sc, sizeof(sc), "%s/cv1", scope);
     y = conv(s, sc, x, 2 * c, 1, 1, 1, 1);
     split(s, scope, &y, sizes, 2, parts, 1);
     b = parts[1];
     for (int i = 0; i < n; i++) {
         struct eb_synth__act a, f;
-        sfmt(bs, sizeof(bs), "%s/m/m.%d", scope, i);
-        sfmt(sc, sizeof(sc), "%s/attn", bs);
+        eb_synth__fmt(bs, sizeof(bs), "%s/m/m.%d", scope, i);
+        eb_synth__fmt(sc, sizeof(sc), "%s/attn", bs);
         a = attention(s, sc, &b, c / 64 > 0 ? c / 64 : 1);
         b = add(s, bs, "", &b, &a);
-        sfmt(sc, sizeof(sc), "%s/ffn/ffn.0", bs);
+        eb_synth__fmt(sc, sizeof(sc), "%s/ffn/ffn.0", bs);
         f = conv(s, sc, &b, 2 * c, 1, 1, 1, 1);
-        sfmt(sc, sizeof(sc), "%s/ffn/ffn.1", bs);
+        eb_synth__fmt(sc, sizeof(sc), "%s/ffn/ffn.1", bs);
         f = conv(s, sc, &f, c, 1, 1, 1, 0);
         b = add(s, bs, "_1", &b, &f);
     }
     parts[1] = b;
     y = concat(s, scope, "", parts, 2);
-    sfmt(sc, sizeof(sc), "%s/cv2", scope);
+    eb_synth__fmt(sc, sizeof(sc), "%s/cv2", scope);
     return conv(s, sc, &y, x->c, 1, 1, 1, 1);
 }
 
@@ -659,7 +644,7 @@ static struct eb_synth__act upsample(struct syn *s, const char *scope,
     int64_t d = 4;
     struct eb_synth__act y = *x;
     struct eb_pb_buf at;
-    sfmt(cname, sizeof(cname), "%s/Constant_output_0", scope);
+    eb_synth__fmt(cname, sizeof(cname), "%s/Constant_output_0", scope);
     init_f32(s, cname, &d, 1, sc);
     eb_pb_buf_init(&at);
     eb_synth__attr_str(&at, "coordinate_transformation_mode", "asymmetric");
@@ -700,7 +685,7 @@ static int rep(const struct syn *s, int n)
 
 static void scope_of(char *out, int layer)
 {
-    sfmt(out, EB_SYNTH__NAME_MAX, "/model.%d", layer);
+    eb_synth__fmt(out, EB_SYNTH__NAME_MAX, "/model.%d", layer);
 }
 
 /* The evaluation of output0 (replay): concatenates the levels and runs the DFL/dist2bbox tail. */
@@ -771,33 +756,33 @@ static void detect(struct syn *s, int layer, const struct eb_synth__act *lv, int
         stride[i] = s->o->imgsz / lv[i].h;
         nanch += (int64_t)lv[i].h * lv[i].w;
         s->no_eval = s->cls_dry; /* the first pass needs the class branch only */
-        sfmt(sc, sizeof(sc), "%s/cv2.%d/cv2.%d.0", hs, i, i);
+        eb_synth__fmt(sc, sizeof(sc), "%s/cv2.%d/cv2.%d.0", hs, i, i);
         b = conv(s, sc, &lv[i], c2, 3, 1, 1, 1);
-        sfmt(sc, sizeof(sc), "%s/cv2.%d/cv2.%d.1", hs, i, i);
+        eb_synth__fmt(sc, sizeof(sc), "%s/cv2.%d/cv2.%d.1", hs, i, i);
         b = conv(s, sc, &b, c2, 3, 1, 1, 1);
-        sfmt(sc, sizeof(sc), "%s/cv2.%d/cv2.%d.2", hs, i, i);
+        eb_synth__fmt(sc, sizeof(sc), "%s/cv2.%d/cv2.%d.2", hs, i, i);
         b = conv_ex(s, sc, &b, 64, 1, 1, 1, 0, CONV_BOX, 1.0f);
         s->no_eval = 0;
         s->head_box[i] = b;
         if (s->v11) {
-            sfmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.0/cv3.%d.0.0", hs, i, i, i);
+            eb_synth__fmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.0/cv3.%d.0.0", hs, i, i, i);
             c = conv(s, sc, &lv[i], lv[i].c, 3, 1, lv[i].c, 1);
-            sfmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.0/cv3.%d.0.1", hs, i, i, i);
+            eb_synth__fmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.0/cv3.%d.0.1", hs, i, i, i);
             c = conv(s, sc, &c, c3, 1, 1, 1, 1);
-            sfmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.1/cv3.%d.1.0", hs, i, i, i);
+            eb_synth__fmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.1/cv3.%d.1.0", hs, i, i, i);
             c = conv(s, sc, &c, c3, 3, 1, c3, 1);
-            sfmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.1/cv3.%d.1.1", hs, i, i, i);
+            eb_synth__fmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.1/cv3.%d.1.1", hs, i, i, i);
             c = conv(s, sc, &c, c3, 1, 1, 1, 1);
         } else {
-            sfmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.0", hs, i, i);
+            eb_synth__fmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.0", hs, i, i);
             c = conv(s, sc, &lv[i], c3, 3, 1, 1, 1);
-            sfmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.1", hs, i, i);
+            eb_synth__fmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.1", hs, i, i);
             c = conv(s, sc, &c, c3, 3, 1, 1, 1);
         }
         {
             double r = (double)s->o->imgsz / stride[i];
             float bias = (float)log(5.0 / nc / (r * r));
-            sfmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.2", hs, i, i);
+            eb_synth__fmt(sc, sizeof(sc), "%s/cv3.%d/cv3.%d.2", hs, i, i);
             c = conv_ex(s, sc, &c, nc, 1, 1, 1, 0, CONV_CLS, bias);
             s->head_cls[i] = c;
             s->head_bias[i] = bias;
@@ -807,12 +792,12 @@ static void detect(struct syn *s, int layer, const struct eb_synth__act *lv, int
             /* The first head's Reshape has no suffix (as in the exported models). */
             sfx[0] = '\0';
             if (i > 0)
-                sfmt(sfx, sizeof(sfx), "_%d", i);
+                eb_synth__fmt(sfx, sizeof(sfx), "_%d", i);
             node1(s, "Reshape", hs, sfx, ins, 2, names_box[i], NULL);
         }
         {
             const char *ins[2] = {c.name, ccls};
-            sfmt(sfx, sizeof(sfx), "_%d", i + 3);
+            eb_synth__fmt(sfx, sizeof(sfx), "_%d", i + 3);
             node1(s, "Reshape", hs, sfx, ins, 2, names_cls[i], NULL);
         }
     }
@@ -842,7 +827,7 @@ static void detect(struct syn *s, int layer, const struct eb_synth__act *lv, int
             node1(s, "Concat", hs, "_1", ins, 3, cls, &at);
         }
         eb_pb_buf_fini(&at);
-        sfmt(dsc, sizeof(dsc), "%s/dfl", hs);
+        eb_synth__fmt(dsc, sizeof(dsc), "%s/dfl", hs);
         shape_const(s, cst, dsc, "", v4, 4);
         {
             const char *ins[2] = {box, cst};
@@ -870,7 +855,7 @@ static void detect(struct syn *s, int layer, const struct eb_synth__act *lv, int
             float w[16];
             for (int i = 0; i < 16; i++)
                 w[i] = (float)i;
-            sfmt(cs, sizeof(cs), "%s/conv", dsc);
+            eb_synth__fmt(cs, sizeof(cs), "%s/conv", dsc);
             init_f32(s, "model.dfl.conv.weight", wd, 4, w);
             eb_pb_buf_init(&at);
             eb_synth__attr_ints(&at, "dilations", dil, 2);
@@ -914,9 +899,9 @@ static void detect(struct syn *s, int layer, const struct eb_synth__act *lv, int
                 }
         {
             int64_t d[3] = {1, 2, nanch};
-            sfmt(anc, sizeof(anc), "%s/Constant_12_output_0", hs);
+            eb_synth__fmt(anc, sizeof(anc), "%s/Constant_12_output_0", hs);
             init_f32(s, anc, d, 3, buf);
-            sfmt(anc2, sizeof(anc2), "%s/Constant_13_output_0", hs);
+            eb_synth__fmt(anc2, sizeof(anc2), "%s/Constant_13_output_0", hs);
             init_f32(s, anc2, d, 3, buf);
         }
         scalar_const(s, two, hs, "_14", 2.0f);
@@ -926,7 +911,7 @@ static void detect(struct syn *s, int layer, const struct eb_synth__act *lv, int
                 buf[k++] = (float)stride[i];
         {
             int64_t d[2] = {1, nanch};
-            sfmt(strd, sizeof(strd), "%s/Constant_15_output_0", hs);
+            eb_synth__fmt(strd, sizeof(strd), "%s/Constant_15_output_0", hs);
             init_f32(s, strd, d, 2, buf);
         }
         {
@@ -966,7 +951,7 @@ static void detect(struct syn *s, int layer, const struct eb_synth__act *lv, int
         {
             const char *ins[2] = {dbox, sig};
             const char *outs[1] = {"output0"};
-            sfmt(boxa.name, sizeof(boxa.name), "%s/Concat_3", hs);
+            eb_synth__fmt(boxa.name, sizeof(boxa.name), "%s/Concat_3", hs);
             node(s, "Concat", boxa.name, ins, 2, outs, 1, &at);
         }
         eb_pb_buf_fini(&at);
@@ -1098,7 +1083,7 @@ static void build_graph(struct syn *s, int nc, float *input, int esize)
     struct eb_synth__act x, l[EB_SYNTH_MAX_LAYERS];
 
     memset(&x, 0, sizeof(x));
-    sfmt(x.name, sizeof(x.name), "images");
+    eb_synth__fmt(x.name, sizeof(x.name), "images");
     x.c = 3;
     x.h = x.w = s->o->imgsz;
     x.m2 = 0.25; /* letterboxed RGB / 255 */

@@ -740,3 +740,63 @@ EB_TEST(synth_shadow_matches_ort_yolo11n)
 {
     check_shadow_matches_ort(EB_SYNTH_YOLO11, IN_NOISE);
 }
+
+/* ---- decoder models (model/llm.h; the library side is in test_llm.c) ---- */
+
+EB_TEST(cli_llm_bad_size_and_arch)
+{
+    struct {
+        const char *argv[10];
+        int argc;
+        const char *needle;
+    } cases[] = {
+        {{"synth", "--arch", "qwen2", "--size", "1b", "-o", "x.onnx"}, 7, "--arch llama"},
+        {{"synth", "--arch", "llama", "--size", "3b", "-o", "x.onnx"}, 7, "'3b'"},
+        {{"synth", "--arch", "gpt2", "--size", "tiny", "-o", "x.onnx"}, 7, "llama or qwen2"},
+        {{"synth", "--arch", "llama", "-o", "x.onnx"}, 5, "--size"},
+        {{"synth", "--arch", "llama", "--size", "tiny", "--dtype", "int8"}, 7, "--dtype"},
+        {{"synth", "--arch", "llama", "--size", "tiny", "--ctx", "4"}, 7, "--ctx"},
+        {{"synth", "--arch", "llama", "--size", "tiny", "--scale", "n", "-o", "x.onnx"},
+         9,
+         "--scale"},
+        {{"synth", "--size", "tiny", "-o", "x.onnx"}, 5, "--size"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int rc;
+        char *err = NULL;
+        char *out = run_main(cases[i].argc, cases[i].argv, &rc, &err);
+        printf("%s", err);
+        ASSERT_EQ_INT(rc, 2);
+        ASSERT_CONTAINS(err, cases[i].needle);
+        ASSERT_TRUE(strchr(err, '\n') == err + strlen(err) - 1); /* one line */
+        free(out);
+        free(err);
+    }
+}
+
+EB_TEST(cli_llm_synth_then_info)
+{
+    char path[512], ctx[16];
+    const char *synth[] = {"synth", "--arch",  "qwen2", "--size", "tiny", "--ctx",
+                           "128",   "--dtype", "fp16",  "-o",     path};
+    const char *info[] = {"info", path, "--ctx", ctx};
+    int rc;
+    char *err = NULL, *out;
+    snprintf(path, sizeof(path), "%s/q.onnx", eb_test_tmpdir());
+    snprintf(ctx, sizeof(ctx), "100");
+    out = run_main(11, synth, &rc, &err);
+    ASSERT_EQ_INT(rc, 0);
+    ASSERT_CONTAINS(out, "156736 parameters");
+    free(out);
+    free(err);
+    out = run_main(4, info, &rc, &err);
+    printf("%s", out);
+    ASSERT_EQ_INT(rc, 0);
+    ASSERT_CONTAINS(out, "decoder:    qwen2 tiny (fp16), ctx 128");
+    ASSERT_CONTAINS(out, "parameters: 156736");
+    /* 2 x 2 layers x 2 kv heads x 16 x 2 bytes */
+    ASSERT_CONTAINS(out, "256 bytes per token");
+    ASSERT_CONTAINS(out, "at KV length 100");
+    free(out);
+    free(err);
+}

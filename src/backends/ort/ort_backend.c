@@ -881,11 +881,14 @@ static enum eb_status bind_input(struct ort_priv *p, size_t i, const struct eb_t
 
     ONNXTensorElementDataType et = dtype_to_ort(t->dtype);
     int64_t numel = eb_tensor_numel(t);
-    if (t->data == NULL || t->rank < 0 || t->rank > EB_MAX_RANK || numel <= 0 ||
-        et == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED)
+    /* A dimension of 0 is allowed: a decoder's first step has an empty KV cache. */
+    int negative = t->rank < 0 || t->rank > EB_MAX_RANK;
+    for (int d = 0; !negative && d < t->rank; d++)
+        negative = t->shape[d] < 0;
+    if (t->data == NULL || negative || et == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED)
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                             "failed to run model %s: input %zu (%s) has no data, an unknown "
-                            "dtype or a non-positive shape; pass a filled tensor",
+                            "dtype or a negative dimension; pass a filled tensor",
                             p->model, i, p->in_names[i]);
     if (c->value != NULL) {
         p->api->ReleaseValue(c->value);
