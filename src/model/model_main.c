@@ -466,7 +466,10 @@ static void print_text(FILE *fp, const char *path, const struct eb_model_summary
     for (size_t i = 0; i < s->n_op_types; i++)
         fprintf(fp, "  %-24s %zu\n", s->ops[i].name, s->ops[i].count);
     fprintf(fp, "parameters: %" PRIu64 " (%.2f M)\n", s->n_params, (double)s->n_params / 1e6);
-    fprintf(fp, "flops:      %.0f (%.2f GFLOPs)\n", s->flops, s->flops / 1e9);
+    if (llm != NULL && s->flops == 0)
+        fprintf(fp, "flops:      per token, in the decoder lines (its dims are symbolic)\n");
+    else
+        fprintf(fp, "flops:      %.0f (%.2f GFLOPs)\n", s->flops, s->flops / 1e9);
     fprintf(fp, "precision:  %s (%s)\n", eb_model_precision_name(s->precision.kind),
             s->precision.detail);
     if (llm != NULL)
@@ -531,7 +534,12 @@ static int print_json(FILE *fp, const char *path, const struct eb_model_summary 
     eb_json_obj_end(&w);
     eb_json_key(&w, "params");
     eb_json_uint(&w, s->n_params);
-    eb_json_knum(&w, "flops", s->flops);
+    /* a decoder's dims are symbolic: its FLOPs are per token, under "llm" */
+    eb_json_key(&w, "flops");
+    if (llm != NULL && s->flops == 0)
+        eb_json_null(&w);
+    else
+        eb_json_num(&w, s->flops);
     eb_json_knum(&w, "gflops", s->flops / 1e9);
     eb_json_kstr(&w, "precision", eb_model_precision_name(s->precision.kind));
     eb_json_kstr(&w, "precision_detail", s->precision.detail);

@@ -797,6 +797,8 @@ EB_TEST(cli_llm_synth_then_info)
     /* 2 x 2 layers x 2 kv heads x 16 x 2 bytes */
     ASSERT_CONTAINS(out, "256 bytes per token");
     ASSERT_CONTAINS(out, "at KV length 100");
+    /* symbolic dims: no model-wide count of 0 FLOPs */
+    ASSERT_CONTAINS(out, "flops:      per token, in the decoder lines");
     free(out);
     free(err);
 }
