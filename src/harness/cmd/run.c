@@ -377,10 +377,7 @@ static struct eb_cupti *start_cupti(struct run_ctx *rc)
         return c;
     }
     snprintf(t->gpu_note, sizeof(t->gpu_note), "%.200s", d.msg);
-    eb_log_msg(&rc->log, EB_LOG_WARN,
-               "--trace: %s; the trace holds the CPU stages only (for the kernels install the "
-               "CUDA toolkit's CUPTI, extras/CUPTI/lib64, or put its folder on LD_LIBRARY_PATH)",
-               d.msg);
+    eb_log_msg(&rc->log, EB_LOG_WARN, "--trace: %s; the trace holds the CPU stages only", d.msg);
     return NULL;
 }
 

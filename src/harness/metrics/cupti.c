@@ -233,8 +233,8 @@ enum eb_status eb_cupti_start(const char *const *paths, struct eb_cupti **c_out,
         }
     if (c->handle == NULL) {
         st = eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                          "CUPTI (libcupti.so) not found in the CUDA toolkit's extras/CUPTI/lib64 "
-                          "or on LD_LIBRARY_PATH");
+                          "CUPTI (libcupti.so) not found: install the CUDA toolkit's CUPTI "
+                          "(extras/CUPTI/lib64) or put its folder on LD_LIBRARY_PATH");
         goto fail;
     }
     for (int i = 0; i < FN_N; i++) {
