@@ -116,3 +116,18 @@ case_cuda_kernels() {
   jq_get "$d/report.json" trace/top_kernels/0/name | grep -q . || fail "top kernel has no name"
   grep -q '^top kernels by total GPU time (trace):' o.txt || fail "no table printed"
 }
+
+# The range that gates `--nsys`'s capture: once per slot, around the measured pass only.
+case_measure_range_for_nsys() {
+  [ -n "${EB_NVTX_INJECT:-}" ] || skip "built without the nvtx3 headers (no NVTX ranges)"
+  NVTX_INJECTION64_PATH=$EB_NVTX_INJECT EB_NVTX_LOG=$PWD/nvtx.log \
+    "$EB_BIN" run --backend native --mode dual --frames 2 --warmup 1 --imgsz 160 \
+    --rgb_source synthetic=320x240 --thermal_source synthetic=320x240 --output out --quiet 2>e.txt ||
+    fail "run failed: $(cat e.txt)"
+  for s in rgb thermal; do
+    [ "$(grep -c "^push edgebench.stage@$s:measure$" nvtx.log)" = 1 ] || fail "$s:measure ranges"
+  done
+  # Inside it: the measured frames' stages (2 frames at least), not the warm-up's.
+  awk '/@rgb:measure$/ { on = 1; next } on && /@rgb:infer$/ { n++ } END { exit !(n >= 2) }' nvtx.log ||
+    fail "no measured frame inside rgb:measure"
+}

@@ -177,7 +177,9 @@ void eb_profile_print_help(FILE *fp)
         "                   achieved occupancy %% and a verdict (memory-bound when DRAM %% > SM "
         "%%,\n"
         "                   else compute-bound)\n"
-        "  --ncu_top N      how many of the slowest nodes (all slots together); default %d;\n"
+        "  --ncu_top N      how many of the slowest nodes (all slots together), or with\n"
+        "                   --trace and kernels in its trace, of its top kernels (ncu then\n"
+        "                   selects them by mangled name, --kernel-name); default %d;\n"
         "                   accepted: 1..%d\n"
         "  --ncu_path PATH  the ncu executable; default: ncu on PATH\n"
         "  --ncu_timeout_s S  the most one ncu command may take, in seconds; past it ncu is\n"
@@ -556,8 +558,15 @@ static int run_ncu(const struct eb_config *cfg, const struct eb_profile_options 
         code = fail_with(c, "failed", EB_EXIT_USAGE);
         goto out;
     }
-    enum eb_status st =
-        eb_ncu_targets_from_report(json, len, po->ncu_top, c->targets, &c->n_targets, &d);
+    /* With --trace, the top kernels of its trace (CUPTI) when it has any; else the nodes. */
+    enum eb_status st = EB_OK;
+    int by_kernel = 0;
+    if (po->trace)
+        st = eb_ncu_kernel_targets_from_report(json, len, po->ncu_top, c->targets,
+                                               &c->n_targets, &d);
+    by_kernel = st == EB_OK && c->n_targets > 0;
+    if (st == EB_OK && !by_kernel)
+        st = eb_ncu_targets_from_report(json, len, po->ncu_top, c->targets, &c->n_targets, &d);
     free(json);
     if (st != EB_OK || c->n_targets == 0) {
         if (st != EB_OK)
@@ -600,11 +609,25 @@ static int run_ncu(const struct eb_config *cfg, const struct eb_profile_options 
     }
     size_t n = 0;
     argv[n++] = c->ncu;
-    argv[n++] = "--nvtx";
-    for (size_t i = 0; i < c->n_targets; i++) {
-        snprintf(incl[i], sizeof(incl[i]), "%s@%s/", EB_NVTX_DOMAIN_OP, c->targets[i].range);
-        argv[n++] = "--nvtx-include";
-        argv[n++] = incl[i];
+    char kernel_re[EB_NCU_MAX_TARGETS * 2 * 256 + 16];
+    if (by_kernel) {
+        if (!eb_ncu_kernel_regex(c->targets, c->n_targets, kernel_re, sizeof(kernel_re))) {
+            snprintf(c->message, sizeof(c->message), "the kernels' names are too long for ncu's "
+                                                     "--kernel-name filter; ncu did not run");
+            code = fail_with(c, "failed", EB_EXIT_USAGE);
+            goto out;
+        }
+        argv[n++] = "--kernel-name-base";
+        argv[n++] = "mangled";
+        argv[n++] = "--kernel-name";
+        argv[n++] = kernel_re;
+    } else {
+        argv[n++] = "--nvtx";
+        for (size_t i = 0; i < c->n_targets; i++) {
+            snprintf(incl[i], sizeof(incl[i]), "%s@%s/", EB_NVTX_DOMAIN_OP, c->targets[i].range);
+            argv[n++] = "--nvtx-include";
+            argv[n++] = incl[i];
+        }
     }
     argv[n++] = "--metrics";
     argv[n++] = EB_NCU_METRICS;
@@ -634,8 +657,9 @@ static int run_ncu(const struct eb_config *cfg, const struct eb_profile_options 
     snprintf(c->run_folder, sizeof(c->run_folder), "%s", output);
     if (!cfg->quiet)
         fprintf(env->console,
-                "edgebench: ncu: profiling the kernels of %zu node%s (output: %s/ncu.log)\n",
-                c->n_targets, c->n_targets == 1 ? "" : "s", dir);
+                "edgebench: ncu: profiling %s%zu %s%s (output: %s/ncu.log)\n",
+                by_kernel ? "the trace's top " : "the kernels of ", c->n_targets,
+                by_kernel ? "kernel" : "node", c->n_targets == 1 ? "" : "s", dir);
 
     snprintf(path, sizeof(path), "%s/ncu.log", dir);
     if (!ncu_step(c, argv, path, "ncu", &code))
