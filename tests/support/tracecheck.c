@@ -123,12 +123,13 @@ static int check_slot(const struct eb_json_value *ev, const char *slot, const ch
             rc = fail("short line in", csv_path);
             break;
         }
-        const long long frame = atoll(f[0]);
-        const double e2e_ms = atof(f[7]);
+        const long long frame = strtoll(f[0], NULL, 10);
+        const double e2e_ms = strtod(f[7], NULL);
         double sum_us = 0;
         for (int s = 0; s < 4; s++, k++) {
             if (k >= n_ev) {
-                snprintf(msg, sizeof(msg), "%s frame %lld has %d of 4 stage events", slot, frame, s);
+                snprintf(msg, sizeof(msg), "%s frame %lld has %d of 4 stage events", slot, frame,
+                         s);
                 rc = fail(msg, NULL);
                 goto out;
             }
@@ -137,16 +138,18 @@ static int check_slot(const struct eb_json_value *ev, const char *slot, const ch
             const double ts = num(e, "ts"), dur = num(e, "dur");
             if (strcmp(str(e, "name"), stage_names[s]) != 0 || args == NULL ||
                 num(args, "frame") != (double)frame || !(dur >= 0)) {
-                snprintf(msg, sizeof(msg), "%s frame %lld: event %zu is \"%s\" of frame %g, "
-                                           "expected %s with a duration",
+                snprintf(msg, sizeof(msg),
+                         "%s frame %lld: event %zu is \"%s\" of frame %g, "
+                         "expected %s with a duration",
                          slot, frame, k, str(e, "name"), args ? num(args, "frame") : NAN,
                          stage_names[s]);
                 rc = fail(msg, NULL);
                 goto out;
             }
             if (ts < prev_end - 0.001) {
-                snprintf(msg, sizeof(msg), "%s frame %lld %s starts at %.3f us, before the end "
-                                           "of the event before it (%.3f us)",
+                snprintf(msg, sizeof(msg),
+                         "%s frame %lld %s starts at %.3f us, before the end "
+                         "of the event before it (%.3f us)",
                          slot, frame, stage_names[s], ts, prev_end);
                 rc = fail(msg, NULL);
                 goto out;
@@ -204,8 +207,9 @@ static int check_kernels(const struct eb_json_value *ev, double span0, double sp
             return fail("a kernel is not on a named stream of the GPU process", str(e, "name"));
         const double ts = num(e, "ts"), dur = num(e, "dur");
         if (!(dur >= 0) || ts < span0 - 0.001 || ts + dur > span1 + 0.001) {
-            snprintf(msg, sizeof(msg), "kernel %s at %.3f+%.3f us is outside the frames' span "
-                                       "[%.3f, %.3f] us",
+            snprintf(msg, sizeof(msg),
+                     "kernel %s at %.3f+%.3f us is outside the frames' span "
+                     "[%.3f, %.3f] us",
                      str(e, "name"), ts, dur, span0, span1);
             return fail(msg, NULL);
         }

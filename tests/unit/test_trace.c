@@ -26,8 +26,8 @@ EB_TEST(nsys_kern_sum_ranks_by_total_time)
     struct eb_kernel_stat top[EB_TRACE_TOP_KERNELS];
     size_t n = 99;
     struct eb_diag d = {0};
-    ASSERT_OK(eb_nsys_kern_sum_parse(kern_sum, strlen(kern_sum), top, EB_TRACE_TOP_KERNELS, &n,
-                                     &d));
+    ASSERT_OK(
+        eb_nsys_kern_sum_parse(kern_sum, strlen(kern_sum), top, EB_TRACE_TOP_KERNELS, &n, &d));
     ASSERT_EQ_INT(n, 3);
     ASSERT_STREQ(top[0].name, "void conv<float, 3>(const float *, \"p\")");
     ASSERT_EQ_INT(top[0].calls, 8);
@@ -71,8 +71,7 @@ EB_TEST(nsys_kern_sum_malformed_is_refused_by_line)
     ASSERT_CONTAINS(d.msg, "no header");
     const char bad_row[] = "\"Total Time (ns)\",\"Instances\",\"Name\"\n12,3,k\nx,3,k\n";
     struct eb_diag d2 = {0};
-    ASSERT_EQ_INT(eb_nsys_kern_sum_parse(bad_row, strlen(bad_row), top, 3, &n, &d2),
-                  EB_ERR_FORMAT);
+    ASSERT_EQ_INT(eb_nsys_kern_sum_parse(bad_row, strlen(bad_row), top, 3, &n, &d2), EB_ERR_FORMAT);
     ASSERT_CONTAINS(d2.msg, "line 3");
     const char short_row[] = "\"Total Time (ns)\",\"Instances\",\"Name\"\n12,3\n";
     struct eb_diag d3 = {0};

@@ -19,8 +19,8 @@
 #include "eb/number.h"
 #include "harness/cmd/ncu.h"
 #include "harness/cmd/nsys.h"
-#include "harness/cmd/trace.h"
 #include "harness/cmd/profile.h"
+#include "harness/cmd/trace.h"
 
 extern char **environ;
 
@@ -562,8 +562,8 @@ static int run_ncu(const struct eb_config *cfg, const struct eb_profile_options 
     enum eb_status st = EB_OK;
     int by_kernel = 0;
     if (po->trace)
-        st = eb_ncu_kernel_targets_from_report(json, len, po->ncu_top, c->targets,
-                                               &c->n_targets, &d);
+        st = eb_ncu_kernel_targets_from_report(json, len, po->ncu_top, c->targets, &c->n_targets,
+                                               &d);
     by_kernel = st == EB_OK && c->n_targets > 0;
     if (st == EB_OK && !by_kernel)
         st = eb_ncu_targets_from_report(json, len, po->ncu_top, c->targets, &c->n_targets, &d);
@@ -612,8 +612,9 @@ static int run_ncu(const struct eb_config *cfg, const struct eb_profile_options 
     char kernel_re[EB_NCU_MAX_TARGETS * 2 * 256 + 16];
     if (by_kernel) {
         if (!eb_ncu_kernel_regex(c->targets, c->n_targets, kernel_re, sizeof(kernel_re))) {
-            snprintf(c->message, sizeof(c->message), "the kernels' names are too long for ncu's "
-                                                     "--kernel-name filter; ncu did not run");
+            snprintf(c->message, sizeof(c->message),
+                     "the kernels' names are too long for ncu's "
+                     "--kernel-name filter; ncu did not run");
             code = fail_with(c, "failed", EB_EXIT_USAGE);
             goto out;
         }
@@ -656,8 +657,7 @@ static int run_ncu(const struct eb_config *cfg, const struct eb_profile_options 
     c->info.run_folder = c->run_folder;
     snprintf(c->run_folder, sizeof(c->run_folder), "%s", output);
     if (!cfg->quiet)
-        fprintf(env->console,
-                "edgebench: ncu: profiling %s%zu %s%s (output: %s/ncu.log)\n",
+        fprintf(env->console, "edgebench: ncu: profiling %s%zu %s%s (output: %s/ncu.log)\n",
                 by_kernel ? "the trace's top " : "the kernels of ", c->n_targets,
                 by_kernel ? "kernel" : "node", c->n_targets == 1 ? "" : "s", dir);
 
@@ -720,9 +720,10 @@ static int nsys_step(char *const *argv, const char *dir, const char *out_name, c
     }
     if (end == CHILD_TIMED_OUT || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
         int have = telling_line(err_log, 1, line, sizeof(line));
-        fprintf(env->console, "edgebench: error: %s failed (%s)%s%s%s; see %s and nsys.err.log in %s\n",
-                what, end == CHILD_TIMED_OUT ? "timed out" : "non-zero exit",
-                have ? ": \"" : "", have ? line : "", have ? "\"" : "", out_name, dir);
+        fprintf(env->console,
+                "edgebench: error: %s failed (%s)%s%s%s; see %s and nsys.err.log in %s\n", what,
+                end == CHILD_TIMED_OUT ? "timed out" : "non-zero exit", have ? ": \"" : "",
+                have ? line : "", have ? "\"" : "", out_name, dir);
         *code = EB_EXIT_USAGE;
         return 0;
     }
@@ -752,9 +753,18 @@ static int run_nsys(const struct eb_profile_options *po, const struct eb_run_env
         return EB_EXIT_USAGE;
     }
     size_t n = 0;
-    char *fixed[] = {nsys, "profile", "--trace=cuda,nvtx", "--capture-range=nvtx",
-                     "--nvtx-capture", capture, "--capture-range-end=stop",
-                     "--force-overwrite=true", "--output", report_base, self, "run"};
+    char *fixed[] = {nsys,
+                     "profile",
+                     "--trace=cuda,nvtx",
+                     "--capture-range=nvtx",
+                     "--nvtx-capture",
+                     capture,
+                     "--capture-range-end=stop",
+                     "--force-overwrite=true",
+                     "--output",
+                     report_base,
+                     self,
+                     "run"};
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
         argv[n++] = fixed[i];
     for (int i = 0; i < po->run_argc; i++)
@@ -764,10 +774,10 @@ static int run_nsys(const struct eb_profile_options *po, const struct eb_run_env
         argv[n++] = tail[i];
     int code = run_code;
     if (!cfg->quiet)
-        fprintf(env->console, "edgebench: nsys: profiling the measured pass (output: %s/nsys.log)\n",
-                dir);
-    char *stats[] = {nsys, "stats", "--report", "cuda_gpu_kern_sum", "--format", "csv",
-                     "--output", "-", report, NULL};
+        fprintf(env->console,
+                "edgebench: nsys: profiling the measured pass (output: %s/nsys.log)\n", dir);
+    char *stats[] = {nsys, "stats", "--report", "cuda_gpu_kern_sum", "--format", "csv", "--output",
+                     "-",  report,  NULL};
     if (nsys_step(argv, dir, "nsys.log", "nsys profile", env, &code) &&
         nsys_step(stats, dir, "nsys_kernels.csv", "nsys stats", env, &code)) {
         char path[4200];
@@ -777,8 +787,8 @@ static int run_nsys(const struct eb_profile_options *po, const struct eb_run_env
         struct eb_kernel_stat top[EB_TRACE_TOP_KERNELS];
         size_t n_top = 0;
         struct eb_diag d = {0};
-        if (text == NULL || eb_nsys_kern_sum_parse(text, len, top, EB_TRACE_TOP_KERNELS, &n_top,
-                                                   &d) != EB_OK) {
+        if (text == NULL ||
+            eb_nsys_kern_sum_parse(text, len, top, EB_TRACE_TOP_KERNELS, &n_top, &d) != EB_OK) {
             fprintf(env->console, "edgebench: error: %s: %s\n", path,
                     text == NULL ? strerror(errno) : d.msg);
             code = EB_EXIT_USAGE;
@@ -808,7 +818,8 @@ int eb_profile_run(const struct eb_config *cfg, const struct eb_profile_options 
     int tool_code = code;
     if (po->nsys)
         tool_code = run_nsys(po, env, argv0, dir, cfg, code);
-    if (po->ncu && (tool_code == code || tool_code == EB_EXIT_USAGE) && atomic_load(env->stop) == 0) {
+    if (po->ncu && (tool_code == code || tool_code == EB_EXIT_USAGE) &&
+        atomic_load(env->stop) == 0) {
         const int ncu_code = run_ncu(cfg, po, env, argv0, dir, code);
         tool_code = tool_code == EB_EXIT_USAGE ? tool_code : ncu_code;
     }

@@ -9,8 +9,7 @@
 #include "harness/cmd/trace.h"
 
 /* The stages of a frame, in the order they ran (their durations add up to end_to_end). */
-static const enum eb_stage stages[] = {EB_STAGE_READ, EB_STAGE_PRE, EB_STAGE_INFER,
-                                       EB_STAGE_POST};
+static const enum eb_stage stages[] = {EB_STAGE_READ, EB_STAGE_PRE, EB_STAGE_INFER, EB_STAGE_POST};
 
 static size_t traced_frames(const struct eb_slot *s)
 {
@@ -171,11 +170,10 @@ enum eb_status eb_trace_write(const char *dir, const struct eb_slot *slots, cons
     return EB_OK;
 }
 
-void eb_trace_print_kernels(FILE *fp, const char *title, const struct eb_kernel_stat *k,
-                            size_t n)
+void eb_trace_print_kernels(FILE *fp, const char *title, const struct eb_kernel_stat *k, size_t n)
 {
     fprintf(fp, "%s\n  %-60s %8s %10s %7s\n", title, "kernel", "calls", "total ms", "share");
     for (size_t i = 0; i < n; i++)
-        fprintf(fp, "  %-60.60s %8llu %10.3f %6.1f%%\n", k[i].name,
-                (unsigned long long)k[i].calls, k[i].total_ms, k[i].share_pct);
+        fprintf(fp, "  %-60.60s %8llu %10.3f %6.1f%%\n", k[i].name, (unsigned long long)k[i].calls,
+                k[i].total_ms, k[i].share_pct);
 }

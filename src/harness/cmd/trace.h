@@ -32,7 +32,6 @@ EB_NODISCARD enum eb_status eb_trace_write(const char *dir, const struct eb_slot
                                            struct eb_trace_result *t, struct eb_diag *diag);
 
 /** The top kernels as a console table (name, calls, total ms, share) under `title`. */
-void eb_trace_print_kernels(FILE *fp, const char *title, const struct eb_kernel_stat *k,
-                            size_t n);
+void eb_trace_print_kernels(FILE *fp, const char *title, const struct eb_kernel_stat *k, size_t n);
 
 #endif

@@ -36,10 +36,10 @@ enum {
     REC_MIN_SIZE = 112,
 };
 /* CUPTI API versions whose kernel record was checked: CUDA 9.0 .. 12.x, and 13.0. */
-#define CUPTI_OLDEST      10u
-#define CUPTI_NEWEST_12   30u
-#define CUPTI_13_0_FIRST  130000u
-#define CUPTI_13_0_LAST   130999u
+#define CUPTI_OLDEST     10u
+#define CUPTI_NEWEST_12  30u
+#define CUPTI_13_0_FIRST 130000u
+#define CUPTI_13_0_LAST  130999u
 
 typedef void (*buf_request_fn)(uint8_t **buffer, size_t *size, size_t *max_records);
 typedef void (*buf_complete_fn)(void *ctx, uint32_t stream, uint8_t *buffer, size_t size,
@@ -53,10 +53,14 @@ typedef int (*next_record_fn)(uint8_t *buffer, size_t valid, void **record);
 typedef int (*timestamp_fn)(uint64_t *ts);
 
 enum { FN_VERSION, FN_RESULT, FN_REGISTER, FN_ENABLE, FN_DISABLE, FN_FLUSH, FN_NEXT, FN_TS, FN_N };
-static const char *const fn_names[FN_N] = {
-    "cuptiGetVersion",         "cuptiGetResultString", "cuptiActivityRegisterCallbacks",
-    "cuptiActivityEnable",     "cuptiActivityDisable", "cuptiActivityFlushAll",
-    "cuptiActivityGetNextRecord", "cuptiGetTimestamp"};
+static const char *const fn_names[FN_N] = {"cuptiGetVersion",
+                                           "cuptiGetResultString",
+                                           "cuptiActivityRegisterCallbacks",
+                                           "cuptiActivityEnable",
+                                           "cuptiActivityDisable",
+                                           "cuptiActivityFlushAll",
+                                           "cuptiActivityGetNextRecord",
+                                           "cuptiGetTimestamp"};
 
 #define BUFFER_BYTES ((size_t)4 << 20)
 
@@ -132,8 +136,7 @@ static void buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records
     *max_records = 0;
 }
 
-static void buffer_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t size,
-                             size_t valid)
+static void buffer_completed(void *ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
 {
     (void)ctx;
     (void)stream;
@@ -206,8 +209,7 @@ static void *load_default(char *out, size_t size)
     return h;
 }
 
-static enum eb_status cupti_fail(struct eb_cupti *c, const char *call, int rc,
-                                 struct eb_diag *diag)
+static enum eb_status cupti_fail(struct eb_cupti *c, const char *call, int rc, struct eb_diag *diag)
 {
     const char *why = NULL;
     if (((result_string_fn)(uintptr_t)c->fn[FN_RESULT])(rc, &why) != CUPTI_SUCCESS || !why)

@@ -37,7 +37,7 @@ struct eb_cupti_kernel {
 struct eb_cupti {
     struct eb_cupti_kernel *kernels; /* owned; valid after eb_cupti_stop */
     size_t n_kernels, cap_kernels;
-    char **names; /* owned copies of the kernels' names (mangled, as CUPTI gives them) */
+    char **names;           /* owned copies of the kernels' names (mangled, as CUPTI gives them) */
     const void **name_keys; /* CUPTI's name pointers the copies were made from */
     size_t n_names, cap_names;
     uint64_t dropped;   /* kernels past EB_CUPTI_MAX_KERNELS or lost to a failed allocation */

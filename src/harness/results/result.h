@@ -317,13 +317,13 @@ void eb_kernel_stats_rank(struct eb_kernel_stat *all, size_t n, struct eb_kernel
 
 /** The timeline of `profile --trace` (report.json "trace"; null when `on` is 0). */
 struct eb_trace_result {
-    int on;                /* trace.json was asked for */
-    int written;           /* and written */
+    int on;                        /* trace.json was asked for */
+    int written;                   /* and written */
     uint64_t frames[EB_NUM_SLOTS]; /* measured frames in the trace per slot (its first ones) */
-    uint64_t kernels;      /* kernel executions in the trace (inside the measured pass) */
-    double gpu_ms;         /* their summed GPU time */
-    char gpu[16];          /* "cupti" (kernels recorded) or "none" */
-    char gpu_note[320];    /* why there are no kernels ("" with cupti) */
+    uint64_t kernels;              /* kernel executions in the trace (inside the measured pass) */
+    double gpu_ms;                 /* their summed GPU time */
+    char gpu[16];                  /* "cupti" (kernels recorded) or "none" */
+    char gpu_note[320];            /* why there are no kernels ("" with cupti) */
     struct eb_kernel_stat top[EB_TRACE_TOP_KERNELS];
     size_t n_top;
 };
