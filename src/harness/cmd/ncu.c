@@ -249,6 +249,14 @@ static void copy_str(char *dst, size_t size, const struct eb_json_value *v)
     snprintf(dst, size, "%s", v != NULL && v->type == EB_JSON_STRING ? v->str : "");
 }
 
+/* --ncu_top's value as a count of targets: 1..EB_NCU_MAX_TARGETS. */
+static size_t target_cap(int max_targets)
+{
+    return max_targets < 1                    ? 1
+           : max_targets > EB_NCU_MAX_TARGETS ? EB_NCU_MAX_TARGETS
+                                              : (size_t)max_targets;
+}
+
 enum eb_status eb_ncu_targets_from_report(const char *json, size_t len, int max_targets,
                                           struct eb_ncu_target *targets, size_t *n_out,
                                           struct eb_diag *diag)
@@ -257,9 +265,8 @@ enum eb_status eb_ncu_targets_from_report(const char *json, size_t len, int max_
     enum eb_status st = eb_json_parse(json, len, &root, diag);
     if (st != EB_OK)
         return st;
-    size_t n = 0, cap = max_targets < 1 ? 1 : (size_t)max_targets;
-    if (cap > EB_NCU_MAX_TARGETS)
-        cap = EB_NCU_MAX_TARGETS;
+    size_t n = 0;
+    const size_t cap = target_cap(max_targets);
     const struct eb_json_value *slots = eb_json_get(root, "slots");
     for (size_t s = 0; slots != NULL && slots->type == EB_JSON_ARRAY && s < slots->n; s++) {
         const struct eb_json_value *slot = &slots->items[s];
@@ -316,9 +323,8 @@ enum eb_status eb_ncu_kernel_targets_from_report(const char *json, size_t len, i
     enum eb_status st = eb_json_parse(json, len, &root, diag);
     if (st != EB_OK)
         return st;
-    size_t n = 0, cap = max_targets < 1 ? 1 : (size_t)max_targets;
-    if (cap > EB_NCU_MAX_TARGETS)
-        cap = EB_NCU_MAX_TARGETS;
+    size_t n = 0;
+    const size_t cap = target_cap(max_targets);
     const struct eb_json_value *top = eb_json_path(root, "trace/top_kernels");
     const struct eb_json_value *frames = eb_json_path(root, "trace/frames");
     double most = 1;

@@ -20,8 +20,10 @@ void eb_kernel_stats_rank(struct eb_kernel_stat *all, size_t n, struct eb_kernel
         total += all[i].total_ms;
     for (size_t i = 0; i < n; i++)
         all[i].share_pct = total > 0 ? 100.0 * all[i].total_ms / total : 0.0;
-    qsort(all, n, sizeof(*all), by_total_desc);
     const size_t k = n < max_top ? n : max_top;
-    memcpy(top, all, k * sizeof(*top));
+    if (k > 0) { /* (all may be NULL when n is 0) */
+        qsort(all, n, sizeof(*all), by_total_desc);
+        memcpy(top, all, k * sizeof(*top));
+    }
     *n_top_out = k;
 }
