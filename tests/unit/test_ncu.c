@@ -158,6 +158,32 @@ EB_TEST(targets_slowest_first_one_per_range)
     ASSERT_EQ_INT(eb_ncu_targets_from_report("{nope", 5, 5, t, &n, &d), EB_ERR_FORMAT);
 }
 
+EB_TEST(kernel_targets_from_the_trace_and_their_regex)
+{
+    static const char json[] =
+        "{\"trace\": {\"frames\": [4, 2], \"top_kernels\": ["
+        "{\"name\": \"_Z4convPKfPf\", \"calls\": 8, \"total_ms\": 2.0, \"share_pct\": 80},"
+        "{\"name\": \"k.add(x)\", \"calls\": 4, \"total_ms\": 0.5, \"share_pct\": 20}]}}";
+    struct eb_ncu_target t[EB_NCU_MAX_TARGETS];
+    size_t n = 0;
+    ASSERT_EQ_INT(eb_ncu_kernel_targets_from_report(json, strlen(json), 5, t, &n, NULL), EB_OK);
+    ASSERT_EQ_INT(n, 2);
+    ASSERT_STR(t[0].kernel, "_Z4convPKfPf");
+    ASSERT_STR(t[0].op, "kernel");
+    ASSERT_STR(t[0].range, "");
+    ASSERT_NEAR(t[0].ms_per_frame, 0.5, 1e-12); /* 2 ms over the 4 frames of the busier slot */
+    char re[256];
+    ASSERT_TRUE(eb_ncu_kernel_regex(t, n, re, sizeof(re)));
+    ASSERT_STR(re, "regex:^(_Z4convPKfPf|k\\.add\\(x\\))$");
+    ASSERT_TRUE(!eb_ncu_kernel_regex(t, n, re, 20)); /* does not fit */
+    ASSERT_EQ_INT(eb_ncu_kernel_targets_from_report(json, strlen(json), 1, t, &n, NULL), EB_OK);
+    ASSERT_EQ_INT(n, 1);
+    /* No trace (or a trace without kernels): no kernel targets, the nodes are used. */
+    static const char none[] = "{\"trace\": null}";
+    ASSERT_EQ_INT(eb_ncu_kernel_targets_from_report(none, strlen(none), 5, t, &n, NULL), EB_OK);
+    ASSERT_EQ_INT(n, 0);
+}
+
 static struct eb_ncu_launch launch(long long id, char *kernel, double us, double sm, double dram)
 {
     struct eb_ncu_launch l = {.id = id,

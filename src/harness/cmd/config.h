@@ -80,6 +80,7 @@ struct eb_config {
     int verbose;
     int quiet;
     int conf_given; /* --conf was on the command line (not an option row: set by the parser) */
+    int trace;      /* trace.json and the top kernels (not an option row: `profile --trace`) */
 };
 
 /** Fills every field with its default from cli_opts.def. */

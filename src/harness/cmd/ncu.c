@@ -249,6 +249,14 @@ static void copy_str(char *dst, size_t size, const struct eb_json_value *v)
     snprintf(dst, size, "%s", v != NULL && v->type == EB_JSON_STRING ? v->str : "");
 }
 
+/* --ncu_top's value as a count of targets: 1..EB_NCU_MAX_TARGETS. */
+static size_t target_cap(int max_targets)
+{
+    return max_targets < 1                    ? 1
+           : max_targets > EB_NCU_MAX_TARGETS ? EB_NCU_MAX_TARGETS
+                                              : (size_t)max_targets;
+}
+
 enum eb_status eb_ncu_targets_from_report(const char *json, size_t len, int max_targets,
                                           struct eb_ncu_target *targets, size_t *n_out,
                                           struct eb_diag *diag)
@@ -257,9 +265,8 @@ enum eb_status eb_ncu_targets_from_report(const char *json, size_t len, int max_
     enum eb_status st = eb_json_parse(json, len, &root, diag);
     if (st != EB_OK)
         return st;
-    size_t n = 0, cap = max_targets < 1 ? 1 : (size_t)max_targets;
-    if (cap > EB_NCU_MAX_TARGETS)
-        cap = EB_NCU_MAX_TARGETS;
+    size_t n = 0;
+    const size_t cap = target_cap(max_targets);
     const struct eb_json_value *slots = eb_json_get(root, "slots");
     for (size_t s = 0; slots != NULL && slots->type == EB_JSON_ARRAY && s < slots->n; s++) {
         const struct eb_json_value *slot = &slots->items[s];
@@ -306,6 +313,72 @@ enum eb_status eb_ncu_targets_from_report(const char *json, size_t len, int max_
     eb_json_free(root);
     *n_out = n;
     return EB_OK;
+}
+
+enum eb_status eb_ncu_kernel_targets_from_report(const char *json, size_t len, int max_targets,
+                                                 struct eb_ncu_target *targets, size_t *n_out,
+                                                 struct eb_diag *diag)
+{
+    struct eb_json_value *root = NULL;
+    enum eb_status st = eb_json_parse(json, len, &root, diag);
+    if (st != EB_OK)
+        return st;
+    size_t n = 0;
+    const size_t cap = target_cap(max_targets);
+    const struct eb_json_value *top = eb_json_path(root, "trace/top_kernels");
+    const struct eb_json_value *frames = eb_json_path(root, "trace/frames");
+    double most = 1;
+    for (size_t i = 0; frames != NULL && frames->type == EB_JSON_ARRAY && i < frames->n; i++)
+        if (frames->items[i].type == EB_JSON_NUMBER && frames->items[i].num > most)
+            most = frames->items[i].num;
+    for (size_t i = 0; top != NULL && top->type == EB_JSON_ARRAY && i < top->n && n < cap; i++) {
+        const struct eb_json_value *k = &top->items[i];
+        const struct eb_json_value *ms = eb_json_get(k, "total_ms");
+        struct eb_ncu_target *t = &targets[n];
+        memset(t, 0, sizeof(*t));
+        copy_str(t->kernel, sizeof(t->kernel), eb_json_get(k, "name"));
+        if (t->kernel[0] == '\0')
+            continue;
+        snprintf(t->node, sizeof(t->node), "%.127s", t->kernel);
+        snprintf(t->op, sizeof(t->op), "kernel");
+        t->ms_per_frame = ms != NULL && ms->type == EB_JSON_NUMBER ? ms->num / most : 0.0;
+        n++;
+    }
+    eb_json_free(root);
+    *n_out = n;
+    return EB_OK;
+}
+
+int eb_ncu_kernel_regex(const struct eb_ncu_target *targets, size_t n, char *buf, size_t size)
+{
+    size_t o = 0;
+#define PUT(c)                                                                                     \
+    do {                                                                                           \
+        if (o + 1 >= size)                                                                         \
+            return 0;                                                                              \
+        buf[o++] = (c);                                                                            \
+    } while (0)
+    for (const char *p = "regex:^("; *p; p++)
+        PUT(*p);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            PUT('|');
+        const size_t len = strlen(targets[i].kernel);
+        for (size_t j = 0; j < len; j++) {
+            if (strchr("\\.^$|?*+()[]{}", targets[i].kernel[j]) != NULL)
+                PUT('\\');
+            PUT(targets[i].kernel[j]);
+        }
+        if (len + 1 >= sizeof(targets[i].kernel)) { /* cut: a prefix */
+            PUT('.');
+            PUT('*');
+        }
+    }
+    PUT(')');
+    PUT('$');
+#undef PUT
+    buf[o] = '\0';
+    return 1;
 }
 
 /* ---- summary ---- */

@@ -67,8 +67,11 @@ struct eb_ncu_target {
     char range[EB_NVTX_NAME_MAX]; /* its NVTX range, eb_nvtx_range_name(op, node) */
     char node[128];
     char op[32];
-    char slot[16];       /* "rgb" or "thermal" */
-    double ms_per_frame; /* from the per-op profile */
+    char slot[16];       /* "rgb" or "thermal" ("" for a kernel target) */
+    double ms_per_frame; /* from the per-op profile (a kernel target: its trace's total time
+                            over the most frames a slot traced) */
+    char kernel[256];    /* a kernel target (profile --trace): the kernel's mangled name, range
+                            and node "" and op "kernel"; "" for a node target */
 };
 
 /**
@@ -82,6 +85,23 @@ EB_NODISCARD enum eb_status eb_ncu_targets_from_report(const char *json, size_t 
                                                        int max_targets,
                                                        struct eb_ncu_target *targets, size_t *n_out,
                                                        struct eb_diag *diag);
+
+/**
+ * The first `max_targets` (1..EB_NCU_MAX_TARGETS) kernels of report.json's trace.top_kernels
+ * (`profile --trace` with CUPTI: already slowest first) as kernel targets; *n_out 0 when the
+ * report has no trace or no kernels. EB_ERR_FORMAT when `json` is not JSON.
+ */
+EB_NODISCARD enum eb_status eb_ncu_kernel_targets_from_report(const char *json, size_t len,
+                                                              int max_targets,
+                                                              struct eb_ncu_target *targets,
+                                                              size_t *n_out, struct eb_diag *diag);
+
+/**
+ * ncu's --kernel-name filter for kernel targets (with --kernel-name-base mangled):
+ * "regex:^(name1|name2)$" with the names' regex characters escaped (a name cut at the
+ * report's 255 bytes is matched as a prefix), into buf. Returns 0 when it does not fit.
+ */
+int eb_ncu_kernel_regex(const struct eb_ncu_target *targets, size_t n, char *buf, size_t size);
 
 /** One kernel within one range: every launch of it there, averaged. */
 struct eb_ncu_kernel {

@@ -18,7 +18,9 @@
 #include "eb/clock.h"
 #include "eb/number.h"
 #include "harness/cmd/ncu.h"
+#include "harness/cmd/nsys.h"
 #include "harness/cmd/profile.h"
+#include "harness/cmd/trace.h"
 
 extern char **environ;
 
@@ -82,12 +84,19 @@ int eb_profile_parse(int argc, char **argv, struct eb_config *cfg, struct eb_pro
     const char *top_text = NULL, *timeout_text = NULL;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i], *value = NULL;
-        if (eb_config_match_option(arg, "ncu", &value)) {
-            if (value != NULL)
-                return usage(err, "--ncu takes no value");
-            po->ncu = 1;
+        static const char *const flags[] = {"ncu", "trace", "nsys"};
+        int *const flag_of[] = {&po->ncu, &po->trace, &po->nsys};
+        int matched = 0;
+        for (int f = 0; f < 3 && !matched; f++)
+            if (eb_config_match_option(arg, flags[f], &value)) {
+                if (value != NULL) {
+                    snprintf(msg, sizeof(msg), "--%s takes no value", flags[f]);
+                    return usage(err, msg);
+                }
+                *flag_of[f] = matched = 1;
+            }
+        if (matched)
             continue;
-        }
         int top = eb_config_match_option(arg, "ncu_top", &value);
         int tmo = !top && eb_config_match_option(arg, "ncu_timeout_s", &value);
         if (top || tmo || eb_config_match_option(arg, "ncu_path", &value)) {
@@ -132,6 +141,7 @@ int eb_profile_parse(int argc, char **argv, struct eb_config *cfg, struct eb_pro
     if (eb_config_parse(po->run_argc, po->run_argv, cfg, &help, &log, &diag) != EB_OK)
         return usage(err, diag.msg);
     cfg->profile = 1;
+    cfg->trace = po->trace;
     return EB_EXIT_OK;
 }
 
@@ -139,14 +149,25 @@ void eb_profile_print_help(FILE *fp)
 {
     fprintf(
         fp,
-        "usage: edgebench profile [run options] [--ncu [--ncu_top N] [--ncu_path PATH]\n"
-        "                         [--ncu_timeout_s S]]\n\n"
+        "usage: edgebench profile [run options] [--trace] [--nsys] [--ncu [--ncu_top N]\n"
+        "                         [--ncu_path PATH] [--ncu_timeout_s S]]\n\n"
         "Runs the workload once, as `edgebench run` with --profile: the run folder, report.json\n"
         "and report.md with the per-operator profile are written as usual. NVTX ranges mark every\n"
         "stage (domain " EB_NVTX_DOMAIN_STAGE ", \"rgb:infer\") and, in profiled runs, every node\n"
         "(domain " EB_NVTX_DOMAIN_OP ", \"Conv:<node>\": the cpu device's timed loop and the cuda\n"
         "device's node-by-node pass alike) for Nsight Systems and Nsight Compute.\n\n"
         "options (besides every option of edgebench run; see edgebench run --help):\n"
+        "  --trace          also write trace.json (Chrome trace format: open it in Perfetto or\n"
+        "                   chrome://tracing): each slot's thread with its first %d measured\n"
+        "                   frames' stages (read, preprocess, inference, postprocess), and on\n"
+        "                   the cuda device every kernel on its stream's track from CUPTI\n"
+        "                   (libcupti, loaded at run time; without it the trace holds the CPU\n"
+        "                   stages only); the top kernels by GPU time are printed and go to\n"
+        "                   report.json's \"trace\" section and, with --ncu, become its targets\n"
+        "  --nsys           then run the workload again under Nsight Systems (nsys profile,\n"
+        "                   capture gated on the NVTX range \"<slot>:measure\" of the measured\n"
+        "                   pass): nsys.nsys-rep and nsys_kernels.csv in the run folder, the\n"
+        "                   top kernels printed\n"
         "  --ncu            then profile the kernels of the slowest nodes with Nsight Compute: "
         "ncu\n"
         "                   runs `edgebench run <the same options> --db none --profile "
@@ -156,7 +177,9 @@ void eb_profile_print_help(FILE *fp)
         "                   achieved occupancy %% and a verdict (memory-bound when DRAM %% > SM "
         "%%,\n"
         "                   else compute-bound)\n"
-        "  --ncu_top N      how many of the slowest nodes (all slots together); default %d;\n"
+        "  --ncu_top N      how many of the slowest nodes (all slots together), or with\n"
+        "                   --trace and kernels in its trace, of its top kernels (ncu then\n"
+        "                   selects them by mangled name, --kernel-name); default %d;\n"
         "                   accepted: 1..%d\n"
         "  --ncu_path PATH  the ncu executable; default: ncu on PATH\n"
         "  --ncu_timeout_s S  the most one ncu command may take, in seconds; past it ncu is\n"
@@ -165,12 +188,13 @@ void eb_profile_print_help(FILE *fp)
         "--ncu also leaves in the run folder: ncu.ncu-rep (open it in Nsight Compute), ncu.log\n"
         "and ncu.err.log (ncu's output), ncu_raw.csv and ncu_ranges.csv (the report as CSV),\n"
         "ncu-run/ (the re-run's own run folder).\n\n"
-        "exit codes: as edgebench run (0, 1, 3, 5, 6, 130); 2 usage error, and with --ncu also:\n"
+        "exit codes: as edgebench run (0, 1, 3, 5, 6, 130); 2 usage error, with --nsys also:\n"
+        "nsys not found or failed; with --ncu also:\n"
         "ncu not found, ncu failed or timed out, or no per-operator profile to target (the run's\n"
         "reports are written all the same); 130 also when Ctrl-C stopped ncu (it is stopped\n"
         "and reaped; ncu.json says interrupted).\n",
-        EB_PROFILE_NCU_TOP_DEFAULT, EB_NCU_MAX_TARGETS, EB_PROFILE_NCU_TIMEOUT_DEFAULT,
-        EB_PROFILE_NCU_TIMEOUT_MAX);
+        EB_TRACE_MAX_FRAMES, EB_PROFILE_NCU_TOP_DEFAULT, EB_NCU_MAX_TARGETS,
+        EB_PROFILE_NCU_TIMEOUT_DEFAULT, EB_PROFILE_NCU_TIMEOUT_MAX);
 }
 
 /* ---- files and processes ---- */
@@ -534,8 +558,15 @@ static int run_ncu(const struct eb_config *cfg, const struct eb_profile_options 
         code = fail_with(c, "failed", EB_EXIT_USAGE);
         goto out;
     }
-    enum eb_status st =
-        eb_ncu_targets_from_report(json, len, po->ncu_top, c->targets, &c->n_targets, &d);
+    /* With --trace, the top kernels of its trace (CUPTI) when it has any; else the nodes. */
+    enum eb_status st = EB_OK;
+    int by_kernel = 0;
+    if (po->trace)
+        st = eb_ncu_kernel_targets_from_report(json, len, po->ncu_top, c->targets, &c->n_targets,
+                                               &d);
+    by_kernel = st == EB_OK && c->n_targets > 0;
+    if (st == EB_OK && !by_kernel)
+        st = eb_ncu_targets_from_report(json, len, po->ncu_top, c->targets, &c->n_targets, &d);
     free(json);
     if (st != EB_OK || c->n_targets == 0) {
         if (st != EB_OK)
@@ -578,11 +609,26 @@ static int run_ncu(const struct eb_config *cfg, const struct eb_profile_options 
     }
     size_t n = 0;
     argv[n++] = c->ncu;
-    argv[n++] = "--nvtx";
-    for (size_t i = 0; i < c->n_targets; i++) {
-        snprintf(incl[i], sizeof(incl[i]), "%s@%s/", EB_NVTX_DOMAIN_OP, c->targets[i].range);
-        argv[n++] = "--nvtx-include";
-        argv[n++] = incl[i];
+    char kernel_re[EB_NCU_MAX_TARGETS * 2 * 256 + 16];
+    if (by_kernel) {
+        if (!eb_ncu_kernel_regex(c->targets, c->n_targets, kernel_re, sizeof(kernel_re))) {
+            snprintf(c->message, sizeof(c->message),
+                     "the kernels' names are too long for ncu's "
+                     "--kernel-name filter; ncu did not run");
+            code = fail_with(c, "failed", EB_EXIT_USAGE);
+            goto out;
+        }
+        argv[n++] = "--kernel-name-base";
+        argv[n++] = "mangled";
+        argv[n++] = "--kernel-name";
+        argv[n++] = kernel_re;
+    } else {
+        argv[n++] = "--nvtx";
+        for (size_t i = 0; i < c->n_targets; i++) {
+            snprintf(incl[i], sizeof(incl[i]), "%s@%s/", EB_NVTX_DOMAIN_OP, c->targets[i].range);
+            argv[n++] = "--nvtx-include";
+            argv[n++] = incl[i];
+        }
     }
     argv[n++] = "--metrics";
     argv[n++] = EB_NCU_METRICS;
@@ -611,9 +657,9 @@ static int run_ncu(const struct eb_config *cfg, const struct eb_profile_options 
     c->info.run_folder = c->run_folder;
     snprintf(c->run_folder, sizeof(c->run_folder), "%s", output);
     if (!cfg->quiet)
-        fprintf(env->console,
-                "edgebench: ncu: profiling the kernels of %zu node%s (output: %s/ncu.log)\n",
-                c->n_targets, c->n_targets == 1 ? "" : "s", dir);
+        fprintf(env->console, "edgebench: ncu: profiling %s%zu %s%s (output: %s/ncu.log)\n",
+                by_kernel ? "the trace's top " : "the kernels of ", c->n_targets,
+                by_kernel ? "kernel" : "node", c->n_targets == 1 ? "" : "s", dir);
 
     snprintf(path, sizeof(path), "%s/ncu.log", dir);
     if (!ncu_step(c, argv, path, "ncu", &code))
@@ -648,6 +694,115 @@ out:
     return code;
 }
 
+/* ---- the nsys step ---- */
+
+/* Runs one nsys command (stdout to out_name, stderr appended to nsys.err.log in `dir`); 0 when
+ * it ran to a clean end, else the one-line message is printed and *code set. */
+static int nsys_step(char *const *argv, const char *dir, const char *out_name, const char *what,
+                     const struct eb_run_env *env, int *code)
+{
+    char out[4200], err_log[4200], line[320] = "";
+    snprintf(out, sizeof(out), "%s/%s", dir, out_name);
+    snprintf(err_log, sizeof(err_log), "%s/nsys.err.log", dir);
+    struct eb_diag d = {0};
+    int wstatus = 0;
+    enum child_end end = CHILD_EXITED;
+    if (run_child(argv, out, err_log, env->stop, EB_PROFILE_NCU_TIMEOUT_DEFAULT, &wstatus, &end,
+                  &d) != EB_OK) {
+        fprintf(env->console, "edgebench: error: %s\n", d.msg);
+        *code = EB_EXIT_USAGE;
+        return 0;
+    }
+    if (end == CHILD_STOPPED || atomic_load(env->stop) != 0) {
+        fprintf(env->console, "edgebench: error: %s: interrupted; stopped\n", what);
+        *code = EB_EXIT_INTERRUPTED;
+        return 0;
+    }
+    if (end == CHILD_TIMED_OUT || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+        int have = telling_line(err_log, 1, line, sizeof(line));
+        fprintf(env->console,
+                "edgebench: error: %s failed (%s)%s%s%s; see %s and nsys.err.log in %s\n", what,
+                end == CHILD_TIMED_OUT ? "timed out" : "non-zero exit", have ? ": \"" : "",
+                have ? line : "", have ? "\"" : "", out_name, dir);
+        *code = EB_EXIT_USAGE;
+        return 0;
+    }
+    return 1;
+}
+
+static int run_nsys(const struct eb_profile_options *po, const struct eb_run_env *env,
+                    const char *argv0, const char *dir, const struct eb_config *cfg, int run_code)
+{
+    char nsys[4096];
+    if (!find_executable("nsys", nsys, sizeof(nsys))) {
+        fprintf(env->console, "edgebench: error: nsys not found on PATH: install Nsight Systems "
+                              "(the CUDA toolkit's nsight-systems) for --nsys\n");
+        return EB_EXIT_USAGE;
+    }
+    char self[4096], capture[64], report_base[4200], report[4300], output[4200];
+    self_path(argv0, self, sizeof(self));
+    const char *slot = cfg->mode == EB_MODE_THERMAL ? "thermal" : "rgb";
+    snprintf(capture, sizeof(capture), "%s%s@%s", slot, EB_NSYS_MEASURE_RANGE_SUFFIX,
+             EB_NVTX_DOMAIN_STAGE);
+    snprintf(report_base, sizeof(report_base), "%s/nsys", dir);
+    snprintf(report, sizeof(report), "%s.nsys-rep", report_base);
+    snprintf(output, sizeof(output), "%s/nsys-run", dir);
+    char **argv = malloc(((size_t)po->run_argc + 24) * sizeof(char *));
+    if (argv == NULL) {
+        fprintf(env->console, "edgebench: error: out of memory for the nsys command line\n");
+        return EB_EXIT_USAGE;
+    }
+    size_t n = 0;
+    char *fixed[] = {nsys,
+                     "profile",
+                     "--trace=cuda,nvtx",
+                     "--capture-range=nvtx",
+                     "--nvtx-capture",
+                     capture,
+                     "--capture-range-end=stop",
+                     "--force-overwrite=true",
+                     "--output",
+                     report_base,
+                     self,
+                     "run"};
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        argv[n++] = fixed[i];
+    for (int i = 0; i < po->run_argc; i++)
+        argv[n++] = po->run_argv[i];
+    char *tail[] = {"--db", "none", "--output", output, NULL};
+    for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
+        argv[n++] = tail[i];
+    int code = run_code;
+    if (!cfg->quiet)
+        fprintf(env->console,
+                "edgebench: nsys: profiling the measured pass (output: %s/nsys.log)\n", dir);
+    char *stats[] = {nsys, "stats", "--report", "cuda_gpu_kern_sum", "--format", "csv", "--output",
+                     "-",  report,  NULL};
+    if (nsys_step(argv, dir, "nsys.log", "nsys profile", env, &code) &&
+        nsys_step(stats, dir, "nsys_kernels.csv", "nsys stats", env, &code)) {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/nsys_kernels.csv", dir);
+        size_t len = 0;
+        char *text = slurp(path, &len);
+        struct eb_kernel_stat top[EB_TRACE_TOP_KERNELS];
+        size_t n_top = 0;
+        struct eb_diag d = {0};
+        if (text == NULL ||
+            eb_nsys_kern_sum_parse(text, len, top, EB_TRACE_TOP_KERNELS, &n_top, &d) != EB_OK) {
+            fprintf(env->console, "edgebench: error: %s: %s\n", path,
+                    text == NULL ? strerror(errno) : d.msg);
+            code = EB_EXIT_USAGE;
+        } else {
+            eb_trace_print_kernels(stdout, "top kernels by total GPU time (nsys):", top, n_top);
+            fprintf(stdout, "nsys: %s\n", report);
+            fflush(stdout);
+        }
+        free(text);
+    }
+    free(argv);
+    return code;
+}
+
 int eb_profile_run(const struct eb_config *cfg, const struct eb_profile_options *po,
                    const struct eb_run_env *env, const char *argv0)
 {
@@ -657,9 +812,16 @@ int eb_profile_run(const struct eb_config *cfg, const struct eb_profile_options 
     renv.dir_out_size = sizeof(dir);
     int code = eb_run_main(cfg, &renv);
     /* Nothing to profile when nothing ran or Ctrl-C stopped the run (it said so itself). */
-    if (!po->ncu || dir[0] == '\0' || code == EB_EXIT_NOTHING_RAN || code == EB_EXIT_INTERRUPTED ||
-        atomic_load(env->stop) != 0)
+    if ((!po->ncu && !po->nsys) || dir[0] == '\0' || code == EB_EXIT_NOTHING_RAN ||
+        code == EB_EXIT_INTERRUPTED || atomic_load(env->stop) != 0)
         return code;
-    const int ncu_code = run_ncu(cfg, po, env, argv0, dir, code);
-    return code == EB_EXIT_WRITE_FAILED ? code : ncu_code; /* a lost report file comes first */
+    int tool_code = code;
+    if (po->nsys)
+        tool_code = run_nsys(po, env, argv0, dir, cfg, code);
+    if (po->ncu && (tool_code == code || tool_code == EB_EXIT_USAGE) &&
+        atomic_load(env->stop) == 0) {
+        const int ncu_code = run_ncu(cfg, po, env, argv0, dir, code);
+        tool_code = tool_code == EB_EXIT_USAGE ? tool_code : ncu_code;
+    }
+    return code == EB_EXIT_WRITE_FAILED ? code : tool_code; /* a lost report file comes first */
 }

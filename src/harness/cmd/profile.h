@@ -33,6 +33,8 @@ struct eb_profile_options {
     int ncu_top;          /* --ncu_top N: 1..EB_NCU_MAX_TARGETS */
     const char *ncu_path; /* --ncu_path PATH (borrowed from argv); NULL: "ncu" on PATH */
     int ncu_timeout_s;    /* --ncu_timeout_s S: 1..EB_PROFILE_NCU_TIMEOUT_MAX */
+    int trace;            /* --trace: trace.json and the top kernels (cfg->trace) */
+    int nsys;             /* --nsys: the workload again under Nsight Systems */
     char **run_argv;      /* run's options, in order (malloc'd array of borrowed strings) */
     int run_argc;
 };

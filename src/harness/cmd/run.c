@@ -15,6 +15,7 @@
 #include "harness/cmd/record.h"
 #include "harness/cmd/run.h"
 #include "harness/cmd/runlog.h"
+#include "harness/cmd/trace.h"
 #include "harness/metrics/sampler.h"
 #include "harness/pipeline/accuracy.h"
 #include "harness/pipeline/advice.h"
@@ -355,6 +356,56 @@ static void run_pass(struct run_ctx *rc, const int *which, int show_progress)
         eb_runlog_progress(&rc->rl, "");
 }
 
+/* With --trace and a slot on the cuda device: CUPTI records every kernel from before the slots
+ * load; without CUPTI the trace holds the CPU stages only (one warning says how to get it). */
+static struct eb_cupti *start_cupti(struct run_ctx *rc)
+{
+    struct eb_trace_result *t = &rc->result.trace;
+    snprintf(t->gpu, sizeof(t->gpu), "none");
+    int cuda = 0;
+    for (int i = 0; i < EB_NUM_SLOTS; i++)
+        cuda |= rc->active[i] && rc->slots[i].setup.backend_cfg.device == EB_DEVICE_CUDA;
+    if (!cuda) {
+        snprintf(t->gpu_note, sizeof(t->gpu_note), "no slot runs on the cuda device");
+        return NULL;
+    }
+    struct eb_cupti *c = NULL;
+    struct eb_diag d = {0};
+    if (eb_cupti_start(NULL, &c, &d) == EB_OK) {
+        eb_log_msg(&rc->log, EB_LOG_DEBUG, "--trace: CUPTI %u from %s records the kernels",
+                   c->version, c->library);
+        return c;
+    }
+    snprintf(t->gpu_note, sizeof(t->gpu_note), "%.200s", d.msg);
+    eb_log_msg(&rc->log, EB_LOG_WARN, "--trace: %s; the trace holds the CPU stages only", d.msg);
+    return NULL;
+}
+
+/* trace.json of the measured pass and the top kernels (trace.h); printed unless --quiet. */
+static void write_trace(struct run_ctx *rc, const int *which, struct eb_cupti *gpu)
+{
+    struct eb_trace_result *t = &rc->result.trace;
+    struct eb_diag d = {0};
+    if (gpu != NULL && eb_cupti_stop(gpu, &d) != EB_OK) {
+        snprintf(t->gpu_note, sizeof(t->gpu_note), "%.200s", d.msg);
+        eb_log_msg(&rc->log, EB_LOG_WARN, "--trace: %s; kernels may be missing", d.msg);
+    }
+    if (gpu != NULL)
+        snprintf(t->gpu, sizeof(t->gpu), "cupti");
+    if (eb_trace_write(rc->dir, rc->slots, which, gpu, t, &d) != EB_OK) {
+        lost_file(rc, d.msg);
+        return;
+    }
+    if (gpu != NULL && gpu->dropped > 0)
+        eb_run_result_warn(&rc->result, "--trace: %llu kernel records were not kept",
+                           (unsigned long long)gpu->dropped);
+    if (rc->cfg->quiet)
+        return;
+    fprintf(stdout, "trace: %s/trace.json\n", rc->dir);
+    if (t->n_top > 0)
+        eb_trace_print_kernels(stdout, "top kernels by total GPU time (trace):", t->top, t->n_top);
+}
+
 /* frames_<slot>.csv: every measured frame of the pass (eb_slot_write_frames_csv). */
 static void write_frames_csv(struct run_ctx *rc, const int *which)
 {
@@ -686,6 +737,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     eb_budget_init_here(&rc->budget, cfg->gpu_mem_limit_bytes, rc->platform.is_jetson);
 
     setup_slots(rc);
+    rc->result.trace.on = cfg->trace;
+    struct eb_cupti *gpu = cfg->trace ? start_cupti(rc) : NULL;
     for (int i = 0; i < EB_NUM_SLOTS && !stopped(env); i++) {
         if (!rc->active[i])
             continue;
@@ -795,7 +848,10 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
         eb_log_msg(&rc->log, EB_LOG_INFO, "measuring %s", res->mode);
         run_pass(rc, ok, show);
         write_frames_csv(rc, ok);
+        if (cfg->trace)
+            write_trace(rc, ok, gpu);
     }
+    eb_cupti_destroy(gpu);
     for (int i = 0; i < EB_NUM_SLOTS; i++)
         if (rc->slots[i].status == EB_SLOT_FAILED && ok[i]) {
             eb_advice_append(&rc->slots[i].diag);

@@ -218,9 +218,14 @@ static void *worker_main(void *arg)
 
     s->phase_start_ns = t0;
     eb_slot_begin_pass(s);
-    if (s->status == EB_SLOT_OK)
+    if (s->status == EB_SLOT_OK) {
+        /* "<slot>:measure": the range that gates `profile --nsys`'s capture. */
+        char range[32];
+        snprintf(range, sizeof(range), "%s:measure", s->name);
+        eb_nvtx_push(&s->nvtx, range);
         measure(p, s, t0);
-    else
+        eb_nvtx_pop(&s->nvtx);
+    } else
         atomic_fetch_add(&p->len_met, 1);
     if (s->status != EB_SLOT_OK || atomic_load_explicit(&s->n_done, memory_order_relaxed) == 0)
         s->phase_end_ns = t0;

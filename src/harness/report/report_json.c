@@ -723,6 +723,45 @@ const char *eb_report__signal_name(int sig)
     }
 }
 
+/* The top kernels (report.json "trace.top_kernels", ncu's and nsys's tables alike). */
+static void write_kernels(struct eb_json_writer *w, const struct eb_kernel_stat *k, size_t n)
+{
+    eb_json_arr_begin(w);
+    for (size_t i = 0; i < n; i++) {
+        eb_json_obj_begin(w);
+        eb_json_kstr(w, "name", k[i].name);
+        kuint(w, "calls", k[i].calls);
+        eb_json_knum(w, "total_ms", k[i].total_ms);
+        eb_json_knum(w, "share_pct", k[i].share_pct);
+        eb_json_obj_end(w);
+    }
+    eb_json_arr_end(w);
+}
+
+/* "trace": null unless `profile --trace` (docs/report-schema.md). */
+static void write_trace(struct eb_json_writer *w, const struct eb_trace_result *t)
+{
+    eb_json_key(w, "trace");
+    if (!t->on) {
+        eb_json_null(w);
+        return;
+    }
+    eb_json_obj_begin(w);
+    eb_json_kstr(w, "file", t->written ? "trace.json" : NULL);
+    eb_json_key(w, "frames");
+    eb_json_arr_begin(w);
+    for (int i = 0; i < EB_NUM_SLOTS; i++)
+        eb_json_uint(w, t->frames[i]);
+    eb_json_arr_end(w);
+    eb_json_kstr(w, "gpu", t->gpu);
+    kstr_or_null(w, "gpu_note", t->gpu_note);
+    kuint(w, "kernels", t->kernels);
+    eb_json_knum(w, "gpu_ms", t->gpu_ms);
+    eb_json_key(w, "top_kernels");
+    write_kernels(w, t->top, t->n_top);
+    eb_json_obj_end(w);
+}
+
 void eb_report_write_json(const struct eb_run_result *r, struct eb_json_writer *w)
 {
     eb_json_obj_begin(w);
@@ -762,6 +801,7 @@ void eb_report_write_json(const struct eb_run_result *r, struct eb_json_writer *
 
     write_pair(w, &r->pair);
     write_system(w, r);
+    write_trace(w, &r->trace);
 
     eb_json_key(w, "warnings");
     eb_json_arr_begin(w);

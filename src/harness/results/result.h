@@ -297,6 +297,37 @@ struct eb_mem_summary {
 
 struct eb_json_writer; /* eb/json.h */
 
+/* `profile --trace`: the top kernels by total GPU time (CUPTI in the run, or nsys). */
+#define EB_TRACE_TOP_KERNELS 10
+
+/** One kernel name's executions together. */
+struct eb_kernel_stat {
+    char name[256];   /* as the tool gives it (CUPTI: mangled), cut to fit */
+    uint64_t calls;   /* executions */
+    double total_ms;  /* summed GPU time */
+    double share_pct; /* of all kernels' GPU time in the same window */
+};
+
+/**
+ * Fills each of `all`'s share_pct (of their summed total_ms), sorts `all` by total_ms, most
+ * first (ties by name), and copies the first min(n, max_top) into `top` (*n_top_out of them).
+ */
+void eb_kernel_stats_rank(struct eb_kernel_stat *all, size_t n, struct eb_kernel_stat *top,
+                          size_t max_top, size_t *n_top_out);
+
+/** The timeline of `profile --trace` (report.json "trace"; null when `on` is 0). */
+struct eb_trace_result {
+    int on;                        /* trace.json was asked for */
+    int written;                   /* and written */
+    uint64_t frames[EB_NUM_SLOTS]; /* measured frames in the trace per slot (its first ones) */
+    uint64_t kernels;              /* kernel executions in the trace (inside the measured pass) */
+    double gpu_ms;                 /* their summed GPU time */
+    char gpu[16];                  /* "cupti" (kernels recorded) or "none" */
+    char gpu_note[320];            /* why there are no kernels ("" with cupti) */
+    struct eb_kernel_stat top[EB_TRACE_TOP_KERNELS];
+    size_t n_top;
+};
+
 struct eb_run_result {
     int schema_version;
     const char *version; /* edgebench version (static) */
@@ -316,6 +347,7 @@ struct eb_run_result {
     struct eb_pair_result pair;
     struct eb_mem_summary mem;
     struct eb_system_summary sys;
+    struct eb_trace_result trace; /* profile --trace */
     char output_dir[4096];
     char warnings[EB_RUN_MAX_WARNINGS][256]; /* run-level warnings shown in every report */
     int n_warnings;

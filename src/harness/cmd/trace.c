@@ -1,0 +1,179 @@
+/* trace.json of `profile --trace` (trace.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "eb/json.h"
+#include "harness/cmd/trace.h"
+
+/* The stages of a frame, in the order they ran (their durations add up to end_to_end). */
+static const enum eb_stage stages[] = {EB_STAGE_READ, EB_STAGE_PRE, EB_STAGE_INFER, EB_STAGE_POST};
+
+static size_t traced_frames(const struct eb_slot *s)
+{
+    size_t n = atomic_load_explicit(&s->n_done, memory_order_relaxed);
+    return n < EB_TRACE_MAX_FRAMES ? n : EB_TRACE_MAX_FRAMES;
+}
+
+static void meta(struct eb_json_writer *w, const char *what, int64_t pid, int64_t tid,
+                 const char *name)
+{
+    eb_json_obj_begin(w);
+    eb_json_kstr(w, "ph", "M");
+    eb_json_kstr(w, "name", what);
+    eb_json_kint(w, "pid", pid);
+    if (tid >= 0)
+        eb_json_kint(w, "tid", tid);
+    eb_json_key(w, "args");
+    eb_json_obj_begin(w);
+    eb_json_kstr(w, "name", name);
+    eb_json_obj_end(w);
+    eb_json_obj_end(w);
+}
+
+/* One "X" event; t0 the trace's zero (ns). */
+static void complete(struct eb_json_writer *w, const char *name, const char *cat, int64_t pid,
+                     int64_t tid, uint64_t start, uint64_t dur, uint64_t t0, int64_t frame)
+{
+    eb_json_obj_begin(w);
+    eb_json_kstr(w, "ph", "X");
+    eb_json_kstr(w, "name", name);
+    eb_json_kstr(w, "cat", cat);
+    eb_json_kint(w, "pid", pid);
+    eb_json_kint(w, "tid", tid);
+    eb_json_knum(w, "ts", (double)(int64_t)(start - t0) / 1e3);
+    eb_json_knum(w, "dur", (double)dur / 1e3);
+    if (frame >= 0) {
+        eb_json_key(w, "args");
+        eb_json_obj_begin(w);
+        eb_json_kint(w, "frame", frame);
+        eb_json_obj_end(w);
+    }
+    eb_json_obj_end(w);
+}
+
+/* The kernels inside [t0, t1] per name into t->top (their count and time into t). */
+static enum eb_status rank_kernels(const struct eb_cupti *gpu, uint64_t t0, uint64_t t1,
+                                   struct eb_trace_result *t, struct eb_diag *diag)
+{
+    struct eb_kernel_stat *all = calloc(gpu->n_names ? gpu->n_names : 1, sizeof(*all));
+    if (all == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory for the top kernels");
+    for (size_t i = 0; i < gpu->n_kernels; i++) {
+        const struct eb_cupti_kernel *k = &gpu->kernels[i];
+        if (k->start_ns < t0 || k->end_ns > t1)
+            continue;
+        all[k->name].calls++;
+        all[k->name].total_ms += (double)(k->end_ns - k->start_ns) / 1e6;
+        t->kernels++;
+        t->gpu_ms += (double)(k->end_ns - k->start_ns) / 1e6;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < gpu->n_names; i++)
+        if (all[i].calls > 0) {
+            all[n] = all[i];
+            snprintf(all[n].name, sizeof(all[n].name), "%s", gpu->names[i]);
+            n++;
+        }
+    eb_kernel_stats_rank(all, n, t->top, EB_TRACE_TOP_KERNELS, &t->n_top);
+    free(all);
+    return EB_OK;
+}
+
+enum eb_status eb_trace_write(const char *dir, const struct eb_slot *slots, const int *ran,
+                              const struct eb_cupti *gpu, struct eb_trace_result *t,
+                              struct eb_diag *diag)
+{
+    /* The span: the measured pass's start to the end of the last traced frame. */
+    uint64_t t0 = UINT64_MAX, t1 = 0;
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        if (!ran[i])
+            continue;
+        const struct eb_slot *s = &slots[i];
+        const size_t n = traced_frames(s);
+        t->frames[i] = n;
+        if (s->phase_start_ns < t0)
+            t0 = s->phase_start_ns;
+        if (n > 0) {
+            const struct eb_frame_record *r = &s->records[n - 1];
+            if (r->t_start_ns + r->stage_ns[EB_STAGE_E2E] > t1)
+                t1 = r->t_start_ns + r->stage_ns[EB_STAGE_E2E];
+        }
+    }
+    if (t0 == UINT64_MAX)
+        t0 = t1;
+    if (gpu != NULL && rank_kernels(gpu, t0, t1, t, diag) != EB_OK)
+        return diag != NULL ? diag->status : EB_ERR_NOMEM;
+
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/trace.json", dir);
+    FILE *fp = fopen(path, "wb");
+    if (fp == NULL)
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", path, strerror(errno));
+    struct eb_json_writer w;
+    eb_json_writer_init_file(&w, fp, 0);
+    const int64_t pid = (int64_t)getpid();
+    eb_json_obj_begin(&w);
+    eb_json_kstr(&w, "displayTimeUnit", "ms");
+    eb_json_key(&w, "traceEvents");
+    eb_json_arr_begin(&w);
+    meta(&w, "process_name", pid, -1, "edgebench");
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        if (!ran[i])
+            continue;
+        const struct eb_slot *s = &slots[i];
+        meta(&w, "thread_name", pid, i + 1, s->name);
+        for (size_t f = 0; f < t->frames[i]; f++) {
+            const struct eb_frame_record *r = &s->records[f];
+            uint64_t at = r->t_start_ns;
+            for (size_t k = 0; k < sizeof(stages) / sizeof(stages[0]); k++) {
+                const uint64_t dur = r->stage_ns[stages[k]];
+                complete(&w, eb_stage_name(stages[k]), "stage", pid, i + 1, at, dur, t0,
+                         r->frame_index);
+                at += dur;
+            }
+        }
+    }
+    if (gpu != NULL && t->kernels > 0) {
+        meta(&w, "process_name", EB_TRACE_GPU_PID, -1, "GPU");
+        /* Each stream's name once, as its first kernel comes. */
+        uint32_t named[64];
+        size_t n_named = 0;
+        for (size_t i = 0; i < gpu->n_kernels; i++) {
+            const struct eb_cupti_kernel *k = &gpu->kernels[i];
+            if (k->start_ns < t0 || k->end_ns > t1)
+                continue;
+            size_t j = 0;
+            while (j < n_named && named[j] != k->stream)
+                j++;
+            if (j == n_named && n_named < sizeof(named) / sizeof(named[0])) {
+                char name[32];
+                snprintf(name, sizeof(name), "stream %u", k->stream);
+                meta(&w, "thread_name", EB_TRACE_GPU_PID, k->stream, name);
+                named[n_named++] = k->stream;
+            }
+            complete(&w, gpu->names[k->name], "kernel", EB_TRACE_GPU_PID, k->stream, k->start_ns,
+                     k->end_ns - k->start_ns, t0, -1);
+        }
+    }
+    eb_json_arr_end(&w);
+    eb_json_obj_end(&w);
+    const int werr = eb_json_writer_error(&w);
+    eb_json_writer_fini(&w);
+    const int ferr = ferror(fp);
+    if (fclose(fp) != 0 || werr || ferr)
+        return eb_diag_fail(diag, EB_ERR_IO, "failed to write %s: %s", path,
+                            errno ? strerror(errno) : "write error");
+    t->written = 1;
+    return EB_OK;
+}
+
+void eb_trace_print_kernels(FILE *fp, const char *title, const struct eb_kernel_stat *k, size_t n)
+{
+    fprintf(fp, "%s\n  %-60s %8s %10s %7s\n", title, "kernel", "calls", "total ms", "share");
+    for (size_t i = 0; i < n; i++)
+        fprintf(fp, "  %-60.60s %8llu %10.3f %6.1f%%\n", k[i].name, (unsigned long long)k[i].calls,
+                k[i].total_ms, k[i].share_pct);
+}
