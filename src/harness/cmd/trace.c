@@ -86,8 +86,10 @@ enum eb_status eb_trace_write(const char *dir, const struct eb_slot *slots, cons
                               const struct eb_cupti *gpu, struct eb_trace_result *t,
                               struct eb_diag *diag)
 {
-    /* The span: the measured pass's start to the end of the last traced frame. */
-    uint64_t t0 = UINT64_MAX, t1 = 0;
+    /* The trace's zero t0: the measured pass's start. The kernels kept: those from the first
+     * traced frame's start (f0) to the end of the last (t1); a kernel before f0 is the warm-up's
+     * tail, still running as the pass began. */
+    uint64_t t0 = UINT64_MAX, t1 = 0, f0 = UINT64_MAX;
     for (int i = 0; i < EB_NUM_SLOTS; i++) {
         if (!ran[i])
             continue;
@@ -97,6 +99,8 @@ enum eb_status eb_trace_write(const char *dir, const struct eb_slot *slots, cons
         if (s->phase_start_ns < t0)
             t0 = s->phase_start_ns;
         if (n > 0) {
+            if (s->records[0].t_start_ns < f0)
+                f0 = s->records[0].t_start_ns;
             const struct eb_frame_record *r = &s->records[n - 1];
             if (r->t_start_ns + r->stage_ns[EB_STAGE_E2E] > t1)
                 t1 = r->t_start_ns + r->stage_ns[EB_STAGE_E2E];
@@ -104,7 +108,9 @@ enum eb_status eb_trace_write(const char *dir, const struct eb_slot *slots, cons
     }
     if (t0 == UINT64_MAX)
         t0 = t1;
-    if (gpu != NULL && rank_kernels(gpu, t0, t1, t, diag) != EB_OK)
+    if (f0 == UINT64_MAX)
+        f0 = t1;
+    if (gpu != NULL && rank_kernels(gpu, f0, t1, t, diag) != EB_OK)
         return diag != NULL ? diag->status : EB_ERR_NOMEM;
 
     char path[4200];
@@ -143,7 +149,7 @@ enum eb_status eb_trace_write(const char *dir, const struct eb_slot *slots, cons
         size_t n_named = 0;
         for (size_t i = 0; i < gpu->n_kernels; i++) {
             const struct eb_cupti_kernel *k = &gpu->kernels[i];
-            if (k->start_ns < t0 || k->end_ns > t1)
+            if (k->start_ns < f0 || k->end_ns > t1)
                 continue;
             size_t j = 0;
             while (j < n_named && named[j] != k->stream)
