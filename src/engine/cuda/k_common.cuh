@@ -62,6 +62,61 @@ __device__ __forceinline__ float act(int a, float al, float be, float v)
 
 constexpr int kThreads = 256;
 
+/*
+ * Programmatic dependent launch (compute capability 9.0 and later; nothing before). Every kernel
+ * of ours is launched as a programmatic dependent (launch below) and waits (pdl_wait) for the
+ * kernel before it to finish, its writes visible, before it reads or writes global memory; then
+ * it lets the next kernel's blocks start (pdl_launch_dependents: one kernel ahead at most). A
+ * kernel's launch then overlaps the one before it instead of following its end. A kernel not
+ * launched as a dependent passes pdl_wait at once; one after a library's kernel (cuDNN, cuBLAS)
+ * starts when that one ends, as without it.
+ */
+__device__ __forceinline__ void pdl_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pdl_launch_dependents()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;\n" ::);
+#endif
+}
+/* The first statement of a kernel that has no set-up of its own */
+__device__ __forceinline__ void pdl_begin()
+{
+    pdl_wait();
+    pdl_launch_dependents();
+}
+
+/* Whether the current device takes programmatic dependent launches */
+static inline bool pdl_device()
+{
+    int dev = 0, major = 0;
+    return cudaGetDevice(&dev) == cudaSuccess &&
+           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+           major >= 9;
+}
+
+/* kernel<<<grid, block, 0, s>>>(args...), as a programmatic dependent where the device takes
+ * it (the kernel must begin with pdl_wait) */
+template <typename... P, typename... A>
+static inline cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t s,
+                                 A &&...args)
+{
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.stream = s;
+    cfg.attrs = &attr;
+    cfg.numAttrs = pdl_device() ? 1 : 0;
+    return cudaLaunchKernelEx(&cfg, kernel, static_cast<A &&>(args)...);
+}
+
 /* Blocks for n elements with a grid-stride loop (at most 65535 x 4 blocks: the loop does the
  * rest). */
 static inline unsigned blocks_for(int64_t n)

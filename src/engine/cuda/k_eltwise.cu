@@ -20,6 +20,7 @@ template <typename T>
 __global__ void k_epilogue(int n, int channels, int plane, const float *bias, const T *res,
                            struct eb_cuk_epilogue e, T *y)
 {
+    eb_cuk::pdl_begin();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         float v = ld(y, i);
         if (bias != nullptr)
@@ -42,8 +43,8 @@ template <typename T>
 cudaError_t epilogue(cudaStream_t s, int64_t n, int64_t channels, int64_t plane, const float *bias,
                      const void *res, const struct eb_cuk_epilogue *e, void *y)
 {
-    k_epilogue<T><<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>(
-        (int)n, (int)channels, (int)plane, bias, (const T *)res, *e, (T *)y);
+    eb_cuk::launch(k_epilogue<T>, eb_cuk::blocks_for(n), eb_cuk::kThreads, s, (int)n, (int)channels,
+                   (int)plane, bias, (const T *)res, *e, (T *)y);
     return cudaGetLastError();
 }
 
@@ -65,6 +66,7 @@ __device__ __forceinline__ float unop(int op, float a, float b, float v)
 
 template <typename T> __global__ void k_unary(int n, int op, float a, float b, const T *x, T *y)
 {
+    eb_cuk::pdl_begin();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         st(y, i, unop(op, a, b, ld(x, i)));
 }
@@ -72,8 +74,8 @@ template <typename T> __global__ void k_unary(int n, int op, float a, float b, c
 template <typename T>
 cudaError_t unary(cudaStream_t s, int op, int64_t n, float a, float b, const void *x, void *y)
 {
-    k_unary<T>
-        <<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>((int)n, op, a, b, (const T *)x, (T *)y);
+    eb_cuk::launch(k_unary<T>, eb_cuk::blocks_for(n), eb_cuk::kThreads, s, (int)n, op, a, b,
+                   (const T *)x, (T *)y);
     return cudaGetLastError();
 }
 
@@ -91,6 +93,7 @@ __device__ __forceinline__ float binop(int op, float a, float b)
 template <typename T>
 __global__ void k_binary(int n, int op, eb_cuk_nd nd, const T *a, const T *b, T *y)
 {
+    eb_cuk::pdl_begin();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         int rem = i, ia = 0, ib = 0;
         for (int d = nd.rank - 1; d >= 0; d--) {
@@ -107,6 +110,7 @@ __global__ void k_binary(int n, int op, eb_cuk_nd nd, const T *a, const T *b, T 
 template <typename T>
 __global__ void k_binary_flat(int n, int op, int b_scalar, const T *a, const T *b, T *y)
 {
+    eb_cuk::pdl_begin();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         st(y, i, binop(op, ld(a, i), ld(b, b_scalar ? 0 : i)));
 }
@@ -128,16 +132,17 @@ cudaError_t binary(cudaStream_t s, int op, const eb_cuk_nd *nd, const void *a, c
         stride *= nd->shape[d];
     }
     if (flat_a && (flat_b || b_scalar))
-        k_binary_flat<T><<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>(
-            (int)n, op, !flat_b, (const T *)a, (const T *)b, (T *)y);
+        eb_cuk::launch(k_binary_flat<T>, eb_cuk::blocks_for(n), eb_cuk::kThreads, s, (int)n, op,
+                       !flat_b, (const T *)a, (const T *)b, (T *)y);
     else
-        k_binary<T><<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>(
-            (int)n, op, *nd, (const T *)a, (const T *)b, (T *)y);
+        eb_cuk::launch(k_binary<T>, eb_cuk::blocks_for(n), eb_cuk::kThreads, s, (int)n, op, *nd,
+                       (const T *)a, (const T *)b, (T *)y);
     return cudaGetLastError();
 }
 
 template <typename X, typename Y> __global__ void k_cast(int n, const X *x, Y *y)
 {
+    eb_cuk::pdl_begin();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
         st(y, i, ld(x, i));
 }
@@ -180,9 +185,11 @@ extern "C" cudaError_t eb_cuk_cast(cudaStream_t s, enum eb_cuk_dt from, enum eb_
         return cudaSuccess;
     const unsigned g = eb_cuk::blocks_for(n);
     if (from == EB_CUK_F32 && to == EB_CUK_F16)
-        k_cast<float, __half><<<g, eb_cuk::kThreads, 0, s>>>((int)n, (const float *)x, (__half *)y);
+        eb_cuk::launch(k_cast<float, __half>, g, eb_cuk::kThreads, s, (int)n, (const float *)x,
+                       (__half *)y);
     else if (from == EB_CUK_F16 && to == EB_CUK_F32)
-        k_cast<__half, float><<<g, eb_cuk::kThreads, 0, s>>>((int)n, (const __half *)x, (float *)y);
+        eb_cuk::launch(k_cast<__half, float>, g, eb_cuk::kThreads, s, (int)n, (const __half *)x,
+                       (float *)y);
     else
         return cudaMemcpyAsync(y, x, (size_t)n * (size_t)eb_cuk_dt_size(from),
                                cudaMemcpyDeviceToDevice, s);

@@ -26,6 +26,7 @@ __device__ __forceinline__ void offsets(const eb_cuk_copy &c, int i, int64_t *xi
 
 template <typename E> __global__ void k_copy_nd(int n, eb_cuk_copy c, const E *x, E *y)
 {
+    eb_cuk::pdl_begin();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         int64_t xi, yi;
         offsets(c, i, &xi, &yi);
@@ -73,13 +74,14 @@ static eb_cuk_copy coalesce(const eb_cuk_copy *in0)
 template <typename E>
 cudaError_t copy_nd(cudaStream_t s, const eb_cuk_copy *c, int64_t n, const void *x, void *y)
 {
-    k_copy_nd<E>
-        <<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>((int)n, *c, (const E *)x, (E *)y);
+    eb_cuk::launch(k_copy_nd<E>, eb_cuk::blocks_for(n), eb_cuk::kThreads, s, (int)n, *c,
+                   (const E *)x, (E *)y);
     return cudaGetLastError();
 }
 
 template <typename T> __global__ void k_maxpool(int n, eb_cuk_pool p, const T *x, T *y)
 {
+    eb_cuk::pdl_begin();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         int ox, oy, sy, sx;
         const T *xp;
@@ -121,14 +123,15 @@ cudaError_t maxpool(cudaStream_t s, const eb_cuk_pool *p, const void *x, void *y
     const int64_t n = (int64_t)p->n * p->c * p->oh * p->ow;
     if (n <= 0)
         return cudaSuccess;
-    k_maxpool<T>
-        <<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>((int)n, *p, (const T *)x, (T *)y);
+    eb_cuk::launch(k_maxpool<T>, eb_cuk::blocks_for(n), eb_cuk::kThreads, s, (int)n, *p,
+                   (const T *)x, (T *)y);
     return cudaGetLastError();
 }
 
 template <typename T>
 __global__ void k_upsample(int n, int h, int w, int fh, int fw, const T *x, T *y)
 {
+    eb_cuk::pdl_begin();
     const int ow = w * fw, oh = h * fh;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         const int ox = i % ow, oy = (i / ow) % oh, plane = i / (ow * oh);
@@ -143,8 +146,8 @@ cudaError_t upsample(cudaStream_t s, int64_t nc, int64_t h, int64_t w, int64_t f
     const int64_t n = nc * h * fh * w * fw;
     if (n <= 0)
         return cudaSuccess;
-    k_upsample<T><<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>(
-        (int)n, (int)h, (int)w, (int)fh, (int)fw, (const T *)x, (T *)y);
+    eb_cuk::launch(k_upsample<T>, eb_cuk::blocks_for(n), eb_cuk::kThreads, s, (int)n, (int)h,
+                   (int)w, (int)fh, (int)fw, (const T *)x, (T *)y);
     return cudaGetLastError();
 }
 
@@ -188,6 +191,7 @@ static int prepare(eb_cuk_copy *c, int64_t *n, int es, int max_w, const void *x,
  * Through 32x32 tiles in shared memory, so that both the reads and the writes are coalesced. */
 template <typename E> __global__ void k_transpose(eb_cuk_copy c, const E *x, E *y)
 {
+    eb_cuk::pdl_begin();
     __shared__ E tile[32][33];
     int64_t xb = c.x_off, yb = c.y_off;
     for (int d = c.rank - 1, b = (int)blockIdx.z; d >= 2; d--) {
@@ -215,6 +219,7 @@ template <typename E> __global__ void k_transpose(eb_cuk_copy c, const E *x, E *
  * of each column coalesced across the threads. */
 template <typename E> __global__ void k_transpose_rows(int n, eb_cuk_copy c, const E *x, E *y)
 {
+    eb_cuk::pdl_begin();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         int64_t xi = c.x_off, yi = c.y_off;
         int rem = i / c.shape[0];
@@ -264,8 +269,8 @@ cudaError_t transpose(cudaStream_t s, const eb_cuk_copy *c, int64_t n, const voi
 {
     if (c->shape[1] < 16) {
         const int64_t rows = n / c->shape[1];
-        k_transpose_rows<E><<<eb_cuk::blocks_for(rows), eb_cuk::kThreads, 0, s>>>(
-            (int)rows, *c, (const E *)x, (E *)y);
+        eb_cuk::launch(k_transpose_rows<E>, eb_cuk::blocks_for(rows), eb_cuk::kThreads, s,
+                       (int)rows, *c, (const E *)x, (E *)y);
         return cudaGetLastError();
     }
     int64_t batch = 1;
@@ -273,7 +278,7 @@ cudaError_t transpose(cudaStream_t s, const eb_cuk_copy *c, int64_t n, const voi
         batch *= c->shape[d];
     const dim3 grid((unsigned)((c->shape[0] + 31) / 32), (unsigned)((c->shape[1] + 31) / 32),
                     (unsigned)batch);
-    k_transpose<E><<<grid, dim3(32, 8), 0, s>>>(*c, (const E *)x, (E *)y);
+    eb_cuk::launch(k_transpose<E>, grid, dim3(32, 8), s, *c, (const E *)x, (E *)y);
     return cudaGetLastError();
 }
 
@@ -318,6 +323,7 @@ struct multi {
 
 template <typename E> __global__ void k_copy_multi(multi m)
 {
+    eb_cuk::pdl_begin();
     const int n = m.start[m.n_parts];
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         int j = 0;
@@ -331,7 +337,7 @@ template <typename E> __global__ void k_copy_multi(multi m)
 
 template <typename E> cudaError_t copy_multi(cudaStream_t s, const multi &m)
 {
-    k_copy_multi<E><<<eb_cuk::blocks_for(m.start[m.n_parts]), eb_cuk::kThreads, 0, s>>>(m);
+    eb_cuk::launch(k_copy_multi<E>, eb_cuk::blocks_for(m.start[m.n_parts]), eb_cuk::kThreads, s, m);
     return cudaGetLastError();
 }
 

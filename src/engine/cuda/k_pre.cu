@@ -36,6 +36,7 @@ template <typename T>
 __global__ void k_letterbox(struct eb_cuk_letterbox p, const uint8_t *__restrict__ src,
                             T *__restrict__ y)
 {
+    eb_cuk::pdl_begin();
     const int n = p.dst_w * p.dst_h;
     const int64_t plane = n;
     const float pad = 114.0f / 255.0f;
@@ -69,7 +70,7 @@ template <typename T>
 cudaError_t letterbox(cudaStream_t s, const struct eb_cuk_letterbox *p, const uint8_t *src, void *y)
 {
     const int64_t n = (int64_t)p->dst_w * p->dst_h;
-    k_letterbox<T><<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>(*p, src, (T *)y);
+    eb_cuk::launch(k_letterbox<T>, eb_cuk::blocks_for(n), eb_cuk::kThreads, s, *p, src, (T *)y);
     return cudaGetLastError();
 }
 
@@ -92,6 +93,7 @@ template <typename T>
 __global__ void k_head_rows(int32_t nc, int32_t n, float conf, const T *__restrict__ x,
                             int32_t *count, int32_t *rows)
 {
+    eb_cuk::pdl_begin();
     for (int a = blockIdx.x * blockDim.x + threadIdx.x; a < n; a += gridDim.x * blockDim.x) {
         const T *p = x + (int64_t)4 * n + a;
         float best = p[0];
@@ -120,7 +122,7 @@ __global__ void k_head_rows(int32_t nc, int32_t n, float conf, const T *__restri
 extern "C" cudaError_t eb_cuk_head_rows(cudaStream_t s, int32_t nc, int32_t n, float conf,
                                         const float *x, int32_t *count, void *rows)
 {
-    k_head_rows<float>
-        <<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>(nc, n, conf, x, count, (int32_t *)rows);
+    eb_cuk::launch(k_head_rows<float>, eb_cuk::blocks_for(n), eb_cuk::kThreads, s, nc, n, conf, x,
+                   count, (int32_t *)rows);
     return cudaGetLastError();
 }

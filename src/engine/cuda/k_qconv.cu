@@ -253,24 +253,6 @@ __device__ __forceinline__ void mma_u8s8(int32_t (&c)[4], const uint32_t (&a)[4]
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-/* Programmatic dependent launch (sm_90 and later; nothing before): a dense conv waits for the
- * kernel before it to finish, its writes visible, before it reads or writes global memory (at
- * once where it was not launched as a dependent), then lets the next kernel's blocks start
- * (launch_dependents). Its launch and set-up (indices, the tap table) then overlap the previous
- * kernel instead of following it. */
-__device__ __forceinline__ void pdl_launch_dependents()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;\n" ::);
-#endif
-}
-__device__ __forceinline__ void pdl_wait()
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#endif
-}
-
 /* 16 bytes global → shared without registers (both 16-byte aligned), and its group fences */
 __device__ __forceinline__ void cp16(void *dst, const void *src)
 {
@@ -431,8 +413,8 @@ __global__ void __launch_bounds__(kConvThreads)
     }
     /* nothing above touched global memory but the constant parameters; the next kernel may
      * start its own set-up once this one runs (not before: one kernel ahead at most) */
-    pdl_wait();
-    pdl_launch_dependents();
+    eb_cuk::pdl_wait();
+    eb_cuk::pdl_launch_dependents();
     /* k step kt into buffer b */
     auto fill = [&](int b, int kt) {
 #pragma unroll
@@ -611,6 +593,7 @@ template <typename W>
 __global__ void k_qconv_direct(const struct eb_cuk_qconv p, const uint8_t *__restrict__ x,
                                void *__restrict__ y)
 {
+    eb_cuk::pdl_begin();
     const int plane = p.oh * p.ow, total = p.n * plane * p.oc;
     const int icg = p.ic / p.groups, ocg = p.oc / p.groups;
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
@@ -656,9 +639,9 @@ extern "C" cudaError_t eb_cuk_qconv(cudaStream_t s, const struct eb_cuk_qconv *p
     if (!p->dense) {
         const unsigned g = eb_cuk::blocks_for(m * p->oc);
         if (p->w_signed)
-            k_qconv_direct<int8_t><<<g, eb_cuk::kThreads, 0, s>>>(*p, x, y);
+            eb_cuk::launch(k_qconv_direct<int8_t>, g, eb_cuk::kThreads, s, *p, x, y);
         else
-            k_qconv_direct<uint8_t><<<g, eb_cuk::kThreads, 0, s>>>(*p, x, y);
+            eb_cuk::launch(k_qconv_direct<uint8_t>, g, eb_cuk::kThreads, s, *p, x, y);
         return cudaGetLastError();
     }
     const int bn = p->bn == 16 || p->bn == 32 ? p->bn : 64;
@@ -666,18 +649,9 @@ extern "C" cudaError_t eb_cuk_qconv(cudaStream_t s, const struct eb_cuk_qconv *p
                     (unsigned)(p->splits > 1 ? p->splits : 1));
     const bool vec =
         p->x_c == 1 && p->ic % 16 == 0 && p->x_pix % 16 == 0 && ((uintptr_t)x & 15) == 0;
-    cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(kConvThreads);
-    cfg.stream = s;
-    cfg.attrs = &attr;
-    cfg.numAttrs = p->pdl ? 1 : 0;
 #define EB_QCONV_LAUNCH(BN_)                                                                       \
-    (vec ? cudaLaunchKernelEx(&cfg, k_qconv_mma<BN_, 1>, *p, x, y)                                 \
-         : cudaLaunchKernelEx(&cfg, k_qconv_mma<BN_, 0>, *p, x, y))
+    (vec ? eb_cuk::launch(k_qconv_mma<BN_, 1>, grid, kConvThreads, s, *p, x, y)                    \
+         : eb_cuk::launch(k_qconv_mma<BN_, 0>, grid, kConvThreads, s, *p, x, y))
     const cudaError_t err = bn == 16   ? EB_QCONV_LAUNCH(16)
                             : bn == 32 ? EB_QCONV_LAUNCH(32)
                                        : EB_QCONV_LAUNCH(64);
@@ -695,13 +669,8 @@ extern "C" void eb_cuk_qconv_plan(struct eb_cuk_qconv *p, int32_t sm_count)
 {
     p->bn = 64;
     p->splits = 1;
-    p->pdl = 0;
     if (!p->dense)
         return;
-    int dev = 0, major = 0;
-    if (cudaGetDevice(&dev) == cudaSuccess &&
-        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess)
-        p->pdl = major >= 9;
     /* the widest tile that wastes at most an eighth of oc on padding channels; narrower still
      * while the tiles are fewer than the SMs (measured: yolov8n-640 int8 0.74 → 0.70 ms on an
      * H200 against narrowing only below half the SMs; splitting k more eagerly gained nothing) */

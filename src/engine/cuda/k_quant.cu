@@ -13,6 +13,7 @@ template <typename T, typename Q>
 __global__ void k_quantize(int n, int channels, int inner, const T *x, const float *scale,
                            const Q *zp, float lo, float hi, Q *y)
 {
+    eb_cuk::pdl_begin();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         const int c = channels == 1 ? 0 : (i / inner) % channels;
         const float z = zp != nullptr ? (float)zp[c] : 0.0f;
@@ -30,13 +31,13 @@ cudaError_t quantize(cudaStream_t s, int64_t n, int64_t channels, int64_t inner,
 {
     const unsigned g = eb_cuk::blocks_for(n);
     if (y_signed)
-        k_quantize<T, int8_t>
-            <<<g, eb_cuk::kThreads, 0, s>>>((int)n, (int)channels, (int)inner, (const T *)x, scale,
-                                            (const int8_t *)zp, -128.0f, 127.0f, (int8_t *)y);
+        eb_cuk::launch(k_quantize<T, int8_t>, g, eb_cuk::kThreads, s, (int)n, (int)channels,
+                       (int)inner, (const T *)x, scale, (const int8_t *)zp, -128.0f, 127.0f,
+                       (int8_t *)y);
     else
-        k_quantize<T, uint8_t>
-            <<<g, eb_cuk::kThreads, 0, s>>>((int)n, (int)channels, (int)inner, (const T *)x, scale,
-                                            (const uint8_t *)zp, 0.0f, 255.0f, (uint8_t *)y);
+        eb_cuk::launch(k_quantize<T, uint8_t>, g, eb_cuk::kThreads, s, (int)n, (int)channels,
+                       (int)inner, (const T *)x, scale, (const uint8_t *)zp, 0.0f, 255.0f,
+                       (uint8_t *)y);
     return cudaGetLastError();
 }
 
@@ -44,6 +45,7 @@ template <typename T, typename Q>
 __global__ void k_dequantize(int n, int channels, int inner, const Q *x, const float *scale,
                              const Q *zp, T *y)
 {
+    eb_cuk::pdl_begin();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         const int c = channels == 1 ? 0 : (i / inner) % channels;
         const int64_t z = zp != nullptr ? (int64_t)zp[c] : 0;
@@ -58,14 +60,14 @@ cudaError_t dequantize(cudaStream_t s, int64_t n, int64_t channels, int64_t inne
     const unsigned g = eb_cuk::blocks_for(n);
     const int nn = (int)n, c = (int)channels, in = (int)inner;
     if (x_kind == 1)
-        k_dequantize<T, int8_t><<<g, eb_cuk::kThreads, 0, s>>>(nn, c, in, (const int8_t *)x, scale,
-                                                               (const int8_t *)zp, (T *)y);
+        eb_cuk::launch(k_dequantize<T, int8_t>, g, eb_cuk::kThreads, s, nn, c, in,
+                       (const int8_t *)x, scale, (const int8_t *)zp, (T *)y);
     else if (x_kind == 2)
-        k_dequantize<T, int32_t><<<g, eb_cuk::kThreads, 0, s>>>(nn, c, in, (const int32_t *)x,
-                                                                scale, (const int32_t *)zp, (T *)y);
+        eb_cuk::launch(k_dequantize<T, int32_t>, g, eb_cuk::kThreads, s, nn, c, in,
+                       (const int32_t *)x, scale, (const int32_t *)zp, (T *)y);
     else
-        k_dequantize<T, uint8_t><<<g, eb_cuk::kThreads, 0, s>>>(nn, c, in, (const uint8_t *)x,
-                                                                scale, (const uint8_t *)zp, (T *)y);
+        eb_cuk::launch(k_dequantize<T, uint8_t>, g, eb_cuk::kThreads, s, nn, c, in,
+                       (const uint8_t *)x, scale, (const uint8_t *)zp, (T *)y);
     return cudaGetLastError();
 }
 

@@ -13,6 +13,7 @@ using eb_cuk::st;
  * attention the row count is large. */
 template <typename T> __global__ void k_softmax(int rows, int len, int inner, const T *x, T *y)
 {
+    eb_cuk::pdl_begin();
     for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += gridDim.x * blockDim.x) {
         const int o = r / inner, in = r % inner;
         const int64_t base = (int64_t)o * len * inner + in;
@@ -34,6 +35,7 @@ template <typename T> __global__ void k_softmax(int rows, int len, int inner, co
 /* A warp per row when rows are long and contiguous (inner == 1). */
 template <typename T> __global__ void k_softmax_warp(int rows, int len, const T *x, T *y)
 {
+    eb_cuk::pdl_begin();
     const int lane = threadIdx.x & 31;
     const int warps = (gridDim.x * blockDim.x) >> 5;
     for (int r = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < rows; r += warps) {
@@ -60,11 +62,11 @@ cudaError_t softmax(cudaStream_t s, int64_t outer, int64_t len, int64_t inner, c
 {
     const int64_t rows = outer * inner;
     if (inner == 1 && len >= 64)
-        k_softmax_warp<T><<<eb_cuk::blocks_for(rows * 32), eb_cuk::kThreads, 0, s>>>(
-            (int)rows, (int)len, (const T *)x, (T *)y);
+        eb_cuk::launch(k_softmax_warp<T>, eb_cuk::blocks_for(rows * 32), eb_cuk::kThreads, s,
+                       (int)rows, (int)len, (const T *)x, (T *)y);
     else
-        k_softmax<T><<<eb_cuk::blocks_for(rows), eb_cuk::kThreads, 0, s>>>(
-            (int)rows, (int)len, (int)inner, (const T *)x, (T *)y);
+        eb_cuk::launch(k_softmax<T>, eb_cuk::blocks_for(rows), eb_cuk::kThreads, s, (int)rows,
+                       (int)len, (int)inner, (const T *)x, (T *)y);
     return cudaGetLastError();
 }
 
@@ -73,6 +75,7 @@ cudaError_t softmax(cudaStream_t s, int64_t outer, int64_t len, int64_t inner, c
 template <typename T>
 __global__ void k_dfl(int n, int len, int inner, const T *x, const float *w, T *y)
 {
+    eb_cuk::pdl_begin();
     for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < n; r += gridDim.x * blockDim.x) {
         const int o = r / inner, a = r % inner;
         const T *xr = x + (int64_t)o * len * inner + a;
@@ -93,8 +96,8 @@ cudaError_t dfl(cudaStream_t s, int64_t outer, int64_t len, int64_t inner, const
                 const float *w, void *y)
 {
     const int64_t n = outer * inner;
-    k_dfl<T><<<eb_cuk::blocks_for(n), eb_cuk::kThreads, 0, s>>>((int)n, (int)len, (int)inner,
-                                                                (const T *)x, w, (T *)y);
+    eb_cuk::launch(k_dfl<T>, eb_cuk::blocks_for(n), eb_cuk::kThreads, s, (int)n, (int)len,
+                   (int)inner, (const T *)x, w, (T *)y);
     return cudaGetLastError();
 }
 

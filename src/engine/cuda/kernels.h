@@ -199,7 +199,6 @@ struct eb_cuk_qconv {
     int32_t dense, cp, kp, w_signed;
     int32_t bn;        /* dense: output channels a block, 16, 32 or 64 (eb_cuk_qconv_plan) */
     int32_t splits;    /* dense: blocks per output tile along k (eb_cuk_qconv_plan) */
-    int32_t pdl;       /* dense: launched as a programmatic dependent (compute capability 9+) */
     int32_t *ws, *cnt; /* splits > 1: the tiles' partial sums and counters, zero between runs */
     const void *w;
     const int32_t *wsum, *w_zp;
