@@ -19,7 +19,7 @@ suite_targets() {
   (cd "$1" && ctest -N $2) | sed -nE 's/^ *Test +#[0-9]+: ([a-z0-9_]+)\.([a-z0-9_]+).*/\1 \2/p' |
     while read -r group mod; do
       case $group in
-      e2e) echo edgebench eb_jsonq eb_mkonnx eb_fake_nvml ;;
+      e2e) echo edgebench eb_jsonq eb_mkonnx eb_fake_nvml eb_tracecheck ;;
       *) echo "test_$mod" ;;
       esac
     done | tr ' ' '\n' | sort -u | tr '\n' ' '
