@@ -26,9 +26,11 @@
  * bits (diag.h); ABI 9: eb_model_info.qdq, and "int8" in eb_backend_device_info.precision;
  * ABI 10: eb_backend_config.int8 and trt_cache, eb_model_info.engine_cache (ort tensorrt),
  * the advice bit EB_ADVICE_TRT_CACHE; ABI 11: eb_model_info.int8_nodes; ABI 12: `profile`
- * takes a diag (ort reads a file there, which can fail with a reason). */
-#define EB_BACKEND_ABI      12u
-#define EB_BACKEND_MAX_IO   8
+ * takes a diag (ort reads a file there, which can fail with a reason); ABI 13: up to 80 inputs and
+ * outputs (a decoder's KV cache: 2 a layer), and `infer` takes the last infer's outputs as
+ * inputs (a decoder's present.* passed on as past_key_values.*). */
+#define EB_BACKEND_ABI      13u
+#define EB_BACKEND_MAX_IO   80
 #define EB_BACKEND_NAME_MAX 128
 
 enum eb_backend_cap { /* bits in eb_backend_ops.caps: what this build can do */
@@ -224,8 +226,10 @@ struct eb_backend_ops {
     /**
      * Required. Runs one inference. `in` are caller-owned tensors matching info.inputs.
      * On success `out[i]` (i < n_out) describes output i with its resolved shape; its data is
-     * owned by the backend and valid until the next infer or close. Must not allocate after
-     * the first call (warm-up) where the runtime allows it.
+     * owned by the backend and valid until the next infer returns or close: an output may be
+     * passed as an input of the next infer (a decoder's KV cache), which must read it as it
+     * was. Must not allocate after the first call (warm-up) where the runtime allows it and
+     * the input shapes stay the same.
      */
     enum eb_status (*infer)(void *priv, const struct eb_tensor *in, size_t n_in,
                             struct eb_tensor *out, size_t n_out, struct eb_infer_timing *timing_out,

@@ -13,6 +13,7 @@
 #include "eb/log.h"
 #include "harness/cmd/compare.h"
 #include "harness/cmd/config.h"
+#include "harness/cmd/llm.h"
 #include "harness/cmd/model_plan.h"
 #include "harness/cmd/profile.h"
 #include "harness/cmd/quantize.h"
@@ -69,35 +70,39 @@ static void install_signals(void)
 
 static void print_help(FILE *fp)
 {
-    fprintf(fp,
-            "edgebench %s: benchmarks YOLO object detectors on one or two camera streams\n\n"
-            "usage:\n"
-            "  edgebench run [options]            benchmark (see edgebench run --help)\n"
-            "  edgebench profile [options]        run with --profile; --ncu: Nsight Compute\n"
-            "                                     on the slowest nodes' kernels (profile --help)\n"
-            "  edgebench model synth [options]    write a synthesized yolov8/yolo11 ONNX model\n"
-            "  edgebench model info FILE          inputs, outputs, ops, parameters, FLOPs, planned "
-            "memory\n"
-            "  edgebench model dequantize IN -o OUT   the float twin of a QDQ model\n"
-            "  edgebench val --model PATH --data DIR   COCO mAP of a model on a dataset (COCO,\n"
-            "                                     YOLO or VOC); val --help\n"
-            "  edgebench quantize --model F --calib DIR -o OUT   an int8 QDQ model calibrated\n"
-            "                                     on images (quantize --help)\n"
-            "  edgebench compare [options]        sweep models x backends x precisions x imgsz x\n"
-            "                                     devices into one table (compare --help)\n"
-            "  edgebench tegrastats [--summary] FILE|-   parse a tegrastats log to JSON lines\n"
-            "  edgebench backends                 list inference backends and their status\n"
-            "  edgebench history [options]        list the runs recorded in the history database\n"
-            "  edgebench diff A B [options]       compare two recorded runs; exit 4 on a "
-            "regression\n"
-            "  edgebench --version | --help\n\n"
-            "Options without a command (`edgebench --source S --model0 M ...`) are run's\n"
-            "(`edgebench run ...`). Without --mode, one stream (--source or --data) takes its\n"
-            "mode from the models: --model0 alone runs rgb, --model1 alone thermal, both run\n"
-            "dual with each slot reading that source.\n"
-            "Run with no model and no source for the embedded default (dual mode, synthesized\n"
-            "models on synthetic streams).\n",
-            EB_VERSION);
+    fprintf(
+        fp,
+        "edgebench %s: benchmarks YOLO object detectors on one or two camera streams\n\n"
+        "usage:\n"
+        "  edgebench run [options]            benchmark (see edgebench run --help)\n"
+        "  edgebench profile [options]        run with --profile; --ncu: Nsight Compute\n"
+        "                                     on the slowest nodes' kernels (profile --help)\n"
+        "  edgebench model synth [options]    write a synthesized yolov8/yolo11 or llama/qwen2\n"
+        "                                     ONNX model\n"
+        "  edgebench model info FILE          inputs, outputs, ops, parameters, FLOPs, planned "
+        "memory\n"
+        "  edgebench model dequantize IN -o OUT   the float twin of a QDQ model\n"
+        "  edgebench val --model PATH --data DIR   COCO mAP of a model on a dataset (COCO,\n"
+        "                                     YOLO or VOC); val --help\n"
+        "  edgebench quantize --model F --calib DIR -o OUT   an int8 QDQ model calibrated\n"
+        "                                     on images (quantize --help)\n"
+        "  edgebench llm --model M.onnx [options]   a decoder LLM: time to first token,\n"
+        "                                     prefill/decode tokens/s, MFU (llm --help)\n"
+        "  edgebench compare [options]        sweep models x backends x precisions x imgsz x\n"
+        "                                     devices into one table (compare --help)\n"
+        "  edgebench tegrastats [--summary] FILE|-   parse a tegrastats log to JSON lines\n"
+        "  edgebench backends                 list inference backends and their status\n"
+        "  edgebench history [options]        list the runs recorded in the history database\n"
+        "  edgebench diff A B [options]       compare two recorded runs; exit 4 on a "
+        "regression\n"
+        "  edgebench --version | --help\n\n"
+        "Options without a command (`edgebench --source S --model0 M ...`) are run's\n"
+        "(`edgebench run ...`). Without --mode, one stream (--source or --data) takes its\n"
+        "mode from the models: --model0 alone runs rgb, --model1 alone thermal, both run\n"
+        "dual with each slot reading that source.\n"
+        "Run with no model and no source for the embedded default (dual mode, synthesized\n"
+        "models on synthetic streams).\n",
+        EB_VERSION);
 }
 
 static void join_args(int argc, char **argv, char *buf, size_t size)
@@ -274,6 +279,17 @@ static int cmd_compare(int argc, char **argv, const char *command_line)
     return eb_compare_main(argc, argv, &env);
 }
 
+static int cmd_llm(int argc, char **argv, const char *command_line)
+{
+    install_signals(); /* Ctrl-C stops after the current step; the report covers what ran */
+    const struct eb_llm_env env = {.stop = &g_stop,
+                                   .command_line = command_line,
+                                   .version = EB_VERSION,
+                                   .out = stdout,
+                                   .err = stderr};
+    return eb_llm_main(argc, argv, &env);
+}
+
 static int cmd_backends(void)
 {
     int any = 0;
@@ -333,6 +349,8 @@ int main(int argc, char **argv)
             .stop = &g_stop, .version = EB_VERSION, .out = stdout, .err = stderr};
         return eb_quantize_main(argc - 2, argv + 2, &qenv);
     }
+    if (strcmp(cmd, "llm") == 0)
+        return cmd_llm(argc - 2, argv + 2, command_line);
     if (strcmp(cmd, "compare") == 0)
         return cmd_compare(argc - 2, argv + 2, command_line);
     if (strcmp(cmd, "history") == 0)

@@ -871,13 +871,18 @@ fail:
 /* ---- infer --------------------------------------------------------------------------------- */
 
 /* Wraps the caller's input i in an OrtValue, unless the one from the last call still fits. */
+/* Binds input i to `t`; `*reshaped` becomes 1 when its shape or dtype differs from the last
+ * run's (the kept outputs may then not fit). */
 static enum eb_status bind_input(struct ort_priv *p, size_t i, const struct eb_tensor *t,
-                                 struct eb_diag *diag)
+                                 int *reshaped, struct eb_diag *diag)
 {
     struct ort_input *c = &p->in[i];
-    if (c->value != NULL && c->data == t->data && c->dtype == t->dtype && c->rank == t->rank &&
-        memcmp(c->shape, t->shape, (size_t)t->rank * sizeof(t->shape[0])) == 0)
+    const int same_shape = c->value != NULL && c->dtype == t->dtype && c->rank == t->rank &&
+                           memcmp(c->shape, t->shape, (size_t)t->rank * sizeof(t->shape[0])) == 0;
+    if (same_shape && c->data == t->data)
         return EB_OK;
+    if (!same_shape)
+        *reshaped = 1;
 
     ONNXTensorElementDataType et = dtype_to_ort(t->dtype);
     int64_t numel = eb_tensor_numel(t);
@@ -991,20 +996,35 @@ static enum eb_status ort_infer(void *priv, const struct eb_tensor *in, size_t n
                                                "info.n_outputs outputs");
         goto fail;
     }
+    int reshaped = 0, aliased = 0;
     for (size_t i = 0; i < n_in; i++) {
-        if ((st = bind_input(p, i, &in[i], diag)) != EB_OK)
+        if ((st = bind_input(p, i, &in[i], &reshaped, diag)) != EB_OK)
             goto fail;
         in_vals[i] = p->in[i].value;
+        for (size_t o = 0; o < p->n_out && p->out[0] != NULL; o++)
+            aliased |= in[i].data == p->out_view[o].data;
     }
 
-    int reuse = p->out[0] != NULL;
+    /* The last run's outputs are handed back to Run (the steady state allocates nothing) unless
+     * an input changed shape (a decoder's next step: its outputs grow) or an input is one of
+     * them (a decoder's KV cache passed on): then ORT allocates fresh outputs, and the old
+     * ones, which those inputs may read, are released after the run. */
+    int reuse = p->out[0] != NULL && !reshaped && !aliased;
+    OrtValue *fresh[EB_BACKEND_MAX_IO] = {0};
+    OrtValue **outs = reuse || p->out[0] == NULL ? p->out : fresh;
     const char *const *in_names = (const char *const *)p->in_names;
     const char *const *out_names = (const char *const *)p->out_names;
     uint64_t t0 = eb_clock_ns();
     OrtStatus *s =
-        api->Run(p->session, NULL, in_names, in_vals, p->n_in, out_names, p->n_out, p->out);
+        api->Run(p->session, NULL, in_names, in_vals, p->n_in, out_names, p->n_out, outs);
     uint64_t t1 = eb_clock_ns();
     p->runs++; /* every Run past ORT's input checks records one model_run event */
+    if (outs == fresh) {
+        drop_outputs(p);
+        memcpy(p->out, fresh, sizeof(fresh));
+        if (s != NULL)
+            drop_outputs(p);
+    }
     if (s != NULL && reuse) {
         /* A dynamic output may have changed shape: let ORT allocate fresh outputs once. */
         eb_log_msg(p->log, EB_LOG_DEBUG, "model %s: run with kept outputs failed (%s); retrying",

@@ -477,17 +477,17 @@ static enum eb_status read_model_precision(struct eb_slot *s, const struct eb_mo
     return EB_OK;
 }
 
-/* Resolves --backend for this slot; `auto` asks the native backend whether it runs every node
- * of the model (through the vtable's `supports`) and falls back to ort with the reason. */
-static enum eb_status choose_backend(struct eb_slot *s, const struct eb_model_spec *ms)
+enum eb_status eb_backend_choose(int choice, const struct eb_backend_config *cfg,
+                                 const struct eb_model_spec *ms,
+                                 const struct eb_backend_ops **ops_out, char *reason,
+                                 size_t reason_size, struct eb_diag *diag)
 {
-    struct eb_slot_setup *su = &s->setup;
     const char *name = "ort";
-    if (su->backend_choice == EB_BACKEND_CHOICE_NATIVE) {
+    if (choice == EB_BACKEND_CHOICE_NATIVE) {
         name = "native";
-        snprintf(s->backend_reason, sizeof(s->backend_reason), "--backend native");
-    } else if (su->backend_choice == EB_BACKEND_CHOICE_ORT) {
-        snprintf(s->backend_reason, sizeof(s->backend_reason), "--backend ort");
+        snprintf(reason, reason_size, "--backend native");
+    } else if (choice == EB_BACKEND_CHOICE_ORT) {
+        snprintf(reason, reason_size, "--backend ort");
     } else {
         const struct eb_backend_ops *native = eb_backend_find("native");
         int ok = 0;
@@ -497,7 +497,7 @@ static enum eb_status choose_backend(struct eb_slot *s, const struct eb_model_sp
             snprintf(why, sizeof(why), "the native backend is not in this build");
         } else if (native->supports == NULL) {
             ok = 1;
-        } else if (native->supports(&su->backend_cfg, ms, &ok, why, sizeof(why), &d) != EB_OK) {
+        } else if (native->supports(cfg, ms, &ok, why, sizeof(why), &d) != EB_OK) {
             ok = 0;
             /* A long reason is cut; the return value is checked for that reason. */
             if (snprintf(why, sizeof(why), "%s", d.msg) < 0)
@@ -505,15 +505,23 @@ static enum eb_status choose_backend(struct eb_slot *s, const struct eb_model_sp
         }
         if (ok)
             name = "native";
-        if (snprintf(s->backend_reason, sizeof(s->backend_reason), "auto: %s",
+        if (snprintf(reason, reason_size, "auto: %s",
                      ok ? "native supports every node of the model" : why) < 0)
-            s->backend_reason[0] = '\0';
+            reason[0] = '\0';
     }
-    su->backend = eb_backend_find(name);
-    if (su->backend == NULL)
-        return eb_diag_fail(&s->diag, EB_ERR_UNSUPPORTED,
+    *ops_out = eb_backend_find(name);
+    if (*ops_out == NULL)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
                             "backend %s is not compiled into this build; use --backend ort", name);
     return EB_OK;
+}
+
+/* Resolves --backend for this slot (eb_backend_choose). */
+static enum eb_status choose_backend(struct eb_slot *s, const struct eb_model_spec *ms)
+{
+    struct eb_slot_setup *su = &s->setup;
+    return eb_backend_choose(su->backend_choice, &su->backend_cfg, ms, &su->backend,
+                             s->backend_reason, sizeof(s->backend_reason), &s->diag);
 }
 
 /*

@@ -30,6 +30,17 @@ enum eb_backend_choice {
 /** --preprocess: where frames are letterboxed (same order as cli_opts.def's choices). */
 enum eb_preprocess { EB_PREPROCESS_AUTO = 0, EB_PREPROCESS_CPU, EB_PREPROCESS_GPU };
 
+/**
+ * Resolves --backend `choice` (enum eb_backend_choice) for the model in `ms`: `auto` asks the
+ * native backend whether it runs every node of the model (the vtable's `supports`, with `cfg`)
+ * and falls back to ort with the reason. `reason` gets why ("--backend ort", "auto: ...").
+ * EB_ERR_UNSUPPORTED when the chosen backend is not in this build.
+ */
+EB_NODISCARD enum eb_status eb_backend_choose(int choice, const struct eb_backend_config *cfg,
+                                              const struct eb_model_spec *ms,
+                                              const struct eb_backend_ops **ops_out, char *reason,
+                                              size_t reason_size, struct eb_diag *diag);
+
 /* How many recent end-to-end times the progress line's median reads. */
 #define EB_SLOT_RECENT 31
 /* Records are kept in memory; a pass measures at most this many frames per slot. */

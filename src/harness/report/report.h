@@ -133,6 +133,13 @@ extern const char eb_report__css[];
 /* Internal to report*.c: "SIGINT", "SIGTERM", ... or NULL for 0 and unknown signals. */
 const char *eb_report__signal_name(int sig);
 
+/* Internal to report*.c: `key`: a latency summary (count, mean, std, cov, min, percentiles,
+ * max, fps, the CIs and their method), as report.json writes every one. */
+void eb_report__write_stats(struct eb_json_writer *w, const char *key,
+                            const struct eb_stat_summary *s);
+/* Internal to report*.c: the sampler's figures as the members of report.json's "system" object
+ * (its energy per frame aside, which is run's). */
+void eb_report__write_system_fields(struct eb_json_writer *w, const struct eb_system_summary *s);
 /** Internal to report*.c: where the energy of the run comes from. */
 enum eb_report_energy_source {
     EB_REPORT_ENERGY_SOURCE_NONE = 0,

@@ -61,7 +61,6 @@ static void write_ci(struct eb_json_writer *w, const char *key, const struct eb_
 }
 
 /* Latency statistics object; with count 0 every value but count is null. */
-static void write_stats(struct eb_json_writer *w, const char *key, const struct eb_stat_summary *s);
 
 /* The measured window (harness/pipeline/pipeline.h), relative to the pass's barrier, and the per-frame
  * file that keeps every measured frame's times. */
@@ -97,11 +96,12 @@ static void write_pacing(struct eb_json_writer *w, const struct eb_slot_result *
     kuint(w, "dropped", s->frames_dropped);
     eb_json_knum(w, "drop_pct", s->drop_pct);
     kuint(w, "deadline_misses", s->deadline_misses);
-    write_stats(w, "latency_from_arrival_ms", &s->latency_from_arrival);
+    eb_report__write_stats(w, "latency_from_arrival_ms", &s->latency_from_arrival);
     eb_json_obj_end(w);
 }
 
-static void write_stats(struct eb_json_writer *w, const char *key, const struct eb_stat_summary *s)
+void eb_report__write_stats(struct eb_json_writer *w, const char *key,
+                            const struct eb_stat_summary *s)
 {
     int ran = s->count > 0;
     eb_json_key(w, key);
@@ -491,8 +491,8 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     eb_json_key(w, "latency_ms");
     eb_json_obj_begin(w);
     for (int st = 0; st < EB_STAGE_COUNT; st++)
-        write_stats(w, eb_stage_name((enum eb_stage)st), &s->stages[st]);
-    write_stats(w, "pipeline", &s->pipeline);
+        eb_report__write_stats(w, eb_stage_name((enum eb_stage)st), &s->stages[st]);
+    eb_report__write_stats(w, "pipeline", &s->pipeline);
     eb_json_obj_end(w);
     kstr_or_null(w, "dominant", ran ? eb_slot_result_dominant(s) : "");
 
@@ -501,8 +501,8 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     eb_json_key(w, "solo_baseline");
     if (s->has_solo) {
         eb_json_obj_begin(w);
-        write_stats(w, "end_to_end", &s->solo_e2e);
-        write_stats(w, "inference", &s->solo_infer);
+        eb_report__write_stats(w, "end_to_end", &s->solo_e2e);
+        eb_report__write_stats(w, "inference", &s->solo_infer);
         eb_json_knum(w, "interference_ratio", s->interference_ratio);
         eb_json_knum(w, "interference_ratio_inference", s->interference_ratio_infer);
         eb_json_obj_end(w);
@@ -618,7 +618,7 @@ static void write_pair(struct eb_json_writer *w, const struct eb_pair_result *p)
     }
     eb_json_obj_begin(w);
     kuint(w, "pairs", p->pairs);
-    write_stats(w, "latency_ms", &p->latency);
+    eb_report__write_stats(w, "latency_ms", &p->latency);
     eb_json_knum(w, "pair_fps", p->pair_fps);
     eb_json_obj_end(w);
 }
@@ -645,11 +645,8 @@ static void write_gpu(struct eb_json_writer *w, const struct eb_gpu_summary *g)
     eb_json_obj_end(w);
 }
 
-static void write_system(struct eb_json_writer *w, const struct eb_run_result *r)
+void eb_report__write_system_fields(struct eb_json_writer *w, const struct eb_system_summary *s)
 {
-    const struct eb_system_summary *s = &r->sys;
-    eb_json_key(w, "system");
-    eb_json_obj_begin(w);
     kuint(w, "n_samples", s->n_samples);
     int ran = s->n_samples > 0;
     kmeas(w, "duration_s", s->duration_s, ran);
@@ -698,16 +695,23 @@ static void write_system(struct eb_json_writer *w, const struct eb_run_result *r
     for (int i = 0; i < ng; i++)
         write_gpu(w, &s->gpus[i]);
     eb_json_arr_end(w);
+    uint64_t throttle = eb_report__throttle_reasons(s);
+    eb_json_kbool(w, "throttled", throttle != 0);
+    eb_json_key(w, "throttle_reasons");
+    eb_sampler_throttle_write_json(throttle, w);
+}
+
+static void write_system(struct eb_json_writer *w, const struct eb_run_result *r)
+{
+    eb_json_key(w, "system");
+    eb_json_obj_begin(w);
+    eb_report__write_system_fields(w, &r->sys);
     enum eb_report_energy_source src;
     eb_json_knum(w, "energy_per_frame_mj", eb_report__energy_per_frame_mj(r, &src));
     eb_json_kstr(w, "energy_source",
                  src == EB_REPORT_ENERGY_SOURCE_NVML         ? "nvml"
                  : src == EB_REPORT_ENERGY_SOURCE_TEGRASTATS ? "tegrastats"
                                                              : NULL);
-    uint64_t throttle = eb_report__throttle_reasons(s);
-    eb_json_kbool(w, "throttled", throttle != 0);
-    eb_json_key(w, "throttle_reasons");
-    eb_sampler_throttle_write_json(throttle, w);
     eb_json_obj_end(w);
 }
 

@@ -1,0 +1,294 @@
+/*
+ * The measurement core of `edgebench llm` (llm_core.h).
+ */
+#include "harness/pipeline/llm_core.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eb/clock.h"
+
+/* "<prefix>N.key" / "<prefix>N.value": the cache tensor t = 2N (key) or 2N + 1 (value), or -1. */
+static int cache_slot(const char *name, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(name, prefix, n) != 0)
+        return -1;
+    const char *p = name + n;
+    int layer = 0, digits = 0;
+    while (*p >= '0' && *p <= '9' && digits < 6) {
+        layer = layer * 10 + (*p++ - '0');
+        digits++;
+    }
+    if (digits == 0 || *p != '.')
+        return -1;
+    if (strcmp(p + 1, "key") == 0)
+        return 2 * layer;
+    if (strcmp(p + 1, "value") == 0)
+        return 2 * layer + 1;
+    return -1;
+}
+
+static enum eb_status not_decoder(struct eb_diag *diag, const char *what, const char *name)
+{
+    return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                        "the model is not a decoder edgebench llm can run: %s%s%s; it needs "
+                        "input_ids, position_ids and past_key_values.N.key|value in, logits and "
+                        "present.N.key|value out (as `edgebench model synth --arch` and the "
+                        "common ONNX exports name them)",
+                        what, name[0] ? " " : "", name);
+}
+
+enum eb_status eb_llm_io_bind(const struct eb_model_info *info, struct eb_llm_io *io,
+                              struct eb_diag *diag)
+{
+    memset(io, 0, sizeof(*io));
+    io->ids = io->pos = io->mask = io->logits = -1;
+    for (size_t i = 0; i < EB_BACKEND_MAX_IO; i++)
+        io->past[i] = io->present[i] = -1;
+    int n_past = 0, n_present = 0;
+    for (size_t i = 0; i < info->n_inputs; i++) {
+        const struct eb_io_desc *d = &info->inputs[i];
+        int t = cache_slot(d->name, "past_key_values.");
+        if (strcmp(d->name, "input_ids") == 0 || strcmp(d->name, "position_ids") == 0 ||
+            strcmp(d->name, "attention_mask") == 0) {
+            if (d->dtype != EB_DTYPE_I64 || d->rank != 2)
+                return not_decoder(diag, "this input is not int64 [batch, length]:", d->name);
+            *(d->name[0] == 'i' ? &io->ids : d->name[0] == 'p' ? &io->pos : &io->mask) = (int)i;
+        } else if (t >= 0 && t < EB_BACKEND_MAX_IO && io->past[t] < 0 && d->rank == 4 &&
+                   (d->dtype == EB_DTYPE_F32 || d->dtype == EB_DTYPE_F16)) {
+            io->past[t] = (int)i;
+            n_past++;
+            if (n_past == 1) {
+                io->kv_dtype = d->dtype;
+                io->kv_heads = d->shape[1];
+                io->head_dim = d->shape[3];
+            } else if (d->dtype != io->kv_dtype || d->shape[1] != io->kv_heads ||
+                       d->shape[3] != io->head_dim) {
+                return not_decoder(diag, "its cache inputs differ in dtype or shape, at", d->name);
+            }
+        } else {
+            return not_decoder(diag, "it has the input", d->name);
+        }
+    }
+    for (size_t i = 0; i < info->n_outputs; i++) {
+        const struct eb_io_desc *d = &info->outputs[i];
+        int t = cache_slot(d->name, "present.");
+        if (strcmp(d->name, "logits") == 0) {
+            io->logits = (int)i;
+            io->vocab = d->rank == 3 ? d->shape[2] : -1;
+        } else if (t >= 0 && t < EB_BACKEND_MAX_IO && io->present[t] < 0) {
+            io->present[t] = (int)i;
+            n_present++;
+        }
+    }
+    if (io->ids < 0 || io->pos < 0)
+        return not_decoder(diag, io->ids < 0 ? "no input input_ids" : "no input position_ids", "");
+    if (io->logits < 0)
+        return not_decoder(diag, "no output logits", "");
+    if (n_past == 0 || n_past % 2 != 0)
+        return not_decoder(diag, "no complete KV cache among its inputs", "");
+    io->layers = n_past / 2;
+    for (int t = 0; t < 2 * io->layers; t++) {
+        char name[64];
+        if (io->past[t] < 0) {
+            snprintf(name, sizeof(name), "past_key_values.%d.%s", t / 2, t % 2 ? "value" : "key");
+            return not_decoder(diag, "no input", name);
+        }
+        if (io->present[t] < 0) {
+            snprintf(name, sizeof(name), "present.%d.%s", t / 2, t % 2 ? "value" : "key");
+            return not_decoder(diag, "no output", name);
+        }
+    }
+    if (io->kv_heads <= 0 || io->head_dim <= 0)
+        return not_decoder(diag, "its cache inputs have no fixed kv_heads and head_dim", "");
+    return EB_OK;
+}
+
+/* An order-preserving integer key of a float16's bits (NaN aside). */
+static int32_t f16_key(uint16_t h)
+{
+    return (h & 0x8000u) ? -(int32_t)(h & 0x7fffu) : (int32_t)h;
+}
+
+/* The argmax of the last row of logits [1, n, vocab]; -1 for another shape or dtype. */
+static int64_t last_row_argmax(const struct eb_tensor *t)
+{
+    if (t->rank != 3 || t->shape[0] != 1 || t->shape[1] < 1 || t->shape[2] < 1 || t->data == NULL)
+        return -1;
+    const int64_t v = t->shape[2], row = (t->shape[1] - 1) * v;
+    int64_t best = 0;
+    if (t->dtype == EB_DTYPE_F32) {
+        const float *x = (const float *)t->data + row;
+        for (int64_t i = 1; i < v; i++)
+            if (x[i] > x[best])
+                best = i;
+    } else if (t->dtype == EB_DTYPE_F16) {
+        const uint16_t *x = (const uint16_t *)t->data + row;
+        int32_t bk = f16_key(x[0]);
+        for (int64_t i = 1; i < v; i++) {
+            int32_t k = f16_key(x[i]);
+            if (k > bk) {
+                bk = k;
+                best = i;
+            }
+        }
+    } else {
+        return -1;
+    }
+    return best;
+}
+
+struct run_state {
+    const struct eb_llm_core *c;
+    struct eb_tensor in[EB_BACKEND_MAX_IO];
+    struct eb_tensor out[EB_BACKEND_MAX_IO];
+    size_t n_in, n_out;
+    int64_t *pos;  /* [prompt + gen] 0, 1, 2, ... */
+    int64_t *mask; /* [prompt + gen] ones */
+    int64_t token; /* the last chosen token */
+    float dummy;   /* the data of an empty cache */
+};
+
+/* One forward of `n` tokens (ids) at positions past..past+n-1, then the argmax. */
+static enum eb_status step(struct run_state *s, const int64_t *ids, int64_t n, int64_t past,
+                           uint64_t *forward_ns, uint64_t *total_ns, struct eb_diag *diag)
+{
+    const struct eb_llm_io *io = s->c->io;
+    s->in[io->ids] =
+        (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, n}, .data = (void *)ids};
+    s->in[io->pos] = (struct eb_tensor){
+        .dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, n}, .data = s->pos + past};
+    if (io->mask >= 0)
+        s->in[io->mask] = (struct eb_tensor){
+            .dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, past + n}, .data = s->mask};
+    for (int t = 0; t < 2 * io->layers; t++) {
+        struct eb_tensor *p = &s->in[io->past[t]];
+        p->dtype = io->kv_dtype;
+        p->rank = 4;
+        p->shape[0] = 1;
+        p->shape[1] = io->kv_heads;
+        p->shape[2] = past;
+        p->shape[3] = io->head_dim;
+        p->data = past == 0 ? (void *)&s->dummy : s->out[io->present[t]].data;
+    }
+    const uint64_t t0 = eb_clock_ns();
+    enum eb_status st = eb_backend_infer(s->c->be, s->in, s->n_in, s->out, s->n_out, NULL, diag);
+    const uint64_t t1 = eb_clock_ns();
+    if (st != EB_OK)
+        return st;
+    s->token = last_row_argmax(&s->out[io->logits]);
+    const uint64_t t2 = eb_clock_ns();
+    if (s->token < 0 || s->out[io->logits].shape[1] != n)
+        return eb_diag_fail(diag, EB_ERR_BACKEND,
+                            "the model's logits are not float [1, %lld, vocab] after %lld tokens; "
+                            "edgebench llm reads the last row's argmax",
+                            (long long)n, (long long)n);
+    for (int t = 0; t < 2 * io->layers; t++) {
+        const struct eb_tensor *o = &s->out[io->present[t]];
+        if (o->rank != 4 || o->dtype != io->kv_dtype || o->shape[1] != io->kv_heads ||
+            o->shape[2] != past + n || o->shape[3] != io->head_dim)
+            return eb_diag_fail(diag, EB_ERR_BACKEND,
+                                "the model's present.%d.%s is not [1, %lld, %lld, %lld] after a "
+                                "step of %lld tokens on a cache of %lld: its KV cache cannot be "
+                                "passed on",
+                                t / 2, t % 2 ? "value" : "key", (long long)io->kv_heads,
+                                (long long)(past + n), (long long)io->head_dim, (long long)n,
+                                (long long)past);
+    }
+    *forward_ns = t1 - t0;
+    *total_ns = t2 - t0;
+    return EB_OK;
+}
+
+/* One repetition; `record` NULL for a warm-up one. Returns EB_ERR_CANCELLED on a stop. */
+static enum eb_status repetition(struct run_state *s, struct eb_llm_result *r, int64_t rep,
+                                 int record, struct eb_diag *diag)
+{
+    const struct eb_llm_core *c = s->c;
+    uint64_t fwd = 0, total = 0;
+    if (c->nvtx != NULL)
+        eb_nvtx_push(c->nvtx, "prefill");
+    enum eb_status st = step(s, c->prompt_ids, c->prompt, 0, &fwd, &total, diag);
+    if (c->nvtx != NULL)
+        eb_nvtx_pop(c->nvtx);
+    if (st != EB_OK)
+        return st;
+    if (record) {
+        r->prefill_ns[rep] = fwd;
+        r->ttft_ns[rep] = total;
+    }
+    int64_t *first = r->tokens;
+    if (record && rep == 0)
+        first[0] = s->token;
+    else if (record && first[0] != s->token)
+        r->tokens_differ = 1;
+    if (c->nvtx != NULL)
+        eb_nvtx_push(c->nvtx, "decode");
+    for (int64_t j = 0; j < c->gen && st == EB_OK; j++) {
+        if (atomic_load(c->stop) != 0) {
+            st = EB_ERR_CANCELLED;
+            break;
+        }
+        int64_t id = s->token;
+        st = step(s, &id, 1, c->prompt + j, &fwd, &total, diag);
+        if (st != EB_OK || !record)
+            continue;
+        r->decode_ns[rep * c->gen + j] = total;
+        /* tokens[0] is the prefill's; step j yields token j + 1 (the last step's is not
+         * kept: gen tokens are generated, the first by the prefill). */
+        if (j + 1 < c->gen) {
+            if (rep == 0)
+                first[j + 1] = s->token;
+            else if (first[j + 1] != s->token)
+                r->tokens_differ = 1;
+        }
+    }
+    if (c->nvtx != NULL)
+        eb_nvtx_pop(c->nvtx);
+    return st;
+}
+
+enum eb_status eb_llm_core_run(const struct eb_llm_core *c, struct eb_llm_result *r,
+                               struct eb_diag *diag)
+{
+    struct run_state *s = calloc(1, sizeof(*s));
+    const size_t len = (size_t)(c->prompt + c->gen);
+    if (s == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory");
+    s->c = c;
+    s->pos = malloc(len * sizeof(int64_t));
+    s->mask = malloc(len * sizeof(int64_t));
+    if (s->pos == NULL || s->mask == NULL) {
+        free(s->pos);
+        free(s->mask);
+        free(s);
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < len; i++) {
+        s->pos[i] = (int64_t)i;
+        s->mask[i] = 1;
+    }
+    s->n_in = (size_t)(2 * c->io->layers + 2 + (c->io->mask >= 0));
+    s->n_out = (size_t)(2 * c->io->layers + 1);
+    enum eb_status st = EB_OK;
+    r->reps_done = 0;
+    for (int64_t k = 0; k < c->warmup + c->reps && st == EB_OK; k++) {
+        if (atomic_load(c->stop) != 0) {
+            st = EB_ERR_CANCELLED;
+            break;
+        }
+        const int record = k >= c->warmup;
+        const int64_t rep = record ? k - c->warmup : k;
+        st = repetition(s, r, rep, record, diag);
+        if (st == EB_OK && record)
+            r->reps_done = rep + 1;
+        if (st == EB_OK && c->rep_done != NULL)
+            c->rep_done(c->ctx, rep, !record);
+    }
+    free(s->pos);
+    free(s->mask);
+    free(s);
+    return st;
+}

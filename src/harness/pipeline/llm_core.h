@@ -1,0 +1,72 @@
+/*
+ * The measurement core of `edgebench llm`: a loaded decoder with its KV cache as inputs and
+ * outputs (model/llm.h names them), run as repetitions of a prefill of the prompt and a greedy
+ * decode of `gen` tokens, each step's time recorded into a struct eb_llm_result.
+ *
+ *     struct eb_llm_io io;
+ *     if (eb_llm_io_bind(&info, &io, &diag) != EB_OK) ...     // which input is which
+ *     struct eb_llm_core c = {.be = be, .io = &io, .prompt_ids = ids, ...};
+ *     eb_llm_core_run(&c, &result, &diag);
+ *
+ * A step: input_ids and position_ids [1, n] (n = the prompt, then 1), attention_mask [1, past +
+ * n] of ones when the model has one, past_key_values.N.key|value [1, kv_heads, past, head_dim]
+ * (the empty cache first, then the previous step's present.N.*, passed as they are: no copy),
+ * then the argmax of the last row of logits. Its time runs from the call into the backend to
+ * the chosen token: the prefill's forward alone is the prefill time, with the argmax it is the
+ * time to first token. Everything is allocated before the first step.
+ */
+#ifndef EB_LLM_CORE_H
+#define EB_LLM_CORE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "eb/backend.h"
+#include "eb/nvtx.h"
+#include "harness/results/llm_result.h"
+
+/** Where each of a decoder's tensors is among the model's inputs and outputs. */
+struct eb_llm_io {
+    int layers;
+    int ids, pos, mask;          /* input indices; mask -1 when the model has no attention_mask */
+    int logits;                  /* output index */
+    int past[EB_BACKEND_MAX_IO]; /* input index of past_key_values.(t/2).(key|value), t = 2l+v */
+    int present[EB_BACKEND_MAX_IO]; /* output index of present.(t/2).(key|value) */
+    enum eb_dtype kv_dtype;         /* float32 or float16 */
+    int64_t kv_heads, head_dim;     /* from the past inputs' shapes */
+    int64_t vocab;                  /* from logits' shape (-1 when dynamic there) */
+};
+
+/**
+ * Finds the decoder's tensors by the names the common exports use (input_ids, position_ids,
+ * attention_mask, past_key_values.N.key|value, logits, present.N.key|value). EB_ERR_UNSUPPORTED
+ * with one line naming what is missing or unexpected (another input, a past without its present,
+ * another dtype).
+ */
+EB_NODISCARD enum eb_status eb_llm_io_bind(const struct eb_model_info *info, struct eb_llm_io *io,
+                                           struct eb_diag *diag);
+
+struct eb_llm_core {
+    struct eb_backend *be;      /* loaded; borrowed */
+    const struct eb_llm_io *io; /* borrowed */
+    const int64_t *prompt_ids;  /* [prompt] token ids < vocab; borrowed */
+    int64_t prompt, gen;        /* tokens */
+    int64_t reps, warmup;       /* measured and warm-up repetitions */
+    const struct eb_nvtx *nvtx; /* ranges "prefill" and "decode" per repetition; may be NULL */
+    atomic_int *stop;           /* non-zero: stop after the current step; borrowed */
+    /* Called after each repetition (measured or not) on the caller's thread; may be NULL. */
+    void (*rep_done)(void *ctx, int64_t rep, int warmup);
+    void *ctx;
+};
+
+/**
+ * Runs the warm-up and the measured repetitions into r's records (eb_llm_result_alloc'd for
+ * c->reps x c->gen): r->reps_done, prefill_ns, ttft_ns, decode_ns, tokens, tokens_differ. A
+ * stop ends the current repetition, which is not counted. A failure of the backend, or an
+ * output of an unexpected shape, returns its status with the reason in `diag` (the repetitions
+ * before it are kept).
+ */
+EB_NODISCARD enum eb_status eb_llm_core_run(const struct eb_llm_core *c, struct eb_llm_result *r,
+                                            struct eb_diag *diag);
+
+#endif

@@ -1,0 +1,534 @@
+/*
+ * The reports of `edgebench llm` (report_llm.h).
+ */
+#include "harness/report/report_llm.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eb/json.h"
+#include "harness/report/report.h"
+#include "harness/report/svg_chart.h"
+
+#define LLM_MAX_FACTS 48
+
+static const char *const k_file_names[EB_LLM_REPORT_FILE_COUNT] = {"report.md", "report.html",
+                                                                   "report.json"};
+
+const char *eb_llm_report_file_name(enum eb_llm_report_file f)
+{
+    return (unsigned)f < EB_LLM_REPORT_FILE_COUNT ? k_file_names[f] : "";
+}
+
+static double mib(uint64_t b)
+{
+    return (double)b / (1024.0 * 1024.0);
+}
+
+/* ---- the facts report.md and report.html print ---- */
+
+struct fact {
+    const char *section; /* static */
+    char label[64];
+    char value[600];
+};
+
+struct facts {
+    struct fact items[LLM_MAX_FACTS];
+    int n;
+};
+
+static void add(struct facts *f, const char *section, const char *label, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void add(struct facts *f, const char *section, const char *label, const char *fmt, ...)
+{
+    if (f->n >= LLM_MAX_FACTS)
+        return;
+    struct fact *x = &f->items[f->n++];
+    x->section = section;
+    snprintf(x->label, sizeof(x->label), "%s", label);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(x->value, sizeof(x->value), fmt, ap);
+    va_end(ap);
+}
+
+/* "12.3 ± 0.4" with `prec` decimals, "n/a" for a NAN mean, no ± for one repetition. */
+static const char *pm(char *buf, size_t n, double mean, double std, int prec)
+{
+    if (!isfinite(mean))
+        snprintf(buf, n, "n/a");
+    else if (!isfinite(std))
+        snprintf(buf, n, "%.*f", prec, mean);
+    else
+        snprintf(buf, n, "%.*f ± %.*f", prec, mean, prec, std);
+    return buf;
+}
+
+static const char *pct(char *buf, size_t n, double frac)
+{
+    if (isfinite(frac))
+        snprintf(buf, n, "%.1f%%", 100.0 * frac);
+    else
+        snprintf(buf, n, "n/a");
+    return buf;
+}
+
+static void build(const struct eb_llm_result *r, struct facts *f)
+{
+    const struct eb_llm_model *m = &r->model;
+    char a[64], b[64], c[64];
+    const char *verdict = eb_validity_verdict(&r->validity);
+    f->n = 0;
+    add(f, "Run", "Verdict", "%s%s%s", verdict ? verdict : "not judged",
+        r->validity.n_reasons ? ": " : "", r->validity.n_reasons ? r->validity.reasons[0] : "");
+    for (int i = 1; i < r->validity.n_reasons; i++)
+        add(f, "Run", "Also", "%s", r->validity.reasons[i]);
+    if (r->failed)
+        add(f, "Run", "Error", "%s", r->message);
+    if (r->interrupted)
+        add(f, "Run", "Interrupted", "the figures cover the %lld repetitions that ended",
+            (long long)r->reps_done);
+    add(f, "Run", "Started", "%s, %.1f s", r->started_at, r->duration_s);
+    add(f, "Run", "Workload",
+        "prompt %lld tokens (%s), then %lld decode steps; %lld repetitions after %lld warm-up; "
+        "context %lld",
+        (long long)r->w.prompt, r->w.prompt_source, (long long)r->w.gen, (long long)r->w.reps,
+        (long long)r->w.warmup, (long long)r->w.ctx);
+    add(f, "Run", "Backend", "%s %s (%s), provider %s, %s%s%s, threads %s", r->backend,
+        r->backend_version, r->backend_reason, r->provider[0] ? r->provider : "n/a", r->device,
+        r->device_name[0] ? " " : "", r->device_name,
+        r->threads > 0 ? (snprintf(a, sizeof(a), "%d", r->threads), a) : "default");
+
+    add(f, "Throughput", "Time to first token (p50)", "%s ms",
+        r->ttft.count ? (snprintf(a, sizeof(a), "%.3f", r->ttft.p50), a) : "n/a");
+    add(f, "Throughput", "Prefill tokens/s", "%s",
+        pm(a, sizeof(a), r->prefill_tps, r->prefill_tps_std, 1));
+    add(f, "Throughput", "Decode tokens/s", "%s",
+        pm(b, sizeof(b), r->decode_tps, r->decode_tps_std, 1));
+    add(f, "Throughput", "Decode per token (p50)", "%s ms",
+        r->decode.count ? (snprintf(c, sizeof(c), "%.3f", r->decode.p50), c) : "n/a");
+
+    if (isfinite(r->prefill_flops))
+        add(f, "Efficiency", "Prefill FLOPs",
+            "%.3f GFLOP (the prompt; 2 x matmul parameters a "
+            "token + attention over the causal triangle)",
+            r->prefill_flops / 1e9);
+    add(f, "Efficiency", "Prefill achieved", "%s TFLOP/s",
+        isfinite(r->prefill_tflops_s) ? (snprintf(a, sizeof(a), "%.4f", r->prefill_tflops_s), a)
+                                      : "n/a");
+    add(f, "Efficiency", "Prefill MFU", "%s%s%s%s", pct(a, sizeof(a), r->mfu),
+        r->peak_name[0] ? " of " : "", r->peak_name,
+        r->peak_tflops > 0
+            ? (snprintf(b, sizeof(b), " (%.1f TFLOP/s dense, %s)", r->peak_tflops, r->precision), b)
+            : "");
+    if (isfinite(r->decode_bytes))
+        add(f, "Efficiency", "Decode bytes a step",
+            "%.2f MiB (every weight once and the KV cache, mean over the steps)",
+            r->decode_bytes / 1048576.0);
+    add(f, "Efficiency", "Decode achieved", "%s GB/s",
+        isfinite(r->decode_gbs) ? (snprintf(a, sizeof(a), "%.3f", r->decode_gbs), a) : "n/a");
+    add(f, "Efficiency", "Decode bandwidth use", "%s%s%s", pct(a, sizeof(a), r->bw_util),
+        r->peak_gbs > 0 ? (snprintf(b, sizeof(b), " of %.0f GB/s", r->peak_gbs), b) : "",
+        r->peak_why[0] ? "" : "");
+    if (r->peak_why[0])
+        add(f, "Efficiency", "Why n/a", "%s", r->peak_why);
+
+    add(f, "Memory", "Weights", "%.1f MiB (%s)", mib(m->weight_bytes), m->dtype);
+    add(f, "Memory", "KV cache at the final length", "%.2f MiB (%lld positions, %.1f KiB a token)",
+        mib(r->kv_bytes_final), (long long)(r->w.prompt + r->w.gen),
+        (double)m->kv_bytes_per_token / 1024.0);
+    add(f, "Memory", "Budget", "weights + KV cache at ctx %lld = %.1f MiB of the %.1f MiB limit",
+        (long long)r->w.ctx, mib(m->weight_bytes + r->kv_bytes_ctx), mib(r->limit_bytes));
+    add(f, "Memory", "Peak", "%s",
+        r->mem_peak_bytes
+            ? (snprintf(a, sizeof(a), "%.1f MiB (%s)", mib(r->mem_peak_bytes), r->mem_peak_what), a)
+            : "n/a");
+
+    add(f, "Model", "File", "%s", m->path);
+    add(f, "Model", "SHA-256", "%s", m->sha256[0] ? m->sha256 : "n/a");
+    add(f, "Model", "Architecture",
+        "%s %s, %s: %d layers, hidden %d, %d heads (%d KV) of %d, vocabulary %d, context %d",
+        m->arch[0] ? m->arch : "decoder", m->size, m->dtype, m->layers, m->hidden, m->heads,
+        m->kv_heads, m->head_dim, m->vocab, m->ctx);
+    add(f, "Model", "Parameters", "%llu", (unsigned long long)m->params);
+
+    if (r->sys.n_samples > 0)
+        add(f, "System", "CPU", "%.1f%% average, %.1f%% max; process RSS max %.1f MiB",
+            r->sys.cpu_avg_pct, r->sys.cpu_max_pct, r->sys.rss_max_mb);
+    for (int i = 0; i < r->n_warnings; i++)
+        add(f, "Warnings", "Warning", "%s", r->warnings[i]);
+}
+
+/* The latency rows: label, summary. */
+static int latency_rows(const struct eb_llm_result *r, const char **labels,
+                        const struct eb_stat_summary **s)
+{
+    labels[0] = "time to first token";
+    s[0] = &r->ttft;
+    labels[1] = "prefill (forward)";
+    s[1] = &r->prefill;
+    labels[2] = "decode, per token";
+    s[2] = &r->decode;
+    return 3;
+}
+
+void eb_llm_report_bench_table(const struct eb_llm_result *r, FILE *fp)
+{
+    const struct eb_llm_model *m = &r->model;
+    char a[64], b[64], pp[32], tg[32];
+    snprintf(pp, sizeof(pp), "pp%lld", (long long)r->w.prompt);
+    snprintf(tg, sizeof(tg), "tg%lld", (long long)r->w.gen);
+    fprintf(fp, "| model | size | params | backend | threads | test | t/s |\n"
+                "| --- | ---: | ---: | --- | ---: | --- | ---: |\n");
+    for (int row = 0; row < 2; row++) {
+        fprintf(fp, "| %s %s %s | %.2f MiB | %.2f M | %s %s | %s | %s | %s |\n",
+                m->arch[0] ? m->arch : "decoder", m->size, m->dtype, mib(m->weight_bytes),
+                (double)m->params / 1e6, r->backend, r->device,
+                r->threads > 0 ? (snprintf(a, sizeof(a), "%d", r->threads), a) : "default",
+                row == 0 ? pp : tg,
+                row == 0 ? pm(b, sizeof(b), r->prefill_tps, r->prefill_tps_std, 2)
+                         : pm(b, sizeof(b), r->decode_tps, r->decode_tps_std, 2));
+    }
+}
+
+/* ---- report.md ---- */
+
+static int md_body(FILE *fp, const void *ctx)
+{
+    const struct eb_llm_result *r = ctx;
+    struct facts *f = calloc(1, sizeof(*f));
+    if (f == NULL)
+        return 1;
+    build(r, f);
+    fprintf(fp, "# edgebench llm report\n\nedgebench %s · report.json schema %d (kind llm)\n",
+            r->version ? r->version : "", EB_LLM_REPORT_SCHEMA_VERSION);
+    const char *section = NULL;
+    for (int i = 0; i < f->n; i++) {
+        if (section == NULL || strcmp(section, f->items[i].section) != 0) {
+            section = f->items[i].section;
+            fprintf(fp, "\n## %s\n\n| | |\n| --- | --- |\n", section);
+        }
+        fputs("| ", fp);
+        eb_report__md_text(fp, f->items[i].label, 0);
+        fputs(" | ", fp);
+        eb_report__md_text(fp, f->items[i].value, 0);
+        fputs(" |\n", fp);
+        if (strcmp(section, "Run") == 0 &&
+            (i + 1 == f->n || strcmp(f->items[i + 1].section, "Run") != 0) && r->reps_done > 0) {
+            fputs("\n## llama-bench\n\n", fp);
+            eb_llm_report_bench_table(r, fp);
+            section = "llama-bench";
+        }
+    }
+    const char *labels[3];
+    const struct eb_stat_summary *s[3];
+    int n = latency_rows(r, labels, s);
+    fprintf(fp, "\n## Latency (ms)\n\n| | n | mean | std | p50 [95%% CI] | p90 | p99 [95%% CI] | "
+                "max |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (int i = 0; i < n; i++) {
+        char c50[64], c99[64];
+        if (s[i]->count == 0) {
+            fprintf(fp, "| %s | 0 | | | | | | |\n", labels[i]);
+            continue;
+        }
+        fprintf(fp, "| %s | %llu | %.3f | %.3f | %.3f %s | %.3f | %.3f %s | %.3f |\n", labels[i],
+                (unsigned long long)s[i]->count, s[i]->mean, s[i]->std, s[i]->p50,
+                eb_report__fmt_ci(c50, sizeof(c50), &s[i]->p50_ci), s[i]->p90, s[i]->p99,
+                eb_report__fmt_ci(c99, sizeof(c99), &s[i]->p99_ci), s[i]->max);
+    }
+    fprintf(fp,
+            "\nTime to first token = the prefill's forward and the choice of the first token; "
+            "a decode step = one token's forward on the cache and its argmax. CIs: %s "
+            "(n/a where the sample is too small: p50 needs 6, p99 368).\n",
+            EB_STAT_CI_METHOD);
+    free(f);
+    return ferror(fp);
+}
+
+/* ---- report.html ---- */
+
+static void put(FILE *fp, const char *s)
+{
+    eb_svg_put_escaped(fp, s);
+}
+
+static int html_body(FILE *fp, const void *ctx)
+{
+    const struct eb_llm_result *r = ctx;
+    struct facts *f = calloc(1, sizeof(*f));
+    if (f == NULL)
+        return 1;
+    build(r, f);
+    eb_svg_page_begin(fp);
+    fputs("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+          "<meta name=\"generator\" content=\"edgebench ",
+          fp);
+    put(fp, r->version);
+    fputs("\">\n<title>edgebench llm: ", fp);
+    put(fp, r->model.path);
+    fprintf(fp, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>edgebench llm</h1>\n",
+            eb_report__css);
+    const char *section = NULL;
+    for (int i = 0; i < f->n; i++) {
+        if (section == NULL || strcmp(section, f->items[i].section) != 0) {
+            if (section != NULL)
+                fputs("</tbody></table>\n", fp);
+            section = f->items[i].section;
+            fputs("<h2>", fp);
+            put(fp, section);
+            fputs("</h2>\n<table><tbody>\n", fp);
+        }
+        fputs("<tr><th>", fp);
+        put(fp, f->items[i].label);
+        fputs("</th><td>", fp);
+        put(fp, f->items[i].value);
+        fputs("</td></tr>\n", fp);
+    }
+    if (section != NULL)
+        fputs("</tbody></table>\n", fp);
+    const char *labels[3];
+    const struct eb_stat_summary *s[3];
+    int n = latency_rows(r, labels, s);
+    fputs("<h2>Latency (ms)</h2>\n<table><thead><tr><th></th><th>n</th><th>mean</th><th>std</th>"
+          "<th>p50 [95% CI]</th><th>p90</th><th>p99 [95% CI]</th><th>max</th></tr></thead>"
+          "<tbody>\n",
+          fp);
+    for (int i = 0; i < n; i++) {
+        char c50[64], c99[64];
+        fprintf(fp, "<tr><th>%s</th><td>%llu</td>", labels[i], (unsigned long long)s[i]->count);
+        if (s[i]->count > 0)
+            fprintf(fp,
+                    "<td>%.3f</td><td>%.3f</td><td>%.3f %s</td><td>%.3f</td><td>%.3f %s</td>"
+                    "<td>%.3f</td>",
+                    s[i]->mean, s[i]->std, s[i]->p50,
+                    eb_report__fmt_ci(c50, sizeof(c50), &s[i]->p50_ci), s[i]->p90, s[i]->p99,
+                    eb_report__fmt_ci(c99, sizeof(c99), &s[i]->p99_ci), s[i]->max);
+        else
+            fputs("<td colspan=\"6\">not measured</td>", fp);
+        fputs("</tr>\n", fp);
+    }
+    fputs("</tbody></table>\n", fp);
+    /* Decode step latency against the cache length: the mean over repetitions of each step. */
+    const int64_t gen = r->w.gen, reps = r->reps_done;
+    double *x = reps > 0 ? malloc((size_t)gen * sizeof(double)) : NULL;
+    double *y = reps > 0 ? malloc((size_t)gen * sizeof(double)) : NULL;
+    if (x != NULL && y != NULL) {
+        for (int64_t j = 0; j < gen; j++) {
+            double sum = 0.0;
+            for (int64_t i = 0; i < reps; i++)
+                sum += (double)r->decode_ns[i * gen + j] / 1e6;
+            x[j] = (double)(r->w.prompt + j + 1);
+            y[j] = sum / (double)reps;
+        }
+        struct eb_svg_series ser = {.name = "decode step", .x = x, .y = y, .n = (size_t)gen};
+        struct eb_svg_chart ch = {.id = "decode",
+                                  .title = "Decode step latency against the KV cache length",
+                                  .subtitle = "mean over the measured repetitions",
+                                  .x_label = "positions in the cache (tokens)",
+                                  .y_label = "latency (ms)",
+                                  .y_include_zero = 1};
+        if (eb_svg_line_chart(fp, &ch, &ser, 1) != EB_OK) {
+            free(x);
+            free(y);
+            free(f);
+            return 1;
+        }
+    }
+    free(x);
+    free(y);
+    fputs("</body>\n</html>\n", fp);
+    free(f);
+    return ferror(fp);
+}
+
+/* ---- report.json ---- */
+
+static void knum_or_null(struct eb_json_writer *w, const char *key, double v)
+{
+    if (isfinite(v))
+        eb_json_knum(w, key, v);
+    else {
+        eb_json_key(w, key);
+        eb_json_null(w);
+    }
+}
+
+static void kuint(struct eb_json_writer *w, const char *key, uint64_t v)
+{
+    eb_json_key(w, key);
+    eb_json_uint(w, v);
+}
+
+static void kstr_or_null(struct eb_json_writer *w, const char *key, const char *s)
+{
+    eb_json_kstr(w, key, s != NULL && s[0] != '\0' ? s : NULL);
+}
+
+static void mean_std(struct eb_json_writer *w, const char *key, double mean, double std)
+{
+    eb_json_key(w, key);
+    eb_json_obj_begin(w);
+    knum_or_null(w, "mean", mean);
+    knum_or_null(w, "std", std);
+    eb_json_obj_end(w);
+}
+
+static int json_body(FILE *fp, const void *ctx)
+{
+    const struct eb_llm_result *r = ctx;
+    const struct eb_llm_model *m = &r->model;
+    struct eb_json_writer jw, *w = &jw;
+    eb_json_writer_init_file(w, fp, 1);
+    eb_json_obj_begin(w);
+    eb_json_kint(w, "schema_version", EB_LLM_REPORT_SCHEMA_VERSION);
+    eb_json_kstr(w, "kind", "llm");
+    eb_json_kstr(w, "edgebench_version", r->version);
+    eb_json_kstr(w, "started_at", r->started_at);
+    eb_json_knum(w, "duration_s", r->duration_s);
+    eb_json_kstr(w, "command_line", r->command_line);
+    eb_json_kint(w, "exit_code", r->exit_code);
+    eb_json_kbool(w, "interrupted", r->interrupted);
+    eb_json_kstr(w, "status", r->failed ? "failed" : "ok");
+    kstr_or_null(w, "message", r->message);
+
+    eb_json_key(w, "model");
+    eb_json_obj_begin(w);
+    eb_json_kstr(w, "path", m->path);
+    kstr_or_null(w, "sha256", m->sha256);
+    kuint(w, "file_bytes", m->file_bytes);
+    kstr_or_null(w, "arch", m->arch);
+    kstr_or_null(w, "size", m->size);
+    kstr_or_null(w, "dtype", m->dtype);
+    eb_json_kint(w, "layers", m->layers);
+    eb_json_kint(w, "hidden", m->hidden);
+    eb_json_kint(w, "heads", m->heads);
+    eb_json_kint(w, "kv_heads", m->kv_heads);
+    eb_json_kint(w, "head_dim", m->head_dim);
+    eb_json_kint(w, "vocab", m->vocab);
+    eb_json_kint(w, "ctx", m->ctx);
+    kuint(w, "params", m->params);
+    kuint(w, "weight_bytes", m->weight_bytes);
+    kuint(w, "kv_bytes_per_token", m->kv_bytes_per_token);
+    eb_json_obj_end(w);
+
+    eb_json_key(w, "workload");
+    eb_json_obj_begin(w);
+    eb_json_kint(w, "prompt", r->w.prompt);
+    eb_json_kint(w, "gen", r->w.gen);
+    eb_json_kint(w, "reps", r->w.reps);
+    eb_json_kint(w, "warmup", r->w.warmup);
+    eb_json_kint(w, "ctx", r->w.ctx);
+    eb_json_kint(w, "seed", r->w.seed);
+    eb_json_kstr(w, "prompt_source", r->w.prompt_source);
+    eb_json_kint(w, "reps_measured", r->reps_done);
+    eb_json_obj_end(w);
+
+    eb_json_key(w, "backend");
+    eb_json_obj_begin(w);
+    eb_json_kstr(w, "name", r->backend);
+    kstr_or_null(w, "version", r->backend_version);
+    kstr_or_null(w, "reason", r->backend_reason);
+    eb_json_kstr(w, "device", r->device);
+    kstr_or_null(w, "device_name", r->device_name);
+    kstr_or_null(w, "provider", r->provider);
+    kstr_or_null(w, "precision", r->precision);
+    eb_json_kint(w, "threads", r->threads);
+    eb_json_obj_end(w);
+
+    eb_report__write_stats(w, "ttft_ms", &r->ttft);
+    eb_report__write_stats(w, "prefill_ms", &r->prefill);
+    eb_report__write_stats(w, "decode_token_ms", &r->decode);
+    mean_std(w, "prefill_tokens_per_s", r->prefill_tps, r->prefill_tps_std);
+    mean_std(w, "decode_tokens_per_s", r->decode_tps, r->decode_tps_std);
+
+    eb_json_key(w, "llama_bench");
+    eb_json_arr_begin(w);
+    for (int row = 0; row < 2 && r->reps_done > 0; row++) {
+        char test[32];
+        snprintf(test, sizeof(test), "%s%lld", row == 0 ? "pp" : "tg",
+                 (long long)(row == 0 ? r->w.prompt : r->w.gen));
+        eb_json_obj_begin(w);
+        eb_json_kstr(w, "test", test);
+        knum_or_null(w, "t_s", row == 0 ? r->prefill_tps : r->decode_tps);
+        knum_or_null(w, "std", row == 0 ? r->prefill_tps_std : r->decode_tps_std);
+        eb_json_obj_end(w);
+    }
+    eb_json_arr_end(w);
+
+    eb_json_key(w, "tokens");
+    eb_json_arr_begin(w);
+    for (int64_t j = 0; j < r->w.gen && r->reps_done > 0; j++)
+        eb_json_int(w, r->tokens[j]);
+    eb_json_arr_end(w);
+    eb_json_kbool(w, "tokens_consistent", r->reps_done > 0 && !r->tokens_differ);
+
+    eb_json_key(w, "efficiency");
+    eb_json_obj_begin(w);
+    knum_or_null(w, "prefill_flops", r->prefill_flops);
+    knum_or_null(w, "prefill_tflops_s", r->prefill_tflops_s);
+    knum_or_null(w, "mfu", r->mfu);
+    knum_or_null(w, "decode_flops_per_token", r->decode_flops);
+    knum_or_null(w, "decode_bytes_per_token", r->decode_bytes);
+    knum_or_null(w, "decode_gbs", r->decode_gbs);
+    knum_or_null(w, "bandwidth_util", r->bw_util);
+    kstr_or_null(w, "peak_device", r->peak_name);
+    knum_or_null(w, "peak_tflops", r->peak_tflops > 0 ? r->peak_tflops : NAN);
+    knum_or_null(w, "peak_gbs", r->peak_gbs > 0 ? r->peak_gbs : NAN);
+    kstr_or_null(w, "why_not", r->peak_why);
+    eb_json_obj_end(w);
+
+    eb_json_key(w, "memory");
+    eb_json_obj_begin(w);
+    kuint(w, "weight_bytes", m->weight_bytes);
+    kuint(w, "kv_bytes_final", r->kv_bytes_final);
+    kuint(w, "kv_bytes_ctx", r->kv_bytes_ctx);
+    kuint(w, "limit_bytes", r->limit_bytes);
+    if (r->mem_peak_bytes > 0)
+        kuint(w, "peak_bytes", r->mem_peak_bytes);
+    else {
+        eb_json_key(w, "peak_bytes");
+        eb_json_null(w);
+    }
+    kstr_or_null(w, "peak_of", r->mem_peak_what);
+    eb_json_obj_end(w);
+
+    eb_json_key(w, "system");
+    eb_json_obj_begin(w);
+    eb_report__write_system_fields(w, &r->sys);
+    eb_json_obj_end(w);
+
+    eb_json_key(w, "validity");
+    eb_json_obj_begin(w);
+    eb_json_kstr(w, "verdict", eb_validity_verdict(&r->validity));
+    eb_json_key(w, "reasons");
+    eb_json_arr_begin(w);
+    for (int i = 0; i < r->validity.n_reasons; i++)
+        eb_json_str(w, r->validity.reasons[i]);
+    eb_json_arr_end(w);
+    eb_json_obj_end(w);
+
+    eb_json_key(w, "warnings");
+    eb_json_arr_begin(w);
+    for (int i = 0; i < r->n_warnings; i++)
+        eb_json_str(w, r->warnings[i]);
+    eb_json_arr_end(w);
+    eb_json_obj_end(w);
+    int bad = eb_json_writer_error(w);
+    eb_json_writer_fini(w);
+    fputc('\n', fp);
+    return bad || ferror(fp);
+}
+
+enum eb_status eb_llm_report_write(const struct eb_llm_result *r, const char *dir,
+                                   enum eb_llm_report_file f, struct eb_diag *diag)
+{
+    static const eb_report_body_fn bodies[EB_LLM_REPORT_FILE_COUNT] = {md_body, html_body,
+                                                                       json_body};
+    if ((unsigned)f >= EB_LLM_REPORT_FILE_COUNT)
+        return EB_ERR_INVALID_ARG;
+    return eb_report__write_atomic(dir, k_file_names[f], bodies[f], r, diag);
+}

@@ -1,0 +1,136 @@
+# End-to-end runs of `edgebench llm` on the tiny synthesized decoders (a few hundred KB; ONNX
+# Runtime runs them). Each case_* is one ctest entry.
+
+# tiny ARCH [ARGS...]: writes tiny.onnx (the tiny model of ARCH, context 256 unless ARGS say).
+tiny() {
+  local arch=$1
+  shift
+  "$EB_BIN" model synth --arch "$arch" --size tiny --ctx 256 "$@" -o tiny.onnx >/dev/null ||
+    fail "model synth --arch $arch failed"
+}
+
+# llm ARGS...: `edgebench llm` of tiny.onnx on ONNX Runtime, output in out/, no history.
+llm() {
+  "$EB_BIN" llm --model tiny.onnx --backend ort --output out --db none "$@" >o.txt 2>e.txt
+}
+
+case_llama_report() {
+  need_ort
+  tiny llama
+  llm --prompt 32 --gen 16 --reps 3 --warmup 1 || fail "llm failed ($?): $(cat e.txt)"
+  local d; d=$(run_dir out)
+  # The llama-bench table on stdout: prefill and decode rows, then where the report is.
+  grep -qE '^\| llama tiny fp32 \| .* \| pp32 \| [0-9.]+ ± [0-9.]+ \|$' o.txt || fail "no pp32 row: $(cat o.txt)"
+  grep -qE '^\| llama tiny fp32 \| .* \| tg16 \| [0-9.]+ ± [0-9.]+ \|$' o.txt || fail "no tg16 row: $(cat o.txt)"
+  grep -qx "report: $d/report.md" o.txt || fail "no report line: $(cat o.txt)"
+  local j=$d/report.json
+  [ "$(jq_get "$j" kind)" = llm ] || fail "kind"
+  [ "$(jq_get "$j" status)" = ok ] || fail "status"
+  [ "$(jq_get "$j" validity/verdict)" = VALID ] || fail "verdict: $(jq_get "$j" validity/reasons/0)"
+  [ "$(jq_get "$j" backend/name)" = ort ] || fail "backend"
+  [ "$(jq_get "$j" model/arch)" = llama ] || fail "arch"
+  [ "$(jq_get "$j" workload/reps_measured)" = 3 ] || fail "reps measured"
+  # One TTFT a repetition; one decode time a step of every repetition.
+  [ "$(jq_get "$j" ttft_ms/count)" = 3 ] || fail "ttft count"
+  [ "$(jq_get "$j" decode_token_ms/count)" = 48 ] || fail "decode count"
+  [ "$(jq_get "$j" llama_bench/0/test)" = pp32 ] || fail "llama_bench pp"
+  [ "$(jq_get "$j" llama_bench/1/test)" = tg16 ] || fail "llama_bench tg"
+  # 16 greedy tokens, the same in every repetition, within the vocabulary (1024).
+  local t; t=$(jq_get "$j" tokens/15)
+  [ "$t" -ge 0 ] && [ "$t" -lt 1024 ] || fail "token 15: $t"
+  [ "$(jq_get "$j" tokens_consistent)" = true ] || fail "tokens differ between repetitions"
+  # tiny: 2 layers x (K, V) x 2 KV heads x 16 x 4 bytes = 512 bytes a token; 48 positions.
+  [ "$(jq_get "$j" model/kv_bytes_per_token)" = 512 ] || fail "kv bytes per token"
+  [ "$(jq_get "$j" memory/kv_bytes_final)" = 24576 ] || fail "kv bytes final"
+  [ "$(jq_get "$j" memory/kv_bytes_ctx)" = 24576 ] || fail "kv at ctx (prompt + gen)"
+  # The CPU has no peak: MFU and bandwidth use are null, with the reason.
+  [ "$(jq_get "$j" efficiency/mfu)" = null ] || fail "mfu on the cpu"
+  jq_get "$j" efficiency/why_not | grep -q "no entry in the peak table" || fail "why_not"
+  # Achieved rates from the model's FLOPs and bytes.
+  local tf; tf=$(jq_get "$j" efficiency/prefill_tflops_s)
+  awk -v x="$tf" 'BEGIN { exit !(x > 0) }' || fail "prefill TFLOP/s $tf"
+  grep -q '^## llama-bench$' "$d/report.md" || fail "report.md has no llama-bench table"
+  grep -q '| decode, per token | 48 |' "$d/report.md" || fail "report.md latency row"
+  grep -q '<svg[^>]*id="decode"' "$d/report.html" || fail "report.html has no decode chart"
+  [ -s "$d/metrics.jsonl" ] && [ -s "$d/env.json" ] && [ -s "$d/run.log" ] || fail "run files"
+}
+
+case_qwen2_fp16_and_prompt_ids() {
+  need_ort
+  tiny qwen2 --dtype fp16
+  printf '5, 17 900\n3 1023\n' >ids.txt
+  llm --prompt_ids ids.txt --gen 4 --reps 3 --warmup 0 || fail "llm failed ($?): $(cat e.txt)"
+  local j; j=$(run_dir out)/report.json
+  [ "$(jq_get "$j" workload/prompt)" = 5 ] || fail "the file's 5 ids are the prompt"
+  [ "$(jq_get "$j" workload/prompt_source)" = ids.txt ] || fail "prompt_source"
+  [ "$(jq_get "$j" backend/precision)" = fp16 ] || fail "precision is the model's dtype"
+  [ "$(jq_get "$j" model/kv_bytes_per_token)" = 256 ] || fail "fp16 kv bytes"
+  [ "$(jq_get "$j" tokens_consistent)" = true ] || fail "tokens differ"
+  # The same prompt, the same greedy tokens (a second run).
+  local first; first=$(jq_get "$j" tokens/3)
+  rm -rf out
+  llm --prompt_ids ids.txt --gen 4 --reps 3 --warmup 0 || fail "second run failed"
+  [ "$(jq_get "$(run_dir out)/report.json" tokens/3)" = "$first" ] || fail "tokens changed"
+}
+
+case_kv_cache_over_the_limit() {
+  tiny llama --ctx 4096
+  # 512 bytes a token x 4096 = 2 MiB of cache: over a 1 MB limit.
+  llm --ctx 4096 --gpu_mem_limit_gb 0.001
+  local rc=$?
+  [ "$rc" = 1 ] || fail "exit $rc, expected 1: $(cat e.txt)"
+  grep -q "needed [0-9.]* MiB for the KV cache at ctx 4096 (2.0 MiB)" e.txt || fail "$(cat e.txt)"
+  grep -q "limit 1.0 MiB" e.txt || fail "no limit in: $(cat e.txt)"
+  local j; j=$(run_dir out)/report.json
+  [ "$(jq_get "$j" status)" = failed ] || fail "status"
+  jq_get "$j" message | grep -q "for the KV cache at ctx 4096" || fail "message"
+  [ "$(jq_get "$j" validity/verdict)" = INVALID ] || fail "verdict"
+}
+
+case_bad_input() {
+  tiny llama
+  "$EB_BIN" llm --model tiny.onnx --prompt 0 2>e.txt
+  [ $? = 2 ] && grep -q -- "--prompt: '0' is not a whole number in 1\.\." e.txt || fail "$(cat e.txt)"
+  "$EB_BIN" llm --model tiny.onnx --frames 3 2>e.txt
+  [ $? = 2 ] && grep -q "unknown option --frames" e.txt || fail "$(cat e.txt)"
+  "$EB_BIN" llm --prompt 4 2>e.txt
+  [ $? = 2 ] && grep -q "needs --model" e.txt || fail "$(cat e.txt)"
+  "$EB_BIN" llm --model missing.onnx 2>e.txt
+  [ $? = 2 ] && grep -q "missing.onnx: cannot be read" e.txt || fail "$(cat e.txt)"
+  llm --prompt 200 --gen 100
+  [ $? = 2 ] && grep -q "longer than the 256 positions" e.txt || fail "$(cat e.txt)"
+  llm --prompt 16 --gen 8 --ctx 20
+  [ $? = 2 ] && grep -q -- "--ctx 20 is shorter than --prompt 16 + --gen 8" e.txt || fail "$(cat e.txt)"
+  printf '1 2 x\n' >ids.txt
+  llm --prompt_ids ids.txt
+  [ $? = 2 ] && grep -q "token 3 is not a whole number in 0..1023" e.txt || fail "$(cat e.txt)"
+}
+
+case_not_a_decoder() {
+  need_ort
+  "$EB_BIN" model synth --imgsz 64 -o det.onnx >/dev/null || fail "synth"
+  "$EB_BIN" llm --model det.onnx --backend ort --output out --db none 2>e.txt
+  [ $? = 2 ] && grep -q "is not a decoder edgebench llm can run: it has the input images" e.txt ||
+    fail "$(cat e.txt)"
+  # The report of what happened is written all the same.
+  [ "$(jq_get "$(run_dir out)/report.json" status)" = failed ] || fail "no failed report"
+}
+
+case_precision_other_than_the_model() {
+  need_ort
+  tiny llama
+  llm --precision fp16 --prompt 4 --gen 2
+  [ $? = 2 ] && grep -q "ONNX Runtime runs the model in its own dtype (fp32)" e.txt ||
+    fail "$(cat e.txt)"
+}
+
+case_nvtx_phase_ranges() {
+  need_ort
+  [ -n "${EB_NVTX_INJECT:-}" ] || skip "built without the nvtx3 headers (no NVTX ranges)"
+  tiny llama
+  NVTX_INJECTION64_PATH=$EB_NVTX_INJECT EB_NVTX_LOG=$PWD/nvtx.log \
+    llm --prompt 8 --gen 4 --reps 3 --warmup 1 || fail "llm failed: $(cat e.txt)"
+  # One prefill and one decode range a repetition, warm-up included.
+  [ "$(grep -c '^push edgebench.stage@prefill$' nvtx.log)" = 4 ] || fail "prefill ranges: $(cat nvtx.log)"
+  [ "$(grep -c '^push edgebench.stage@decode$' nvtx.log)" = 4 ] || fail "decode ranges"
+}
