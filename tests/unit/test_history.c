@@ -1,5 +1,6 @@
 /* The run history: SHA-256, the database round-trip, the list filters, and `diff` on crafted
- * runs (a regression exits 4, overlapping CIs exit 0, bad input exits 2). */
+ * runs (a regression exits 4, overlapping CIs exit 0, bad input exits 2); the same for runs of
+ * kind llm, and the upgrade of older schemas. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,9 @@ static void same_stats(const struct eb_stat_summary *a, const struct eb_stat_sum
     ASSERT_EQ_INT(a->p99_ci.available, b->p99_ci.available);
     ASSERT_NEAR(a->p99_ci.lo, b->p99_ci.lo, 0);
     ASSERT_NEAR(a->p99_ci.hi, b->p99_ci.hi, 0);
+    ASSERT_EQ_INT(a->p99_ci.rank_lo, b->p99_ci.rank_lo);
+    ASSERT_EQ_INT(a->p99_ci.rank_hi, b->p99_ci.rank_hi);
+    ASSERT_NEAR(a->p99_ci.coverage, b->p99_ci.coverage, 0);
 }
 
 EB_TEST(db_round_trip)
@@ -479,7 +483,10 @@ EB_TEST(open_refuses_foreign_and_newer_databases)
                              NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
     ASSERT_EQ_INT(eb_history_open(path, 1, &h, &d), EB_ERR_FORMAT);
-    ASSERT_CONTAINS(d.msg, "history schema 99, newer than this edgebench's 3");
+    char want[96];
+    snprintf(want, sizeof(want), "history schema 99, newer than this edgebench's %d",
+             EB_HISTORY_SCHEMA_VERSION);
+    ASSERT_CONTAINS(d.msg, want);
     eb_history_run_fini(run);
     free(run);
 }
@@ -509,8 +516,9 @@ EB_TEST(open_refuses_a_folder_and_a_fifo)
 }
 
 /* A database of an older schema at `path`: one crafted run (run[0]) appended, then `downgrade`
- * (SQL dropping what that schema lacked and setting its version) applied. Returns 2 runs'
- * room, run[0] filled; the caller frees them. */
+ * (SQL dropping what that schema lacked and setting its version) applied, after dropping the
+ * llm tables, which every schema before 4 lacks. Returns 2 runs' room, run[0] filled; the
+ * caller frees them. */
 static struct eb_history_run *older_database(char *path, size_t size, const char *downgrade)
 {
     db_path(path, size);
@@ -520,6 +528,8 @@ static struct eb_history_run *older_database(char *path, size_t size, const char
     ASSERT_EQ_INT(append(path, &run[0]), 1);
     sqlite3 *db = NULL;
     ASSERT_TRUE(sqlite3_open(path, &db) == SQLITE_OK);
+    ASSERT_TRUE(sqlite3_exec(db, "DROP TABLE llm_stats; DROP TABLE llm;", NULL, NULL, NULL) ==
+                SQLITE_OK);
     ASSERT_TRUE(sqlite3_exec(db, downgrade, NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
     return run;
@@ -560,7 +570,8 @@ EB_TEST(schema_1_database_is_read_then_upgraded)
     ASSERT_TRUE(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
                                    &q, NULL) == SQLITE_OK);
     ASSERT_TRUE(sqlite3_step(q) == SQLITE_ROW);
-    ASSERT_STREQ((const char *)sqlite3_column_text(q, 0), "3");
+    ASSERT_EQ_INT(strtol((const char *)sqlite3_column_text(q, 0), NULL, 10),
+                  EB_HISTORY_SCHEMA_VERSION);
     sqlite3_finalize(q);
     sqlite3_close(db);
     eb_history_run_fini(&run[0]);
@@ -597,6 +608,440 @@ EB_TEST(schema_2_database_is_read_then_upgraded)
     eb_history_close(h);
     eb_history_run_fini(&run[0]);
     free(run);
+}
+
+/* ---- runs of kind llm -------------------------------------------------------------------- */
+
+/* A crafted llm run: `reps` repetitions (TTFT and prefill samples), 400 decode steps at
+ * `decode_ms` per token (so its p99 has a CI), decode tokens/s 1000 / decode_ms +/- 0.5%. Every
+ * field is set; prefill_mfu is unknown (NAN). */
+static void crafted_llm(struct eb_history_run *run, double decode_ms, const char *backend)
+{
+    crafted_run(run, 10, 10.0, backend); /* the run's facts; its slots are left out */
+    snprintf(run->kind, sizeof(run->kind), EB_HISTORY_KIND_LLM);
+    snprintf(run->mode, sizeof(run->mode), "%s", "");
+    snprintf(run->command_line, sizeof(run->command_line),
+             "edgebench llm --model '/m/qwen 0.5b.onnx' --prompt 128 --gen 64");
+    struct eb_history_llm *l = &run->llm;
+    snprintf(l->model, sizeof(l->model), "/m/qwen 0.5b.onnx");
+    sha_of("llm bytes", l->model_sha256);
+    l->model_size = 1976263680ull;
+    snprintf(l->arch, sizeof(l->arch), "qwen2");
+    snprintf(l->size, sizeof(l->size), "0.5b");
+    l->params = 494032768ull;
+    snprintf(l->dtype, sizeof(l->dtype), "fp16");
+    l->prompt = 128;
+    l->gen = 64;
+    l->reps = 10;
+    l->ctx = 2048;
+    l->seed = 0xfedcba9876543210ull; /* above INT64_MAX: stored bit for bit */
+    snprintf(l->backend, sizeof(l->backend), "%s", backend);
+    snprintf(l->backend_version, sizeof(l->backend_version), "0.1.0");
+    snprintf(l->device, sizeof(l->device), "cuda");
+    snprintf(l->provider, sizeof(l->provider), "edgebench-native cuda sm_90");
+    snprintf(l->precision, sizeof(l->precision), "fp16");
+    l->threads = 4;
+    crafted_stats(&l->ttft, 10, 50.0);
+    crafted_stats(&l->prefill, 5, 40.0); /* n = 5: no p50 CI, stored as NULL */
+    crafted_stats(&l->decode, 400, decode_ms);
+    l->prefill_tok_s = 128.0 * 1000.0 / 40.0;
+    l->prefill_tok_s_std = 0.01 * l->prefill_tok_s;
+    l->decode_tok_s = 1000.0 / decode_ms;
+    l->decode_tok_s_std = 0.005 * l->decode_tok_s;
+    l->prefill_mfu = NAN;
+    l->decode_mbu = 0.625;
+    l->weight_bytes = 988131328ull;
+    l->kv_bytes = 2359296ull;
+    l->peak_mem_bytes = 1234567890ull;
+    snprintf(l->verdict, sizeof(l->verdict), "VALID");
+    snprintf(l->reasons, sizeof(l->reasons), "r1; r2");
+}
+
+EB_TEST(llm_run_round_trips_every_field)
+{
+    char path[600];
+    db_path(path, sizeof(path));
+    struct eb_history_run *runs = calloc(3, sizeof(*runs));
+    ASSERT_TRUE(runs != NULL);
+    crafted_run(&runs[0], 100, 10.0, "native");
+    ASSERT_EQ_INT(append(path, &runs[0]), 1);
+    crafted_llm(&runs[1], 8.0, "native");
+    ASSERT_EQ_INT(append(path, &runs[1]), 2);
+
+    struct eb_history *h = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_history_open(path, 0, &h, &d));
+    ASSERT_OK(eb_history_get(h, 2, &runs[2], &d));
+    const struct eb_history_run *r = &runs[2];
+    ASSERT_STREQ(r->kind, "llm");
+    ASSERT_TRUE(eb_history_run_is_llm(r));
+    ASSERT_STREQ(r->command_line, runs[1].command_line);
+    ASSERT_STREQ(r->fingerprint, runs[1].fingerprint);
+    const struct eb_history_llm *a = &runs[1].llm, *b = &r->llm;
+    ASSERT_STREQ(b->model, a->model);
+    ASSERT_STREQ(b->model_sha256, a->model_sha256);
+    ASSERT_EQ_INT(b->model_size, 1976263680ull);
+    ASSERT_STREQ(b->arch, "qwen2");
+    ASSERT_STREQ(b->size, "0.5b");
+    ASSERT_EQ_INT(b->params, 494032768ull);
+    ASSERT_STREQ(b->dtype, "fp16");
+    ASSERT_EQ_INT(b->prompt, 128);
+    ASSERT_EQ_INT(b->gen, 64);
+    ASSERT_EQ_INT(b->reps, 10);
+    ASSERT_EQ_INT(b->ctx, 2048);
+    ASSERT_TRUE(b->seed == 0xfedcba9876543210ull);
+    ASSERT_STREQ(b->backend, "native");
+    ASSERT_STREQ(b->backend_version, "0.1.0");
+    ASSERT_STREQ(b->device, "cuda");
+    ASSERT_STREQ(b->provider, a->provider);
+    ASSERT_STREQ(b->precision, "fp16");
+    ASSERT_EQ_INT(b->threads, 4);
+    same_stats(&a->ttft, &b->ttft);
+    same_stats(&a->prefill, &b->prefill);
+    same_stats(&a->decode, &b->decode);
+    ASSERT_EQ_INT(b->ttft.p50_ci.available, 1);
+    ASSERT_EQ_INT(b->prefill.p50_ci.available, 0);
+    ASSERT_EQ_INT(b->decode.p99_ci.available, 1);
+    ASSERT_NEAR(b->prefill_tok_s, a->prefill_tok_s, 0);
+    ASSERT_NEAR(b->prefill_tok_s_std, a->prefill_tok_s_std, 0);
+    ASSERT_NEAR(b->decode_tok_s, a->decode_tok_s, 0);
+    ASSERT_NEAR(b->decode_tok_s_std, a->decode_tok_s_std, 0);
+    ASSERT_TRUE(isnan(b->prefill_mfu)); /* unknown stays unknown, never 0 */
+    ASSERT_NEAR(b->decode_mbu, 0.625, 0);
+    ASSERT_EQ_INT(b->weight_bytes, 988131328ull);
+    ASSERT_EQ_INT(b->kv_bytes, 2359296ull);
+    ASSERT_EQ_INT(b->peak_mem_bytes, 1234567890ull);
+    ASSERT_STREQ(b->verdict, "VALID");
+    ASSERT_STREQ(b->reasons, "r1; r2");
+    /* no slot rows: both slots read as skipped */
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        ASSERT_STREQ(r->slots[i].status, "skipped");
+        ASSERT_EQ_INT(r->slots[i].stages[EB_STAGE_E2E].count, 0);
+    }
+    eb_history_run_fini(&runs[2]);
+
+    /* a run of kind run has no llm figures */
+    ASSERT_OK(eb_history_get(h, 1, &runs[2], &d));
+    ASSERT_STREQ(runs[2].kind, "run");
+    ASSERT_EQ_INT(runs[2].llm.ttft.count, 0);
+    ASSERT_TRUE(isnan(runs[2].llm.decode_tok_s));
+    ASSERT_STREQ(runs[2].slots[0].status, "ok");
+    eb_history_run_fini(&runs[2]);
+    eb_history_close(h);
+
+    /* the rows in the tables: one llm row, three llm_stats rows, no slots, no stats */
+    sqlite3 *db = NULL;
+    ASSERT_TRUE(sqlite3_open(path, &db) == SQLITE_OK);
+    static const struct {
+        const char *sql;
+        int want;
+    } counts[] = {
+        {"SELECT count(*) FROM llm WHERE run_id = 2", 1},
+        {"SELECT count(*) FROM llm_stats WHERE run_id = 2", 3},
+        {"SELECT count(*) FROM slots WHERE run_id = 2", 0},
+        {"SELECT count(*) FROM stats WHERE run_id = 2", 0},
+        {"SELECT count(*) FROM llm WHERE run_id = 1", 0},
+    };
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+        sqlite3_stmt *q = NULL;
+        ASSERT_TRUE(sqlite3_prepare_v2(db, counts[i].sql, -1, &q, NULL) == SQLITE_OK);
+        ASSERT_TRUE(sqlite3_step(q) == SQLITE_ROW);
+        if (sqlite3_column_int(q, 0) != counts[i].want)
+            EB_FAIL("%s: %d, want %d", counts[i].sql, sqlite3_column_int(q, 0), counts[i].want);
+        sqlite3_finalize(q);
+    }
+    sqlite3_close(db);
+    for (int i = 0; i < 3; i++)
+        eb_history_run_fini(&runs[i]);
+    free(runs);
+}
+
+/* Whether table `name` exists in the database at `path`. */
+static int has_table(const char *path, const char *name)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    ASSERT_TRUE(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    ASSERT_TRUE(sqlite3_prepare_v2(db,
+                                   "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+                                   " AND name = ?",
+                                   -1, &q, NULL) == SQLITE_OK);
+    ASSERT_TRUE(sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC) == SQLITE_OK);
+    ASSERT_TRUE(sqlite3_step(q) == SQLITE_ROW);
+    int n = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return n;
+}
+
+/* A schema-3 database (no llm tables): read and listed as it is when opened read-only (not
+ * altered), upgraded to 4 by the next write, which can then be an llm run; the old run's rows
+ * are kept. */
+EB_TEST(schema_3_database_is_read_then_upgraded_to_4)
+{
+    char path[600]; /* what edgebench's schema 3 wrote */
+    struct eb_history_run *run = older_database(
+        path, sizeof(path), "UPDATE meta SET value = '3' WHERE key = 'schema_version';");
+    struct eb_history *h = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_history_open(path, 0, &h, &d));
+    ASSERT_OK(eb_history_get(h, 1, &run[1], &d));
+    ASSERT_STREQ(run[1].slots[0].model_precision, "int8-qdq");
+    ASSERT_EQ_INT(run[1].llm.ttft.count, 0);
+    eb_history_run_fini(&run[1]);
+    struct rows r = {0};
+    struct eb_history_filter all = {0};
+    ASSERT_OK(eb_history_list(h, &all, collect, &r, &d)); /* no llm table to ask */
+    ASSERT_EQ_INT(r.n, 1);
+    eb_history_close(h);
+    ASSERT_EQ_INT(has_table(path, "llm"), 0); /* read-only: never altered */
+
+    eb_history_run_fini(&run[0]);
+    crafted_llm(&run[0], 8.0, "native");
+    ASSERT_EQ_INT(append(path, &run[0]), 2); /* a write upgrades it */
+    ASSERT_EQ_INT(has_table(path, "llm"), 1);
+    ASSERT_EQ_INT(has_table(path, "llm_stats"), 1);
+    ASSERT_OK(eb_history_open(path, 0, &h, &d));
+    ASSERT_OK(eb_history_get(h, 1, &run[1], &d)); /* the old run, as it was */
+    ASSERT_STREQ(run[1].kind, "run");
+    ASSERT_STREQ(run[1].slots[0].status, "ok");
+    ASSERT_STREQ(run[1].slots[0].compute_precision, "int8");
+    ASSERT_NEAR(run[1].slots[0].map50_95, 0.4327, 0);
+    ASSERT_EQ_INT(run[1].slots[0].stages[EB_STAGE_E2E].count, 100);
+    eb_history_run_fini(&run[1]);
+    ASSERT_OK(eb_history_get(h, 2, &run[1], &d));
+    ASSERT_STREQ(run[1].llm.model, "/m/qwen 0.5b.onnx");
+    same_stats(&run[0].llm.decode, &run[1].llm.decode);
+    eb_history_run_fini(&run[1]);
+    eb_history_close(h);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    ASSERT_TRUE(sqlite3_open(path, &db) == SQLITE_OK);
+    ASSERT_TRUE(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
+                                   &q, NULL) == SQLITE_OK);
+    ASSERT_TRUE(sqlite3_step(q) == SQLITE_ROW);
+    ASSERT_STREQ((const char *)sqlite3_column_text(q, 0), "4");
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    eb_history_run_fini(&run[0]);
+    free(run);
+}
+
+struct llm_rows {
+    int n, n_llm;
+    int64_t ids[8];
+};
+
+static void collect_llm(void *ctx, const struct eb_history_row *row)
+{
+    struct llm_rows *r = ctx;
+    ASSERT_TRUE((row->llm != NULL) != (row->slot != NULL)); /* one or the other */
+    if (r->n < 8)
+        r->ids[r->n] = row->id;
+    if (row->llm != NULL) {
+        ASSERT_STREQ(row->kind, "llm");
+        r->n_llm++;
+    }
+    r->n++;
+}
+
+/* Runs `edgebench history` (eb_history_main) on argv; returns the exit code and the output. */
+static int run_history(const char **args, char **out_text, char **err_text)
+{
+    char *argv[16];
+    int argc = 0;
+    while (args[argc] != NULL && argc < 15) {
+        argv[argc] = (char *)args[argc];
+        argc++;
+    }
+    size_t lo = 0, le = 0;
+    FILE *out = open_memstream(out_text, &lo), *err = open_memstream(err_text, &le);
+    ASSERT_TRUE(out != NULL && err != NULL);
+    int code = eb_history_main(argc, argv, out, err);
+    fclose(out);
+    fclose(err);
+    return code;
+}
+
+EB_TEST(history_lists_llm_runs_with_the_filters)
+{
+    char path[600];
+    db_path(path, sizeof(path));
+    struct eb_history_run *run = calloc(1, sizeof(*run));
+    ASSERT_TRUE(run != NULL);
+    crafted_run(run, 100, 10.0, "native"); /* 1: yolo on cpu */
+    append(path, run);
+    eb_history_run_fini(run);
+    crafted_llm(run, 8.0, "native"); /* 2: qwen on cuda */
+    append(path, run);
+    eb_history_run_fini(run);
+    crafted_llm(run, 8.0, "ort"); /* 3 */
+    append(path, run);
+    eb_history_run_fini(run);
+    free(run);
+
+    struct eb_history *h = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_history_open(path, 0, &h, &d));
+    struct llm_rows r = {0};
+    struct eb_history_filter f = {0};
+    ASSERT_OK(eb_history_list(h, &f, collect_llm, &r, &d));
+    ASSERT_EQ_INT(r.n, 3); /* one line per llm run, one per slot that ran */
+    ASSERT_EQ_INT(r.n_llm, 2);
+    ASSERT_EQ_INT(r.ids[0], 3);
+    ASSERT_EQ_INT(r.ids[2], 1);
+    const struct {
+        struct eb_history_filter f;
+        int n, n_llm;
+        int64_t first;
+    } cases[] = {
+        {{.model = "qwen"}, 2, 2, 3},     {{.model = "yolo"}, 1, 0, 1},
+        {{.backend = "native"}, 2, 1, 2}, {{.device = "cuda"}, 2, 2, 3},
+        {{.device = "cpu"}, 1, 0, 1},     {{.device = "cuda", .backend = "native"}, 1, 1, 2},
+        {{.limit = 1}, 1, 1, 3},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        memset(&r, 0, sizeof(r));
+        ASSERT_OK(eb_history_list(h, &cases[i].f, collect_llm, &r, &d));
+        if (r.n != cases[i].n || r.n_llm != cases[i].n_llm || r.ids[0] != cases[i].first)
+            EB_FAIL("case %zu: %d rows (%d llm), first %lld", i, r.n, r.n_llm, (long long)r.ids[0]);
+    }
+    eb_history_close(h);
+
+    /* the command: the llm line in the same table, TTFT p50 and decode tokens/s */
+    char *out = NULL, *err = NULL;
+    const char *args[] = {"--db", path, "--backend", "native", NULL};
+    ASSERT_EQ_INT(run_history(args, &out, &err), 0);
+    ASSERT_STREQ(err, "");
+    ASSERT_CONTAINS(out, "p50 ms");
+    char want[256];
+    struct eb_stat_summary ttft;
+    crafted_stats(&ttft, 10, 50.0);
+    snprintf(want, sizeof(want), "%-7s  %-28s  %-7s  %-8s  %-12s  %-8s  %9.3f  %8s  %s\n", "llm",
+             "qwen 0.5b.onnx", "native", "cuda", "fp16", "fp16", ttft.p50, "125.0", "VALID");
+    ASSERT_CONTAINS(out, want);
+    ASSERT_CONTAINS(out, "yolo v8n.onnx"); /* the run of kind run, listed as before */
+    ASSERT_CONTAINS(out, "llm rows: p50 ms = time to first token p50, FPS = decode tokens/s");
+    free(out);
+    free(err);
+}
+
+EB_TEST(diff_llm_regression_when_decode_slower)
+{
+    char path[600];
+    db_path(path, sizeof(path));
+    struct eb_history_run *run = calloc(1, sizeof(*run));
+    ASSERT_TRUE(run != NULL);
+    crafted_llm(run, 8.0, "native"); /* 1: the baseline */
+    append(path, run);
+    eb_history_run_fini(run);
+    crafted_llm(run, 10.0, "native"); /* 2: decode 25% slower, CIs and +/-std apart */
+    append(path, run);
+    eb_history_run_fini(run);
+    crafted_llm(run, 8.0, "native"); /* 3: the same as 1 */
+    append(path, run);
+    eb_history_run_fini(run);
+    free(run);
+
+    char *out = NULL, *err = NULL;
+    const char *reg[] = {"1", "2", "--db", path, NULL};
+    ASSERT_EQ_INT(run_diff(reg, &out, &err), 4);
+    ASSERT_STREQ(err, "");
+    ASSERT_CONTAINS(out, "A: run 1,");
+    ASSERT_CONTAINS(out, "kind llm");
+    ASSERT_CONTAINS(out, "llm: qwen 0.5b.onnx (qwen2 0.5b, fp16) native cuda fp16, prompt 128");
+    ASSERT_CONTAINS(out, "ttft p50 ms");
+    ASSERT_CONTAINS(out, "ttft p99 ms");
+    ASSERT_CONTAINS(out, "prefill p50 ms");
+    ASSERT_CONTAINS(out, "memory peak GB");
+    ASSERT_CONTAINS(out, "KV cache MB");
+    ASSERT_CONTAINS(out, "decode bandwidth %");
+    ASSERT_TRUE(strstr(out, "prefill MFU") == NULL); /* unknown in both: left out */
+    /* decode per token: +25%, both CIs exist and are apart */
+    const char *p50 = strstr(out, "decode/token p50 ms");
+    ASSERT_TRUE(p50 != NULL);
+    const char *eol = strchr(p50, '\n');
+    ASSERT_TRUE(eol != NULL);
+    char line[256];
+    snprintf(line, sizeof(line), "%.*s", (int)(eol - p50), p50);
+    ASSERT_CONTAINS(line, "+25.00%");
+    ASSERT_CONTAINS(line, "REGRESSION");
+    const char *p99 = strstr(out, "decode/token p99 ms");
+    ASSERT_TRUE(p99 != NULL);
+    ASSERT_TRUE(strstr(p99, "REGRESSION") < strchr(p99, '\n')); /* on its own line */
+    /* decode tokens/s: -20%, +/-std intervals apart */
+    const char *rate = strstr(out, "decode tok/s");
+    ASSERT_TRUE(rate != NULL);
+    eol = strchr(rate, '\n');
+    snprintf(line, sizeof(line), "%.*s", (int)(eol - rate), rate);
+    ASSERT_CONTAINS(line, "125.000 +/- 0.625");
+    ASSERT_CONTAINS(line, "-20.00%");
+    ASSERT_CONTAINS(line, "REGRESSION");
+    ASSERT_CONTAINS(out, "3 regressions");
+    /* TTFT and prefill did not change */
+    ASSERT_CONTAINS(out, "ok (CIs overlap)");
+    ASSERT_CONTAINS(out, "ok (+/-std overlap)");
+    free(out);
+    free(err);
+
+    /* the same figures: no regression */
+    const char *same[] = {"1", "3", "--db", path, NULL};
+    ASSERT_EQ_INT(run_diff(same, &out, &err), 0);
+    ASSERT_CONTAINS(out, "0 regressions");
+    ASSERT_TRUE(strstr(out, "REGRESSION\n") == NULL);
+    free(out);
+    free(err);
+
+    /* faster: improved */
+    const char *imp[] = {"2", "1", "--db", path, NULL};
+    ASSERT_EQ_INT(run_diff(imp, &out, &err), 0);
+    ASSERT_CONTAINS(out, "improved");
+    free(out);
+    free(err);
+}
+
+EB_TEST(diff_llm_against_run_is_refused)
+{
+    char path[600];
+    db_path(path, sizeof(path));
+    struct eb_history_run *run = calloc(1, sizeof(*run));
+    ASSERT_TRUE(run != NULL);
+    crafted_run(run, 100, 10.0, "native"); /* 1 */
+    append(path, run);
+    eb_history_run_fini(run);
+    crafted_llm(run, 8.0, "native"); /* 2 */
+    append(path, run);
+    /* 3: an llm run that measured nothing */
+    memset(&run->llm.ttft, 0, sizeof(run->llm.ttft));
+    memset(&run->llm.prefill, 0, sizeof(run->llm.prefill));
+    memset(&run->llm.decode, 0, sizeof(run->llm.decode));
+    append(path, run);
+    eb_history_run_fini(run);
+    free(run);
+    struct {
+        const char *args[6];
+        const char *want;
+    } cases[] = {
+        {{"2", "1", "--db", path, NULL},
+         "edgebench: error: run 2 is of kind llm and run 1 of kind run: diff compares two runs "
+         "of the same kind\n"},
+        {{"1", "2", "--db", path, NULL},
+         "edgebench: error: run 1 is of kind run and run 2 of kind llm: diff compares two runs "
+         "of the same kind\n"},
+        {{"2", "3", "--db", path, NULL},
+         "edgebench: error: llm runs 2 and 3: one of them has no measured latency; nothing to "
+         "compare\n"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *out = NULL, *err = NULL;
+        int code = run_diff(cases[i].args, &out, &err);
+        if (code != 2)
+            EB_FAIL("case %zu: exit %d, want 2 (%s)", i, code, err);
+        ASSERT_STREQ(err, cases[i].want); /* exactly one line */
+        ASSERT_STREQ(out, "");
+        free(out);
+        free(err);
+    }
 }
 
 EB_TEST(default_path_follows_xdg_and_none_disables)

@@ -4,6 +4,7 @@
  * read-only; nothing here writes to it.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,7 +79,10 @@ static void print_history_help(FILE *fp)
             "that ran: run id, start time (UTC), slot, model, backend, device, the model's\n"
             "precision (read from its graph: fp32, fp16, int8-dynamic, int8-qdq, ...), the\n"
             "precision the backend computed in (runs recorded before edgebench stored it: the\n"
-            "--precision asked), end-to-end p50 (ms), FPS and the slot's verdict.\n\n"
+            "--precision asked), end-to-end p50 (ms), FPS and the slot's verdict. A run of\n"
+            "edgebench llm is one line of slot 'llm': its model, backend, device, the model's\n"
+            "dtype, the precision computed in, time to first token p50 (ms) in the p50 column\n"
+            "and decode tokens/s in the FPS column.\n\n"
             "options:\n"
             "  --db PATH      the database (default %s)\n"
             "  --model M      only models whose path contains M\n"
@@ -102,12 +106,35 @@ static const char *computed(const struct eb_history_slot *s)
 
 struct list_ctx {
     FILE *out;
-    size_t rows;
+    size_t rows, llm_rows;
 };
+
+#define ROW_FORMAT "%6lld  %-24s  %-7s  %-28.28s  %-7s  %-8s  %-12s  %-8s  %9s  %8s  %s\n"
+
+/* An llm run's line: TTFT p50 in the p50 column, decode tokens/s in the FPS column. */
+static void print_llm_row(struct list_ctx *c, const struct eb_history_row *row)
+{
+    const struct eb_history_llm *l = row->llm;
+    char p50[32] = "-", tok_s[32] = "-";
+    if (l->ttft.count > 0)
+        snprintf(p50, sizeof(p50), "%.3f", l->ttft.p50);
+    if (isfinite(l->decode_tok_s))
+        snprintf(tok_s, sizeof(tok_s), "%.1f", l->decode_tok_s);
+    fprintf(c->out, ROW_FORMAT, (long long)row->id, row->started_at, EB_HISTORY_KIND_LLM,
+            l->model[0] != '\0' ? eb_path_base(l->model) : "-", or_dash(l->backend),
+            or_dash(l->device), or_dash(l->dtype), or_dash(l->precision), p50, tok_s,
+            or_dash(l->verdict));
+    c->rows++;
+    c->llm_rows++;
+}
 
 static void print_row(void *ctx, const struct eb_history_row *row)
 {
     struct list_ctx *c = ctx;
+    if (row->llm != NULL) {
+        print_llm_row(c, row);
+        return;
+    }
     const struct eb_history_slot *s = row->slot;
     const struct eb_stat_summary *e2e = &s->stages[EB_STAGE_E2E];
     char p50[32] = "-", fps[32] = "-";
@@ -115,8 +142,7 @@ static void print_row(void *ctx, const struct eb_history_row *row)
         snprintf(p50, sizeof(p50), "%.3f", e2e->p50);
     if (isfinite(s->fps))
         snprintf(fps, sizeof(fps), "%.1f", s->fps);
-    fprintf(c->out, "%6lld  %-24s  %-7s  %-28.28s  %-7s  %-8s  %-12s  %-8s  %9s  %8s  %s\n",
-            (long long)row->id, row->started_at, s->name,
+    fprintf(c->out, ROW_FORMAT, (long long)row->id, row->started_at, s->name,
             s->model[0] != '\0' ? eb_path_base(s->model) : "-", s->backend[0] ? s->backend : "-",
             s->device[0] ? s->device : "-", or_dash(s->model_precision), computed(s), p50, fps,
             strcmp(s->status, "failed") == 0 ? "FAILED"
@@ -181,6 +207,9 @@ int eb_history_main(int argc, char **argv, FILE *out, FILE *err)
     }
     if (c.rows == 0)
         fprintf(out, "(no run in %s matches)\n", path);
+    if (c.llm_rows > 0)
+        fprintf(out, "(llm rows: p50 ms = time to first token p50, FPS = decode tokens/s; model "
+                     "prec = the model's dtype)\n");
     return EXIT_OK;
 }
 
@@ -194,12 +223,18 @@ static void print_diff_help(FILE *fp)
             "p99 of every latency stage with their 95%% confidence intervals (order-statistic\n"
             "binomial), FPS, memory peak and energy per frame, and the change A -> B in %%.\n"
             "A metric is a REGRESSION when both CIs exist, they do not overlap, and B is worse\n"
-            "than A by more than the threshold; metrics without a CI are shown, never judged.\n\n"
+            "than A by more than the threshold; metrics without a CI are shown, never judged.\n"
+            "Two runs of edgebench llm: time to first token p50/p99, prefill p50 and decode\n"
+            "per-token p50/p99 with their CIs (judged as above); prefill and decode tokens/s as\n"
+            "mean +/- std over the repetitions (a REGRESSION when the +/-std intervals do not\n"
+            "overlap and B is slower by more than the threshold); MFU, bandwidth use, memory\n"
+            "peak and KV-cache size (shown). An llm run is only compared with an llm run.\n\n"
             "options:\n"
             "  --db PATH        the database (default %s)\n"
             "  --threshold PCT  smallest change that counts, in %% (default %g; 0..1000)\n\n"
             "exit codes: 0 no regression; 4 at least one regression; 2 bad input (unknown run\n"
-            "id, no slot that ran in both runs, unknown option, no database).\n",
+            "id, no slot that ran in both runs, an llm run and another kind, unknown option, no\n"
+            "database).\n",
             EB_HISTORY_DEFAULT_TEXT, DEFAULT_THRESHOLD);
 }
 
@@ -210,18 +245,22 @@ struct metric {
     double a, b;
     const struct eb_stat_ci *ci_a, *ci_b; /* NULL: the metric has no CI */
     int higher_is_better;
+    int spread; /* the intervals are mean +/- std over repetitions, not CIs */
 };
 
-static void fmt_value(char *buf, size_t n, double v, const struct eb_stat_ci *ci, int with_ci)
+static void fmt_value(char *buf, size_t n, double v, const struct eb_stat_ci *ci, int with_ci,
+                      int spread)
 {
     if (!isfinite(v))
         snprintf(buf, n, "n/a");
     else if (!with_ci)
         snprintf(buf, n, "%.3f", v);
+    else if (ci != NULL && ci->available && spread)
+        snprintf(buf, n, "%.3f +/- %.3f", v, (ci->hi - ci->lo) / 2);
     else if (ci != NULL && ci->available)
         snprintf(buf, n, "%.3f [%.3f, %.3f]", v, ci->lo, ci->hi);
     else
-        snprintf(buf, n, "%.3f [no CI]", v);
+        snprintf(buf, n, spread ? "%.3f +/- n/a" : "%.3f [no CI]", v);
 }
 
 /* Prints one metric row; returns 1 when it is a regression. */
@@ -229,8 +268,8 @@ static int diff_metric(const struct metric *m, double threshold, FILE *out)
 {
     char a[64], b[64], change[32] = "n/a", label[48];
     const int with_ci = m->ci_a != NULL;
-    fmt_value(a, sizeof(a), m->a, m->ci_a, with_ci);
-    fmt_value(b, sizeof(b), m->b, m->ci_b, with_ci);
+    fmt_value(a, sizeof(a), m->a, m->ci_a, with_ci, m->spread);
+    fmt_value(b, sizeof(b), m->b, m->ci_b, with_ci, m->spread);
     snprintf(label, sizeof(label), "%s%s%s", m->name, m->unit[0] ? " " : "", m->unit);
     const char *verdict = "n/a";
     int regression = 0;
@@ -242,9 +281,9 @@ static int diff_metric(const struct metric *m, double threshold, FILE *out)
             verdict = "(no CI: not judged)";
         } else if (m->ci_a == NULL || !m->ci_a->available || m->ci_b == NULL ||
                    !m->ci_b->available) {
-            verdict = "no CI: not judged";
+            verdict = m->spread ? "no std: not judged" : "no CI: not judged";
         } else if (m->ci_b->lo <= m->ci_a->hi && m->ci_a->lo <= m->ci_b->hi) {
-            verdict = "ok (CIs overlap)";
+            verdict = m->spread ? "ok (+/-std overlap)" : "ok (CIs overlap)";
         } else if (worse > threshold) {
             verdict = "REGRESSION";
             regression = 1;
@@ -299,37 +338,228 @@ static int diff_slot(const struct eb_history_slot *a, const struct eb_history_sl
             continue;
         char name[40];
         snprintf(name, sizeof(name), "%s p50", eb_history_stage_name(order[k]));
-        struct metric m = {name, "ms", x->p50, y->p50, &x->p50_ci, &y->p50_ci, 0};
+        struct metric m = {name, "ms", x->p50, y->p50, &x->p50_ci, &y->p50_ci, 0, 0};
         n += diff_metric(&m, threshold, out);
         snprintf(name, sizeof(name), "%s p99", eb_history_stage_name(order[k]));
-        m = (struct metric){name, "ms", x->p99, y->p99, &x->p99_ci, &y->p99_ci, 0};
+        m = (struct metric){name, "ms", x->p99, y->p99, &x->p99_ci, &y->p99_ci, 0, 0};
         n += diff_metric(&m, threshold, out);
     }
-    struct metric fps = {"throughput", "FPS", a->fps, b->fps, NULL, NULL, 1};
+    struct metric fps = {"throughput", "FPS", a->fps, b->fps, NULL, NULL, 1, 0};
     n += diff_metric(&fps, threshold, out);
-    struct metric mem = {
-        "memory peak", "GB", (double)a->mem_peak_bytes / 1e9, (double)b->mem_peak_bytes / 1e9, NULL,
-        NULL,          0};
+    struct metric mem = {"memory peak",
+                         "GB",
+                         (double)a->mem_peak_bytes / 1e9,
+                         (double)b->mem_peak_bytes / 1e9,
+                         NULL,
+                         NULL,
+                         0,
+                         0};
     n += diff_metric(&mem, threshold, out);
     if (isfinite(a->map50_95) || isfinite(b->map50_95)) { /* --data: shown, higher is better */
-        struct metric m5 = {"mAP50-95", "", a->map50_95, b->map50_95, NULL, NULL, 1};
+        struct metric m5 = {"mAP50-95", "", a->map50_95, b->map50_95, NULL, NULL, 1, 0};
         n += diff_metric(&m5, threshold, out);
-        struct metric m50 = {"mAP50", "", a->map50, b->map50, NULL, NULL, 1};
+        struct metric m50 = {"mAP50", "", a->map50, b->map50, NULL, NULL, 1, 0};
         n += diff_metric(&m50, threshold, out);
     }
     if (isfinite(a->energy_per_frame_mj) || isfinite(b->energy_per_frame_mj)) {
         struct metric e = {
-            "energy/frame", "mJ", a->energy_per_frame_mj, b->energy_per_frame_mj, NULL, NULL, 0};
+            "energy/frame", "mJ", a->energy_per_frame_mj, b->energy_per_frame_mj, NULL, NULL, 0, 0};
         n += diff_metric(&e, threshold, out);
     }
     return n;
 }
 
+/* ---- diff of two llm runs --------------------------------------------------------------- */
+
+/* How a figure of struct eb_history_llm is compared. */
+enum llm_how {
+    LLM_P50,      /* the p50 of a struct eb_stat_summary, with its CI (judged) */
+    LLM_P99,      /* its p99, likewise */
+    LLM_RATE,     /* a double mean with its std over repetitions at std_at (judged) */
+    LLM_FRACTION, /* a double fraction 0..1, shown in %; left out when unknown in both */
+    LLM_BYTES,    /* a uint64 byte count, shown divided by `scale` */
+};
+
+struct llm_figure {
+    const char *name, *unit;
+    enum llm_how how;
+    size_t at;     /* offset of the figure in struct eb_history_llm */
+    size_t std_at; /* LLM_RATE: offset of the std */
+    double scale;  /* LLM_BYTES: bytes per unit */
+    int higher_is_better;
+};
+
+#define LLM_AT(member) offsetof(struct eb_history_llm, member)
+
+/* The compared figures of two llm runs, in the order they are printed. */
+static const struct llm_figure k_llm_figures[] = {
+    {.name = "ttft p50", .unit = "ms", .how = LLM_P50, .at = LLM_AT(ttft)},
+    {.name = "ttft p99", .unit = "ms", .how = LLM_P99, .at = LLM_AT(ttft)},
+    {.name = "prefill p50", .unit = "ms", .how = LLM_P50, .at = LLM_AT(prefill)},
+    {.name = "decode/token p50", .unit = "ms", .how = LLM_P50, .at = LLM_AT(decode)},
+    {.name = "decode/token p99", .unit = "ms", .how = LLM_P99, .at = LLM_AT(decode)},
+    {.name = "prefill",
+     .unit = "tok/s",
+     .how = LLM_RATE,
+     .at = LLM_AT(prefill_tok_s),
+     .std_at = LLM_AT(prefill_tok_s_std),
+     .higher_is_better = 1},
+    {.name = "decode",
+     .unit = "tok/s",
+     .how = LLM_RATE,
+     .at = LLM_AT(decode_tok_s),
+     .std_at = LLM_AT(decode_tok_s_std),
+     .higher_is_better = 1},
+    {.name = "prefill MFU",
+     .unit = "%",
+     .how = LLM_FRACTION,
+     .at = LLM_AT(prefill_mfu),
+     .higher_is_better = 1},
+    {.name = "decode bandwidth",
+     .unit = "%",
+     .how = LLM_FRACTION,
+     .at = LLM_AT(decode_mbu),
+     .higher_is_better = 1},
+    {.name = "memory peak",
+     .unit = "GB",
+     .how = LLM_BYTES,
+     .at = LLM_AT(peak_mem_bytes),
+     .scale = 1e9},
+    {.name = "KV cache", .unit = "MB", .how = LLM_BYTES, .at = LLM_AT(kv_bytes), .scale = 1e6},
+};
+
+static const void *llm_field(const struct eb_history_llm *l, size_t at)
+{
+    return (const char *)l + at;
+}
+
+static double llm_double(const struct eb_history_llm *l, size_t at)
+{
+    double v;
+    memcpy(&v, llm_field(l, at), sizeof(v));
+    return v;
+}
+
+/* The mean +/- std interval of a rate as a CI-shaped interval (not available without a std). */
+static struct eb_stat_ci spread_interval(double mean, double std)
+{
+    struct eb_stat_ci ci = {0};
+    if (isfinite(mean) && isfinite(std)) {
+        ci.available = 1;
+        ci.lo = mean - std;
+        ci.hi = mean + std;
+    }
+    return ci;
+}
+
+/* Prints the row of figure `f` of runs `a` and `b` (none when it is not measured in one of them);
+ * returns 1 when it is a regression. */
+static int diff_llm_figure(const struct llm_figure *f, const struct eb_history_llm *a,
+                           const struct eb_history_llm *b, double threshold, FILE *out)
+{
+    char label[48];
+    snprintf(label, sizeof(label), "%s", f->name);
+    struct metric m = {.name = label, .unit = f->unit, .higher_is_better = f->higher_is_better};
+    struct eb_stat_ci ci_a, ci_b;
+    switch (f->how) {
+    case LLM_P50:
+    case LLM_P99: {
+        const struct eb_stat_summary *x = llm_field(a, f->at), *y = llm_field(b, f->at);
+        if (x->count == 0 || y->count == 0)
+            return 0;
+        const int p50 = f->how == LLM_P50;
+        m.a = p50 ? x->p50 : x->p99;
+        m.b = p50 ? y->p50 : y->p99;
+        m.ci_a = p50 ? &x->p50_ci : &x->p99_ci;
+        m.ci_b = p50 ? &y->p50_ci : &y->p99_ci;
+        break;
+    }
+    case LLM_RATE:
+        m.a = llm_double(a, f->at);
+        m.b = llm_double(b, f->at);
+        ci_a = spread_interval(m.a, llm_double(a, f->std_at));
+        ci_b = spread_interval(m.b, llm_double(b, f->std_at));
+        m.ci_a = &ci_a;
+        m.ci_b = &ci_b;
+        m.spread = 1;
+        break;
+    case LLM_FRACTION:
+        m.a = 100.0 * llm_double(a, f->at);
+        m.b = 100.0 * llm_double(b, f->at);
+        if (!isfinite(m.a) && !isfinite(m.b))
+            return 0;
+        break;
+    case LLM_BYTES: {
+        uint64_t x, y;
+        memcpy(&x, llm_field(a, f->at), sizeof(x));
+        memcpy(&y, llm_field(b, f->at), sizeof(y));
+        m.a = (double)x / f->scale;
+        m.b = (double)y / f->scale;
+        break;
+    }
+    }
+    return diff_metric(&m, threshold, out);
+}
+
+static void describe_llm(const struct eb_history_llm *l, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s (%s %s, %s) %s %s %s, prompt %d, gen %d, %d reps",
+             l->model[0] ? eb_path_base(l->model) : "-", or_dash(l->arch), or_dash(l->size),
+             or_dash(l->dtype), or_dash(l->backend), or_dash(l->device), or_dash(l->precision),
+             l->prompt, l->gen, l->reps);
+}
+
+/* The llm runs' configurations differ (another model file, backend, device, precision, dtype,
+ * workload or thread count). */
+static int llm_config_differs(const struct eb_history_llm *a, const struct eb_history_llm *b)
+{
+    int model = a->model_sha256[0] && b->model_sha256[0] ? strcmp(a->model_sha256, b->model_sha256)
+                                                         : strcmp(a->model, b->model);
+    return model != 0 || strcmp(a->backend, b->backend) != 0 || strcmp(a->device, b->device) != 0 ||
+           strcmp(a->precision, b->precision) != 0 || strcmp(a->dtype, b->dtype) != 0 ||
+           a->prompt != b->prompt || a->gen != b->gen || a->ctx != b->ctx ||
+           a->threads != b->threads;
+}
+
+static int llm_measured(const struct eb_history_llm *l)
+{
+    return l->ttft.count > 0 || l->prefill.count > 0 || l->decode.count > 0;
+}
+
+static int diff_llm(const struct eb_history_llm *a, const struct eb_history_llm *b,
+                    double threshold, FILE *out)
+{
+    char da[4300], db[4300];
+    describe_llm(a, da, sizeof(da));
+    describe_llm(b, db, sizeof(db));
+    fprintf(out, "\nllm: %s -> %s\n", da, db);
+    if (llm_config_differs(a, b))
+        fprintf(out, "  note: the configurations differ; the change is the configuration's too\n");
+    fprintf(out, "  %-22s  %-30s  %-30s  %9s  %s\n", "metric", "A [95% CI] or +/- std",
+            "B [95% CI] or +/- std", "change", "verdict");
+    int n = 0;
+    for (size_t k = 0; k < EB_ARRAY_LEN(k_llm_figures); k++)
+        n += diff_llm_figure(&k_llm_figures[k], a, b, threshold, out);
+    return n;
+}
+
+int eb_history_diff_kinds_differ(const struct eb_history_run *a, const struct eb_history_run *b)
+{
+    return eb_history_run_is_llm(a) != eb_history_run_is_llm(b);
+}
+
+/* ---- diff of any two runs -------------------------------------------------------------- */
+
 static void describe_run(const char *label, const struct eb_history_run *r, FILE *out)
 {
-    fprintf(out, "%s: run %lld, %s, %s mode, %s, host %s, edgebench %s, env %s\n", label,
-            (long long)r->id, r->started_at, r->mode[0] ? r->mode : "?",
-            r->verdict[0] ? r->verdict : "not judged", r->hostname[0] ? r->hostname : "?",
+    char what[48];
+    if (eb_history_run_is_llm(r))
+        snprintf(what, sizeof(what), "kind %s", r->kind);
+    else
+        snprintf(what, sizeof(what), "%s mode", r->mode[0] ? r->mode : "?");
+    fprintf(out, "%s: run %lld, %s, %s, %s, host %s, edgebench %s, env %s\n", label,
+            (long long)r->id, r->started_at, what, r->verdict[0] ? r->verdict : "not judged",
+            r->hostname[0] ? r->hostname : "?",
             r->edgebench_version[0] ? r->edgebench_version : "?", r->fingerprint);
 }
 
@@ -337,8 +567,13 @@ int eb_history_diff(const struct eb_history_run *a, const struct eb_history_run 
                     double threshold_pct, FILE *out)
 {
     int compared = 0, regressions = 0;
-    for (int i = 0; i < EB_NUM_SLOTS; i++)
+    const int llm = eb_history_run_is_llm(a);
+    if (eb_history_diff_kinds_differ(a, b))
+        return -1;
+    for (int i = 0; i < EB_NUM_SLOTS && !llm; i++)
         compared += strcmp(a->slots[i].status, "ok") == 0 && strcmp(b->slots[i].status, "ok") == 0;
+    if (llm)
+        compared = llm_measured(&a->llm) && llm_measured(&b->llm);
     if (compared == 0)
         return -1;
     fprintf(out,
@@ -357,7 +592,9 @@ int eb_history_diff(const struct eb_history_run *a, const struct eb_history_run 
                 "warning: the environments differ (host, CPU, GPU, driver or versions: "
                 "fingerprint %s vs %s)\n",
                 a->fingerprint, b->fingerprint);
-    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+    if (llm)
+        regressions += diff_llm(&a->llm, &b->llm, threshold_pct, out);
+    for (int i = 0; i < EB_NUM_SLOTS && !llm; i++) {
         const struct eb_history_slot *x = &a->slots[i], *y = &b->slots[i];
         if (strcmp(x->status, "ok") == 0 && strcmp(y->status, "ok") == 0) {
             regressions += diff_slot(x, y, threshold_pct, out);
@@ -444,8 +681,20 @@ int eb_diff_main(int argc, char **argv, FILE *out, FILE *err)
             fprintf(err, "edgebench: error: %s\n", diag.msg);
             goto done;
         }
+    if (eb_history_diff_kinds_differ(&runs[0], &runs[1])) {
+        fprintf(err,
+                "edgebench: error: run %lld is of kind %s and run %lld of kind %s: diff compares "
+                "two runs of the same kind\n",
+                (long long)id[0], runs[0].kind, (long long)id[1], runs[1].kind);
+        goto done;
+    }
     int n = eb_history_diff(&runs[0], &runs[1], threshold, out);
-    if (n < 0)
+    if (n < 0 && eb_history_run_is_llm(&runs[0]))
+        fprintf(err,
+                "edgebench: error: llm runs %lld and %lld: one of them has no measured latency; "
+                "nothing to compare\n",
+                (long long)id[0], (long long)id[1]);
+    else if (n < 0)
         fprintf(err,
                 "edgebench: error: runs %lld and %lld have no slot that ran in both; nothing to "
                 "compare\n",

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,8 +24,10 @@ struct eb_history {
     long version; /* the database's schema version */
 };
 
-/* Version 3 (2 lacked slots.model_precision and compute_precision; 1 also map50_95 and map50). Times are ISO 8601 UTC text, latencies ms, memory bytes, energy mJ; NULL = not
- * known (a NaN is stored as NULL). `stats` has a row per measured stage of a slot that ran. */
+/* Version 3 (2 lacked slots.model_precision and compute_precision; 1 also map50_95 and map50);
+ * version 4 adds k_schema_llm. Times are ISO 8601 UTC text, latencies ms, memory bytes, energy
+ * mJ; NULL = not known (a NaN is stored as NULL). `stats` has a row per measured stage of a slot
+ * that ran. */
 static const char k_schema[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE runs("
@@ -52,6 +55,50 @@ static const char k_schema[] =
     " FOREIGN KEY(run_id, slot) REFERENCES slots(run_id, slot) ON DELETE CASCADE);"
     "CREATE INDEX slots_model ON slots(model);";
 
+/* Version 4: runs of kind "llm" (`edgebench llm`), created with a new database or added to a
+ * version-3 one. One `llm` row per llm run (such a run has no `slots` rows); its three latency
+ * summaries are `llm_stats` rows, stage "ttft" (time to first token), "prefill" (prefill time)
+ * and "decode" (decode latency per token), with the columns of `stats`. They are not `stats`
+ * rows because those reference a slot (FOREIGN KEY(run_id, slot)), which an llm run has not.
+ * Fractions (prefill_mfu, decode_mbu) are 0..1; seed is the uint64 bit for bit. */
+static const char k_schema_llm[] =
+    "CREATE TABLE llm("
+    " run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE, model TEXT,"
+    " model_sha256 TEXT, model_size INTEGER, arch TEXT, size TEXT, params INTEGER, dtype TEXT,"
+    " prompt INTEGER, gen INTEGER, reps INTEGER, ctx INTEGER, seed INTEGER, backend TEXT,"
+    " backend_version TEXT, device TEXT, provider TEXT, precision TEXT, threads INTEGER,"
+    " prefill_tok_s REAL, prefill_tok_s_std REAL, decode_tok_s REAL, decode_tok_s_std REAL,"
+    " prefill_mfu REAL, decode_mbu REAL, weight_bytes INTEGER, kv_bytes INTEGER,"
+    " peak_mem_bytes INTEGER, verdict TEXT, reasons TEXT);"
+    "CREATE TABLE llm_stats("
+    " run_id INTEGER NOT NULL REFERENCES llm(run_id) ON DELETE CASCADE, stage TEXT NOT NULL,"
+    " n INTEGER NOT NULL, mean REAL, std REAL, cov REAL, min REAL, p50 REAL, p90 REAL,"
+    " p95 REAL, p99 REAL, max REAL, p50_ci_lo REAL, p50_ci_hi REAL, p50_ci_rank_lo INTEGER,"
+    " p50_ci_rank_hi INTEGER, p50_ci_coverage REAL, p99_ci_lo REAL, p99_ci_hi REAL,"
+    " p99_ci_rank_lo INTEGER, p99_ci_rank_hi INTEGER, p99_ci_coverage REAL,"
+    " PRIMARY KEY(run_id, stage));"
+    "CREATE INDEX llm_model ON llm(model);";
+
+/* The columns of a latency summary in `stats` and `llm_stats`, in the order bind_summary binds
+ * and col_summary reads them. */
+#define SUMMARY_COLS                                                                               \
+    "n, mean, std, cov, min, p50, p90, p95, p99, max, p50_ci_lo, p50_ci_hi, p50_ci_rank_lo,"       \
+    " p50_ci_rank_hi, p50_ci_coverage, p99_ci_lo, p99_ci_hi, p99_ci_rank_lo, p99_ci_rank_hi,"      \
+    " p99_ci_coverage"
+#define SUMMARY_N_COLS 20
+#define SUMMARY_PARAMS "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
+_Static_assert(sizeof(SUMMARY_PARAMS) == 2 * SUMMARY_N_COLS, "one parameter per summary column");
+
+/* The llm run's summaries as `llm_stats` stages. */
+static const struct {
+    const char *stage;
+    size_t offset; /* of the struct eb_stat_summary in struct eb_history_llm */
+} k_llm_stages[] = {
+    {.stage = "ttft", .offset = offsetof(struct eb_history_llm, ttft)},
+    {.stage = "prefill", .offset = offsetof(struct eb_history_llm, prefill)},
+    {.stage = "decode", .offset = offsetof(struct eb_history_llm, decode)},
+};
+
 /* ---- records ----------------------------------------------------------------------------- */
 
 void eb_history_run_fini(struct eb_history_run *run)
@@ -60,6 +107,11 @@ void eb_history_run_fini(struct eb_history_run *run)
         return;
     free(run->config_json);
     run->config_json = NULL;
+}
+
+int eb_history_run_is_llm(const struct eb_history_run *run)
+{
+    return strcmp(run->kind, EB_HISTORY_KIND_LLM) == 0;
 }
 
 static void copy_str(char *dst, size_t size, const char *src)
@@ -230,6 +282,8 @@ static enum eb_status create_schema(struct eb_history *h, struct eb_diag *diag)
              EB_HISTORY_SCHEMA_VERSION);
     enum eb_status st = exec(h, k_schema, diag);
     if (st == EB_OK)
+        st = exec(h, k_schema_llm, diag);
+    if (st == EB_OK)
         st = exec(h, meta, diag);
     return st;
 }
@@ -312,6 +366,12 @@ enum eb_status eb_history_open(const char *path, int create, struct eb_history *
                   diag);
         version = 3;
     }
+    if (st == EB_OK && create && version == 3) { /* runs of kind llm */
+        st = exec(h, k_schema_llm, diag);
+        if (st == EB_OK)
+            st = exec(h, "UPDATE meta SET value = '4' WHERE key = 'schema_version';", diag);
+        version = 4;
+    }
     h->version = version;
     if (create && st == EB_OK)
         st = exec(h, "COMMIT", diag);
@@ -376,6 +436,32 @@ static uint64_t col_u64(sqlite3_stmt *q, int i)
         if (rc == SQLITE_OK)                                                                       \
             rc = (call);                                                                           \
     } while (0)
+
+/* Binds the SUMMARY_N_COLS values of `x` from parameter *i + 1 on (SUMMARY_COLS). */
+static int bind_summary(sqlite3_stmt *q, int *i, const struct eb_stat_summary *x)
+{
+    int rc = SQLITE_OK;
+    BIND(bind_u64(q, ++*i, x->count));
+    BIND(bind_dbl(q, ++*i, x->mean));
+    BIND(bind_dbl(q, ++*i, x->std));
+    BIND(bind_dbl(q, ++*i, x->cov));
+    BIND(bind_dbl(q, ++*i, x->min));
+    BIND(bind_dbl(q, ++*i, x->p50));
+    BIND(bind_dbl(q, ++*i, x->p90));
+    BIND(bind_dbl(q, ++*i, x->p95));
+    BIND(bind_dbl(q, ++*i, x->p99));
+    BIND(bind_dbl(q, ++*i, x->max));
+    const struct eb_stat_ci *cis[2] = {&x->p50_ci, &x->p99_ci};
+    for (int c = 0; c < 2; c++) {
+        const struct eb_stat_ci *ci = cis[c];
+        BIND(bind_dbl(q, ++*i, ci->available ? ci->lo : NAN));
+        BIND(bind_dbl(q, ++*i, ci->available ? ci->hi : NAN));
+        BIND(ci->available ? bind_u64(q, ++*i, ci->rank_lo) : sqlite3_bind_null(q, ++*i));
+        BIND(ci->available ? bind_u64(q, ++*i, ci->rank_hi) : sqlite3_bind_null(q, ++*i));
+        BIND(bind_dbl(q, ++*i, ci->available ? ci->coverage : NAN));
+    }
+    return rc;
+}
 
 static enum eb_status insert_run(struct eb_history *h, const struct eb_history_run *run,
                                  int64_t *id_out, struct eb_diag *diag)
@@ -471,40 +557,102 @@ static enum eb_status insert_slot(struct eb_history *h, int64_t id, const struct
         const struct eb_stat_summary *x = &s->stages[st];
         if (x->count == 0)
             continue;
-        static const char sql_stat[] =
-            "INSERT INTO stats(run_id, slot, stage, n, mean, std, cov, min, p50, p90, p95, p99,"
-            " max, p50_ci_lo, p50_ci_hi, p50_ci_rank_lo, p50_ci_rank_hi, p50_ci_coverage,"
-            " p99_ci_lo, p99_ci_hi, p99_ci_rank_lo, p99_ci_rank_hi, p99_ci_coverage)"
-            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+        static const char sql_stat[] = "INSERT INTO stats(run_id, slot, stage, " SUMMARY_COLS
+                                       ") VALUES(?,?,?," SUMMARY_PARAMS ")";
         rc = sqlite3_prepare_v2(h->db, sql_stat, -1, &q, NULL);
         i = 0;
         BIND(sqlite3_bind_int64(q, ++i, id));
         BIND(sqlite3_bind_int(q, ++i, s->index));
         BIND(sqlite3_bind_text(q, ++i, eb_history_stage_name(st), -1, SQLITE_STATIC));
-        BIND(bind_u64(q, ++i, x->count));
-        BIND(bind_dbl(q, ++i, x->mean));
-        BIND(bind_dbl(q, ++i, x->std));
-        BIND(bind_dbl(q, ++i, x->cov));
-        BIND(bind_dbl(q, ++i, x->min));
-        BIND(bind_dbl(q, ++i, x->p50));
-        BIND(bind_dbl(q, ++i, x->p90));
-        BIND(bind_dbl(q, ++i, x->p95));
-        BIND(bind_dbl(q, ++i, x->p99));
-        BIND(bind_dbl(q, ++i, x->max));
-        const struct eb_stat_ci *cis[2] = {&x->p50_ci, &x->p99_ci};
-        for (int c = 0; c < 2; c++) {
-            const struct eb_stat_ci *ci = cis[c];
-            BIND(bind_dbl(q, ++i, ci->available ? ci->lo : NAN));
-            BIND(bind_dbl(q, ++i, ci->available ? ci->hi : NAN));
-            BIND(ci->available ? bind_u64(q, ++i, ci->rank_lo) : sqlite3_bind_null(q, ++i));
-            BIND(ci->available ? bind_u64(q, ++i, ci->rank_hi) : sqlite3_bind_null(q, ++i));
-            BIND(bind_dbl(q, ++i, ci->available ? ci->coverage : NAN));
-        }
+        BIND(bind_summary(q, &i, x));
         if (rc == SQLITE_OK)
             rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
         sqlite3_finalize(q);
         if (rc != SQLITE_OK)
             return db_fail(h, diag, EB_ERR_IO, "cannot add a statistic");
+    }
+    return EB_OK;
+}
+
+/* The seed, a uint64, in SQLite's signed 64-bit integer bit for bit (and back). */
+static int64_t seed_to_db(uint64_t v)
+{
+    int64_t r;
+    memcpy(&r, &v, sizeof(r));
+    return r;
+}
+
+static uint64_t seed_from_db(int64_t v)
+{
+    uint64_t r;
+    memcpy(&r, &v, sizeof(r));
+    return r;
+}
+
+static enum eb_status insert_llm(struct eb_history *h, int64_t id, const struct eb_history_llm *l,
+                                 struct eb_diag *diag)
+{
+    static const char sql[] =
+        "INSERT INTO llm(run_id, model, model_sha256, model_size, arch, size, params, dtype,"
+        " prompt, gen, reps, ctx, seed, backend, backend_version, device, provider, precision,"
+        " threads, prefill_tok_s, prefill_tok_s_std, decode_tok_s, decode_tok_s_std, prefill_mfu,"
+        " decode_mbu, weight_bytes, kv_bytes, peak_mem_bytes, verdict, reasons)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(h->db, sql, -1, &q, NULL);
+    int i = 0;
+    BIND(sqlite3_bind_int64(q, ++i, id));
+    BIND(bind_text(q, ++i, l->model));
+    BIND(bind_text(q, ++i, l->model_sha256));
+    BIND(bind_u64(q, ++i, l->model_size));
+    BIND(bind_text(q, ++i, l->arch));
+    BIND(bind_text(q, ++i, l->size));
+    BIND(bind_u64(q, ++i, l->params));
+    BIND(bind_text(q, ++i, l->dtype));
+    BIND(sqlite3_bind_int(q, ++i, l->prompt));
+    BIND(sqlite3_bind_int(q, ++i, l->gen));
+    BIND(sqlite3_bind_int(q, ++i, l->reps));
+    BIND(sqlite3_bind_int(q, ++i, l->ctx));
+    BIND(sqlite3_bind_int64(q, ++i, seed_to_db(l->seed)));
+    BIND(bind_text(q, ++i, l->backend));
+    BIND(bind_text(q, ++i, l->backend_version));
+    BIND(bind_text(q, ++i, l->device));
+    BIND(bind_text(q, ++i, l->provider));
+    BIND(bind_text(q, ++i, l->precision));
+    BIND(sqlite3_bind_int(q, ++i, l->threads));
+    BIND(bind_dbl(q, ++i, l->prefill_tok_s));
+    BIND(bind_dbl(q, ++i, l->prefill_tok_s_std));
+    BIND(bind_dbl(q, ++i, l->decode_tok_s));
+    BIND(bind_dbl(q, ++i, l->decode_tok_s_std));
+    BIND(bind_dbl(q, ++i, l->prefill_mfu));
+    BIND(bind_dbl(q, ++i, l->decode_mbu));
+    BIND(bind_u64(q, ++i, l->weight_bytes));
+    BIND(bind_u64(q, ++i, l->kv_bytes));
+    BIND(bind_u64(q, ++i, l->peak_mem_bytes));
+    BIND(bind_text(q, ++i, l->verdict));
+    BIND(bind_text(q, ++i, l->reasons));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    sqlite3_finalize(q);
+    if (rc != SQLITE_OK)
+        return db_fail(h, diag, EB_ERR_IO, "cannot add the llm run");
+    for (size_t k = 0; k < EB_ARRAY_LEN(k_llm_stages); k++) {
+        const struct eb_stat_summary *x =
+            (const struct eb_stat_summary *)((const char *)l + k_llm_stages[k].offset);
+        if (x->count == 0)
+            continue;
+        static const char sql_stat[] =
+            "INSERT INTO llm_stats(run_id, stage, " SUMMARY_COLS ") VALUES(?,?," SUMMARY_PARAMS ")";
+        rc = sqlite3_prepare_v2(h->db, sql_stat, -1, &q, NULL);
+        i = 0;
+        BIND(sqlite3_bind_int64(q, ++i, id));
+        BIND(sqlite3_bind_text(q, ++i, k_llm_stages[k].stage, -1, SQLITE_STATIC));
+        BIND(bind_summary(q, &i, x));
+        if (rc == SQLITE_OK)
+            rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        sqlite3_finalize(q);
+        if (rc != SQLITE_OK)
+            return db_fail(h, diag, EB_ERR_IO, "cannot add an llm statistic");
     }
     return EB_OK;
 }
@@ -517,7 +665,9 @@ enum eb_status eb_history_append(struct eb_history *h, const struct eb_history_r
         return st;
     int64_t id = 0;
     st = insert_run(h, run, &id, diag);
-    for (int i = 0; i < EB_NUM_SLOTS && st == EB_OK; i++)
+    if (st == EB_OK && eb_history_run_is_llm(run))
+        st = insert_llm(h, id, &run->llm, diag);
+    for (int i = 0; i < EB_NUM_SLOTS && st == EB_OK && !eb_history_run_is_llm(run); i++)
         st = insert_slot(h, id, &run->slots[i], diag);
     if (st == EB_OK)
         st = exec(h, "COMMIT", diag);
@@ -666,13 +816,28 @@ static void col_ci(sqlite3_stmt *q, int i, struct eb_stat_ci *ci)
     ci->coverage = col_dbl(q, i + 4);
 }
 
+/* Reads the SUMMARY_N_COLS columns from column `i` on (SUMMARY_COLS) into `x`. */
+static void col_summary(sqlite3_stmt *q, int i, struct eb_stat_summary *x)
+{
+    x->count = col_u64(q, i);
+    x->mean = col_dbl(q, i + 1);
+    x->std = col_dbl(q, i + 2);
+    x->cov = col_dbl(q, i + 3);
+    x->min = col_dbl(q, i + 4);
+    x->p50 = col_dbl(q, i + 5);
+    x->p90 = col_dbl(q, i + 6);
+    x->p95 = col_dbl(q, i + 7);
+    x->p99 = col_dbl(q, i + 8);
+    x->max = col_dbl(q, i + 9);
+    x->fps = x->mean > 0 ? 1000.0 / x->mean : 0.0;
+    col_ci(q, i + 10, &x->p50_ci);
+    col_ci(q, i + 15, &x->p99_ci);
+}
+
 static enum eb_status read_stats(struct eb_history *h, struct eb_history_run *out,
                                  struct eb_diag *diag)
 {
-    static const char sql[] =
-        "SELECT slot, stage, n, mean, std, cov, min, p50, p90, p95, p99, max, p50_ci_lo,"
-        " p50_ci_hi, p50_ci_rank_lo, p50_ci_rank_hi, p50_ci_coverage, p99_ci_lo, p99_ci_hi,"
-        " p99_ci_rank_lo, p99_ci_rank_hi, p99_ci_coverage FROM stats WHERE run_id = ?";
+    static const char sql[] = "SELECT slot, stage, " SUMMARY_COLS " FROM stats WHERE run_id = ?";
     sqlite3_stmt *q = NULL;
     int rc = sqlite3_prepare_v2(h->db, sql, -1, &q, NULL);
     if (rc == SQLITE_OK)
@@ -687,20 +852,7 @@ static enum eb_status read_stats(struct eb_history *h, struct eb_history_run *ou
                 st = k;
         if (idx < 0 || idx >= EB_NUM_SLOTS || st < 0)
             continue; /* a stage a later edgebench added */
-        struct eb_stat_summary *x = &out->slots[idx].stages[st];
-        x->count = col_u64(q, 2);
-        x->mean = col_dbl(q, 3);
-        x->std = col_dbl(q, 4);
-        x->cov = col_dbl(q, 5);
-        x->min = col_dbl(q, 6);
-        x->p50 = col_dbl(q, 7);
-        x->p90 = col_dbl(q, 8);
-        x->p95 = col_dbl(q, 9);
-        x->p99 = col_dbl(q, 10);
-        x->max = col_dbl(q, 11);
-        x->fps = x->mean > 0 ? 1000.0 / x->mean : 0.0;
-        col_ci(q, 12, &x->p50_ci);
-        col_ci(q, 17, &x->p99_ci);
+        col_summary(q, 2, &out->slots[idx].stages[st]);
     }
     sqlite3_finalize(q);
     if (rc != SQLITE_DONE)
@@ -708,10 +860,82 @@ static enum eb_status read_stats(struct eb_history *h, struct eb_history_run *ou
     return EB_OK;
 }
 
+/* The llm row and its statistics of llm run out->id (schema 4 on); none leaves out->llm as
+ * eb_history_get set it (nothing measured). */
+static enum eb_status read_llm(struct eb_history *h, struct eb_history_run *out,
+                               struct eb_diag *diag)
+{
+    static const char sql[] =
+        "SELECT model, model_sha256, model_size, arch, size, params, dtype, prompt, gen, reps, ctx,"
+        " seed, backend, backend_version, device, provider, precision, threads, prefill_tok_s,"
+        " prefill_tok_s_std, decode_tok_s, decode_tok_s_std, prefill_mfu, decode_mbu,"
+        " weight_bytes, kv_bytes, peak_mem_bytes, verdict, reasons FROM llm WHERE run_id = ?";
+    struct eb_history_llm *l = &out->llm;
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(h->db, sql, -1, &q, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(q, 1, out->id);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        int i = 0;
+        col_text(q, i++, l->model, sizeof(l->model));
+        col_text(q, i++, l->model_sha256, sizeof(l->model_sha256));
+        l->model_size = col_u64(q, i++);
+        col_text(q, i++, l->arch, sizeof(l->arch));
+        col_text(q, i++, l->size, sizeof(l->size));
+        l->params = col_u64(q, i++);
+        col_text(q, i++, l->dtype, sizeof(l->dtype));
+        l->prompt = sqlite3_column_int(q, i++);
+        l->gen = sqlite3_column_int(q, i++);
+        l->reps = sqlite3_column_int(q, i++);
+        l->ctx = sqlite3_column_int(q, i++);
+        l->seed = seed_from_db(sqlite3_column_int64(q, i++));
+        col_text(q, i++, l->backend, sizeof(l->backend));
+        col_text(q, i++, l->backend_version, sizeof(l->backend_version));
+        col_text(q, i++, l->device, sizeof(l->device));
+        col_text(q, i++, l->provider, sizeof(l->provider));
+        col_text(q, i++, l->precision, sizeof(l->precision));
+        l->threads = sqlite3_column_int(q, i++);
+        l->prefill_tok_s = col_dbl(q, i++);
+        l->prefill_tok_s_std = col_dbl(q, i++);
+        l->decode_tok_s = col_dbl(q, i++);
+        l->decode_tok_s_std = col_dbl(q, i++);
+        l->prefill_mfu = col_dbl(q, i++);
+        l->decode_mbu = col_dbl(q, i++);
+        l->weight_bytes = col_u64(q, i++);
+        l->kv_bytes = col_u64(q, i++);
+        l->peak_mem_bytes = col_u64(q, i++);
+        col_text(q, i++, l->verdict, sizeof(l->verdict));
+        col_text(q, i++, l->reasons, sizeof(l->reasons));
+        rc = sqlite3_step(q); /* run_id is the key: no second row */
+    }
+    sqlite3_finalize(q);
+    q = NULL;
+    if (rc != SQLITE_DONE)
+        return db_fail(h, diag, EB_ERR_IO, "cannot read the llm run");
+    static const char sql_stat[] = "SELECT stage, " SUMMARY_COLS " FROM llm_stats WHERE run_id = ?";
+    rc = sqlite3_prepare_v2(h->db, sql_stat, -1, &q, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(q, 1, out->id);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        rc = SQLITE_OK;
+        const char *stage = (const char *)sqlite3_column_text(q, 0);
+        for (size_t k = 0; k < EB_ARRAY_LEN(k_llm_stages) && stage != NULL; k++)
+            if (strcmp(stage, k_llm_stages[k].stage) == 0) /* else a later edgebench's stage */
+                col_summary(q, 1, (struct eb_stat_summary *)((char *)l + k_llm_stages[k].offset));
+    }
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE)
+        return db_fail(h, diag, EB_ERR_IO, "cannot read the llm statistics");
+    return EB_OK;
+}
+
 enum eb_status eb_history_get(struct eb_history *h, int64_t id, struct eb_history_run *out,
                               struct eb_diag *diag)
 {
     memset(out, 0, sizeof(*out));
+    struct eb_history_llm *l = &out->llm;
+    l->prefill_tok_s = l->prefill_tok_s_std = l->decode_tok_s = l->decode_tok_s_std = NAN;
+    l->prefill_mfu = l->decode_mbu = NAN;
     for (int i = 0; i < EB_NUM_SLOTS; i++) {
         out->slots[i].index = i;
         copy_str(out->slots[i].name, sizeof(out->slots[i].name), i == 0 ? "rgb" : "thermal");
@@ -722,6 +946,9 @@ enum eb_status eb_history_get(struct eb_history *h, int64_t id, struct eb_histor
         st = read_slots(h, out, diag);
     if (st == EB_OK)
         st = read_stats(h, out, diag);
+    /* A database before schema 4 has no llm table, and no llm runs. */
+    if (st == EB_OK && h->version >= 4 && eb_history_run_is_llm(out))
+        st = read_llm(h, out, diag);
     if (st != EB_OK)
         eb_history_run_fini(out);
     return st;
@@ -740,14 +967,32 @@ static int slot_matches(const struct eb_history_slot *s, const struct eb_history
     return 1;
 }
 
+static int llm_matches(const struct eb_history_llm *l, const struct eb_history_filter *f)
+{
+    if (f->model != NULL && strstr(l->model, f->model) == NULL)
+        return 0;
+    if (f->backend != NULL && strcmp(l->backend, f->backend) != 0)
+        return 0;
+    if (f->device != NULL && strcmp(l->device, f->device) != 0)
+        return 0;
+    return 1;
+}
+
 enum eb_status eb_history_list(struct eb_history *h, const struct eb_history_filter *filter,
                                eb_history_row_fn fn, void *ctx, struct eb_diag *diag)
 {
-    static const char sql[] =
-        "SELECT DISTINCT r.id FROM runs r JOIN slots s ON s.run_id = r.id"
-        " WHERE s.status != 'skipped' AND (?1 IS NULL OR instr(s.model, ?1) > 0)"
-        " AND (?2 IS NULL OR s.backend = ?2) AND (?3 IS NULL OR s.device = ?3)"
-        " ORDER BY r.id DESC LIMIT ?4";
+    /* The runs with a slot that matches, and (schema 4 on) the llm runs that match. */
+    static const char sql_slots[] =
+        "SELECT r.id FROM runs r WHERE EXISTS(SELECT 1 FROM slots s WHERE s.run_id = r.id"
+        " AND s.status != 'skipped' AND (?1 IS NULL OR instr(s.model, ?1) > 0)"
+        " AND (?2 IS NULL OR s.backend = ?2) AND (?3 IS NULL OR s.device = ?3))";
+    static const char sql_llm[] =
+        " OR (r.kind = '" EB_HISTORY_KIND_LLM "' AND EXISTS(SELECT 1 FROM llm l"
+        " WHERE l.run_id = r.id AND (?1 IS NULL OR instr(l.model, ?1) > 0)"
+        " AND (?2 IS NULL OR l.backend = ?2) AND (?3 IS NULL OR l.device = ?3)))";
+    static const char sql_order[] = " ORDER BY r.id DESC LIMIT ?4";
+    char sql[sizeof(sql_slots) + sizeof(sql_llm) + sizeof(sql_order)];
+    snprintf(sql, sizeof(sql), "%s%s%s", sql_slots, h->version >= 4 ? sql_llm : "", sql_order);
     enum eb_status st = EB_OK;
     sqlite3_stmt *q = NULL;
     int64_t *ids = NULL;
@@ -790,11 +1035,21 @@ enum eb_status eb_history_list(struct eb_history *h, const struct eb_history_fil
         st = eb_history_get(h, ids[k], run, diag);
         if (st != EB_OK)
             break;
-        for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        if (eb_history_run_is_llm(run) && llm_matches(&run->llm, filter)) {
+            struct eb_history_row row = {.id = run->id,
+                                         .started_at = run->started_at,
+                                         .kind = run->kind,
+                                         .mode = run->mode,
+                                         .run_verdict = run->verdict,
+                                         .llm = &run->llm};
+            fn(ctx, &row);
+        }
+        for (int i = 0; i < EB_NUM_SLOTS && !eb_history_run_is_llm(run); i++) {
             if (!slot_matches(&run->slots[i], filter))
                 continue;
             struct eb_history_row row = {.id = run->id,
                                          .started_at = run->started_at,
+                                         .kind = run->kind,
                                          .mode = run->mode,
                                          .run_verdict = run->verdict,
                                          .slot = &run->slots[i]};

@@ -1,9 +1,16 @@
 /*
- * The run history: every `edgebench run` is appended to a SQLite database, and `edgebench
- * history` / `edgebench diff` read it back (history_cmd.c). One record per run: the command
- * line, the configuration, an environment fingerprint, the verdict, and per slot the model
- * (path, SHA-256, size), backend, device, precision, input size, frames, FPS, memory peak,
- * energy per frame, verdict and every latency statistic with its confidence intervals.
+ * The run history: every `edgebench run` (kind "run"), every row of `edgebench compare` (kind
+ * "sweep") and every `edgebench llm` (kind "llm") is appended to a SQLite database, and
+ * `edgebench history` / `edgebench diff` read it back (history_cmd.c). One record per run: the
+ * command line, the configuration, an environment fingerprint, the verdict, and
+ *   - for "run" and "sweep": per slot the model (path, SHA-256, size), backend, device,
+ *     precision, input size, frames, FPS, memory peak, energy per frame, verdict and every
+ *     latency statistic with its confidence intervals (struct eb_history_slot);
+ *   - for "llm": the model (path, SHA-256, size, arch, size label, parameters, dtype), the
+ *     workload (prompt, gen, reps, ctx, seed), where it ran, TTFT, prefill and decode per-token
+ *     latency statistics with their CIs, prefill and decode tokens/s (mean and std over the
+ *     repetitions), MFU and memory-bandwidth utilisation, weight / KV-cache / peak bytes, and
+ *     the verdict (struct eb_history_llm). Such a run has no slot rows.
  *
  *     struct eb_history *h = NULL;
  *     if (eb_history_open(path, 1, &h, &diag) == EB_OK &&
@@ -13,9 +20,10 @@
  *
  * Schema (versioned by the `meta` row schema_version = EB_HISTORY_SCHEMA_VERSION; a database of
  * a newer version is refused, never altered; an older one is read as it is, and upgraded in
- * place when opened for writing): tables `meta(key, value)`, `runs` (one row per
- * run), `slots` (two rows per run) and `stats` (one row per slot and latency stage). The columns
- * are listed in history.c (k_schema) and README.md.
+ * place when opened for writing): tables `meta(key, value)`, `runs` (one row per run), `slots`
+ * (two rows per run or sweep), `stats` (one row per slot and latency stage), `llm` (one row per
+ * llm run) and `llm_stats` (one row per llm run and latency: "ttft", "prefill", "decode"). The
+ * columns are listed in history.c (k_schema, k_schema_llm) and README.md.
  *
  * Not thread-safe: one handle per thread. Concurrent processes are serialised by SQLite's
  * locking (a writer waits up to EB_HISTORY_BUSY_MS).
@@ -30,8 +38,9 @@
 #include "harness/metrics/stats.h"
 #include "harness/results/result.h"
 
-/* 2: slots.map50_95 and map50 (run --data); 3: slots.model_precision and compute_precision */
-#define EB_HISTORY_SCHEMA_VERSION 3
+/* 2: slots.map50_95 and map50 (run --data); 3: slots.model_precision and compute_precision;
+ * 4: tables llm and llm_stats (runs of kind "llm") */
+#define EB_HISTORY_SCHEMA_VERSION 4
 #define EB_HISTORY_BUSY_MS        5000
 /** How --help and the README state the default database. */
 #define EB_HISTORY_DEFAULT_TEXT "${XDG_DATA_HOME:-~/.local/share}/edgebench/history.db"
@@ -73,11 +82,54 @@ struct eb_history_slot {
     struct eb_stat_summary stages[EB_HISTORY_STAGES];
 };
 
+/** The kind of a run of `edgebench llm`: its figures are in eb_history_run.llm. */
+#define EB_HISTORY_KIND_LLM "llm"
+
+/**
+ * A run of `edgebench llm`: per repetition a prefill of `prompt` tokens, then greedy decode of
+ * `gen` tokens with a KV cache. Strings are "" when unknown; doubles NAN when not measured; a
+ * latency summary with count 0 was not measured.
+ */
+struct eb_history_llm {
+    /* the model */
+    char model[4096];
+    char model_sha256[65];
+    uint64_t model_size; /* bytes */
+    char arch[16];       /* "llama", "qwen2"; "" for a model without edgebench's metadata */
+    char size[8];        /* "tiny", "0.5b", "1b"; "" likewise */
+    uint64_t params;     /* 0 unknown */
+    char dtype[8];       /* "fp32", "fp16" */
+    /* the workload */
+    int prompt, gen, reps; /* tokens, tokens, repetitions */
+    int ctx;               /* the context length the model was run with */
+    uint64_t seed;         /* stored bit for bit (as a signed 64-bit integer) */
+    /* where it ran */
+    char backend[32];
+    char backend_version[64];
+    char device[16];
+    char provider[64];
+    char precision[16];
+    int threads;
+    /* the figures */
+    struct eb_stat_summary ttft;    /* time to first token, ms, one sample per repetition */
+    struct eb_stat_summary prefill; /* prefill time, ms */
+    struct eb_stat_summary decode;  /* decode latency per token, ms */
+    double prefill_tok_s, prefill_tok_s_std; /* mean and std over the repetitions */
+    double decode_tok_s, decode_tok_s_std;
+    double prefill_mfu; /* fraction 0..1 of the device's dense peak; NAN unknown */
+    double decode_mbu;  /* fraction 0..1 of the device's memory bandwidth; NAN unknown */
+    uint64_t weight_bytes;
+    uint64_t kv_bytes; /* the KV cache at the final length (prompt + gen) */
+    uint64_t peak_mem_bytes;
+    char verdict[16];   /* "VALID", "INVALID", "" not judged */
+    char reasons[2048]; /* "; "-joined */
+};
+
 /** One recorded run. */
 struct eb_history_run {
     int64_t id; /* assigned by eb_history_append */
     char started_at[32];
-    char kind[16]; /* "run" */
+    char kind[16]; /* "run", "sweep", EB_HISTORY_KIND_LLM */
     char mode[16];
     char command_line[4096];
     char *config_json; /* the configuration echo of report.json; owned (eb_history_run_fini) */
@@ -101,8 +153,12 @@ struct eb_history_run {
     char l4t_release[256];
     char power_mode[128];
     char fingerprint[17]; /* first 16 hex digits of the SHA-256 of the facts above */
-    struct eb_history_slot slots[EB_NUM_SLOTS];
+    struct eb_history_slot slots[EB_NUM_SLOTS]; /* unused (all skipped) in an llm run */
+    struct eb_history_llm llm;                  /* meaningful when kind is "llm" */
 };
+
+/** Whether `run` is of kind "llm". */
+int eb_history_run_is_llm(const struct eb_history_run *run);
 
 /** Frees what the record owns (config_json); the record can be filled again. */
 void eb_history_run_fini(struct eb_history_run *run);
@@ -133,7 +189,10 @@ EB_NODISCARD enum eb_status eb_history_open(const char *path, int create, struct
 /** Closes; NULL is a no-op. */
 void eb_history_close(struct eb_history *h);
 
-/** Appends `run` in one transaction; its new id into *id_out. */
+/**
+ * Appends `run` in one transaction; its new id into *id_out. A run of kind "llm" stores its
+ * `llm` record and no slots; another kind its slots and no `llm` record.
+ */
 EB_NODISCARD enum eb_status eb_history_append(struct eb_history *h,
                                               const struct eb_history_run *run, int64_t *id_out,
                                               struct eb_diag *diag);
@@ -153,18 +212,20 @@ struct eb_history_filter {
     int64_t limit;       /* most recent runs; 0 = all */
 };
 
-/** One line of the history list: a slot of a run. */
+/** One line of the history list: a slot of a run or sweep, or an llm run. */
 struct eb_history_row {
     int64_t id;
-    const char *started_at, *mode, *run_verdict;
-    const struct eb_history_slot *slot; /* end_to_end is stages[EB_STAGE_E2E] */
+    const char *started_at, *kind, *mode, *run_verdict;
+    const struct eb_history_slot *slot; /* end_to_end is stages[EB_STAGE_E2E]; NULL for llm */
+    const struct eb_history_llm *llm;   /* the llm run; NULL for a slot */
 };
 
 typedef void (*eb_history_row_fn)(void *ctx, const struct eb_history_row *row);
 
 /**
- * Calls `fn` for every slot that ran or failed (skipped slots are left out) of the runs matching
- * `filter`, newest run first, slots in index order. Pointers in the row live for the call.
+ * Calls `fn` for every slot that ran or failed (skipped slots are left out) and every llm run
+ * matching `filter` (model, backend and device are the slot's or the llm run's), newest run
+ * first, slots in index order. Pointers in the row live for the call.
  */
 EB_NODISCARD enum eb_status eb_history_list(struct eb_history *h,
                                             const struct eb_history_filter *filter,
@@ -174,11 +235,19 @@ EB_NODISCARD enum eb_status eb_history_list(struct eb_history *h,
  * Prints the comparison of run `a` (before) and `b` (after) to `out`: per slot that ran in both,
  * each latency statistic's p50 and p99 with their 95% CIs, FPS, memory peak and energy per
  * frame, the change A→B in %, and REGRESSION where both CIs exist, they do not overlap and B is
- * worse by more than `threshold_pct`. Returns the number of regressions, or -1 (printing
- * nothing) when no slot ran in both runs.
+ * worse by more than `threshold_pct`. Two llm runs: TTFT p50/p99, prefill p50, decode per-token
+ * p50/p99 with their CIs (judged as above), prefill and decode tokens/s as mean ± std (a
+ * REGRESSION when the ±std intervals do not overlap and B is slower by more than the
+ * threshold), MFU, bandwidth utilisation, peak memory and KV-cache bytes (shown). Returns the
+ * number of regressions, or -1 (printing nothing) when the runs are of different kinds (one llm,
+ * the other not: see eb_history_diff_kinds_differ), when no slot ran in both runs, or when
+ * either llm run has no measured latency.
  */
 int eb_history_diff(const struct eb_history_run *a, const struct eb_history_run *b,
                     double threshold_pct, FILE *out);
+
+/** Whether one of `a` and `b` is an llm run and the other is not: they cannot be compared. */
+int eb_history_diff_kinds_differ(const struct eb_history_run *a, const struct eb_history_run *b);
 
 /** `edgebench history [options]`; returns the exit code (0, or 2 on bad input). */
 int eb_history_main(int argc, char **argv, FILE *out, FILE *err);
