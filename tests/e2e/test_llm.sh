@@ -134,3 +134,20 @@ case_nvtx_phase_ranges() {
   [ "$(grep -c '^push edgebench.stage@prefill$' nvtx.log)" = 4 ] || fail "prefill ranges: $(cat nvtx.log)"
   [ "$(grep -c '^push edgebench.stage@decode$' nvtx.log)" = 4 ] || fail "decode ranges"
 }
+
+case_history_and_diff() {
+  need_ort
+  tiny llama
+  for i in 1 2; do
+    "$EB_BIN" llm --model tiny.onnx --backend ort --prompt 16 --gen 8 --reps 3 --output out \
+      --db h.db --quiet >/dev/null 2>e.txt || fail "llm $i failed: $(cat e.txt)"
+  done
+  "$EB_BIN" history --db h.db >h.txt || fail "history failed"
+  [ "$(grep -cE '^ +[12] +[0-9T:.Z-]+ +llm +tiny.onnx +ort +cpu +fp32 +fp32 ' h.txt)" = 2 ] ||
+    fail "no llm rows: $(cat h.txt)"
+  "$EB_BIN" diff 1 2 --db h.db >d.txt
+  local rc=$?
+  [ "$rc" = 0 ] || [ "$rc" = 4 ] || fail "diff exit $rc: $(cat d.txt)"
+  grep -q 'kind llm' d.txt && grep -q '^  decode tok/s ' d.txt && grep -q '^  ttft p50 ms ' d.txt ||
+    fail "$(cat d.txt)"
+}

@@ -515,6 +515,42 @@ static void judge(struct eb_llm_result *r)
                            "deterministic on the same prompt");
 }
 
+/* Appends the run to the history (--db); a database that cannot be written is a warning. */
+static void record_history(struct llm_ctx *c)
+{
+    char path[4096];
+    struct eb_diag d = {0};
+    const int have = eb_history_path(c->cfg.db, path, sizeof(path), &d);
+    if (have == 0)
+        return; /* --db none */
+    struct eb_history_run *rec = calloc(1, sizeof(*rec));
+    int64_t id = 0;
+    enum eb_status st = have < 0      ? d.status
+                        : rec == NULL ? eb_diag_fail(&d, EB_ERR_NOMEM, "out of memory")
+                                      : EB_OK;
+    if (st == EB_OK) {
+        struct eb_env_facts facts;
+        eb_report_env_facts(&facts);
+        st = eb_history_from_llm(&c->res, &c->cfg, &facts, c->env->version,
+                                 strcmp(c->res.backend, "ort") == 0 ? c->probe.version : NULL, rec,
+                                 &d);
+    }
+    if (st == EB_OK)
+        st = eb_history_store(path, rec, &id, &d);
+    if (st == EB_OK) {
+        eb_log_msg(&c->log, EB_LOG_INFO,
+                   "history: recorded as run %lld in %s (edgebench history, edgebench diff)",
+                   (long long)id, path);
+    } else {
+        eb_log_msg(&c->log, EB_LOG_WARN,
+                   "history: the run was not recorded: %s (--db none switches the history off)",
+                   d.msg);
+        eb_llm_result_warn(&c->res, "history: the run was not recorded: %.200s", d.msg);
+    }
+    eb_history_run_fini(rec);
+    free(rec);
+}
+
 /* Measures; the exit code (the report is written by the caller whatever happened). */
 static int measure(struct llm_ctx *c)
 {
@@ -710,6 +746,7 @@ int eb_llm_main(int argc, char **argv, const struct eb_llm_env *env)
     eb_log_msg(&c->log, EB_LOG_INFO, "verdict: %s%s%s", eb_validity_verdict(&r->validity),
                r->validity.n_reasons ? ": " : "",
                r->validity.n_reasons ? r->validity.reasons[0] : "");
+    record_history(c);
 
     struct eb_env_extra extra = {.version = env->version, .command_line = env->command_line};
     if (strcmp(r->backend, "ort") == 0) {

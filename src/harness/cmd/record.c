@@ -10,6 +10,7 @@
 #include "harness/cmd/config.h"
 #include "harness/cmd/record.h"
 #include "harness/report/report.h"
+#include "harness/results/llm_result.h"
 
 static void copy_str(char *dst, size_t size, const char *src)
 {
@@ -24,6 +25,31 @@ static void join_reasons(const struct eb_validity *v, char *buf, size_t size)
     buf[0] = '\0';
     for (int i = 0; i < v->n_reasons && off < size; i++)
         off += (size_t)snprintf(buf + off, size - off, "%s%s", i ? "; " : "", v->reasons[i]);
+}
+
+/* The environment fingerprint of a record: versions, the machine, NVML's name for the GPU that
+ * ran where the sampler had one, and the fingerprint over them. */
+static void fill_env(struct eb_history_run *out, const struct eb_env_facts *env,
+                     const char *version, const char *ort_version,
+                     const struct eb_system_summary *sys)
+{
+    copy_str(out->edgebench_version, sizeof(out->edgebench_version), version);
+    copy_str(out->ort_version, sizeof(out->ort_version), ort_version);
+    if (env != NULL) {
+        copy_str(out->hostname, sizeof(out->hostname), env->hostname);
+        copy_str(out->os, sizeof(out->os), env->os);
+        copy_str(out->kernel, sizeof(out->kernel), env->kernel);
+        copy_str(out->cpu_model, sizeof(out->cpu_model), env->cpu_model);
+        out->n_cpus = env->n_cpus;
+        copy_str(out->gpu_name, sizeof(out->gpu_name), env->gpu_name);
+        copy_str(out->gpu_driver, sizeof(out->gpu_driver), env->gpu_driver);
+        copy_str(out->l4t_release, sizeof(out->l4t_release), env->l4t_release);
+        copy_str(out->power_mode, sizeof(out->power_mode), env->power_mode);
+    }
+    /* NVML's name for the GPU that ran, where the sampler had one. */
+    if (sys->nvml_used && sys->n_gpus > 0 && sys->gpus[0].name[0] != '\0')
+        copy_str(out->gpu_name, sizeof(out->gpu_name), sys->gpus[0].name);
+    eb_history_fingerprint(out);
 }
 
 static void slot_from_result(const struct eb_slot_result *s, const struct eb_run_result *r,
@@ -91,27 +117,91 @@ enum eb_status eb_history_from_result(const struct eb_run_result *r, const struc
     join_reasons(&r->validity, out->reasons, sizeof(out->reasons));
     copy_str(out->output_dir, sizeof(out->output_dir), r->output_dir);
     out->energy_per_frame_mj = r->energy_per_frame_mj;
-    copy_str(out->edgebench_version, sizeof(out->edgebench_version), version);
-    copy_str(out->ort_version, sizeof(out->ort_version), ort_version);
-    if (env != NULL) {
-        copy_str(out->hostname, sizeof(out->hostname), env->hostname);
-        copy_str(out->os, sizeof(out->os), env->os);
-        copy_str(out->kernel, sizeof(out->kernel), env->kernel);
-        copy_str(out->cpu_model, sizeof(out->cpu_model), env->cpu_model);
-        out->n_cpus = env->n_cpus;
-        copy_str(out->gpu_name, sizeof(out->gpu_name), env->gpu_name);
-        copy_str(out->gpu_driver, sizeof(out->gpu_driver), env->gpu_driver);
-        copy_str(out->l4t_release, sizeof(out->l4t_release), env->l4t_release);
-        copy_str(out->power_mode, sizeof(out->power_mode), env->power_mode);
-    }
-    /* NVML's name for the GPU that ran, where the sampler had one. */
-    if (r->sys.nvml_used && r->sys.n_gpus > 0 && r->sys.gpus[0].name[0] != '\0')
-        copy_str(out->gpu_name, sizeof(out->gpu_name), r->sys.gpus[0].name);
-    eb_history_fingerprint(out);
+    fill_env(out, env, version, ort_version, &r->sys);
     const char *precision = "";
     if (cfg != NULL && cfg->precision >= 0 && (size_t)cfg->precision < EB_ARRAY_LEN(precisions))
         precision = precisions[cfg->precision];
     for (int i = 0; i < EB_NUM_SLOTS; i++)
         slot_from_result(&r->slots[i], r, precision, &out->slots[i]);
     return EB_OK;
+}
+
+enum eb_status eb_history_from_llm(const struct eb_llm_result *r, const struct eb_config *cfg,
+                                   const struct eb_env_facts *env, const char *version,
+                                   const char *ort_version, struct eb_history_run *out,
+                                   struct eb_diag *diag)
+{
+    memset(out, 0, sizeof(*out));
+    if (cfg != NULL) {
+        struct eb_json_writer w;
+        eb_json_writer_init_mem(&w, 0);
+        eb_config_write_json(cfg, &w);
+        out->config_json = eb_json_writer_take(&w, NULL);
+        if (out->config_json == NULL)
+            return eb_diag_fail(diag, EB_ERR_NOMEM,
+                                "history: out of memory for the configuration echo");
+    }
+    copy_str(out->started_at, sizeof(out->started_at), r->started_at);
+    copy_str(out->kind, sizeof(out->kind), EB_HISTORY_KIND_LLM);
+    copy_str(out->mode, sizeof(out->mode), "llm");
+    copy_str(out->command_line, sizeof(out->command_line), r->command_line);
+    out->duration_s = r->duration_s;
+    out->exit_code = r->exit_code;
+    out->interrupted = r->interrupted;
+    copy_str(out->verdict, sizeof(out->verdict), eb_validity_verdict(&r->validity));
+    join_reasons(&r->validity, out->reasons, sizeof(out->reasons));
+    copy_str(out->output_dir, sizeof(out->output_dir), r->output_dir);
+    out->energy_per_frame_mj = NAN;
+    fill_env(out, env, version, ort_version, &r->sys);
+    for (int i = 0; i < EB_NUM_SLOTS; i++) { /* a decoder run has no camera slot */
+        out->slots[i].index = i;
+        copy_str(out->slots[i].name, sizeof(out->slots[i].name), i ? "thermal" : "rgb");
+        copy_str(out->slots[i].status, sizeof(out->slots[i].status), "skipped");
+    }
+    struct eb_history_llm *l = &out->llm;
+    const struct eb_llm_model *m = &r->model;
+    copy_str(l->model, sizeof(l->model), m->path);
+    copy_str(l->model_sha256, sizeof(l->model_sha256), m->sha256);
+    l->model_size = m->file_bytes;
+    copy_str(l->arch, sizeof(l->arch), m->arch);
+    copy_str(l->size, sizeof(l->size), m->size);
+    l->params = m->params;
+    copy_str(l->dtype, sizeof(l->dtype), m->dtype);
+    l->prompt = (int)r->w.prompt;
+    l->gen = (int)r->w.gen;
+    l->reps = (int)r->w.reps;
+    l->ctx = (int)r->w.ctx;
+    l->seed = r->w.seed;
+    copy_str(l->backend, sizeof(l->backend), r->backend);
+    copy_str(l->backend_version, sizeof(l->backend_version), r->backend_version);
+    copy_str(l->device, sizeof(l->device), r->device);
+    copy_str(l->provider, sizeof(l->provider), r->provider);
+    copy_str(l->precision, sizeof(l->precision), r->precision);
+    l->threads = r->threads;
+    l->ttft = r->ttft;
+    l->prefill = r->prefill;
+    l->decode = r->decode;
+    l->prefill_tok_s = r->prefill_tps;
+    l->prefill_tok_s_std = r->prefill_tps_std;
+    l->decode_tok_s = r->decode_tps;
+    l->decode_tok_s_std = r->decode_tps_std;
+    l->prefill_mfu = r->mfu;
+    l->decode_mbu = r->bw_util;
+    l->weight_bytes = m->weight_bytes;
+    l->kv_bytes = r->kv_bytes_final;
+    l->peak_mem_bytes = r->mem_peak_bytes;
+    copy_str(l->verdict, sizeof(l->verdict), eb_validity_verdict(&r->validity));
+    join_reasons(&r->validity, l->reasons, sizeof(l->reasons));
+    return EB_OK;
+}
+
+enum eb_status eb_history_store(const char *path, const struct eb_history_run *rec, int64_t *id_out,
+                                struct eb_diag *diag)
+{
+    struct eb_history *h = NULL;
+    enum eb_status st = eb_history_open(path, 1, &h, diag);
+    if (st == EB_OK)
+        st = eb_history_append(h, rec, id_out, diag);
+    eb_history_close(h);
+    return st;
 }

@@ -6,8 +6,9 @@
 
 #include "harness/results/history.h"
 
-struct eb_config;    /* harness/cmd/config.h */
-struct eb_env_facts; /* harness/report/report.h */
+struct eb_config;     /* harness/cmd/config.h */
+struct eb_env_facts;  /* harness/report/report.h */
+struct eb_llm_result; /* harness/results/llm_result.h */
 
 /**
  * Fills `out` (zeroed first) from a finished run: `r` after eb_report_finish, `cfg` its
@@ -18,5 +19,19 @@ EB_NODISCARD enum eb_status
 eb_history_from_result(const struct eb_run_result *r, const struct eb_config *cfg,
                        const struct eb_env_facts *env, const char *version, const char *ort_version,
                        struct eb_history_run *out, struct eb_diag *diag);
+
+/**
+ * Fills `out` (zeroed first) from a finished `edgebench llm` run: kind llm, its `llm` part, the
+ * slots skipped; as eb_history_from_result otherwise (`cfg` the run options it parsed).
+ */
+EB_NODISCARD enum eb_status eb_history_from_llm(const struct eb_llm_result *r,
+                                                const struct eb_config *cfg,
+                                                const struct eb_env_facts *env, const char *version,
+                                                const char *ort_version, struct eb_history_run *out,
+                                                struct eb_diag *diag);
+
+/** Opens the database at `path` (made when missing), appends `rec`, closes; its id in *id_out. */
+EB_NODISCARD enum eb_status eb_history_store(const char *path, const struct eb_history_run *rec,
+                                             int64_t *id_out, struct eb_diag *diag);
 
 #endif

@@ -627,7 +627,6 @@ static void record_history(struct run_ctx *rc, const char *ort_version)
     if (have == 0)
         return; /* --db none */
     struct eb_history_run *rec = calloc(1, sizeof(*rec));
-    struct eb_history *h = NULL;
     int64_t id = 0;
     enum eb_status st = have < 0      ? d.status
                         : rec == NULL ? eb_diag_fail(&d, EB_ERR_NOMEM, "out of memory")
@@ -638,9 +637,7 @@ static void record_history(struct run_ctx *rc, const char *ort_version)
         st = eb_history_from_result(res, rc->cfg, &facts, rc->env->version, ort_version, rec, &d);
     }
     if (st == EB_OK)
-        st = eb_history_open(path, 1, &h, &d);
-    if (st == EB_OK)
-        st = eb_history_append(h, rec, &id, &d);
+        st = eb_history_store(path, rec, &id, &d);
     if (st == EB_OK) {
         snprintf(res->history_db, sizeof(res->history_db), "%s", path);
         res->history_run_id = id;
@@ -653,7 +650,6 @@ static void record_history(struct run_ctx *rc, const char *ort_version)
                    d.msg);
         eb_run_result_warn(res, "history: the run was not recorded: %.200s", d.msg);
     }
-    eb_history_close(h);
     eb_history_run_fini(rec);
     free(rec);
 }
