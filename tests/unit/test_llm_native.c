@@ -21,6 +21,7 @@
 #include "engine/ir/graph.h"
 #include "model/llm.h"
 #include "model/model.h"
+#include "onnx_build.h"
 
 #define CTX        64 /* the files' context: the engine's bound on sequence + past */
 #define PROMPT     12
@@ -310,4 +311,129 @@ EB_TEST(native_max_seq_option)
     ASSERT_CONTAINS(d.msg, "1..16");
     eb_engine_destroy(big);
     eb_engine_destroy(small);
+}
+
+/* ---- hand-built graphs with a sequence dim ----------------------------------------------- */
+
+/* ValueInfoProto float [1, sequence_length, 4]. */
+static void put_seq_value(struct eb_pb_buf *g, uint32_t field, const char *name)
+{
+    struct eb_pb_buf vi, tp, tt, sh, dim;
+    eb_pb_buf_init(&vi);
+    eb_pb_buf_init(&tp);
+    eb_pb_buf_init(&tt);
+    eb_pb_buf_init(&sh);
+    for (int i = 0; i < 3; i++) {
+        eb_pb_buf_init(&dim);
+        if (i == 1)
+            eb_pb_put_str(&dim, 2, "sequence_length");
+        else
+            eb_pb_put_varint(&dim, 1, i == 0 ? 1 : 4);
+        eb_pb_put_msg(&sh, 1, &dim);
+        eb_pb_buf_fini(&dim);
+    }
+    eb_pb_put_varint(&tt, 1, 1);
+    eb_pb_put_msg(&tt, 2, &sh);
+    eb_pb_put_msg(&tp, 1, &tt);
+    eb_pb_put_str(&vi, 1, name);
+    eb_pb_put_msg(&vi, 2, &tp);
+    eb_pb_put_msg(g, field, &vi);
+    eb_pb_buf_fini(&vi);
+    eb_pb_buf_fini(&tp);
+    eb_pb_buf_fini(&tt);
+    eb_pb_buf_fini(&sh);
+}
+
+/* x [1, sequence_length, 4] -> op -> y (opset 17); `ctx` > 0: edgebench.llm.ctx metadata. */
+static uint8_t *seq_model(const char *op, int ctx, size_t *len)
+{
+    struct eb_pb_buf g, node, model, opset, meta;
+    eb_pb_buf_init(&g);
+    eb_pb_buf_init(&node);
+    eb_pb_buf_init(&model);
+    eb_pb_buf_init(&opset);
+    eb_pb_buf_init(&meta);
+    eb_pb_put_str(&node, 1, "x");
+    eb_pb_put_str(&node, 2, "y");
+    eb_pb_put_str(&node, 3, "the_node");
+    eb_pb_put_str(&node, 4, op);
+    eb_pb_put_str(&g, 2, "seq");
+    put_seq_value(&g, 11, "x");
+    eb_pb_put_msg(&g, 1, &node);
+    eb_test_put_value_info(&g, 12, "y", 1, -1, NULL);
+    eb_pb_put_varint(&model, 1, 8);
+    eb_pb_put_msg(&model, 7, &g);
+    eb_pb_put_str(&opset, 1, "");
+    eb_pb_put_varint(&opset, 2, 17);
+    eb_pb_put_msg(&model, 8, &opset);
+    if (ctx > 0) {
+        char v[16];
+        snprintf(v, sizeof(v), "%d", ctx);
+        eb_pb_put_str(&meta, 1, "edgebench.llm.ctx");
+        eb_pb_put_str(&meta, 2, v);
+        eb_pb_put_msg(&model, 14, &meta);
+    }
+    uint8_t *bytes = eb_pb_buf_take(&model, len);
+    eb_pb_buf_fini(&g);
+    eb_pb_buf_fini(&node);
+    eb_pb_buf_fini(&opset);
+    eb_pb_buf_fini(&meta);
+    ASSERT_TRUE(bytes != NULL);
+    return bytes;
+}
+
+static enum eb_status load_seq(const char *op, int ctx, int64_t max_seq, struct eb_engine **e,
+                               struct eb_diag *d)
+{
+    size_t len = 0;
+    uint8_t *bytes = seq_model(op, ctx, &len);
+    struct eb_engine_options opt;
+    eb_engine_options_default(&opt);
+    opt.threads = 1;
+    opt.max_seq = max_seq;
+    enum eb_status st = eb_engine_load(bytes, len, "seq.onnx", &opt, e, d);
+    free(bytes);
+    return st;
+}
+
+/* Ops the engine lacks, and ops that cannot take a changing shape, are refused at load by name;
+ * a sequence dim needs a bound. */
+EB_TEST(native_dynamic_refusals_at_load)
+{
+    struct eb_engine *e = NULL;
+    struct eb_diag d = {0};
+    ASSERT_TRUE(load_seq("Einsum", 8, 0, &e, &d) == EB_ERR_UNSUPPORTED);
+    ASSERT_CONTAINS(d.msg, "Einsum");
+    d = (struct eb_diag){0};
+    ASSERT_TRUE(load_seq("Flatten", 8, 0, &e, &d) == EB_ERR_UNSUPPORTED);
+    printf("refused: %s\n", d.msg);
+    ASSERT_CONTAINS(d.msg, "the_node");
+    ASSERT_CONTAINS(d.msg, "Flatten");
+    ASSERT_CONTAINS(d.msg, "changes from run to run");
+    d = (struct eb_diag){0};
+    ASSERT_TRUE(load_seq("Sigmoid", 0, 0, &e, &d) == EB_ERR_UNSUPPORTED);
+    printf("refused: %s\n", d.msg);
+    ASSERT_CONTAINS(d.msg, "input 'x'");
+    ASSERT_CONTAINS(d.msg, "max_seq");
+    ASSERT_TRUE(e == NULL);
+}
+
+/* A bound from the option alone; each run computes at its own length. */
+EB_TEST(native_dynamic_sigmoid_runs_each_length)
+{
+    struct eb_engine *e = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(load_seq("Sigmoid", 0, 8, &e, &d));
+    float x[8 * 4];
+    for (int i = 0; i < 8 * 4; i++)
+        x[i] = (float)(i % 7) - 3.0f;
+    for (int64_t n = 1; n <= 8; n++) {
+        struct eb_tensor in = {.dtype = EB_DTYPE_F32, .rank = 3, .shape = {1, n, 4}, .data = x},
+                         out;
+        ASSERT_OK(eb_engine_run(e, &in, 1, &out, 1, &d));
+        ASSERT_EQ_INT(out.shape[1], n);
+        for (int64_t i = 0; i < n * 4; i++)
+            ASSERT_NEAR(((const float *)out.data)[i], 1.0 / (1.0 + exp(-(double)x[i])), 1e-6);
+    }
+    eb_engine_destroy(e);
 }
