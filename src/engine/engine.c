@@ -273,14 +273,15 @@ static void cpu_observe(const struct eb_engine *e, size_t k)
 
 /*
  * A dynamic graph's node order[k] that reads a dyn value: its output shapes at this run's
- * input shapes (ops with dyn_shapes; every input's data is there). Refuses a shape that needs
- * more bytes than the slot planned on the bounds.
+ * input shapes (ops with dyn_shapes). `run`: a run's, where every input's data is there (0: the
+ * load's probe, where only shape data is). Refuses a shape that needs more bytes than the slot
+ * planned on the bounds.
  */
-static enum eb_status reinfer(struct eb_engine *e, size_t k, struct eb_diag *diag)
+static enum eb_status reinfer(struct eb_engine *e, size_t k, int run, struct eb_diag *diag)
 {
     struct eb_graph *g = e->g;
     struct eb_ir_node *n = &g->nodes[e->order[k]];
-    struct eb_op_ctx ctx = {.g = g, .n = n, .src = NULL, .diag = diag, .run = 1};
+    struct eb_op_ctx ctx = {.g = g, .n = n, .src = NULL, .diag = diag, .run = run};
     enum eb_status st = n->op->infer_shape(&ctx);
     if (st != EB_OK)
         return st;
@@ -305,7 +306,7 @@ static enum eb_status cpu_run_dynamic(struct eb_engine *e, struct eb_diag *diag)
     uint64_t t_start = e->prof != NULL ? eb_clock_ns() : 0, t0 = t_start;
     for (size_t k = 0; k < e->n_order; k++) {
         if (e->g->nodes[e->order[k]].dyn) {
-            enum eb_status st = reinfer(e, k, diag);
+            enum eb_status st = reinfer(e, k, 1, diag);
             if (st != EB_OK)
                 return st;
         }
@@ -379,7 +380,7 @@ static enum eb_status probe_output_dims(struct eb_engine *e, struct eb_diag *dia
         const struct eb_ir_node *n = &g->nodes[e->order[k]];
         if (!n->dyn)
             continue;
-        if ((st = reinfer(e, k, diag)) != EB_OK)
+        if ((st = reinfer(e, k, 0, diag)) != EB_OK)
             return st;
         if (n->n_out > 0 && g->values[n->out[0]].shape_data)
             eb_engine__cpu_exec(e, k);

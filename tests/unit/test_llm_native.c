@@ -288,6 +288,24 @@ EB_TEST(native_plan_fixed_and_bounds_refused)
     ASSERT_TRUE(run_once(e, &c, 10, CTX - 5, out, &d) == EB_ERR_INVALID_ARG);
     printf("refused: %s\n", d.msg);
     ASSERT_CONTAINS(d.msg, "maximum sequence of 64");
+    /* A token id outside the vocabulary: Gather checks the indices at every run. */
+    {
+        int64_t ids[2] = {3, c.vocab + 5}, pos[2];
+        struct eb_tensor kv[2 * MAX_LAYERS], in[N_IO];
+        const float dummy = 0.0f;
+        for (int t = 0; t < 2 * c.layers; t++)
+            kv[t] = (struct eb_tensor){.dtype = EB_DTYPE_F32,
+                                       .rank = 4,
+                                       .shape = {1, c.kv_heads, 0, c.head_dim},
+                                       .data = (void *)&dummy};
+        make_inputs(&c, ids, pos, 2, 0, kv, in);
+        d = (struct eb_diag){0};
+        ASSERT_TRUE(eb_engine_run(e, in, 2 + 2 * (size_t)c.layers, out, 1 + 2 * (size_t)c.layers,
+                                  &d) != EB_OK);
+        printf("refused: %s\n", d.msg);
+        ASSERT_CONTAINS(d.msg, "Gather");
+        ASSERT_CONTAINS(d.msg, "out of range");
+    }
     /* And the engine still runs after a refusal. */
     ASSERT_OK(run_once(e, &c, 2, 3, out, &d));
     eb_engine_destroy(e);
