@@ -4,8 +4,9 @@
  * at load. Against ONNX Runtime: a prefill of 12 tokens, then 16 greedy decode steps, the native
  * KV cache chained without copies (each run's present.* passed back as past_key_values.*);
  * logits within 1e-4 of each row's largest |logit| and the same greedy tokens. The ORT cases
- * skip when the library cannot be loaded. Without ORT: the plan does not change and nothing is
- * allocated between runs, and inputs past their bounds are refused naming input and bound.
+ * skip when the library cannot be loaded. Without ORT: decode steps on the chained cache give
+ * the logits of one prefill of every token; the plan does not change and nothing is allocated
+ * between runs; inputs past their bounds are refused naming input and bound.
  */
 #include <math.h>
 #include <stdint.h>
@@ -203,6 +204,89 @@ EB_TEST(native_llama_matches_ort)
 EB_TEST(native_qwen2_matches_ort)
 {
     check_against_ort(EB_MODEL_LLM_QWEN2);
+}
+
+/*
+ * Without ONNX Runtime: a prefill of all PROMPT tokens against a prefill of half of them and
+ * decode steps for the rest, each step fed the last step's present.* as they came out (the
+ * engine's own memory, no copy): every step's logits are the full prefill's row, the final
+ * cache its cache. Two threads: the parallel kernels at the changing shapes.
+ */
+static void check_chain(enum eb_model_llm_arch arch)
+{
+    const struct eb_model_llm_config c = tiny_config(arch);
+    const size_t kv_dim = (size_t)(c.kv_heads * c.head_dim);
+    struct eb_backend_config cfg = {
+        .device = EB_DEVICE_CPU, .threads = 2, .mem_limit_bytes = 8000000000ull};
+    struct eb_backend *be = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_backend_create(&eb_backend_native_ops, &cfg, &be, &d));
+    char path[512];
+    synth(arch, "chain.onnx", path, sizeof(path));
+    struct eb_model_spec spec = {.path = path};
+    struct eb_model_info info;
+    ASSERT_OK(eb_backend_load(be, &spec, &info, &d));
+    int64_t ids[PROMPT], pos[PROMPT];
+    for (int i = 0; i < PROMPT; i++)
+        ids[i] = (i * 577 + 5) % c.vocab;
+    const float dummy = 0.0f;
+    struct eb_tensor kv[2 * MAX_LAYERS], in[N_IO], out[N_IO];
+    for (int t = 0; t < 2 * c.layers; t++)
+        kv[t] = (struct eb_tensor){.dtype = EB_DTYPE_F32,
+                                   .rank = 4,
+                                   .shape = {1, c.kv_heads, 0, c.head_dim},
+                                   .data = (void *)&dummy};
+    /* The full prefill, kept. */
+    float *full = malloc((size_t)PROMPT * (size_t)c.vocab * sizeof(float));
+    float *full_kv = malloc((size_t)(2 * c.layers) * PROMPT * kv_dim * sizeof(float));
+    ASSERT_TRUE(full != NULL && full_kv != NULL);
+    make_inputs(&c, ids, pos, PROMPT, 0, kv, in);
+    ASSERT_OK(eb_backend_infer(be, in, 2 + 2 * (size_t)c.layers, out, 1 + 2 * (size_t)c.layers,
+                               NULL, &d));
+    memcpy(full, out[0].data, (size_t)PROMPT * (size_t)c.vocab * sizeof(float));
+    for (int t = 0; t < 2 * c.layers; t++)
+        memcpy(full_kv + (size_t)t * PROMPT * kv_dim, out[1 + t].data,
+               PROMPT * kv_dim * sizeof(float));
+    /* Half, then one token per step on the chained cache. */
+    const int64_t half = PROMPT / 2;
+    double worst = 0.0;
+    make_inputs(&c, ids, pos, half, 0, kv, in);
+    ASSERT_OK(eb_backend_infer(be, in, 2 + 2 * (size_t)c.layers, out, 1 + 2 * (size_t)c.layers,
+                               NULL, &d));
+    for (int64_t p = half; p < PROMPT; p++) {
+        for (int t = 0; t < 2 * c.layers; t++)
+            kv[t] = out[1 + t];
+        make_inputs(&c, ids + p, pos, 1, p, kv, in);
+        ASSERT_OK(eb_backend_infer(be, in, 2 + 2 * (size_t)c.layers, out, 1 + 2 * (size_t)c.layers,
+                                   NULL, &d));
+        const double e = row_error(out[0].data, full + (size_t)p * (size_t)c.vocab, c.vocab);
+        worst = fmax(worst, e);
+        ASSERT_TRUE(e <= TOL);
+    }
+    double kv_err = 0.0;
+    for (int t = 0; t < 2 * c.layers; t++) {
+        ASSERT_EQ_INT(out[1 + t].shape[2], PROMPT);
+        for (size_t i = 0; i < PROMPT * kv_dim; i++)
+            kv_err = fmax(kv_err, fabs((double)((const float *)out[1 + t].data)[i] -
+                                       full_kv[(size_t)t * PROMPT * kv_dim + i]));
+    }
+    printf("%s tiny, native: decode on the chained cache vs prefill: max error %.3g of the "
+           "row's largest |logit|, cache %.3g\n",
+           eb_model_llm_arch_name(arch), worst, kv_err);
+    ASSERT_TRUE(kv_err < 1e-5);
+    eb_backend_destroy(be);
+    free(full);
+    free(full_kv);
+}
+
+EB_TEST(native_llama_chained_decode_matches_prefill)
+{
+    check_chain(EB_MODEL_LLM_LLAMA);
+}
+
+EB_TEST(native_qwen2_chained_decode_matches_prefill)
+{
+    check_chain(EB_MODEL_LLM_QWEN2);
 }
 
 /* ---- the engine alone -------------------------------------------------------------------- */
