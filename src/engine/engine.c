@@ -633,6 +633,17 @@ void eb_engine_exec_info_get(const struct eb_engine *e, struct eb_engine_exec_in
 
 static void describe_outputs(const struct eb_engine *e, struct eb_tensor *out);
 
+/* Whether input i's dynamic dims are within their bounds (take_inputs_dynamic's messages). */
+static int dims_ok(const struct eb_graph *g, size_t i, const struct eb_tensor *t)
+{
+    for (int d = 0; d < t->rank && d < EB_MAX_RANK; d++)
+        if (g->in_dim_name[i][d] != NULL &&
+            (t->shape[d] > g->in_dim_max[i][d] ||
+             (t->shape[d] < 1 && strcmp(g->in_dim_name[i][d], EB_IR_DIM_SEQ) == 0)))
+            return 0;
+    return 1;
+}
+
 /*
  * A dynamic graph's inputs: each dim within its bound, one size per symbol, the sequence
  * within max_seq; then every input's shape set and its bytes copied into its arena slot
@@ -651,15 +662,19 @@ static enum eb_status take_inputs_dynamic(struct eb_engine *e, const struct eb_t
         for (int d = 0; ok && d < v->rank; d++)
             ok = g->in_dim_name[i][d] != NULL ? in[i].shape[d] >= 0
                                               : in[i].shape[d] == want->shape[d];
-        eb_shape_format(in[i].shape, in[i].rank < 0 || in[i].rank > EB_MAX_RANK ? 0 : in[i].rank,
-                        got, sizeof(got));
-        eb_shape_format(want->shape, want->rank, bound, sizeof(bound));
-        if (!ok)
+        /* The shapes as text for the messages only (no formatting on the run's path). */
+        if (!ok || !dims_ok(g, i, &in[i]))
+            eb_shape_format(in[i].shape,
+                            in[i].rank < 0 || in[i].rank > EB_MAX_RANK ? 0 : in[i].rank, got,
+                            sizeof(got));
+        if (!ok) {
+            eb_shape_format(want->shape, want->rank, bound, sizeof(bound));
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                                 "failed to run model %s: input '%s' is %s %s, expected %s %s "
                                 "(dynamic dims at most as given)",
                                 g->what, v->name, eb_dtype_name(in[i].dtype), got,
                                 eb_dtype_name(v->dtype), bound);
+        }
         for (int d = 0; d < v->rank; d++) {
             const char *sym = g->in_dim_name[i][d];
             if (sym == NULL)
@@ -673,12 +688,14 @@ static enum eb_status take_inputs_dynamic(struct eb_engine *e, const struct eb_t
                                     "(max_seq, else the model's edgebench.llm.ctx)",
                                     g->what, v->name, got, sym, d, (long long)in[i].shape[d],
                                     is_seq, (long long)g->in_dim_max[i][d], (long long)g->max_seq);
-            if (seen != NULL && *seen >= 0 && *seen != in[i].shape[d])
+            if (seen != NULL && *seen >= 0 && *seen != in[i].shape[d]) {
+                eb_shape_format(in[i].shape, in[i].rank, got, sizeof(got));
                 return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                                     "failed to run model %s: input '%s' is %s: its %s is %lld, "
                                     "another input's is %lld; give every input the same",
                                     g->what, v->name, got, sym, (long long)in[i].shape[d],
                                     (long long)*seen);
+            }
             if (seen != NULL)
                 *seen = in[i].shape[d];
         }

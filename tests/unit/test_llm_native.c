@@ -372,6 +372,24 @@ EB_TEST(native_plan_fixed_and_bounds_refused)
     ASSERT_TRUE(run_once(e, &c, 10, CTX - 5, out, &d) == EB_ERR_INVALID_ARG);
     printf("refused: %s\n", d.msg);
     ASSERT_CONTAINS(d.msg, "maximum sequence of 64");
+    /* position_ids shorter than input_ids: one size per symbol. */
+    {
+        int64_t ids[3] = {1, 2, 3}, pos[3];
+        struct eb_tensor kv[2 * MAX_LAYERS], in[N_IO];
+        const float dummy = 0.0f;
+        for (int t = 0; t < 2 * c.layers; t++)
+            kv[t] = (struct eb_tensor){.dtype = EB_DTYPE_F32,
+                                       .rank = 4,
+                                       .shape = {1, c.kv_heads, 0, c.head_dim},
+                                       .data = (void *)&dummy};
+        make_inputs(&c, ids, pos, 3, 0, kv, in);
+        in[1].shape[1] = 2;
+        d = (struct eb_diag){0};
+        ASSERT_TRUE(eb_engine_run(e, in, 2 + 2 * (size_t)c.layers, out, 1 + 2 * (size_t)c.layers,
+                                  &d) == EB_ERR_INVALID_ARG);
+        printf("refused: %s\n", d.msg);
+        ASSERT_CONTAINS(d.msg, "input 'position_ids' is [1,2]");
+    }
     /* A token id outside the vocabulary: Gather checks the indices at every run. */
     {
         int64_t ids[2] = {3, c.vocab + 5}, pos[2];

@@ -182,7 +182,7 @@ static enum eb_status import_input(struct eb_graph *g, const struct eb_onnx_mode
                 return eb_diag_fail_advise(
                     diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
                     seq < 1 ? "failed to load model %s: input '%s' has the dynamic dimension "
-                              "'%s' and the model no edgebench.llm.ctx metadata; give the "
+                              "'%s' and the model has no edgebench.llm.ctx metadata; give the "
                               "engine a maximum sequence length (max_seq)"
                             : "failed to load model %s: input '%s' has the dynamic dimension "
                               "'%s' and a maximum sequence length above 1048576; give the "
