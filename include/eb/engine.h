@@ -104,6 +104,13 @@ struct eb_engine_options {
      * tensor of the file exists as the file says; NULL = off. */
     void (*observe)(void *ctx, const char *name, const struct eb_tensor *t);
     void *observe_ctx; /* borrowed; passed to observe */
+    /* Decoders (inputs with the symbolic dims sequence_length, past_sequence_length,
+     * total_sequence_length): the longest sequence a run may have, past included: runs take
+     * sequence_length ≤ max_seq, past_sequence_length ≤ max_seq - 1 and their sum ≤ max_seq.
+     * Shapes are inferred and memory planned on these bounds at load (the cap holds for every
+     * run); each run infers the shapes of the nodes that depend on them again. 0 = the model's
+     * metadata edgebench.llm.ctx (a model with such dims and neither is refused). CPU only. */
+    int64_t max_seq;
 };
 
 /** Fills the defaults (all passes, no cap, one thread per online CPU, best kernels). */
@@ -113,7 +120,9 @@ struct eb_engine_io_desc {
     char name[EB_ENGINE_NAME_MAX];
     enum eb_dtype dtype;
     int rank;
-    int64_t shape[EB_MAX_RANK]; /* fully resolved at load time */
+    int64_t shape[EB_MAX_RANK]; /* fully resolved at load time; a dynamic dim: its bound */
+    uint32_t dynamic_dims;      /* bit d: dim d changes from run to run (max_seq); eb_engine_run's
+                                   out[] then has each run's actual shape */
 };
 
 struct eb_engine_io {
@@ -227,9 +236,13 @@ void eb_engine_io_info(const struct eb_engine *e, struct eb_engine_io *io_out);
 void eb_engine_mem_info(const struct eb_engine *e, struct eb_engine_mem *mem_out);
 
 /**
- * Runs the graph. `in` match eb_engine_io_info's inputs (caller-owned data). On success out[i]
- * describes output i; its data is owned by the engine, valid until the next run or destroy.
- * Does not allocate.
+ * Runs the graph. `in` match eb_engine_io_info's inputs (caller-owned data); a dynamic dim
+ * (eb_engine_io_desc.dynamic_dims) may take any size within its bound (max_seq), the same
+ * symbol the same size in every input (EB_ERR_INVALID_ARG naming input, shape and bound
+ * otherwise). On success out[i] describes output i at this run's shape; its data is owned by
+ * the engine, valid until the next run or destroy. A model with dynamic dims copies its inputs
+ * into the arena before any node runs, so the last run's out[] may be passed back as this
+ * run's inputs (a KV cache: present.* as past_key_values.*). Does not allocate.
  */
 EB_NODISCARD enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_tensor *in,
                                           size_t n_in, struct eb_tensor *out, size_t n_out,

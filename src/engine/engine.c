@@ -32,6 +32,7 @@ static void fill_desc(const struct eb_ir_value *v, struct eb_engine_io_desc *d)
     d->rank = v->rank;
     for (int i = 0; i < EB_MAX_RANK; i++)
         d->shape[i] = i < v->rank ? v->shape[i] : 0;
+    d->dynamic_dims = 0;
 }
 
 double eb_engine__mib(uint64_t b)
@@ -127,8 +128,8 @@ static enum eb_status build_graph(const uint8_t *bytes, size_t len, const char *
     enum eb_status st = eb_onnx_model_parse(bytes, len, what, opt->alloc, &m, diag);
     if (st != EB_OK)
         return st;
-    st = eb_graph_import(m, what, opt->imgsz > 0 ? opt->imgsz : 640, opt->alloc, opt->base_dir, &g,
-                         diag);
+    st = eb_graph_import(m, what, opt->imgsz > 0 ? opt->imgsz : 640, opt->max_seq, opt->alloc,
+                         opt->base_dir, &g, diag);
     if (st == EB_OK)
         st = eb_graph_run_passes(g, opt->passes, resolve_qdq(opt), diag);
     if (g != NULL)
@@ -194,7 +195,7 @@ static uint64_t node_flops(const struct eb_graph *g, const struct eb_ir_node *n)
 static enum eb_status cpu_open(struct eb_engine *e, const struct eb_engine_options *opt,
                                struct eb_diag *diag)
 {
-    if ((opt->passes & EB_ENGINE_PASS_LAYOUT) && e->cpu.isa != EB_CPU_ISA_REF) {
+    if ((opt->passes & EB_ENGINE_PASS_LAYOUT) && e->cpu.isa != EB_CPU_ISA_REF && !e->g->dynamic) {
         struct eb_sgemm_ukernel uk;
         const int cb =
             eb_cpu__sgemm_select(e->cpu.isa, &uk) && uk.cl_epilogue != NULL ? uk.cl_cb : 0;
@@ -270,9 +271,65 @@ static void cpu_observe(const struct eb_engine *e, size_t k)
     }
 }
 
+/*
+ * A dynamic graph's node order[k] that reads a dyn value: its output shapes at this run's
+ * input shapes (ops with dyn_shapes). `run`: a run's, where every input's data is there (0: the
+ * load's probe, where only shape data is). Refuses a shape that needs more bytes than the slot
+ * planned on the bounds.
+ */
+static enum eb_status reinfer(struct eb_engine *e, size_t k, int run, struct eb_diag *diag)
+{
+    struct eb_graph *g = e->g;
+    struct eb_ir_node *n = &g->nodes[e->order[k]];
+    struct eb_op_ctx ctx = {.g = g, .n = n, .src = NULL, .diag = diag, .run = run};
+    enum eb_status st = n->op->infer_shape(&ctx);
+    if (st != EB_OK)
+        return st;
+    for (int i = 0; i < n->n_out; i++) {
+        const struct eb_ir_value *v = &g->values[n->out[i]];
+        if (v->nbytes <= v->cap_bytes)
+            continue;
+        char sh[96];
+        eb_shape_format(v->shape, v->rank, sh, sizeof(sh));
+        return eb_diag_fail(diag, EB_ERR_LIMIT,
+                            "failed to run model %s: value '%s' is %s at these input shapes "
+                            "(%zu bytes), more than the %zu bytes planned on the bounds of the "
+                            "sequence dims (max_seq %lld)",
+                            e->what, v->name, sh, v->nbytes, v->cap_bytes, (long long)g->max_seq);
+    }
+    return EB_OK;
+}
+
+/* cpu_run of a dynamic graph: the dyn nodes' shapes inferred again before each runs. */
+static enum eb_status cpu_run_dynamic(struct eb_engine *e, struct eb_diag *diag)
+{
+    uint64_t t_start = e->prof != NULL ? eb_clock_ns() : 0, t0 = t_start;
+    for (size_t k = 0; k < e->n_order; k++) {
+        if (e->g->nodes[e->order[k]].dyn) {
+            enum eb_status st = reinfer(e, k, 1, diag);
+            if (st != EB_OK)
+                return st;
+        }
+        eb_engine__cpu_exec(e, k);
+        if (e->observe != NULL)
+            cpu_observe(e, k);
+        if (e->prof != NULL) {
+            const uint64_t t1 = eb_clock_ns();
+            e->prof[k].total_ms += (double)(t1 - t0) / 1e6;
+            t0 = t1;
+        }
+    }
+    if (e->prof != NULL) {
+        e->prof_runs++;
+        e->prof_run_ms += (double)(t0 - t_start) / 1e6;
+    }
+    return EB_OK;
+}
+
 static enum eb_status cpu_run(struct eb_engine *e, struct eb_diag *diag)
 {
-    (void)diag;
+    if (e->g->dynamic)
+        return cpu_run_dynamic(e, diag);
     if (e->observe != NULL) {
         for (size_t k = 0; k < e->n_order; k++) {
             eb_engine__cpu_exec(e, k);
@@ -294,6 +351,45 @@ static enum eb_status cpu_run(struct eb_engine *e, struct eb_diag *diag)
     } else {
         for (size_t k = 0; k < e->n_order; k++)
             eb_engine__cpu_exec(e, k);
+    }
+    return EB_OK;
+}
+
+/*
+ * Which dims of a dynamic graph's outputs follow the sequence dims (eb_engine_io_desc
+ * .dynamic_dims): the dyn nodes' shapes inferred again with the sequence one shorter (the
+ * shape data computed on the way), and the outputs' dims that moved marked.
+ */
+static enum eb_status probe_output_dims(struct eb_engine *e, struct eb_diag *diag)
+{
+    struct eb_graph *g = e->g;
+    enum eb_status st;
+    if (g->max_seq < 2)
+        return EB_OK; /* sequence_length 1, past 0: nothing moves */
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        struct eb_ir_value *v = &g->values[g->inputs[i]];
+        int64_t shape[EB_MAX_RANK];
+        for (int d = 0; d < v->rank; d++) /* load inferred max_seq, no past: now one less */
+            shape[d] = g->in_dim_name[i][d] == NULL                        ? v->shape[d]
+                       : strcmp(g->in_dim_name[i][d], EB_IR_DIM_PAST) == 0 ? 0
+                                                                           : g->max_seq - 1;
+        if ((st = eb_ir_value_set(g, v, v->dtype, v->rank, shape, diag)) != EB_OK)
+            return st;
+    }
+    for (size_t k = 0; k < e->n_order; k++) {
+        const struct eb_ir_node *n = &g->nodes[e->order[k]];
+        if (!n->dyn)
+            continue;
+        if ((st = reinfer(e, k, 0, diag)) != EB_OK)
+            return st;
+        if (n->n_out > 0 && g->values[n->out[0]].shape_data)
+            eb_engine__cpu_exec(e, k);
+    }
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        const struct eb_ir_value *v = &g->values[g->outputs[i]];
+        for (int d = 0; d < v->rank; d++)
+            if (v->shape[d] != e->io.outputs[i].shape[d])
+                e->io.outputs[i].dynamic_dims |= 1u << d;
     }
     return EB_OK;
 }
@@ -364,7 +460,7 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
         opt = &def;
     }
     if (bytes == NULL || engine_out == NULL || opt->imgsz < 0 || opt->imgsz > 16384 ||
-        opt->threads < 0 || opt->gpu < 0)
+        opt->threads < 0 || opt->gpu < 0 || opt->max_seq < 0)
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "failed to load model %s: invalid argument",
                             what);
     if (opt->device == EB_ENGINE_DEVICE_CUDA) {
@@ -402,6 +498,14 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
     st = build_graph(bytes, len, what, opt, &g, diag);
     if (st != EB_OK)
         return st;
+    if (g->dynamic && opt->device != EB_ENGINE_DEVICE_CPU) {
+        st = eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
+                                 "failed to load model %s on %s: its sequence dims change from "
+                                 "run to run, which the native engine runs on the cpu device only",
+                                 what, dev->name);
+        eb_graph_destroy(g);
+        return st;
+    }
     e = eb_ir_arena_alloc(&g->arena, sizeof(*e));
     if (e == NULL) {
         st = eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", what);
@@ -468,10 +572,18 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
     }
     e->io.n_inputs = g->n_inputs;
     e->io.n_outputs = g->n_outputs;
-    for (size_t i = 0; i < g->n_inputs; i++)
+    for (size_t i = 0; i < g->n_inputs; i++) {
         fill_desc(&g->values[g->inputs[i]], &e->io.inputs[i]);
+        for (int d = 0; d < g->values[g->inputs[i]].rank; d++)
+            if (g->in_dim_name[i][d] != NULL) {
+                e->io.inputs[i].dynamic_dims |= 1u << d;
+                e->io.inputs[i].shape[d] = g->in_dim_max[i][d];
+            }
+    }
     for (size_t i = 0; i < g->n_outputs; i++)
         fill_desc(&g->values[g->outputs[i]], &e->io.outputs[i]);
+    if (g->dynamic && (st = probe_output_dims(e, diag)) != EB_OK)
+        goto fail;
     *engine_out = e;
     return EB_OK;
 fail:
@@ -521,6 +633,90 @@ void eb_engine_exec_info_get(const struct eb_engine *e, struct eb_engine_exec_in
 
 static void describe_outputs(const struct eb_engine *e, struct eb_tensor *out);
 
+/* Whether input i's dynamic dims are within their bounds (take_inputs_dynamic's messages). */
+static int dims_ok(const struct eb_graph *g, size_t i, const struct eb_tensor *t)
+{
+    for (int d = 0; d < t->rank && d < EB_MAX_RANK; d++)
+        if (g->in_dim_name[i][d] != NULL &&
+            (t->shape[d] > g->in_dim_max[i][d] ||
+             (t->shape[d] < 1 && strcmp(g->in_dim_name[i][d], EB_IR_DIM_SEQ) == 0)))
+            return 0;
+    return 1;
+}
+
+/*
+ * A dynamic graph's inputs: each dim within its bound, one size per symbol, the sequence
+ * within max_seq; then every input's shape set and its bytes copied into its arena slot
+ * (memmove: the caller may pass the last run's outputs, which live in the arena).
+ */
+static enum eb_status take_inputs_dynamic(struct eb_engine *e, const struct eb_tensor *in,
+                                          struct eb_diag *diag)
+{
+    struct eb_graph *g = e->g;
+    int64_t seq = -1, past = -1;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        const struct eb_ir_value *v = &g->values[g->inputs[i]];
+        const struct eb_engine_io_desc *want = &e->io.inputs[i];
+        char got[96], bound[96];
+        int ok = in[i].dtype == v->dtype && in[i].rank == v->rank && in[i].data != NULL;
+        for (int d = 0; ok && d < v->rank; d++)
+            ok = g->in_dim_name[i][d] != NULL ? in[i].shape[d] >= 0
+                                              : in[i].shape[d] == want->shape[d];
+        /* The shapes as text for the messages only (no formatting on the run's path). */
+        if (!ok || !dims_ok(g, i, &in[i]))
+            eb_shape_format(in[i].shape,
+                            in[i].rank < 0 || in[i].rank > EB_MAX_RANK ? 0 : in[i].rank, got,
+                            sizeof(got));
+        if (!ok) {
+            eb_shape_format(want->shape, want->rank, bound, sizeof(bound));
+            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                                "failed to run model %s: input '%s' is %s %s, expected %s %s "
+                                "(dynamic dims at most as given)",
+                                g->what, v->name, eb_dtype_name(in[i].dtype), got,
+                                eb_dtype_name(v->dtype), bound);
+        }
+        for (int d = 0; d < v->rank; d++) {
+            const char *sym = g->in_dim_name[i][d];
+            if (sym == NULL)
+                continue;
+            const int is_seq = strcmp(sym, EB_IR_DIM_SEQ) == 0;
+            int64_t *seen = is_seq ? &seq : strcmp(sym, EB_IR_DIM_PAST) == 0 ? &past : NULL;
+            if (in[i].shape[d] > g->in_dim_max[i][d] || (is_seq && in[i].shape[d] < 1))
+                return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                                    "failed to run model %s: input '%s' is %s: its %s (dim %d) "
+                                    "is %lld, outside %d..%lld for a maximum sequence of %lld "
+                                    "(max_seq, else the model's edgebench.llm.ctx)",
+                                    g->what, v->name, got, sym, d, (long long)in[i].shape[d],
+                                    is_seq, (long long)g->in_dim_max[i][d], (long long)g->max_seq);
+            if (seen != NULL && *seen >= 0 && *seen != in[i].shape[d]) {
+                eb_shape_format(in[i].shape, in[i].rank, got, sizeof(got));
+                return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                                    "failed to run model %s: input '%s' is %s: its %s is %lld, "
+                                    "another input's is %lld; give every input the same",
+                                    g->what, v->name, got, sym, (long long)in[i].shape[d],
+                                    (long long)*seen);
+            }
+            if (seen != NULL)
+                *seen = in[i].shape[d];
+        }
+    }
+    if (seq > 0 && past > 0 && seq + past > g->max_seq)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to run model %s: %s %lld + %s %lld is more than the maximum "
+                            "sequence of %lld (max_seq, else the model's edgebench.llm.ctx)",
+                            g->what, EB_IR_DIM_SEQ, (long long)seq, EB_IR_DIM_PAST, (long long)past,
+                            (long long)g->max_seq);
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        struct eb_ir_value *v = &g->values[g->inputs[i]];
+        enum eb_status st = eb_ir_value_set(g, v, v->dtype, v->rank, in[i].shape, diag);
+        if (st != EB_OK)
+            return st;
+        if (v->nbytes > 0)
+            memmove(v->data, in[i].data, v->nbytes);
+    }
+    return EB_OK;
+}
+
 enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_tensor *in, size_t n_in,
                              struct eb_tensor *out, size_t n_out, struct eb_diag *diag)
 {
@@ -530,7 +726,10 @@ enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_tensor *in, si
                             "failed to run model %s: %zu inputs and %zu outputs given, %zu and "
                             "%zu expected",
                             g->what, n_in, n_out, g->n_inputs, g->n_outputs);
-    for (size_t i = 0; i < n_in; i++) {
+    enum eb_status st = g->dynamic ? take_inputs_dynamic(e, in, diag) : EB_OK;
+    if (st != EB_OK)
+        return st;
+    for (size_t i = 0; i < n_in && !g->dynamic; i++) {
         struct eb_ir_value *v = &g->values[g->inputs[i]];
         int same = in[i].dtype == v->dtype && in[i].rank == v->rank && in[i].data != NULL;
         for (int d = 0; same && d < v->rank; d++)
@@ -546,7 +745,7 @@ enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_tensor *in, si
         }
         v->data = in[i].data;
     }
-    enum eb_status st = e->dev->run(e, diag);
+    st = e->dev->run(e, diag);
     if (st != EB_OK)
         return st;
     describe_outputs(e, out);

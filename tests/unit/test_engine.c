@@ -404,7 +404,7 @@ EB_TEST(concurrent_plan_keeps_branches_apart)
         struct eb_graph *g = NULL;
         struct eb_diag d = {0};
         ASSERT_OK(eb_onnx_model_parse(bytes, len, "plan", NULL, &m, &d));
-        ASSERT_OK(eb_graph_import(m, "plan", 320, NULL, NULL, &g, &d));
+        ASSERT_OK(eb_graph_import(m, "plan", 320, 0, NULL, NULL, &g, &d));
         ASSERT_OK(eb_graph_run_passes(g, EB_ENGINE_PASS_ALL, EB_ENGINE_QDQ_FLOAT, &d));
         eb_graph_forget_source(g);
         eb_onnx_model_destroy(m);

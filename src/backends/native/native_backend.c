@@ -143,8 +143,8 @@ static void copy_desc(struct eb_io_desc *d, const struct eb_engine_io_desc *s)
     snprintf(d->name, sizeof(d->name), "%s", s->name);
     d->dtype = s->dtype;
     d->rank = s->rank;
-    for (int k = 0; k < s->rank && k < EB_MAX_RANK; k++)
-        d->shape[k] = s->shape[k];
+    for (int k = 0; k < s->rank && k < EB_MAX_RANK; k++) /* -1 where dynamic, as backend.h */
+        d->shape[k] = (s->dynamic_dims >> k) & 1u ? -1 : s->shape[k];
 }
 
 /* Reads the class names of the loaded model; a missing or unreadable entry is only a warning. */

@@ -124,7 +124,38 @@ enum eb_status eb_ir_value_set(struct eb_graph *g, struct eb_ir_value *v, enum e
     return EB_OK;
 }
 
-static enum eb_status import_input(struct eb_graph *g, const struct eb_onnx_value *in, int imgsz,
+/* The bound of the sequence dims: `max_seq`, else the model's edgebench.llm.ctx; 0 = none. */
+static int64_t seq_bound(const struct eb_onnx_model *m, int64_t max_seq)
+{
+    if (max_seq > 0)
+        return max_seq;
+    for (size_t i = 0; i < m->n_meta; i++) {
+        if (strcmp(m->meta[i].key, "edgebench.llm.ctx") != 0)
+            continue;
+        char *end = NULL;
+        const long long v = strtoll(m->meta[i].value, &end, 10);
+        return end != m->meta[i].value && *end == '\0' && v > 0 ? (int64_t)v : 0;
+    }
+    return 0;
+}
+
+/* Bound of a symbolic dim named `name` (EB_IR_DIM_*) with sequences ≤ seq; -1: not one. */
+static int64_t dim_bound(const char *name, int64_t seq)
+{
+    if (name == NULL)
+        return -1;
+    if (strcmp(name, EB_IR_DIM_SEQ) == 0 || strcmp(name, EB_IR_DIM_TOTAL) == 0)
+        return seq;
+    if (strcmp(name, EB_IR_DIM_PAST) == 0)
+        return seq - 1;
+    return -1;
+}
+
+/* Longest sequence a dynamic graph accepts (the bounds of its tensors grow with it). */
+#define MAX_SEQ_LIMIT (INT64_C(1) << 20)
+
+static enum eb_status import_input(struct eb_graph *g, const struct eb_onnx_model *m,
+                                   const struct eb_onnx_value *in, int imgsz, int64_t max_seq,
                                    struct eb_diag *diag)
 {
     int id;
@@ -140,10 +171,35 @@ static enum eb_status import_input(struct eb_graph *g, const struct eb_onnx_valu
             "failed to load model %s: input '%s' has type %s or an unknown shape, "
             "which the native engine does not support",
             g->what, in->name, eb_onnx_dtype_name(in->elem_type));
+    const size_t slot = g->n_inputs;
     for (int i = 0; i < in->rank; i++) {
         shape[i] = in->dims[i];
         if (shape[i] >= 0)
             continue;
+        if (dim_bound(in->dim_params[i], 1) >= 0) {
+            const int64_t seq = seq_bound(m, max_seq);
+            if (seq < 1 || seq > MAX_SEQ_LIMIT)
+                return eb_diag_fail_advise(
+                    diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
+                    seq < 1 ? "failed to load model %s: input '%s' has the dynamic dimension "
+                              "'%s' and the model has no edgebench.llm.ctx metadata; give the "
+                              "engine a maximum sequence length (max_seq)"
+                            : "failed to load model %s: input '%s' has the dynamic dimension "
+                              "'%s' and a maximum sequence length above 1048576; give the "
+                              "engine a smaller one (max_seq)",
+                    g->what, in->name, in->dim_params[i]);
+            g->dynamic = 1;
+            g->max_seq = seq;
+            g->in_dim_name[slot][i] = eb_ir_arena_strdup(&g->arena, in->dim_params[i]);
+            g->in_dim_max[slot][i] = dim_bound(in->dim_params[i], seq);
+            /* Inferred at the largest attention: the whole sequence, no past. */
+            shape[i] = strcmp(in->dim_params[i], EB_IR_DIM_PAST) == 0 ? 0 : seq;
+            if (g->in_dim_name[slot][i] == NULL)
+                return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory",
+                                    g->what);
+            v->dyn = 1;
+            continue;
+        }
         if (i == 0)
             shape[i] = 1; /* batch */
         else if (in->rank == 4 && i >= 2)
@@ -154,6 +210,17 @@ static enum eb_status import_input(struct eb_graph *g, const struct eb_onnx_valu
                 "failed to load model %s: input '%s' has a dynamic dimension %d "
                 "the native engine cannot resolve",
                 g->what, in->name, i);
+    }
+    if (v->dyn) { /* the bytes of its slot: every dim at its bound */
+        int64_t bound[EB_MAX_RANK], numel;
+        int dim;
+        for (int i = 0; i < in->rank; i++)
+            bound[i] = g->in_dim_name[slot][i] != NULL ? g->in_dim_max[slot][i] : shape[i];
+        if (eb_ir_shape_check(dt, in->rank, bound, &numel, &dim) != EB_IR_SHAPE_OK)
+            return eb_diag_fail(diag, EB_ERR_LIMIT,
+                                "failed to load model %s: input '%s' is too large at its bounds",
+                                g->what, in->name);
+        g->in_cap_bytes[slot] = (uint64_t)numel * eb_dtype_size(dt);
     }
     st = eb_ir_value_set(g, v, dt, in->rank, shape, diag);
     if (st != EB_OK)
@@ -424,8 +491,9 @@ static enum eb_status import_node(struct eb_graph *g, const struct eb_onnx_model
 }
 
 enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what, int imgsz,
-                               const struct eb_allocator *alloc, const char *base_dir,
-                               struct eb_graph **graph_out, struct eb_diag *diag)
+                               int64_t max_seq, const struct eb_allocator *alloc,
+                               const char *base_dir, struct eb_graph **graph_out,
+                               struct eb_diag *diag)
 {
     enum eb_status st = EB_ERR_NOMEM;
     struct eb_allocator sys = alloc != NULL ? *alloc : eb_allocator_system();
@@ -487,7 +555,7 @@ enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what, 
         const int id = eb_graph_find_value(g, m->inputs[i].name);
         if (id >= 0 && g->values[id].is_const && !g->values[id].is_input)
             continue;
-        if ((st = import_input(g, &m->inputs[i], imgsz, diag)) != EB_OK)
+        if ((st = import_input(g, m, &m->inputs[i], imgsz, max_seq, diag)) != EB_OK)
             goto fail;
     }
     for (size_t i = 0; i < m->n_nodes; i++)

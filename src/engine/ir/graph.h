@@ -4,7 +4,7 @@
  * rewritten in place by the passes (shape inference, constant folding, dead-node elimination).
  *
  *     struct eb_graph *g = NULL;
- *     st = eb_graph_import(model, "yolov8n.onnx", 640, &g, &diag);
+ *     st = eb_graph_import(model, "yolov8n.onnx", 640, 0, alloc, NULL, &g, &diag);
  *     st = eb_graph_run_passes(g, EB_ENGINE_PASS_ALL, &diag);
  *     ...
  *     eb_graph_destroy(g);
@@ -72,6 +72,15 @@ struct eb_ir_value {
                       * Concat's output along C); 0 = its own C */
     void *data;      /* constant data, arena slot (after planning) or the caller's input */
     int owned_data;  /* data was allocated through the graph allocator */
+    /* Dynamic graphs (eb_graph.dynamic) only; all 0 in a static one: */
+    int dyn;        /* the shape, or the data of a shape_data value, follows the run's input
+                       * shapes: re-inferred at every run (shape/numel/nbytes: the bound until
+                       * the first run, then the last run's) */
+    int shape_data; /* a small integer tensor computed from shapes (Shape → Gather → Concat →
+                       * ...): infer_shape may read its data (eb_op_const_ints) as a constant's,
+                       * at load (evaluated on the bounds) and at every run (its node ran first) */
+    size_t cap_bytes; /* bytes its slot holds (the plan's, at the bound shapes); a run whose
+                       * shapes need more is refused */
 };
 
 struct eb_ir_node {
@@ -79,11 +88,12 @@ struct eb_ir_node {
     int onnx_index;   /* position in the ONNX file (for messages) */
     const struct eb_op_def *op;
     int n_in, n_out;
-    int *in;                        /* value ids; -1 for an omitted optional input */
-    int *out;                       /* value ids */
-    void *params;                   /* op-specific, in the arena, filled by op->check */
-    int alive;                      /* 0 once folded, fused away or eliminated */
-    const char *fused;              /* arena: what fusion absorbed ("silu+add"); NULL = none */
+    int *in;           /* value ids; -1 for an omitted optional input */
+    int *out;          /* value ids */
+    void *params;      /* op-specific, in the arena, filled by op->check */
+    int alive;         /* 0 once folded, fused away or eliminated */
+    const char *fused; /* arena: what fusion absorbed ("silu+add"); NULL = none */
+    int dyn; /* reads a dyn value: infer_shape runs again before every exec (dynamic graphs) */
     const struct eb_onnx_node *src; /* the ONNX node; valid during load only */
 };
 
@@ -100,6 +110,18 @@ struct eb_graph {
     int inputs[EB_IR_MAX_IO], outputs[EB_IR_MAX_IO];
     size_t n_inputs, n_outputs;
     size_t n_fused; /* nodes absorbed by the fusion pass */
+    /*
+     * Dynamic graphs (decoders: inputs with symbolic sequence dims): the named dims of the
+     * inputs get upper bounds at import (eb_graph_import's max_seq); shapes are inferred and
+     * memory planned on the bounds, and every run re-infers the dyn nodes at its actual shapes.
+     * in_dim_name[i][d]: the symbol of dynamic dim d of input i (NULL: a static dim), with
+     * in_dim_max[i][d] its bound. max_seq: the bound of sequence_length + past_sequence_length.
+     */
+    int dynamic;
+    int64_t max_seq;
+    const char *in_dim_name[EB_IR_MAX_IO][EB_MAX_RANK]; /* arena */
+    int64_t in_dim_max[EB_IR_MAX_IO][EB_MAX_RANK];
+    uint64_t in_cap_bytes[EB_IR_MAX_IO]; /* input i's bytes at its bounds (its arena slot) */
     size_t n_meta;
     const char **meta_keys, **meta_values; /* arena */
     /* name → value id: open addressing, power-of-two size, -1 = empty */
@@ -108,18 +130,30 @@ struct eb_graph {
 };
 
 /**
+ * Symbolic dims a dynamic graph bounds (eb_graph_import): their names. Shapes are inferred at
+ * load with sequence_length and total_sequence_length at max_seq and past_sequence_length 0
+ * (the largest attention: every tensor of a decoder is largest there, but the inputs, whose
+ * slots take their bounds); a run whose shapes would need more than a value's slot is refused.
+ */
+#define EB_IR_DIM_SEQ   "sequence_length"       /* ≤ max_seq */
+#define EB_IR_DIM_PAST  "past_sequence_length"  /* ≤ max_seq - 1 */
+#define EB_IR_DIM_TOTAL "total_sequence_length" /* ≤ max_seq */
+
+/**
  * Builds a graph from a parsed model (borrowed during load: nodes keep `src` pointers into it
  * until eb_graph_forget_source). Constants are decoded into owned buffers; dynamic input dims
- * are resolved (batch → 1, H/W of a 4-D input → imgsz). Every allocation goes through `alloc`
+ * are resolved (batch → 1, H/W of a 4-D input → imgsz); dims named EB_IR_DIM_SEQ, _PAST or
+ * _TOTAL make the graph dynamic (eb_graph.dynamic), bounded by `max_seq` (0 = the model's
+ * metadata edgebench.llm.ctx). Every allocation goes through `alloc`
  * (borrowed; NULL = system), counted by g->ca. External-data tensors are read from files
  * relative to `base_dir` (NULL: external data is refused). Errors: EB_ERR_FORMAT (dangling names,
  * bad tensors), EB_ERR_UNSUPPORTED (op, dtype, domain, external data), EB_ERR_NOMEM. Caller owns
  * `*graph_out` (eb_graph_destroy).
  */
 EB_NODISCARD enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what,
-                                            int imgsz, const struct eb_allocator *alloc,
-                                            const char *base_dir, struct eb_graph **graph_out,
-                                            struct eb_diag *diag);
+                                            int imgsz, int64_t max_seq,
+                                            const struct eb_allocator *alloc, const char *base_dir,
+                                            struct eb_graph **graph_out, struct eb_diag *diag);
 /**
  * Shape inference and checks of every node in order, constant folding (when `passes` has
  * EB_ENGINE_PASS_CONST_FOLD), dead-node elimination (EB_ENGINE_PASS_DCE); unused constants are

@@ -3,6 +3,8 @@
  * constant folding (a node whose inputs are all constant, or whose outputs depend on shapes only,
  * runs its reference kernel at load time and its outputs become constants), then dead-node
  * elimination backwards from the graph outputs. Constants nothing reads any more are freed.
+ * In a dynamic graph (eb_graph.dynamic), nodes that read a dyn value are marked dyn and never
+ * folded: shapes are inferred on the bounds here and again at every run (engine.c).
  */
 #include <string.h>
 
@@ -40,6 +42,58 @@ static enum eb_status fold(struct eb_graph *g, struct eb_ir_node *n, struct eb_d
     return EB_OK;
 }
 
+/*
+ * A dynamic graph's node that reads a dyn value (eb_ir_node.dyn): its outputs are dyn; it is
+ * never folded. When its inputs are all constants or shape data (or it is a Shape), its outputs
+ * are shape data: the node runs now, on the bound shapes, into buffers of its own, so that the
+ * nodes that read them infer their shapes (freed after the passes: at run time the node runs
+ * in the plan like any other, before its readers infer again).
+ */
+static enum eb_status mark_dyn(struct eb_graph *g, struct eb_ir_node *n, struct eb_diag *diag)
+{
+    int shape_data = n->op->shape_only;
+    if (!shape_data) {
+        shape_data = 1;
+        for (int i = 0; i < n->n_in; i++)
+            if (n->in[i] >= 0 && !g->values[n->in[i]].is_const && !g->values[n->in[i]].shape_data)
+                shape_data = 0;
+    }
+    for (int i = 0; i < n->n_out; i++)
+        g->values[n->out[i]].dyn = 1;
+    if (!shape_data)
+        return EB_OK;
+    for (int i = 0; i < n->n_out; i++) {
+        struct eb_ir_value *v = &g->values[n->out[i]];
+        v->data = g->alloc.alloc(g->alloc.ctx, v->nbytes + 1, 64);
+        if (v->data == NULL)
+            return eb_diag_fail(diag, EB_ERR_NOMEM,
+                                "failed to load model %s: out of memory evaluating node %d (%s)",
+                                g->what, n->onnx_index, n->name);
+        v->owned_data = 1;
+        v->shape_data = 1;
+    }
+    const struct eb_cpu_exec cpu = {.isa = EB_CPU_ISA_REF, .n_workers = 1};
+    const struct eb_exec x = {.g = g, .n = n, .cpu = &cpu};
+    n->op->exec(&x);
+    return EB_OK;
+}
+
+/* Whether node n of a dynamic graph reads a dyn value; refuses what cannot run so. */
+static enum eb_status check_dyn(struct eb_graph *g, struct eb_ir_node *n, struct eb_diag *diag)
+{
+    for (int i = 0; i < n->n_in && !n->dyn; i++)
+        n->dyn = n->in[i] >= 0 && g->values[n->in[i]].dyn;
+    if (!n->dyn)
+        return EB_OK;
+    struct eb_op_ctx ctx = {.g = g, .n = n, .src = n->src, .diag = diag};
+    if (!n->op->dyn_shapes)
+        return eb_op_unsupported(&ctx, "a shape that changes from run to run (the model's "
+                                       "sequence dims)");
+    if (g->opset < 13)
+        return eb_op_unsupported(&ctx, "dynamic sequence dims below opset 13");
+    return EB_OK;
+}
+
 enum eb_status eb_graph_run_passes(struct eb_graph *g, uint32_t passes, enum eb_engine_qdq qdq,
                                    struct eb_diag *diag)
 {
@@ -47,9 +101,16 @@ enum eb_status eb_graph_run_passes(struct eb_graph *g, uint32_t passes, enum eb_
     for (size_t i = 0; i < g->n_nodes; i++) {
         struct eb_ir_node *n = &g->nodes[i];
         struct eb_op_ctx ctx = {.g = g, .n = n, .src = n->src, .diag = diag};
+        if (g->dynamic && (st = check_dyn(g, n, diag)) != EB_OK)
+            return st;
         st = n->op->infer_shape(&ctx);
         if (st != EB_OK)
             return st;
+        if (n->dyn) {
+            if ((st = mark_dyn(g, n, diag)) != EB_OK)
+                return st;
+            continue;
+        }
         if ((passes & EB_ENGINE_PASS_CONST_FOLD) && foldable(g, n)) {
             st = fold(g, n, diag);
             if (st != EB_OK)
@@ -61,7 +122,8 @@ enum eb_status eb_graph_run_passes(struct eb_graph *g, uint32_t passes, enum eb_
         if (st != EB_OK)
             return st;
     }
-    if (passes & EB_ENGINE_PASS_FUSE) {
+    /* The fusions rewrite convolutions and their epilogues, which dynamic graphs never run. */
+    if ((passes & EB_ENGINE_PASS_FUSE) && !g->dynamic) {
         st = eb_graph__fuse(g, diag);
         if (st != EB_OK)
             return st;
@@ -99,6 +161,11 @@ enum eb_status eb_graph_run_passes(struct eb_graph *g, uint32_t passes, enum eb_
     }
     for (size_t k = 0; k < g->n_values; k++) {
         struct eb_ir_value *v = &g->values[k];
+        if (v->shape_data && v->owned_data) { /* the plan gives it a slot */
+            g->alloc.free(g->alloc.ctx, v->data);
+            v->data = NULL;
+            v->owned_data = 0;
+        }
         if (v->is_const && v->owned_data && v->n_uses == 0 && !v->is_output) {
             g->alloc.free(g->alloc.ctx, v->data);
             v->data = NULL;

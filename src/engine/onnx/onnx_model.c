@@ -377,6 +377,7 @@ static enum eb_status parse_value(struct ctx *c, const struct eb_pb_reader *pare
                         eb_pb_reader_sub(&sr, &ttr, &h);
                         while ((st = next(c, &sr, &d, &have)) == EB_OK && have) {
                             int64_t dim = -1;
+                            const char *param = NULL;
                             if (d.num != 1)
                                 continue;
                             if ((st = want(c, &sr, &d, EB_PB_WIRE_LEN)) != EB_OK)
@@ -389,10 +390,15 @@ static enum eb_status parse_value(struct ctx *c, const struct eb_pb_reader *pare
                                     if ((int64_t)e.u < 0 || (int64_t)e.u > EB_ONNX_MAX_DIM)
                                         return bad(c, &dr, "dimension out of range");
                                     dim = (int64_t)e.u;
+                                } else if (e.num == 2 && e.wire == EB_PB_WIRE_LEN &&
+                                           (st = copy_str(c, &dr, &e, EB_ONNX_MAX_NAME, &param)) !=
+                                               EB_OK) {
+                                    return st;
                                 }
                             }
                             if (st != EB_OK)
                                 return st;
+                            v->dim_params[v->rank] = dim < 0 ? param : NULL;
                             v->dims[v->rank++] = dim;
                         }
                         if (st != EB_OK)
@@ -814,6 +820,8 @@ void eb_onnx_model_destroy(struct eb_onnx_model *m)
 
 const struct eb_onnx_attr *eb_onnx_node_attr(const struct eb_onnx_node *n, const char *name)
 {
+    if (n == NULL) /* a node whose source is gone (a dynamic graph's run): no attribute */
+        return NULL;
     for (size_t i = 0; i < n->n_attrs; i++)
         if (strcmp(n->attrs[i].name, name) == 0)
             return &n->attrs[i];

@@ -109,9 +109,11 @@ struct eb_onnx_node {
 
 struct eb_onnx_value {
     const char *name;
-    int32_t elem_type;              /* 0 when unknown */
-    int rank;                       /* -1 when the shape is unknown */
-    int64_t dims[EB_ONNX_MAX_RANK]; /* -1 for a symbolic or missing dimension */
+    int32_t elem_type;                        /* 0 when unknown */
+    int rank;                                 /* -1 when the shape is unknown */
+    int64_t dims[EB_ONNX_MAX_RANK];           /* -1 for a symbolic or missing dimension */
+    const char *dim_params[EB_ONNX_MAX_RANK]; /* owned: a symbolic dim's name
+                                                 ("sequence_length"); NULL when none */
 };
 
 struct eb_onnx_meta {

@@ -122,6 +122,7 @@ static int describe_unary(const struct eb_graph *g, const struct eb_ir_node *n,
         .optional_inputs = EB_OP_OPTIONAL(1) | EB_OP_OPTIONAL(2),                                  \
         .min_outputs = 1,                                                                          \
         .max_outputs = 1,                                                                          \
+        .dyn_shapes = 1,                                                                           \
         .check = check_unary,                                                                      \
         .infer_shape = infer_unary,                                                                \
         .exec = exec_unary,                                                                        \

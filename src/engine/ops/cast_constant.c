@@ -51,6 +51,7 @@ const struct eb_op_def eb_op_cast = {
     .max_inputs = 1,
     .min_outputs = 1,
     .max_outputs = 1,
+    .dyn_shapes = 1,
     .check = check_cast,
     .infer_shape = infer_cast,
     .exec = exec_cast,

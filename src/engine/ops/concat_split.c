@@ -9,6 +9,7 @@ struct axis_params {
     int64_t axis;
     int64_t split[EB_IR_MAX_IO * 8];
     size_t n_split;
+    size_t n_split_attr; /* entries of the split attribute (0: none) */
     int64_t num_outputs;
 };
 
@@ -20,8 +21,12 @@ static enum eb_status check_axis(struct eb_op_ctx *ctx)
     p->axis = eb_op_attr_int(ctx, "axis", ctx->n->op == &eb_op_concat ? 1 : 0);
     p->num_outputs = eb_op_attr_int(ctx, "num_outputs", 0);
     ctx->n->params = p;
-    if (ctx->n->op == &eb_op_split)
-        return eb_op_attr_ints(ctx, "split", p->split, EB_ARRAY_LEN(p->split), &p->n_split);
+    if (ctx->n->op == &eb_op_split) {
+        enum eb_status st =
+            eb_op_attr_ints(ctx, "split", p->split, EB_ARRAY_LEN(p->split), &p->n_split);
+        p->n_split_attr = p->n_split;
+        return st;
+    }
     return EB_OK;
 }
 
@@ -115,6 +120,7 @@ const struct eb_op_def eb_op_concat = {
     .max_inputs = 1024,
     .min_outputs = 1,
     .max_outputs = 1,
+    .dyn_shapes = 1,
     .check = check_axis,
     .infer_shape = infer_concat,
     .exec = exec_concat,
@@ -133,6 +139,8 @@ static enum eb_status infer_split(struct eb_op_ctx *ctx)
     if (ctx->n->n_in >= 2) { /* opset 13: split as an input */
         if ((st = eb_op_const_ints(ctx, 1, p->split, EB_ARRAY_LEN(p->split), &p->n_split)) != EB_OK)
             return st;
+    } else {
+        p->n_split = p->n_split_attr; /* equal parts again when inferred anew (dyn_shapes) */
     }
     const int64_t dim = x->shape[axis];
     if (p->n_split == 0) {
@@ -201,6 +209,7 @@ const struct eb_op_def eb_op_split = {
     .optional_inputs = EB_OP_OPTIONAL(1),
     .min_outputs = 1,
     .max_outputs = 64,
+    .dyn_shapes = 1,
     .check = check_axis,
     .infer_shape = infer_split,
     .exec = exec_split,

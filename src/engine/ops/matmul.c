@@ -103,6 +103,7 @@ const struct eb_op_def eb_op_matmul = {
     .max_inputs = 2,
     .min_outputs = 1,
     .max_outputs = 1,
+    .dyn_shapes = 1,
     .check = check_none,
     .infer_shape = infer_matmul,
     .prepare = prepare_matmul,

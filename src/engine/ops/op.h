@@ -20,8 +20,10 @@
 struct eb_op_ctx {
     struct eb_graph *g;
     struct eb_ir_node *n;
-    const struct eb_onnx_node *src; /* the ONNX node (attributes) */
+    const struct eb_onnx_node *src; /* the ONNX node (attributes); NULL at run time */
     struct eb_diag *diag;
+    int run; /* 1: a dynamic graph's run re-infers the node (eb_op_def.dyn_shapes): every input
+                has its data (a run-time check may read it, e.g. Gather's indices) */
 };
 
 /** What exec sees: the node, its graph (values' data bound) and the CPU context. */
@@ -53,6 +55,15 @@ struct eb_op_def {
     uint32_t optional_inputs;
     /** Optional; 1 when outputs depend on input shapes only (Shape): always folded at load. */
     int shape_only;
+    /**
+     * 1 when the op runs in dynamic graphs (eb_graph.dynamic) at shapes that change from run to
+     * run: infer_shape may run again before every exec with ctx->src NULL and ctx->run 1, so it
+     * reads no attribute (check stores them in n->params) and allocates nothing; exec and the
+     * fast kernels take every size from the values' shapes and the params infer_shape set, and
+     * the scratch prepare sized on the bound shapes is enough for any smaller one. A node of
+     * an op without it that reads a dynamic value is refused at load, naming node and op.
+     */
+    int dyn_shapes;
     /** Required. Parses attributes into n->params (arena); rejects unsupported values. */
     enum eb_status (*check)(struct eb_op_ctx *ctx);
     /** Required. Sets dtype and shape of every output; rejects unsupported dtypes. */

@@ -107,7 +107,7 @@ enum eb_status eb_op_const_ints(const struct eb_op_ctx *ctx, int i, int64_t *out
                                 size_t *n_out)
 {
     const struct eb_ir_value *v = eb_op_in(ctx->g, ctx->n, i);
-    if (v == NULL || !v->is_const)
+    if (v == NULL || !(v->is_const || (v->shape_data && v->data != NULL)))
         return eb_op_unsupported(ctx, "a non-constant input %d", i);
     if (v->dtype != EB_DTYPE_I64 && v->dtype != EB_DTYPE_I32)
         return eb_op_unsupported(ctx, "input %d of type %s", i, eb_dtype_name(v->dtype));

@@ -81,6 +81,7 @@ const struct eb_op_def eb_op_reduce_mean = {
     .optional_inputs = EB_OP_OPTIONAL(1),
     .min_outputs = 1,
     .max_outputs = 1,
+    .dyn_shapes = 1,
     .check = check_reduce_mean,
     .infer_shape = infer_reduce_mean,
     .exec = exec_reduce_mean,

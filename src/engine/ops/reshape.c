@@ -13,6 +13,17 @@ static enum eb_status check_none(struct eb_op_ctx *ctx)
     return EB_OK;
 }
 
+/* Reshape's allowzero, read at check: infer_shape runs again at run time without attributes. */
+static enum eb_status check_reshape(struct eb_op_ctx *ctx)
+{
+    int *allowzero = eb_ir_arena_alloc(&ctx->g->arena, sizeof(*allowzero));
+    if (allowzero == NULL)
+        return eb_op_fail(ctx, EB_ERR_NOMEM, "out of memory");
+    *allowzero = (int)eb_op_attr_int(ctx, "allowzero", 0);
+    ctx->n->params = allowzero;
+    return EB_OK;
+}
+
 static void exec_copy(const struct eb_exec *ex)
 {
     const struct eb_graph *g = ex->g;
@@ -38,7 +49,7 @@ static enum eb_status infer_reshape(struct eb_op_ctx *ctx)
     enum eb_status st = eb_op_const_ints(ctx, 1, shape, EB_MAX_RANK, &n);
     if (st != EB_OK)
         return st;
-    const int allowzero = (int)eb_op_attr_int(ctx, "allowzero", 0);
+    const int allowzero = *(const int *)ctx->n->params;
     int infer = -1;
     int64_t known = 1;
     for (size_t i = 0; i < n; i++) {
@@ -77,7 +88,8 @@ const struct eb_op_def eb_op_reshape = {
     .max_inputs = 2,
     .min_outputs = 1,
     .max_outputs = 1,
-    .check = check_none,
+    .dyn_shapes = 1,
+    .check = check_reshape,
     .infer_shape = infer_reshape,
     .exec = exec_copy,
     .describe = describe_copy,
@@ -125,6 +137,7 @@ const struct eb_op_def eb_op_unsqueeze = {
     .optional_inputs = EB_OP_OPTIONAL(1),
     .min_outputs = 1,
     .max_outputs = 1,
+    .dyn_shapes = 1, /* opset 13+ only in dynamic graphs: axes as an input */
     .check = check_none,
     .infer_shape = infer_unsqueeze,
     .exec = exec_copy,
@@ -163,6 +176,7 @@ const struct eb_op_def eb_op_squeeze = {
     .optional_inputs = EB_OP_OPTIONAL(1),
     .min_outputs = 1,
     .max_outputs = 1,
+    .dyn_shapes = 1, /* opset 13+ only in dynamic graphs: axes as an input */
     .check = check_none,
     .infer_shape = infer_squeeze,
     .exec = exec_copy,
@@ -182,6 +196,7 @@ const struct eb_op_def eb_op_identity = {
     .max_inputs = 1,
     .min_outputs = 1,
     .max_outputs = 1,
+    .dyn_shapes = 1,
     .check = check_none,
     .infer_shape = infer_identity,
     .exec = exec_copy,

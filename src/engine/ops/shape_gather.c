@@ -50,6 +50,7 @@ const struct eb_op_def eb_op_shape = {
     .min_outputs = 1,
     .max_outputs = 1,
     .shape_only = 1,
+    .dyn_shapes = 1,
     .check = check_shape,
     .infer_shape = infer_shape_op,
     .exec = exec_shape,
@@ -81,10 +82,12 @@ static enum eb_status infer_gather(struct eb_op_ctx *ctx)
         return eb_op_unsupported(ctx, "indices of type %s", eb_dtype_name(ix->dtype));
     if (x->rank - 1 + ix->rank > EB_MAX_RANK)
         return eb_op_unsupported(ctx, "an output of rank %d", x->rank - 1 + ix->rank);
-    /* Indices must be constant so that they are range-checked here, not at run time. */
-    if (!ix->is_const)
+    /* Indices are range-checked here, not in exec: at load when constant; in a dynamic graph
+     * (n->dyn) at every run, where infer_shape runs again before exec with the indices' data. */
+    const int have = ix->is_const || ix->shape_data || ctx->run;
+    if (!have && !ctx->n->dyn)
         return eb_op_unsupported(ctx, "non-constant indices");
-    for (int64_t i = 0; i < ix->numel; i++) {
+    for (int64_t i = 0; have && i < ix->numel; i++) {
         int64_t v = ix->dtype == EB_DTYPE_I64 ? ((const int64_t *)ix->data)[i]
                                               : ((const int32_t *)ix->data)[i];
         if (v < -x->shape[axis] || v >= x->shape[axis])
@@ -135,6 +138,7 @@ const struct eb_op_def eb_op_gather = {
     .max_inputs = 2,
     .min_outputs = 1,
     .max_outputs = 1,
+    .dyn_shapes = 1,
     .check = check_gather,
     .infer_shape = infer_gather,
     .exec = exec_gather,

@@ -105,6 +105,7 @@ const struct eb_op_def eb_op_slice = {
     .optional_inputs = EB_OP_OPTIONAL(3) | EB_OP_OPTIONAL(4),
     .min_outputs = 1,
     .max_outputs = 1,
+    .dyn_shapes = 1,
     .check = check_slice,
     .infer_shape = infer_slice,
     .exec = exec_slice,

@@ -71,6 +71,7 @@ const struct eb_op_def eb_op_softmax = {
     .max_inputs = 1,
     .min_outputs = 1,
     .max_outputs = 1,
+    .dyn_shapes = 1,
     .check = check_softmax,
     .infer_shape = infer_softmax,
     .exec = exec_softmax,

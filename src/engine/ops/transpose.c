@@ -66,6 +66,7 @@ const struct eb_op_def eb_op_transpose = {
     .max_inputs = 1,
     .min_outputs = 1,
     .max_outputs = 1,
+    .dyn_shapes = 1,
     .check = check_transpose,
     .infer_shape = infer_transpose,
     .exec = exec_transpose,

@@ -305,7 +305,9 @@ enum eb_status eb_memplan_build(struct eb_graph *g, int concurrent, struct eb_me
     if (owner == NULL)
         return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to plan model %s: out of memory", g->what);
     memset(owner, 0, g->n_values + 1);
-    for (size_t i = 0; i < g->n_nodes; i++)
+    /* A dynamic graph's Concat places its inputs at offsets that change with the shapes: never
+     * in place (views stay: a view starts at its input's first byte whatever the shape). */
+    for (size_t i = 0; i < g->n_nodes && !g->dynamic; i++)
         if (g->nodes[i].alive && g->nodes[i].op == &eb_op_concat)
             plan.n_concat_in_place +=
                 (size_t)concat_in_place(g, &g->nodes[i], owner, &plan.n_split_in_place);
@@ -317,6 +319,22 @@ enum eb_status eb_memplan_build(struct eb_graph *g, int concurrent, struct eb_me
         return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to plan model %s: out of memory", g->what);
     struct block *dead = concurrent ? conc.dead : NULL;
     size_t *n_dead = concurrent ? &conc.n_dead : NULL;
+    /* A dynamic graph's inputs are copied into slots of their own for the whole run (the
+     * caller may pass the last run's outputs, which live in this arena, as this run's
+     * inputs: eb_engine_run copies them before any node writes). */
+    for (size_t i = 0; i < g->n_inputs && g->dynamic; i++) {
+        struct eb_ir_value *v = &g->values[g->inputs[i]];
+        const uint64_t bytes = g->in_cap_bytes[i] > v->nbytes ? g->in_cap_bytes[i] : v->nbytes;
+        const uint64_t size = align_up(bytes > 0 ? bytes : 1);
+        const uint64_t at = best_fit(live, n_live, size); /* the CPU device: sequential */
+        insert(live, &n_live, at, size, g->inputs[i]);
+        v->offset = (int64_t)at;
+        v->first = -1;
+        v->last = (int)g->n_nodes;
+        plan.naive_bytes += size;
+        if (at + size > plan.arena_bytes)
+            plan.arena_bytes = at + size;
+    }
     for (size_t i = 0; i < g->n_nodes; i++) {
         const struct eb_ir_node *n = &g->nodes[i];
         if (!n->alive)
@@ -361,6 +379,11 @@ enum eb_status eb_memplan_build(struct eb_graph *g, int concurrent, struct eb_me
                 release(live, &n_live, id, dead, n_dead);
         }
     }
+    for (size_t k = 0; k < g->n_values; k++)
+        g->values[k].cap_bytes = g->values[k].nbytes;
+    for (size_t i = 0; i < g->n_inputs && g->dynamic; i++)
+        if (g->in_cap_bytes[i] > g->values[g->inputs[i]].cap_bytes)
+            g->values[g->inputs[i]].cap_bytes = (size_t)g->in_cap_bytes[i];
     *plan_out = plan;
     return EB_OK;
 }

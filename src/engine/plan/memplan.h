@@ -3,6 +3,11 @@
  * arena (greedy best fit over the gaps between live blocks, 64-byte aligned). Graph outputs stay
  * live to the end, so each keeps its own slot. Known in full at load time.
  *
+ * Dynamic graphs (eb_graph.dynamic, decoders): the slots hold the load-time (bound) shapes and
+ * each value's cap_bytes records them (runs refuse a shape that needs more); no Concat goes in
+ * place (its inputs' offsets would move with the shapes); every graph input gets a slot live for
+ * the whole run, sized at its bounds (eb_graph.in_cap_bytes), into which eb_engine_run copies it.
+ *
  * Concat in place: when a Concat's inputs are contiguous slices of its output (every dim before
  * the axis is 1), each is produced by a live node, read by nothing that needs a slot of its own
  * (not a graph input or output, not in another in-place Concat, not twice in this one) and its
