@@ -28,7 +28,7 @@
  * the advice bit EB_ADVICE_TRT_CACHE; ABI 11: eb_model_info.int8_nodes; ABI 12: `profile`
  * takes a diag (ort reads a file there, which can fail with a reason); ABI 13: up to 80 inputs and
  * outputs (a decoder's KV cache: 2 a layer), and `infer` takes the last infer's outputs as
- * inputs (a decoder's present.* passed on as past_key_values.*). */
+ * inputs (a decoder's present.* passed on as past_key_values.*), eb_backend_config.max_seq. */
 #define EB_BACKEND_ABI      13u
 #define EB_BACKEND_MAX_IO   80
 #define EB_BACKEND_NAME_MAX 128
@@ -86,6 +86,10 @@ struct eb_backend_config {
      * cache, else the folder (made with its parents at open). Borrowed. */
     const char *trt_cache;
     const struct eb_log *log; /* may be NULL; borrowed, must outlive the instance */
+    /* (ABI 13) native, a decoder (inputs with sequence dims): the longest sequence (prompt and
+     * cache) its memory is planned for (eb_engine_options.max_seq); 0 = the model's context.
+     * ort: ignored (ONNX Runtime allocates per run). */
+    int64_t max_seq;
 };
 
 struct eb_backend_probe {

@@ -29,7 +29,7 @@
 #include "eb/log.h"
 #include "eb/tensor.h"
 
-#define EB_ENGINE_MAX_IO   8
+#define EB_ENGINE_MAX_IO   80 /* = EB_BACKEND_MAX_IO: a decoder's KV cache is two a layer */
 #define EB_ENGINE_NAME_MAX 128
 
 /** Graph passes, each of which can be switched off so its effect is measurable. */

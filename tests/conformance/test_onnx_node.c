@@ -51,6 +51,8 @@
 #define DEFAULT_RTOL     1e-3
 #define NAME_MAX_LEN     256
 #define PATH_MAX_LEN     1024
+/* Inputs and outputs of a node test (ONNX's node tests have fewer; the masks are 32-bit). */
+#define NODE_MAX_IO 8
 
 struct claim {
     char name[NAME_MAX_LEN];
@@ -173,14 +175,14 @@ static int parse_double(const char *s, double *out)
     return 0;
 }
 
-/* "1,2,4" → bits 1, 2 and 4; indices 1 .. EB_ENGINE_MAX_IO-1 (input 0 is always fed). */
+/* "1,2,4" → bits 1, 2 and 4; indices 1 .. NODE_MAX_IO-1 (input 0 is always fed). */
 static int parse_mask(const char *s, uint32_t *out)
 {
     uint32_t m = 0;
     while (*s != '\0') {
         char *end = NULL;
         long v = strtol(s, &end, 10);
-        if (end == s || v < 1 || v >= EB_ENGINE_MAX_IO || (*end != ',' && *end != '\0'))
+        if (end == s || v < 1 || v >= NODE_MAX_IO || (*end != ',' && *end != '\0'))
             return -1;
         m |= 1u << v;
         s = *end == ',' ? end + 1 : end;
@@ -233,7 +235,7 @@ static int read_claims(const char *path, struct claims *c)
                 fprintf(stderr,
                         "%s:%d: bad option \"%s\"; use atol=X, rtol=Y or const=I[,J...] "
                         "(input indices 1..%d)\n",
-                        path, lineno, tok[i], EB_ENGINE_MAX_IO - 1);
+                        path, lineno, tok[i], NODE_MAX_IO - 1);
                 rc = -1;
             }
         }
@@ -564,7 +566,7 @@ static uint8_t *freeze_inputs(const uint8_t *model, size_t len, uint32_t mask, u
         }
         /* The graph: copy every field but the frozen inputs, then add their initializers. */
         eb_pb_reader_sub(&gr, &r, &f);
-        char names[EB_ENGINE_MAX_IO][NAME_MAX_LEN];
+        char names[NODE_MAX_IO][NAME_MAX_LEN];
         memset(names, 0, sizeof(names));
         for (;;) {
             const uint8_t *gs = gr.p;
@@ -576,7 +578,7 @@ static uint8_t *freeze_inputs(const uint8_t *model, size_t len, uint32_t mask, u
                 break;
             if (gf.num == 11 && gf.wire == EB_PB_WIRE_LEN) {
                 size_t k = input_idx++;
-                if (k < EB_ENGINE_MAX_IO && (mask >> k) & 1u) {
+                if (k < NODE_MAX_IO && (mask >> k) & 1u) {
                     struct eb_pb_reader vr;
                     struct eb_pb_field vf;
                     int vh = 0;
@@ -589,7 +591,7 @@ static uint8_t *freeze_inputs(const uint8_t *model, size_t len, uint32_t mask, u
             }
             eb_pb_put_raw(&g, gs, (size_t)(gr.p - gs));
         }
-        for (size_t k = 0; ok && k < EB_ENGINE_MAX_IO; k++) {
+        for (size_t k = 0; ok && k < NODE_MAX_IO; k++) {
             if (!((mask >> k) & 1u))
                 continue;
             if (names[k][0] == '\0' || pb[k] == NULL) {
@@ -621,9 +623,9 @@ static int run_test(const char *node_dir, const char *name, const struct claim *
     struct eb_engine *e = NULL;
     struct eb_diag d = {0};
     struct str_list sets = {0};
-    struct pb_tensor in[EB_ENGINE_MAX_IO], want[EB_ENGINE_MAX_IO];
-    uint8_t *raw[EB_ENGINE_MAX_IO];
-    size_t raw_len[EB_ENGINE_MAX_IO];
+    struct pb_tensor in[NODE_MAX_IO], want[NODE_MAX_IO];
+    uint8_t *raw[NODE_MAX_IO];
+    size_t raw_len[NODE_MAX_IO];
     size_t n_in_read = 0, n_want_read = 0;
     int rc = -1;
 
@@ -656,13 +658,13 @@ static int run_test(const char *node_dir, const char *name, const struct claim *
             goto done;
         }
         size_t n_in = count_pb(set_dir, "input"), n_out = count_pb(set_dir, "output");
-        if (n_in > EB_ENGINE_MAX_IO || n_out > EB_ENGINE_MAX_IO || n_out == 0 ||
+        if (n_in > NODE_MAX_IO || n_out > NODE_MAX_IO || n_out == 0 ||
             (cl->const_mask >> n_in) != 0) {
             set_why(why, why_size, "%s has %zu inputs and %zu outputs (const= beyond them?)",
                     sets.v[s], n_in, n_out);
             goto done;
         }
-        struct eb_tensor in_t[EB_ENGINE_MAX_IO], out_t[EB_ENGINE_MAX_IO];
+        struct eb_tensor in_t[NODE_MAX_IO], out_t[NODE_MAX_IO];
         size_t n_feed = 0;
         for (size_t i = 0; i < n_in; i++, n_in_read++) {
             if (path_fmt(path, sizeof(path), "%s/input_%zu.pb", set_dir, i) != 0 ||
@@ -728,7 +730,7 @@ static int run_test(const char *node_dir, const char *name, const struct claim *
         }
         free_tensors(in, n_in_read);
         free_tensors(want, n_want_read);
-        for (size_t i = 0; i < EB_ENGINE_MAX_IO; i++) {
+        for (size_t i = 0; i < NODE_MAX_IO; i++) {
             free(raw[i]);
             raw[i] = NULL;
         }
@@ -739,7 +741,7 @@ static int run_test(const char *node_dir, const char *name, const struct claim *
 done:
     free_tensors(in, n_in_read);
     free_tensors(want, n_want_read);
-    for (size_t i = 0; i < EB_ENGINE_MAX_IO; i++)
+    for (size_t i = 0; i < NODE_MAX_IO; i++)
         free(raw[i]);
     str_list_free(&sets);
     eb_engine_destroy(e);

@@ -151,3 +151,41 @@ case_history_and_diff() {
   grep -q 'kind llm' d.txt && grep -q '^  decode tok/s ' d.txt && grep -q '^  ttft p50 ms ' d.txt ||
     fail "$(cat d.txt)"
 }
+
+case_native_matches_ort_tokens() {
+  need_ort
+  tiny qwen2
+  for b in ort native; do
+    "$EB_BIN" llm --model tiny.onnx --backend $b --prompt 24 --gen 12 --reps 3 --output $b \
+      --db none --quiet >/dev/null 2>e.txt || fail "llm --backend $b failed: $(cat e.txt)"
+  done
+  local jo jn; jo=$(run_dir ort)/report.json jn=$(run_dir native)/report.json
+  [ "$(jq_get "$jn" backend/name)" = native ] || fail "backend"
+  for i in 0 1 5 11; do
+    [ "$(jq_get "$jo" tokens/$i)" = "$(jq_get "$jn" tokens/$i)" ] || fail "token $i differs"
+  done
+  # native plans its memory for the context and holds it against the limit.
+  [ "$(jq_get "$jn" memory/planned_bytes)" -gt 0 ] || fail "no planned bytes"
+  [ "$(jq_get "$jo" memory/planned_bytes)" = null ] || fail "ort has no plan"
+}
+
+case_profile_per_phase() {
+  tiny llama
+  llm --backend native --profile --prompt 32 --gen 8 --reps 3 || fail "llm failed: $(cat e.txt)"
+  local j; j=$(run_dir out)/report.json
+  [ "$(jq_get "$j" profile/prefill/runs)" = 3 ] || fail "prefill runs"
+  [ "$(jq_get "$j" profile/decode/runs)" = 24 ] || fail "decode runs"
+  # Each phase's node times add up to its forwards' time within 5%.
+  for p in prefill decode; do
+    local c; c=$(jq_get "$j" profile/$p/coverage)
+    awk -v c="$c" 'BEGIN { exit !(c >= 0.95 && c <= 1.0001) }' || fail "$p coverage $c"
+  done
+  [ "$(jq_get "$j" profile/prefill/top_nodes/0/name)" = /lm_head/MatMul ] ||
+    fail "slowest prefill node: $(jq_get "$j" profile/prefill/top_nodes/0/name)"
+  grep -q '^### decode: 24 forwards' "$(run_dir out)/report.md" || fail "report.md profile"
+  # ONNX Runtime profiles a session once: no phases apart.
+  rm -rf out
+  llm --backend ort --profile --prompt 8 --gen 2
+  [ $? = 2 ] && grep -q -- "--profile: the per-phase operator tables need --backend native" e.txt ||
+    fail "$(cat e.txt)"
+}

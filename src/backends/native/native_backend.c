@@ -40,6 +40,7 @@ struct native_priv {
     enum eb_device device;
     char kernels[16];
     uint64_t cap_bytes;       /* cfg->mem_limit_bytes: the engine's hard cap; 0 = none */
+    int64_t max_seq;          /* cfg->max_seq: a decoder's planned sequence bound */
     char cap_label[96];       /* cfg->mem_limit_label, copied ("" = none) */
     struct eb_engine *engine; /* owned; NULL until load */
     char model[256];          /* the model's name for messages */
@@ -118,6 +119,7 @@ static enum eb_status native_open(void *priv, const struct eb_backend_config *cf
                                    "cuda device (the CPU kernels compute in fp32)");
     snprintf(p->kernels, sizeof(p->kernels), "%s", cfg->kernels != NULL ? cfg->kernels : "auto");
     p->cap_bytes = cfg->mem_limit_bytes;
+    p->max_seq = cfg->max_seq;
     snprintf(p->cap_label, sizeof(p->cap_label), "%s",
              cfg->mem_limit_label != NULL ? cfg->mem_limit_label : "");
     p->opened = 1;
@@ -205,6 +207,7 @@ static enum eb_status native_load(void *priv, const struct eb_model_spec *spec,
     eb_engine_options_default(&opt);
     opt.threads = p->threads;
     opt.mem_cap_bytes = p->cap_bytes;
+    opt.max_seq = p->max_seq;
     opt.mem_cap_label = p->cap_label[0] != '\0' ? p->cap_label : NULL;
     opt.imgsz = spec->imgsz;
     opt.profile = p->profile;

@@ -1177,7 +1177,7 @@ static void cu_close(struct eb_engine *e)
         for (size_t k = 0; k <= e->n_order; k++)
             if (s->ev_nodes[k] != NULL)
                 cudaEventDestroy(s->ev_nodes[k]);
-    for (int i = 0; i < EB_IR_MAX_IO; i++) {
+    for (int i = 0; i < EB_IR_MAX_GRAPH_IO; i++) {
         cudaFree(s->d_in[i]);
         cudaFree(s->d_in_f32[i]);
         cudaFree(s->d_out_f32[i]);

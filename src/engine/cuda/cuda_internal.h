@@ -64,11 +64,11 @@ struct cu_state {
     void *d_arena, *d_weights, *d_ws, *d_blas_ws;
     void *d_qdata; /* the int8 convs' packed filters, sums, scales, biases and tables */
     size_t ws_bytes, blas_ws_bytes;
-    void *d_in[EB_IR_MAX_IO];      /* inputs on the device, in precision */
-    void *d_in_f32[EB_IR_MAX_IO];  /* fp16: the float inputs before the cast */
-    void *d_out_f32[EB_IR_MAX_IO]; /* fp16: the float outputs after the cast */
-    void *h_out[EB_IR_MAX_IO];     /* pinned host outputs (float) */
-    void *h_arena;                 /* pinned host mirror of the arena (nodes on the CPU) */
+    void *d_in[EB_IR_MAX_GRAPH_IO];      /* inputs on the device, in precision */
+    void *d_in_f32[EB_IR_MAX_GRAPH_IO];  /* fp16: the float inputs before the cast */
+    void *d_out_f32[EB_IR_MAX_GRAPH_IO]; /* fp16: the float outputs after the cast */
+    void *h_out[EB_IR_MAX_GRAPH_IO];     /* pinned host outputs (float) */
+    void *h_arena;                       /* pinned host mirror of the arena (nodes on the CPU) */
     cudaGraph_t graph;
     cudaGraphExec_t gexec;
     int graph_state; /* 0 = not captured yet, 1 = replaying, -1 = capture failed: direct */

@@ -543,12 +543,12 @@ enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what, 
     size_t n_fed = 0;
     for (size_t i = 0; i < m->n_inputs; i++)
         n_fed += eb_graph_find_value(g, m->inputs[i].name) < 0;
-    if (n_fed > EB_IR_MAX_IO || m->n_outputs > EB_IR_MAX_IO) {
+    if (n_fed > EB_IR_MAX_GRAPH_IO || m->n_outputs > EB_IR_MAX_GRAPH_IO) {
         st = eb_diag_fail_advise(
             diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
             "failed to load model %s: %zu inputs and %zu outputs (at most %d each) "
             "are not supported by the native engine",
-            g->what, n_fed, m->n_outputs, EB_IR_MAX_IO);
+            g->what, n_fed, m->n_outputs, EB_IR_MAX_GRAPH_IO);
         goto fail;
     }
     for (size_t i = 0; i < m->n_inputs; i++) {

@@ -32,7 +32,9 @@ struct eb_engine;
 
 /** Largest tensor the engine accepts (bytes); larger shapes are a load-time EB_ERR_LIMIT. */
 #define EB_IR_MAX_TENSOR_BYTES (UINT64_C(1) << 34)
-#define EB_IR_MAX_IO           8
+#define EB_IR_MAX_IO           8 /* inputs and outputs of a node */
+/* Inputs and outputs of a graph (= EB_ENGINE_MAX_IO): a decoder's KV cache is two a layer. */
+#define EB_IR_MAX_GRAPH_IO 80
 
 /** Bump arena over the graph's allocator: graph-lifetime objects, never freed one by one. */
 struct eb_ir_arena {
@@ -107,7 +109,7 @@ struct eb_graph {
     size_t n_values, cap_values;
     struct eb_ir_node *nodes;
     size_t n_nodes;
-    int inputs[EB_IR_MAX_IO], outputs[EB_IR_MAX_IO];
+    int inputs[EB_IR_MAX_GRAPH_IO], outputs[EB_IR_MAX_GRAPH_IO];
     size_t n_inputs, n_outputs;
     size_t n_fused; /* nodes absorbed by the fusion pass */
     /*
@@ -119,9 +121,9 @@ struct eb_graph {
      */
     int dynamic;
     int64_t max_seq;
-    const char *in_dim_name[EB_IR_MAX_IO][EB_MAX_RANK]; /* arena */
-    int64_t in_dim_max[EB_IR_MAX_IO][EB_MAX_RANK];
-    uint64_t in_cap_bytes[EB_IR_MAX_IO]; /* input i's bytes at its bounds (its arena slot) */
+    const char *in_dim_name[EB_IR_MAX_GRAPH_IO][EB_MAX_RANK]; /* arena */
+    int64_t in_dim_max[EB_IR_MAX_GRAPH_IO][EB_MAX_RANK];
+    uint64_t in_cap_bytes[EB_IR_MAX_GRAPH_IO]; /* input i's bytes at its bounds (its arena slot) */
     size_t n_meta;
     const char **meta_keys, **meta_values; /* arena */
     /* name → value id: open addressing, power-of-two size, -1 = empty */

@@ -43,8 +43,9 @@ struct llm_opts {
 
 /* Options of `run` that llm passes to eb_config_parse. */
 static const char *const passed[] = {
-    "backend",     "device",  "threads", "gpu_mem_limit_gb", "output", "db",      "ort_lib",
-    "interval_ms", "kernels", "no_fold", "no_fuse",          "no_dce", "verbose", "quiet",
+    "backend", "device",      "threads", "gpu_mem_limit_gb", "output",  "db",
+    "ort_lib", "interval_ms", "kernels", "no_fold",          "no_fuse", "no_dce",
+    "verbose", "quiet",       "profile",
 };
 
 void eb_llm_print_help(FILE *fp)
@@ -78,6 +79,8 @@ void eb_llm_print_help(FILE *fp)
             "                    of the model, else ort; the report says why)\n"
             "  --device D        cpu|cuda (default cpu)\n"
             "  --threads N       intra-op threads (default: the runtime's)\n"
+            "  --profile         native: the per-operator table of each phase (prefill, decode)\n"
+            "                    in the reports, adding up to the phase's forwards\n"
             "  --gpu_mem_limit_gb G  the memory limit: weights and the KV cache at --ctx must\n"
             "                    fit (default 8.0)\n"
             "  --output DIR      folder of the run folders (default runs)\n"
@@ -427,6 +430,13 @@ static int load(struct llm_ctx *c, struct eb_diag *diag)
                            r->precision, r->model.dtype, r->precision);
         return EB_EXIT_USAGE;
     }
+    su.backend_cfg.max_seq = r->w.ctx; /* native: the memory plan holds the context */
+    if (c->cfg.profile && strcmp(ops->name, "native") != 0) {
+        (void)eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                           "--profile: the per-phase operator tables need --backend native "
+                           "(ONNX Runtime profiles a session once, not prefill and decode apart)");
+        return EB_EXIT_USAGE;
+    }
     if (strcmp(ops->name, "ort") == 0) /* the model's dtype is what ONNX Runtime runs */
         su.backend_cfg.precision = EB_ENGINE_PRECISION_FP32;
     if (ops->probe(&su.backend_cfg, &c->probe, diag) != EB_OK)
@@ -437,6 +447,7 @@ static int load(struct llm_ctx *c, struct eb_diag *diag)
         eb_backend_load(c->be, &spec, &c->info, diag) != EB_OK)
         return EB_EXIT_NOTHING_RAN;
     snprintf(r->provider, sizeof(r->provider), "%s", c->info.provider);
+    r->planned_bytes = c->info.budget_bytes_used;
     if (c->info.device.reported)
         snprintf(r->device_name, sizeof(r->device_name), "%s", c->info.device.name);
     if (eb_llm_io_bind(&c->info, &c->io, diag) != EB_OK) {
@@ -560,8 +571,12 @@ static int measure(struct llm_ctx *c)
     if (code < 0) {
         r->w.ctx = c->o.ctx;
         r->w.prompt = c->o.prompt;
-        code = load(c, &diag);
+        /* A model whose facts are known is checked against the limit before it is loaded. */
+        if (c->has_facts && c->o.prompt_ids == NULL)
+            code = check_budget(c, &diag);
     }
+    if (code < 0)
+        code = load(c, &diag);
     if (code < 0) {
         const int64_t vocab = r->model.vocab > 0 ? r->model.vocab : c->io.vocab;
         if (vocab <= 0) {
@@ -622,6 +637,7 @@ static int measure(struct llm_ctx *c)
                                .reps = r->w.reps,
                                .warmup = r->w.warmup,
                                .nvtx = &nv,
+                               .profile = c->cfg.profile,
                                .stop = c->env->stop,
                                .rep_done = rep_done,
                                .ctx = c};

@@ -202,6 +202,51 @@ static enum eb_status step(struct run_state *s, const int64_t *ids, int64_t n, i
     return EB_OK;
 }
 
+/* Adds the backend's profile since its last reset to phase `p`'s table, then resets it. */
+static enum eb_status take_profile(const struct eb_llm_core *c, struct eb_llm_result *r,
+                                   enum eb_llm_phase p, struct eb_diag *diag)
+{
+    struct eb_backend_profile bp;
+    struct eb_llm_phase_prof *t = &r->prof[p];
+    enum eb_status st = eb_backend_profile_get(c->be, &bp, diag);
+    if (st != EB_OK)
+        return st;
+    if (bp.n_nodes != t->n)
+        return eb_diag_fail(diag, EB_ERR_BACKEND,
+                            "the backend's profile changed from %zu to %zu nodes between runs",
+                            t->n, bp.n_nodes);
+    for (size_t i = 0; i < bp.n_nodes; i++)
+        t->nodes[i].ms += bp.nodes[i].total_ms;
+    t->runs += bp.runs;
+    t->run_ms += bp.run_total_ms;
+    eb_backend_profile_reset(c->be);
+    return EB_OK;
+}
+
+/* The phases' tables, one entry a node of the backend's profile, before anything is timed. */
+static enum eb_status alloc_profile(const struct eb_llm_core *c, struct eb_llm_result *r,
+                                    struct eb_diag *diag)
+{
+    struct eb_backend_profile bp;
+    enum eb_status st = eb_backend_profile_get(c->be, &bp, diag);
+    if (st != EB_OK)
+        return st;
+    for (int p = 0; p < EB_LLM_PHASES; p++) {
+        struct eb_llm_phase_prof *t = &r->prof[p];
+        t->nodes = calloc(bp.n_nodes ? bp.n_nodes : 1, sizeof(*t->nodes));
+        if (t->nodes == NULL)
+            return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory for the profile");
+        t->n = bp.n_nodes;
+        for (size_t i = 0; i < bp.n_nodes; i++) {
+            t->nodes[i].name = bp.nodes[i].name;
+            t->nodes[i].op = bp.nodes[i].op;
+            t->nodes[i].fused = bp.nodes[i].fused;
+        }
+    }
+    r->profiled = 1;
+    return EB_OK;
+}
+
 /* One repetition; `record` NULL for a warm-up one. Returns EB_ERR_CANCELLED on a stop. */
 static enum eb_status repetition(struct run_state *s, struct eb_llm_result *r, int64_t rep,
                                  int record, struct eb_diag *diag)
@@ -218,7 +263,10 @@ static enum eb_status repetition(struct run_state *s, struct eb_llm_result *r, i
     if (record) {
         r->prefill_ns[rep] = fwd;
         r->ttft_ns[rep] = total;
+        r->prof[EB_LLM_PREFILL].forward_ms += (double)fwd / 1e6;
     }
+    if (c->profile && (st = record ? take_profile(c, r, EB_LLM_PREFILL, diag) : EB_OK) != EB_OK)
+        return st;
     int64_t *first = r->tokens;
     if (record && rep == 0)
         first[0] = s->token;
@@ -236,6 +284,7 @@ static enum eb_status repetition(struct run_state *s, struct eb_llm_result *r, i
         if (st != EB_OK || !record)
             continue;
         r->decode_ns[rep * c->gen + j] = total;
+        r->prof[EB_LLM_DECODE].forward_ms += (double)fwd / 1e6;
         /* tokens[0] is the prefill's; step j yields token j + 1 (the last step's is not
          * kept: gen tokens are generated, the first by the prefill). */
         if (j + 1 < c->gen) {
@@ -247,6 +296,12 @@ static enum eb_status repetition(struct run_state *s, struct eb_llm_result *r, i
     }
     if (c->nvtx != NULL)
         eb_nvtx_pop(c->nvtx);
+    if (st == EB_OK && c->profile) {
+        if (record)
+            st = take_profile(c, r, EB_LLM_DECODE, diag);
+        else
+            eb_backend_profile_reset(c->be); /* a warm-up's decode is not measured */
+    }
     return st;
 }
 
@@ -272,7 +327,7 @@ enum eb_status eb_llm_core_run(const struct eb_llm_core *c, struct eb_llm_result
     }
     s->n_in = (size_t)(2 * c->io->layers + 2 + (c->io->mask >= 0));
     s->n_out = (size_t)(2 * c->io->layers + 1);
-    enum eb_status st = EB_OK;
+    enum eb_status st = c->profile ? alloc_profile(c, r, diag) : EB_OK;
     r->reps_done = 0;
     for (int64_t k = 0; k < c->warmup + c->reps && st == EB_OK; k++) {
         if (atomic_load(c->stop) != 0) {

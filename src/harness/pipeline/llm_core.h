@@ -53,7 +53,8 @@ struct eb_llm_core {
     int64_t prompt, gen;        /* tokens */
     int64_t reps, warmup;       /* measured and warm-up repetitions */
     const struct eb_nvtx *nvtx; /* ranges "prefill" and "decode" per repetition; may be NULL */
-    atomic_int *stop;           /* non-zero: stop after the current step; borrowed */
+    int profile;      /* the backend was opened with cfg.profile: fill r->prof per phase */
+    atomic_int *stop; /* non-zero: stop after the current step; borrowed */
     /* Called after each repetition (measured or not) on the caller's thread; may be NULL. */
     void (*rep_done)(void *ctx, int64_t rep, int warmup);
     void *ctx;
@@ -61,7 +62,10 @@ struct eb_llm_core {
 
 /**
  * Runs the warm-up and the measured repetitions into r's records (eb_llm_result_alloc'd for
- * c->reps x c->gen): r->reps_done, prefill_ns, ttft_ns, decode_ns, tokens, tokens_differ. A
+ * c->reps x c->gen): r->reps_done, prefill_ns, ttft_ns, decode_ns, tokens, tokens_differ, and
+ * with c->profile the per-operator table of each phase (r->prof: the backend's profile read
+ * and reset after each measured prefill and after each measured decode; allocated before the
+ * first repetition). A
  * stop ends the current repetition, which is not counted. A failure of the backend, or an
  * output of an unexpected shape, returns its status with the reason in `diag` (the repetitions
  * before it are kept).

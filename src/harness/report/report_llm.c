@@ -143,6 +143,9 @@ static void build(const struct eb_llm_result *r, struct facts *f)
         (double)m->kv_bytes_per_token / 1024.0);
     add(f, "Memory", "Budget", "weights + KV cache at ctx %lld = %.1f MiB of the %.1f MiB limit",
         (long long)r->w.ctx, mib(m->weight_bytes + r->kv_bytes_ctx), mib(r->limit_bytes));
+    if (r->planned_bytes > 0)
+        add(f, "Memory", "Planned", "%.1f MiB held against the limit (%s's plan, for ctx %lld)",
+            mib(r->planned_bytes), r->backend, (long long)r->w.ctx);
     add(f, "Memory", "Peak", "%s",
         r->mem_peak_bytes
             ? (snprintf(a, sizeof(a), "%.1f MiB (%s)", mib(r->mem_peak_bytes), r->mem_peak_what), a)
@@ -161,6 +164,73 @@ static void build(const struct eb_llm_result *r, struct facts *f)
             r->sys.cpu_avg_pct, r->sys.cpu_max_pct, r->sys.rss_max_mb);
     for (int i = 0; i < r->n_warnings; i++)
         add(f, "Warnings", "Warning", "%s", r->warnings[i]);
+}
+
+/* ---- --profile: the per-operator tables of the phases ---- */
+
+#define LLM_PROF_OPS 64 /* op types kept apart; the rest are summed as "other" */
+#define LLM_PROF_TOP 15 /* slowest nodes listed */
+
+static const char *const k_phase_names[EB_LLM_PHASES] = {"prefill", "decode"};
+
+struct op_row {
+    const char *op;
+    double ms;
+    size_t nodes;
+};
+
+/* The phase's time by op type, slowest first; returns the row count. */
+static size_t by_op(const struct eb_llm_phase_prof *t, struct op_row *rows)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const char *op = t->nodes[i].op != NULL ? t->nodes[i].op : "?";
+        size_t k = 0;
+        while (k < n && strcmp(rows[k].op, op) != 0)
+            k++;
+        if (k == n) {
+            if (n == LLM_PROF_OPS)
+                k = n - 1, rows[k].op = "other";
+            else
+                rows[n++] = (struct op_row){.op = op};
+        }
+        rows[k].ms += t->nodes[i].ms;
+        rows[k].nodes++;
+    }
+    for (size_t i = 1; i < n; i++) /* insertion sort by time, descending */
+        for (size_t j = i; j > 0 && rows[j].ms > rows[j - 1].ms; j--) {
+            struct op_row x = rows[j];
+            rows[j] = rows[j - 1];
+            rows[j - 1] = x;
+        }
+    return n;
+}
+
+/* The indices of the `k` slowest nodes, slowest first; returns how many. */
+static size_t top_nodes(const struct eb_llm_phase_prof *t, size_t *idx, size_t k)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t j = n < k ? n++ : k;
+        if (j == k && t->nodes[i].ms <= t->nodes[idx[k - 1]].ms)
+            continue;
+        if (j == k)
+            j = k - 1;
+        while (j > 0 && t->nodes[idx[j - 1]].ms < t->nodes[i].ms) {
+            idx[j] = idx[j - 1];
+            j--;
+        }
+        idx[j] = i;
+    }
+    return n;
+}
+
+static double nodes_ms(const struct eb_llm_phase_prof *t)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < t->n; i++)
+        s += t->nodes[i].ms;
+    return s;
 }
 
 /* The latency rows: label, summary. */
@@ -194,6 +264,8 @@ void eb_llm_report_bench_table(const struct eb_llm_result *r, FILE *fp)
                          : pm(b, sizeof(b), r->decode_tps, r->decode_tps_std, 2));
     }
 }
+
+static void print_profile(FILE *fp, const struct eb_llm_result *r, enum eb_llm_phase p, int html);
 
 /* ---- report.md ---- */
 
@@ -245,6 +317,11 @@ static int md_body(FILE *fp, const void *ctx)
             "a decode step = one token's forward on the cache and its argmax. CIs: %s "
             "(n/a where the sample is too small: p50 needs 6, p99 368).\n",
             EB_STAT_CI_METHOD);
+    if (r->profiled) {
+        fputs("\n## Per-operator profile\n", fp);
+        for (int p = 0; p < EB_LLM_PHASES; p++)
+            print_profile(fp, r, (enum eb_llm_phase)p, 0);
+    }
     free(f);
     return ferror(fp);
 }
@@ -254,6 +331,71 @@ static int md_body(FILE *fp, const void *ctx)
 static void put(FILE *fp, const char *s)
 {
     eb_svg_put_escaped(fp, s);
+}
+
+/* One phase's profile as Markdown (`html` 0) or HTML tables. */
+static void print_profile(FILE *fp, const struct eb_llm_result *r, enum eb_llm_phase p, int html)
+{
+    const struct eb_llm_phase_prof *t = &r->prof[p];
+    struct op_row rows[LLM_PROF_OPS];
+    size_t idx[LLM_PROF_TOP];
+    const double total = nodes_ms(t), per = t->runs > 0 ? (double)t->runs : 1.0;
+    const size_t n = by_op(t, rows), k = top_nodes(t, idx, LLM_PROF_TOP);
+    char head[256];
+    snprintf(head, sizeof(head),
+             "%s: %llu forwards, %.3f ms each; the nodes' times add up to %.1f%% of them (the "
+             "rest is the runtime between nodes)",
+             k_phase_names[p], (unsigned long long)t->runs, t->forward_ms / per,
+             t->forward_ms > 0 ? 100.0 * total / t->forward_ms : 0.0);
+    if (html) {
+        fputs("<h3>", fp);
+        put(fp, head);
+        fputs("</h3>\n<table><thead><tr><th>op</th><th>nodes</th><th>ms a forward</th>"
+              "<th>share</th></tr></thead><tbody>\n",
+              fp);
+    } else {
+        fprintf(fp,
+                "\n### %s\n\n| op | nodes | ms a forward | share |\n| --- | ---: | ---: | ---: |\n",
+                head);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const double share = total > 0 ? 100.0 * rows[i].ms / total : 0.0;
+        if (html) {
+            fputs("<tr><td>", fp);
+            put(fp, rows[i].op);
+            fprintf(fp, "</td><td>%zu</td><td>%.4f</td><td>%.1f%%</td></tr>\n", rows[i].nodes,
+                    rows[i].ms / per, share);
+        } else {
+            fputs("| ", fp);
+            eb_report__md_text(fp, rows[i].op, 0);
+            fprintf(fp, " | %zu | %.4f | %.1f%% |\n", rows[i].nodes, rows[i].ms / per, share);
+        }
+    }
+    if (html)
+        fputs("</tbody></table>\n<table><thead><tr><th>slowest nodes</th><th>op</th>"
+              "<th>ms a forward</th><th>share</th></tr></thead><tbody>\n",
+              fp);
+    else
+        fputs("\n| slowest nodes | op | ms a forward | share |\n| --- | --- | ---: | ---: |\n", fp);
+    for (size_t i = 0; i < k; i++) {
+        const struct eb_llm_prof_node *x = &t->nodes[idx[i]];
+        const double share = total > 0 ? 100.0 * x->ms / total : 0.0;
+        if (html) {
+            fputs("<tr><td>", fp);
+            put(fp, x->name);
+            fputs("</td><td>", fp);
+            put(fp, x->op);
+            fprintf(fp, "</td><td>%.4f</td><td>%.1f%%</td></tr>\n", x->ms / per, share);
+        } else {
+            fputs("| ", fp);
+            eb_report__md_text(fp, x->name, 1);
+            fputs(" | ", fp);
+            eb_report__md_text(fp, x->op, 0);
+            fprintf(fp, " | %.4f | %.1f%% |\n", x->ms / per, share);
+        }
+    }
+    if (html)
+        fputs("</tbody></table>\n", fp);
 }
 
 static int html_body(FILE *fp, const void *ctx)
@@ -312,6 +454,11 @@ static int html_body(FILE *fp, const void *ctx)
         fputs("</tr>\n", fp);
     }
     fputs("</tbody></table>\n", fp);
+    if (r->profiled) {
+        fputs("<h2>Per-operator profile</h2>\n", fp);
+        for (int p = 0; p < EB_LLM_PHASES; p++)
+            print_profile(fp, r, (enum eb_llm_phase)p, 1);
+    }
     /* Decode step latency against the cache length: the mean over repetitions of each step. */
     const int64_t gen = r->w.gen, reps = r->reps_done;
     double *x = reps > 0 ? malloc((size_t)gen * sizeof(double)) : NULL;
@@ -374,6 +521,46 @@ static void mean_std(struct eb_json_writer *w, const char *key, double mean, dou
     eb_json_obj_begin(w);
     knum_or_null(w, "mean", mean);
     knum_or_null(w, "std", std);
+    eb_json_obj_end(w);
+}
+
+static void write_profile(struct eb_json_writer *w, const struct eb_llm_phase_prof *t,
+                          const char *key)
+{
+    struct op_row rows[LLM_PROF_OPS];
+    size_t idx[LLM_PROF_TOP];
+    const double total = nodes_ms(t), per = t->runs > 0 ? (double)t->runs : 1.0;
+    const size_t n = by_op(t, rows), k = top_nodes(t, idx, LLM_PROF_TOP);
+    eb_json_key(w, key);
+    eb_json_obj_begin(w);
+    kuint(w, "runs", t->runs);
+    eb_json_knum(w, "forward_ms", t->forward_ms);
+    eb_json_knum(w, "nodes_ms", total);
+    knum_or_null(w, "coverage", t->forward_ms > 0 ? total / t->forward_ms : NAN);
+    eb_json_key(w, "by_op");
+    eb_json_arr_begin(w);
+    for (size_t i = 0; i < n; i++) {
+        eb_json_obj_begin(w);
+        eb_json_kstr(w, "op", rows[i].op);
+        kuint(w, "nodes", rows[i].nodes);
+        eb_json_knum(w, "ms_per_run", rows[i].ms / per);
+        knum_or_null(w, "share", total > 0 ? rows[i].ms / total : NAN);
+        eb_json_obj_end(w);
+    }
+    eb_json_arr_end(w);
+    eb_json_key(w, "top_nodes");
+    eb_json_arr_begin(w);
+    for (size_t i = 0; i < k; i++) {
+        const struct eb_llm_prof_node *x = &t->nodes[idx[i]];
+        eb_json_obj_begin(w);
+        eb_json_kstr(w, "name", x->name);
+        eb_json_kstr(w, "op", x->op);
+        kstr_or_null(w, "fused", x->fused);
+        eb_json_knum(w, "ms_per_run", x->ms / per);
+        knum_or_null(w, "share", total > 0 ? x->ms / total : NAN);
+        eb_json_obj_end(w);
+    }
+    eb_json_arr_end(w);
     eb_json_obj_end(w);
 }
 
@@ -487,6 +674,12 @@ static int json_body(FILE *fp, const void *ctx)
     kuint(w, "kv_bytes_final", r->kv_bytes_final);
     kuint(w, "kv_bytes_ctx", r->kv_bytes_ctx);
     kuint(w, "limit_bytes", r->limit_bytes);
+    if (r->planned_bytes > 0)
+        kuint(w, "planned_bytes", r->planned_bytes);
+    else {
+        eb_json_key(w, "planned_bytes");
+        eb_json_null(w);
+    }
     if (r->mem_peak_bytes > 0)
         kuint(w, "peak_bytes", r->mem_peak_bytes);
     else {
@@ -495,6 +688,16 @@ static int json_body(FILE *fp, const void *ctx)
     }
     kstr_or_null(w, "peak_of", r->mem_peak_what);
     eb_json_obj_end(w);
+
+    eb_json_key(w, "profile");
+    if (!r->profiled) {
+        eb_json_null(w);
+    } else {
+        eb_json_obj_begin(w);
+        for (int p = 0; p < EB_LLM_PHASES; p++)
+            write_profile(w, &r->prof[p], k_phase_names[p]);
+        eb_json_obj_end(w);
+    }
 
     eb_json_key(w, "system");
     eb_json_obj_begin(w);

@@ -36,6 +36,10 @@ void eb_llm_result_fini(struct eb_llm_result *r)
     free(r->ttft_ns);
     free(r->decode_ns);
     free(r->tokens);
+    for (int p = 0; p < EB_LLM_PHASES; p++) {
+        free(r->prof[p].nodes);
+        memset(&r->prof[p], 0, sizeof(r->prof[p]));
+    }
     r->prefill_ns = r->ttft_ns = r->decode_ns = NULL;
     r->tokens = NULL;
 }

@@ -37,6 +37,24 @@
 
 #define EB_LLM_MAX_WARNINGS 8
 
+/** The phases of a repetition, as the per-operator profile splits them. */
+enum eb_llm_phase { EB_LLM_PREFILL = 0, EB_LLM_DECODE, EB_LLM_PHASES };
+
+/** One node of a phase's profile. */
+struct eb_llm_prof_node {
+    const char *name, *op, *fused; /* the backend's strings (valid while it is loaded) */
+    double ms;                     /* summed over the phase's runs */
+};
+
+/** --profile: the per-operator table of one phase over the measured repetitions. */
+struct eb_llm_phase_prof {
+    size_t n;
+    struct eb_llm_prof_node *nodes; /* owned; execution order */
+    uint64_t runs;                  /* forwards profiled (a prefill: 1 a repetition) */
+    double run_ms;                  /* the backend's own run time over them */
+    double forward_ms;              /* the same forwards as the core timed them */
+};
+
 /** The model as the run saw it (its edgebench.llm.* metadata, model/llm.h). */
 struct eb_llm_model {
     char path[4096];
@@ -88,6 +106,8 @@ struct eb_llm_result {
     uint64_t *decode_ns;  /* [reps x gen] step j of repetition i at i * gen + j */
     int64_t *tokens;      /* [gen] the greedy tokens of the first measured repetition */
     int tokens_differ;    /* a later repetition produced other tokens (it should not) */
+    int profiled;         /* --profile: prof[] holds the phases' per-operator tables */
+    struct eb_llm_phase_prof prof[EB_LLM_PHASES];
 
     /* Derived (eb_llm_result_summarize). Milliseconds. */
     struct eb_stat_summary ttft, prefill, decode;
@@ -106,6 +126,8 @@ struct eb_llm_result {
     uint64_t kv_bytes_final;      /* the cache at prompt + gen */
     uint64_t kv_bytes_ctx;        /* the cache at --ctx, what the budget was checked against */
     uint64_t limit_bytes;         /* the memory limit; 0 none */
+    uint64_t planned_bytes;       /* what the backend holds against it (native: its plan, the
+                                     KV cache at --ctx included); 0 where it does not say */
     uint64_t mem_peak_bytes;      /* the process's peak RSS (or the device's peak) */
     char mem_peak_what[32];       /* "process RSS", "device" */
     struct eb_system_summary sys; /* the sampler's */
