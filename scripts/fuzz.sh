@@ -28,7 +28,7 @@
 # or no libFuzzer runtime; the reason is printed).
 set -u
 repo=$(cd "$(dirname "$0")/.." && pwd)
-all_targets="onnx png jpeg bmp tegrastats cli coco yolo voc profile"
+all_targets="onnx png jpeg bmp tegrastats cli coco yolo voc profile prompt_ids"
 seconds=60 jobs=1 runs=0 parallel=1 build_dir=build-fuzz no_build=0 bundle="" corpus="$repo/tests/fuzz/corpus"
 targets=""
 usage() { sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; }

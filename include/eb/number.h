@@ -20,4 +20,13 @@ enum eb_number eb_number_parse_real(const char *text, double *out);
 /** A decimal integer, the whole of `text` (optional sign, digits); EB_NUMBER_RANGE beyond long long. */
 enum eb_number eb_number_parse_int(const char *text, long long *out);
 
+#include <stdint.h>
+
+/**
+ * The next value of the splitmix64 sequence whose state is `*state` (advanced): the seeded draws
+ * of the commands (quantize's calibration images, llm's prompt), the same for the same seed on
+ * every machine.
+ */
+uint64_t eb_splitmix64(uint64_t *state);
+
 #endif

@@ -60,6 +60,14 @@ enum eb_number eb_number_parse_real(const char *text, double *out)
     return EB_NUMBER_OK;
 }
 
+uint64_t eb_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 enum eb_number eb_number_parse_int(const char *text, long long *out)
 {
     const char *p = text;

@@ -207,14 +207,6 @@ struct llm_ctx {
     uint64_t t_start;
 };
 
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 /* The prompt: the --prompt_ids file's ids, else a seeded sequence below `vocab`. */
 static enum eb_status make_prompt(struct llm_ctx *c, int64_t vocab, struct eb_diag *diag)
 {
@@ -225,48 +217,21 @@ static enum eb_status make_prompt(struct llm_ctx *c, int64_t vocab, struct eb_di
             return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory");
         uint64_t s = (uint64_t)o->seed;
         for (int64_t i = 0; i < o->prompt; i++)
-            c->ids[i] = (int64_t)(splitmix64(&s) % (uint64_t)vocab);
+            c->ids[i] = (int64_t)(eb_splitmix64(&s) % (uint64_t)vocab);
         snprintf(c->res.w.prompt_source, sizeof(c->res.w.prompt_source), "seeded");
         return EB_OK;
     }
     char *text = NULL;
+    size_t n = 0;
     enum eb_status st = eb_file_read_text(o->prompt_ids, LLM_IDS_BYTES, &text, diag);
     if (st != EB_OK)
         return st;
-    size_t n = 0, cap = 0;
-    const char *p = text;
-    while (st == EB_OK) {
-        while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == ',')
-            p++;
-        if (*p == '\0')
-            break;
-        char *end = NULL;
-        long long v = strtoll(p, &end, 10);
-        if (end == p || (*end != '\0' && strchr(" \t\r\n,", *end) == NULL) || v < 0 || v >= vocab) {
-            st = eb_diag_fail(diag, EB_ERR_FORMAT,
-                              "--prompt_ids %s: token %zu is not a whole number in 0..%lld (the "
-                              "model's vocabulary); give token ids separated by spaces or commas",
-                              o->prompt_ids, n + 1, (long long)vocab - 1);
-            break;
-        }
-        if (n == cap) {
-            cap = cap ? cap * 2 : 256;
-            int64_t *g = realloc(c->ids, cap * sizeof(int64_t));
-            if (g == NULL) {
-                st = eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            c->ids = g;
-        }
-        c->ids[n++] = v;
-        p = end;
-    }
+    st = eb_llm_prompt_ids_parse(text, vocab, &c->ids, &n, diag);
     free(text);
-    if (st != EB_OK)
+    if (st != EB_OK) {
+        eb_diag_prefix(diag, "--prompt_ids %s: ", o->prompt_ids);
         return st;
-    if (n == 0)
-        return eb_diag_fail(diag, EB_ERR_FORMAT, "--prompt_ids %s: no token id in the file",
-                            o->prompt_ids);
+    }
     if (o->prompt_given && (int64_t)n != o->prompt)
         return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                             "--prompt %lld but --prompt_ids %s holds %zu ids; give one of them",

@@ -186,14 +186,6 @@ static int parse_opts(int argc, char **argv, struct eb_quantize_request *o, int 
 
 /* ---- the calibration subset ---- */
 
-static uint64_t splitmix64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static int cmp_path(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -230,7 +222,7 @@ static enum eb_status draw_images(const struct eb_quantize_request *o, char ***p
     const size_t want = (size_t)o->images < n ? (size_t)o->images : n;
     uint64_t s = (uint64_t)o->seed;
     for (size_t i = 0; i < want; i++) { /* a partial Fisher-Yates shuffle */
-        const size_t j = i + (size_t)(splitmix64(&s) % (n - i));
+        const size_t j = i + (size_t)(eb_splitmix64(&s) % (n - i));
         char *t = paths[i];
         paths[i] = paths[j];
         paths[j] = t;

@@ -52,6 +52,23 @@ static void fill_env(struct eb_history_run *out, const struct eb_env_facts *env,
     eb_history_fingerprint(out);
 }
 
+/* Zeroes `out` and keeps the configuration echo of `cfg` (NULL: none). EB_ERR_NOMEM. */
+static enum eb_status begin_record(struct eb_history_run *out, const struct eb_config *cfg,
+                                   struct eb_diag *diag)
+{
+    memset(out, 0, sizeof(*out));
+    if (cfg != NULL) {
+        struct eb_json_writer w;
+        eb_json_writer_init_mem(&w, 0);
+        eb_config_write_json(cfg, &w);
+        out->config_json = eb_json_writer_take(&w, NULL);
+        if (out->config_json == NULL)
+            return eb_diag_fail(diag, EB_ERR_NOMEM,
+                                "history: out of memory for the configuration echo");
+    }
+    return EB_OK;
+}
+
 static void slot_from_result(const struct eb_slot_result *s, const struct eb_run_result *r,
                              const char *precision, struct eb_history_slot *out)
 {
@@ -96,16 +113,9 @@ enum eb_status eb_history_from_result(const struct eb_run_result *r, const struc
                                       struct eb_diag *diag)
 {
     static const char *const precisions[] = {"fp32", "fp16", "int8"}; /* cli_opts.def order */
-    memset(out, 0, sizeof(*out));
-    if (cfg != NULL) {
-        struct eb_json_writer w;
-        eb_json_writer_init_mem(&w, 0);
-        eb_config_write_json(cfg, &w);
-        out->config_json = eb_json_writer_take(&w, NULL);
-        if (out->config_json == NULL)
-            return eb_diag_fail(diag, EB_ERR_NOMEM,
-                                "history: out of memory for the configuration echo");
-    }
+    enum eb_status st = begin_record(out, cfg, diag);
+    if (st != EB_OK)
+        return st;
     copy_str(out->started_at, sizeof(out->started_at), r->started_at);
     copy_str(out->kind, sizeof(out->kind), "run");
     copy_str(out->mode, sizeof(out->mode), r->mode);
@@ -131,16 +141,9 @@ enum eb_status eb_history_from_llm(const struct eb_llm_result *r, const struct e
                                    const char *ort_version, struct eb_history_run *out,
                                    struct eb_diag *diag)
 {
-    memset(out, 0, sizeof(*out));
-    if (cfg != NULL) {
-        struct eb_json_writer w;
-        eb_json_writer_init_mem(&w, 0);
-        eb_config_write_json(cfg, &w);
-        out->config_json = eb_json_writer_take(&w, NULL);
-        if (out->config_json == NULL)
-            return eb_diag_fail(diag, EB_ERR_NOMEM,
-                                "history: out of memory for the configuration echo");
-    }
+    enum eb_status st = begin_record(out, cfg, diag);
+    if (st != EB_OK)
+        return st;
     copy_str(out->started_at, sizeof(out->started_at), r->started_at);
     copy_str(out->kind, sizeof(out->kind), EB_HISTORY_KIND_LLM);
     copy_str(out->mode, sizeof(out->mode), "llm");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "eb/clock.h"
+#include "eb/number.h"
 
 /* "<prefix>N.key" / "<prefix>N.value": the cache tensor t = 2N (key) or 2N + 1 (value), or -1. */
 static int cache_slot(const char *name, const char *prefix)
@@ -103,6 +104,52 @@ enum eb_status eb_llm_io_bind(const struct eb_model_info *info, struct eb_llm_io
     }
     if (io->kv_heads <= 0 || io->head_dim <= 0)
         return not_decoder(diag, "its cache inputs have no fixed kv_heads and head_dim", "");
+    return EB_OK;
+}
+
+enum eb_status eb_llm_prompt_ids_parse(const char *text, int64_t vocab, int64_t **ids_out,
+                                       size_t *n_out, struct eb_diag *diag)
+{
+    static const char seps[] = " \t\r\n,";
+    int64_t *ids = NULL;
+    size_t n = 0, cap = 0;
+    const char *p = text;
+    for (;;) {
+        p += strspn(p, seps);
+        if (*p == '\0')
+            break;
+        const size_t len = strcspn(p, seps);
+        char buf[24];
+        long long v = -1;
+        if (len < sizeof(buf)) {
+            memcpy(buf, p, len);
+            buf[len] = '\0';
+            if (eb_number_parse_int(buf, &v) != EB_NUMBER_OK)
+                v = -1;
+        }
+        if (v < 0 || v >= vocab) {
+            free(ids);
+            return eb_diag_fail(diag, EB_ERR_FORMAT,
+                                "token %zu is not a whole number in 0..%lld (the model's "
+                                "vocabulary); give token ids separated by spaces or commas",
+                                n + 1, (long long)vocab - 1);
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 256;
+            int64_t *g = realloc(ids, cap * sizeof(*ids));
+            if (g == NULL) {
+                free(ids);
+                return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory");
+            }
+            ids = g;
+        }
+        ids[n++] = v;
+        p += len;
+    }
+    if (n == 0)
+        return eb_diag_fail(diag, EB_ERR_FORMAT, "no token id in it");
+    *ids_out = ids;
+    *n_out = n;
     return EB_OK;
 }
 

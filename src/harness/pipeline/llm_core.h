@@ -46,6 +46,15 @@ struct eb_llm_io {
 EB_NODISCARD enum eb_status eb_llm_io_bind(const struct eb_model_info *info, struct eb_llm_io *io,
                                            struct eb_diag *diag);
 
+/**
+ * The token ids of a --prompt_ids file's text: whole numbers in 0..vocab-1 separated by spaces,
+ * tabs, newlines or commas. `*ids_out` (malloc'd, caller frees) gets them, `*n_out` their count.
+ * EB_ERR_FORMAT naming the first bad token (by its number) or an empty text, EB_ERR_NOMEM.
+ */
+EB_NODISCARD enum eb_status eb_llm_prompt_ids_parse(const char *text, int64_t vocab,
+                                                    int64_t **ids_out, size_t *n_out,
+                                                    struct eb_diag *diag);
+
 struct eb_llm_core {
     struct eb_backend *be;      /* loaded; borrowed */
     const struct eb_llm_io *io; /* borrowed */
