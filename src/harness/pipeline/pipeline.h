@@ -1,7 +1,8 @@
 /*
- * The measurement core. Every command that measures (run, compare, val, profile) drives its
- * prepared slots (harness/pipeline/slot.h) through eb_pipeline_run, so run length, source looping, the
- * dual window and camera-rate pacing exist once:
+ * The measurement core. Every command that measures frames (run, compare, val, profile) drives
+ * its prepared slots (harness/pipeline/slot.h) through eb_pipeline_run, so run length, source
+ * looping, the dual window and camera-rate pacing exist once (`llm`, which measures a decoder's
+ * prefill and decode steps rather than frames, has its core beside this one: llm_core.h):
  *
  *   - one thread per slot; the slots warm up together (a slot that has met its warm-up keeps
  *     warming up until every slot has), rewind their sources, and meet at one barrier;
