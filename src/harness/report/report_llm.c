@@ -153,10 +153,16 @@ static void build(const struct eb_llm_result *r, struct facts *f)
 
     add(f, "Model", "File", "%s", m->path);
     add(f, "Model", "SHA-256", "%s", m->sha256[0] ? m->sha256 : "n/a");
-    add(f, "Model", "Architecture",
-        "%s %s, %s: %d layers, hidden %d, %d heads (%d KV) of %d, vocabulary %d, context %d",
-        m->arch[0] ? m->arch : "decoder", m->size, m->dtype, m->layers, m->hidden, m->heads,
-        m->kv_heads, m->head_dim, m->vocab, m->ctx);
+    if (m->arch[0])
+        add(f, "Model", "Architecture",
+            "%s %s, %s: %d layers, hidden %d, %d heads (%d KV) of %d, vocabulary %d, context %d",
+            m->arch, m->size, m->dtype, m->layers, m->hidden, m->heads, m->kv_heads, m->head_dim,
+            m->vocab, m->ctx);
+    else /* what its inputs and outputs say */
+        add(f, "Model", "Architecture",
+            "a decoder without edgebench.llm metadata, %s: %d layers, %d KV heads of %d, "
+            "vocabulary %d",
+            m->dtype, m->layers, m->kv_heads, m->head_dim, m->vocab);
     add(f, "Model", "Parameters", "%llu", (unsigned long long)m->params);
 
     if (r->sys.n_samples > 0)
@@ -255,9 +261,9 @@ void eb_llm_report_bench_table(const struct eb_llm_result *r, FILE *fp)
     fprintf(fp, "| model | size | params | backend | threads | test | t/s |\n"
                 "| --- | ---: | ---: | --- | ---: | --- | ---: |\n");
     for (int row = 0; row < 2; row++) {
-        fprintf(fp, "| %s %s %s | %.2f MiB | %.2f M | %s %s | %s | %s | %s |\n",
-                m->arch[0] ? m->arch : "decoder", m->size, m->dtype, mib(m->weight_bytes),
-                (double)m->params / 1e6, r->backend, r->device,
+        fprintf(fp, "| %s%s%s %s | %.2f MiB | %.2f M | %s %s | %s | %s | %s |\n",
+                m->arch[0] ? m->arch : "decoder", m->size[0] ? " " : "", m->size, m->dtype,
+                mib(m->weight_bytes), (double)m->params / 1e6, r->backend, r->device,
                 r->threads > 0 ? (snprintf(a, sizeof(a), "%d", r->threads), a) : "default",
                 row == 0 ? pp : tg,
                 row == 0 ? pm(b, sizeof(b), r->prefill_tps, r->prefill_tps_std, 2)
