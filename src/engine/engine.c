@@ -310,7 +310,11 @@ static enum eb_status cpu_run_dynamic(struct eb_engine *e, struct eb_diag *diag)
             if (st != EB_OK)
                 return st;
         }
+        if (e->prof != NULL) /* as cpu_run's profiled pass: one NVTX range a node */
+            eb_engine__nvtx_node_push(e, k);
         eb_engine__cpu_exec(e, k);
+        if (e->prof != NULL)
+            eb_engine__nvtx_node_pop(e);
         if (e->observe != NULL)
             cpu_observe(e, k);
         if (e->prof != NULL) {

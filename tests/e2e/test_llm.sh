@@ -133,6 +133,14 @@ case_nvtx_phase_ranges() {
   # One prefill and one decode range a repetition, warm-up included.
   [ "$(grep -c '^push edgebench.stage@prefill$' nvtx.log)" = 4 ] || fail "prefill ranges: $(cat nvtx.log)"
   [ "$(grep -c '^push edgebench.stage@decode$' nvtx.log)" = 4 ] || fail "decode ranges"
+  # With --profile on the native engine, each node's range inside them (as run --profile).
+  rm -f nvtx.log
+  NVTX_INJECTION64_PATH=$EB_NVTX_INJECT EB_NVTX_LOG=$PWD/nvtx.log \
+    llm --backend native --profile --prompt 8 --gen 4 --reps 3 --warmup 0 ||
+    fail "llm --profile failed: $(cat e.txt)"
+  awk '/^push edgebench.stage@prefill$/ { on = 1; next } /^pop edgebench.stage$/ { on = 0 }
+       on && /^push edgebench@MatMul:.lm_head.MatMul$/ { n++ } END { exit !(n == 3) }' nvtx.log ||
+    fail "no lm_head range inside each prefill: $(grep -c MatMul nvtx.log) MatMul ranges"
 }
 
 case_history_and_diff() {
