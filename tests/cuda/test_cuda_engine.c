@@ -1245,6 +1245,8 @@ static double llm_cuda_vs_cpu(enum eb_model_llm_arch arch, enum eb_engine_precis
     struct eb_engine_exec_info info;
     eb_engine_exec_info_get(gpu, &info);
     ASSERT_EQ_INT(info.graph, 0); /* launched node by node: nothing captured */
+    printf("%s tiny on cuda: %zu nodes on the CPU (%s)\n", eb_model_llm_arch_name(arch),
+           (size_t)info.n_fallback, info.fallback);
     const int n_kv = 2 * c.layers, n_in = 2 + n_kv, n_out = 1 + n_kv;
     const float dummy = 0.0f;
     struct eb_tensor kv_cpu[2 * LLM_MAX_LAYERS], kv_gpu[2 * LLM_MAX_LAYERS];
@@ -1325,4 +1327,19 @@ EB_TEST(llm_qwen2_fp32_matches_cpu)
 {
     need_gpu();
     llm_cuda_vs_cpu(EB_MODEL_LLM_QWEN2, EB_ENGINE_PRECISION_FP32, 1e-4, 1);
+}
+
+/* fp16 (weights, activations and the cache in half on the device; float accumulation): within
+ * 2e-2 of the row's largest |logit|; greedy tokens are printed, not asserted (near-ties may
+ * swap). */
+EB_TEST(llm_llama_fp16_within_drift)
+{
+    need_gpu();
+    llm_cuda_vs_cpu(EB_MODEL_LLM_LLAMA, EB_ENGINE_PRECISION_FP16, 2e-2, 0);
+}
+
+EB_TEST(llm_qwen2_fp16_within_drift)
+{
+    need_gpu();
+    llm_cuda_vs_cpu(EB_MODEL_LLM_QWEN2, EB_ENGINE_PRECISION_FP16, 2e-2, 0);
 }

@@ -180,6 +180,19 @@ static void fallback_summary(struct eb_engine *e, struct cu_state *s, char *out,
     }
 }
 
+/* Node n reads and writes no float tensor: its bytes are the same on the host and the device in
+ * either precision (a dynamic graph's mask arithmetic on positions may run on the CPU in fp16). */
+static int integers_only(const struct eb_graph *g, const struct eb_ir_node *n)
+{
+    for (int i = 0; i < n->n_in; i++)
+        if (n->in[i] >= 0 && g->values[n->in[i]].dtype == EB_DTYPE_F32)
+            return 0;
+    for (int i = 0; i < n->n_out; i++)
+        if (n->out[i] >= 0 && g->values[n->out[i]].dtype == EB_DTYPE_F32)
+            return 0;
+    return 1;
+}
+
 static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_options *opt,
                               struct eb_diag *diag)
 {
@@ -245,7 +258,7 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
                                            e->what, n->name);
             continue;
         }
-        if (s->dt == EB_CUK_F16 && !shape_node)
+        if (s->dt == EB_CUK_F16 && !shape_node && !(g->dynamic && integers_only(g, n)))
             return eb_diag_fail_advise(
                 diag, EB_ERR_UNSUPPORTED, EB_ADVICE_FP32 | EB_ADVICE_CPU,
                 "failed to load model %s on cuda in fp16: node '%s' (%s) has %s "
@@ -283,8 +296,10 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
     enum eb_status st = eb_engine__prepare_nodes(e, s->on_cpu, diag);
     if (st != EB_OK)
         return st;
-    /* fp16: every float activation takes half the bytes in the plan. */
-    if (s->dt == EB_CUK_F16)
+    /* fp16: every float activation takes half the bytes in the plan (a dynamic graph's keep their
+     * float size: shapes inferred again at a run reset them, and the slots are checked against
+     * them; the arena is then twice what the device uses) */
+    if (s->dt == EB_CUK_F16 && !g->dynamic)
         for (size_t i = 0; i < g->n_values; i++) {
             struct eb_ir_value *v = &g->values[i];
             if (v->dtype == EB_DTYPE_F32 && !v->is_const && !v->is_input)
@@ -388,8 +403,12 @@ static enum eb_status upload_weights(struct eb_engine *e, struct cu_state *s, st
                 /* destination j = ((k rs) + p) c + ch  ←  source ((k c) + ch) rs + p */
                 const int64_t ch = j % c, p = (j / c) % rs, kk = j / (c * rs);
                 const float x = f[(kk * c + ch) * rs + p];
-                if (s->dt == EB_CUK_F16)
-                    ((uint16_t *)(img + off[2 * i]))[j] = eb_cu__f32_to_f16(x);
+                if (s->dt == EB_CUK_F16) /* finite stays finite: ±65504 at most (a mask's
+                                            "lowest float" times 0 is 0, not NaN) */
+                    ((uint16_t *)(img + off[2 * i]))[j] =
+                        eb_cu__f32_to_f16(x > 65504.0f    ? 65504.0f
+                                          : x < -65504.0f ? -65504.0f
+                                                          : x);
                 else
                     ((float *)(img + off[2 * i]))[j] = x;
             }
@@ -489,7 +508,7 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
     }
     if (s->dt == EB_CUK_F16)
         for (size_t i = 0; i < g->n_outputs; i++)
-            io += align_dev(g->values[g->outputs[i]].nbytes * 2); /* halves → floats */
+            io += align_dev((size_t)g->values[g->outputs[i]].numel * sizeof(float)); /* floats */
     int any_matmul = 0;
     for (size_t k = 0; k < e->n_order; k++)
         any_matmul |= !s->on_cpu[k] && s->nodes[k].d.kind == EB_DESC_MATMUL;
