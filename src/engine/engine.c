@@ -277,7 +277,7 @@ static void cpu_observe(const struct eb_engine *e, size_t k)
  * load's probe, where only shape data is). Refuses a shape that needs more bytes than the slot
  * planned on the bounds.
  */
-static enum eb_status reinfer(struct eb_engine *e, size_t k, int run, struct eb_diag *diag)
+enum eb_status eb_engine__reinfer(struct eb_engine *e, size_t k, int run, struct eb_diag *diag)
 {
     struct eb_graph *g = e->g;
     struct eb_ir_node *n = &g->nodes[e->order[k]];
@@ -306,7 +306,7 @@ static enum eb_status cpu_run_dynamic(struct eb_engine *e, struct eb_diag *diag)
     uint64_t t_start = e->prof != NULL ? eb_clock_ns() : 0, t0 = t_start;
     for (size_t k = 0; k < e->n_order; k++) {
         if (e->g->nodes[e->order[k]].dyn) {
-            enum eb_status st = reinfer(e, k, 1, diag);
+            enum eb_status st = eb_engine__reinfer(e, k, 1, diag);
             if (st != EB_OK)
                 return st;
         }
@@ -384,7 +384,7 @@ static enum eb_status probe_output_dims(struct eb_engine *e, struct eb_diag *dia
         const struct eb_ir_node *n = &g->nodes[e->order[k]];
         if (!n->dyn)
             continue;
-        if ((st = reinfer(e, k, 0, diag)) != EB_OK)
+        if ((st = eb_engine__reinfer(e, k, 0, diag)) != EB_OK)
             return st;
         if (n->n_out > 0 && g->values[n->out[0]].shape_data)
             eb_engine__cpu_exec(e, k);
@@ -502,14 +502,6 @@ enum eb_status eb_engine_load(const uint8_t *bytes, size_t len, const char *what
     st = build_graph(bytes, len, what, opt, &g, diag);
     if (st != EB_OK)
         return st;
-    if (g->dynamic && opt->device != EB_ENGINE_DEVICE_CPU) {
-        st = eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
-                                 "failed to load model %s on %s: its sequence dims change from "
-                                 "run to run, which the native engine runs on the cpu device only",
-                                 what, dev->name);
-        eb_graph_destroy(g);
-        return st;
-    }
     e = eb_ir_arena_alloc(&g->arena, sizeof(*e));
     if (e == NULL) {
         st = eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", what);

@@ -84,6 +84,12 @@ struct eb_engine_devops {
 /** The CPU device's steps, which other devices reuse for the nodes they run on the CPU. */
 enum eb_status eb_engine__prepare_nodes(struct eb_engine *e, const unsigned char *on_cpu,
                                         struct eb_diag *diag);
+/**
+ * A dynamic graph's node order[k] that reads a dyn value: its output shapes inferred again at
+ * this run's input shapes (`run` 1: every input's data is on the host; 0: the load's probe,
+ * where only shape data is). EB_ERR_LIMIT when an output needs more bytes than its slot.
+ */
+enum eb_status eb_engine__reinfer(struct eb_engine *e, size_t k, int run, struct eb_diag *diag);
 /** Runs node order[k] on the CPU (profile-free). */
 void eb_engine__cpu_exec(struct eb_engine *e, size_t k);
 /**

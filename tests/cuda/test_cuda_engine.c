@@ -2,13 +2,15 @@
  * The native engine's CUDA device against its CPU device: fp32 outputs within 1e-3 on the
  * synthesized yolov8n/yolo11n and the shared models, fp16's drift, fp16 detections against fp32
  * on coco128, the hard memory cap, CUDA Graph replay, the CPU fallback of nodes without a CUDA
- * kernel, the per-node profile. Every case but the first skips (exit 77) where no GPU is usable
+ * kernel, the per-node profile, decoders whose sequence changes from run to run (tiny llama and
+ * qwen2: a prefill then chained decode steps against the CPU device). Every case but the first skips (exit 77) where no GPU is usable
  * (CI); the first checks that a machine without one gets a clear error.
  *
  * These binaries link the engine, the model synthesizer and the YOLO post-processing only (no
  * FFmpeg), so that they run on a GPU machine with the CUDA libraries alone.
  */
 #include <dirent.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include "eb/backend.h"
 #include "eb/engine.h"
 #include "eb_test.h"
+#include "model/llm.h"
 #include "model/model.h"
 #include "yolo/yolo.h"
 
@@ -1185,4 +1188,158 @@ EB_TEST(backend_frame_and_head_through_vtable)
     free(x);
     free(rgb);
     free(bytes);
+}
+
+/* ---- decoders: shapes that change from run to run ----------------------------------------- */
+
+#define LLM_CTX        64 /* the files' context: the engines' bound on sequence + past */
+#define LLM_PROMPT     12
+#define LLM_STEPS      16
+#define LLM_MAX_LAYERS 2
+#define LLM_N_IO       (2 + 2 * LLM_MAX_LAYERS)
+
+/* The largest |a - b| over a logits row, relative to the row's largest |b|. */
+static double llm_row_error(const float *a, const float *b, int n)
+{
+    double err = 0.0, scale = 0.0;
+    for (int i = 0; i < n; i++) {
+        err = fmax(err, fabs((double)a[i] - b[i]));
+        scale = fmax(scale, fabs((double)b[i]));
+    }
+    ASSERT_TRUE(scale > 0.0 && isfinite(scale) && isfinite(err));
+    return err / scale;
+}
+
+static int llm_argmax(const float *row, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (row[i] > row[best])
+            best = i;
+    return best;
+}
+
+/*
+ * Tiny `arch` on the CUDA device in `prec` against the CPU device: a prefill of LLM_PROMPT
+ * tokens, then LLM_STEPS decode steps, each engine fed its own last present.* as past_key_values.*
+ * (as they came out) and both the CPU's greedy token. Every logits row within `tol` of the row's
+ * largest |logit|; `same_tokens`: the CUDA device's greedy tokens are the CPU's. Returns the
+ * worst row error.
+ */
+static double llm_cuda_vs_cpu(enum eb_model_llm_arch arch, enum eb_engine_precision prec,
+                              double tol, int same_tokens)
+{
+    struct eb_model_llm_config c;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_model_llm_config(arch, "tiny", LLM_CTX, &c, &d));
+    ASSERT_TRUE(c.layers <= LLM_MAX_LAYERS);
+    const struct eb_model_llm_options o = {.cfg = c, .seed = 3};
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s.onnx", eb_test_tmpdir(), eb_model_llm_arch_name(arch));
+    ASSERT_OK(eb_model_llm_synth_file(&o, path, NULL, &d));
+    size_t len = 0;
+    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
+    ASSERT_TRUE(bytes != NULL);
+    struct eb_engine *cpu = load(bytes, len, path, EB_ENGINE_DEVICE_CPU, EB_ENGINE_PRECISION_FP32);
+    struct eb_engine *gpu = load(bytes, len, path, EB_ENGINE_DEVICE_CUDA, prec);
+    struct eb_engine_exec_info info;
+    eb_engine_exec_info_get(gpu, &info);
+    ASSERT_EQ_INT(info.graph, 0); /* launched node by node: nothing captured */
+    printf("%s tiny on cuda: %zu nodes on the CPU (%s)\n", eb_model_llm_arch_name(arch),
+           (size_t)info.n_fallback, info.fallback);
+    const int n_kv = 2 * c.layers, n_in = 2 + n_kv, n_out = 1 + n_kv;
+    const float dummy = 0.0f;
+    struct eb_tensor kv_cpu[2 * LLM_MAX_LAYERS], kv_gpu[2 * LLM_MAX_LAYERS];
+    for (int t = 0; t < n_kv; t++)
+        kv_cpu[t] = kv_gpu[t] = (struct eb_tensor){.dtype = EB_DTYPE_F32,
+                                                   .rank = 4,
+                                                   .shape = {1, c.kv_heads, 0, c.head_dim},
+                                                   .data = (void *)&dummy};
+    int64_t ids[LLM_PROMPT], pos[LLM_PROMPT];
+    for (int i = 0; i < LLM_PROMPT; i++)
+        ids[i] = (i * 389 + 17) % c.vocab;
+    int64_t n = LLM_PROMPT, past = 0;
+    double worst = 0.0;
+    int agree = 0;
+    for (int step = 0; step <= LLM_STEPS; step++) {
+        struct eb_tensor in[LLM_N_IO], out_c[LLM_N_IO], out_g[LLM_N_IO];
+        for (int64_t i = 0; i < n; i++)
+            pos[i] = past + i;
+        in[0] = (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, n}, .data = ids};
+        in[1] = (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, n}, .data = pos};
+        for (int t = 0; t < n_kv; t++)
+            in[2 + t] = kv_cpu[t];
+        if (eb_engine_run(cpu, in, (size_t)n_in, out_c, (size_t)n_out, &d) != EB_OK)
+            EB_FAIL("cpu step %d: %s", step, d.msg);
+        for (int t = 0; t < n_kv; t++)
+            in[2 + t] = kv_gpu[t];
+        if (eb_engine_run(gpu, in, (size_t)n_in, out_g, (size_t)n_out, &d) != EB_OK)
+            EB_FAIL("cuda step %d: %s", step, d.msg);
+        ASSERT_EQ_INT(out_g[0].rank, 3);
+        ASSERT_EQ_INT(out_g[0].shape[1], n);
+        ASSERT_EQ_INT(out_g[0].shape[2], c.vocab);
+        for (int64_t r = 0; r < n; r++) {
+            const size_t off = (size_t)r * (size_t)c.vocab;
+            const double e = llm_row_error((const float *)out_g[0].data + off,
+                                           (const float *)out_c[0].data + off, c.vocab);
+            worst = fmax(worst, e);
+            if (e > tol)
+                EB_FAIL("%s %s step %d row %lld: error %.3g of the row's largest |logit|, over "
+                        "%.3g",
+                        eb_model_llm_arch_name(arch),
+                        prec == EB_ENGINE_PRECISION_FP16 ? "fp16" : "fp32", step, (long long)r, e,
+                        tol);
+        }
+        const size_t last = (size_t)(n - 1) * (size_t)c.vocab;
+        const int tok_c = llm_argmax((const float *)out_c[0].data + last, c.vocab);
+        const int tok_g = llm_argmax((const float *)out_g[0].data + last, c.vocab);
+        agree += tok_c == tok_g;
+        if (same_tokens)
+            ASSERT_EQ_INT(tok_g, tok_c);
+        for (int t = 0; t < n_kv; t++) {
+            ASSERT_EQ_INT(out_g[1 + t].shape[2], past + n);
+            kv_cpu[t] = out_c[1 + t];
+            kv_gpu[t] = out_g[1 + t];
+        }
+        past += n;
+        n = 1;
+        ids[0] = tok_c;
+    }
+    printf("%s tiny on cuda (%s) vs cpu: prefill %d + %d decode steps, worst logits row error "
+           "%.3g of the row's largest |logit| (bound %.3g); greedy tokens agree %d of %d\n",
+           eb_model_llm_arch_name(arch), prec == EB_ENGINE_PRECISION_FP16 ? "fp16" : "fp32",
+           LLM_PROMPT, LLM_STEPS, worst, tol, agree, LLM_STEPS + 1);
+    eb_engine_destroy(gpu);
+    eb_engine_destroy(cpu);
+    free(bytes);
+    return worst;
+}
+
+/* fp32: within 1e-4 of the row's largest |logit| (cuBLAS without TF32 against the CPU's SGEMM:
+ * summation order only), the same greedy tokens. */
+EB_TEST(llm_llama_fp32_matches_cpu)
+{
+    need_gpu();
+    llm_cuda_vs_cpu(EB_MODEL_LLM_LLAMA, EB_ENGINE_PRECISION_FP32, 1e-4, 1);
+}
+
+EB_TEST(llm_qwen2_fp32_matches_cpu)
+{
+    need_gpu();
+    llm_cuda_vs_cpu(EB_MODEL_LLM_QWEN2, EB_ENGINE_PRECISION_FP32, 1e-4, 1);
+}
+
+/* fp16 (weights, activations and the cache in half on the device; float accumulation): within
+ * 2e-2 of the row's largest |logit|; greedy tokens are printed, not asserted (near-ties may
+ * swap). */
+EB_TEST(llm_llama_fp16_within_drift)
+{
+    need_gpu();
+    llm_cuda_vs_cpu(EB_MODEL_LLM_LLAMA, EB_ENGINE_PRECISION_FP16, 2e-2, 0);
+}
+
+EB_TEST(llm_qwen2_fp16_within_drift)
+{
+    need_gpu();
+    llm_cuda_vs_cpu(EB_MODEL_LLM_QWEN2, EB_ENGINE_PRECISION_FP16, 2e-2, 0);
 }

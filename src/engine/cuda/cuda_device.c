@@ -180,6 +180,19 @@ static void fallback_summary(struct eb_engine *e, struct cu_state *s, char *out,
     }
 }
 
+/* Node n reads and writes no float tensor: its bytes are the same on the host and the device in
+ * either precision (a dynamic graph's mask arithmetic on positions may run on the CPU in fp16). */
+static int integers_only(const struct eb_graph *g, const struct eb_ir_node *n)
+{
+    for (int i = 0; i < n->n_in; i++)
+        if (n->in[i] >= 0 && g->values[n->in[i]].dtype == EB_DTYPE_F32)
+            return 0;
+    for (int i = 0; i < n->n_out; i++)
+        if (n->out[i] >= 0 && g->values[n->out[i]].dtype == EB_DTYPE_F32)
+            return 0;
+    return 1;
+}
+
 static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_options *opt,
                               struct eb_diag *diag)
 {
@@ -218,7 +231,7 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
     e->info_dev.zero_copy_frames = s->zero_copy;
     /* int8 convs take over the residual Add, Split, QuantizeLinear and DequantizeLinear after
      * them (the order shrinks) */
-    if (opt->passes & EB_ENGINE_PASS_FUSE) {
+    if ((opt->passes & EB_ENGINE_PASS_FUSE) && !g->dynamic) {
         enum eb_status fst = eb_cu__qconv_fuse(e, diag);
         if (fst != EB_OK)
             return fst;
@@ -232,10 +245,20 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
         s->w_khwc == NULL)
         return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", e->what);
     for (size_t k = 0; k < e->n_order; k++) {
-        if (eb_cu__node_ok(e, s, k, why, sizeof(why)))
-            continue;
         const struct eb_ir_node *n = &g->nodes[e->order[k]];
-        if (s->dt == EB_CUK_F16)
+        /* a dynamic graph's shape data is computed on the host as the run is enqueued (the
+         * nodes after it infer their shapes from it): integers only, in any precision */
+        const int shape_node = g->dynamic && n->n_out > 0 && g->values[n->out[0]].shape_data;
+        if (!shape_node && eb_cu__node_ok(e, s, k, why, sizeof(why))) {
+            const enum eb_desc_kind kind = s->nodes[k].d.kind;
+            if (n->dyn && (kind == EB_DESC_CONV || kind == EB_DESC_QCONV))
+                return eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_CPU,
+                                           "failed to load model %s on cuda: convolution '%s' "
+                                           "reads a value whose shape changes from run to run",
+                                           e->what, n->name);
+            continue;
+        }
+        if (s->dt == EB_CUK_F16 && !shape_node && !(g->dynamic && integers_only(g, n)))
             return eb_diag_fail_advise(
                 diag, EB_ERR_UNSUPPORTED, EB_ADVICE_FP32 | EB_ADVICE_CPU,
                 "failed to load model %s on cuda in fp16: node '%s' (%s) has %s "
@@ -266,15 +289,17 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
     /* Channels-last in fp16, where cuDNN's graph API has fast fused kernels for it; fp32 stays
      * NCHW, on the legacy API's FMA kernels (faster there: 2.5 vs 3.2 ms for yolo11n on an
      * H200, and no TF32 whatever the engine) */
-    if ((opt->passes & EB_ENGINE_PASS_LAYOUT) && s->dt == EB_CUK_F16)
+    if ((opt->passes & EB_ENGINE_PASS_LAYOUT) && s->dt == EB_CUK_F16 && !g->dynamic)
         e->n_blocked = eb_cu__choose_layout(e, s);
     eb_cu__qconv_layout(e, s);
     /* The nodes on the CPU get their fast kernels; the others need no CPU preparation. */
     enum eb_status st = eb_engine__prepare_nodes(e, s->on_cpu, diag);
     if (st != EB_OK)
         return st;
-    /* fp16: every float activation takes half the bytes in the plan. */
-    if (s->dt == EB_CUK_F16)
+    /* fp16: every float activation takes half the bytes in the plan (a dynamic graph's keep their
+     * float size: shapes inferred again at a run reset them, and the slots are checked against
+     * them; the arena is then twice what the device uses) */
+    if (s->dt == EB_CUK_F16 && !g->dynamic)
         for (size_t i = 0; i < g->n_values; i++) {
             struct eb_ir_value *v = &g->values[i];
             if (v->dtype == EB_DTYPE_F32 && !v->is_const && !v->is_input)
@@ -304,7 +329,7 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
     CUDA_TRY(cudaEventCreate(&s->ev_pre));
     s->cap_bytes = opt->mem_cap_bytes;
     /* the lanes run independent branches side by side: their values must not share bytes */
-    e->plan_concurrent = (opt->passes & EB_ENGINE_PASS_LANES) != 0;
+    e->plan_concurrent = (opt->passes & EB_ENGINE_PASS_LANES) != 0 && !g->dynamic;
     return EB_OK;
 }
 
@@ -378,8 +403,12 @@ static enum eb_status upload_weights(struct eb_engine *e, struct cu_state *s, st
                 /* destination j = ((k rs) + p) c + ch  ←  source ((k c) + ch) rs + p */
                 const int64_t ch = j % c, p = (j / c) % rs, kk = j / (c * rs);
                 const float x = f[(kk * c + ch) * rs + p];
-                if (s->dt == EB_CUK_F16)
-                    ((uint16_t *)(img + off[2 * i]))[j] = eb_cu__f32_to_f16(x);
+                if (s->dt == EB_CUK_F16) /* finite stays finite: ±65504 at most (a mask's
+                                            "lowest float" times 0 is 0, not NaN) */
+                    ((uint16_t *)(img + off[2 * i]))[j] =
+                        eb_cu__f32_to_f16(x > 65504.0f    ? 65504.0f
+                                          : x < -65504.0f ? -65504.0f
+                                                          : x);
                 else
                     ((float *)(img + off[2 * i]))[j] = x;
             }
@@ -412,6 +441,15 @@ done:
     return st;
 }
 
+/* Elements input i may hold: its shape's, or in a dynamic graph its bounds' (the load's shapes
+ * have past 0). */
+static size_t input_elems(const struct eb_graph *g, size_t i)
+{
+    const struct eb_ir_value *v = &g->values[g->inputs[i]];
+    const size_t bound = (size_t)(g->in_cap_bytes[i] / eb_dtype_size(v->dtype));
+    return bound > (size_t)v->numel ? bound : (size_t)v->numel;
+}
+
 static enum eb_status cap_check(struct eb_engine *e, const struct eb_engine_options *opt,
                                 uint64_t needed, struct eb_diag *diag)
 {
@@ -428,6 +466,29 @@ static enum eb_status cap_check(struct eb_engine *e, const struct eb_engine_opti
     return EB_OK;
 }
 
+/*
+ * A dynamic graph's shape data gets host bytes of its own, outside the pinned arena mirror: it
+ * is written as the run is enqueued, while the stream may still read and write the mirror's
+ * bytes of the values planned at the same offsets.
+ */
+static enum eb_status bind_shape_data(struct eb_engine *e, struct eb_diag *diag)
+{
+    struct eb_graph *g = e->g;
+    for (size_t i = 0; i < g->n_values; i++) {
+        struct eb_ir_value *v = &g->values[i];
+        if (!v->shape_data || v->offset < 0 || v->is_input || v->is_output)
+            continue;
+        const size_t bytes = v->cap_bytes > v->nbytes ? v->cap_bytes : v->nbytes;
+        void *p = eb_ir_arena_alloc(&g->arena, bytes + 1);
+        if (p == NULL)
+            return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory",
+                                e->what);
+        memcpy(p, v->data, v->nbytes);
+        v->data = p;
+    }
+    return EB_OK;
+}
+
 static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_options *opt,
                               struct eb_diag *diag)
 {
@@ -441,13 +502,13 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
     size_t io = 0;
     for (size_t i = 0; i < g->n_inputs; i++) {
         const struct eb_ir_value *v = &g->values[g->inputs[i]];
-        io += align_dev((size_t)v->numel * eb_cu__es(s, v));
+        io += align_dev(input_elems(g, i) * eb_cu__es(s, v));
         if (s->dt == EB_CUK_F16 && v->dtype == EB_DTYPE_F32)
-            io += align_dev(v->nbytes);
+            io += align_dev(input_elems(g, i) * sizeof(float));
     }
     if (s->dt == EB_CUK_F16)
         for (size_t i = 0; i < g->n_outputs; i++)
-            io += align_dev(g->values[g->outputs[i]].nbytes * 2); /* halves → floats */
+            io += align_dev((size_t)g->values[g->outputs[i]].numel * sizeof(float)); /* floats */
     int any_matmul = 0;
     for (size_t k = 0; k < e->n_order; k++)
         any_matmul |= !s->on_cpu[k] && s->nodes[k].d.kind == EB_DESC_MATMUL;
@@ -479,13 +540,14 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
             s->dptr[i] = (char *)s->d_arena + g->values[i].offset;
     for (size_t i = 0; i < g->n_inputs; i++) {
         const struct eb_ir_value *v = &g->values[g->inputs[i]];
-        if ((st = eb_cu__dev_alloc(e, s, align_dev((size_t)v->numel * eb_cu__es(s, v)), &s->d_in[i],
+        const size_t elems = input_elems(g, i);
+        if ((st = eb_cu__dev_alloc(e, s, align_dev(elems * eb_cu__es(s, v)), &s->d_in[i],
                                    "an input", diag)) != EB_OK)
             return st;
         s->dptr[g->inputs[i]] = s->d_in[i];
         if (s->dt == EB_CUK_F16 && v->dtype == EB_DTYPE_F32 &&
-            (st = eb_cu__dev_alloc(e, s, align_dev(v->nbytes), &s->d_in_f32[i], "an input",
-                                   diag)) != EB_OK)
+            (st = eb_cu__dev_alloc(e, s, align_dev(elems * sizeof(float)), &s->d_in_f32[i],
+                                   "an input", diag)) != EB_OK)
             return st;
     }
     for (size_t i = 0; i < g->n_outputs; i++) {
@@ -544,7 +606,7 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
         return st;
     /* cuDNN workspaces: one per lane, each as large as its largest node's (lanes run side by
      * side), unless the cap leaves room for one only: then one, and its users ordered */
-    const int parallel = (opt->passes & EB_ENGINE_PASS_LANES) != 0;
+    const int parallel = (opt->passes & EB_ENGINE_PASS_LANES) != 0 && !g->dynamic;
     size_t lane_ws[EB_CU_LANES];
     for (int shared = 0; shared < 2; shared++) {
         if ((st = eb_cu__schedule(e, s, parallel, shared, diag)) != EB_OK)
@@ -582,8 +644,9 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
     for (size_t k = 0; k < e->n_order; k++)
         if (s->nodes[k].g_plan != NULL && (st = eb_cu__conv_graph_bind(e, s, k, diag)) != EB_OK)
             return st;
-    /* Nodes on the CPU: a pinned host mirror of the arena (their inputs and outputs cross). */
-    if (s->n_on_cpu > 0) {
+    /* Nodes on the CPU: a pinned host mirror of the arena (their inputs and outputs cross); a
+     * dynamic graph's inputs are copied into their slots there (eb_engine_run). */
+    if (s->n_on_cpu > 0 || g->dynamic) {
         const size_t host = eb_cpu_align64((size_t)e->plan.arena_bytes) + e->scratch_bytes +
                             EB_MEMPLAN_ALIGN + EB_CPU_READ_SLACK;
         CUDA_TRY(cudaMallocHost(&s->h_arena, host));
@@ -601,6 +664,8 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
     for (size_t i = 0; i < g->n_outputs; i++)
         if (!g->values[g->outputs[i]].is_const)
             g->values[g->outputs[i]].data = s->h_out[i];
+    if (g->dynamic && (st = bind_shape_data(e, diag)) != EB_OK)
+        return st;
     if (e->profile) {
         s->ev_nodes = eb_ir_arena_alloc(&g->arena, (e->n_order + 1) * sizeof(cudaEvent_t));
         if (s->ev_nodes == NULL)
@@ -622,7 +687,7 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
             s->nodes[k].x_xpose && s->nodes[k].nhwc)
             s->pre_conv = (int64_t)k;
     }
-    e->info_dev.graph = 1;
+    e->info_dev.graph = !g->dynamic; /* a dynamic graph's runs are launched node by node */
     e->info_dev.lanes = s->n_lanes;
     return EB_OK;
 }
@@ -643,7 +708,7 @@ static enum eb_status enqueue_cpu_node(struct eb_engine *e, struct cu_state *s, 
         if (n->in[i] < 0)
             continue;
         const struct eb_ir_value *v = &g->values[n->in[i]];
-        if (v->is_const || v->is_input || v->nbytes == 0) /* already on the host */
+        if (v->is_const || v->is_input || v->shape_data || v->nbytes == 0) /* on the host */
             continue;
         CUDA_TRY(
             cudaMemcpyAsync(v->data, s->dptr[n->in[i]], v->nbytes, cudaMemcpyDeviceToHost, stream));
@@ -656,6 +721,42 @@ static enum eb_status enqueue_cpu_node(struct eb_engine *e, struct cu_state *s, 
                                      stream));
     }
     return EB_OK;
+}
+
+/*
+ * Node k of a dynamic graph, as its run is enqueued (eagerly: nothing captured): a node that
+ * reads a dyn value has its shapes inferred again and, on the GPU, its description redone at
+ * them; shape data is computed on the host now (the nodes after it infer from it) and uploaded;
+ * the rest is enqueued as in a static graph, at this run's sizes.
+ */
+static enum eb_status enqueue_dyn_node(struct eb_engine *e, struct cu_state *s, size_t k,
+                                       struct eb_diag *diag)
+{
+    const struct eb_graph *g = e->g;
+    const struct eb_ir_node *n = &g->nodes[e->order[k]];
+    enum eb_status st;
+    if (n->dyn && (st = eb_engine__reinfer(e, k, 1, diag)) != EB_OK)
+        return st;
+    if (s->on_cpu[k] && n->n_out > 0 && g->values[n->out[0]].shape_data) {
+        eb_engine__cpu_exec(e, k);
+        for (int i = 0; i < n->n_out; i++) {
+            const struct eb_ir_value *v = &g->values[n->out[i]];
+            if (v->nbytes > 0 && s->dptr[n->out[i]] != NULL)
+                CUDA_TRY(cudaMemcpyAsync(s->dptr[n->out[i]], v->data, v->nbytes,
+                                         cudaMemcpyHostToDevice, s->stream));
+        }
+        return EB_OK;
+    }
+    if (n->dyn && !s->on_cpu[k]) {
+        char why[160];
+        const enum eb_desc_kind kind = s->nodes[k].d.kind;
+        if (!eb_cu__node_ok(e, s, k, why, sizeof(why)) || s->nodes[k].d.kind != kind)
+            return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                                "failed to run model %s on cuda: node '%s' (%s) has %s at this "
+                                "run's shapes",
+                                e->what, n->name, n->op->onnx_name, why);
+    }
+    return eb_cu__enqueue_node_on(e, s, k, s->stream, enqueue_cpu_node, diag);
 }
 
 /* The input's element type on the device. */
@@ -704,7 +805,8 @@ static enum eb_status enqueue_forward(struct eb_engine *e, struct cu_state *s, e
             CUDA_TRY(cudaEventRecord(s->ev_nodes[k], s->stream));
             eb_engine__nvtx_node_push(e, k); /* the profiled pass: one NVTX range per node */
         }
-        st = eb_cu__enqueue_node_on(e, s, k, s->stream, enqueue_cpu_node, diag);
+        st = g->dynamic ? enqueue_dyn_node(e, s, k, diag)
+                        : eb_cu__enqueue_node_on(e, s, k, s->stream, enqueue_cpu_node, diag);
         if (timed)
             eb_engine__nvtx_node_pop(e);
         if (st != EB_OK)
@@ -815,7 +917,7 @@ static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
     enum eb_status st;
     const int profiling = e->prof != NULL;
     CUDA_TRY(cudaSetDevice(s->gpu));
-    if (!profiling && s->graph_state == 0 &&
+    if (!profiling && !g->dynamic && s->graph_state == 0 &&
         (st = capture(e, s, 0, &s->graph, &s->gexec, &s->graph_state, diag)) != EB_OK)
         return st;
     CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));

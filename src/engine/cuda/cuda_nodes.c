@@ -26,7 +26,7 @@ static int is_f32(const struct eb_ir_value *v)
 }
 
 /* Matrix product batches: y's batch dims with each operand broadcast as a whole (same batch
- * dims or a single matrix); anything else stays on the CPU. */
+ * dims or a single matrix): one strided batched call (else matmul_bcast's). */
 static int matmul_batches(const struct eb_ir_value *a, const struct eb_ir_value *b,
                           const struct eb_ir_value *y, int64_t *batch, int64_t *a_batch,
                           int64_t *b_batch)
@@ -40,6 +40,44 @@ static int matmul_batches(const struct eb_ir_value *a, const struct eb_ir_value 
         *b_batch *= b->shape[d];
     return (*a_batch == 1 || *a_batch == *batch) && (*b_batch == 1 || *b_batch == *batch);
 }
+
+/* A MatMul whose operands broadcast dim by dim (grouped-query attention: K and V over the query
+ * heads of a group): per batch dim of y (nb of them), each operand's element stride (0 where it
+ * broadcasts). The last batch dim goes to one strided batched call, the others are looped. */
+struct mm_bcast {
+    int nb;
+    int64_t shape[EB_MAX_RANK], sa[EB_MAX_RANK], sb[EB_MAX_RANK], sy[EB_MAX_RANK];
+    int64_t calls; /* the loop's strided batched calls */
+};
+
+static void bcast_strides(const struct eb_ir_value *x, int nb, int64_t *st)
+{
+    int64_t acc = x->shape[x->rank - 2] * x->shape[x->rank - 1];
+    const int xb = x->rank - 2;
+    for (int d = 0; d < nb; d++)
+        st[d] = 0;
+    for (int d = xb - 1; d >= 0; d--) {
+        st[d + nb - xb] = x->shape[d] == 1 ? 0 : acc;
+        acc *= x->shape[d];
+    }
+}
+
+static void matmul_bcast(const struct eb_ir_value *a, const struct eb_ir_value *b,
+                         const struct eb_ir_value *y, struct mm_bcast *mb)
+{
+    mb->nb = y->rank - 2;
+    mb->calls = 1;
+    for (int d = 0; d < mb->nb; d++) {
+        mb->shape[d] = y->shape[d];
+        if (d < mb->nb - 1)
+            mb->calls *= y->shape[d];
+    }
+    bcast_strides(a, mb->nb, mb->sa);
+    bcast_strides(b, mb->nb, mb->sb);
+    bcast_strides(y, mb->nb, mb->sy);
+}
+
+#define MM_MAX_CALLS 4096 /* a broadcast MatMul's loop of batched calls, at most */
 
 int eb_cu__node_ok(struct eb_engine *e, struct cu_state *s, size_t k, char *why, size_t nwhy)
 {
@@ -85,10 +123,21 @@ int eb_cu__node_ok(struct eb_engine *e, struct cu_state *s, size_t k, char *why,
     }
     case EB_DESC_MATMUL: {
         int64_t batch, ab, bb;
-        if (!matmul_batches(x, eb_op_in(g, n, 1), y, &batch, &ab, &bb))
+        struct mm_bcast mb;
+        matmul_bcast(x, eb_op_in(g, n, 1), y, &mb);
+        if (!matmul_batches(x, eb_op_in(g, n, 1), y, &batch, &ab, &bb) &&
+            (x->rank < 2 || eb_op_in(g, n, 1)->rank < 2 || mb.calls > MM_MAX_CALLS))
             return snprintf(why, nwhy, "MatMul batch broadcasting"), 0;
         return is_f32(x) && is_f32(eb_op_in(g, n, 1));
     }
+    case EB_DESC_GATHER: {
+        const size_t es = eb_cu__es(s, x);
+        const struct eb_ir_value *ix = eb_op_in(g, n, 1);
+        return (es == 1 || es == 2 || es == 4 || es == 8) &&
+               (ix->dtype == EB_DTYPE_I64 || ix->dtype == EB_DTYPE_I32);
+    }
+    case EB_DESC_CAST: return is_f32(y) && (x->dtype == EB_DTYPE_I64 || x->dtype == EB_DTYPE_I32);
+    case EB_DESC_REDUCE_MEAN: return is_f32(x) && is_f32(y);
     case EB_DESC_QCONV: return x->dtype == EB_DTYPE_U8; /* every form (cuda_qconv.c) */
     case EB_DESC_QUANTIZE: return is_f32(x) && (y->dtype == EB_DTYPE_U8 || y->dtype == EB_DTYPE_I8);
     case EB_DESC_DEQUANTIZE:
@@ -296,11 +345,34 @@ static cudaError_t enqueue_matmul(struct eb_engine *e, struct cu_state *s,
     const struct eb_ir_value *a = eb_op_in(g, n, 0), *b = eb_op_in(g, n, 1);
     const struct eb_ir_value *y = eb_op_out(g, n, 0);
     int64_t batch, ab, bb;
-    matmul_batches(a, b, y, &batch, &ab, &bb);
     const int m = (int)y->shape[y->rank - 2], nn = (int)y->shape[y->rank - 1];
     const int kk = (int)a->shape[a->rank - 1];
     const float one = 1.0f, zero = 0.0f;
     const cudaDataType_t t = s->dt == EB_CUK_F16 ? CUDA_R_16F : CUDA_R_32F;
+    if (!matmul_batches(a, b, y, &batch, &ab, &bb)) {
+        /* broadcast dim by dim: the last batch dim strided, the others looped */
+        struct mm_bcast mb;
+        matmul_bcast(a, b, y, &mb);
+        const int last = mb.nb - 1;
+        const size_t es = (size_t)eb_cuk_dt_size(s->dt);
+        for (int64_t c = 0; c < mb.calls && *bs == CUBLAS_STATUS_SUCCESS; c++) {
+            int64_t oa = 0, ob = 0, oy = 0, rest = c;
+            for (int d = last - 1; d >= 0; d--) {
+                const int64_t i = rest % mb.shape[d];
+                rest /= mb.shape[d];
+                oa += i * mb.sa[d];
+                ob += i * mb.sb[d];
+                oy += i * mb.sy[d];
+            }
+            *bs = cublasGemmStridedBatchedEx(
+                s->cublas, CUBLAS_OP_N, CUBLAS_OP_N, nn, m, kk, &one,
+                (const char *)s->dptr[n->in[1]] + (size_t)ob * es, t, nn, (long long)mb.sb[last],
+                (const char *)s->dptr[n->in[0]] + (size_t)oa * es, t, kk, (long long)mb.sa[last],
+                &zero, (char *)s->dptr[n->out[0]] + (size_t)oy * es, t, nn, (long long)mb.sy[last],
+                (int)mb.shape[last], CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        }
+        return cudaSuccess;
+    }
     /* Row-major Y = A B is column-major Y^T = B^T A^T. */
     *bs = cublasGemmStridedBatchedEx(s->cublas, CUBLAS_OP_N, CUBLAS_OP_N, nn, m, kk, &one,
                                      s->dptr[n->in[1]], t, nn, bb == 1 ? 0 : (long long)kk * nn,
@@ -448,6 +520,19 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
                                 e->what, n->name, cublasGetStatusString(bs));
         break;
     }
+    case EB_DESC_GATHER: {
+        const struct eb_ir_value *ix = eb_op_in(g, n, 1);
+        ce = eb_cuk_gather(st, (int)eb_cu__es(s, x), ix->dtype == EB_DTYPE_I64, d->outer, d->len,
+                           d->inner, ix->numel, dp[n->in[1]], dp[n->in[0]], dp[n->out[0]]);
+        break;
+    }
+    case EB_DESC_CAST:
+        ce = eb_cuk_int_to_float(st, s->dt, x->dtype == EB_DTYPE_I64, x->numel, dp[n->in[0]],
+                                 dp[n->out[0]]);
+        break;
+    case EB_DESC_REDUCE_MEAN:
+        ce = eb_cuk_reduce_mean(st, s->dt, d->outer, d->len, d->inner, dp[n->in[0]], dp[n->out[0]]);
+        break;
     case EB_DESC_QUANTIZE: {
         const struct eb_ir_value *z = eb_op_in(g, n, 2);
         ce = eb_cuk_quantize(st, s->dt, x->numel, d->len, d->inner, dp[n->in[0]], cn->scale,

@@ -1,4 +1,4 @@
-/* Reductions: softmax, the DFL decode. */
+/* Reductions: softmax, the DFL decode, the mean (ReduceMean). */
 #include <math.h>
 
 #include "engine/cuda/k_common.cuh"
@@ -101,7 +101,61 @@ cudaError_t dfl(cudaStream_t s, int64_t outer, int64_t len, int64_t inner, const
     return cudaGetLastError();
 }
 
+/* The mean over `len` elements of stride `inner` (float accumulation): a thread per row, or a
+ * warp per row when rows are long and contiguous (RMSNorm's hidden dim). */
+template <typename T>
+__global__ void k_mean(int rows, int len, int inner, const T *x, T *y)
+{
+    eb_cuk::pdl_begin();
+    for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += gridDim.x * blockDim.x) {
+        const int o = r / inner, in = r % inner;
+        const int64_t base = (int64_t)o * len * inner + in;
+        float sum = 0.0f;
+        for (int a = 0; a < len; a++)
+            sum += ld(x, (int)(base + (int64_t)a * inner));
+        st(y, r, sum / (float)len);
+    }
+}
+
+template <typename T> __global__ void k_mean_warp(int rows, int len, const T *x, T *y)
+{
+    eb_cuk::pdl_begin();
+    const int lane = threadIdx.x & 31;
+    const int warps = (gridDim.x * blockDim.x) >> 5;
+    for (int r = (blockIdx.x * blockDim.x + threadIdx.x) >> 5; r < rows; r += warps) {
+        const T *xr = x + (int64_t)r * len;
+        float sum = 0.0f;
+        for (int a = lane; a < len; a += 32)
+            sum += ld(xr, a);
+        for (int o = 16; o > 0; o >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        if (lane == 0)
+            st(y, r, sum / (float)len);
+    }
+}
+
+template <typename T>
+cudaError_t mean(cudaStream_t s, int64_t outer, int64_t len, int64_t inner, const void *x, void *y)
+{
+    const int64_t rows = outer * inner;
+    if (inner == 1 && len >= 64)
+        eb_cuk::launch(k_mean_warp<T>, eb_cuk::blocks_for(rows * 32), eb_cuk::kThreads, s,
+                       (int)rows, (int)len, (const T *)x, (T *)y);
+    else
+        eb_cuk::launch(k_mean<T>, eb_cuk::blocks_for(rows), eb_cuk::kThreads, s, (int)rows,
+                       (int)len, (int)inner, (const T *)x, (T *)y);
+    return cudaGetLastError();
+}
+
 } // namespace
+
+extern "C" cudaError_t eb_cuk_reduce_mean(cudaStream_t s, enum eb_cuk_dt dt, int64_t outer,
+                                          int64_t len, int64_t inner, const void *x, void *y)
+{
+    if (outer * len * inner <= 0)
+        return cudaSuccess;
+    return EB_CUK_DISPATCH(dt, mean, s, outer, len, inner, x, y);
+}
 
 extern "C" cudaError_t eb_cuk_dfl(cudaStream_t s, enum eb_cuk_dt dt, int64_t outer, int64_t len,
                                   int64_t inner, const void *x, const float *w, void *y)

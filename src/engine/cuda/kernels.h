@@ -1,6 +1,7 @@
 /*
  * The CUDA kernels of the native engine's CUDA device, behind plain C launchers (one .cu file
- * per op family: k_eltwise.cu, k_layout.cu, k_reduce.cu, k_quant.cu, k_pre.cu, k_qconv.cu). Every launcher enqueues
+ * per op family: k_eltwise.cu, k_layout.cu, k_reduce.cu, k_quant.cu, k_pre.cu, k_qconv.cu,
+ * k_gather.cu). Every launcher enqueues
  * on `s` and returns the launch's cudaError_t (cudaSuccess = 0); none allocates or
  * synchronises. Float tensors are in the engine's precision (`dt`): float or half; arithmetic
  * is in float. Element counts and every index fit in 31 bits (the engine refuses larger
@@ -132,6 +133,19 @@ cudaError_t eb_cuk_head_rows(cudaStream_t s, int32_t nc, int32_t n, float conf, 
 /** Softmax over `len` elements of stride `inner`, for outer x inner independent rows. */
 cudaError_t eb_cuk_softmax(cudaStream_t s, enum eb_cuk_dt dt, int64_t outer, int64_t len,
                            int64_t inner, const void *x, void *y);
+/** The mean over `len` elements of stride `inner`, for outer x inner rows (ReduceMean). */
+cudaError_t eb_cuk_reduce_mean(cudaStream_t s, enum eb_cuk_dt dt, int64_t outer, int64_t len,
+                               int64_t inner, const void *x, void *y);
+/**
+ * Gather: y[o][j][i] = x[o][idx[j]][i] over outer x n_idx x inner elements of `es` bytes (1, 2,
+ * 4 or 8), x having `len` rows along the gathered axis; idx int64 (idx64) or int32, below zero
+ * from the end; an index out of range gives zero bytes (the engine checks them first).
+ */
+cudaError_t eb_cuk_gather(cudaStream_t s, int es, int idx64, int64_t outer, int64_t len,
+                          int64_t inner, int64_t n_idx, const void *idx, const void *x, void *y);
+/** Integers (int64 when int64, else int32) to floats in `dt` (Cast). */
+cudaError_t eb_cuk_int_to_float(cudaStream_t s, enum eb_cuk_dt dt, int int64, int64_t n,
+                                const void *x, void *y);
 /**
  * edgebench.DFL (ops/dfl.c): y[o][a] = Σ_i w[i] softmax_i(x[o][i][a]) over `len` bins of stride
  * `inner`, for outer x inner rows; w (float) has len values.

@@ -44,6 +44,16 @@ static void exec_cast(const struct eb_exec *ex)
     eb_cpu_cast__ref(x->numel, x->dtype, x->data, y->dtype, y->data);
 }
 
+/* Cast for a device: integers to float32 only. */
+static int describe_cast(const struct eb_graph *g, const struct eb_ir_node *n, struct eb_op_desc *d)
+{
+    const struct eb_ir_value *x = eb_op_in(g, n, 0), *y = eb_op_out(g, n, 0);
+    if ((x->dtype != EB_DTYPE_I64 && x->dtype != EB_DTYPE_I32) || y->dtype != EB_DTYPE_F32)
+        return 0;
+    d->kind = EB_DESC_CAST;
+    return 1;
+}
+
 const struct eb_op_def eb_op_cast = {
     .onnx_name = "Cast",
     .since_opset = 6,
@@ -55,6 +65,7 @@ const struct eb_op_def eb_op_cast = {
     .check = check_cast,
     .infer_shape = infer_cast,
     .exec = exec_cast,
+    .describe = describe_cast,
 };
 
 struct constant_params {

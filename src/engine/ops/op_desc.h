@@ -37,6 +37,10 @@ enum eb_desc_kind {
                            x_q, 1 w_q (constant), 2 bias (folded into qconv) */
     EB_DESC_DFL,        /* edgebench.DFL: outer rows of len bins x inner anchors; in 1 the
                            bins' weights (constant, len floats) */
+    EB_DESC_GATHER,     /* y[o][j][i] = x[o][idx[j]][i]: outer x len (x's axis) x inner; in 1 the
+                            indices (int64 or int32, negative counts from the end) */
+    EB_DESC_CAST,       /* y = x converted (integer to float only) */
+    EB_DESC_REDUCE_MEAN, /* outer x len x inner, the mean over len (one run of reduced dims) */
 };
 
 struct eb_op_desc {
@@ -44,8 +48,8 @@ struct eb_op_desc {
     int axis;
     int64_t start[EB_MAX_RANK], step[EB_MAX_RANK]; /* SLICE */
     int64_t perm[EB_MAX_RANK];                     /* TRANSPOSE */
-    int64_t outer, len, inner;                     /* SOFTMAX, QUANTIZE, DEQUANTIZE, DFL */
-    int64_t fh, fw;                                /* UPSAMPLE */
+    int64_t outer, len, inner; /* SOFTMAX, QUANTIZE, DEQUANTIZE, DFL, GATHER, REDUCE_MEAN */
+    int64_t fh, fw;            /* UPSAMPLE */
     enum eb_binop binop;
     enum eb_unop unop;
     float alpha, beta;                   /* UNARY */

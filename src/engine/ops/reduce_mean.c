@@ -73,6 +73,29 @@ static void exec_reduce_mean(const struct eb_exec *ex)
     eb_cpu_reduce_mean_f32__ref(x->rank, x->shape, p->reduce, x->data, eb_op_out(g, n, 0)->data);
 }
 
+/* ReduceMean for a device: the reduced dims one contiguous run (RMSNorm's last axis). */
+static int describe_reduce_mean(const struct eb_graph *g, const struct eb_ir_node *n,
+                                struct eb_op_desc *d)
+{
+    const struct reduce_params *p = n->params;
+    const struct eb_ir_value *x = eb_op_in(g, n, 0);
+    int first = -1, last = -1;
+    for (int k = 0; k < x->rank; k++)
+        if (p->reduce[k]) {
+            if (first >= 0 && last != k - 1)
+                return 0;
+            first = first < 0 ? k : first;
+            last = k;
+        }
+    if (first < 0)
+        return 0;
+    d->kind = EB_DESC_REDUCE_MEAN;
+    d->outer = d->len = d->inner = 1;
+    for (int k = 0; k < x->rank; k++)
+        *(k < first ? &d->outer : k <= last ? &d->len : &d->inner) *= x->shape[k];
+    return 1;
+}
+
 const struct eb_op_def eb_op_reduce_mean = {
     .onnx_name = "ReduceMean",
     .since_opset = 1,
@@ -85,4 +108,5 @@ const struct eb_op_def eb_op_reduce_mean = {
     .check = check_reduce_mean,
     .infer_shape = infer_reduce_mean,
     .exec = exec_reduce_mean,
+    .describe = describe_reduce_mean,
 };

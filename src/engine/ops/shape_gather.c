@@ -131,6 +131,23 @@ static void exec_gather(const struct eb_exec *ex)
     }
 }
 
+/* Gather for a device (after infer_shape: the axis resolved). */
+static int describe_gather(const struct eb_graph *g, const struct eb_ir_node *n,
+                           struct eb_op_desc *d)
+{
+    const struct gather_params *p = n->params;
+    const struct eb_ir_value *x = eb_op_in(g, n, 0);
+    d->kind = EB_DESC_GATHER;
+    d->axis = (int)p->axis;
+    d->outer = d->inner = 1;
+    for (int k = 0; k < p->axis; k++)
+        d->outer *= x->shape[k];
+    for (int k = (int)p->axis + 1; k < x->rank; k++)
+        d->inner *= x->shape[k];
+    d->len = x->shape[p->axis];
+    return 1;
+}
+
 const struct eb_op_def eb_op_gather = {
     .onnx_name = "Gather",
     .since_opset = 1,
@@ -142,4 +159,5 @@ const struct eb_op_def eb_op_gather = {
     .check = check_gather,
     .infer_shape = infer_gather,
     .exec = exec_gather,
+    .describe = describe_gather,
 };
