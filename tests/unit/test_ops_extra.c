@@ -19,7 +19,8 @@
 #define ONNX_INT64 7
 #define ONNX_BOOL  9
 
-/* A graph input/output whose dims are numbers, or names when dims[i] < 0 ("sequence_length"). */
+/* A graph input/output whose dims are numbers, or names when dims[i] < 0: -1 sequence_length,
+ * -2 past_sequence_length, -3 total_sequence_length. */
 static void put_io(struct eb_pb_buf *g, uint32_t field, const char *name, int elem, int rank,
                    const int64_t *dims)
 {
@@ -31,7 +32,10 @@ static void put_io(struct eb_pb_buf *g, uint32_t field, const char *name, int el
     for (int i = 0; i < rank; i++) {
         eb_pb_buf_init(&dim);
         if (dims[i] < 0)
-            eb_pb_put_str(&dim, 2, "sequence_length");
+            eb_pb_put_str(&dim, 2,
+                          dims[i] == -1   ? "sequence_length"
+                          : dims[i] == -2 ? "past_sequence_length"
+                                          : "total_sequence_length");
         else
             eb_pb_put_varint(&dim, 1, dims[i]);
         eb_pb_put_msg(&sh, 1, &dim);
@@ -393,4 +397,46 @@ EB_TEST(unknown_op_types_named_at_once)
     ASSERT_EQ_INT(load_fail(bytes, len, 0, &d), EB_ERR_UNSUPPORTED);
     ASSERT_STREQ(d.msg, "model ops.onnx node 1 (y): op Erf (opset 17) is not supported by the "
                         "native engine");
+}
+
+/*
+ * A value that follows the past alone (a copy of the cache, as transformers' exports make) is
+ * empty at the load's shapes (past 0) and largest at a decode step (past max_seq - 1): its slot
+ * holds it there, and at every length. x [1, sequence_length], past [1, 2,
+ * past_sequence_length] -> y = Neg(past), w = Neg(x); bound 8.
+ */
+EB_TEST(value_of_the_past_alone_fits_at_every_step)
+{
+    struct eb_pb_buf g;
+    eb_pb_buf_init(&g);
+    const int64_t dx[2] = {1, -1}, dp[3] = {1, 2, -2};
+    put_io(&g, 11, "x", ONNX_FLOAT, 2, dx);
+    put_io(&g, 11, "past", ONNX_FLOAT, 3, dp);
+    put_node(&g, "Neg", (const char *const[]){"past", NULL}, "y", NULL);
+    put_node(&g, "Neg", (const char *const[]){"x", NULL}, "w", NULL);
+    put_io(&g, 12, "y", ONNX_FLOAT, -1, NULL);
+    put_io(&g, 12, "w", ONNX_FLOAT, -1, NULL);
+    size_t len;
+    uint8_t *bytes = finish(&g, &len);
+    struct eb_engine *e = load(bytes, len, 8);
+    float x[8], past[2 * 7];
+    for (int i = 0; i < 14; i++)
+        past[i] = (float)i + 0.5f;
+    for (int i = 0; i < 8; i++)
+        x[i] = (float)i;
+    for (int64_t p = 0; p <= 7; p++) {
+        const int64_t seq = p == 0 ? 8 : 8 - p;
+        struct eb_tensor in[2] = {
+            {.dtype = EB_DTYPE_F32, .rank = 2, .shape = {1, seq}, .data = x},
+            {.dtype = EB_DTYPE_F32, .rank = 3, .shape = {1, 2, p}, .data = past}};
+        struct eb_tensor out[2];
+        struct eb_diag d = {0};
+        if (eb_engine_run(e, in, 2, out, 2, &d) != EB_OK)
+            EB_FAIL("past %lld: %s", (long long)p, d.msg);
+        ASSERT_EQ_INT(out[0].shape[2], p);
+        ASSERT_EQ_INT(out[1].shape[1], seq);
+        for (int64_t i = 0; i < 2 * p; i++)
+            ASSERT_NEAR(((const float *)out[0].data)[i], -past[i], 0.0);
+    }
+    eb_engine_destroy(e);
 }
