@@ -129,9 +129,13 @@ void eb_cpu_range__ref(enum eb_dtype dt, int64_t n, const void *start, const voi
         case EB_DTYPE_F32: /* as ONNX's reference: start + i * delta, in float */
             ((float *)y)[i] = *(const float *)start + (float)i * *(const float *)delta;
             break;
-        case EB_DTYPE_I64:
-            ((int64_t *)y)[i] = *(const int64_t *)start + i * *(const int64_t *)delta;
+        case EB_DTYPE_I64: {
+            /* In uint64: i * delta may leave int64 on the way while the sum is in range. */
+            const uint64_t s0 = (uint64_t) * (const int64_t *)start;
+            const uint64_t d0 = (uint64_t) * (const int64_t *)delta;
+            ((int64_t *)y)[i] = (int64_t)(s0 + (uint64_t)i * d0);
             break;
+        }
         case EB_DTYPE_I32:
             ((int32_t *)y)[i] =
                 (int32_t)(*(const int32_t *)start + (int64_t)i * *(const int32_t *)delta);
