@@ -182,7 +182,7 @@ static int parse_mask(const char *s, uint32_t *out)
     while (*s != '\0') {
         char *end = NULL;
         long v = strtol(s, &end, 10);
-        if (end == s || v < 1 || v >= NODE_MAX_IO || (*end != ',' && *end != '\0'))
+        if (end == s || v < 0 || v >= NODE_MAX_IO || (*end != ',' && *end != '\0'))
             return -1;
         m |= 1u << v;
         s = *end == ',' ? end + 1 : end;
@@ -234,7 +234,7 @@ static int read_claims(const char *path, struct claims *c)
                    parse_mask(tok[i] + 6, &cl.const_mask) == 0))) {
                 fprintf(stderr,
                         "%s:%d: bad option \"%s\"; use atol=X, rtol=Y or const=I[,J...] "
-                        "(input indices 1..%d)\n",
+                        "(input indices 0..%d)\n",
                         path, lineno, tok[i], NODE_MAX_IO - 1);
                 rc = -1;
             }

@@ -490,6 +490,57 @@ static enum eb_status import_node(struct eb_graph *g, const struct eb_onnx_model
     return EB_OK;
 }
 
+/*
+ * Every op type of the default domain the engine lacks, named at once: one is "model X node N
+ * (name): op T (opset V) is not supported ...", several are "model X: ops A, B, C (opset V) are
+ * not supported by the native engine; first at node N (name)" (in the order they first occur).
+ */
+static enum eb_status unknown_ops(const struct eb_graph *g, const struct eb_onnx_model *m,
+                                  struct eb_diag *diag)
+{
+    char list[EB_DIAG_MSG_MAX / 2];
+    const char *kept[32]; /* the distinct types so far (more are listed once each, or cut) */
+    size_t first = 0, n_types = 0, len = 0, n_kept = 0;
+    int cut = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        const struct eb_onnx_node *on = &m->nodes[i];
+        if ((on->domain[0] != '\0' && strcmp(on->domain, "ai.onnx") != 0) ||
+            eb_op_find(on->op_type) != NULL)
+            continue;
+        int seen = 0;
+        for (size_t k = 0; k < n_kept && !seen; k++)
+            seen = strcmp(kept[k], on->op_type) == 0;
+        if (seen)
+            continue;
+        if (n_kept < EB_ARRAY_LEN(kept))
+            kept[n_kept++] = on->op_type;
+        if (n_types++ == 0)
+            first = i;
+        const size_t need = strlen(on->op_type) + (len > 0 ? 2 : 0);
+        if (cut || len + need + 5 >= sizeof(list)) {
+            if (!cut)
+                memcpy(list + len, ", ...", 6);
+            cut = 1;
+            continue;
+        }
+        len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", len > 0 ? ", " : "",
+                                on->op_type);
+    }
+    if (n_types == 0)
+        return EB_OK;
+    const struct eb_onnx_node *on = &m->nodes[first];
+    if (n_types == 1)
+        return eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
+                                   "model %s node %zu (%s): op %s (opset %lld) is not supported "
+                                   "by the native engine",
+                                   g->what, first, on->name, on->op_type, (long long)g->opset);
+    return eb_diag_fail_advise(diag, EB_ERR_UNSUPPORTED, EB_ADVICE_OTHER_BACKEND,
+                               "model %s: ops %s (opset %lld) are not supported by the native "
+                               "engine; first at node %zu (%s)",
+                               g->what, list, (long long)g->opset, first, on->name);
+}
+
 enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what, int imgsz,
                                int64_t max_seq, const struct eb_allocator *alloc,
                                const char *base_dir, struct eb_graph **graph_out,
@@ -558,6 +609,8 @@ enum eb_status eb_graph_import(const struct eb_onnx_model *m, const char *what, 
         if ((st = import_input(g, m, &m->inputs[i], imgsz, max_seq, diag)) != EB_OK)
             goto fail;
     }
+    if ((st = unknown_ops(g, m, diag)) != EB_OK)
+        goto fail;
     for (size_t i = 0; i < m->n_nodes; i++)
         if ((st = import_node(g, m, i, diag)) != EB_OK)
             goto fail;

@@ -81,7 +81,10 @@ struct eb_ir_value {
     int shape_data; /* a small integer tensor computed from shapes (Shape → Gather → Concat →
                        * ...): infer_shape may read its data (eb_op_const_ints) as a constant's,
                        * at load (evaluated on the bounds) and at every run (its node ran first) */
-    size_t cap_bytes; /* bytes its slot holds (the plan's, at the bound shapes); a run whose
+    size_t bound_bytes; /* dyn values: the most bytes over the shape configurations the load
+                         * infers (eb_graph_run_passes: the largest attention, one decode step at
+                         * the longest past, half and half); the plan sizes the slot on it */
+    size_t cap_bytes;   /* bytes its slot holds (the plan's, at the bound shapes); a run whose
                        * shapes need more is refused */
 };
 

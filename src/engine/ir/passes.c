@@ -71,6 +71,7 @@ static enum eb_status mark_dyn(struct eb_graph *g, struct eb_ir_node *n, struct 
                                 g->what, n->onnx_index, n->name);
         v->owned_data = 1;
         v->shape_data = 1;
+        v->bound_bytes = v->nbytes; /* its buffer holds that many (bound_probe may grow it) */
     }
     const struct eb_cpu_exec cpu = {.isa = EB_CPU_ISA_REF, .n_workers = 1};
     const struct eb_exec x = {.g = g, .n = n, .cpu = &cpu};
@@ -92,6 +93,84 @@ static enum eb_status check_dyn(struct eb_graph *g, struct eb_ir_node *n, struct
     if (g->opset < 13)
         return eb_op_unsupported(&ctx, "dynamic sequence dims below opset 13");
     return EB_OK;
+}
+
+/*
+ * A dynamic graph's shapes at one configuration of the sequence dims: every input dim named
+ * sequence_length at `seq`, past_sequence_length at `past`, total_sequence_length at
+ * seq + past; the dyn nodes inferred again in order (shape data computed on the way, its
+ * buffers grown when needed) and each dyn value's bound_bytes raised to its size there.
+ */
+static enum eb_status shapes_at(struct eb_graph *g, int64_t seq, int64_t past, struct eb_diag *diag)
+{
+    enum eb_status st;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        struct eb_ir_value *v = &g->values[g->inputs[i]];
+        int64_t shape[EB_MAX_RANK];
+        for (int d = 0; d < v->rank; d++) {
+            const char *name = g->in_dim_name[i][d];
+            shape[d] = name == NULL                         ? v->shape[d]
+                       : strcmp(name, EB_IR_DIM_PAST) == 0  ? past
+                       : strcmp(name, EB_IR_DIM_TOTAL) == 0 ? seq + past
+                                                            : seq;
+        }
+        if ((st = eb_ir_value_set(g, v, v->dtype, v->rank, shape, diag)) != EB_OK)
+            return st;
+    }
+    for (size_t k = 0; k < g->n_nodes; k++) {
+        struct eb_ir_node *n = &g->nodes[k];
+        if (!n->alive || !n->dyn)
+            continue;
+        struct eb_op_ctx ctx = {.g = g, .n = n, .src = NULL, .diag = diag};
+        if ((st = n->op->infer_shape(&ctx)) != EB_OK)
+            return st;
+        int sd = n->n_out > 0;
+        for (int i = 0; i < n->n_out; i++) {
+            struct eb_ir_value *v = &g->values[n->out[i]];
+            sd = sd && v->shape_data;
+            if (v->shape_data && v->nbytes > v->bound_bytes) {
+                void *p = g->alloc.alloc(g->alloc.ctx, v->nbytes + 1, 64);
+                if (p == NULL)
+                    return eb_diag_fail(diag, EB_ERR_NOMEM,
+                                        "failed to load model %s: out of memory evaluating node "
+                                        "%d (%s)",
+                                        g->what, n->onnx_index, n->name);
+                g->alloc.free(g->alloc.ctx, v->data);
+                v->data = p;
+            }
+            if (v->nbytes > v->bound_bytes)
+                v->bound_bytes = v->nbytes;
+        }
+        if (sd) {
+            const struct eb_cpu_exec cpu = {.isa = EB_CPU_ISA_REF, .n_workers = 1};
+            const struct eb_exec x = {.g = g, .n = n, .cpu = &cpu};
+            n->op->exec(&x);
+        }
+    }
+    return EB_OK;
+}
+
+/*
+ * The slots of a dynamic graph's values hold them at every allowed shape: the load inferred
+ * the largest attention (sequence max_seq, past 0), but a value that follows the past alone
+ * (a copy of the cache) is largest at a decode step (sequence 1, past max_seq - 1), and one that
+ * follows sequence x past in the middle. Each dyn value's bound_bytes is the most over these;
+ * the graph ends at the load's shapes (and shape data) again.
+ */
+static enum eb_status bound_probe(struct eb_graph *g, struct eb_diag *diag)
+{
+    const int64_t m = g->max_seq;
+    for (size_t k = 0; k < g->n_values; k++)
+        if (g->values[k].dyn && g->values[k].nbytes > g->values[k].bound_bytes)
+            g->values[k].bound_bytes = g->values[k].nbytes;
+    if (m < 2)
+        return EB_OK;
+    enum eb_status st = shapes_at(g, 1, m - 1, diag);
+    if (st == EB_OK && m >= 4)
+        st = shapes_at(g, m / 2, m - m / 2, diag);
+    if (st == EB_OK)
+        st = shapes_at(g, m, 0, diag);
+    return st;
 }
 
 enum eb_status eb_graph_run_passes(struct eb_graph *g, uint32_t passes, enum eb_engine_qdq qdq,
@@ -117,6 +196,8 @@ enum eb_status eb_graph_run_passes(struct eb_graph *g, uint32_t passes, enum eb_
                 return st;
         }
     }
+    if (g->dynamic && (st = bound_probe(g, diag)) != EB_OK)
+        return st;
     if (qdq == EB_ENGINE_QDQ_INT8 || qdq == EB_ENGINE_QDQ_STRIP) {
         st = qdq == EB_ENGINE_QDQ_INT8 ? eb_graph__qdq_int8(g, diag) : eb_graph__qdq_strip(g, diag);
         if (st != EB_OK)

@@ -1,4 +1,5 @@
-/* Expand: numpy (bidirectional) broadcast of the input to a constant shape input; any dtype. */
+/* Expand: numpy (bidirectional) broadcast of the input to a constant (or shape data) shape input;
+ * any dtype. */
 #include "engine/cpu/ref/ref.h"
 #include "engine/ops/op.h"
 
@@ -49,6 +50,7 @@ const struct eb_op_def eb_op_expand = {
     .max_inputs = 2,
     .min_outputs = 1,
     .max_outputs = 1,
+    .dyn_shapes = 1,
     .check = check_none,
     .infer_shape = infer_expand,
     .exec = exec_expand,

@@ -203,10 +203,21 @@ const struct eb_op_def eb_op_identity = {
     .describe = describe_copy,
 };
 
+/* Flatten's axis attribute, read at import (infer_shape runs again at run time, without it). */
+static enum eb_status check_flatten(struct eb_op_ctx *ctx)
+{
+    int64_t *axis = eb_ir_arena_alloc(&ctx->g->arena, sizeof(*axis));
+    if (axis == NULL)
+        return eb_op_fail(ctx, EB_ERR_NOMEM, "out of memory");
+    *axis = eb_op_attr_int(ctx, "axis", 1);
+    ctx->n->params = axis;
+    return EB_OK;
+}
+
 static enum eb_status infer_flatten(struct eb_op_ctx *ctx)
 {
     const struct eb_ir_value *x = eb_op_in(ctx->g, ctx->n, 0);
-    const int64_t axis = eb_op_attr_int(ctx, "axis", 1);
+    const int64_t axis = *(const int64_t *)ctx->n->params;
     int a = x->rank;
     enum eb_status st;
     if (axis != x->rank && (st = eb_op_axis(ctx, axis, x->rank, &a)) != EB_OK)
@@ -225,7 +236,8 @@ const struct eb_op_def eb_op_flatten = {
     .max_inputs = 1,
     .min_outputs = 1,
     .max_outputs = 1,
-    .check = check_none,
+    .dyn_shapes = 1,
+    .check = check_flatten,
     .infer_shape = infer_flatten,
     .exec = exec_copy,
     .describe = describe_copy,

@@ -164,6 +164,13 @@ static int concat_in_place(struct eb_graph *g, const struct eb_ir_node *n, char 
  * its output takes its input's bytes (alias_of = the input, offset 0 relative) and the input
  * lives as long as the output is read; 1 when done.
  */
+/* Bytes of a value's slot: its size at the load's shapes, or in a dynamic graph the most over
+ * the shape configurations the load inferred (eb_ir_value.bound_bytes). */
+static uint64_t slot_bytes(const struct eb_ir_value *v)
+{
+    return v->bound_bytes > v->nbytes ? v->bound_bytes : v->nbytes;
+}
+
 static int view_in_place(struct eb_graph *g, const struct eb_ir_node *n, const char *owner)
 {
     if (n->n_out != 1 || n->n_in < 1 || n->in[0] < 0 || n->in[0] == n->out[0])
@@ -171,7 +178,8 @@ static int view_in_place(struct eb_graph *g, const struct eb_ir_node *n, const c
     const int xid = n->in[0], yid = n->out[0];
     struct eb_ir_value *x = &g->values[xid], *y = &g->values[yid];
     if (!planned(g, x) || x->alias_of >= 0 || !planned(g, y) || y->is_output || y->alias_of >= 0 ||
-        owner[yid] || x->nbytes != y->nbytes || x->nhwc || y->nhwc)
+        owner[yid] || x->nbytes != y->nbytes || slot_bytes(x) != slot_bytes(y) || x->nhwc ||
+        y->nhwc)
         return 0;
     y->alias_of = xid;
     y->offset = 0;
@@ -324,7 +332,8 @@ enum eb_status eb_memplan_build(struct eb_graph *g, int concurrent, struct eb_me
      * inputs: eb_engine_run copies them before any node writes). */
     for (size_t i = 0; i < g->n_inputs && g->dynamic; i++) {
         struct eb_ir_value *v = &g->values[g->inputs[i]];
-        const uint64_t bytes = g->in_cap_bytes[i] > v->nbytes ? g->in_cap_bytes[i] : v->nbytes;
+        const uint64_t bytes =
+            g->in_cap_bytes[i] > slot_bytes(v) ? g->in_cap_bytes[i] : slot_bytes(v);
         const uint64_t size = align_up(bytes > 0 ? bytes : 1);
         const uint64_t at = best_fit(live, n_live, size); /* the CPU device: sequential */
         insert(live, &n_live, at, size, g->inputs[i]);
@@ -344,14 +353,14 @@ enum eb_status eb_memplan_build(struct eb_graph *g, int concurrent, struct eb_me
          * view's output at its input's offset. */
         for (int j = 0; j < n->n_out; j++) {
             struct eb_ir_value *v = &g->values[n->out[j]];
-            uint64_t size = align_up(v->nbytes > 0 ? v->nbytes : 1);
+            uint64_t size = align_up(slot_bytes(v) > 0 ? slot_bytes(v) : 1);
             plan.naive_bytes += size;
             const int home_id = v->alias_of >= 0 ? v->alias_of : n->out[j];
             struct eb_ir_value *home = &g->values[home_id];
             if (v == home && v->offset >= 0)
                 continue; /* an in-place Concat's output, placed with its first input */
             if (home->offset < 0) {
-                const uint64_t hsize = align_up(home->nbytes > 0 ? home->nbytes : 1);
+                const uint64_t hsize = align_up(slot_bytes(home) > 0 ? slot_bytes(home) : 1);
                 const uint64_t at = concurrent ? conc_place(&conc, live, n_live, home_id, hsize)
                                                : best_fit(live, n_live, hsize);
                 insert(live, &n_live, at, hsize, home_id);
@@ -380,7 +389,7 @@ enum eb_status eb_memplan_build(struct eb_graph *g, int concurrent, struct eb_me
         }
     }
     for (size_t k = 0; k < g->n_values; k++)
-        g->values[k].cap_bytes = g->values[k].nbytes;
+        g->values[k].cap_bytes = (size_t)slot_bytes(&g->values[k]);
     for (size_t i = 0; i < g->n_inputs && g->dynamic; i++)
         if (g->in_cap_bytes[i] > g->values[g->inputs[i]].cap_bytes)
             g->values[g->inputs[i]].cap_bytes = (size_t)g->in_cap_bytes[i];

@@ -182,4 +182,27 @@ struct eb_matmul_x8_desc {
 void eb_cpu_matmul_x8_i32__ref(const struct eb_matmul_x8_desc *d, const uint8_t *a,
                                const uint8_t *b, int32_t *y);
 
+/* Comparison, logic, selection and the few math ops of decoder graphs (ref/logic.c). Every
+ * broadcast kernel takes `rank` dims for every shape (missing leading dims padded with 1s) and
+ * the output shape; bool tensors are one byte per element, 0 or 1. */
+enum eb_cmpop { EB_CMPOP_EQUAL, EB_CMPOP_LESS_EQUAL, EB_CMPOP_AND };
+/** y[i] = a[i] op b[i] (bool) on float32, int64, int32 or bool inputs of type `dt`. */
+void eb_cpu_compare__ref(enum eb_cmpop op, enum eb_dtype dt, int rank, const int64_t *a_shape,
+                         const void *a, const int64_t *b_shape, const void *b,
+                         const int64_t *y_shape, uint8_t *y);
+/** y = cond ? x : z (elements of size es), broadcast over all four shapes. */
+void eb_cpu_where__ref(size_t es, int rank, const int64_t *c_shape, const uint8_t *cond,
+                       const int64_t *x_shape, const void *x, const int64_t *z_shape, const void *z,
+                       const int64_t *y_shape, void *y);
+enum eb_mathop { EB_MATHOP_NEG, EB_MATHOP_COS, EB_MATHOP_SIN, EB_MATHOP_ISNAN };
+/**
+ * Unary math of n elements: NEG on float32/int64/int32 (integers wrap), COS and SIN on float32,
+ * ISNAN float32 -> bool.
+ */
+void eb_cpu_math__ref(enum eb_mathop op, enum eb_dtype dt, int64_t n, const void *x, void *y);
+/** y[i] = start + i * delta for i < n, on float32, int64 or int32 (`start`, `delta` of that type). */
+void eb_cpu_range__ref(enum eb_dtype dt, int64_t n, const void *start, const void *delta, void *y);
+/** Every one of n elements of size es is a copy of `value`. */
+void eb_cpu_fill__ref(size_t es, int64_t n, const void *value, void *y);
+
 #endif
