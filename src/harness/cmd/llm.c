@@ -327,10 +327,27 @@ static void rep_done(void *ctx, int64_t rep, int warmup)
         eb_log_msg(&c->log, EB_LOG_DEBUG, "%s", line);
 }
 
+static int compute_elem(const struct llm_ctx *c);
+
+/* The cache bytes a token adds and the weights' bytes, as computed (r->elem_bytes). */
+static uint64_t kv_per_token(const struct eb_llm_result *r)
+{
+    const struct eb_llm_model *m = &r->model;
+    return m->elem_bytes > 0
+               ? m->kv_bytes_per_token / (uint64_t)m->elem_bytes * (uint64_t)r->elem_bytes
+               : 0;
+}
+
+static uint64_t weight_bytes(const struct eb_llm_result *r)
+{
+    return r->model.params * (uint64_t)r->elem_bytes;
+}
+
 /* The FLOPs and bytes behind MFU and bandwidth, and the device's peaks. */
 static void derive(struct llm_ctx *c)
 {
     struct eb_llm_result *r = &c->res;
+    r->elem_bytes = compute_elem(c);
     const struct eb_llm_model *m = &r->model;
     if (c->has_facts) {
         const struct eb_model_llm_config *k = &c->facts.cfg;
@@ -339,12 +356,12 @@ static void derive(struct llm_ctx *c)
         for (int64_t j = 0; j < r->w.gen; j++) {
             const int64_t kv = r->w.prompt + j + 1; /* the cache the step attends to */
             flops += eb_model_llm_decode_flops(k, kv);
-            bytes += (double)m->matmul_params * m->elem_bytes +
-                     (double)m->kv_bytes_per_token * (double)kv;
+            bytes +=
+                (double)m->matmul_params * r->elem_bytes + (double)kv_per_token(r) * (double)kv;
         }
         r->decode_flops = flops / (double)r->w.gen;
         r->decode_bytes = bytes / (double)r->w.gen;
-        r->kv_bytes_final = m->kv_bytes_per_token * (uint64_t)(r->w.prompt + r->w.gen);
+        r->kv_bytes_final = kv_per_token(r) * (uint64_t)(r->w.prompt + r->w.gen);
     }
     const struct eb_backend_device_info *d = &c->info.device;
     enum eb_peak_precision pp = strcmp(r->precision, "fp16") == 0 ? EB_PEAK_FP16 : EB_PEAK_FP32;
@@ -447,6 +464,13 @@ static int load(struct llm_ctx *c, struct eb_diag *diag)
     return -1;
 }
 
+/* Bytes of an element as computed: --precision, else the model's dtype. */
+static int compute_elem(const struct llm_ctx *c)
+{
+    const char *p = c->o.precision != NULL ? c->o.precision : c->res.model.dtype;
+    return strcmp(p, "fp16") == 0 ? 2 : 4;
+}
+
 /* The budget: weights and the KV cache at --ctx within the limit. Exit code or -1. */
 static int check_budget(struct llm_ctx *c, struct eb_diag *diag)
 {
@@ -456,15 +480,16 @@ static int check_budget(struct llm_ctx *c, struct eb_diag *diag)
     eb_platform_detect(NULL, &pf);
     eb_budget_init_here(&b, c->cfg.gpu_mem_limit_bytes, pf.is_jetson);
     r->limit_bytes = b.limit_bytes;
-    r->kv_bytes_ctx = r->model.kv_bytes_per_token * (uint64_t)r->w.ctx;
-    const uint64_t need = r->model.weight_bytes + r->kv_bytes_ctx;
+    r->elem_bytes = compute_elem(c);
+    r->kv_bytes_ctx = kv_per_token(r) * (uint64_t)r->w.ctx;
+    const uint64_t weights = weight_bytes(r), need = weights + r->kv_bytes_ctx;
     if (need > b.limit_bytes) {
         (void)eb_diag_fail(diag, EB_ERR_LIMIT,
                            "needed %.1f MiB for the KV cache at ctx %lld (%.1f MiB) and the "
                            "weights (%.1f MiB), limit %.1f MiB; give a smaller --ctx or a larger "
                            "--gpu_mem_limit_gb",
-                           mib(need), (long long)r->w.ctx, mib(r->kv_bytes_ctx),
-                           mib(r->model.weight_bytes), mib(b.limit_bytes));
+                           mib(need), (long long)r->w.ctx, mib(r->kv_bytes_ctx), mib(weights),
+                           mib(b.limit_bytes));
         return EB_EXIT_NOTHING_RAN;
     }
     return -1;

@@ -137,10 +137,15 @@ static void build(const struct eb_llm_result *r, struct facts *f)
     if (r->peak_why[0])
         add(f, "Efficiency", "Why n/a", "%s", r->peak_why);
 
-    add(f, "Memory", "Weights", "%.1f MiB (%s)", mib(m->weight_bytes), m->dtype);
+    if (r->elem_bytes > 0 && r->elem_bytes != m->elem_bytes)
+        add(f, "Memory", "Weights", "%.1f MiB computed in %s (%.1f MiB in the file's %s)",
+            mib(m->params * (uint64_t)r->elem_bytes), r->precision, mib(m->weight_bytes), m->dtype);
+    else
+        add(f, "Memory", "Weights", "%.1f MiB (%s)", mib(m->weight_bytes), m->dtype);
     add(f, "Memory", "KV cache at the final length", "%.2f MiB (%lld positions, %.1f KiB a token)",
         mib(r->kv_bytes_final), (long long)(r->w.prompt + r->w.gen),
-        (double)m->kv_bytes_per_token / 1024.0);
+        m->elem_bytes > 0 ? (double)m->kv_bytes_per_token / m->elem_bytes * r->elem_bytes / 1024.0
+                          : 0.0);
     add(f, "Memory", "Budget", "weights + KV cache at ctx %lld = %.1f MiB of the %.1f MiB limit",
         (long long)r->w.ctx, mib(m->weight_bytes + r->kv_bytes_ctx), mib(r->limit_bytes));
     if (r->planned_bytes > 0)
@@ -630,6 +635,7 @@ static int json_body(FILE *fp, const void *ctx)
     kstr_or_null(w, "provider", r->provider);
     kstr_or_null(w, "precision", r->precision);
     eb_json_kint(w, "threads", r->threads);
+    eb_json_kint(w, "elem_bytes", r->elem_bytes);
     eb_json_obj_end(w);
 
     eb_report__write_stats(w, "ttft_ms", &r->ttft);

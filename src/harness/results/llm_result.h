@@ -95,7 +95,11 @@ struct eb_llm_result {
     char backend_reason[256]; /* "--backend ort", "auto: ..." */
     char device[16];          /* "cpu", "cuda" */
     char provider[64];        /* what ran it (ONNX Runtime's execution provider, native's device) */
-    char precision[8];        /* --precision */
+    char precision[8];        /* --precision (the model's dtype when not given) */
+    int elem_bytes;           /* bytes of a weight and a cache element as computed in
+                                 `precision` (the native engine converts an fp32 file's weights
+                                 to fp16): what the memory figures and a decode step's bytes
+                                 count */
     char device_name[64];     /* the GPU's name; "" on the CPU */
     int threads;              /* --threads (0 = the runtime's default) */
 
