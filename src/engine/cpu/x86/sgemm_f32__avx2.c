@@ -558,3 +558,40 @@ AVX2 void eb_cpu_pw_cl_f32_6x16__avx2(int64_t n_px, const float *x, int64_t cs, 
     else
         pw_row256(1, n_px, x, cs, k, w, out);
 }
+
+/*
+ * GEMV (a matrix product of one row): y[j] = Σ_p a[p] · b[p*ldb + j] for j < n, the sum in
+ * order of p. 32 columns (four independent accumulators) per pass over k, then 8-column passes
+ * with a masked tail: every row of b is read once, in place (no packing).
+ */
+AVX2 void eb_cpu_sgemv_f32__avx2(int64_t k, int64_t n, const float *a, const float *b, int64_t ldb,
+                                 float *y)
+{
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+        __m256 c0 = _mm256_setzero_ps(), c1 = _mm256_setzero_ps(), c2 = _mm256_setzero_ps(),
+               c3 = _mm256_setzero_ps();
+        const float *bp = b + j;
+        for (int64_t p = 0; p < k; p++, bp += ldb) {
+            const __m256 av = _mm256_broadcast_ss(a + p);
+            c0 = _mm256_fmadd_ps(av, _mm256_loadu_ps(bp), c0);
+            c1 = _mm256_fmadd_ps(av, _mm256_loadu_ps(bp + 8), c1);
+            c2 = _mm256_fmadd_ps(av, _mm256_loadu_ps(bp + 16), c2);
+            c3 = _mm256_fmadd_ps(av, _mm256_loadu_ps(bp + 24), c3);
+        }
+        _mm256_storeu_ps(y + j, c0);
+        _mm256_storeu_ps(y + j + 8, c1);
+        _mm256_storeu_ps(y + j + 16, c2);
+        _mm256_storeu_ps(y + j + 24, c3);
+    }
+    for (; j < n; j += 8) {
+        const int64_t left = n - j;
+        const __m256i mk = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(left < 8 ? left : 8)),
+                                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256 c0 = _mm256_setzero_ps();
+        const float *bp = b + j;
+        for (int64_t p = 0; p < k; p++, bp += ldb)
+            c0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_maskload_ps(bp, mk), c0);
+        _mm256_maskstore_ps(y + j, mk, c0);
+    }
+}
