@@ -182,13 +182,23 @@ void eb_cpu__pack_a(int mr, int64_t m, int64_t k, const float *a, int64_t lda, f
 
 void eb_cpu__pack_b(int nr, int64_t k, int64_t n, const float *b, int64_t ldb, float *dst)
 {
-    for (int64_t j = 0; j < n; j += nr) {
-        const int64_t nj = n - j < nr ? n - j : nr;
-        for (int64_t p = 0; p < k; p++) {
-            memcpy(dst, b + p * ldb + j, (size_t)nj * sizeof(float));
+    /*
+     * Row by row: each row's n floats are read once, front to back, while the next rows are
+     * prefetched (a B that does not fit the caches, such as a decoder's weights, is read as a
+     * few long streams instead of one short one per panel and row), and scattered to the panels.
+     */
+    const int64_t panels = (n + nr - 1) / nr, ps = k * nr;
+    for (int64_t p = 0; p < k; p++) {
+        const float *row = b + p * ldb;
+        if (p + 4 < k)
+            for (int64_t j = 0; j < n; j += 16)
+                __builtin_prefetch(row + 4 * ldb + j);
+        float *d = dst + p * nr;
+        for (int64_t q = 0; q < panels; q++, d += ps) {
+            const int64_t j = q * nr, nj = n - j < nr ? n - j : nr;
+            memcpy(d, row + j, (size_t)nj * sizeof(float));
             for (int64_t t = nj; t < nr; t++)
-                dst[t] = 0.0f;
-            dst += nr;
+                d[t] = 0.0f;
         }
     }
 }
