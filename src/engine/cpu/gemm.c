@@ -16,6 +16,8 @@
 #define MM_KC     256
 #define MM_NC     256
 #define MM_NR_MAX 32
+/* Products of fewer multiply-adds run on the caller alone. */
+#define MM_SERIAL_MACS (1 << 20)
 
 int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
 {
@@ -389,5 +391,10 @@ void eb_cpu_matmul_f32(const struct eb_cpu_exec *x, int64_t batch, int64_t m, in
         eb_threadpool_run(x->pool, (size_t)c.nb, mm_shared_task, &c);
         return;
     }
-    eb_threadpool_run(x->pool, (size_t)(batch * c.mb * c.nb), mm_task, &c);
+    const size_t tasks = (size_t)(batch * c.mb * c.nb);
+    if (batch * m * k * n < MM_SERIAL_MACS) /* a few microseconds: not worth waking workers */
+        for (size_t t = 0; t < tasks; t++)
+            mm_task(&c, t, 0);
+    else
+        eb_threadpool_run(x->pool, tasks, mm_task, &c);
 }
