@@ -170,6 +170,12 @@ void eb_cpu__sgemm_block_direct(const struct eb_sgemm_ukernel *uk, int64_t m, in
 
 void eb_cpu__pack_a(int mr, int64_t m, int64_t k, const float *a, int64_t lda, float *dst)
 {
+#if defined(__x86_64__) || defined(_M_X64)
+    if (mr == 8) { /* AVX-512's MR: only selected where the CPU has AVX-512, so AVX2 too */
+        eb_cpu_pack_a8_f32__avx2(m, k, a, lda, dst);
+        return;
+    }
+#endif
     for (int64_t i = 0; i < m; i += mr) {
         const int64_t mi = m - i < mr ? m - i : mr;
         for (int64_t p = 0; p < k; p++) {

@@ -185,6 +185,7 @@ void eb_cpu_sgemm_f32_6x16__avx2(int64_t k, const float *a, const float *b, floa
 void eb_cpu_sgemm_f32_6x16_direct__avx2(int64_t k, const float *a, const float *b,
                                         const int32_t *boff, float *c, int64_t ldc, int accumulate);
 void eb_cpu_gather2_f32__avx2(int64_t n, const float *src, float *dst);
+void eb_cpu_pack_a8_f32__avx2(int64_t m, int64_t k, const float *a, int64_t lda, float *dst);
 void eb_cpu_sgemv_f32__avx2(int64_t k, int64_t n, const float *a, const float *b, int64_t ldb,
                             float *y);
 void eb_cpu_sgemv_f32__avx512(int64_t k, int64_t n, const float *a, const float *b, int64_t ldb,
