@@ -275,7 +275,11 @@ static void pack_a_task(void *vctx, size_t task, int worker)
 static void mm_shared_task(void *vctx, size_t task, int worker)
 {
     const struct mm_ctx *c = vctx;
-    const int64_t n0 = (int64_t)task * MM_NC, n1 = n0 + MM_NC < c->n ? n0 + MM_NC : c->n;
+    /* Task t: NR panels [t * P / T, (t + 1) * P / T) of P, T = c->nb tasks (at most MM_NC
+     * columns each: T >= P / (MM_NC / NR)). */
+    const int64_t panels = (c->n + c->uk.nr - 1) / c->uk.nr, t = (int64_t)task;
+    const int64_t n0 = t * panels / c->nb * c->uk.nr;
+    const int64_t n1e = (t + 1) * panels / c->nb * c->uk.nr, n1 = n1e < c->n ? n1e : c->n;
     const int mr = c->uk.mr;
     float *bbuf = c->scratch + (size_t)worker * c->worker_floats;
     for (int64_t k0 = 0; k0 < c->k; k0 += MM_KC) {
@@ -386,14 +390,18 @@ void eb_cpu_matmul_f32(const struct eb_cpu_exec *x, int64_t batch, int64_t m, in
     c.mb = (m + MM_MC - 1) / MM_MC;
     c.nb = (n + MM_NC - 1) / MM_NC;
     const size_t shared = mm_shared_floats(m, k);
-    if (batch == 1 && shared > 0 && (c.nb >= 2 * workers || workers == 1) &&
+    const int64_t panels = (n + c.uk.nr - 1) / c.uk.nr, per = MM_NC / c.uk.nr;
+    if (batch == 1 && shared > 0 && panels >= workers &&
         x->scratch_bytes >= ((size_t)workers * c.worker_floats + shared) * sizeof(float)) {
         /* MM_MC is a multiple of MR: row block m0 starts at panel m0 / MR, m0 * k floats in. */
         c.apack = c.scratch + (size_t)workers * c.worker_floats;
         struct pack_ctx pc = {.mr = c.uk.mr, .m = m, .k = k, .a = a, .dst = c.apack};
-        const int64_t panels = (m + c.uk.mr - 1) / c.uk.mr;
-        pc.per = (panels + workers - 1) / workers;
-        eb_threadpool_run(x->pool, (size_t)((panels + pc.per - 1) / pc.per), pack_a_task, &pc);
+        const int64_t a_panels = (m + c.uk.mr - 1) / c.uk.mr;
+        pc.per = (a_panels + workers - 1) / workers;
+        eb_threadpool_run(x->pool, (size_t)((a_panels + pc.per - 1) / pc.per), pack_a_task, &pc);
+        /* Column blocks of at most MM_NC, as many as a multiple of the workers: even shares. */
+        c.nb = eb_cpu_round_up((panels + per - 1) / per, workers);
+        c.nb = c.nb > panels ? panels : c.nb;
         eb_threadpool_run(x->pool, (size_t)c.nb, mm_shared_task, &c);
         return;
     }
