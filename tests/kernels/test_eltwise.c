@@ -929,3 +929,35 @@ EB_TEST(eltwise_transpose)
     check_transpose(&c, 4, 1, one, p0);
     cfg_fini(&c);
 }
+
+/* ReduceMean over trailing axes (RMSNorm's mean of squares): rows of every length against the
+ * reference over the same axes, within float rounding of a sum of `len` terms. */
+EB_TEST(eltwise_reduce_mean_rows)
+{
+    struct cfg c;
+    struct rng r = {7};
+    cfg_init(&c);
+    const int64_t shapes[][2] = {{1, 1}, {3, 5}, {7, 16}, {2, 17}, {128, 64}, {5, 896}, {300, 33}};
+    for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+        const int64_t rows = shapes[s][0], len = shapes[s][1], xs[2] = {rows, len};
+        const int reduce[2] = {0, 1};
+        float *x = gbuf((size_t)(rows * len) * 4), *want = gbuf((size_t)rows * 4),
+              *got = gbuf((size_t)rows * 4);
+        fill_f(&r, x, rows * len, 0.0f, 4.0f);
+        eb_cpu_reduce_mean_f32__ref(2, xs, reduce, x, want);
+        for (int i = 0; i < c.n; i++) {
+            memset(got, 0x5A, (size_t)rows * 4);
+            eb_cpu_reduce_mean_rows_f32(&c.ex[i], rows, len, x, got);
+            gcheck(got, (size_t)rows * 4, c.names[i]);
+            for (int64_t k = 0; k < rows; k++)
+                if (!(fabsf(got[k] - want[k]) <= 1e-6f * (float)len * fabsf(want[k]) + 1e-30f))
+                    EB_FAIL("%s %lldx%lld: row %lld: %.9g vs reference %.9g", c.names[i],
+                            (long long)rows, (long long)len, (long long)k, (double)got[k],
+                            (double)want[k]);
+        }
+        gfree(x);
+        gfree(want);
+        gfree(got);
+    }
+    cfg_fini(&c);
+}

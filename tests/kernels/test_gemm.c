@@ -85,6 +85,9 @@ EB_TEST(matmul_blocked)
 {
     run_all(1, 100, 300, 270, 0, 0); /* M > MC, K > KC, N > NC */
     run_all(1, 200, 520, 64, 0, 0);
+    /* A packed once and shared by the workers (enough column blocks for 3 workers). */
+    run_all(1, 130, 300, 1600, 0, 0);
+    run_all(1, 7, 900, 1800, 0, 0);
 }
 
 EB_TEST(matmul_batched_broadcast)
@@ -92,4 +95,21 @@ EB_TEST(matmul_batched_broadcast)
     run_all(3, 17, 32, 40, 0, 0);
     run_all(4, 20, 33, 21, 1, 0);
     run_all(2, 9, 64, 100, 0, 1);
+}
+
+/* One and two rows: the GEMV path (B read in place, column chunks over the workers), with
+ * column tails of every width, long K and batches with a broadcast B (a decoder's step). */
+EB_TEST(matmul_gemv_rows)
+{
+    run_all(1, 1, 1, 1, 0, 0);
+    run_all(1, 1, 7, 15, 0, 0);
+    run_all(1, 2, 33, 17, 0, 0);
+    run_all(1, 1, 64, 63, 0, 0);
+    run_all(1, 1, 100, 64, 0, 0);
+    run_all(1, 2, 300, 65, 0, 0);
+    run_all(1, 1, 896, 1000, 0, 0);
+    run_all(1, 2, 1500, 300, 0, 0);
+    run_all(5, 1, 64, 160, 0, 0);
+    run_all(3, 2, 20, 40, 0, 1);
+    run_all(4, 1, 31, 9, 1, 0);
 }

@@ -189,6 +189,52 @@ void eb_cpu_sigmoid_f32(const struct eb_cpu_exec *cpu, int64_t n, const float *x
     eb_threadpool_run(cpu->pool, c.n_tasks, sigmoid_task, &c);
 }
 
+/* ---- ReduceMean over trailing axes -------------------------------------------------------- */
+
+struct rmean_ctx {
+    int64_t rows, len;
+    const float *x;
+    float *y;
+    size_t n_tasks;
+};
+
+static void rmean_task(void *vctx, size_t task, int worker)
+{
+    const struct rmean_ctx *c = vctx;
+    int64_t r0, r1;
+    (void)worker;
+    task_range(task, c->n_tasks, c->rows, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const float *x = c->x + r * c->len;
+        float acc[16] = {0};
+        int64_t i = 0;
+        for (; i + 16 <= c->len; i += 16)
+            for (int l = 0; l < 16; l++)
+                acc[l] += x[i + l];
+        for (int l = 0; i < c->len; i++, l++)
+            acc[l] += x[i];
+        for (int w = 8; w >= 1; w /= 2)
+            for (int l = 0; l < w; l++)
+                acc[l] += acc[l + w];
+        c->y[r] = acc[0] / (float)c->len;
+    }
+}
+
+void eb_cpu_reduce_mean_rows_f32(const struct eb_cpu_exec *cpu, int64_t rows, int64_t len,
+                                 const float *x, float *y)
+{
+    if (rows <= 0)
+        return;
+    if (len <= 0) {
+        for (int64_t r = 0; r < rows; r++)
+            y[r] = NAN;
+        return;
+    }
+    struct rmean_ctx c = {.rows = rows, .len = len, .x = x, .y = y};
+    c.n_tasks = task_count(cpu, rows, len);
+    eb_threadpool_run(cpu->pool, c.n_tasks, rmean_task, &c);
+}
+
 /* ---- Softmax ------------------------------------------------------------------------------- */
 
 struct softmax_ctx {

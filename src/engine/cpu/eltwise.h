@@ -31,6 +31,13 @@ void eb_cpu_binary(const struct eb_cpu_exec *cpu, enum eb_binop op, enum eb_dtyp
                    const int64_t *y_shape, void *y);
 /** y = 1 / (1 + exp(-x)). */
 void eb_cpu_sigmoid_f32(const struct eb_cpu_exec *cpu, int64_t n, const float *x, float *y);
+/**
+ * ReduceMean over the trailing `len` elements of each of `rows` rows (x [rows, len], y [rows]):
+ * y[r] = Σ x[r*len + i] / len, summed in 16 interleaved partial sums (so within float rounding of
+ * eb_cpu_reduce_mean_f32__ref, not bit-equal); rows spread over the workers when long enough.
+ */
+void eb_cpu_reduce_mean_rows_f32(const struct eb_cpu_exec *cpu, int64_t rows, int64_t len,
+                                 const float *x, float *y);
 /** eb_cpu_softmax_f32__ref. */
 void eb_cpu_softmax_f32(const struct eb_cpu_exec *cpu, int64_t outer, int64_t axis, int64_t inner,
                         const float *x, float *y);

@@ -16,6 +16,8 @@
 #define MM_KC     256
 #define MM_NC     256
 #define MM_NR_MAX 32
+/* Products of fewer multiply-adds run on the caller alone. */
+#define MM_SERIAL_MACS (1 << 20)
 
 int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
 {
@@ -38,7 +40,8 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             eb_cpu_cl_unpack_f32__avx2,
                                             eb_cpu_dw_cl_f32__avx2,
                                             eb_cpu_pw_cl_f32_6x16__avx2,
-                                            eb_cpu_cl_epilogue_f32__avx2};
+                                            eb_cpu_cl_epilogue_f32__avx2,
+                                            eb_cpu_sgemv_f32__avx2};
         return 1;
     case EB_CPU_ISA_AVX512:
         *uk_out = (struct eb_sgemm_ukernel){8,
@@ -56,7 +59,8 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             eb_cpu_cl_unpack_f32__avx2,
                                             eb_cpu_dw_cl_f32__avx512,
                                             eb_cpu_pw_cl_f32_12x32__avx512,
-                                            eb_cpu_cl_epilogue_f32__avx512};
+                                            eb_cpu_cl_epilogue_f32__avx512,
+                                            eb_cpu_sgemv_f32__avx512};
         return 1;
 #endif
 #if defined(__aarch64__)
@@ -166,6 +170,12 @@ void eb_cpu__sgemm_block_direct(const struct eb_sgemm_ukernel *uk, int64_t m, in
 
 void eb_cpu__pack_a(int mr, int64_t m, int64_t k, const float *a, int64_t lda, float *dst)
 {
+#if defined(__x86_64__) || defined(_M_X64)
+    if (mr == 8) { /* AVX-512's MR: only selected where the CPU has AVX-512, so AVX2 too */
+        eb_cpu_pack_a8_f32__avx2(m, k, a, lda, dst);
+        return;
+    }
+#endif
     for (int64_t i = 0; i < m; i += mr) {
         const int64_t mi = m - i < mr ? m - i : mr;
         for (int64_t p = 0; p < k; p++) {
@@ -180,13 +190,23 @@ void eb_cpu__pack_a(int mr, int64_t m, int64_t k, const float *a, int64_t lda, f
 
 void eb_cpu__pack_b(int nr, int64_t k, int64_t n, const float *b, int64_t ldb, float *dst)
 {
-    for (int64_t j = 0; j < n; j += nr) {
-        const int64_t nj = n - j < nr ? n - j : nr;
-        for (int64_t p = 0; p < k; p++) {
-            memcpy(dst, b + p * ldb + j, (size_t)nj * sizeof(float));
+    /*
+     * Row by row: each row's n floats are read once, front to back, while the next rows are
+     * prefetched (a B that does not fit the caches, such as a decoder's weights, is read as a
+     * few long streams instead of one short one per panel and row), and scattered to the panels.
+     */
+    const int64_t panels = (n + nr - 1) / nr, ps = k * nr;
+    for (int64_t p = 0; p < k; p++) {
+        const float *row = b + p * ldb;
+        if (p + 4 < k)
+            for (int64_t j = 0; j < n; j += 16)
+                __builtin_prefetch(row + 4 * ldb + j);
+        float *d = dst + p * nr;
+        for (int64_t q = 0; q < panels; q++, d += ps) {
+            const int64_t j = q * nr, nj = n - j < nr ? n - j : nr;
+            memcpy(d, row + j, (size_t)nj * sizeof(float));
             for (int64_t t = nj; t < nr; t++)
-                dst[t] = 0.0f;
-            dst += nr;
+                d[t] = 0.0f;
         }
     }
 }
@@ -202,11 +222,27 @@ static size_t mm_worker_floats(int64_t m, int64_t k, int64_t n)
     return eb_cpu_align64((size_t)(mc * kc + 16 + kc * nc) * sizeof(float)) / sizeof(float);
 }
 
+/*
+ * A single product (batch 1) whose A fits MM_SHARED_A_MAX floats is packed once, whole, into
+ * scratch shared by the workers; each task then packs its B block once and runs it against
+ * every row block (the weights of a prefill's projections are read once, not once per row
+ * block, and A is not packed again for every column block).
+ */
+#define MM_SHARED_A_MAX (1 << 22)
+
+static size_t mm_shared_floats(int64_t m, int64_t k)
+{
+    const int64_t f = eb_cpu_round_up(m, 24) * k;
+    return f <= MM_SHARED_A_MAX ? eb_cpu_align64((size_t)f * sizeof(float)) / sizeof(float) : 0;
+}
+
 size_t eb_cpu_matmul_f32_scratch(int64_t m, int64_t k, int64_t n, int n_workers)
 {
     if (m <= 0 || k <= 0 || n <= 0)
         return 0;
-    return (size_t)(n_workers < 1 ? 1 : n_workers) * mm_worker_floats(m, k, n) * sizeof(float);
+    return ((size_t)(n_workers < 1 ? 1 : n_workers) * mm_worker_floats(m, k, n) +
+            mm_shared_floats(m, k)) *
+           sizeof(float);
 }
 
 struct mm_ctx {
@@ -214,8 +250,48 @@ struct mm_ctx {
     int64_t m, k, n, a_stride, b_stride, mb, nb;
     const float *a, *b;
     float *y, *scratch;
+    float *apack; /* the shared packed A (mm_shared_task), else NULL */
     size_t worker_floats;
 };
+
+/* Packs MR panels [task * per, ...) of the shared A. */
+struct pack_ctx {
+    int mr;
+    int64_t m, k, per;
+    const float *a;
+    float *dst;
+};
+
+static void pack_a_task(void *vctx, size_t task, int worker)
+{
+    const struct pack_ctx *c = vctx;
+    (void)worker;
+    const int64_t r0 = (int64_t)task * c->per * c->mr;
+    const int64_t r1 = r0 + c->per * c->mr < c->m ? r0 + c->per * c->mr : c->m;
+    eb_cpu__pack_a(c->mr, r1 - r0, c->k, c->a + r0 * c->k, c->k, c->dst + r0 * c->k);
+}
+
+/* Column block `task` against every row block of the shared packed A; B packed once. */
+static void mm_shared_task(void *vctx, size_t task, int worker)
+{
+    const struct mm_ctx *c = vctx;
+    /* Task t: NR panels [t * P / T, (t + 1) * P / T) of P, T = c->nb tasks (at most MM_NC
+     * columns each: T >= P / (MM_NC / NR)). */
+    const int64_t panels = (c->n + c->uk.nr - 1) / c->uk.nr, t = (int64_t)task;
+    const int64_t n0 = t * panels / c->nb * c->uk.nr;
+    const int64_t n1e = (t + 1) * panels / c->nb * c->uk.nr, n1 = n1e < c->n ? n1e : c->n;
+    const int mr = c->uk.mr;
+    float *bbuf = c->scratch + (size_t)worker * c->worker_floats;
+    for (int64_t k0 = 0; k0 < c->k; k0 += MM_KC) {
+        const int64_t kc = c->k - k0 < MM_KC ? c->k - k0 : MM_KC;
+        eb_cpu__pack_b(c->uk.nr, kc, n1 - n0, c->b + k0 * c->n + n0, c->n, bbuf);
+        for (int64_t m0 = 0; m0 < c->m; m0 += MM_MC) {
+            const int64_t mc = c->m - m0 < MM_MC ? c->m - m0 : MM_MC;
+            eb_cpu__sgemm_block(&c->uk, mc, n1 - n0, kc, c->apack + m0 * c->k + k0 * mr, c->k * mr,
+                                bbuf, c->y + m0 * c->n + n0, c->n, k0 > 0, NULL, NULL, NULL);
+        }
+    }
+}
 
 static void mm_task(void *vctx, size_t task, int worker)
 {
@@ -239,6 +315,33 @@ static void mm_task(void *vctx, size_t task, int worker)
     }
 }
 
+/*
+ * Products of at most MV_M_MAX rows (a decoder's step: one token) take the GEMV path: B is read
+ * once, in place (packing it would cost more than the product), in column chunks spread over
+ * the workers.
+ */
+#define MV_M_MAX       2
+#define MV_SERIAL_MACS (1 << 15)
+
+struct mv_ctx {
+    eb_sgemv_fn fn;
+    int64_t m, k, n, a_stride, b_stride, nc, nb;
+    const float *a, *b;
+    float *y;
+};
+
+static void mv_task(void *vctx, size_t task, int worker)
+{
+    const struct mv_ctx *c = vctx;
+    (void)worker;
+    const int64_t bi = (int64_t)task / c->nb, j0 = (int64_t)task % c->nb * c->nc;
+    const int64_t nj = c->n - j0 < c->nc ? c->n - j0 : c->nc;
+    const float *a = c->a + bi * c->a_stride, *b = c->b + bi * c->b_stride + j0;
+    float *y = c->y + bi * c->m * c->n + j0;
+    for (int64_t r = 0; r < c->m; r++)
+        c->fn(c->k, nj, a + r * c->k, b, c->n, y + r * c->n);
+}
+
 void eb_cpu_matmul_f32(const struct eb_cpu_exec *x, int64_t batch, int64_t m, int64_t k, int64_t n,
                        const float *a, int64_t a_stride, const float *b, int64_t b_stride, float *y)
 {
@@ -257,9 +360,55 @@ void eb_cpu_matmul_f32(const struct eb_cpu_exec *x, int64_t batch, int64_t m, in
             eb_cpu_matmul_f32__ref(m, k, n, a + i * a_stride, b + i * b_stride, y + i * m * n);
         return;
     }
+    if (m <= MV_M_MAX && c.uk.gemv != NULL) {
+        /* About 4 chunks per worker (whole 64-column blocks) when the batch alone is fewer. */
+        const int64_t want =
+            workers == 1 || batch >= 4 * workers ? 1 : (4 * workers + batch - 1) / batch;
+        int64_t nc = eb_cpu_round_up((n + want - 1) / want, 64);
+        nc = nc < 64 ? 64 : nc;
+        struct mv_ctx v = {.fn = c.uk.gemv,
+                           .m = m,
+                           .k = k,
+                           .n = n,
+                           .a_stride = a_stride,
+                           .b_stride = b_stride,
+                           .nc = nc,
+                           .nb = (n + nc - 1) / nc,
+                           .a = a,
+                           .b = b,
+                           .y = y};
+        const size_t tasks = (size_t)(batch * v.nb);
+        if (batch * m * k * n < MV_SERIAL_MACS) /* waking the workers would cost more */
+            for (size_t t = 0; t < tasks; t++)
+                mv_task(&v, t, 0);
+        else
+            eb_threadpool_run(x->pool, tasks, mv_task, &v);
+        return;
+    }
     c.scratch = x->scratch;
     c.worker_floats = mm_worker_floats(m, k, n);
     c.mb = (m + MM_MC - 1) / MM_MC;
     c.nb = (n + MM_NC - 1) / MM_NC;
-    eb_threadpool_run(x->pool, (size_t)(batch * c.mb * c.nb), mm_task, &c);
+    const size_t shared = mm_shared_floats(m, k);
+    const int64_t panels = (n + c.uk.nr - 1) / c.uk.nr, per = MM_NC / c.uk.nr;
+    if (batch == 1 && shared > 0 && panels >= workers &&
+        x->scratch_bytes >= ((size_t)workers * c.worker_floats + shared) * sizeof(float)) {
+        /* MM_MC is a multiple of MR: row block m0 starts at panel m0 / MR, m0 * k floats in. */
+        c.apack = c.scratch + (size_t)workers * c.worker_floats;
+        struct pack_ctx pc = {.mr = c.uk.mr, .m = m, .k = k, .a = a, .dst = c.apack};
+        const int64_t a_panels = (m + c.uk.mr - 1) / c.uk.mr;
+        pc.per = (a_panels + workers - 1) / workers;
+        eb_threadpool_run(x->pool, (size_t)((a_panels + pc.per - 1) / pc.per), pack_a_task, &pc);
+        /* Column blocks of at most MM_NC, as many as a multiple of the workers: even shares. */
+        c.nb = eb_cpu_round_up((panels + per - 1) / per, workers);
+        c.nb = c.nb > panels ? panels : c.nb;
+        eb_threadpool_run(x->pool, (size_t)c.nb, mm_shared_task, &c);
+        return;
+    }
+    const size_t tasks = (size_t)(batch * c.mb * c.nb);
+    if (batch * m * k * n < MM_SERIAL_MACS) /* a few microseconds: not worth waking workers */
+        for (size_t t = 0; t < tasks; t++)
+            mm_task(&c, t, 0);
+    else
+        eb_threadpool_run(x->pool, tasks, mm_task, &c);
 }

@@ -36,6 +36,10 @@ typedef void (*eb_epilogue_tile_fn)(const struct eb_epilogue *e, const float *bi
                                     int64_t n, const float *s, int64_t lds, float *c, int64_t ldc,
                                     const float *r, int64_t ldr);
 
+/** GEMV: y[j] = Σ_{p < k} a[p] · b[p*ldb + j] for j < n (y written; b read in place). */
+typedef void (*eb_sgemv_fn)(int64_t k, int64_t n, const float *a, const float *b, int64_t ldb,
+                            float *y);
+
 /** dst[j] = src[2j] for j < n; reads src[0 .. 2n-2] only. */
 typedef void (*eb_gather2_fn)(int64_t n, const float *src, float *dst);
 
@@ -137,6 +141,7 @@ struct eb_sgemm_ukernel {
     eb_dw_cl_fn dw_cl;
     eb_pw_cl_fn pw_cl;
     eb_cl_epilogue_fn cl_epilogue;
+    eb_sgemv_fn gemv; /* NULL where the ISA has none */
 };
 
 /** The micro-kernel for `isa`; 0 when there is none (REF, or an ISA absent from this build). */
@@ -180,6 +185,11 @@ void eb_cpu_sgemm_f32_6x16__avx2(int64_t k, const float *a, const float *b, floa
 void eb_cpu_sgemm_f32_6x16_direct__avx2(int64_t k, const float *a, const float *b,
                                         const int32_t *boff, float *c, int64_t ldc, int accumulate);
 void eb_cpu_gather2_f32__avx2(int64_t n, const float *src, float *dst);
+void eb_cpu_pack_a8_f32__avx2(int64_t m, int64_t k, const float *a, int64_t lda, float *dst);
+void eb_cpu_sgemv_f32__avx2(int64_t k, int64_t n, const float *a, const float *b, int64_t ldb,
+                            float *y);
+void eb_cpu_sgemv_f32__avx512(int64_t k, int64_t n, const float *a, const float *b, int64_t ldb,
+                              float *y);
 void eb_cpu_dw_rows_f32__avx2(int64_t n, int taps, const float *w, float bias, const float *src,
                               const int32_t *off, float *y);
 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const float *bias, int64_t m,

@@ -3,7 +3,11 @@
  * (function, context, task count) and bumps a generation counter; workers spin briefly on the
  * counter (a node follows the previous one within microseconds) and otherwise sleep on a
  * condition variable, so an idle engine costs no CPU. Tasks are handed out by an atomic counter.
- * Nothing is allocated after creation.
+ * A worker takes part in a run only by entering it (`entry`: the run's generation, a closed
+ * flag and the count of workers in) before the caller closes it; the caller closes the run once
+ * every task is claimed and waits only for the workers that entered. A worker that the OS has
+ * not scheduled yet (a busy machine) does not hold the caller up: the caller runs its tasks and
+ * moves on, and the late worker finds the run closed. Nothing is allocated after creation.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -11,7 +15,9 @@
 #include "eb/thread.h"
 #include "engine/cpu/cpu.h"
 
-#define SPIN_ITERS 2000
+#define SPIN_ITERS   2000
+#define ENTRY_CLOSED ((uint64_t)1 << 31)
+#define ENTRY_COUNT  (ENTRY_CLOSED - 1)
 
 struct eb_threadpool_worker {
     struct eb_threadpool *pool;
@@ -28,8 +34,11 @@ struct eb_threadpool {
     struct eb_cond wake, done;
     atomic_uint gen; /* bumped (under m) for every run and for stop */
     atomic_int stop;
-    atomic_int n_running; /* workers still inside the current run */
-    atomic_size_t next;   /* next task index */
+    /* gen << 32 | ENTRY_CLOSED | workers entered: workers enter a run by CAS while it is
+     * open and its generation matches what they woke for. */
+    _Atomic uint64_t entry;
+    atomic_int exited;  /* workers of the current run done with it */
+    atomic_size_t next; /* next task index */
     /* The job: written before `gen` is bumped, read after it is seen. */
     eb_parallel_fn fn;
     void *ctx;
@@ -75,10 +84,17 @@ static void *worker_main(void *arg)
         seen = g;
         if (atomic_load_explicit(&p->stop, memory_order_acquire))
             break;
+        uint64_t e = atomic_load_explicit(&p->entry, memory_order_acquire);
+        int in = 0;
+        while (!in && (unsigned)(e >> 32) == g && !(e & ENTRY_CLOSED))
+            in = atomic_compare_exchange_weak_explicit(&p->entry, &e, e + 1, memory_order_acq_rel,
+                                                       memory_order_acquire);
+        if (!in) /* that run is over (or a newer one is up: the next loop sees its gen) */
+            continue;
         run_tasks(p, w->index);
         eb_mutex_lock(&p->m);
-        if (atomic_fetch_sub_explicit(&p->n_running, 1, memory_order_acq_rel) == 1)
-            eb_cond_signal(&p->done);
+        atomic_fetch_add_explicit(&p->exited, 1, memory_order_acq_rel);
+        eb_cond_signal(&p->done);
         eb_mutex_unlock(&p->m);
     }
     return NULL;
@@ -102,7 +118,8 @@ enum eb_status eb_threadpool_create(int n_threads, const struct eb_allocator *al
     eb_cond_init(&p->done);
     atomic_init(&p->gen, 0);
     atomic_init(&p->stop, 0);
-    atomic_init(&p->n_running, 0);
+    atomic_init(&p->entry, 0);
+    atomic_init(&p->exited, 0);
     atomic_init(&p->next, 0);
     if (n_threads > 1) {
         size_t bytes = (size_t)(n_threads - 1) * sizeof(*p->workers);
@@ -150,20 +167,25 @@ void eb_threadpool_run(struct eb_threadpool *pool, size_t n_tasks, eb_parallel_f
     p->ctx = ctx;
     p->n_tasks = n_tasks;
     atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->n_running, p->n_threads - 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&p->gen, 1, memory_order_acq_rel);
+    atomic_store_explicit(&p->exited, 0, memory_order_relaxed);
+    const unsigned g = atomic_load_explicit(&p->gen, memory_order_relaxed) + 1u;
+    atomic_store_explicit(&p->entry, (uint64_t)g << 32, memory_order_release);
+    atomic_store_explicit(&p->gen, g, memory_order_release);
     eb_cond_broadcast(&p->wake);
     eb_mutex_unlock(&p->m);
 
     run_tasks(p, 0);
 
+    /* Every task is claimed: close the run; wait for the workers that entered it. */
+    const int in = (int)(atomic_fetch_or_explicit(&p->entry, ENTRY_CLOSED, memory_order_acq_rel) &
+                         ENTRY_COUNT);
     for (int i = 0; i < SPIN_ITERS; i++) {
-        if (atomic_load_explicit(&p->n_running, memory_order_acquire) == 0)
+        if (atomic_load_explicit(&p->exited, memory_order_acquire) == in)
             return;
         cpu_relax();
     }
     eb_mutex_lock(&p->m);
-    while (atomic_load_explicit(&p->n_running, memory_order_acquire) > 0)
+    while (atomic_load_explicit(&p->exited, memory_order_acquire) != in)
         eb_cond_wait(&p->done, &p->m);
     eb_mutex_unlock(&p->m);
 }

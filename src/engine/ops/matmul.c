@@ -33,18 +33,93 @@ static enum eb_status infer_matmul(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, EB_DTYPE_F32, rank + 2, shape);
 }
 
+/* a (resp. b, with is_b) dim of output batch dim d (of br), or 1 where the operand lacks it. */
+static int64_t bdim(const struct eb_ir_value *v, int br, int d)
+{
+    const int dv = d - (br - (v->rank - 2));
+    return dv >= 0 ? v->shape[dv] : 1;
+}
+
+/* The trailing batch dims [*ob_out, br) that fold into A's rows, and their product. */
+static int64_t fold_rows(const struct eb_ir_value *a, const struct eb_ir_value *b,
+                         const struct eb_ir_value *y, int *ob_out)
+{
+    const int br = y->rank - 2;
+    int ob = br;
+    int64_t fold = 1;
+    while (ob > 0 && ob - 1 >= br - (a->rank - 2) && bdim(b, br, ob - 1) == 1 &&
+           bdim(a, br, ob - 1) == y->shape[ob - 1]) {
+        fold *= y->shape[ob - 1];
+        ob--;
+    }
+    *ob_out = ob;
+    return fold;
+}
+
+/*
+ * Fast path. Trailing batch dims where B broadcasts (size 1) and A does not are folded into
+ * A's rows (those A matrices are consecutive, as are their outputs): grouped-query attention's
+ * query heads of one KV head become one product. The outer batch dims then go to one
+ * eb_cpu_matmul_f32 call when both operands step uniformly through them (each full, or B
+ * broadcast over all of them), else one call per output matrix.
+ */
+static void exec_matmul_fast(const struct eb_exec *ex, const struct eb_ir_value *a,
+                             const struct eb_ir_value *b, const struct eb_ir_value *y)
+{
+    const int br = y->rank - 2;
+    const int64_t m = y->shape[br], k = a->shape[a->rank - 1], nn = y->shape[br + 1];
+    int ob;
+    const int64_t mf = m * fold_rows(a, b, y, &ob);
+    int64_t outer = 1;
+    int a_full = 1, b_full = 1, b_none = 1;
+    for (int d = 0; d < ob; d++) {
+        outer *= y->shape[d];
+        const int present_a = d >= br - (a->rank - 2), present_b = d >= br - (b->rank - 2);
+        a_full &= present_a && bdim(a, br, d) == y->shape[d];
+        b_full &= present_b && bdim(b, br, d) == y->shape[d];
+        b_none &= bdim(b, br, d) == 1;
+    }
+    float *yp = (float *)y->data;
+    if (a_full && (b_full || b_none)) {
+        eb_cpu_matmul_f32(ex->cpu, outer, mf, k, nn, (const float *)a->data, mf * k,
+                          (const float *)b->data, b_full ? k * nn : 0, yp);
+        return;
+    }
+    for (int64_t i = 0; i < outer; i++) {
+        int64_t ai = 0, bi = 0, sa = 1, sb = 1, rem = i;
+        for (int d = ob - 1; d >= 0; d--) {
+            const int64_t idx = rem % y->shape[d];
+            rem /= y->shape[d];
+            const int da = d - (br - (a->rank - 2)), db = d - (br - (b->rank - 2));
+            if (da >= 0) {
+                ai += (a->shape[da] == 1 ? 0 : idx) * sa;
+                sa *= a->shape[da];
+            }
+            if (db >= 0) {
+                bi += (b->shape[db] == 1 ? 0 : idx) * sb;
+                sb *= b->shape[db];
+            }
+        }
+        eb_cpu_matmul_f32(ex->cpu, 1, mf, k, nn, (const float *)a->data + ai * mf * k, 0,
+                          (const float *)b->data + bi * k * nn, 0, yp + i * mf * nn);
+    }
+}
+
 static void exec_matmul(const struct eb_exec *ex)
 {
     const struct eb_graph *g = ex->g;
     const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *a = eb_op_in(g, n, 0), *b = eb_op_in(g, n, 1);
     const struct eb_ir_value *y = eb_op_out(g, n, 0);
+    if (ex->cpu->isa != EB_CPU_ISA_REF) {
+        exec_matmul_fast(ex, a, b, y);
+        return;
+    }
     const int br = y->rank - 2;
     const int64_t m = y->shape[br], k = a->shape[a->rank - 1], nn = y->shape[br + 1];
     int64_t batch = 1;
     for (int d = 0; d < br; d++)
         batch *= y->shape[d];
-    const int fast = ex->cpu->isa != EB_CPU_ISA_REF;
     for (int64_t i = 0; i < batch; i++) {
         /* Operand matrix index for output matrix i, broadcasting size-1 batch dims. */
         int64_t ai = 0, bi = 0, sa = 1, sb = 1, rem = i;
@@ -63,10 +138,7 @@ static void exec_matmul(const struct eb_exec *ex)
         }
         const float *ap = (const float *)a->data + ai * m * k;
         const float *bp = (const float *)b->data + bi * k * nn;
-        if (fast)
-            eb_cpu_matmul_f32(ex->cpu, 1, m, k, nn, ap, 0, bp, 0, (float *)y->data + i * m * nn);
-        else
-            eb_cpu_matmul_f32__ref(m, k, nn, ap, bp, (float *)y->data + i * m * nn);
+        eb_cpu_matmul_f32__ref(m, k, nn, ap, bp, (float *)y->data + i * m * nn);
     }
 }
 
@@ -75,8 +147,11 @@ static enum eb_status prepare_matmul(struct eb_op_prepare *pp)
 {
     const struct eb_ir_value *y = eb_op_out(pp->op.g, pp->op.n, 0);
     const struct eb_ir_value *a = eb_op_in(pp->op.g, pp->op.n, 0);
-    pp->scratch_bytes = eb_cpu_matmul_f32_scratch(y->shape[y->rank - 2], a->shape[a->rank - 1],
-                                                  y->shape[y->rank - 1], pp->n_workers);
+    const struct eb_ir_value *b = eb_op_in(pp->op.g, pp->op.n, 1);
+    int ob;
+    const int64_t fold = fold_rows(a, b, y, &ob);
+    pp->scratch_bytes = eb_cpu_matmul_f32_scratch(
+        y->shape[y->rank - 2] * fold, a->shape[a->rank - 1], y->shape[y->rank - 1], pp->n_workers);
     return EB_OK;
 }
 

@@ -2,6 +2,7 @@
  * ReduceMean (float32): axes as an attribute before opset 18, as an optional constant input
  * from 18 (noop_with_empty_axes 1 is refused); no axes reduces every dim; keepdims.
  */
+#include "engine/cpu/eltwise.h"
 #include "engine/cpu/ref/ref.h"
 #include "engine/ops/op.h"
 
@@ -70,6 +71,23 @@ static void exec_reduce_mean(const struct eb_exec *ex)
     const struct eb_ir_node *n = ex->n;
     const struct reduce_params *p = n->params;
     const struct eb_ir_value *x = eb_op_in(g, n, 0);
+    /* Trailing axes only (RMSNorm's mean over the hidden dim): rows of contiguous elements. */
+    int first = x->rank;
+    while (first > 0 && p->reduce[first - 1])
+        first--;
+    int trailing = first < x->rank;
+    int64_t rows = 1, len = 1;
+    for (int d = 0; d < x->rank; d++) {
+        trailing &= d >= first || !p->reduce[d];
+        if (d < first)
+            rows *= x->shape[d];
+        else
+            len *= x->shape[d];
+    }
+    if (ex->cpu->isa != EB_CPU_ISA_REF && trailing) {
+        eb_cpu_reduce_mean_rows_f32(ex->cpu, rows, len, x->data, eb_op_out(g, n, 0)->data);
+        return;
+    }
     eb_cpu_reduce_mean_f32__ref(x->rank, x->shape, p->reduce, x->data, eb_op_out(g, n, 0)->data);
 }
 

@@ -558,3 +558,93 @@ AVX2 void eb_cpu_pw_cl_f32_6x16__avx2(int64_t n_px, const float *x, int64_t cs, 
     else
         pw_row256(1, n_px, x, cs, k, w, out);
 }
+
+/*
+ * GEMV (a matrix product of one row): y[j] = Σ_p a[p] · b[p*ldb + j] for j < n, the sum in
+ * order of p. 32 columns (four independent accumulators) per pass over k, then 8-column passes
+ * with a masked tail: every row of b is read once, in place (no packing).
+ */
+AVX2 void eb_cpu_sgemv_f32__avx2(int64_t k, int64_t n, const float *a, const float *b, int64_t ldb,
+                                 float *y)
+{
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+        __m256 c0 = _mm256_setzero_ps(), c1 = _mm256_setzero_ps(), c2 = _mm256_setzero_ps(),
+               c3 = _mm256_setzero_ps();
+        const float *bp = b + j;
+        for (int64_t p = 0; p < k; p++, bp += ldb) {
+            const __m256 av = _mm256_broadcast_ss(a + p);
+            c0 = _mm256_fmadd_ps(av, _mm256_loadu_ps(bp), c0);
+            c1 = _mm256_fmadd_ps(av, _mm256_loadu_ps(bp + 8), c1);
+            c2 = _mm256_fmadd_ps(av, _mm256_loadu_ps(bp + 16), c2);
+            c3 = _mm256_fmadd_ps(av, _mm256_loadu_ps(bp + 24), c3);
+        }
+        _mm256_storeu_ps(y + j, c0);
+        _mm256_storeu_ps(y + j + 8, c1);
+        _mm256_storeu_ps(y + j + 16, c2);
+        _mm256_storeu_ps(y + j + 24, c3);
+    }
+    for (; j < n; j += 8) {
+        const int64_t left = n - j;
+        const __m256i mk = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(left < 8 ? left : 8)),
+                                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256 c0 = _mm256_setzero_ps();
+        const float *bp = b + j;
+        for (int64_t p = 0; p < k; p++, bp += ldb)
+            c0 = _mm256_fmadd_ps(_mm256_broadcast_ss(a + p), _mm256_maskload_ps(bp, mk), c0);
+        _mm256_maskstore_ps(y + j, mk, c0);
+    }
+}
+
+/*
+ * eb_cpu__pack_a for MR 8: rows [0, m) x cols [0, k) of row-major a (row stride lda) into
+ * 8-row panels, k-major, rows past m zero. Whole 8 x 8 blocks go through an in-register
+ * transpose (8 loads, 24 shuffles, 8 stores) instead of 64 scalar moves.
+ */
+AVX2 void eb_cpu_pack_a8_f32__avx2(int64_t m, int64_t k, const float *a, int64_t lda, float *dst)
+{
+    for (int64_t i = 0; i < m; i += 8, dst += 8 * k) {
+        const int64_t mi = m - i < 8 ? m - i : 8;
+        const float *ai = a + i * lda;
+        int64_t p = 0;
+        if (mi == 8) {
+            for (; p + 8 <= k; p += 8) {
+                const __m256 r0 = _mm256_loadu_ps(ai + p), r1 = _mm256_loadu_ps(ai + lda + p),
+                             r2 = _mm256_loadu_ps(ai + 2 * lda + p),
+                             r3 = _mm256_loadu_ps(ai + 3 * lda + p),
+                             r4 = _mm256_loadu_ps(ai + 4 * lda + p),
+                             r5 = _mm256_loadu_ps(ai + 5 * lda + p),
+                             r6 = _mm256_loadu_ps(ai + 6 * lda + p),
+                             r7 = _mm256_loadu_ps(ai + 7 * lda + p);
+                const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1),
+                             t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3),
+                             t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+                             t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+                const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44),
+                             s1 = _mm256_shuffle_ps(t0, t2, 0xEE),
+                             s2 = _mm256_shuffle_ps(t1, t3, 0x44),
+                             s3 = _mm256_shuffle_ps(t1, t3, 0xEE),
+                             s4 = _mm256_shuffle_ps(t4, t6, 0x44),
+                             s5 = _mm256_shuffle_ps(t4, t6, 0xEE),
+                             s6 = _mm256_shuffle_ps(t5, t7, 0x44),
+                             s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+                float *d = dst + p * 8;
+                _mm256_storeu_ps(d, _mm256_permute2f128_ps(s0, s4, 0x20));
+                _mm256_storeu_ps(d + 8, _mm256_permute2f128_ps(s1, s5, 0x20));
+                _mm256_storeu_ps(d + 16, _mm256_permute2f128_ps(s2, s6, 0x20));
+                _mm256_storeu_ps(d + 24, _mm256_permute2f128_ps(s3, s7, 0x20));
+                _mm256_storeu_ps(d + 32, _mm256_permute2f128_ps(s0, s4, 0x31));
+                _mm256_storeu_ps(d + 40, _mm256_permute2f128_ps(s1, s5, 0x31));
+                _mm256_storeu_ps(d + 48, _mm256_permute2f128_ps(s2, s6, 0x31));
+                _mm256_storeu_ps(d + 56, _mm256_permute2f128_ps(s3, s7, 0x31));
+            }
+        }
+        for (; p < k; p++) {
+            float *d = dst + p * 8;
+            for (int64_t t = 0; t < mi; t++)
+                d[t] = ai[t * lda + p];
+            for (int64_t t = mi; t < 8; t++)
+                d[t] = 0.0f;
+        }
+    }
+}

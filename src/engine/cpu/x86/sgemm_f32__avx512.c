@@ -560,3 +560,38 @@ AVX512 void eb_cpu_pw_cl_f32_12x32__avx512(int64_t n_px, const float *x, int64_t
     else
         pw_row512(1, n_px, x, cs, k, w, out);
 }
+
+/*
+ * GEMV (a matrix product of one row): y[j] = Σ_p a[p] · b[p*ldb + j] for j < n, the sum in
+ * order of p. 64 columns (four independent accumulators) per pass over k, then 16-column
+ * passes with a masked tail: every row of b is read once, in place (no packing).
+ */
+AVX512 void eb_cpu_sgemv_f32__avx512(int64_t k, int64_t n, const float *a, const float *b,
+                                     int64_t ldb, float *y)
+{
+    int64_t j = 0;
+    for (; j + 64 <= n; j += 64) {
+        __m512 c0 = _mm512_setzero_ps(), c1 = _mm512_setzero_ps(), c2 = _mm512_setzero_ps(),
+               c3 = _mm512_setzero_ps();
+        const float *bp = b + j;
+        for (int64_t p = 0; p < k; p++, bp += ldb) {
+            const __m512 av = _mm512_set1_ps(a[p]);
+            c0 = _mm512_fmadd_ps(av, _mm512_loadu_ps(bp), c0);
+            c1 = _mm512_fmadd_ps(av, _mm512_loadu_ps(bp + 16), c1);
+            c2 = _mm512_fmadd_ps(av, _mm512_loadu_ps(bp + 32), c2);
+            c3 = _mm512_fmadd_ps(av, _mm512_loadu_ps(bp + 48), c3);
+        }
+        _mm512_storeu_ps(y + j, c0);
+        _mm512_storeu_ps(y + j + 16, c1);
+        _mm512_storeu_ps(y + j + 32, c2);
+        _mm512_storeu_ps(y + j + 48, c3);
+    }
+    for (; j < n; j += 16) {
+        const __mmask16 mk = n - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (n - j)) - 1u);
+        __m512 c0 = _mm512_setzero_ps();
+        const float *bp = b + j;
+        for (int64_t p = 0; p < k; p++, bp += ldb)
+            c0 = _mm512_fmadd_ps(_mm512_set1_ps(a[p]), _mm512_maskz_loadu_ps(mk, bp), c0);
+        _mm512_mask_storeu_ps(y + j, mk, c0);
+    }
+}
