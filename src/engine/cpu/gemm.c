@@ -80,7 +80,8 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             NULL,
                                             NULL,
                                             NULL,
-                                            NULL};
+                                            NULL,
+                                            NULL /* gemv: the packed path */};
         return 1;
 #endif
     default: return 0;
