@@ -56,6 +56,29 @@ static int64_t fold_rows(const struct eb_ir_value *a, const struct eb_ir_value *
     return fold;
 }
 
+/* The matrices of `a` and `b` that output matrix `i` reads (its first `nd` of y's `br` batch
+ * dims counted, size-1 batch dims broadcast). */
+static void operand_index(const struct eb_ir_value *y, int nd, int br, const struct eb_ir_value *a,
+                          const struct eb_ir_value *b, int64_t i, int64_t *ai_out, int64_t *bi_out)
+{
+    int64_t ai = 0, bi = 0, sa = 1, sb = 1, rem = i;
+    for (int d = nd - 1; d >= 0; d--) {
+        const int64_t idx = rem % y->shape[d];
+        rem /= y->shape[d];
+        const int da = d - (br - (a->rank - 2)), db = d - (br - (b->rank - 2));
+        if (da >= 0) {
+            ai += (a->shape[da] == 1 ? 0 : idx) * sa;
+            sa *= a->shape[da];
+        }
+        if (db >= 0) {
+            bi += (b->shape[db] == 1 ? 0 : idx) * sb;
+            sb *= b->shape[db];
+        }
+    }
+    *ai_out = ai;
+    *bi_out = bi;
+}
+
 /*
  * Fast path. Trailing batch dims where B broadcasts (size 1) and A does not are folded into
  * A's rows (those A matrices are consecutive, as are their outputs): grouped-query attention's
@@ -86,20 +109,8 @@ static void exec_matmul_fast(const struct eb_exec *ex, const struct eb_ir_value 
         return;
     }
     for (int64_t i = 0; i < outer; i++) {
-        int64_t ai = 0, bi = 0, sa = 1, sb = 1, rem = i;
-        for (int d = ob - 1; d >= 0; d--) {
-            const int64_t idx = rem % y->shape[d];
-            rem /= y->shape[d];
-            const int da = d - (br - (a->rank - 2)), db = d - (br - (b->rank - 2));
-            if (da >= 0) {
-                ai += (a->shape[da] == 1 ? 0 : idx) * sa;
-                sa *= a->shape[da];
-            }
-            if (db >= 0) {
-                bi += (b->shape[db] == 1 ? 0 : idx) * sb;
-                sb *= b->shape[db];
-            }
-        }
+        int64_t ai, bi;
+        operand_index(y, ob, br, a, b, i, &ai, &bi);
         eb_cpu_matmul_f32(ex->cpu, 1, mf, k, nn, (const float *)a->data + ai * mf * k, 0,
                           (const float *)b->data + bi * k * nn, 0, yp + i * mf * nn);
     }
@@ -122,20 +133,8 @@ static void exec_matmul(const struct eb_exec *ex)
         batch *= y->shape[d];
     for (int64_t i = 0; i < batch; i++) {
         /* Operand matrix index for output matrix i, broadcasting size-1 batch dims. */
-        int64_t ai = 0, bi = 0, sa = 1, sb = 1, rem = i;
-        for (int d = br - 1; d >= 0; d--) {
-            const int64_t idx = rem % y->shape[d];
-            rem /= y->shape[d];
-            const int da = d - (br - (a->rank - 2)), db = d - (br - (b->rank - 2));
-            if (da >= 0) {
-                ai += (a->shape[da] == 1 ? 0 : idx) * sa;
-                sa *= a->shape[da];
-            }
-            if (db >= 0) {
-                bi += (b->shape[db] == 1 ? 0 : idx) * sb;
-                sb *= b->shape[db];
-            }
-        }
+        int64_t ai, bi;
+        operand_index(y, br, br, a, b, i, &ai, &bi);
         const float *ap = (const float *)a->data + ai * m * k;
         const float *bp = (const float *)b->data + bi * k * nn;
         eb_cpu_matmul_f32__ref(m, k, nn, ap, bp, (float *)y->data + i * m * nn);
