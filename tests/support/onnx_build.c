@@ -8,6 +8,13 @@
 void eb_test_put_value_info(struct eb_pb_buf *g, uint32_t field, const char *name, int elem_type,
                             int rank, const int64_t *dims)
 {
+    eb_test_put_value_info_named(g, field, name, elem_type, rank, dims, NULL);
+}
+
+void eb_test_put_value_info_named(struct eb_pb_buf *g, uint32_t field, const char *name,
+                                  int elem_type, int rank, const int64_t *dims,
+                                  const char *const *dim_names)
+{
     struct eb_pb_buf vi, tp, tt, sh;
     eb_pb_buf_init(&vi);
     eb_pb_buf_init(&tp);
@@ -16,7 +23,10 @@ void eb_test_put_value_info(struct eb_pb_buf *g, uint32_t field, const char *nam
     for (int i = 0; i < rank; i++) {
         struct eb_pb_buf dim;
         eb_pb_buf_init(&dim);
-        eb_pb_put_varint(&dim, 1, dims[i]);
+        if (dim_names != NULL && dim_names[i] != NULL)
+            eb_pb_put_str(&dim, 2, dim_names[i]);
+        else
+            eb_pb_put_varint(&dim, 1, dims[i]);
         eb_pb_put_msg(&sh, 1, &dim);
         eb_pb_buf_fini(&dim);
     }
@@ -31,6 +41,24 @@ void eb_test_put_value_info(struct eb_pb_buf *g, uint32_t field, const char *nam
     eb_pb_buf_fini(&tp);
     eb_pb_buf_fini(&tt);
     eb_pb_buf_fini(&sh);
+}
+
+uint8_t *eb_test_model_finish(struct eb_pb_buf *g, const char *graph_name, int opset,
+                              size_t *len_out)
+{
+    struct eb_pb_buf m, os;
+    eb_pb_buf_init(&m);
+    eb_pb_buf_init(&os);
+    eb_pb_put_str(g, 2, graph_name);
+    eb_pb_put_varint(&os, 2, opset);
+    eb_pb_put_varint(&m, 1, 8);
+    eb_pb_put_msg(&m, 7, g);
+    eb_pb_put_msg(&m, 8, &os);
+    uint8_t *bytes = eb_pb_buf_error(&m) || eb_pb_buf_error(g) ? NULL : eb_pb_buf_take(&m, len_out);
+    eb_pb_buf_fini(&m);
+    eb_pb_buf_fini(&os);
+    eb_pb_buf_fini(g);
+    return bytes;
 }
 
 void eb_test_put_attr_int(struct eb_pb_buf *node, const char *name, int64_t v)

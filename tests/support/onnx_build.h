@@ -17,6 +17,23 @@
 void eb_test_put_value_info(struct eb_pb_buf *g, uint32_t field, const char *name, int elem_type,
                             int rank, const int64_t *dims);
 
+/**
+ * The same with symbolic dims: dim i is named `dim_names[i]` (a dim_param, e.g.
+ * "sequence_length") where that entry is not NULL, else the number dims[i]; `dim_names` NULL =
+ * every dim a number.
+ */
+void eb_test_put_value_info_named(struct eb_pb_buf *g, uint32_t field, const char *name,
+                                  int elem_type, int rank, const int64_t *dims,
+                                  const char *const *dim_names);
+
+/**
+ * Names graph `g` `graph_name` and wraps it in a ModelProto (ir_version 8, the default domain at
+ * `opset`); frees `g`. Returns the model's bytes (caller frees; length in *len_out), NULL when a
+ * buffer failed.
+ */
+uint8_t *eb_test_model_finish(struct eb_pb_buf *g, const char *graph_name, int opset,
+                              size_t *len_out);
+
 /** Appends an AttributeProto of type INT (or STRING) named `name` to NodeProto `node`. */
 void eb_test_put_attr_int(struct eb_pb_buf *node, const char *name, int64_t v);
 void eb_test_put_attr_str(struct eb_pb_buf *node, const char *name, const char *v);

@@ -24,6 +24,7 @@
 #include "eb_test.h"
 #include "engine/onnx/onnx_wire.h"
 #include "model/model.h"
+#include "onnx_build.h"
 
 static uint8_t *synth(enum eb_synth_arch arch, int imgsz, size_t *len)
 {
@@ -281,28 +282,8 @@ static void put_dims(struct eb_pb_buf *b, uint32_t field, int rank, const int64_
 
 static void put_value_info(struct eb_pb_buf *g, uint32_t field, const char *name)
 {
-    struct eb_pb_buf vi, tp, tt, sh;
-    eb_pb_buf_init(&vi);
-    eb_pb_buf_init(&tp);
-    eb_pb_buf_init(&tt);
-    eb_pb_buf_init(&sh);
-    for (int i = 0; i < 4; i++) {
-        struct eb_pb_buf dim;
-        eb_pb_buf_init(&dim);
-        eb_pb_put_varint(&dim, 1, i == 1 ? 2 : i == 0 ? 1 : 2);
-        eb_pb_put_msg(&sh, 1, &dim);
-        eb_pb_buf_fini(&dim);
-    }
-    eb_pb_put_varint(&tt, 1, 1); /* float */
-    eb_pb_put_msg(&tt, 2, &sh);
-    eb_pb_put_msg(&tp, 1, &tt);
-    eb_pb_put_str(&vi, 1, name);
-    eb_pb_put_msg(&vi, 2, &tp);
-    eb_pb_put_msg(g, field, &vi);
-    eb_pb_buf_fini(&vi);
-    eb_pb_buf_fini(&tp);
-    eb_pb_buf_fini(&tt);
-    eb_pb_buf_fini(&sh);
+    static const int64_t dims[4] = {1, 2, 2, 2};
+    eb_test_put_value_info(g, field, name, 1 /* float */, 4, dims);
 }
 
 static void put_init(struct eb_pb_buf *g, const char *name, int rank, const int64_t *dims,

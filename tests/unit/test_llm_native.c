@@ -49,11 +49,15 @@ static void synth(enum eb_model_llm_arch arch, const char *name, char *path, siz
     ASSERT_OK(eb_model_llm_synth_file(&o, path, &wrote_external, &diag));
 }
 
-static struct eb_backend *open_backend(const struct eb_backend_ops *ops, int skip)
+/* A CPU backend of `ops` with `threads` threads and sequence bound `max_seq` (0 = the model's);
+ * `skip`: skip the test when ONNX Runtime cannot be loaded. */
+static struct eb_backend *open_backend(const struct eb_backend_ops *ops, int skip, int threads,
+                                       int64_t max_seq)
 {
     struct eb_backend_config cfg = {.device = EB_DEVICE_CPU,
-                                    .threads = 1,
+                                    .threads = threads,
                                     .mem_limit_bytes = 8000000000ull,
+                                    .max_seq = max_seq,
                                     .trt_cache = "off"};
     struct eb_backend_probe pr;
     struct eb_backend *be = NULL;
@@ -102,8 +106,8 @@ static void check_against_ort(enum eb_model_llm_arch arch)
 {
     const struct eb_model_llm_config c = tiny_config(arch);
     const size_t kv_dim = (size_t)(c.kv_heads * c.head_dim);
-    struct eb_backend *ort = open_backend(&eb_backend_ort_ops, 1);
-    struct eb_backend *nat = open_backend(&eb_backend_native_ops, 0);
+    struct eb_backend *ort = open_backend(&eb_backend_ort_ops, 1, 1, 0);
+    struct eb_backend *nat = open_backend(&eb_backend_native_ops, 0, 1, 0);
     char path[512];
     synth(arch, "llm.onnx", path, sizeof(path));
     struct eb_model_spec spec = {.path = path};
@@ -216,11 +220,8 @@ static void check_chain(enum eb_model_llm_arch arch)
 {
     const struct eb_model_llm_config c = tiny_config(arch);
     const size_t kv_dim = (size_t)(c.kv_heads * c.head_dim);
-    struct eb_backend_config cfg = {
-        .device = EB_DEVICE_CPU, .threads = 2, .mem_limit_bytes = 8000000000ull};
-    struct eb_backend *be = NULL;
+    struct eb_backend *be = open_backend(&eb_backend_native_ops, 0, 2, 0);
     struct eb_diag d = {0};
-    ASSERT_OK(eb_backend_create(&eb_backend_native_ops, &cfg, &be, &d));
     char path[512];
     synth(arch, "chain.onnx", path, sizeof(path));
     struct eb_model_spec spec = {.path = path};
@@ -438,30 +439,9 @@ EB_TEST(native_max_seq_option)
 /* ValueInfoProto float [1, sequence_length, 4]. */
 static void put_seq_value(struct eb_pb_buf *g, uint32_t field, const char *name)
 {
-    struct eb_pb_buf vi, tp, tt, sh, dim;
-    eb_pb_buf_init(&vi);
-    eb_pb_buf_init(&tp);
-    eb_pb_buf_init(&tt);
-    eb_pb_buf_init(&sh);
-    for (int i = 0; i < 3; i++) {
-        eb_pb_buf_init(&dim);
-        if (i == 1)
-            eb_pb_put_str(&dim, 2, "sequence_length");
-        else
-            eb_pb_put_varint(&dim, 1, i == 0 ? 1 : 4);
-        eb_pb_put_msg(&sh, 1, &dim);
-        eb_pb_buf_fini(&dim);
-    }
-    eb_pb_put_varint(&tt, 1, 1);
-    eb_pb_put_msg(&tt, 2, &sh);
-    eb_pb_put_msg(&tp, 1, &tt);
-    eb_pb_put_str(&vi, 1, name);
-    eb_pb_put_msg(&vi, 2, &tp);
-    eb_pb_put_msg(g, field, &vi);
-    eb_pb_buf_fini(&vi);
-    eb_pb_buf_fini(&tp);
-    eb_pb_buf_fini(&tt);
-    eb_pb_buf_fini(&sh);
+    static const int64_t dims[3] = {1, 0, 4};
+    static const char *const names[3] = {NULL, "sequence_length", NULL};
+    eb_test_put_value_info_named(g, field, name, 1 /* float */, 3, dims, names);
 }
 
 /* x [1, sequence_length, 4] -> op -> y (opset 17); `ctx` > 0: edgebench.llm.ctx metadata. */
@@ -568,18 +548,9 @@ EB_TEST(native_dynamic_sigmoid_runs_each_length)
  */
 static void check_hf_file(const char *path)
 {
-    struct eb_backend_config cfg = {.device = EB_DEVICE_CPU,
-                                    .threads = 1,
-                                    .mem_limit_bytes = 8000000000ull,
-                                    .max_seq = CTX,
-                                    .trt_cache = "off"};
-    struct eb_backend *ort = NULL, *nat = NULL;
+    struct eb_backend *ort = open_backend(&eb_backend_ort_ops, 1, 1, CTX);
+    struct eb_backend *nat = open_backend(&eb_backend_native_ops, 0, 1, CTX);
     struct eb_diag d = {0};
-    struct eb_backend_probe pr;
-    if (eb_backend_ort_ops.probe(&cfg, &pr, &d) != EB_OK)
-        EB_SKIP("ONNX Runtime cannot be loaded (%s)", d.msg);
-    ASSERT_OK(eb_backend_create(&eb_backend_ort_ops, &cfg, &ort, &d));
-    ASSERT_OK(eb_backend_create(&eb_backend_native_ops, &cfg, &nat, &d));
     struct eb_model_spec spec = {.path = path};
     struct eb_model_info info;
     ASSERT_OK(eb_backend_load(ort, &spec, &info, &d));

@@ -18,35 +18,9 @@
 #include "engine/onnx/onnx_wire.h"
 #include "harness/cmd/model_plan.h"
 #include "model/model.h"
+#include "onnx_build.h"
 
-/* ---- a small ONNX writer ---- */
-
-/* ValueInfoProto of a tensor with a static shape. */
-static void put_value_info(struct eb_pb_buf *g, uint32_t field, const char *name, int elem_type,
-                           int rank, const int64_t *dims)
-{
-    struct eb_pb_buf v, tp, tt, sh, d;
-    eb_pb_buf_init(&v);
-    eb_pb_buf_init(&tp);
-    eb_pb_buf_init(&tt);
-    eb_pb_buf_init(&sh);
-    for (int i = 0; i < rank; i++) {
-        eb_pb_buf_init(&d);
-        eb_pb_put_varint(&d, 1, dims[i]);
-        eb_pb_put_msg(&sh, 1, &d);
-        eb_pb_buf_fini(&d);
-    }
-    eb_pb_put_varint(&tt, 1, elem_type);
-    eb_pb_put_msg(&tt, 2, &sh);
-    eb_pb_put_msg(&tp, 1, &tt);
-    eb_pb_put_str(&v, 1, name);
-    eb_pb_put_msg(&v, 2, &tp);
-    eb_pb_put_msg(g, field, &v);
-    eb_pb_buf_fini(&v);
-    eb_pb_buf_fini(&tp);
-    eb_pb_buf_fini(&tt);
-    eb_pb_buf_fini(&sh);
-}
+/* ---- a small ONNX writer (beside tests/support/onnx_build.h) ---- */
 
 static void put_entry(struct eb_pb_buf *t, const char *key, const char *value)
 {
@@ -101,20 +75,8 @@ static void put_node(struct eb_pb_buf *g, const char *op, const char *const *ins
 /* ModelProto around graph `g` (ir_version 8, opset 17); caller frees the bytes. */
 static uint8_t *finish_model(struct eb_pb_buf *g, size_t *len)
 {
-    struct eb_pb_buf m, os;
-    eb_pb_buf_init(&m);
-    eb_pb_buf_init(&os);
-    eb_pb_put_str(g, 2, "loader_test");
-    eb_pb_put_varint(&os, 2, 17);
-    eb_pb_put_varint(&m, 1, 8);
-    eb_pb_put_msg(&m, 7, g);
-    eb_pb_put_msg(&m, 8, &os);
-    ASSERT_TRUE(!eb_pb_buf_error(&m));
-    uint8_t *bytes = eb_pb_buf_take(&m, len);
+    uint8_t *bytes = eb_test_model_finish(g, "loader_test", 17, len);
     ASSERT_TRUE(bytes != NULL);
-    eb_pb_buf_fini(&m);
-    eb_pb_buf_fini(&os);
-    eb_pb_buf_fini(g);
     return bytes;
 }
 
@@ -256,8 +218,8 @@ static uint8_t *linear_model(const char *location, const char *offset, const cha
     put_node(&g, "Add", add_in, 2, "Y");
     put_init(&g, "W", 1, 2, wd, k_w, sizeof(k_w), location, offset, length);
     put_init(&g, "B", 1, 1, bd, k_b, sizeof(k_b), NULL, NULL, NULL);
-    put_value_info(&g, 11, "X", 1, 2, xd);
-    put_value_info(&g, 12, "Y", 1, 2, yd);
+    eb_test_put_value_info(&g, 11, "X", 1, 2, xd);
+    eb_test_put_value_info(&g, 12, "Y", 1, 2, yd);
     return finish_model(&g, len);
 }
 
@@ -475,8 +437,8 @@ EB_TEST(external_data_huge_claim)
     eb_pb_buf_init(&g);
     put_node(&g, "MatMul", mm_in, 2, "Y");
     put_init(&g, "W", 1, 2, wd, NULL, 0, "w.bin", NULL, NULL);
-    put_value_info(&g, 11, "X", 1, 2, xd);
-    put_value_info(&g, 12, "Y", 1, 2, yd);
+    eb_test_put_value_info(&g, 11, "X", 1, 2, xd);
+    eb_test_put_value_info(&g, 12, "Y", 1, 2, yd);
     uint8_t *b = finish_model(&g, &len);
     ASSERT_EQ_INT(load_status(b, len, dir, &d), EB_ERR_FORMAT);
     ASSERT_CONTAINS(d.msg, "which has 48 bytes");
@@ -499,8 +461,8 @@ EB_TEST(parser_limits_before_allocation)
     eb_pb_buf_init(&g);
     put_node(&g, "MatMul", mm_in, 2, "Y");
     put_init(&g, "W", 1, 9, d9, raw, 16, NULL, NULL, NULL);
-    put_value_info(&g, 11, "X", 1, 2, xd);
-    put_value_info(&g, 12, "Y", 1, 2, xd);
+    eb_test_put_value_info(&g, 11, "X", 1, 2, xd);
+    eb_test_put_value_info(&g, 12, "Y", 1, 2, xd);
     uint8_t *b = finish_model(&g, &len);
     ASSERT_EQ_INT(load_status(b, len, NULL, &d), EB_ERR_FORMAT);
     ASSERT_CONTAINS(d.msg, "rank");
@@ -511,8 +473,8 @@ EB_TEST(parser_limits_before_allocation)
     eb_pb_buf_init(&g);
     put_node(&g, "MatMul", mm_in, 2, "Y");
     put_init(&g, "W", 1, 3, dbig, raw, 16, NULL, NULL, NULL);
-    put_value_info(&g, 11, "X", 1, 2, xd);
-    put_value_info(&g, 12, "Y", 1, 2, xd);
+    eb_test_put_value_info(&g, 11, "X", 1, 2, xd);
+    eb_test_put_value_info(&g, 12, "Y", 1, 2, xd);
     b = finish_model(&g, &len);
     ASSERT_EQ_INT(load_status(b, len, NULL, &d), EB_ERR_FORMAT);
     ASSERT_CONTAINS(d.msg, "larger than the file");
@@ -523,8 +485,8 @@ EB_TEST(parser_limits_before_allocation)
     eb_pb_buf_init(&g);
     put_node(&g, "MatMul", mm_in, 2, "Y");
     put_init(&g, "W", 1, 2, dneg, raw, 16, NULL, NULL, NULL);
-    put_value_info(&g, 11, "X", 1, 2, xd);
-    put_value_info(&g, 12, "Y", 1, 2, xd);
+    eb_test_put_value_info(&g, 11, "X", 1, 2, xd);
+    eb_test_put_value_info(&g, 12, "Y", 1, 2, xd);
     b = finish_model(&g, &len);
     ASSERT_EQ_INT(load_status(b, len, NULL, &d), EB_ERR_FORMAT);
     free(b);
@@ -534,8 +496,8 @@ EB_TEST(parser_limits_before_allocation)
     eb_pb_buf_init(&g);
     put_node(&g, "MatMul", mm_in, 2, "Y");
     put_init(&g, "W", 1, 2, d8, raw, 16, NULL, NULL, NULL);
-    put_value_info(&g, 11, "X", 1, 2, xd);
-    put_value_info(&g, 12, "Y", 1, 2, xd);
+    eb_test_put_value_info(&g, 11, "X", 1, 2, xd);
+    eb_test_put_value_info(&g, 12, "Y", 1, 2, xd);
     b = finish_model(&g, &len);
     ASSERT_EQ_INT(load_status(b, len, NULL, &d), EB_ERR_FORMAT);
     free(b);
@@ -556,7 +518,7 @@ EB_TEST(parser_limits_before_allocation)
         eb_pb_put_msg(&n, 5, &a);
         eb_pb_buf_init(&g);
         eb_pb_put_msg(&g, 1, &n);
-        put_value_info(&g, 12, "Y", 1, 2, xd);
+        eb_test_put_value_info(&g, 12, "Y", 1, 2, xd);
         b = finish_model(&g, &len);
         eb_pb_buf_fini(&a);
         eb_pb_buf_fini(&n);
@@ -601,8 +563,8 @@ EB_TEST(matmul_integer_zero_points)
     put_init(&g, "B", 3, 2, bd, bw, sizeof(bw), NULL, NULL, NULL);
     put_init(&g, "AZ", 2, 1, azd, az, sizeof(az), NULL, NULL, NULL);
     put_init(&g, "BZ", 3, 1, bzd, bz, sizeof(bz), NULL, NULL, NULL);
-    put_value_info(&g, 11, "A", 2, 3, ad);
-    put_value_info(&g, 12, "Y", 6, 3, yd);
+    eb_test_put_value_info(&g, 11, "A", 2, 3, ad);
+    eb_test_put_value_info(&g, 12, "Y", 6, 3, yd);
     uint8_t *bytes = finish_model(&g, &len);
 
     struct eb_engine_options opt;

@@ -13,6 +13,7 @@
 #include "eb_test.h"
 #include "engine/onnx/onnx_wire.h"
 #include "model/model.h"
+#include "onnx_build.h"
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 
@@ -106,28 +107,7 @@ static float *gray_input(int64_t s)
 static void put_value_info(struct eb_pb_buf *graph, uint32_t field, const char *name,
                            const int64_t *shape, int rank)
 {
-    struct eb_pb_buf vi, type, tensor, shp;
-    eb_pb_buf_init(&vi);
-    eb_pb_buf_init(&type);
-    eb_pb_buf_init(&tensor);
-    eb_pb_buf_init(&shp);
-    for (int k = 0; k < rank; k++) {
-        struct eb_pb_buf dim;
-        eb_pb_buf_init(&dim);
-        eb_pb_put_varint(&dim, 1, shape[k]);
-        eb_pb_put_msg(&shp, 1, &dim);
-        eb_pb_buf_fini(&dim);
-    }
-    eb_pb_put_varint(&tensor, 1, 1); /* float */
-    eb_pb_put_msg(&tensor, 2, &shp);
-    eb_pb_put_msg(&type, 1, &tensor);
-    eb_pb_put_str(&vi, 1, name);
-    eb_pb_put_msg(&vi, 2, &type);
-    eb_pb_put_msg(graph, field, &vi);
-    eb_pb_buf_fini(&vi);
-    eb_pb_buf_fini(&type);
-    eb_pb_buf_fini(&tensor);
-    eb_pb_buf_fini(&shp);
+    eb_test_put_value_info(graph, field, name, 1 /* float */, rank, shape);
 }
 
 /* y = Identity(x), x float [1,3,8,8], with "names" metadata `names` (NULL: none). Caller frees. */

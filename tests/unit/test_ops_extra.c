@@ -24,34 +24,13 @@
 static void put_io(struct eb_pb_buf *g, uint32_t field, const char *name, int elem, int rank,
                    const int64_t *dims)
 {
-    struct eb_pb_buf vi, tp, tt, sh, dim;
-    eb_pb_buf_init(&vi);
-    eb_pb_buf_init(&tp);
-    eb_pb_buf_init(&tt);
-    eb_pb_buf_init(&sh);
-    for (int i = 0; i < rank; i++) {
-        eb_pb_buf_init(&dim);
-        if (dims[i] < 0)
-            eb_pb_put_str(&dim, 2,
-                          dims[i] == -1   ? "sequence_length"
-                          : dims[i] == -2 ? "past_sequence_length"
-                                          : "total_sequence_length");
-        else
-            eb_pb_put_varint(&dim, 1, dims[i]);
-        eb_pb_put_msg(&sh, 1, &dim);
-        eb_pb_buf_fini(&dim);
-    }
-    eb_pb_put_varint(&tt, 1, elem);
-    if (rank >= 0)
-        eb_pb_put_msg(&tt, 2, &sh);
-    eb_pb_put_msg(&tp, 1, &tt);
-    eb_pb_put_str(&vi, 1, name);
-    eb_pb_put_msg(&vi, 2, &tp);
-    eb_pb_put_msg(g, field, &vi);
-    eb_pb_buf_fini(&vi);
-    eb_pb_buf_fini(&tp);
-    eb_pb_buf_fini(&tt);
-    eb_pb_buf_fini(&sh);
+    static const char *const names[] = {"sequence_length", "past_sequence_length",
+                                        "total_sequence_length"};
+    const char *dim_names[8] = {0};
+    ASSERT_TRUE(rank <= 8);
+    for (int i = 0; i < rank; i++)
+        dim_names[i] = dims[i] < 0 ? names[-dims[i] - 1] : NULL;
+    eb_test_put_value_info_named(g, field, name, elem, rank, dims, dim_names);
 }
 
 /* A TensorProto (raw data) of `rank` dims. */
@@ -95,19 +74,7 @@ static void put_node(struct eb_pb_buf *g, const char *op, const char *const *in,
 
 static uint8_t *finish(struct eb_pb_buf *g, size_t *len)
 {
-    struct eb_pb_buf m, os;
-    eb_pb_buf_init(&m);
-    eb_pb_buf_init(&os);
-    eb_pb_put_str(g, 2, "ops");
-    eb_pb_put_varint(&os, 2, 17);
-    eb_pb_put_varint(&m, 1, 8);
-    eb_pb_put_msg(&m, 7, g);
-    eb_pb_put_msg(&m, 8, &os);
-    ASSERT_TRUE(!eb_pb_buf_error(&m));
-    uint8_t *bytes = eb_pb_buf_take(&m, len);
-    eb_pb_buf_fini(&m);
-    eb_pb_buf_fini(&os);
-    eb_pb_buf_fini(g);
+    uint8_t *bytes = eb_test_model_finish(g, "ops", 17, len);
     ASSERT_TRUE(bytes != NULL);
     return bytes;
 }
