@@ -85,6 +85,63 @@ case_kv_cache_over_the_limit() {
   [ "$(jq_get "$j" status)" = failed ] || fail "status"
   jq_get "$j" message | grep -q "for the KV cache at ctx 4096" || fail "message"
   [ "$(jq_get "$j" validity/verdict)" = INVALID ] || fail "verdict"
+  # The plain-language page says so too.
+  grep -q '^- \*\*The model did not run\*\*: needed' "$(run_dir out)/summary.md" || fail "summary"
+  numbers_from_report "$(run_dir out)/summary.md" "$j"
+}
+
+# summary.md, inputs.json and assumptions.md beside report.json, and what they say is what
+# report.json holds.
+case_summary_and_repro() {
+  tiny llama
+  printf '5 17 3 99 4 1000 2 8 8 12\n' >ids.txt
+  llm --backend native --prompt_ids ids.txt --gen 8 --reps 3 --target_tps 1 ||
+    fail "llm failed: $(cat e.txt)"
+  local d; d=$(run_dir out)
+  local j=$d/report.json i=$d/inputs.json
+  for f in summary.md inputs.json assumptions.md; do [ -s "$d/$f" ] || fail "no $f"; done
+  numbers_from_report "$d/summary.md" "$j"
+  # inputs.json: the files that went in, with the SHA-256 sha256sum gives them.
+  [ "$(jq_get "$i" kind)" = llm ] || fail "inputs kind"
+  [ "$(jq_get "$i" model/sha256)" = "$(sha256sum tiny.onnx | cut -d' ' -f1)" ] || fail "model sha256"
+  [ "$(jq_get "$i" prompt/source)" = file ] || fail "prompt source"
+  [ "$(jq_get "$i" prompt/sha256)" = "$(sha256sum ids.txt | cut -d' ' -f1)" ] || fail "prompt sha256"
+  [ "$(jq_get "$i" prompt/tokens)" = 10 ] || fail "prompt tokens"
+  [ "$(jq_get "$i" config/target_tps)" = 1 ] || fail "config target_tps"
+  [ "$(jq_get "$i" config/backend)" = native ] || fail "config backend"
+  [ "$(jq_get "$j" workload/prompt_sha256)" = "$(jq_get "$i" prompt/sha256)" ] || fail "report prompt sha256"
+  # summary.md: the decode rate and the first token as report.json has them, and the judgement
+  # against --target_tps.
+  local tps ttft; tps=$(awk -v x="$(jq_get "$j" decode_tokens_per_s/mean)" 'BEGIN { printf "%.1f", x }')
+  ttft=$(awk -v x="$(jq_get "$j" ttft_ms/p50)" 'BEGIN { printf "%.3f", x }')
+  grep -q "Decode generated $tps tokens/s (mean over the repetitions) against the 1 tokens/s" \
+    "$d/summary.md" || fail "summary decode rate ($tps): $(cat "$d/summary.md")"
+  grep -q '\*\*It keeps up.\*\*' "$d/summary.md" || fail "summary keeps up"
+  grep -q "The first token came $ttft ms" "$d/summary.md" || fail "summary ttft ($ttft)"
+  grep -q "^\*\*$(jq_get "$j" validity/verdict)\*\*" "$d/summary.md" || fail "summary verdict"
+  grep -q "^- $(jq_get "$j" workload/reps_measured) repetitions measured, $(jq_get "$j" decode_token_ms/count) decode steps" \
+    "$d/summary.md" || fail "summary rests on"
+  # assumptions.md: the rule's threshold as report.json states it, and what was not measured.
+  grep -q "at least $(jq_get "$j" validity/criteria/min_reps) repetitions were measured" \
+    "$d/assumptions.md" || fail "assumptions min reps"
+  grep -q "^- The per-operator tables of the phases: no --profile" "$d/assumptions.md" ||
+    fail "assumptions: profile not measured"
+  # A rate decode cannot reach is judged as not kept up; no target, not judged.
+  rm -rf out
+  llm --backend native --prompt 8 --gen 4 --reps 3 --target_tps 1000000 --profile ||
+    fail "llm failed: $(cat e.txt)"
+  grep -q '\*\*It does not keep up.\*\*' "$(run_dir out)/summary.md" || fail "summary not kept up"
+  # With the phases' profiles: each phase's slowest op type, as report.json's by_op[0].
+  local op; op=$(jq_get "$(run_dir out)/report.json" profile/decode/by_op/0/op)
+  grep -q "^- In decode, the most time goes to \`$op\` operations" "$(run_dir out)/summary.md" ||
+    fail "summary decode op ($op)"
+  numbers_from_report "$(run_dir out)/summary.md" "$(run_dir out)/report.json"
+  [ "$(jq_get "$(run_dir out)/inputs.json" prompt/source)" = seeded ] || fail "seeded prompt"
+  rm -rf out
+  llm --backend native --prompt 8 --gen 4 --reps 3 || fail "llm failed: $(cat e.txt)"
+  grep -q 'No target rate was set (--target_tps), so keeping up is not judged' \
+    "$(run_dir out)/summary.md" || fail "summary without a target"
+  [ "$(jq_get "$(run_dir out)/report.json" workload/target_tps)" = null ] || fail "target null"
 }
 
 case_bad_input() {

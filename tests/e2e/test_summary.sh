@@ -1,42 +1,6 @@
 # summary.md: the one-page plain-language summary of a run folder. Every number in it must be
 # one that report.json holds. Each case_* is one ctest entry.
 
-# numbers_from_report SUMMARY REPORT: fails the case naming each number of SUMMARY that REPORT
-# does not hold. A number is a run of digits with an optional decimal part that does not
-# continue a word, a name or another number ("fp32", "x2", "v8" and the "0" of "0.1.0" are
-# text, not figures), read the same way from both files. report.json's raw per-frame sample
-# arrays are left out of the candidates (any 3-decimal millisecond figure would find a match
-# among hundreds of samples). How rounding is matched: report.json writes numbers in full
-# (shortest round-trip) and summary.md as report.md prints them (a fixed number of decimals),
-# so a summary number with d decimals matches a report.json number that printf("%.<d>f")
-# turns into the same text; a number without decimals (a count, a threshold quoted in a
-# validity reason, a date) must appear in report.json exactly. Signs are not read: summary.md
-# states no negative figure.
-numbers_from_report() {
-  local sum=$1 rep=$2 pat='(^|[^A-Za-z0-9_.])[0-9]+(\.[0-9]+)?'
-  LC_ALL=C grep -vE '"(end_to_end|inference)_ms": \[' "$rep" |
-    LC_ALL=C grep -oE "$pat([eE][-+]?[0-9]+)?" | LC_ALL=C sed -E 's/^[^0-9]//' >json_numbers.txt
-  LC_ALL=C grep -oE "$pat" "$sum" | LC_ALL=C sed -E 's/^[^0-9]//' >summary_numbers.txt
-  [ -s summary_numbers.txt ] || fail "summary.md states no figure at all"
-  LC_ALL=C awk 'NR == FNR { have[$0] = 1; v[++n] = $0; next }
-    $0 in have { next }
-    {
-      dot = index($0, ".")
-      ok = 0
-      if (dot > 0) {
-        fmt = "%." (length($0) - dot) "f"
-        for (i = 1; i <= n && !ok; i++)
-          ok = sprintf(fmt, v[i] + 0) == $0
-      }
-      if (!ok) { print "summary.md says " $0 ", which report.json does not hold"; bad = 1 }
-    }
-    END { exit bad }' json_numbers.txt summary_numbers.txt >unmatched.txt ||
-    fail "$(cat unmatched.txt)"
-}
-
-# fmt D NUMBER: NUMBER with D decimals, as the reports print it.
-fmt() { LC_ALL=C awk -v d="$1" -v x="$2" 'BEGIN { printf "%.*f", d, x }'; }
-
 synth() { "$EB_BIN" model synth --imgsz 160 -o m.onnx >/dev/null || fail "synth failed"; }
 
 case_unpaced_run_with_limit_and_profile() {

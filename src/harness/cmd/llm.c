@@ -29,13 +29,14 @@
 #include "model/llm.h"
 #include "model/model.h"
 
-#define LLM_MAX_TOKENS 131072 /* --prompt, --gen (EB_MODEL_LLM_CTX_MAX) */
-#define LLM_MAX_REPS   10000
-#define LLM_IDS_BYTES  (16u << 20) /* a --prompt_ids file */
+#define LLM_MAX_TOKENS     131072 /* --prompt, --gen (EB_MODEL_LLM_CTX_MAX) */
+#define LLM_MAX_REPS       10000
+#define LLM_IDS_BYTES      (16u << 20) /* a --prompt_ids file */
+#define LLM_MAX_TARGET_TPS 1000000
 
 struct llm_opts {
     const char *model, *prompt_ids, *precision;
-    int64_t prompt, gen, reps, warmup, ctx, seed;
+    int64_t prompt, gen, reps, warmup, ctx, seed, target_tps;
     int prompt_given;
     char **run_argv; /* run's options passed through (malloc'd array of borrowed strings) */
     int run_argc;
@@ -57,8 +58,9 @@ void eb_llm_print_help(FILE *fp)
             "first token, prefill and decode tokens/s (llama-bench's pp and tg rows), the\n"
             "per-token decode latency (percentiles with 95%% CIs), prefill MFU and decode\n"
             "memory-bandwidth use against the device's peaks, weights and KV cache against the\n"
-            "memory limit. Written: report.json (kind llm), report.md, report.html, env.json,\n"
-            "metrics.jsonl and run.log in <output>/<stamp>-llm/; the run goes to the history.\n"
+            "memory limit. Written: report.json (kind llm), report.md, report.html, summary.md,\n"
+            "inputs.json, assumptions.md, env.json, metrics.jsonl and run.log in\n"
+            "<output>/<stamp>-llm/; the run goes to the history.\n"
             "The model: `edgebench model synth --arch llama|qwen2` (docs/llm-models.md) or an\n"
             "export with the same tensor names (input_ids, position_ids, past_key_values.N.key|\n"
             "value in; logits, present.N.key|value out).\n\n"
@@ -73,6 +75,8 @@ void eb_llm_print_help(FILE *fp)
             "  --prompt_ids FILE the prompt's token ids (whitespace- or comma-separated); the\n"
             "                    default is a seeded sequence (timing does not depend on it)\n"
             "  --seed S          seed of that sequence (default 0)\n"
+            "  --target_tps N    the decode rate (tokens/s) the application needs: summary.md\n"
+            "                    says whether decode keeps up (default 0: not judged)\n"
             "  --precision P     fp32|fp16: what the model computes in; ort runs the model in\n"
             "                    its own dtype (default: the model's)\n"
             "  --backend B       auto|native|ort (default auto: native where it runs every node\n"
@@ -116,6 +120,7 @@ static const struct int_opt int_opts[] = {
     {"warmup", offsetof(struct llm_opts, warmup), 0, LLM_MAX_REPS},
     {"ctx", offsetof(struct llm_opts, ctx), EB_MODEL_LLM_CTX_MIN, EB_MODEL_LLM_CTX_MAX},
     {"seed", offsetof(struct llm_opts, seed), 0, UINT32_MAX},
+    {"target_tps", offsetof(struct llm_opts, target_tps), 0, LLM_MAX_TARGET_TPS},
 };
 
 static int parse_opts(int argc, char **argv, struct llm_opts *o, int *help, FILE *err)
@@ -226,6 +231,11 @@ static enum eb_status make_prompt(struct llm_ctx *c, int64_t vocab, struct eb_di
     enum eb_status st = eb_file_read_text(o->prompt_ids, LLM_IDS_BYTES, &text, diag);
     if (st != EB_OK)
         return st;
+    uint64_t file_bytes = 0;
+    struct eb_diag hd = {0};
+    if (eb_sha256_file(o->prompt_ids, LLM_IDS_BYTES, NULL, c->res.w.prompt_sha256, &file_bytes,
+                       &hd) != EB_OK)
+        c->res.w.prompt_sha256[0] = '\0'; /* read once already: only a race gets here */
     st = eb_llm_prompt_ids_parse(text, vocab, &c->ids, &n, diag);
     free(text);
     if (st != EB_OK) {
@@ -719,6 +729,8 @@ int eb_llm_main(int argc, char **argv, const struct eb_llm_env *env)
     r->w.reps = c->o.reps;
     r->w.warmup = c->o.warmup;
     r->w.seed = (uint32_t)c->o.seed;
+    r->w.target_tps = (double)c->o.target_tps;
+    r->w.profile = c->cfg.profile;
     r->threads = (int)c->cfg.threads;
     snprintf(r->device, sizeof(r->device), "%s", eb_device_name((enum eb_device)c->cfg.device));
 

@@ -16,8 +16,6 @@
 #define EB_LLM_GEN_DEFAULT    128
 #define EB_LLM_REPS_DEFAULT   5
 #define EB_LLM_WARMUP_DEFAULT 1
-/* A run with fewer measured repetitions has no spread to speak of: INVALID. */
-#define EB_LLM_MIN_REPS 3
 
 struct eb_llm_env {
     atomic_int *stop;         /* non-zero (a signal): stop after the current step; borrowed */

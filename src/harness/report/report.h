@@ -109,6 +109,10 @@ EB_NODISCARD enum eb_status eb_report__write_inputs(const struct eb_run_result *
                                                     struct eb_diag *diag);
 EB_NODISCARD enum eb_status eb_report__write_assumptions(const struct eb_run_result *r,
                                                          const char *dir, struct eb_diag *diag);
+/* Internal to report*.c: assumptions.md's sections that every kind shares: the statistics'
+ * methods ("## Statistics") and the peak table of harness/metrics/peaks.c (a Markdown table). */
+void eb_report__md_statistics(FILE *fp);
+void eb_report__md_peak_table(FILE *fp);
 /*
  * Internal to report*.c: `key`: an image_dir source's file list ({files, bytes,
  * file_list_sha256}) or null, as report.json and inputs.json both write it.

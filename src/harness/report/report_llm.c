@@ -14,8 +14,13 @@
 
 #define LLM_MAX_FACTS 48
 
-static const char *const k_file_names[EB_LLM_REPORT_FILE_COUNT] = {"report.md", "report.html",
-                                                                   "report.json"};
+static const char *const k_file_names[EB_LLM_REPORT_FILE_COUNT] = {
+    [EB_LLM_REPORT_MD] = "report.md",
+    [EB_LLM_REPORT_HTML] = "report.html",
+    [EB_LLM_REPORT_SUMMARY] = "summary.md",
+    [EB_LLM_REPORT_INPUTS] = "inputs.json",
+    [EB_LLM_REPORT_ASSUMPTIONS] = "assumptions.md",
+    [EB_LLM_REPORT_JSON] = "report.json"};
 
 const char *eb_llm_report_file_name(enum eb_llm_report_file f)
 {
@@ -556,6 +561,7 @@ static void write_profile(struct eb_json_writer *w, const struct eb_llm_phase_pr
         kuint(w, "nodes", rows[i].nodes);
         eb_json_knum(w, "ms_per_run", rows[i].ms / per);
         knum_or_null(w, "share", total > 0 ? rows[i].ms / total : NAN);
+        knum_or_null(w, "pct", total > 0 ? 100.0 * rows[i].ms / total : NAN);
         eb_json_obj_end(w);
     }
     eb_json_arr_end(w);
@@ -622,6 +628,8 @@ static int json_body(FILE *fp, const void *ctx)
     eb_json_kint(w, "ctx", r->w.ctx);
     eb_json_kint(w, "seed", r->w.seed);
     eb_json_kstr(w, "prompt_source", r->w.prompt_source);
+    kstr_or_null(w, "prompt_sha256", r->w.prompt_sha256);
+    knum_or_null(w, "target_tps", r->w.target_tps > 0 ? r->w.target_tps : NAN);
     eb_json_kint(w, "reps_measured", r->reps_done);
     eb_json_obj_end(w);
 
@@ -670,10 +678,12 @@ static int json_body(FILE *fp, const void *ctx)
     knum_or_null(w, "prefill_flops", r->prefill_flops);
     knum_or_null(w, "prefill_tflops_s", r->prefill_tflops_s);
     knum_or_null(w, "mfu", r->mfu);
+    knum_or_null(w, "mfu_pct", 100.0 * r->mfu);
     knum_or_null(w, "decode_flops_per_token", r->decode_flops);
     knum_or_null(w, "decode_bytes_per_token", r->decode_bytes);
     knum_or_null(w, "decode_gbs", r->decode_gbs);
     knum_or_null(w, "bandwidth_util", r->bw_util);
+    knum_or_null(w, "bandwidth_util_pct", 100.0 * r->bw_util);
     kstr_or_null(w, "peak_device", r->peak_name);
     knum_or_null(w, "peak_tflops", r->peak_tflops > 0 ? r->peak_tflops : NAN);
     knum_or_null(w, "peak_gbs", r->peak_gbs > 0 ? r->peak_gbs : NAN);
@@ -699,6 +709,11 @@ static int json_body(FILE *fp, const void *ctx)
         eb_json_null(w);
     }
     kstr_or_null(w, "peak_of", r->mem_peak_what);
+    /* The same in MiB (2^20 bytes), as report.md and summary.md print them. */
+    eb_json_knum(w, "weight_mib", mib(m->weight_bytes));
+    eb_json_knum(w, "kv_ctx_mib", mib(r->kv_bytes_ctx));
+    eb_json_knum(w, "limit_mib", mib(r->limit_bytes));
+    knum_or_null(w, "peak_mib", r->mem_peak_bytes > 0 ? mib(r->mem_peak_bytes) : NAN);
     eb_json_obj_end(w);
 
     eb_json_key(w, "profile");
@@ -719,6 +734,10 @@ static int json_body(FILE *fp, const void *ctx)
     eb_json_key(w, "validity");
     eb_json_obj_begin(w);
     eb_json_kstr(w, "verdict", eb_validity_verdict(&r->validity));
+    eb_json_key(w, "criteria");
+    eb_json_obj_begin(w);
+    eb_json_kint(w, "min_reps", EB_LLM_MIN_REPS);
+    eb_json_obj_end(w);
     eb_json_key(w, "reasons");
     eb_json_arr_begin(w);
     for (int i = 0; i < r->validity.n_reasons; i++)
@@ -741,8 +760,13 @@ static int json_body(FILE *fp, const void *ctx)
 enum eb_status eb_llm_report_write(const struct eb_llm_result *r, const char *dir,
                                    enum eb_llm_report_file f, struct eb_diag *diag)
 {
-    static const eb_report_body_fn bodies[EB_LLM_REPORT_FILE_COUNT] = {md_body, html_body,
-                                                                       json_body};
+    static const eb_report_body_fn bodies[EB_LLM_REPORT_FILE_COUNT] = {
+        [EB_LLM_REPORT_MD] = md_body,
+        [EB_LLM_REPORT_HTML] = html_body,
+        [EB_LLM_REPORT_SUMMARY] = eb_llm_report__summary_body,
+        [EB_LLM_REPORT_INPUTS] = eb_llm_report__inputs_body,
+        [EB_LLM_REPORT_ASSUMPTIONS] = eb_llm_report__assumptions_body,
+        [EB_LLM_REPORT_JSON] = json_body};
     if ((unsigned)f >= EB_LLM_REPORT_FILE_COUNT)
         return EB_ERR_INVALID_ARG;
     return eb_report__write_atomic(dir, k_file_names[f], bodies[f], r, diag);

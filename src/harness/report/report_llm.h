@@ -18,11 +18,14 @@
 enum eb_llm_report_file {
     EB_LLM_REPORT_MD = 0,
     EB_LLM_REPORT_HTML,
+    EB_LLM_REPORT_SUMMARY,     /* summary.md (report_llm_repro.c) */
+    EB_LLM_REPORT_INPUTS,      /* inputs.json (report_llm_repro.c) */
+    EB_LLM_REPORT_ASSUMPTIONS, /* assumptions.md (report_llm_repro.c) */
     EB_LLM_REPORT_JSON,
     EB_LLM_REPORT_FILE_COUNT
 };
 
-/** "report.md", "report.html", "report.json". */
+/** "report.md", "report.html", "summary.md", "inputs.json", "assumptions.md", "report.json". */
 const char *eb_llm_report_file_name(enum eb_llm_report_file f);
 
 /** Writes one file into `dir` (atomically: a temporary file renamed). EB_ERR_IO naming it. */
@@ -35,5 +38,11 @@ EB_NODISCARD enum eb_status eb_llm_report_write(const struct eb_llm_result *r, c
  * repetitions.
  */
 void eb_llm_report_bench_table(const struct eb_llm_result *r, FILE *fp);
+
+/* Internal to report_llm*.c: the bodies of summary.md, inputs.json and assumptions.md
+ * (report_llm_repro.c), as eb_report__write_atomic takes them (ctx: the result). */
+int eb_llm_report__summary_body(FILE *fp, const void *ctx);
+int eb_llm_report__inputs_body(FILE *fp, const void *ctx);
+int eb_llm_report__assumptions_body(FILE *fp, const void *ctx);
 
 #endif

@@ -233,7 +233,7 @@ static const struct unmeasured_rule unmeasured_rules[] = {
     {.what = "Interference against a solo run", .per_slot = 1, .why = no_solo},
 };
 
-static void md_statistics(FILE *fp)
+void eb_report__md_statistics(FILE *fp)
 {
     fprintf(fp, "## Statistics\n\n");
     fprintf(fp, "- Percentiles: %s.\n", EB_STAT_PERCENTILE_METHOD);
@@ -316,9 +316,15 @@ static void md_peaks(FILE *fp, const struct eb_run_result *r)
             fprintf(fp, "- Slot %s: %s, %s, %g TFLOPS at %g MHz (%s).\n", s->name, p->peak_device,
                     p->peak_precision, p->peak_tflops, p->peak_clock_mhz, p->peak_note);
     }
+    fprintf(fp, "\n");
+    eb_report__md_peak_table(fp);
+}
+
+void eb_report__md_peak_table(FILE *fp)
+{
     size_t n = 0;
     const struct eb_peak_entry *e = eb_peak_table(&n);
-    fprintf(fp, "\nThe peak table (dense, 10^12 FLOP/s; int8 10^12 OP/s; DRAM bandwidth 10^9 "
+    fprintf(fp, "The peak table (dense, 10^12 FLOP/s; int8 10^12 OP/s; DRAM bandwidth 10^9 "
                 "bytes/s):\n\n");
     fprintf(fp, "| Device | Clock MHz | fp32 | fp16 | int8 | Source | DRAM GB/s | Source |\n"
                 "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
@@ -378,7 +384,7 @@ static int assumptions_body(FILE *fp, const void *ctx)
             "inputs.json; the machine in env.json.\n\n",
             r->version != NULL ? r->version : "unknown",
             r->started_at[0] != '\0' ? r->started_at : "at an unknown time");
-    md_statistics(fp);
+    eb_report__md_statistics(fp);
     md_validity(fp, r);
     md_counting(fp, r);
     md_peaks(fp, r);

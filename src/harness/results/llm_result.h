@@ -36,6 +36,8 @@
 #include "harness/results/validity.h"
 
 #define EB_LLM_MAX_WARNINGS 8
+/* A run with fewer measured repetitions has no spread to speak of: INVALID. */
+#define EB_LLM_MIN_REPS 3
 
 /** The phases of a repetition, as the per-operator profile splits them. */
 enum eb_llm_phase { EB_LLM_PREFILL = 0, EB_LLM_DECODE, EB_LLM_PHASES };
@@ -76,6 +78,9 @@ struct eb_llm_workload {
     int64_t prompt, gen, reps, warmup, ctx;
     uint32_t seed;
     char prompt_source[4096]; /* "seeded" or the --prompt_ids file */
+    char prompt_sha256[65];   /* of the --prompt_ids file's bytes; "" for a seeded prompt */
+    double target_tps;        /* --target_tps: the decode rate to keep up with; 0 none */
+    int profile;              /* --profile was asked */
 };
 
 struct eb_llm_result {
