@@ -144,6 +144,53 @@ case_summary_and_repro() {
   [ "$(jq_get "$(run_dir out)/report.json" workload/target_tps)" = null ] || fail "target null"
 }
 
+# --trace: trace.json holds each repetition's prefill and decode and every decode step, as
+# report.json counts them; on the CPU, no kernels, and the reason.
+case_trace_phases() {
+  tiny llama
+  llm --backend native --prompt 16 --gen 8 --reps 3 --trace || fail "llm failed: $(cat e.txt)"
+  local d; d=$(run_dir out)
+  [ -s "$d/trace.json" ] || fail "no trace.json"
+  grep -qx "trace: $d/trace.json" o.txt || fail "no trace line: $(cat o.txt)"
+  [ "$(jq_get "$d/report.json" trace/file)" = trace.json ] || fail "trace file"
+  [ "$(jq_get "$d/report.json" trace/steps)" = 24 ] || fail "trace steps"
+  [ "$(jq_get "$d/report.json" trace/gpu)" = none ] || fail "trace gpu"
+  [ "$(jq_get "$d/report.json" trace/gpu_note)" = "the model does not run on the cuda device" ] ||
+    fail "gpu note"
+  "$EB_TRACECHECK" "$d/trace.json" "llm=$d/report.json" >check.txt || fail "trace.json does not check"
+  grep -q '^ok llm: 3 repetitions, 6 phase events, 24 step events' check.txt || fail "$(cat check.txt)"
+  # The checker fails a trace whose steps are out of order.
+  sed 's/"step":7,/"step":6,/' "$d/trace.json" >broken.json
+  ! "$EB_TRACECHECK" broken.json "llm=$d/report.json" 2>err.txt || fail "a wrong step passes"
+  grep -q "is not step 7 of rep 0" err.txt || fail "checker: $(cat err.txt)"
+  # Without --trace: no file, trace null.
+  rm -rf out
+  llm --backend native --prompt 8 --gen 2 --reps 3 || fail "llm failed: $(cat e.txt)"
+  [ ! -e "$(run_dir out)/trace.json" ] || fail "trace.json without --trace"
+  [ "$(jq_get "$(run_dir out)/report.json" trace)" = null ] || fail "trace not null"
+}
+
+# On a GPU (skips elsewhere): CUPTI's kernels in trace.json, each inside a prefill or decode
+# phase of the repetitions.
+case_trace_cuda_kernels() {
+  tiny llama
+  llm --backend native --device cuda --prompt 16 --gen 8 --reps 3 --trace
+  local rc=$?
+  if [ "$rc" != 0 ]; then
+    grep -Eq "no CUDA GPU is usable|has no CUDA device|no CUDA device|not built with CUDA" e.txt &&
+      skip "$(grep -m1 -E 'CUDA' e.txt)"
+    fail "llm --trace on cuda: exit $rc: $(cat e.txt)"
+  fi
+  local d; d=$(run_dir out)
+  [ "$(jq_get "$d/report.json" trace/gpu)" = cupti ] ||
+    skip "no CUPTI: $(jq_get "$d/report.json" trace/gpu_note)"
+  "$EB_TRACECHECK" "$d/trace.json" --kernels "llm=$d/report.json" || fail "trace.json does not check"
+  local n; n=$(jq_get "$d/report.json" trace/kernels)
+  [ "$n" -gt 24 ] || fail "only $n kernels in 3 prefills and 24 decode steps"
+  jq_get "$d/report.json" trace/top_kernels/0/name | grep -q . || fail "top kernel has no name"
+  grep -q '^top kernels by total GPU time (trace):' o.txt || fail "no table printed"
+}
+
 case_bad_input() {
   tiny llama
   "$EB_BIN" llm --model tiny.onnx --prompt 0 2>e.txt

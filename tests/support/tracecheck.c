@@ -9,6 +9,13 @@
  * the GPU process (process_name "GPU"), every one on a thread named "stream <tid>" and inside
  * the span of the stage events. Prints one "ok" line per slot (and the kernels); exit 1 with
  * the reason otherwise.
+ *
+ * eb_tracecheck TRACE [--kernels] llm=REPORT_JSON: checks an `llm --trace` trace.json against
+ * its report.json: one thread named "llm" holds, per measured repetition in order, a "prefill"
+ * and then a "decode" event of cat "phase" (args.rep, not overlapping) and, inside that decode,
+ * its "decode step" events of cat "step" (args.rep, step in order, kv = prompt + step), as many
+ * as report.json's trace.steps. With --kernels: kernels as above, each inside one of the phase
+ * events.
  */
 #include <math.h>
 #include <stdio.h>
@@ -182,8 +189,101 @@ out:
     return rc;
 }
 
-/* Kernel events: on the GPU process, on a named stream thread, inside [span0, span1]. */
-static int check_kernels(const struct eb_json_value *ev, double span0, double span1)
+/* The phase events of an llm trace: [ts, ts + dur] each, in microseconds. */
+struct ranges {
+    double lo[2 * 10000], hi[2 * 10000];
+    size_t n;
+};
+
+static double jnum(const struct eb_json_value *root, const char *a, const char *b)
+{
+    const struct eb_json_value *o = eb_json_get(root, a);
+    return o != NULL ? num(o, b) : NAN;
+}
+
+static int check_llm(const struct eb_json_value *ev, const char *report_path, struct ranges *ph,
+                     double *span0, double *span1)
+{
+    char msg[512];
+    size_t len = 0;
+    char *text = slurp(report_path, &len);
+    struct eb_json_value *rep = NULL;
+    struct eb_diag d = {0};
+    if (text == NULL || eb_json_parse(text, len, &rep, &d) != EB_OK) {
+        free(text);
+        return fail("cannot read the llm report", report_path);
+    }
+    free(text);
+    const double reps = jnum(rep, "workload", "reps_measured"), gen = jnum(rep, "workload", "gen"),
+                 prompt = jnum(rep, "workload", "prompt"), steps = jnum(rep, "trace", "steps");
+    eb_json_free(rep);
+    if (!(reps >= 1 && gen >= 1 && steps >= 0) || reps > 10000)
+        return fail("the llm report has no measured repetitions or trace", report_path);
+    double pid, tid;
+    if (!find_thread(ev, "llm", &pid, &tid))
+        return fail("no single thread_name event names the llm thread", NULL);
+    size_t n_phase = 0, n_step = 0;
+    double prev_end = -INFINITY, dec_lo = NAN, dec_hi = NAN, cur_rep = -1;
+    ph->n = 0;
+    for (size_t i = 0; i < ev->n; i++) {
+        const struct eb_json_value *e = &ev->items[i];
+        if (strcmp(str(e, "ph"), "X") != 0 || num(e, "pid") != pid || num(e, "tid") != tid)
+            continue;
+        const struct eb_json_value *args = eb_json_get(e, "args");
+        const double ts = num(e, "ts"), dur = num(e, "dur"), r = args ? num(args, "rep") : NAN;
+        if (!(dur >= 0))
+            return fail("an llm event has no duration", str(e, "name"));
+        if (strcmp(str(e, "cat"), "phase") == 0) {
+            const char *want = n_phase % 2 == 0 ? "prefill" : "decode";
+            if (strcmp(str(e, "name"), want) != 0 || r != (double)(n_phase / 2) ||
+                ts < prev_end - 0.001) {
+                snprintf(msg, sizeof(msg),
+                         "phase event %zu is %s of rep %g at %.3f us, expected %s of rep %zu "
+                         "after %.3f us",
+                         n_phase, str(e, "name"), r, ts, want, n_phase / 2, prev_end);
+                return fail(msg, NULL);
+            }
+            prev_end = ts + dur;
+            ph->lo[ph->n] = ts;
+            ph->hi[ph->n++] = ts + dur;
+            if (n_phase % 2 == 1) {
+                dec_lo = ts;
+                dec_hi = ts + dur;
+                cur_rep = r;
+            }
+            n_phase++;
+            if (ts < *span0)
+                *span0 = ts;
+            if (ts + dur > *span1)
+                *span1 = ts + dur;
+        } else if (strcmp(str(e, "cat"), "step") == 0) {
+            const double j = args ? num(args, "step") : NAN;
+            const double want_j = n_step - gen * (double)(size_t)(n_step / (size_t)gen);
+            if (strcmp(str(e, "name"), "decode step") != 0 || r != cur_rep || j != want_j ||
+                num(args, "kv") != prompt + j || ts < dec_lo - 0.001 || ts + dur > dec_hi + 0.001) {
+                snprintf(msg, sizeof(msg),
+                         "step event %zu (rep %g step %g at %.3f+%.3f us) is not step %g of rep "
+                         "%g inside its decode [%.3f, %.3f] us",
+                         n_step, r, j, ts, dur, want_j, cur_rep, dec_lo, dec_hi);
+                return fail(msg, NULL);
+            }
+            n_step++;
+        }
+    }
+    if (n_phase != 2 * (size_t)reps || n_step != (size_t)steps) {
+        snprintf(msg, sizeof(msg), "%zu phase events for %g repetitions, %zu steps for %g", n_phase,
+                 reps, n_step, steps);
+        return fail(msg, NULL);
+    }
+    printf("ok llm: %g repetitions, %zu phase events, %zu step events on tid %g\n", reps, n_phase,
+           n_step, tid);
+    return 0;
+}
+
+/* Kernel events: on the GPU process, on a named stream thread, inside [span0, span1] and, when
+ * `ph` is given, inside one of its ranges. */
+static int check_kernels(const struct eb_json_value *ev, double span0, double span1,
+                         const struct ranges *ph)
 {
     double gpu_pid = NAN;
     for (size_t i = 0; i < ev->n; i++) {
@@ -213,6 +313,15 @@ static int check_kernels(const struct eb_json_value *ev, double span0, double sp
                      str(e, "name"), ts, dur, span0, span1);
             return fail(msg, NULL);
         }
+        size_t k = 0;
+        while (ph != NULL && k < ph->n &&
+               !(ts >= ph->lo[k] - 0.001 && ts + dur <= ph->hi[k] + 0.001))
+            k++;
+        if (ph != NULL && k == ph->n) {
+            snprintf(msg, sizeof(msg), "kernel %s at %.3f+%.3f us is inside no phase event",
+                     str(e, "name"), ts, dur);
+            return fail(msg, NULL);
+        }
         n++;
     }
     if (n == 0)
@@ -224,7 +333,8 @@ static int check_kernels(const struct eb_json_value *ev, double span0, double sp
 int main(int argc, char **argv)
 {
     if (argc < 3)
-        return fail("usage: eb_tracecheck TRACE [--kernels] SLOT=FRAMES_CSV...", NULL);
+        return fail("usage: eb_tracecheck TRACE [--kernels] SLOT=FRAMES_CSV... | llm=REPORT_JSON",
+                    NULL);
     size_t len = 0;
     char *text = slurp(argv[1], &len);
     if (text == NULL)
@@ -239,6 +349,7 @@ int main(int argc, char **argv)
     const struct eb_json_value *ev = eb_json_get(root, "traceEvents");
     int rc = 0, kernels = 0;
     double span0 = INFINITY, span1 = -INFINITY;
+    struct ranges *ph = NULL;
     if (ev == NULL || ev->type != EB_JSON_ARRAY)
         rc = fail("no traceEvents array", NULL);
     for (int i = 2; i < argc && rc == 0; i++) {
@@ -252,10 +363,17 @@ int main(int argc, char **argv)
             break;
         }
         *eq = '\0';
-        rc = check_slot(ev, argv[i], eq + 1, &span0, &span1);
+        if (strcmp(argv[i], "llm") == 0) {
+            ph = ph != NULL ? ph : calloc(1, sizeof(*ph));
+            rc = ph == NULL ? fail("out of memory", NULL)
+                            : check_llm(ev, eq + 1, ph, &span0, &span1);
+        } else {
+            rc = check_slot(ev, argv[i], eq + 1, &span0, &span1);
+        }
     }
     if (rc == 0 && kernels)
-        rc = check_kernels(ev, span0, span1);
+        rc = check_kernels(ev, span0, span1, ph);
     eb_json_free(root);
+    free(ph);
     return rc;
 }

@@ -17,6 +17,8 @@
 #include "harness/cmd/record.h"
 #include "harness/cmd/run.h"
 #include "harness/cmd/runlog.h"
+#include "harness/cmd/trace.h"
+#include "harness/metrics/cupti.h"
 #include "harness/metrics/peaks.h"
 #include "harness/metrics/sampler.h"
 #include "harness/pipeline/budget.h"
@@ -38,6 +40,7 @@ struct llm_opts {
     const char *model, *prompt_ids, *precision;
     int64_t prompt, gen, reps, warmup, ctx, seed, target_tps;
     int prompt_given;
+    int trace;       /* --trace */
     char **run_argv; /* run's options passed through (malloc'd array of borrowed strings) */
     int run_argc;
 };
@@ -83,6 +86,9 @@ void eb_llm_print_help(FILE *fp)
             "                    of the model, else ort; the report says why)\n"
             "  --device D        cpu|cuda (default cpu)\n"
             "  --threads N       intra-op threads (default: the runtime's)\n"
+            "  --trace           also write trace.json (Chrome trace format: Perfetto or\n"
+            "                    chrome://tracing): each repetition's prefill and decode and\n"
+            "                    every decode step, and on cuda every kernel (CUPTI)\n"
             "  --profile         native: the per-operator table of each phase (prefill, decode)\n"
             "                    in the reports, adding up to the phase's forwards\n"
             "  --gpu_mem_limit_gb G  the memory limit: weights and the KV cache at --ctx must\n"
@@ -139,6 +145,10 @@ static int parse_opts(int argc, char **argv, struct llm_opts *o, int *help, FILE
         const char *arg = argv[i], *value = NULL;
         if (strncmp(arg, "--", 2) != 0)
             return usage(err, "unexpected argument '%.200s'; options start with --", arg);
+        if (strcmp(arg, "--trace") == 0) {
+            o->trace = 1;
+            continue;
+        }
         size_t k = 0, n = 0;
         while (k < EB_ARRAY_LEN(strs) && !eb_config_match_option(arg, strs[k], &value))
             k++;
@@ -210,6 +220,7 @@ struct llm_ctx {
     char backend_reason[256];
     int show_progress;
     uint64_t t_start;
+    struct eb_cupti *gpu; /* --trace on cuda: the kernels (owned) */
 };
 
 /* The prompt: the --prompt_ids file's ids, else a seeded sequence below `vocab`. */
@@ -562,6 +573,56 @@ static void record_history(struct llm_ctx *c)
     free(rec);
 }
 
+/* --trace: with the model on the cuda device, CUPTI records every kernel from before the load;
+ * without CUPTI the trace holds the phases only (one warning says why). */
+static void start_cupti(struct llm_ctx *c)
+{
+    struct eb_trace_result *t = &c->res.trace;
+    snprintf(t->gpu, sizeof(t->gpu), "none");
+    if (c->cfg.device != EB_DEVICE_CUDA) {
+        snprintf(t->gpu_note, sizeof(t->gpu_note), "the model does not run on the cuda device");
+        return;
+    }
+    struct eb_diag d = {0};
+    if (eb_cupti_start(NULL, &c->gpu, &d) == EB_OK) {
+        eb_log_msg(&c->log, EB_LOG_DEBUG, "--trace: CUPTI %u from %s records the kernels",
+                   c->gpu->version, c->gpu->library);
+        return;
+    }
+    c->gpu = NULL;
+    snprintf(t->gpu_note, sizeof(t->gpu_note), "%.200s", d.msg);
+    eb_log_msg(&c->log, EB_LOG_WARN, "--trace: %s; the trace holds the phases only", d.msg);
+}
+
+/* trace.json of the measured repetitions and the top kernels (trace.h), printed unless --quiet;
+ * 0, or -1 when the file could not be written (said in the log). */
+static int write_trace(struct llm_ctx *c)
+{
+    struct eb_llm_result *r = &c->res;
+    struct eb_trace_result *t = &r->trace;
+    struct eb_diag d = {0};
+    if (c->gpu != NULL && eb_cupti_stop(c->gpu, &d) != EB_OK) {
+        snprintf(t->gpu_note, sizeof(t->gpu_note), "%.200s", d.msg);
+        eb_log_msg(&c->log, EB_LOG_WARN, "--trace: %s; kernels may be missing", d.msg);
+    }
+    if (c->gpu != NULL)
+        snprintf(t->gpu, sizeof(t->gpu), "cupti");
+    if (eb_trace_write_llm(r->output_dir, r, c->gpu, t, &d) != EB_OK) {
+        eb_log_msg(&c->log, EB_LOG_ERROR, "%s", d.msg);
+        return -1;
+    }
+    if (c->gpu != NULL && c->gpu->dropped > 0)
+        eb_llm_result_warn(r, "--trace: %llu kernel records were not kept",
+                           (unsigned long long)c->gpu->dropped);
+    if (!c->cfg.quiet) {
+        fprintf(c->env->out, "trace: %s/trace.json\n", r->output_dir);
+        if (t->n_top > 0)
+            eb_trace_print_kernels(c->env->out, "top kernels by total GPU time (trace):", t->top,
+                                   t->n_top);
+    }
+    return 0;
+}
+
 /* Measures; the exit code (the report is written by the caller whatever happened). */
 static int measure(struct llm_ctx *c)
 {
@@ -575,6 +636,8 @@ static int measure(struct llm_ctx *c)
         if (c->has_facts && c->o.prompt_ids == NULL)
             code = check_budget(c, &diag);
     }
+    if (code < 0 && c->o.trace)
+        start_cupti(c);
     if (code < 0)
         code = load(c, &diag);
     if (code < 0) {
@@ -749,7 +812,9 @@ int eb_llm_main(int argc, char **argv, const struct eb_llm_env *env)
     }
     eb_log_msg(&c->log, EB_LOG_DEBUG, "command line: %s", env->command_line);
 
+    r->trace.on = c->o.trace;
     code = measure(c);
+    int lost = c->o.trace && write_trace(c) != 0;
     if (r->precision[0] == '\0' && c->o.precision != NULL)
         snprintf(r->precision, sizeof(r->precision), "%s", c->o.precision);
     {
@@ -773,9 +838,10 @@ int eb_llm_main(int argc, char **argv, const struct eb_llm_env *env)
         extra.ort_providers = c->probe.providers;
     }
     struct eb_diag ed = {0};
-    int lost = eb_report_write_env(dir, &extra, &ed) != EB_OK;
-    if (lost)
+    if (eb_report_write_env(dir, &extra, &ed) != EB_OK) {
         eb_log_msg(&c->log, EB_LOG_ERROR, "%s", ed.msg);
+        lost = 1;
+    }
     int written = 0;
     for (int f = 0; f < EB_LLM_REPORT_FILE_COUNT; f++) {
         struct eb_diag rd = {0};
@@ -807,6 +873,7 @@ done:
     if (log_ready)
         eb_runlog_fini(&c->rl);
     eb_llm_result_fini(r);
+    eb_cupti_destroy(c->gpu);
     free(c->summary);
     free(c->ids);
     free(c->o.run_argv);

@@ -15,6 +15,7 @@
 
 #include "harness/metrics/cupti.h"
 #include "harness/pipeline/slot.h"
+#include "harness/results/llm_result.h"
 #include "harness/results/result.h"
 
 /* Measured frames per slot in the trace: the first ones (about 0.5 kB of JSON a frame). */
@@ -30,6 +31,19 @@
 EB_NODISCARD enum eb_status eb_trace_write(const char *dir, const struct eb_slot *slots,
                                            const int *ran, const struct eb_cupti *gpu,
                                            struct eb_trace_result *t, struct eb_diag *diag);
+
+/**
+ * `llm --trace`: writes <dir>/trace.json from r's measured repetitions (their start times and
+ * durations) and `gpu`'s kernels (NULL = none), and fills `t` as eb_trace_write does, with
+ * t->frames[0] the decode steps in the trace. Thread "llm" (tid 1) of the process holds, per
+ * repetition, a "prefill" and a "decode" event of cat "phase" (args.rep) and, inside the decode,
+ * one "decode step" event of cat "step" per step (args rep, step, kv: the cache length it read),
+ * the first EB_TRACE_MAX_FRAMES steps. Kernels: those from the first prefill's start to the
+ * last step's end. EB_ERR_IO naming the file.
+ */
+EB_NODISCARD enum eb_status eb_trace_write_llm(const char *dir, const struct eb_llm_result *r,
+                                               const struct eb_cupti *gpu,
+                                               struct eb_trace_result *t, struct eb_diag *diag);
 
 /** The top kernels as a console table (name, calls, total ms, share) under `title`. */
 void eb_trace_print_kernels(FILE *fp, const char *title, const struct eb_kernel_stat *k, size_t n);

@@ -195,6 +195,7 @@ struct run_state {
     int64_t *pos;  /* [prompt + gen] 0, 1, 2, ... */
     int64_t *mask; /* [prompt + gen] ones */
     int64_t token; /* the last chosen token */
+    uint64_t at;   /* when the last step's forward began (eb_clock_ns) */
     float dummy;   /* the data of an empty cache */
 };
 
@@ -221,6 +222,7 @@ static enum eb_status step(struct run_state *s, const int64_t *ids, int64_t n, i
         p->data = past == 0 ? (void *)&s->dummy : s->out[io->present[t]].data;
     }
     const uint64_t t0 = eb_clock_ns();
+    s->at = t0;
     enum eb_status st = eb_backend_infer(s->c->be, s->in, s->n_in, s->out, s->n_out, NULL, diag);
     const uint64_t t1 = eb_clock_ns();
     if (st != EB_OK)
@@ -310,6 +312,7 @@ static enum eb_status repetition(struct run_state *s, struct eb_llm_result *r, i
     if (record) {
         r->prefill_ns[rep] = fwd;
         r->ttft_ns[rep] = total;
+        r->prefill_at_ns[rep] = s->at;
         r->prof[EB_LLM_PREFILL].forward_ms += (double)fwd / 1e6;
     }
     if (c->profile && (st = record ? take_profile(c, r, EB_LLM_PREFILL, diag) : EB_OK) != EB_OK)
@@ -331,6 +334,7 @@ static enum eb_status repetition(struct run_state *s, struct eb_llm_result *r, i
         if (st != EB_OK || !record)
             continue;
         r->decode_ns[rep * c->gen + j] = total;
+        r->decode_at_ns[rep * c->gen + j] = s->at;
         r->prof[EB_LLM_DECODE].forward_ms += (double)fwd / 1e6;
         /* tokens[0] is the prefill's; step j yields token j + 1 (the last step's is not
          * kept: gen tokens are generated, the first by the prefill). */

@@ -728,7 +728,7 @@ const char *eb_report__signal_name(int sig)
 }
 
 /* The top kernels (report.json "trace.top_kernels", ncu's and nsys's tables alike). */
-static void write_kernels(struct eb_json_writer *w, const struct eb_kernel_stat *k, size_t n)
+void eb_report__write_kernels(struct eb_json_writer *w, const struct eb_kernel_stat *k, size_t n)
 {
     eb_json_arr_begin(w);
     for (size_t i = 0; i < n; i++) {
@@ -762,7 +762,7 @@ static void write_trace(struct eb_json_writer *w, const struct eb_trace_result *
     kuint(w, "kernels", t->kernels);
     eb_json_knum(w, "gpu_ms", t->gpu_ms);
     eb_json_key(w, "top_kernels");
-    write_kernels(w, t->top, t->n_top);
+    eb_report__write_kernels(w, t->top, t->n_top);
     eb_json_obj_end(w);
 }
 

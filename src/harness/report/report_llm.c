@@ -108,6 +108,16 @@ static void build(const struct eb_llm_result *r, struct facts *f)
         r->device_name[0] ? " " : "", r->device_name,
         r->threads > 0 ? (snprintf(a, sizeof(a), "%d", r->threads), a) : "default");
 
+    if (r->trace.on && !r->trace.written)
+        add(f, "Run", "Trace", "trace.json could not be written (run.log says why)");
+    else if (r->trace.on)
+        add(f, "Run", "Trace", "trace.json: %llu decode steps; %s",
+            (unsigned long long)r->trace.frames[0],
+            r->trace.kernels > 0 ? (snprintf(a, sizeof(a), "%llu kernels, %.3f ms of GPU time",
+                                             (unsigned long long)r->trace.kernels, r->trace.gpu_ms),
+                                    a)
+                                 : r->trace.gpu_note);
+
     add(f, "Throughput", "Time to first token (p50)", "%s ms",
         r->ttft.count ? (snprintf(a, sizeof(a), "%.3f", r->ttft.p50), a) : "n/a");
     add(f, "Throughput", "Prefill tokens/s", "%s",
@@ -723,6 +733,22 @@ static int json_body(FILE *fp, const void *ctx)
         eb_json_obj_begin(w);
         for (int p = 0; p < EB_LLM_PHASES; p++)
             write_profile(w, &r->prof[p], k_phase_names[p]);
+        eb_json_obj_end(w);
+    }
+
+    eb_json_key(w, "trace");
+    if (!r->trace.on) {
+        eb_json_null(w);
+    } else {
+        eb_json_obj_begin(w);
+        kstr_or_null(w, "file", r->trace.written ? "trace.json" : NULL);
+        kuint(w, "steps", r->trace.frames[0]);
+        eb_json_kstr(w, "gpu", r->trace.gpu);
+        kstr_or_null(w, "gpu_note", r->trace.gpu_note);
+        kuint(w, "kernels", r->trace.kernels);
+        eb_json_knum(w, "gpu_ms", r->trace.gpu_ms);
+        eb_json_key(w, "top_kernels");
+        eb_report__write_kernels(w, r->trace.top, r->trace.n_top);
         eb_json_obj_end(w);
     }
 

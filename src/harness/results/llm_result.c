@@ -25,7 +25,10 @@ enum eb_status eb_llm_result_alloc(struct eb_llm_result *r, int64_t reps, int64_
     r->ttft_ns = calloc((size_t)reps, sizeof(*r->ttft_ns));
     r->decode_ns = calloc((size_t)reps * (size_t)gen, sizeof(*r->decode_ns));
     r->tokens = calloc((size_t)gen, sizeof(*r->tokens));
-    if (r->prefill_ns == NULL || r->ttft_ns == NULL || r->decode_ns == NULL || r->tokens == NULL)
+    r->prefill_at_ns = calloc((size_t)reps, sizeof(*r->prefill_at_ns));
+    r->decode_at_ns = calloc((size_t)reps * (size_t)gen, sizeof(*r->decode_at_ns));
+    if (r->prefill_ns == NULL || r->ttft_ns == NULL || r->decode_ns == NULL || r->tokens == NULL ||
+        r->prefill_at_ns == NULL || r->decode_at_ns == NULL)
         return EB_ERR_NOMEM;
     return EB_OK;
 }
@@ -36,12 +39,15 @@ void eb_llm_result_fini(struct eb_llm_result *r)
     free(r->ttft_ns);
     free(r->decode_ns);
     free(r->tokens);
+    free(r->prefill_at_ns);
+    free(r->decode_at_ns);
     for (int p = 0; p < EB_LLM_PHASES; p++) {
         free(r->prof[p].nodes);
         memset(&r->prof[p], 0, sizeof(r->prof[p]));
     }
     r->prefill_ns = r->ttft_ns = r->decode_ns = NULL;
     r->tokens = NULL;
+    r->prefill_at_ns = r->decode_at_ns = NULL;
 }
 
 void eb_llm_result_warn(struct eb_llm_result *r, const char *fmt, ...)

@@ -33,6 +33,7 @@
 #include "eb/diag.h"
 #include "harness/metrics/sampler.h"
 #include "harness/metrics/stats.h"
+#include "harness/results/result.h"
 #include "harness/results/validity.h"
 
 #define EB_LLM_MAX_WARNINGS 8
@@ -110,13 +111,16 @@ struct eb_llm_result {
 
     /* Records (owned; eb_llm_result_alloc): reps_done repetitions were measured. */
     int64_t reps_done;
-    uint64_t *prefill_ns; /* [reps] the prefill forward */
-    uint64_t *ttft_ns;    /* [reps] prefill + first token */
-    uint64_t *decode_ns;  /* [reps x gen] step j of repetition i at i * gen + j */
-    int64_t *tokens;      /* [gen] the greedy tokens of the first measured repetition */
-    int tokens_differ;    /* a later repetition produced other tokens (it should not) */
-    int profiled;         /* --profile: prof[] holds the phases' per-operator tables */
+    uint64_t *prefill_ns;    /* [reps] the prefill forward */
+    uint64_t *ttft_ns;       /* [reps] prefill + first token */
+    uint64_t *decode_ns;     /* [reps x gen] step j of repetition i at i * gen + j */
+    uint64_t *prefill_at_ns; /* [reps] when each prefill's forward began (CLOCK_MONOTONIC) */
+    uint64_t *decode_at_ns;  /* [reps x gen] when each decode step's forward began */
+    int64_t *tokens;         /* [gen] the greedy tokens of the first measured repetition */
+    int tokens_differ;       /* a later repetition produced other tokens (it should not) */
+    int profiled;            /* --profile: prof[] holds the phases' per-operator tables */
     struct eb_llm_phase_prof prof[EB_LLM_PHASES];
+    struct eb_trace_result trace; /* --trace: trace.json (frames[0] = the decode steps in it) */
 
     /* Derived (eb_llm_result_summarize). Milliseconds. */
     struct eb_stat_summary ttft, prefill, decode;
