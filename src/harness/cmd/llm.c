@@ -14,6 +14,7 @@
 #include "eb/file.h"
 #include "eb/number.h"
 #include "harness/cmd/config.h"
+#include "harness/cmd/profile.h"
 #include "harness/cmd/record.h"
 #include "harness/cmd/run.h"
 #include "harness/cmd/runlog.h"
@@ -41,8 +42,12 @@ struct llm_opts {
     int64_t prompt, gen, reps, warmup, ctx, seed, target_tps;
     int prompt_given;
     int trace;       /* --trace */
+    int nsys;        /* --nsys */
     char **run_argv; /* run's options passed through (malloc'd array of borrowed strings) */
     int run_argc;
+    char **nsys_argv; /* the options of the re-run under nsys: all but --trace and --nsys
+                         (malloc'd array of borrowed strings) */
+    int nsys_argc;
 };
 
 /* Options of `run` that llm passes to eb_config_parse. */
@@ -89,6 +94,10 @@ void eb_llm_print_help(FILE *fp)
             "  --trace           also write trace.json (Chrome trace format: Perfetto or\n"
             "                    chrome://tracing): each repetition's prefill and decode and\n"
             "                    every decode step, and on cuda every kernel (CUPTI)\n"
+            "  --nsys            then run the same llm again under Nsight Systems (nsys profile,\n"
+            "                    its capture gated on the measured repetitions' NVTX range\n"
+            "                    llm:measure): nsys.nsys-rep and nsys_kernels.csv in the run\n"
+            "                    folder, the top kernels printed\n"
             "  --profile         native: the per-operator table of each phase (prefill, decode)\n"
             "                    in the reports, adding up to the phase's forwards\n"
             "  --gpu_mem_limit_gb G  the memory limit: weights and the KV cache at --ctx must\n"
@@ -139,14 +148,19 @@ static int parse_opts(int argc, char **argv, struct llm_opts *o, int *help, FILE
             return EB_EXIT_OK;
         }
     o->run_argv = malloc(((size_t)argc + 1) * sizeof(char *));
-    if (o->run_argv == NULL)
+    o->nsys_argv = malloc(((size_t)argc + 1) * sizeof(char *));
+    if (o->run_argv == NULL || o->nsys_argv == NULL)
         return usage(err, "out of memory%s", "");
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--trace") != 0 && strcmp(argv[i], "--nsys") != 0)
+            o->nsys_argv[o->nsys_argc++] = argv[i];
+    o->nsys_argv[o->nsys_argc] = NULL;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i], *value = NULL;
         if (strncmp(arg, "--", 2) != 0)
             return usage(err, "unexpected argument '%.200s'; options start with --", arg);
-        if (strcmp(arg, "--trace") == 0) {
-            o->trace = 1;
+        if (strcmp(arg, "--trace") == 0 || strcmp(arg, "--nsys") == 0) {
+            *(arg[2] == 't' ? &o->trace : &o->nsys) = 1;
             continue;
         }
         size_t k = 0, n = 0;
@@ -867,6 +881,24 @@ int eb_llm_main(int argc, char **argv, const struct eb_llm_env *env)
         }
     if (lost)
         code = EB_EXIT_WRITE_FAILED;
+    /* --nsys: the same llm again under Nsight Systems, when this one measured something. */
+    if (c->o.nsys && code != EB_EXIT_NOTHING_RAN && code != EB_EXIT_INTERRUPTED &&
+        atomic_load(env->stop) == 0) {
+        char capture[64];
+        snprintf(capture, sizeof(capture), "%s@%s", EB_LLM_MEASURE_RANGE, EB_NVTX_DOMAIN_STAGE);
+        const struct eb_nsys_job job = {.subcmd = "llm",
+                                        .capture = capture,
+                                        .args = c->o.nsys_argv,
+                                        .n_args = c->o.nsys_argc,
+                                        .dir = dir,
+                                        .argv0 = NULL,
+                                        .quiet = c->cfg.quiet,
+                                        .stop = env->stop,
+                                        .console = env->err,
+                                        .out = env->out};
+        const int nsys_code = eb_profile_nsys(&job, code);
+        code = code == EB_EXIT_WRITE_FAILED ? code : nsys_code; /* a lost file comes first */
+    }
 done:
     if (c->be != NULL)
         eb_backend_destroy(c->be);
@@ -877,6 +909,7 @@ done:
     free(c->summary);
     free(c->ids);
     free(c->o.run_argv);
+    free(c->o.nsys_argv);
     free(c);
     return code;
 }

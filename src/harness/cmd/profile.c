@@ -699,7 +699,7 @@ out:
 /* Runs one nsys command (stdout to out_name, stderr appended to nsys.err.log in `dir`); 0 when
  * it ran to a clean end, else the one-line message is printed and *code set. */
 static int nsys_step(char *const *argv, const char *dir, const char *out_name, const char *what,
-                     const struct eb_run_env *env, int *code)
+                     const struct eb_nsys_job *env, int *code)
 {
     char out[4200], err_log[4200], line[320] = "";
     snprintf(out, sizeof(out), "%s/%s", dir, out_name);
@@ -730,26 +730,22 @@ static int nsys_step(char *const *argv, const char *dir, const char *out_name, c
     return 1;
 }
 
-static int run_nsys(const struct eb_profile_options *po, const struct eb_run_env *env,
-                    const char *argv0, const char *dir, const struct eb_config *cfg, int run_code)
+int eb_profile_nsys(const struct eb_nsys_job *job, int run_code)
 {
     char nsys[4096];
     if (!find_executable("nsys", nsys, sizeof(nsys))) {
-        fprintf(env->console, "edgebench: error: nsys not found on PATH: install Nsight Systems "
+        fprintf(job->console, "edgebench: error: nsys not found on PATH: install Nsight Systems "
                               "(the CUDA toolkit's nsight-systems) for --nsys\n");
         return EB_EXIT_USAGE;
     }
-    char self[4096], capture[64], report_base[4200], report[4300], output[4200];
-    self_path(argv0, self, sizeof(self));
-    const char *slot = cfg->mode == EB_MODE_THERMAL ? "thermal" : "rgb";
-    snprintf(capture, sizeof(capture), "%s%s@%s", slot, EB_NSYS_MEASURE_RANGE_SUFFIX,
-             EB_NVTX_DOMAIN_STAGE);
-    snprintf(report_base, sizeof(report_base), "%s/nsys", dir);
+    char self[4096], report_base[4200], report[4300], output[4200];
+    self_path(job->argv0, self, sizeof(self));
+    snprintf(report_base, sizeof(report_base), "%s/nsys", job->dir);
     snprintf(report, sizeof(report), "%s.nsys-rep", report_base);
-    snprintf(output, sizeof(output), "%s/nsys-run", dir);
-    char **argv = malloc(((size_t)po->run_argc + 24) * sizeof(char *));
+    snprintf(output, sizeof(output), "%s/nsys-run", job->dir);
+    char **argv = malloc(((size_t)job->n_args + 24) * sizeof(char *));
     if (argv == NULL) {
-        fprintf(env->console, "edgebench: error: out of memory for the nsys command line\n");
+        fprintf(job->console, "edgebench: error: out of memory for the nsys command line\n");
         return EB_EXIT_USAGE;
     }
     size_t n = 0;
@@ -758,30 +754,30 @@ static int run_nsys(const struct eb_profile_options *po, const struct eb_run_env
                      "--trace=cuda,nvtx",
                      "--capture-range=nvtx",
                      "--nvtx-capture",
-                     capture,
+                     (char *)job->capture,
                      "--capture-range-end=stop",
                      "--force-overwrite=true",
                      "--output",
                      report_base,
                      self,
-                     "run"};
+                     (char *)job->subcmd};
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
         argv[n++] = fixed[i];
-    for (int i = 0; i < po->run_argc; i++)
-        argv[n++] = po->run_argv[i];
+    for (int i = 0; i < job->n_args; i++)
+        argv[n++] = job->args[i];
     char *tail[] = {"--db", "none", "--output", output, NULL};
     for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
         argv[n++] = tail[i];
     int code = run_code;
-    if (!cfg->quiet)
-        fprintf(env->console,
-                "edgebench: nsys: profiling the measured pass (output: %s/nsys.log)\n", dir);
+    if (!job->quiet)
+        fprintf(job->console,
+                "edgebench: nsys: profiling the measured pass (output: %s/nsys.log)\n", job->dir);
     char *stats[] = {nsys, "stats", "--report", "cuda_gpu_kern_sum", "--format", "csv", "--output",
                      "-",  report,  NULL};
-    if (nsys_step(argv, dir, "nsys.log", "nsys profile", env, &code) &&
-        nsys_step(stats, dir, "nsys_kernels.csv", "nsys stats", env, &code)) {
+    if (nsys_step(argv, job->dir, "nsys.log", "nsys profile", job, &code) &&
+        nsys_step(stats, job->dir, "nsys_kernels.csv", "nsys stats", job, &code)) {
         char path[4200];
-        snprintf(path, sizeof(path), "%s/nsys_kernels.csv", dir);
+        snprintf(path, sizeof(path), "%s/nsys_kernels.csv", job->dir);
         size_t len = 0;
         char *text = slurp(path, &len);
         struct eb_kernel_stat top[EB_TRACE_TOP_KERNELS];
@@ -789,13 +785,13 @@ static int run_nsys(const struct eb_profile_options *po, const struct eb_run_env
         struct eb_diag d = {0};
         if (text == NULL ||
             eb_nsys_kern_sum_parse(text, len, top, EB_TRACE_TOP_KERNELS, &n_top, &d) != EB_OK) {
-            fprintf(env->console, "edgebench: error: %s: %s\n", path,
+            fprintf(job->console, "edgebench: error: %s: %s\n", path,
                     text == NULL ? strerror(errno) : d.msg);
             code = EB_EXIT_USAGE;
         } else {
-            eb_trace_print_kernels(stdout, "top kernels by total GPU time (nsys):", top, n_top);
-            fprintf(stdout, "nsys: %s\n", report);
-            fflush(stdout);
+            eb_trace_print_kernels(job->out, "top kernels by total GPU time (nsys):", top, n_top);
+            fprintf(job->out, "nsys: %s\n", report);
+            fflush(job->out);
         }
         free(text);
     }
@@ -816,8 +812,23 @@ int eb_profile_run(const struct eb_config *cfg, const struct eb_profile_options 
         code == EB_EXIT_INTERRUPTED || atomic_load(env->stop) != 0)
         return code;
     int tool_code = code;
-    if (po->nsys)
-        tool_code = run_nsys(po, env, argv0, dir, cfg, code);
+    if (po->nsys) {
+        char capture[64];
+        snprintf(capture, sizeof(capture), "%s%s@%s",
+                 cfg->mode == EB_MODE_THERMAL ? "thermal" : "rgb", EB_NSYS_MEASURE_RANGE_SUFFIX,
+                 EB_NVTX_DOMAIN_STAGE);
+        const struct eb_nsys_job job = {.subcmd = "run",
+                                        .capture = capture,
+                                        .args = po->run_argv,
+                                        .n_args = po->run_argc,
+                                        .dir = dir,
+                                        .argv0 = argv0,
+                                        .quiet = cfg->quiet,
+                                        .stop = env->stop,
+                                        .console = env->console,
+                                        .out = stdout};
+        tool_code = eb_profile_nsys(&job, code);
+    }
     if (po->ncu && (tool_code == code || tool_code == EB_EXIT_USAGE) &&
         atomic_load(env->stop) == 0) {
         const int ncu_code = run_ncu(cfg, po, env, argv0, dir, code);

@@ -14,6 +14,7 @@
 #ifndef EB_PROFILE_H
 #define EB_PROFILE_H
 
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "harness/cmd/config.h"
@@ -53,6 +54,29 @@ void eb_profile_options_fini(struct eb_profile_options *po);
 
 /** Prints `edgebench profile --help`. */
 void eb_profile_print_help(FILE *fp);
+
+/** A workload to run again under Nsight Systems (--nsys of `profile` and `llm`). */
+struct eb_nsys_job {
+    const char *subcmd;  /* "run", "llm" */
+    const char *capture; /* the NVTX range gating the capture, "<name>@<domain>" */
+    char *const *args;   /* the subcommand's options for the re-run (borrowed); n_args of them */
+    int n_args;
+    const char *dir;   /* the run folder: nsys.nsys-rep, nsys.log, nsys_kernels.csv, nsys-run/ */
+    const char *argv0; /* this program, when /proc/self/exe cannot say */
+    int quiet;
+    const atomic_int *stop; /* Ctrl-C: forwarded to the child's process group */
+    FILE *console;          /* errors and the progress line */
+    FILE *out;              /* the top-kernels table */
+};
+
+/**
+ * Runs `nsys profile --trace=cuda,nvtx --capture-range=nvtx --nvtx-capture <capture>
+ * --capture-range-end=stop ... <self> <subcmd> <args> --db none --output <dir>/nsys-run`, then
+ * `nsys stats --report cuda_gpu_kern_sum` into nsys_kernels.csv, and prints its top kernels.
+ * Returns `run_code` when both ran, else EB_EXIT_USAGE (nsys missing or failed, one line said
+ * why) or EB_EXIT_INTERRUPTED.
+ */
+int eb_profile_nsys(const struct eb_nsys_job *job, int run_code);
 
 /**
  * Runs the profile (eb_run_main with `env`), then with po->ncu Nsight Compute as child

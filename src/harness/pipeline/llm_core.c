@@ -380,6 +380,7 @@ enum eb_status eb_llm_core_run(const struct eb_llm_core *c, struct eb_llm_result
     s->n_out = (size_t)(2 * c->io->layers + 1);
     enum eb_status st = c->profile ? alloc_profile(c, r, diag) : EB_OK;
     r->reps_done = 0;
+    int measuring = 0; /* EB_LLM_MEASURE_RANGE pushed */
     for (int64_t k = 0; k < c->warmup + c->reps && st == EB_OK; k++) {
         if (atomic_load(c->stop) != 0) {
             st = EB_ERR_CANCELLED;
@@ -387,12 +388,18 @@ enum eb_status eb_llm_core_run(const struct eb_llm_core *c, struct eb_llm_result
         }
         const int record = k >= c->warmup;
         const int64_t rep = record ? k - c->warmup : k;
+        if (k == c->warmup && c->nvtx != NULL) {
+            eb_nvtx_push(c->nvtx, EB_LLM_MEASURE_RANGE);
+            measuring = 1;
+        }
         st = repetition(s, r, rep, record, diag);
         if (st == EB_OK && record)
             r->reps_done = rep + 1;
         if (st == EB_OK && c->rep_done != NULL)
             c->rep_done(c->ctx, rep, !record);
     }
+    if (measuring)
+        eb_nvtx_pop(c->nvtx);
     free(s->pos);
     free(s->mask);
     free(s);

@@ -55,13 +55,18 @@ EB_NODISCARD enum eb_status eb_llm_prompt_ids_parse(const char *text, int64_t vo
                                                     int64_t **ids_out, size_t *n_out,
                                                     struct eb_diag *diag);
 
+/* The NVTX range (domain edgebench.stage) around the measured repetitions, which gates
+ * `llm --nsys`'s capture. */
+#define EB_LLM_MEASURE_RANGE "llm:measure"
+
 struct eb_llm_core {
     struct eb_backend *be;      /* loaded; borrowed */
     const struct eb_llm_io *io; /* borrowed */
     const int64_t *prompt_ids;  /* [prompt] token ids < vocab; borrowed */
     int64_t prompt, gen;        /* tokens */
     int64_t reps, warmup;       /* measured and warm-up repetitions */
-    const struct eb_nvtx *nvtx; /* ranges "prefill" and "decode" per repetition; may be NULL */
+    const struct eb_nvtx *nvtx; /* ranges "prefill" and "decode" per repetition, and
+                                   EB_LLM_MEASURE_RANGE around the measured ones; may be NULL */
     int profile;      /* the backend was opened with cfg.profile: fill r->prof per phase */
     atomic_int *stop; /* non-zero: stop after the current step; borrowed */
     /* Called after each repetition (measured or not) on the caller's thread; may be NULL. */
