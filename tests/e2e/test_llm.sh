@@ -204,9 +204,38 @@ case_profile_per_phase() {
   done
   [ $found = 1 ] || fail "lm_head is not among the 15 slowest prefill nodes"
   grep -q '^### decode: 24 forwards' "$(run_dir out)/report.md" || fail "report.md profile"
-  # ONNX Runtime profiles a session once: no phases apart.
-  rm -rf out
-  llm --backend ort --profile --prompt 8 --gen 2
-  [ $? = 2 ] && grep -q -- "--profile: the per-phase operator tables need --backend native" e.txt ||
-    fail "$(cat e.txt)"
+}
+
+# ONNX Runtime profiles the session as a whole: its file is split by run after the last
+# repetition, the warm-up's runs left out, into the same per-phase tables as native's.
+case_profile_per_phase_ort() {
+  need_ort
+  tiny llama
+  llm --profile --prompt 32 --gen 5 --reps 4 --warmup 2 || fail "llm failed: $(cat e.txt)"
+  local d j; d=$(run_dir out) j=$(run_dir out)/report.json
+  [ "$(jq_get "$j" backend/name)" = ort ] || fail "backend"
+  # One prefill a measured repetition, gen decode steps each; no warm-up run.
+  [ "$(jq_get "$j" profile/prefill/runs)" = 4 ] || fail "prefill runs $(jq_get "$j" profile/prefill/runs)"
+  [ "$(jq_get "$j" profile/decode/runs)" = 20 ] || fail "decode runs $(jq_get "$j" profile/decode/runs)"
+  ! "$EB_JSONQ" "$j" warnings/0 >/dev/null 2>&1 || fail "warning: $("$EB_JSONQ" "$j" warnings/0)"
+  for p in prefill decode; do
+    local c sum; c=$(jq_get "$j" profile/$p/coverage)
+    awk -v c="$c" 'BEGIN { exit !(c > 0 && c <= 1.0001) }' || fail "$p coverage $c"
+    sum=0
+    for i in $(seq 0 40); do
+      local v; v=$("$EB_JSONQ" "$j" profile/$p/by_op/$i/share 2>/dev/null) || break
+      sum=$(awk -v a="$sum" -v b="$v" 'BEGIN { print a + b }')
+    done
+    near "$sum" 1 0.001 || fail "$p by_op shares add up to $sum"
+    # ONNX Runtime's node names, with its op types (MatMul among them).
+    local ops; ops=$(for i in $(seq 0 40); do "$EB_JSONQ" "$j" profile/$p/by_op/$i/op 2>/dev/null || break; done)
+    echo "$ops" | grep -qx MatMul || fail "$p has no MatMul row: $ops"
+  done
+  local found=0
+  for i in $(seq 0 14); do
+    [ "$("$EB_JSONQ" "$j" profile/prefill/top_nodes/$i/name 2>/dev/null)" = /lm_head/MatMul ] && found=1
+  done
+  [ $found = 1 ] || fail "lm_head is not among the 15 slowest prefill nodes"
+  grep -q '^### prefill: 4 forwards' "$d/report.md" || fail "report.md prefill profile"
+  grep -q '^### decode: 20 forwards' "$d/report.md" || fail "report.md decode profile"
 }
