@@ -28,8 +28,10 @@
  * the advice bit EB_ADVICE_TRT_CACHE; ABI 11: eb_model_info.int8_nodes; ABI 12: `profile`
  * takes a diag (ort reads a file there, which can fail with a reason); ABI 13: up to 80 inputs and
  * outputs (a decoder's KV cache: 2 a layer), and `infer` takes the last infer's outputs as
- * inputs (a decoder's present.* passed on as past_key_values.*), eb_backend_config.max_seq. */
-#define EB_BACKEND_ABI      13u
+ * inputs (a decoder's present.* passed on as past_key_values.*), eb_backend_config.max_seq; ABI 14:
+ * `profile_runs` (the per-operator profile of chosen runs, read after the last one: ort) and
+ * struct eb_run_range. */
+#define EB_BACKEND_ABI      14u
 #define EB_BACKEND_MAX_IO   80
 #define EB_BACKEND_NAME_MAX 128
 
@@ -210,6 +212,12 @@ struct eb_backend_profile {
                             times add up to it, up to the cost of the timer calls) */
 };
 
+/** Runs [first, first + count), counted from 0 = the first infer after the last profile_reset
+ * (profile_runs). */
+struct eb_run_range {
+    uint64_t first, count;
+};
+
 struct eb_backend_ops {
     uint32_t abi;     /* = EB_BACKEND_ABI; eb_backend_create rejects others */
     const char *name; /* "ort", "native": CLI value and report key */
@@ -264,6 +272,22 @@ struct eb_backend_ops {
      * remembers how many runs came before, and the file's first that many runs are left out.
      */
     void (*profile_reset)(void *priv);
+    /**
+     * Optional (ABI 14), with `profile`; NULL where `profile` reads the runs since the last
+     * profile_reset as they go (native: read and reset after each phase). A backend that has it
+     * profiles its session as a whole (ort: ONNX Runtime's profiler, one file) and tells the runs
+     * apart afterwards: fills `profile_out` with the per-node times of the runs in `ranges`
+     * (n_ranges of them; a run in several ranges counts once), in the order the nodes first ran
+     * there. `runs` is how many of those runs the profile holds (fewer than asked where the
+     * runtime stopped recording: ONNX Runtime keeps about a million events) and `run_total_ms`
+     * the runtime's own time of those runs. As `profile`, the first call ends the profiler: call
+     * it after the last run; `profile` and profile_runs then read the same recording. The table
+     * is valid until the next profile or profile_runs call or close (the names until close).
+     * EB_ERR_UNSUPPORTED as `profile`, and when the runs cannot be told apart (ort: a Run was
+     * retried since the reset, so infers and recorded runs differ); the errors of `profile`.
+     */
+    enum eb_status (*profile_runs)(void *priv, const struct eb_run_range *ranges, size_t n_ranges,
+                                   struct eb_backend_profile *profile_out, struct eb_diag *diag);
     /**
      * Optional (ABI 4), with infer_frame: 1 when the loaded model can take frames that the
      * backend preprocesses on its device; else 0 and why.
@@ -363,5 +387,13 @@ EB_NODISCARD enum eb_status eb_backend_profile_get(struct eb_backend *be,
                                                    struct eb_diag *diag);
 /** Forgets the recorded profile; does nothing where the backend has no profile. */
 void eb_backend_profile_reset(struct eb_backend *be);
+/**
+ * The per-operator profile of the runs in `ranges` (see eb_backend_ops.profile_runs), for a
+ * backend that profiles a session as a whole (eb_backend_ops_of(be)->profile_runs != NULL).
+ * EB_ERR_UNSUPPORTED naming the backend where it has none; else as eb_backend_profile_get.
+ */
+EB_NODISCARD enum eb_status
+eb_backend_profile_runs(struct eb_backend *be, const struct eb_run_range *ranges, size_t n_ranges,
+                        struct eb_backend_profile *profile_out, struct eb_diag *diag);
 
 #endif

@@ -173,3 +173,21 @@ void eb_backend_profile_reset(struct eb_backend *be)
     if (be->ops->profile_reset != NULL)
         be->ops->profile_reset(be->priv);
 }
+
+enum eb_status eb_backend_profile_runs(struct eb_backend *be, const struct eb_run_range *ranges,
+                                       size_t n_ranges, struct eb_backend_profile *profile_out,
+                                       struct eb_diag *diag)
+{
+    memset(profile_out, 0, sizeof(*profile_out));
+    struct eb_diag d = {0};
+    enum eb_status st = EB_ERR_UNSUPPORTED;
+    if (be->ops->profile_runs != NULL)
+        st = be->ops->profile_runs(be->priv, ranges, n_ranges, profile_out, &d);
+    if (st == EB_OK)
+        return EB_OK;
+    memset(profile_out, 0, sizeof(*profile_out));
+    if (d.status != EB_OK)
+        return eb_diag_fail_advise(diag, st, d.advice, "%s", d.msg);
+    return eb_diag_fail(diag, st, "backend %s has no per-operator profile of chosen runs%s",
+                        be->ops->name, be->ops->profile_runs != NULL ? " (profiling is off)" : "");
+}

@@ -191,6 +191,42 @@ case_trace_cuda_kernels() {
   grep -q '^top kernels by total GPU time (trace):' o.txt || fail "no table printed"
 }
 
+# --nsys: the same llm again under Nsight Systems (a fake nsys here), its capture gated on the
+# measured repetitions' range, its kernel summary printed; without nsys, one line and exit 2
+# after the run's own reports.
+case_nsys() {
+  tiny llama
+  mkdir bin empty
+  cat >bin/nsys <<'SH'
+#!/bin/bash
+echo "$*" >>"$FAKE_NSYS_CALLS"
+case $1 in
+profile) exit 0 ;;
+stats)
+  echo '"Time (%)","Total Time (ns)","Instances","Avg (ns)","Med (ns)","Min (ns)","Max (ns)","StdDev (ns)","Name"'
+  echo '60.0,3000000,30,100000.0,100000.0,90000,110000,100.0,"k_gemv(float const*)"'
+  echo '40.0,2000000,20,100000.0,100000.0,90000,110000,100.0,"k_norm"'
+  ;;
+esac
+SH
+  chmod +x bin/nsys
+  FAKE_NSYS_CALLS=$PWD/calls.txt PATH="$PWD/bin:$PATH" llm --backend native --prompt 8 --gen 4 \
+    --reps 3 --nsys --trace || fail "exit $?: $(cat e.txt)"
+  grep -q '^profile --trace=cuda,nvtx --capture-range=nvtx --nvtx-capture llm:measure@edgebench.stage --capture-range-end=stop' calls.txt ||
+    fail "nsys profile args: $(cat calls.txt)"
+  # The re-run: the same llm options, without --nsys and --trace, into the run folder.
+  grep -q ' llm --model tiny.onnx --backend ort --output out --db none --backend native --prompt 8 --gen 4 --reps 3 --db none --output .*/nsys-run$' calls.txt ||
+    fail "the re-run: $(cat calls.txt)"
+  grep -A3 '^top kernels by total GPU time (nsys):' o.txt >t.txt || fail "no table: $(cat o.txt)"
+  sed -n 3p t.txt | grep -Eq '^  k_gemv\(float const\*\) +30 +3\.000 +60\.0%$' || fail "row 1: $(cat t.txt)"
+  [ -s "$(run_dir out)/report.json" ] || fail "the run's own report"
+  rm -rf out
+  PATH="$PWD/empty" llm --backend native --prompt 8 --gen 2 --reps 3 --nsys
+  [ $? = 2 ] || fail "exit without nsys, expected 2"
+  grep -q '^edgebench: error: nsys not found on PATH' e.txt || fail "$(cat e.txt)"
+  [ "$(jq_get "$(run_dir out)/report.json" status)" = ok ] || fail "the run's reports are missing"
+}
+
 case_bad_input() {
   tiny llama
   "$EB_BIN" llm --model tiny.onnx --prompt 0 2>e.txt
@@ -308,9 +344,38 @@ case_profile_per_phase() {
   done
   [ $found = 1 ] || fail "lm_head is not among the 15 slowest prefill nodes"
   grep -q '^### decode: 24 forwards' "$(run_dir out)/report.md" || fail "report.md profile"
-  # ONNX Runtime profiles a session once: no phases apart.
-  rm -rf out
-  llm --backend ort --profile --prompt 8 --gen 2
-  [ $? = 2 ] && grep -q -- "--profile: the per-phase operator tables need --backend native" e.txt ||
-    fail "$(cat e.txt)"
+}
+
+# ONNX Runtime profiles the session as a whole: its file is split by run after the last
+# repetition, the warm-up's runs left out, into the same per-phase tables as native's.
+case_profile_per_phase_ort() {
+  need_ort
+  tiny llama
+  llm --profile --prompt 32 --gen 5 --reps 4 --warmup 2 || fail "llm failed: $(cat e.txt)"
+  local d j; d=$(run_dir out) j=$(run_dir out)/report.json
+  [ "$(jq_get "$j" backend/name)" = ort ] || fail "backend"
+  # One prefill a measured repetition, gen decode steps each; no warm-up run.
+  [ "$(jq_get "$j" profile/prefill/runs)" = 4 ] || fail "prefill runs $(jq_get "$j" profile/prefill/runs)"
+  [ "$(jq_get "$j" profile/decode/runs)" = 20 ] || fail "decode runs $(jq_get "$j" profile/decode/runs)"
+  ! "$EB_JSONQ" "$j" warnings/0 >/dev/null 2>&1 || fail "warning: $("$EB_JSONQ" "$j" warnings/0)"
+  for p in prefill decode; do
+    local c sum; c=$(jq_get "$j" profile/$p/coverage)
+    awk -v c="$c" 'BEGIN { exit !(c > 0 && c <= 1.0001) }' || fail "$p coverage $c"
+    sum=0
+    for i in $(seq 0 40); do
+      local v; v=$("$EB_JSONQ" "$j" profile/$p/by_op/$i/share 2>/dev/null) || break
+      sum=$(awk -v a="$sum" -v b="$v" 'BEGIN { print a + b }')
+    done
+    near "$sum" 1 0.001 || fail "$p by_op shares add up to $sum"
+    # ONNX Runtime's node names, with its op types (MatMul among them).
+    local ops; ops=$(for i in $(seq 0 40); do "$EB_JSONQ" "$j" profile/$p/by_op/$i/op 2>/dev/null || break; done)
+    echo "$ops" | grep -qx MatMul || fail "$p has no MatMul row: $ops"
+  done
+  local found=0
+  for i in $(seq 0 14); do
+    [ "$("$EB_JSONQ" "$j" profile/prefill/top_nodes/$i/name 2>/dev/null)" = /lm_head/MatMul ] && found=1
+  done
+  [ $found = 1 ] || fail "lm_head is not among the 15 slowest prefill nodes"
+  grep -q '^### prefill: 4 forwards' "$d/report.md" || fail "report.md prefill profile"
+  grep -q '^### decode: 20 forwards' "$d/report.md" || fail "report.md decode profile"
 }

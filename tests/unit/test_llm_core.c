@@ -3,8 +3,10 @@
  * (eb_llm_io_bind, on crafted input/output lists: the common names, an attention_mask, what is
  * refused), the figures derived from the records (eb_llm_result_summarize on hand-computed
  * times: tokens/s per repetition, achieved FLOP/s and bytes/s, MFU and bandwidth use against a
- * peak, none without one) and the measurement core against ONNX Runtime on the tiny llama
- * (greedy tokens the same as a prefill of the whole sequence chooses; skips without ORT).
+ * peak, none without one), the measurement core against ONNX Runtime on the tiny llama
+ * (greedy tokens the same as a prefill of the whole sequence chooses; skips without ORT), and
+ * the core's --profile on a fake backend that profiles its session as a whole (which runs each
+ * phase's table is asked for, after one reset past the warm-up).
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -237,4 +239,203 @@ EB_TEST(core_tokens_match_a_full_prefill)
     }
     eb_llm_result_fini(&r);
     eb_backend_destroy(be);
+}
+
+/*
+ * A backend that profiles the session as a whole (profile_runs), faked: a one-layer decoder
+ * (decoder_info's tensors) whose logits are zeros (token 0 every step) and whose cache is as long
+ * as asked. It counts its infers and profile_resets; profile_runs fails unless there was one
+ * reset, after cfg.threads infers (the warm-up's), and answers with one node whose time encodes
+ * which runs were asked: run k (counted from the reset) adds k + 1 ms. The runs from cfg.max_seq
+ * on are missing, as from a runtime whose file is capped; run_total_ms is 1000 ms a run held.
+ */
+enum { FAKE_SEQ = 64, FAKE_VOCAB = 1024, FAKE_KV = 2 * FAKE_SEQ * 16 };
+struct fake_priv {
+    float kv[2][FAKE_KV];
+    float logits[FAKE_SEQ * FAKE_VOCAB];
+    uint64_t infers, infers_at_reset, resets, warmup_infers, hold;
+    struct eb_backend_prof_node node;
+};
+
+static enum eb_status fake_probe(const struct eb_backend_config *cfg, struct eb_backend_probe *p,
+                                 struct eb_diag *diag)
+{
+    (void)cfg;
+    (void)diag;
+    memset(p, 0, sizeof(*p));
+    p->available = 1;
+    return EB_OK;
+}
+
+static enum eb_status fake_open(void *priv, const struct eb_backend_config *cfg,
+                                struct eb_diag *diag)
+{
+    struct fake_priv *p = priv;
+    (void)diag;
+    p->warmup_infers = (uint64_t)cfg->threads;
+    p->hold = (uint64_t)cfg->max_seq;
+    return EB_OK;
+}
+
+static void fake_close(void *priv)
+{
+    (void)priv;
+}
+
+static enum eb_status fake_load(void *priv, const struct eb_model_spec *spec,
+                                struct eb_model_info *info_out, struct eb_diag *diag)
+{
+    (void)priv;
+    (void)spec;
+    (void)diag;
+    decoder_info(info_out, 1, 0);
+    return EB_OK;
+}
+
+/* Inputs: position_ids, past.0.value, past.0.key, input_ids; outputs: present.0.key,
+ * present.0.value, logits (decoder_info's order). */
+static enum eb_status fake_infer(void *priv, const struct eb_tensor *in, size_t n_in,
+                                 struct eb_tensor *out, size_t n_out,
+                                 struct eb_infer_timing *timing_out, struct eb_diag *diag)
+{
+    struct fake_priv *p = priv;
+    (void)timing_out;
+    const int64_t n = in[3].shape[1], len = in[1].shape[2] + n;
+    if (n_in != 4 || n_out != 3 || len > FAKE_SEQ)
+        return eb_diag_fail(diag, EB_ERR_BACKEND, "fake: unexpected call");
+    p->infers++;
+    for (int t = 0; t < 2; t++)
+        out[t] = (struct eb_tensor){
+            .dtype = EB_DTYPE_F32, .rank = 4, .shape = {1, 2, len, 16}, .data = p->kv[t]};
+    out[2] = (struct eb_tensor){
+        .dtype = EB_DTYPE_F32, .rank = 3, .shape = {1, n, FAKE_VOCAB}, .data = p->logits};
+    return EB_OK;
+}
+
+static enum eb_status fake_profile(void *priv, struct eb_backend_profile *out, struct eb_diag *d)
+{
+    (void)priv;
+    memset(out, 0, sizeof(*out));
+    return eb_diag_fail(d, EB_ERR_BACKEND, "fake: profile read as it goes");
+}
+
+static void fake_reset(void *priv)
+{
+    struct fake_priv *p = priv;
+    p->infers_at_reset = p->infers;
+    p->resets++;
+}
+
+static enum eb_status fake_profile_runs(void *priv, const struct eb_run_range *ranges, size_t n,
+                                        struct eb_backend_profile *out, struct eb_diag *diag)
+{
+    struct fake_priv *p = priv;
+    if (p->resets != 1 || p->infers_at_reset != p->warmup_infers)
+        return eb_diag_fail(diag, EB_ERR_BACKEND, "fake: %llu resets, the last after %llu infers",
+                            (unsigned long long)p->resets, (unsigned long long)p->infers_at_reset);
+    uint64_t runs = 0, code = 0;
+    for (size_t i = 0; i < n; i++)
+        for (uint64_t r = ranges[i].first; r < ranges[i].first + ranges[i].count; r++)
+            if (r < p->hold) {
+                runs++;
+                code += r + 1;
+            }
+    p->node = (struct eb_backend_prof_node){
+        .name = "/n", .op = "MatMul", .fused = "", .total_ms = (double)code};
+    *out = (struct eb_backend_profile){
+        .n_nodes = 1, .nodes = &p->node, .runs = runs, .run_total_ms = 1000.0 * (double)runs};
+    return EB_OK;
+}
+
+static const struct eb_backend_ops fake_whole_session_ops = {
+    .abi = EB_BACKEND_ABI,
+    .name = "fake",
+    .description = "a backend that profiles its session as a whole",
+    .caps = EB_BACKEND_CAP_OP_PROFILE,
+    .priv_size = sizeof(struct fake_priv),
+    .probe = fake_probe,
+    .open = fake_open,
+    .close = fake_close,
+    .load = fake_load,
+    .infer = fake_infer,
+    .profile = fake_profile,
+    .profile_reset = fake_reset,
+    .profile_runs = fake_profile_runs,
+};
+
+/* The core with --profile on the fake: `reps` repetitions of prompt 5 and gen 4 after `warmup`,
+ * the runs from `hold` on missing from the fake's profile. */
+static void run_fake(struct eb_llm_result *r, int64_t reps, int64_t warmup, int64_t hold)
+{
+    enum { GEN = 4 };
+    struct eb_diag d = {0};
+    struct eb_backend_config cfg = {
+        .profile = 1, .threads = (int)(warmup * (1 + GEN)), .max_seq = hold};
+    struct eb_backend *be = NULL;
+    struct eb_model_info info;
+    struct eb_model_spec spec = {.path = "fake.onnx"};
+    ASSERT_OK(eb_backend_create(&fake_whole_session_ops, &cfg, &be, &d));
+    ASSERT_OK(eb_backend_load(be, &spec, &info, &d));
+    struct eb_llm_io b;
+    ASSERT_OK(eb_llm_io_bind(&info, &b, &d));
+    const int64_t prompt[5] = {1, 2, 3, 4, 5};
+    atomic_int stop = 0;
+    eb_llm_result_init(r);
+    r->w.gen = GEN;
+    ASSERT_OK(eb_llm_result_alloc(r, reps, GEN));
+    struct eb_llm_core core = {.be = be,
+                               .io = &b,
+                               .prompt_ids = prompt,
+                               .prompt = 5,
+                               .gen = GEN,
+                               .reps = reps,
+                               .warmup = warmup,
+                               .profile = 1,
+                               .stop = &stop};
+    ASSERT_OK(eb_llm_core_run(&core, r, &d));
+    ASSERT_EQ_INT(r->reps_done, reps);
+    /* The names stay the backend's while it is loaded: checked here, before it goes. */
+    ASSERT_EQ_INT(r->profiled, 1);
+    for (int p = 0; p < EB_LLM_PHASES; p++) {
+        ASSERT_EQ_INT(r->prof[p].n, 1);
+        ASSERT_STREQ(r->prof[p].nodes[0].name, "/n");
+        ASSERT_STREQ(r->prof[p].nodes[0].op, "MatMul");
+    }
+    eb_backend_destroy(be);
+}
+
+/* A backend that profiles its session as a whole is reset after the warm-up and read once at
+ * the end: the prefill's runs are each repetition's first (0, 5, 10 with gen 4), the decode's
+ * the 4 after each; the phase's forward time is the runtime's time of its runs. */
+EB_TEST(core_profile_by_runs_splits_the_phases)
+{
+    struct eb_llm_result r;
+    run_fake(&r, 3, 2, 1000);
+    const struct eb_llm_phase_prof *pf = &r.prof[EB_LLM_PREFILL], *dc = &r.prof[EB_LLM_DECODE];
+    ASSERT_EQ_INT(pf->runs, 3);
+    ASSERT_NEAR(pf->nodes[0].ms, 1 + 6 + 11, 1e-9);
+    ASSERT_NEAR(pf->run_ms, 3000, 1e-9);
+    ASSERT_NEAR(pf->forward_ms, 3000, 1e-9);
+    ASSERT_EQ_INT(dc->runs, 12);
+    ASSERT_NEAR(dc->nodes[0].ms, (2 + 3 + 4 + 5) + (7 + 8 + 9 + 10) + (12 + 13 + 14 + 15), 1e-9);
+    ASSERT_NEAR(dc->forward_ms, 12000, 1e-9);
+    ASSERT_EQ_INT(r.n_warnings, 0);
+    eb_llm_result_fini(&r);
+
+    /* No warm-up: the reset comes before the first run all the same. */
+    run_fake(&r, 3, 0, 1000);
+    ASSERT_EQ_INT(r.prof[EB_LLM_PREFILL].runs, 3);
+    ASSERT_NEAR(r.prof[EB_LLM_PREFILL].nodes[0].ms, 18, 1e-9);
+    eb_llm_result_fini(&r);
+
+    /* The runtime kept the first 7 runs only (its event limit): each table covers what it
+     * holds, and the result says so. */
+    run_fake(&r, 3, 1, 7);
+    ASSERT_EQ_INT(r.prof[EB_LLM_PREFILL].runs, 2);
+    ASSERT_EQ_INT(r.prof[EB_LLM_DECODE].runs, 5);
+    ASSERT_NEAR(r.prof[EB_LLM_DECODE].forward_ms, 5000, 1e-9);
+    ASSERT_EQ_INT(r.n_warnings, 2);
+    ASSERT_CONTAINS(r.warnings[0], "holds 2 of the 3 prefill forwards");
+    ASSERT_CONTAINS(r.warnings[1], "holds 5 of the 12 decode forwards");
+    eb_llm_result_fini(&r);
 }

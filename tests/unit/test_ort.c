@@ -1015,6 +1015,125 @@ EB_TEST(profile_file_sums_kept_runs_per_node)
     eb_ort__profile_fini(&p); /* twice, and on a zeroed struct: fine */
 }
 
+/* The table of chosen runs (eb_ort__profile_select), on the same file: runs count from the
+ * first kept one, a run in two ranges counts once, and a run past the file's end (ORT's event
+ * limit) is not counted. */
+EB_TEST(profile_file_selects_runs)
+{
+    char path[1024];
+    struct eb_ort_profile p = {0};
+    struct eb_backend_profile t;
+    struct eb_diag d = {0};
+    ASSERT_OK(
+        eb_ort__profile_read(write_profile("p.json", profile_text, path, sizeof(path)), 1, &p, &d));
+    /* The first kept run (run 1 of the file) alone. */
+    const struct eb_run_range first = {0, 1};
+    ASSERT_OK(eb_ort__profile_select(&p, &first, 1, &t, &d));
+    ASSERT_EQ_INT(t.runs, 1);
+    ASSERT_NEAR(t.run_total_ms, 0.450, 1e-12);
+    ASSERT_EQ_INT(t.n_nodes, 5);
+    ASSERT_STREQ(t.nodes[0].name, "/a");
+    ASSERT_NEAR(t.nodes[0].total_ms, 0.300, 1e-12);
+    ASSERT_STREQ(t.nodes[2].name, "/c");
+    ASSERT_NEAR(t.nodes[2].total_ms, (10 + 15) / 1000.0, 1e-12);
+    ASSERT_NEAR(t.nodes[4].total_ms, 0.006, 1e-12);
+    /* The second, asked past the file's end: only the run the file holds. */
+    const struct eb_run_range second = {1, 10};
+    ASSERT_OK(eb_ort__profile_select(&p, &second, 1, &t, &d));
+    ASSERT_EQ_INT(t.runs, 1);
+    ASSERT_NEAR(t.run_total_ms, 0.420, 1e-12);
+    ASSERT_NEAR(t.nodes[0].total_ms, 0.310, 1e-12);
+    ASSERT_NEAR(t.nodes[3].total_ms, 0.004, 1e-12);
+    /* Overlapping ranges: each run once, the same as the whole table. */
+    const struct eb_run_range both[] = {{0, 1}, {0, 2}, {1, 1}};
+    ASSERT_OK(eb_ort__profile_select(&p, both, 3, &t, &d));
+    ASSERT_EQ_INT(t.runs, 2);
+    ASSERT_NEAR(t.run_total_ms, p.run_total_ms, 1e-12);
+    ASSERT_EQ_INT(t.n_nodes, p.n_nodes);
+    for (size_t k = 0; k < t.n_nodes; k++) {
+        ASSERT_STREQ(t.nodes[k].name, p.nodes[k].name);
+        ASSERT_NEAR(t.nodes[k].total_ms, p.nodes[k].total_ms, 1e-12);
+    }
+    /* Nothing the file holds, and no range at all: empty tables. */
+    const struct eb_run_range gone[] = {{2, 3}, {7, 0}, {UINT64_MAX, UINT64_MAX}};
+    ASSERT_OK(eb_ort__profile_select(&p, gone, 3, &t, &d));
+    ASSERT_EQ_INT(t.runs, 0);
+    ASSERT_EQ_INT(t.n_nodes, 0);
+    ASSERT_NEAR(t.run_total_ms, 0, 0);
+    ASSERT_OK(eb_ort__profile_select(&p, NULL, 0, &t, &d));
+    ASSERT_EQ_INT(t.runs, 0);
+    eb_ort__profile_fini(&p);
+}
+
+/* A decoder's runs as `edgebench llm` makes them: one warm-up repetition (skipped), then two of
+ * a prefill of 8 tokens and 2 decode steps of 1. A node of the decode alone ("/d") is in its
+ * table only; each phase's FLOPs are from its own shapes. */
+#define PHASE_EV(name, op, idx, ts, dur, in, out)                                                  \
+    "{\"cat\" : \"Node\",\"pid\" :7,\"tid\" :7,\"dur\" :" #dur ",\"ts\" :" #ts                     \
+    ",\"ph\" : \"X\",\"name\" :\"" name "_kernel_time\",\"args\" : {\"input_type_shape\" : " in    \
+    ",\"op_name\" : \"" op "\",\"node_index\" : \"" idx "\",\"output_type_shape\" : " out "}},\n"
+#define PREFILL_RUN(t0, ta, tb, mm)                                                                \
+    PHASE_EV("/m", "MatMul", "0", ta, mm, "[{\"float\":[1,8,4]},{\"float\":[4,5]}]",               \
+             "[{\"float\":[1,8,5]}]")                                                              \
+    PHASE_EV("/s", "Softmax", "1", tb, 2, "[{\"float\":[1,8,5]}]", "[{\"float\":[1,8,5]}]")        \
+    RUN_EV(t0, 80) ",\n"
+#define DECODE_RUN(t0, ta, tb, tc, mm)                                                             \
+    PHASE_EV("/d", "Gather", "2", ta, 3, "[{\"float\":[9,4]}]", "[{\"float\":[1,1,4]}]")           \
+    PHASE_EV("/m", "MatMul", "0", tb, mm, "[{\"float\":[1,1,4]},{\"float\":[4,5]}]",               \
+             "[{\"float\":[1,1,5]}]")                                                              \
+    PHASE_EV("/s", "Softmax", "1", tc, 1, "[{\"float\":[1,1,5]}]", "[{\"float\":[1,1,5]}]")        \
+    RUN_EV(t0, 60) ",\n"
+/* clang-format off */
+static const char phases_text[] =
+    "[\n"
+    PREFILL_RUN(100, 101, 150, 40)                                        /* warm-up */
+    DECODE_RUN(200, 201, 210, 250, 20) DECODE_RUN(300, 301, 310, 350, 20)
+    PREFILL_RUN(1000, 1001, 1050, 30)                                     /* repetition 0 */
+    DECODE_RUN(1100, 1101, 1110, 1150, 10) DECODE_RUN(1200, 1201, 1210, 1250, 12)
+    PREFILL_RUN(2000, 2001, 2050, 34)                                     /* repetition 1 */
+    DECODE_RUN(2100, 2101, 2110, 2150, 14) DECODE_RUN(2200, 2201, 2210, 2250, 16)
+    "{\"cat\" : \"Session\",\"dur\" :1,\"ts\" :3000,\"name\" :\"profiler_end\"}\n"
+    "]\n";
+/* clang-format on */
+
+EB_TEST(profile_file_splits_prefill_and_decode)
+{
+    char path[1024];
+    struct eb_ort_profile p = {0};
+    struct eb_backend_profile t;
+    struct eb_diag d = {0};
+    ASSERT_OK(
+        eb_ort__profile_read(write_profile("ph.json", phases_text, path, sizeof(path)), 3, &p, &d));
+    ASSERT_EQ_INT(p.runs_in_file, 9);
+    ASSERT_EQ_INT(p.runs, 6);
+    const struct eb_run_range prefill[] = {{0, 1}, {3, 1}}, decode[] = {{1, 2}, {4, 2}};
+    ASSERT_OK(eb_ort__profile_select(&p, prefill, 2, &t, &d));
+    ASSERT_EQ_INT(t.runs, 2);
+    ASSERT_NEAR(t.run_total_ms, 2 * 0.080, 1e-12);
+    ASSERT_EQ_INT(t.n_nodes, 2); /* no "/d" */
+    ASSERT_STREQ(t.nodes[0].name, "/m");
+    ASSERT_NEAR(t.nodes[0].total_ms, (30 + 34) / 1000.0, 1e-12);
+    ASSERT_EQ_INT(t.nodes[0].flops, 2 * (8 * 5) * 4);
+    ASSERT_STREQ(t.nodes[1].name, "/s");
+    ASSERT_NEAR(t.nodes[1].total_ms, 0.004, 1e-12);
+    ASSERT_EQ_INT(t.nodes[1].flops, 8 * 5);
+    ASSERT_OK(eb_ort__profile_select(&p, decode, 2, &t, &d));
+    ASSERT_EQ_INT(t.runs, 4);
+    ASSERT_NEAR(t.run_total_ms, 4 * 0.060, 1e-12);
+    ASSERT_EQ_INT(t.n_nodes, 3);
+    ASSERT_STREQ(t.nodes[0].name, "/d"); /* the order the decode ran them */
+    ASSERT_STREQ(t.nodes[0].op, "Gather");
+    ASSERT_NEAR(t.nodes[0].total_ms, 4 * 0.003, 1e-12);
+    ASSERT_STREQ(t.nodes[1].name, "/m");
+    ASSERT_NEAR(t.nodes[1].total_ms, (10 + 12 + 14 + 16) / 1000.0, 1e-12);
+    ASSERT_EQ_INT(t.nodes[1].flops, 2 * 5 * 4);
+    ASSERT_NEAR(t.nodes[2].total_ms, 0.004, 1e-12);
+    /* The phases' tables add up to the whole one (warm-up left out). */
+    ASSERT_NEAR(p.nodes[0].total_ms, (30 + 34 + 10 + 12 + 14 + 16) / 1000.0, 1e-12);
+    ASSERT_NEAR(p.run_total_ms, 2 * 0.080 + 4 * 0.060, 1e-12);
+    eb_ort__profile_fini(&p);
+}
+
 EB_TEST(profile_file_odd_input_is_one_line_error)
 {
     char path[1024], missing[1024];

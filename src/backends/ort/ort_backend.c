@@ -69,11 +69,15 @@ struct ort_priv {
      * --profile: ONNX Runtime's profiler writes its file into prof_dir (made at open, removed
      * with the file at close). It profiles the whole session, so profile_reset only notes how
      * many Run calls came before it (runs_at_reset), and reading the file leaves those runs out.
+     * profile_runs counts infers from the reset; an infer is one Run unless a Run was retried
+     * (retries), which would shift the file's runs against them.
      */
     int profile;
     char prof_dir[1024];        /* "" = none */
     uint64_t runs;              /* Run calls since load */
     uint64_t runs_at_reset;     /* of which before the last profile_reset */
+    uint64_t retries;           /* infers that called Run twice, since load */
+    uint64_t retries_at_reset;  /* of which before the last profile_reset */
     int prof_ended;             /* SessionEndProfiling was called: prof/prof_diag are final */
     struct eb_diag prof_diag;   /* why the profile could not be read (status EB_OK: it was) */
     struct eb_ort_profile prof; /* owned */
@@ -1036,6 +1040,7 @@ static enum eb_status ort_infer(void *priv, const struct eb_tensor *in, size_t n
         s = api->Run(p->session, NULL, in_names, in_vals, p->n_in, out_names, p->n_out, p->out);
         t1 = eb_clock_ns();
         p->runs++;
+        p->retries++;
     }
     if (s != NULL) {
         char what[WHAT_MAX];
@@ -1121,6 +1126,28 @@ static enum eb_status ort_profile(void *priv, struct eb_backend_profile *profile
     return EB_OK;
 }
 
+static enum eb_status ort_profile_runs(void *priv, const struct eb_run_range *ranges,
+                                       size_t n_ranges, struct eb_backend_profile *profile_out,
+                                       struct eb_diag *diag)
+{
+    struct ort_priv *p = priv;
+    memset(profile_out, 0, sizeof(*profile_out));
+    if (!p->profile || p->session == NULL)
+        return EB_ERR_UNSUPPORTED;
+    if (p->retries != p->retries_at_reset)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "model %s: ONNX Runtime's profile cannot be split by run: %llu of the "
+                            "infers since the reset ran the model twice (a retry with fresh "
+                            "outputs), so its runs do not match the infers",
+                            p->model, (unsigned long long)(p->retries - p->retries_at_reset));
+    if (!p->prof_ended)
+        end_profiling(p);
+    if (p->prof_diag.status != EB_OK)
+        return eb_diag_fail_advise(diag, p->prof_diag.status, p->prof_diag.advice, "%s",
+                                   p->prof_diag.msg);
+    return eb_ort__profile_select(&p->prof, ranges, n_ranges, profile_out, diag);
+}
+
 static void ort_profile_reset(void *priv)
 {
     struct ort_priv *p = priv;
@@ -1128,8 +1155,10 @@ static void ort_profile_reset(void *priv)
         eb_log_msg(p->log, EB_LOG_DEBUG,
                    "model %s: ONNX Runtime's profiler has ended; the profile stays as read",
                    p->model);
-    else
+    else {
         p->runs_at_reset = p->runs;
+        p->retries_at_reset = p->retries;
+    }
 }
 
 const struct eb_backend_ops eb_backend_ort_ops = {
@@ -1147,4 +1176,5 @@ const struct eb_backend_ops eb_backend_ort_ops = {
     .mem_usage = NULL,
     .profile = ort_profile,
     .profile_reset = ort_profile_reset,
+    .profile_runs = ort_profile_runs,
 };

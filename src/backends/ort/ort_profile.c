@@ -3,7 +3,9 @@
  * by line, each line parsed on its own with the project's JSON reader: ONNX Runtime writes one
  * event per line, and a whole file (up to its limit of a million events, hundreds of MB) parsed
  * into one tree would take several GB. Two passes: the model_run events first (which runs are
- * kept, and their spans), then the node events that fall inside a kept run.
+ * kept, and their spans), then the node events that fall inside a kept run. Each of those is also
+ * kept as (run, node, ms, flops), so that the table of any set of runs can be made afterwards
+ * (eb_ort__profile_select: `edgebench llm` splits prefill and decode runs).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -177,9 +179,10 @@ static int same_node(const struct table *t, size_t k, const char *name, size_t n
 }
 
 /* Adds `ms` to the node named name[0..name_len) of type `op`, index `idx`; made if new, with
- * `flops` (per run: a node met again, e.g. a second kernel in one run, keeps its first). */
+ * `flops` (per run: a node met again, e.g. a second kernel in one run, keeps its first). Its
+ * index into `*k_out`. */
 static enum eb_status add_time(struct table *t, const char *name, size_t name_len, const char *op,
-                               const char *idx, double ms, uint64_t flops)
+                               const char *idx, double ms, uint64_t flops, size_t *k_out)
 {
     struct eb_ort_profile *o = t->out;
     for (size_t i = 0; i < o->n_nodes; i++) {
@@ -187,6 +190,7 @@ static enum eb_status add_time(struct table *t, const char *name, size_t name_le
         if (same_node(t, k, name, name_len, op, idx)) {
             o->nodes[k].total_ms += ms;
             t->hint = k + 1;
+            *k_out = k;
             return EB_OK;
         }
     }
@@ -219,6 +223,7 @@ static enum eb_status add_time(struct table *t, const char *name, size_t name_le
     t->idx[o->n_nodes] = x;
     o->nodes[o->n_nodes] = (struct eb_backend_prof_node){
         .name = n, .op = p, .fused = "", .total_ms = ms, .flops = flops};
+    *k_out = o->n_nodes;
     o->n_nodes++;
     t->hint = o->n_nodes;
     return EB_OK;
@@ -288,11 +293,29 @@ static uint64_t node_flops(const char *op, const struct eb_json_value *args)
     return y;
 }
 
-/* Pass 2: the "_kernel_time" node events inside the kept runs, summed per node. */
+/* Appends one event to out->events. */
+static enum eb_status add_event(struct eb_ort_profile *o, size_t *cap, uint64_t run, size_t node,
+                                double ms, uint64_t flops)
+{
+    if (o->n_events == *cap) {
+        size_t nc = *cap ? 2 * *cap : 256;
+        struct eb_ort_prof_event *g = realloc(o->events, nc * sizeof(*g));
+        if (g == NULL)
+            return EB_ERR_NOMEM;
+        o->events = g;
+        *cap = nc;
+    }
+    o->events[o->n_events++] =
+        (struct eb_ort_prof_event){.run = run, .node = node, .ms = ms, .flops = flops};
+    return EB_OK;
+}
+
+/* Pass 2: the "_kernel_time" node events inside the kept runs, summed per node and kept. */
 static enum eb_status read_nodes(struct reader *r, const struct span *spans, struct table *t,
                                  struct eb_diag *diag)
 {
     char *text;
+    size_t ev_cap = 0;
     enum eb_status st = EB_OK;
     while (st == EB_OK && next_event(r, &text)) {
         if (strstr(text, KERNEL_SUFFIX) == NULL)
@@ -302,17 +325,18 @@ static enum eb_status read_nodes(struct reader *r, const struct span *spans, str
         st = parse_event(r, text, &ev, &ts, &dur, diag);
         const struct eb_json_value *name = eb_json_get(ev, "name");
         size_t len = name != NULL && name->type == EB_JSON_STRING ? strlen(name->str) : 0;
-        size_t suf = strlen(KERNEL_SUFFIX);
+        size_t suf = strlen(KERNEL_SUFFIX), k = 0;
+        const long run = st == EB_OK ? find_span(spans, t->out->runs, ts) : -1;
         if (st == EB_OK && str_is(eb_json_get(ev, "cat"), "Node") && len >= suf &&
-            strcmp(name->str + len - suf, KERNEL_SUFFIX) == 0 &&
-            find_span(spans, t->out->runs, ts) >= 0) {
+            strcmp(name->str + len - suf, KERNEL_SUFFIX) == 0 && run >= 0) {
             const struct eb_json_value *args = eb_json_get(ev, "args");
             const struct eb_json_value *op = eb_json_get(args, "op_name");
             const struct eb_json_value *ix = eb_json_get(args, "node_index");
             const char *ops = op != NULL && op->type == EB_JSON_STRING ? op->str : "";
             const char *ixs = ix != NULL && ix->type == EB_JSON_STRING ? ix->str : "";
-            if (add_time(t, name->str, len - suf, ops, ixs, dur / 1000.0, node_flops(ops, args)) !=
-                EB_OK)
+            const uint64_t flops = node_flops(ops, args);
+            if (add_time(t, name->str, len - suf, ops, ixs, dur / 1000.0, flops, &k) != EB_OK ||
+                add_event(t->out, &ev_cap, (uint64_t)run, k, dur / 1000.0, flops) != EB_OK)
                 st = eb_diag_fail(diag, EB_ERR_NOMEM,
                                   "failed to read ONNX Runtime's profile %s: out of memory",
                                   r->path);
@@ -349,6 +373,13 @@ enum eb_status eb_ort__profile_read(const char *path, uint64_t skip_runs,
         goto done;
     if (spans != NULL)
         qsort(spans, out->runs, sizeof(*spans), cmp_span);
+    if (out->runs > 0 && (out->run_ms = malloc(out->runs * sizeof(double))) == NULL) {
+        st = eb_diag_fail(diag, EB_ERR_NOMEM,
+                          "failed to read ONNX Runtime's profile %s: out of memory", path);
+        goto done;
+    }
+    for (uint64_t i = 0; i < out->runs; i++) /* run order: runs do not overlap */
+        out->run_ms[i] = (spans[i].end - spans[i].start) / 1000.0;
     rewind(r.fp);
     r.lineno = 0;
     if (out->runs > 0 && (st = read_nodes(&r, spans, &t, diag)) != EB_OK)
@@ -376,7 +407,69 @@ void eb_ort__profile_fini(struct eb_ort_profile *p)
         free(p->strings[i]);
     free(p->strings);
     free(p->nodes);
+    free(p->run_ms);
+    free(p->events);
+    free(p->sel);
+    free(p->sel_of);
     memset(p, 0, sizeof(*p));
+}
+
+/* Marks in `in` (zeroed, [p->runs]) the kept runs inside `ranges`; how many. */
+static uint64_t mark_runs(const struct eb_ort_profile *p, const struct eb_run_range *ranges,
+                          size_t n_ranges, unsigned char *in)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < n_ranges; i++) {
+        const uint64_t a = ranges[i].first;
+        const uint64_t b =
+            ranges[i].count > p->runs - (a < p->runs ? a : p->runs) ? p->runs : a + ranges[i].count;
+        for (uint64_t r = a; r < b; r++) {
+            n += !in[r];
+            in[r] = 1;
+        }
+    }
+    return n;
+}
+
+enum eb_status eb_ort__profile_select(struct eb_ort_profile *p, const struct eb_run_range *ranges,
+                                      size_t n_ranges, struct eb_backend_profile *out,
+                                      struct eb_diag *diag)
+{
+    memset(out, 0, sizeof(*out));
+    const size_t nn = p->n_nodes ? p->n_nodes : 1;
+    unsigned char *in = calloc(p->runs ? p->runs : 1, 1);
+    if (p->sel == NULL)
+        p->sel = malloc(nn * sizeof(*p->sel));
+    if (p->sel_of == NULL)
+        p->sel_of = malloc(nn * sizeof(*p->sel_of));
+    if (in == NULL || p->sel == NULL || p->sel_of == NULL) {
+        free(in);
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory for ONNX Runtime's profile");
+    }
+    out->runs = mark_runs(p, ranges, n_ranges, in);
+    for (uint64_t r = 0; r < p->runs; r++)
+        if (in[r])
+            out->run_total_ms += p->run_ms[r];
+    for (size_t k = 0; k < p->n_nodes; k++)
+        p->sel_of[k] = SIZE_MAX;
+    size_t n = 0;
+    for (size_t e = 0; e < p->n_events; e++) {
+        const struct eb_ort_prof_event *ev = &p->events[e];
+        if (!in[ev->run])
+            continue;
+        size_t *at = &p->sel_of[ev->node];
+        if (*at == SIZE_MAX) {
+            *at = n++;
+            p->sel[*at] = p->nodes[ev->node];
+            p->sel[*at].total_ms = 0;
+            p->sel[*at].flops = ev->flops;
+        }
+        p->sel[*at].total_ms += ev->ms;
+    }
+    free(in);
+    out->n_nodes = n;
+    out->nodes = p->sel;
+    return EB_OK;
 }
 
 enum eb_status eb_ort__profile_dir_make(const char *tmpdir_env, char *buf, size_t size,

@@ -98,8 +98,10 @@ void eb_llm_print_help(FILE *fp)
             "                    its capture gated on the measured repetitions' NVTX range\n"
             "                    llm:measure): nsys.nsys-rep and nsys_kernels.csv in the run\n"
             "                    folder, the top kernels printed\n"
-            "  --profile         native: the per-operator table of each phase (prefill, decode)\n"
-            "                    in the reports, adding up to the phase's forwards\n"
+            "  --profile         the per-operator table of each phase (prefill, decode) in the\n"
+            "                    reports, adding up to the phase's forwards (native: the engine\n"
+            "                    times each node; ort: ONNX Runtime's profiler, its file split\n"
+            "                    by run after the last repetition)\n"
             "  --gpu_mem_limit_gb G  the memory limit: weights and the KV cache at --ctx must\n"
             "                    fit (default 8.0)\n"
             "  --output DIR      folder of the run folders (default runs)\n"
@@ -448,10 +450,11 @@ static int load(struct llm_ctx *c, struct eb_diag *diag)
         return EB_EXIT_USAGE;
     }
     su.backend_cfg.max_seq = r->w.ctx; /* native: the memory plan holds the context */
-    if (c->cfg.profile && strcmp(ops->name, "native") != 0) {
+    if (c->cfg.profile && !(ops->caps & EB_BACKEND_CAP_OP_PROFILE)) {
         (void)eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
-                           "--profile: the per-phase operator tables need --backend native "
-                           "(ONNX Runtime profiles a session once, not prefill and decode apart)");
+                           "--profile: backend %s has no per-operator profile; use --backend "
+                           "native or ort",
+                           ops->name);
         return EB_EXIT_USAGE;
     }
     if (strcmp(ops->name, "ort") == 0) /* the model's dtype is what ONNX Runtime runs */
@@ -506,14 +509,13 @@ static int compute_elem(const struct llm_ctx *c)
     return strcmp(p, "fp16") == 0 ? 2 : 4;
 }
 
-/* The budget: weights and the KV cache at --ctx within the limit. Exit code or -1. */
-static int check_budget(struct llm_ctx *c, struct eb_diag *diag)
+/* The budget: weights and the KV cache at --ctx within the limit, on platform `pf`. Exit code
+ * or -1. */
+static int check_budget(struct llm_ctx *c, const struct eb_platform *pf, struct eb_diag *diag)
 {
     struct eb_llm_result *r = &c->res;
-    struct eb_platform pf;
     struct eb_budget b;
-    eb_platform_detect(NULL, &pf);
-    eb_budget_init_here(&b, c->cfg.gpu_mem_limit_bytes, pf.is_jetson);
+    eb_budget_init_here(&b, c->cfg.gpu_mem_limit_bytes, pf->is_jetson);
     r->limit_bytes = b.limit_bytes;
     r->elem_bytes = compute_elem(c);
     r->kv_bytes_ctx = kv_per_token(r) * (uint64_t)r->w.ctx;
@@ -642,13 +644,15 @@ static int measure(struct llm_ctx *c)
 {
     struct eb_llm_result *r = &c->res;
     struct eb_diag diag = {0};
+    struct eb_platform pf; /* once: the budget's and the sampler's (a Jetson) */
+    eb_platform_detect(NULL, &pf);
     int code = read_model(c, &diag);
     if (code < 0) {
         r->w.ctx = c->o.ctx;
         r->w.prompt = c->o.prompt;
         /* A model whose facts are known is checked against the limit before it is loaded. */
         if (c->has_facts && c->o.prompt_ids == NULL)
-            code = check_budget(c, &diag);
+            code = check_budget(c, &pf, &diag);
     }
     if (code < 0 && c->o.trace)
         start_cupti(c);
@@ -669,7 +673,7 @@ static int measure(struct llm_ctx *c)
             code = c->o.prompt_ids != NULL ? check_ctx(c, &diag) : -1;
             r->w.ctx = c->o.ctx;
             if (code < 0)
-                code = check_budget(c, &diag);
+                code = check_budget(c, &pf, &diag);
         }
     }
     if (code < 0 && eb_llm_result_alloc(r, r->w.reps, r->w.gen) != EB_OK) {
@@ -697,8 +701,6 @@ static int measure(struct llm_ctx *c)
                                    .metrics_path = path,
                                    .tegrastats_cmd = "tegrastats",
                                    .log = &c->log};
-    struct eb_platform pf;
-    eb_platform_detect(NULL, &pf);
     sc.is_jetson = pf.is_jetson;
     if (eb_sampler_start(&sc, &sampler, &diag) != EB_OK) {
         eb_llm_result_warn(r, "system metrics unavailable: %.200s", diag.msg);

@@ -189,6 +189,8 @@ static int64_t last_row_argmax(const struct eb_tensor *t)
 
 struct run_state {
     const struct eb_llm_core *c;
+    int incremental; /* --profile, the backend read and reset after each phase (native); 0 where
+                        it profiles the session as a whole (profile_runs: ort) or is off */
     struct eb_tensor in[EB_BACKEND_MAX_IO];
     struct eb_tensor out[EB_BACKEND_MAX_IO];
     size_t n_in, n_out;
@@ -315,7 +317,7 @@ static enum eb_status repetition(struct run_state *s, struct eb_llm_result *r, i
         r->prefill_at_ns[rep] = s->at;
         r->prof[EB_LLM_PREFILL].forward_ms += (double)fwd / 1e6;
     }
-    if (c->profile && (st = record ? take_profile(c, r, EB_LLM_PREFILL, diag) : EB_OK) != EB_OK)
+    if (s->incremental && (st = record ? take_profile(c, r, EB_LLM_PREFILL, diag) : EB_OK) != EB_OK)
         return st;
     int64_t *first = r->tokens;
     if (record && rep == 0)
@@ -347,13 +349,63 @@ static enum eb_status repetition(struct run_state *s, struct eb_llm_result *r, i
     }
     if (c->nvtx != NULL)
         eb_nvtx_pop(c->nvtx);
-    if (st == EB_OK && c->profile) {
+    if (st == EB_OK && s->incremental) {
         if (record)
             st = take_profile(c, r, EB_LLM_DECODE, diag);
         else
             eb_backend_profile_reset(c->be); /* a warm-up's decode is not measured */
     }
     return st;
+}
+
+/*
+ * A backend that profiles the session as a whole (profile_runs): each phase's table from the
+ * runs that were its forwards, counted from the reset before the first measured repetition
+ * (each repetition is 1 prefill then gen decode steps). The phase's forward time is the
+ * runtime's own time of those runs (model_run), so that the coverage compares like with like
+ * also where the runtime kept only some of them. `ranges`: [reps] scratch.
+ */
+static enum eb_status read_phases(const struct eb_llm_core *c, struct eb_llm_result *r,
+                                  struct eb_run_range *ranges, struct eb_diag *diag)
+{
+    for (int p = 0; p < EB_LLM_PHASES; p++) {
+        const uint64_t per = p == EB_LLM_PREFILL ? 1 : (uint64_t)c->gen;
+        for (int64_t i = 0; i < r->reps_done; i++)
+            ranges[i] = (struct eb_run_range){.first = (uint64_t)i * (1 + (uint64_t)c->gen) +
+                                                       (p == EB_LLM_PREFILL ? 0 : 1),
+                                              .count = per};
+        struct eb_backend_profile bp;
+        enum eb_status st = eb_backend_profile_runs(c->be, ranges, (size_t)r->reps_done, &bp, diag);
+        if (st != EB_OK)
+            return st;
+        struct eb_llm_phase_prof *t = &r->prof[p];
+        free(t->nodes);
+        t->nodes = calloc(bp.n_nodes ? bp.n_nodes : 1, sizeof(*t->nodes));
+        if (t->nodes == NULL) {
+            t->n = 0;
+            return eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory for the profile");
+        }
+        t->n = bp.n_nodes;
+        for (size_t i = 0; i < bp.n_nodes; i++)
+            t->nodes[i] = (struct eb_llm_prof_node){.name = bp.nodes[i].name,
+                                                    .op = bp.nodes[i].op,
+                                                    .fused = bp.nodes[i].fused,
+                                                    .ms = bp.nodes[i].total_ms};
+        t->runs = bp.runs;
+        t->run_ms = bp.run_total_ms;
+        t->forward_ms = bp.run_total_ms;
+        const uint64_t asked = per * (uint64_t)r->reps_done;
+        if (bp.runs < asked)
+            eb_llm_result_warn(r,
+                               "--profile: the runtime's profile holds %llu of the %llu %s "
+                               "forwards (it stops recording at its event limit); the %s table "
+                               "covers those",
+                               (unsigned long long)bp.runs, (unsigned long long)asked,
+                               p == EB_LLM_PREFILL ? "prefill" : "decode",
+                               p == EB_LLM_PREFILL ? "prefill" : "decode");
+    }
+    r->profiled = 1;
+    return EB_OK;
 }
 
 enum eb_status eb_llm_core_run(const struct eb_llm_core *c, struct eb_llm_result *r,
@@ -378,7 +430,14 @@ enum eb_status eb_llm_core_run(const struct eb_llm_core *c, struct eb_llm_result
     }
     s->n_in = (size_t)(2 * c->io->layers + 2 + (c->io->mask >= 0));
     s->n_out = (size_t)(2 * c->io->layers + 1);
-    enum eb_status st = c->profile ? alloc_profile(c, r, diag) : EB_OK;
+    const int by_runs = c->profile && eb_backend_ops_of(c->be)->profile_runs != NULL;
+    s->incremental = c->profile && !by_runs;
+    struct eb_run_range *ranges =
+        by_runs ? calloc(c->reps > 0 ? (size_t)c->reps : 1, sizeof(*ranges)) : NULL;
+    enum eb_status st = s->incremental ? alloc_profile(c, r, diag)
+                        : by_runs && ranges == NULL
+                            ? eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory for the profile")
+                            : EB_OK;
     r->reps_done = 0;
     int measuring = 0; /* EB_LLM_MEASURE_RANGE pushed */
     for (int64_t k = 0; k < c->warmup + c->reps && st == EB_OK; k++) {
@@ -386,6 +445,8 @@ enum eb_status eb_llm_core_run(const struct eb_llm_core *c, struct eb_llm_result
             st = EB_ERR_CANCELLED;
             break;
         }
+        if (by_runs && k == c->warmup) /* the warm-up's runs are not measured */
+            eb_backend_profile_reset(c->be);
         const int record = k >= c->warmup;
         const int64_t rep = record ? k - c->warmup : k;
         if (k == c->warmup && c->nvtx != NULL) {
@@ -400,6 +461,15 @@ enum eb_status eb_llm_core_run(const struct eb_llm_core *c, struct eb_llm_result
     }
     if (measuring)
         eb_nvtx_pop(c->nvtx);
+    if (by_runs && r->reps_done > 0 && (st == EB_OK || st == EB_ERR_CANCELLED)) {
+        struct eb_diag pd = {0};
+        const enum eb_status ps = read_phases(c, r, ranges, &pd);
+        if (ps != EB_OK && st == EB_OK)
+            st = eb_diag_fail_advise(diag, ps, pd.advice, "%s", pd.msg);
+        else if (ps != EB_OK)
+            eb_llm_result_warn(r, "--profile: %.200s", pd.msg);
+    }
+    free(ranges);
     free(s->pos);
     free(s->mask);
     free(s);

@@ -78,9 +78,14 @@ struct eb_llm_core {
  * Runs the warm-up and the measured repetitions into r's records (eb_llm_result_alloc'd for
  * c->reps x c->gen): r->reps_done, prefill_ns, ttft_ns, decode_ns, when each forward began
  * (prefill_at_ns, decode_at_ns), tokens, tokens_differ, and with c->profile the per-operator
- * table of each phase (r->prof: the backend's profile read and reset after each measured
- * prefill and after each measured decode; allocated before the first repetition). A stop ends
- * the current repetition, which is not counted. A failure of the backend, or an
+ * table of each phase (r->prof). A backend that profiles as it goes (native) is read and reset
+ * after each measured prefill and after each measured decode, the tables allocated before the
+ * first repetition. A backend that profiles its session as a whole (eb_backend_ops.profile_runs:
+ * ort) is reset before the first measured repetition and read once after the last, each phase's
+ * table from the runs that were its forwards, with the runtime's own time of those runs as the
+ * phase's forward time (a warning in r when the runtime's profile holds fewer of them than ran;
+ * on a stop the repetitions that ended are read). A stop ends the current repetition, which is
+ * not counted. A failure of the backend, or an
  * output of an unexpected shape, returns its status with the reason in `diag` (the repetitions
  * before it are kept).
  */

@@ -55,7 +55,9 @@ struct eb_llm_phase_prof {
     struct eb_llm_prof_node *nodes; /* owned; execution order */
     uint64_t runs;                  /* forwards profiled (a prefill: 1 a repetition) */
     double run_ms;                  /* the backend's own run time over them */
-    double forward_ms;              /* the same forwards as the core timed them */
+    double forward_ms;              /* the same forwards as the core timed them (a backend
+                                       that profiles its session as a whole, ort: the
+                                       runtime's own time of those runs, = run_ms) */
 };
 
 /** The model as the run saw it (its edgebench.llm.* metadata, model/llm.h). */
