@@ -107,6 +107,17 @@ case_summary_and_repro() {
   [ "$(jq_get "$i" prompt/source)" = file ] || fail "prompt source"
   [ "$(jq_get "$i" prompt/sha256)" = "$(sha256sum ids.txt | cut -d' ' -f1)" ] || fail "prompt sha256"
   [ "$(jq_get "$i" prompt/tokens)" = 10 ] || fail "prompt tokens"
+  # The file's 10 ids and 8 steps are the context the native engine planned for (read before
+  # the load), not the model's 256 positions.
+  [ "$(jq_get "$j" workload/ctx)" = 18 ] || fail "ctx $(jq_get "$j" workload/ctx), expected 18"
+  [ "$(jq_get "$j" memory/kv_bytes_ctx)" = $((18 * 512)) ] || fail "kv at ctx"
+  local planned; planned=$(jq_get "$j" memory/planned_bytes)
+  mv out out_ids
+  llm --backend native --prompt 10 --gen 8 --reps 3 || fail "llm failed: $(cat e.txt)"
+  [ "$(jq_get "$(run_dir out)/report.json" memory/planned_bytes)" = "$planned" ] ||
+    fail "planned $planned with the file, $(jq_get "$(run_dir out)/report.json" memory/planned_bytes) with a seeded prompt of the same length"
+  rm -rf out
+  mv out_ids out
   [ "$(jq_get "$i" config/target_tps)" = 1 ] || fail "config target_tps"
   [ "$(jq_get "$i" config/backend)" = native ] || fail "config backend"
   [ "$(jq_get "$j" workload/prompt_sha256)" = "$(jq_get "$i" prompt/sha256)" ] || fail "report prompt sha256"

@@ -278,6 +278,21 @@ static enum eb_status make_prompt(struct llm_ctx *c, int64_t vocab, struct eb_di
     return EB_OK;
 }
 
+/* Whether every id of the --prompt_ids file is below `vocab` (else the reason in diag). */
+static int prompt_within(const struct llm_ctx *c, int64_t vocab, struct eb_diag *diag)
+{
+    for (int64_t i = 0; i < c->o.prompt; i++)
+        if (c->ids[i] >= vocab) {
+            (void)eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                               "--prompt_ids %s: id %lld (token %lld) is not below the model's "
+                               "vocabulary of %lld; give ids from its tokenizer",
+                               c->o.prompt_ids, (long long)c->ids[i], (long long)i + 1,
+                               (long long)vocab);
+            return 0;
+        }
+    return 1;
+}
+
 static double mib(uint64_t b)
 {
     return (double)b / (1024.0 * 1024.0);
@@ -647,11 +662,18 @@ static int measure(struct llm_ctx *c)
     struct eb_platform pf; /* once: the budget's and the sampler's (a Jetson) */
     eb_platform_detect(NULL, &pf);
     int code = read_model(c, &diag);
+    /* A --prompt_ids file is read before the load: its length sets the context the backend plans
+     * for. Its ids are checked against the vocabulary of the model's metadata, or, without it,
+     * against the logits' once the model is loaded. */
+    if (code < 0 && c->o.prompt_ids != NULL)
+        code = make_prompt(c, c->has_facts ? r->model.vocab : INT64_MAX, &diag) != EB_OK
+                   ? EB_EXIT_USAGE
+                   : check_ctx(c, &diag);
     if (code < 0) {
         r->w.ctx = c->o.ctx;
         r->w.prompt = c->o.prompt;
         /* A model whose facts are known is checked against the limit before it is loaded. */
-        if (c->has_facts && c->o.prompt_ids == NULL)
+        if (c->has_facts)
             code = check_budget(c, &pf, &diag);
     }
     if (code < 0 && c->o.trace)
@@ -666,14 +688,13 @@ static int measure(struct llm_ctx *c)
                                "edgebench.llm metadata; edgebench llm cannot draw a prompt",
                                c->o.model);
             code = EB_EXIT_USAGE;
-        } else if (make_prompt(c, vocab, &diag) != EB_OK) {
+        } else if (c->o.prompt_ids == NULL ? make_prompt(c, vocab, &diag) != EB_OK
+                                           : !prompt_within(c, vocab, &diag)) {
             code = EB_EXIT_USAGE;
-        } else {
+        } else if (!c->has_facts) {
             r->w.prompt = c->o.prompt;
-            code = c->o.prompt_ids != NULL ? check_ctx(c, &diag) : -1;
             r->w.ctx = c->o.ctx;
-            if (code < 0)
-                code = check_budget(c, &pf, &diag);
+            code = check_budget(c, &pf, &diag);
         }
     }
     if (code < 0 && eb_llm_result_alloc(r, r->w.reps, r->w.gen) != EB_OK) {
