@@ -16,6 +16,16 @@
 /* Streams the captured forward spreads independent nodes over (cuda_sched.c). */
 #define EB_CU_LANES 4
 
+/** One captured forward of a dynamic graph (cu_state.dg). */
+struct cu_dyn_graph {
+    uint64_t hash;     /* of key */
+    int64_t *key;      /* the inputs' dims at the capture (key_len) */
+    unsigned char *sd; /* the shape data at the capture (sd_len bytes; key and sd: one malloc) */
+    size_t sd_len;
+    cudaGraph_t graph;
+    cudaGraphExec_t gexec;
+};
+
 /** How one live node runs. */
 struct cu_node {
     struct eb_op_desc d;
@@ -113,7 +123,36 @@ struct cu_state {
     cudaStream_t lib_stream; /* the stream the cuDNN and cuBLAS handles are set to */
     cudaEvent_t *ev_nodes;   /* profile: n_order + 1 */
     uint64_t dev_bytes;      /* our cudaMalloc total */
+    /* Runs started (cu_run, cu_run_frame); out_gen[j]: the run whose output j h_out[j] holds, of
+     * out_bytes[j] bytes (0: none). A dynamic graph's input that is that host buffer again, right
+     * after that run, is copied device to device from in_src[i] (cu_input_resident; NULL: from
+     * the host); in_host_read[i]: a node on the CPU reads input i's host bytes (never resident). */
+    uint64_t run_gen;
+    uint64_t out_gen[EB_IR_MAX_GRAPH_IO];
+    size_t out_bytes[EB_IR_MAX_GRAPH_IO];
+    const void *in_src[EB_IR_MAX_GRAPH_IO];
+    unsigned char in_host_read[EB_IR_MAX_GRAPH_IO];
+    /* A dynamic graph's CUDA Graphs, one per input-shape signature (cuda_device.c: dyn_pick):
+     * dg[0 .. n_dg), at most EB_CU_DYN_GRAPHS; dg_on 0 once a capture failed (node by node);
+     * key: the inputs' dims (key_len), sd: the shape data the host computed at them (sd_len at
+     * most sd_cap), both as this run's (scratch) and as each graph's at its capture; h_sd: the
+     * shape data's pinned host bytes (the captured uploads read them) */
+    struct cu_dyn_graph *dg;
+    size_t n_dg;
+    int dg_on;
+    size_t key_len, sd_cap;
+    int64_t *key;
+    unsigned char *sd;
+    void *h_sd;
+    uint64_t dg_dev_bytes; /* the driver's free memory the captures took (graph executables) */
+    uint64_t dg_misses;    /* runs at a signature with no graph (the table full, or other shape
+                              data than at the capture): node by node */
 };
+
+/* The most CUDA Graphs a dynamic graph keeps (one per input-shape signature: a decode of N
+ * tokens after a prompt takes N + 1), and the most device memory they may take together. */
+#define EB_CU_DYN_GRAPHS    512
+#define EB_CU_DYN_GRAPH_MEM ((uint64_t)1 << 30)
 
 /** float → IEEE half bits, round to nearest even (the weights' upload in fp16). */
 uint16_t eb_cu__f32_to_f16(float f);
