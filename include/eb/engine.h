@@ -35,7 +35,8 @@
 /** Graph passes, each of which can be switched off so its effect is measurable. */
 enum eb_engine_pass {
     EB_ENGINE_PASS_CONST_FOLD = 1u << 0, /* Shape/Gather/Unsqueeze/Concat chains, Q/DQ of weights */
-    EB_ENGINE_PASS_FUSE = 1u << 1,       /* Conv+SiLU, Conv+Add, bias/activation epilogues */
+    EB_ENGINE_PASS_FUSE = 1u << 1,       /* Conv+SiLU, Conv+Add, bias/activation epilogues;
+                                            CUDA: a decoder's RMSNorm chains, one kernel each */
     EB_ENGINE_PASS_DCE = 1u << 2,        /* dead-node elimination */
     EB_ENGINE_PASS_LAYOUT = 1u << 3,     /* activations between convs in the conv kernels'
                                             layout: channel-blocked NCHWc on the CPU,

@@ -1355,10 +1355,21 @@ EB_TEST(llm_qwen2_fp16_within_drift)
  */
 struct llm_path {
     int replayed, resident, runs;
+    size_t n_fused; /* the engine's exec_info.n_fused */
 };
+
+static float *llm_run_path_opt(enum eb_engine_precision prec, int profile, int copy_kv, int reps,
+                               unsigned passes_off, struct llm_path *path_out);
 
 static float *llm_run_path(enum eb_engine_precision prec, int profile, int copy_kv, int reps,
                            struct llm_path *path_out)
+{
+    return llm_run_path_opt(prec, profile, copy_kv, reps, 0, path_out);
+}
+
+/* llm_run_path with the passes in `passes_off` left out. */
+static float *llm_run_path_opt(enum eb_engine_precision prec, int profile, int copy_kv, int reps,
+                               unsigned passes_off, struct llm_path *path_out)
 {
     struct eb_model_llm_config c;
     struct eb_diag d = {0};
@@ -1376,9 +1387,13 @@ static float *llm_run_path(enum eb_engine_precision prec, int profile, int copy_
     opt.device = EB_ENGINE_DEVICE_CUDA;
     opt.precision = prec;
     opt.profile = profile;
+    opt.passes &= ~passes_off;
     struct eb_engine *e = NULL;
     if (eb_engine_load(bytes, len, path, &opt, &e, &d) != EB_OK)
         EB_FAIL("load %s: %s", path, d.msg);
+    struct eb_engine_exec_info info;
+    eb_engine_exec_info_get(e, &info);
+    const size_t n_fused = info.n_fused;
     const int n_kv = 2 * c.layers, n_in = 2 + n_kv, n_out = 1 + n_kv;
     const size_t kv_max = (size_t)c.kv_heads * LLM_CTX * (size_t)c.head_dim;
     float *copies = malloc((size_t)n_kv * kv_max * sizeof(float));
@@ -1433,6 +1448,7 @@ static float *llm_run_path(enum eb_engine_precision prec, int profile, int copy_
         }
     }
     ASSERT_TRUE(at == (size_t)reps * per_rep);
+    p.n_fused = n_fused;
     eb_engine_destroy(e);
     free(copies);
     free(bytes);
@@ -1500,4 +1516,42 @@ EB_TEST(llm_graph_replay_and_device_cache_fp16)
 {
     need_gpu();
     llm_paths_agree(EB_ENGINE_PRECISION_FP16, 1e-3);
+}
+
+/*
+ * The RMSNorm chains as one kernel each (the fuse pass, on by default) against the six nodes
+ * each (the pass left out): every chain of tiny qwen2's (2 layers: 5 norms) absorbed, the logits
+ * of a prefill and 16 steps within 1e-5 (fp32: the sum's order only) / 2e-2 (fp16: the unfused
+ * chain rounds x * x and the mean to half) of the largest |logit|.
+ */
+static void llm_rms_fused_agrees(enum eb_engine_precision prec, double tol)
+{
+    struct llm_path pf, pu;
+    float *fused = llm_run_path_opt(prec, 0, 0, 1, 0, &pf);
+    float *unfused = llm_run_path_opt(prec, 0, 0, 1, EB_ENGINE_PASS_FUSE, &pu);
+    const size_t n_fused = pf.n_fused;
+    ASSERT_EQ_INT((int)pu.n_fused, 0);
+    struct eb_model_llm_config c;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, &c, &d));
+    ASSERT_EQ_INT((int)n_fused, 5 * (2 * c.layers + 1));
+    const double err = llm_all_error(fused, unfused, (size_t)(LLM_PROMPT + LLM_STEPS) * c.vocab);
+    printf("qwen2 tiny %s: %zu nodes absorbed into RMSNorm kernels; fused vs unfused %.3g of the "
+           "largest |logit| (bound %.3g)\n",
+           prec == EB_ENGINE_PRECISION_FP16 ? "fp16" : "fp32", n_fused, err, tol);
+    ASSERT_TRUE(err <= tol);
+    free(fused);
+    free(unfused);
+}
+
+EB_TEST(llm_rms_norm_fused_matches_unfused_fp32)
+{
+    need_gpu();
+    llm_rms_fused_agrees(EB_ENGINE_PRECISION_FP32, 1e-5);
+}
+
+EB_TEST(llm_rms_norm_fused_matches_unfused_fp16)
+{
+    need_gpu();
+    llm_rms_fused_agrees(EB_ENGINE_PRECISION_FP16, 2e-2);
 }

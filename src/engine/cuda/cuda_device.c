@@ -279,6 +279,9 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
     for (size_t k = 0; k < e->n_order; k++)
         e->info_dev.n_int8_tc += !s->on_cpu[k] && s->nodes[k].d.kind == EB_DESC_QCONV &&
                                  eb_cu__qconv_dense(s->nodes[k].d.qconv);
+    /* a decoder's RMSNorm chains, one kernel each (its last Mul) */
+    if ((opt->passes & EB_ENGINE_PASS_FUSE) && g->dynamic)
+        g->n_fused += eb_cu__fuse_rms_norm(e, s);
     e->info_dev.n_fallback = s->n_on_cpu;
     fallback_summary(e, s, e->info_dev.fallback, sizeof(e->info_dev.fallback));
     if (s->n_on_cpu > 0)
@@ -809,6 +812,8 @@ static enum eb_status enqueue_dyn_node(struct eb_engine *e, struct cu_state *s, 
         }
         return EB_OK;
     }
+    if (s->nodes[k].rms_skip) /* its RMSNorm chain's last Mul computes it: shapes only */
+        return EB_OK;
     if (n->dyn && !s->on_cpu[k]) {
         char why[160];
         const enum eb_desc_kind kind = s->nodes[k].d.kind;

@@ -49,6 +49,12 @@ struct cu_node {
     struct eb_cuk_qconv q;
     /* EB_DESC_QUANTIZE / DEQUANTIZE: float scales on the device */
     const float *scale;
+    /* a dynamic graph's RMSNorm chain x * x, ReduceMean, + eps, Sqrt, x / it, * w (cuda_nodes.c
+     * eb_cu__fuse_rms_norm): its last Mul runs it as one kernel (rms 1: x and w are values
+     * rms_x, rms_w), the other five only have their shapes inferred (rms_skip) */
+    int rms, rms_skip;
+    int32_t rms_x, rms_w;
+    float rms_eps;
     /* the host callback's argument for nodes on the CPU (cu_state.on_cpu) */
     struct cu_host_call {
         struct eb_engine *e;
@@ -214,6 +220,12 @@ cudaError_t eb_cu__to_xpose(struct cu_state *s, const struct eb_ir_value *x, int
 /** Enqueues int8 conv node k on `stream`. */
 cudaError_t eb_cu__qconv_enqueue(struct eb_engine *e, struct cu_state *s, size_t k,
                                  cudaStream_t stream);
+/**
+ * Open time, a dynamic graph's GPU nodes described: each RMSNorm chain (x * x, ReduceMean over the
+ * last dim, + a scalar eps, Sqrt, x / it, * a [hidden] weight; consecutive where x must stay, each
+ * step's value read once) becomes one kernel on its last Mul. The number of nodes absorbed.
+ */
+size_t eb_cu__fuse_rms_norm(struct eb_engine *e, struct cu_state *s);
 /** Destroys node k's descriptors. */
 void eb_cu__node_free(struct cu_node *cn);
 /**
