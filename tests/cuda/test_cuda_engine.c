@@ -1358,18 +1358,20 @@ struct llm_path {
     size_t n_fused; /* the engine's exec_info.n_fused */
 };
 
-static float *llm_run_path_opt(enum eb_engine_precision prec, int profile, int copy_kv, int reps,
-                               unsigned passes_off, struct llm_path *path_out);
+static float *llm_run_path_opt(enum eb_engine_device dev, enum eb_engine_precision prec,
+                               int profile, int copy_kv, int reps, unsigned passes_off,
+                               struct llm_path *path_out);
 
 static float *llm_run_path(enum eb_engine_precision prec, int profile, int copy_kv, int reps,
                            struct llm_path *path_out)
 {
-    return llm_run_path_opt(prec, profile, copy_kv, reps, 0, path_out);
+    return llm_run_path_opt(EB_ENGINE_DEVICE_CUDA, prec, profile, copy_kv, reps, 0, path_out);
 }
 
-/* llm_run_path with the passes in `passes_off` left out. */
-static float *llm_run_path_opt(enum eb_engine_precision prec, int profile, int copy_kv, int reps,
-                               unsigned passes_off, struct llm_path *path_out)
+/* llm_run_path on device `dev` with the passes in `passes_off` left out. */
+static float *llm_run_path_opt(enum eb_engine_device dev, enum eb_engine_precision prec,
+                               int profile, int copy_kv, int reps, unsigned passes_off,
+                               struct llm_path *path_out)
 {
     struct eb_model_llm_config c;
     struct eb_diag d = {0};
@@ -1384,7 +1386,7 @@ static float *llm_run_path_opt(enum eb_engine_precision prec, int profile, int c
     ASSERT_TRUE(bytes != NULL);
     struct eb_engine_options opt;
     eb_engine_options_default(&opt);
-    opt.device = EB_ENGINE_DEVICE_CUDA;
+    opt.device = dev;
     opt.precision = prec;
     opt.profile = profile;
     opt.passes &= ~passes_off;
@@ -1522,24 +1524,31 @@ EB_TEST(llm_graph_replay_and_device_cache_fp16)
  * The RMSNorm chains as one kernel each (the fuse pass, on by default) against the six nodes
  * each (the pass left out): every chain of tiny qwen2's (2 layers: 5 norms) absorbed, the logits
  * of a prefill and 16 steps within 1e-5 (fp32: the sum's order only) / 2e-2 (fp16: the unfused
- * chain rounds x * x and the mean to half) of the largest |logit|.
+ * chain rounds x * x and the mean to half) of the largest |logit|; both against the CPU's fp32
+ * printed.
  */
 static void llm_rms_fused_agrees(enum eb_engine_precision prec, double tol)
 {
     struct llm_path pf, pu;
-    float *fused = llm_run_path_opt(prec, 0, 0, 1, 0, &pf);
-    float *unfused = llm_run_path_opt(prec, 0, 0, 1, EB_ENGINE_PASS_FUSE, &pu);
+    struct llm_path pc;
+    float *fused = llm_run_path_opt(EB_ENGINE_DEVICE_CUDA, prec, 0, 0, 1, 0, &pf);
+    float *unfused =
+        llm_run_path_opt(EB_ENGINE_DEVICE_CUDA, prec, 0, 0, 1, EB_ENGINE_PASS_FUSE, &pu);
+    float *cpu = llm_run_path_opt(EB_ENGINE_DEVICE_CPU, EB_ENGINE_PRECISION_FP32, 0, 0, 1, 0, &pc);
     const size_t n_fused = pf.n_fused;
     ASSERT_EQ_INT((int)pu.n_fused, 0);
     struct eb_model_llm_config c;
     struct eb_diag d = {0};
     ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, &c, &d));
     ASSERT_EQ_INT((int)n_fused, 5 * (2 * c.layers + 1));
-    const double err = llm_all_error(fused, unfused, (size_t)(LLM_PROMPT + LLM_STEPS) * c.vocab);
+    const size_t n = (size_t)(LLM_PROMPT + LLM_STEPS) * (size_t)c.vocab;
+    const double err = llm_all_error(fused, unfused, n);
     printf("qwen2 tiny %s: %zu nodes absorbed into RMSNorm kernels; fused vs unfused %.3g of the "
-           "largest |logit| (bound %.3g)\n",
-           prec == EB_ENGINE_PRECISION_FP16 ? "fp16" : "fp32", n_fused, err, tol);
+           "largest |logit| (bound %.3g); against the CPU in fp32: fused %.3g, unfused %.3g\n",
+           prec == EB_ENGINE_PRECISION_FP16 ? "fp16" : "fp32", n_fused, err, tol,
+           llm_all_error(fused, cpu, n), llm_all_error(unfused, cpu, n));
     ASSERT_TRUE(err <= tol);
+    free(cpu);
     free(fused);
     free(unfused);
 }
