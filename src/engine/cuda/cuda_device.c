@@ -519,7 +519,7 @@ static enum eb_status bind_shape_data(struct eb_engine *e, struct cu_state *s, s
 }
 
 /* A dynamic graph's table of CUDA Graphs and its scratch (dyn_pick); off when profiled (every
- * run is timed node by node) or when opt->passes leaves out the lanes pass's capture. */
+ * run is timed node by node). */
 static enum eb_status dyn_graphs_init(struct eb_engine *e, struct cu_state *s,
                                       const struct eb_engine_options *opt, struct eb_diag *diag)
 {
