@@ -35,7 +35,8 @@
 /** Graph passes, each of which can be switched off so its effect is measurable. */
 enum eb_engine_pass {
     EB_ENGINE_PASS_CONST_FOLD = 1u << 0, /* Shape/Gather/Unsqueeze/Concat chains, Q/DQ of weights */
-    EB_ENGINE_PASS_FUSE = 1u << 1,       /* Conv+SiLU, Conv+Add, bias/activation epilogues */
+    EB_ENGINE_PASS_FUSE = 1u << 1,       /* Conv+SiLU, Conv+Add, bias/activation epilogues;
+                                            CUDA: a decoder's RMSNorm chains, one kernel each */
     EB_ENGINE_PASS_DCE = 1u << 2,        /* dead-node elimination */
     EB_ENGINE_PASS_LAYOUT = 1u << 3,     /* activations between convs in the conv kernels'
                                             layout: channel-blocked NCHWc on the CPU,
@@ -165,7 +166,9 @@ struct eb_engine_exec_info {
                                  int8 (57 on tensor cores); 7 float: a, b, ... (+2)"; "" else */
     size_t n_fallback;        /* CUDA: nodes that run on the CPU (no CUDA kernel for them) */
     char fallback[160];       /* CUDA: their op types, e.g. "ConvInteger x64, Mul x2"; "" = none */
-    int graph;                /* CUDA: 1 when each run replays one captured CUDA Graph */
+    int graph;                /* CUDA: 1 when runs replay captured CUDA Graphs (a model whose
+                                 shapes change: one per input shapes, captured at their first
+                                 run; docs/architecture.md "Decoders") */
     int lanes;                /* CUDA: streams the captured graph spreads branches over
                                  (1 = one stream, node after node) */
     char isa[16];             /* kernel family: "avx2", "ref", ... */
@@ -240,9 +243,11 @@ void eb_engine_mem_info(const struct eb_engine *e, struct eb_engine_mem *mem_out
  * (eb_engine_io_desc.dynamic_dims) may take any size within its bound (max_seq), the same
  * symbol the same size in every input (EB_ERR_INVALID_ARG naming input, shape and bound
  * otherwise). On success out[i] describes output i at this run's shape; its data is owned by
- * the engine, valid until the next run or destroy. A model with dynamic dims copies its inputs
- * into the arena before any node runs, so the last run's out[] may be passed back as this
- * run's inputs (a KV cache: present.* as past_key_values.*). Does not allocate.
+ * the engine, valid until the next run or destroy, and read-only. A model with dynamic dims
+ * copies its inputs into the arena before any node runs, so the last run's out[] may be passed
+ * back as this run's inputs (a KV cache: present.* as past_key_values.*; on CUDA such an input
+ * is copied from the output's device bytes, not from the host). Allocates nothing, except the
+ * CUDA device's CUDA Graph at input shapes it has not run before (a model with dynamic dims).
  */
 EB_NODISCARD enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_tensor *in,
                                           size_t n_in, struct eb_tensor *out, size_t n_out,

@@ -643,7 +643,8 @@ static int dims_ok(const struct eb_graph *g, size_t i, const struct eb_tensor *t
 /*
  * A dynamic graph's inputs: each dim within its bound, one size per symbol, the sequence
  * within max_seq; then every input's shape set and its bytes copied into its arena slot
- * (memmove: the caller may pass the last run's outputs, which live in the arena).
+ * (memmove: the caller may pass the last run's outputs, which live in the arena), unless the
+ * device still holds them as its last run's output (dev->input_resident: copied there).
  */
 static enum eb_status take_inputs_dynamic(struct eb_engine *e, const struct eb_tensor *in,
                                           struct eb_diag *diag)
@@ -707,7 +708,9 @@ static enum eb_status take_inputs_dynamic(struct eb_engine *e, const struct eb_t
         enum eb_status st = eb_ir_value_set(g, v, v->dtype, v->rank, in[i].shape, diag);
         if (st != EB_OK)
             return st;
-        if (v->nbytes > 0)
+        /* the last run's output still on the device (a KV cache) stays there */
+        if (v->nbytes > 0 && (e->dev->input_resident == NULL ||
+                              !e->dev->input_resident(e, i, in[i].data, v->nbytes)))
             memmove(v->data, in[i].data, v->nbytes);
     }
     return EB_OK;

@@ -44,7 +44,10 @@ struct eb_engine {
     struct eb_nvtx nvtx;     /* their domain, EB_NVTX_DOMAIN_OP */
     uint64_t prof_runs;
     double prof_run_ms;
-    struct eb_engine_timing timing;      /* the last run's device times */
+    struct eb_engine_timing timing; /* the last run's device times */
+    uint64_t run_d2d_bytes; /* device: the last run's input bytes copied device to device (the
+                               run before's outputs, still there: a KV cache) */
+    int run_replayed;       /* device: the last run replayed a captured CUDA Graph */
     struct eb_engine_exec_info info_dev; /* device, device_name, precision, fallback, graph */
     int head_on;                         /* eb_engine_reduce_head: output head_out is reduced */
     int head_out;
@@ -62,6 +65,12 @@ struct eb_engine_devops {
                            struct eb_diag *diag);
     /** One forward: graph inputs' data point at the caller's host tensors. */
     enum eb_status (*run)(struct eb_engine *e, struct eb_diag *diag);
+    /**
+     * Optional, dynamic graphs (eb_engine_run, input i's shape set): 1 when its `bytes` at `data`
+     * are exactly what the device returned as an output of its last run and still holds there;
+     * the run then copies them device to device, and the input's host slot is not written.
+     */
+    int (*input_resident)(struct eb_engine *e, size_t i, const void *data, size_t bytes);
     /** Optional: eb_engine_frame_buffer (input checks done). */
     enum eb_status (*frame_buffer)(struct eb_engine *e, int width, int height, uint8_t **buf_out,
                                    struct eb_diag *diag);

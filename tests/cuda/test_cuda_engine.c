@@ -22,6 +22,7 @@
 #include "eb/backend.h"
 #include "eb/engine.h"
 #include "eb_test.h"
+#include "engine/engine_internal.h" /* run_replayed, run_d2d_bytes: which path a run took */
 #include "model/llm.h"
 #include "model/model.h"
 #include "yolo/yolo.h"
@@ -1244,7 +1245,7 @@ static double llm_cuda_vs_cpu(enum eb_model_llm_arch arch, enum eb_engine_precis
     struct eb_engine *gpu = load(bytes, len, path, EB_ENGINE_DEVICE_CUDA, prec);
     struct eb_engine_exec_info info;
     eb_engine_exec_info_get(gpu, &info);
-    ASSERT_EQ_INT(info.graph, 0); /* launched node by node: nothing captured */
+    ASSERT_EQ_INT(info.graph, 1); /* a CUDA Graph per input shapes (cuda_device.c dyn_pick) */
     printf("%s tiny on cuda: %zu nodes on the CPU (%s)\n", eb_model_llm_arch_name(arch),
            (size_t)info.n_fallback, info.fallback);
     const int n_kv = 2 * c.layers, n_in = 2 + n_kv, n_out = 1 + n_kv;
@@ -1342,4 +1343,224 @@ EB_TEST(llm_qwen2_fp16_within_drift)
 {
     need_gpu();
     llm_cuda_vs_cpu(EB_MODEL_LLM_QWEN2, EB_ENGINE_PRECISION_FP16, 2e-2, 0);
+}
+
+/*
+ * Tiny qwen2 on the CUDA device in `prec`, `reps` times the same prefill of LLM_PROMPT tokens and
+ * LLM_STEPS greedy steps (as `edgebench llm` repeats them). `profile`: every run node by node
+ * (a profiled engine captures nothing); `copy_kv`: each step's past_key_values.* are copies of
+ * the last present.* in buffers of the caller's (the host path), else the present.* themselves
+ * (kept on the device). Returns every run's logits one after another (caller frees); counts the
+ * runs that replayed a graph and those that took inputs device to device.
+ */
+struct llm_path {
+    int replayed, resident, runs;
+    size_t n_fused; /* the engine's exec_info.n_fused */
+};
+
+static float *llm_run_path_opt(enum eb_engine_device dev, enum eb_engine_precision prec,
+                               int profile, int copy_kv, int reps, unsigned passes_off,
+                               struct llm_path *path_out);
+
+static float *llm_run_path(enum eb_engine_precision prec, int profile, int copy_kv, int reps,
+                           struct llm_path *path_out)
+{
+    return llm_run_path_opt(EB_ENGINE_DEVICE_CUDA, prec, profile, copy_kv, reps, 0, path_out);
+}
+
+/* llm_run_path on device `dev` with the passes in `passes_off` left out. */
+static float *llm_run_path_opt(enum eb_engine_device dev, enum eb_engine_precision prec,
+                               int profile, int copy_kv, int reps, unsigned passes_off,
+                               struct llm_path *path_out)
+{
+    struct eb_model_llm_config c;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, &c, &d));
+    ASSERT_TRUE(c.layers <= LLM_MAX_LAYERS);
+    const struct eb_model_llm_options o = {.cfg = c, .seed = 5};
+    char path[512];
+    snprintf(path, sizeof(path), "%s/qwen2-path.onnx", eb_test_tmpdir());
+    ASSERT_OK(eb_model_llm_synth_file(&o, path, NULL, &d));
+    size_t len = 0;
+    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
+    ASSERT_TRUE(bytes != NULL);
+    struct eb_engine_options opt;
+    eb_engine_options_default(&opt);
+    opt.device = dev;
+    opt.precision = prec;
+    opt.profile = profile;
+    opt.passes &= ~passes_off;
+    struct eb_engine *e = NULL;
+    if (eb_engine_load(bytes, len, path, &opt, &e, &d) != EB_OK)
+        EB_FAIL("load %s: %s", path, d.msg);
+    struct eb_engine_exec_info info;
+    eb_engine_exec_info_get(e, &info);
+    const size_t n_fused = info.n_fused;
+    const int n_kv = 2 * c.layers, n_in = 2 + n_kv, n_out = 1 + n_kv;
+    const size_t kv_max = (size_t)c.kv_heads * LLM_CTX * (size_t)c.head_dim;
+    float *copies = malloc((size_t)n_kv * kv_max * sizeof(float));
+    const size_t per_rep = (size_t)(LLM_PROMPT + LLM_STEPS) * (size_t)c.vocab;
+    float *logits = malloc((size_t)reps * per_rep * sizeof(float));
+    ASSERT_TRUE(copies != NULL && logits != NULL);
+    const float dummy = 0.0f;
+    struct llm_path p = {0};
+    size_t at = 0;
+    for (int rep = 0; rep < reps; rep++) {
+        struct eb_tensor kv[2 * LLM_MAX_LAYERS];
+        for (int t = 0; t < n_kv; t++)
+            kv[t] = (struct eb_tensor){.dtype = EB_DTYPE_F32,
+                                       .rank = 4,
+                                       .shape = {1, c.kv_heads, 0, c.head_dim},
+                                       .data = (void *)&dummy};
+        int64_t ids[LLM_PROMPT], pos[LLM_PROMPT];
+        for (int i = 0; i < LLM_PROMPT; i++)
+            ids[i] = (i * 211 + 5) % c.vocab;
+        int64_t n = LLM_PROMPT, past = 0;
+        for (int step = 0; step <= LLM_STEPS; step++) {
+            struct eb_tensor in[LLM_N_IO], out[LLM_N_IO];
+            for (int64_t i = 0; i < n; i++)
+                pos[i] = past + i;
+            in[0] =
+                (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, n}, .data = ids};
+            in[1] =
+                (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, n}, .data = pos};
+            for (int t = 0; t < n_kv; t++)
+                in[2 + t] = kv[t];
+            if (eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d) != EB_OK)
+                EB_FAIL("step %d: %s", step, d.msg);
+            p.runs++;
+            p.replayed += e->run_replayed;
+            p.resident += e->run_d2d_bytes > 0;
+            memcpy(logits + at, out[0].data, (size_t)(n * c.vocab) * sizeof(float));
+            at += (size_t)(n * c.vocab);
+            const int tok = llm_argmax((const float *)out[0].data + (n - 1) * c.vocab, c.vocab);
+            for (int t = 0; t < n_kv; t++) {
+                kv[t] = out[1 + t];
+                if (copy_kv) {
+                    const size_t b =
+                        (size_t)(out[1 + t].shape[1] * out[1 + t].shape[2] * out[1 + t].shape[3]) *
+                        sizeof(float);
+                    ASSERT_TRUE(b <= kv_max * sizeof(float));
+                    kv[t].data = memcpy(copies + (size_t)t * kv_max, out[1 + t].data, b);
+                }
+            }
+            past += n;
+            n = 1;
+            ids[0] = tok;
+        }
+    }
+    ASSERT_TRUE(at == (size_t)reps * per_rep);
+    p.n_fused = n_fused;
+    eb_engine_destroy(e);
+    free(copies);
+    free(bytes);
+    *path_out = p;
+    return logits;
+}
+
+/* The largest |a - b| over n floats, relative to the largest |b|. */
+static double llm_all_error(const float *a, const float *b, size_t n)
+{
+    double err = 0.0, scale = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        err = fmax(err, fabs((double)a[i] - b[i]));
+        scale = fmax(scale, fabs((double)b[i]));
+    }
+    ASSERT_TRUE(scale > 0.0 && isfinite(err));
+    return err / scale;
+}
+
+/*
+ * A decoder's steps three ways, twice over the same lengths: node by node with the cache
+ * through the host (profiled, copies), replayed from CUDA Graphs with the cache through the
+ * host (copies), and replayed with the cache kept on the device (present.* passed back). The
+ * second pass replays every run; the cache stays on the device in every step but the first of
+ * a pass (prefill: no past). fp32: the same logits bit for bit; fp16: within 1e-3 of the largest
+ * |logit| (the same kernels; printed).
+ */
+static void llm_paths_agree(enum eb_engine_precision prec, double tol)
+{
+    const int reps = 2, runs = reps * (LLM_STEPS + 1);
+    struct llm_path pe, pc, pr;
+    float *eager = llm_run_path(prec, 1, 1, reps, &pe);
+    float *graph_host = llm_run_path(prec, 0, 1, reps, &pc);
+    float *graph_dev = llm_run_path(prec, 0, 0, reps, &pr);
+    ASSERT_EQ_INT(pe.replayed, 0);
+    ASSERT_EQ_INT(pe.resident, 0);
+    ASSERT_EQ_INT(pc.resident, 0);
+    ASSERT_EQ_INT(pr.resident, runs - reps);
+    /* the first pass captures each run (then replays it); the second replays */
+    ASSERT_EQ_INT(pc.replayed, runs);
+    ASSERT_EQ_INT(pr.replayed, runs);
+    struct eb_model_llm_config c;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, &c, &d));
+    const size_t n = (size_t)reps * (size_t)(LLM_PROMPT + LLM_STEPS) * (size_t)c.vocab;
+    const double e_graph = llm_all_error(graph_host, eager, n);
+    const double e_dev = llm_all_error(graph_dev, graph_host, n);
+    printf("qwen2 tiny %s: graph replay vs node by node %.3g, cache on the device vs through the "
+           "host %.3g (of the largest |logit|; bound %.3g)\n",
+           prec == EB_ENGINE_PRECISION_FP16 ? "fp16" : "fp32", e_graph, e_dev, tol);
+    ASSERT_TRUE(e_graph <= tol);
+    ASSERT_TRUE(e_dev <= tol);
+    free(eager);
+    free(graph_host);
+    free(graph_dev);
+}
+
+EB_TEST(llm_graph_replay_and_device_cache_fp32_exact)
+{
+    need_gpu();
+    llm_paths_agree(EB_ENGINE_PRECISION_FP32, 0.0);
+}
+
+EB_TEST(llm_graph_replay_and_device_cache_fp16)
+{
+    need_gpu();
+    llm_paths_agree(EB_ENGINE_PRECISION_FP16, 1e-3);
+}
+
+/*
+ * The RMSNorm chains as one kernel each (the fuse pass, on by default) against the six nodes
+ * each (the pass left out): every chain of tiny qwen2's (2 layers: 5 norms) absorbed, the logits
+ * of a prefill and 16 steps within 1e-5 (fp32: the sum's order only) / 2e-2 (fp16: the unfused
+ * chain rounds x * x and the mean to half) of the largest |logit|; both against the CPU's fp32
+ * printed.
+ */
+static void llm_rms_fused_agrees(enum eb_engine_precision prec, double tol)
+{
+    struct llm_path pf, pu;
+    struct llm_path pc;
+    float *fused = llm_run_path_opt(EB_ENGINE_DEVICE_CUDA, prec, 0, 0, 1, 0, &pf);
+    float *unfused =
+        llm_run_path_opt(EB_ENGINE_DEVICE_CUDA, prec, 0, 0, 1, EB_ENGINE_PASS_FUSE, &pu);
+    float *cpu = llm_run_path_opt(EB_ENGINE_DEVICE_CPU, EB_ENGINE_PRECISION_FP32, 0, 0, 1, 0, &pc);
+    const size_t n_fused = pf.n_fused;
+    ASSERT_EQ_INT((int)pu.n_fused, 0);
+    struct eb_model_llm_config c;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, &c, &d));
+    ASSERT_EQ_INT((int)n_fused, 5 * (2 * c.layers + 1));
+    const size_t n = (size_t)(LLM_PROMPT + LLM_STEPS) * (size_t)c.vocab;
+    const double err = llm_all_error(fused, unfused, n);
+    printf("qwen2 tiny %s: %zu nodes absorbed into RMSNorm kernels; fused vs unfused %.3g of the "
+           "largest |logit| (bound %.3g); against the CPU in fp32: fused %.3g, unfused %.3g\n",
+           prec == EB_ENGINE_PRECISION_FP16 ? "fp16" : "fp32", n_fused, err, tol,
+           llm_all_error(fused, cpu, n), llm_all_error(unfused, cpu, n));
+    ASSERT_TRUE(err <= tol);
+    free(cpu);
+    free(fused);
+    free(unfused);
+}
+
+EB_TEST(llm_rms_norm_fused_matches_unfused_fp32)
+{
+    need_gpu();
+    llm_rms_fused_agrees(EB_ENGINE_PRECISION_FP32, 1e-5);
+}
+
+EB_TEST(llm_rms_norm_fused_matches_unfused_fp16)
+{
+    need_gpu();
+    llm_rms_fused_agrees(EB_ENGINE_PRECISION_FP16, 2e-2);
 }

@@ -279,6 +279,9 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
     for (size_t k = 0; k < e->n_order; k++)
         e->info_dev.n_int8_tc += !s->on_cpu[k] && s->nodes[k].d.kind == EB_DESC_QCONV &&
                                  eb_cu__qconv_dense(s->nodes[k].d.qconv);
+    /* a decoder's RMSNorm chains, one kernel each (its last Mul) */
+    if ((opt->passes & EB_ENGINE_PASS_FUSE) && g->dynamic)
+        g->n_fused += eb_cu__fuse_rms_norm(e, s);
     e->info_dev.n_fallback = s->n_on_cpu;
     fallback_summary(e, s, e->info_dev.fallback, sizeof(e->info_dev.fallback));
     if (s->n_on_cpu > 0)
@@ -466,26 +469,75 @@ static enum eb_status cap_check(struct eb_engine *e, const struct eb_engine_opti
     return EB_OK;
 }
 
+/* Shape data value v's most bytes (its slot's, or its load-time size). */
+static size_t sd_bytes(const struct eb_ir_value *v)
+{
+    return v->cap_bytes > v->nbytes ? v->cap_bytes : v->nbytes;
+}
+
+/* Value v is an output of node order[k] that computes shape data on the host (a dynamic
+ * graph's: the nodes after it infer their shapes from it). */
+static int shape_node(const struct eb_engine *e, const struct cu_state *s, size_t k)
+{
+    const struct eb_ir_node *n = &e->g->nodes[e->order[k]];
+    return s->on_cpu[k] && n->n_out > 0 && e->g->values[n->out[0]].shape_data;
+}
+
 /*
- * A dynamic graph's shape data gets host bytes of its own, outside the pinned arena mirror: it
- * is written as the run is enqueued, while the stream may still read and write the mirror's
- * bytes of the values planned at the same offsets.
+ * A dynamic graph's shape data gets pinned host bytes of its own, outside the pinned arena
+ * mirror: it is written as the run is enqueued, while the stream may still read and write the
+ * mirror's bytes of the values planned at the same offsets; pinned, so that a captured forward
+ * uploads it from there. s->sd_cap: the bytes dyn_shape_data may write.
  */
-static enum eb_status bind_shape_data(struct eb_engine *e, struct eb_diag *diag)
+static enum eb_status bind_shape_data(struct eb_engine *e, struct cu_state *s, struct eb_diag *diag)
 {
     struct eb_graph *g = e->g;
+    size_t total = 0;
+    for (size_t i = 0; i < g->n_values; i++) {
+        const struct eb_ir_value *v = &g->values[i];
+        if (v->shape_data && v->offset >= 0 && !v->is_input && !v->is_output)
+            total += eb_cpu_align64(sd_bytes(v) + 1);
+    }
+    if (total > 0)
+        CUDA_TRY(cudaMallocHost(&s->h_sd, total));
+    e->host_bytes += total;
+    char *at = s->h_sd;
     for (size_t i = 0; i < g->n_values; i++) {
         struct eb_ir_value *v = &g->values[i];
         if (!v->shape_data || v->offset < 0 || v->is_input || v->is_output)
             continue;
-        const size_t bytes = v->cap_bytes > v->nbytes ? v->cap_bytes : v->nbytes;
-        void *p = eb_ir_arena_alloc(&g->arena, bytes + 1);
-        if (p == NULL)
-            return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory",
-                                e->what);
-        memcpy(p, v->data, v->nbytes);
-        v->data = p;
+        memcpy(at, v->data, v->nbytes);
+        v->data = at;
+        at += eb_cpu_align64(sd_bytes(v) + 1);
     }
+    for (size_t k = 0; k < e->n_order; k++) {
+        const struct eb_ir_node *n = &g->nodes[e->order[k]];
+        for (int o = 0; shape_node(e, s, k) && o < n->n_out; o++)
+            s->sd_cap += (1 + EB_MAX_RANK) * sizeof(int64_t) + sd_bytes(&g->values[n->out[o]]);
+    }
+    return EB_OK;
+}
+
+/* A dynamic graph's table of CUDA Graphs and its scratch (dyn_pick); off when profiled (every
+ * run is timed node by node). */
+static enum eb_status dyn_graphs_init(struct eb_engine *e, struct cu_state *s,
+                                      const struct eb_engine_options *opt, struct eb_diag *diag)
+{
+    const struct eb_graph *g = e->g;
+    for (size_t i = 0; i < g->n_inputs; i++)
+        s->key_len += (size_t)g->values[g->inputs[i]].rank;
+    s->dg = calloc(EB_CU_DYN_GRAPHS, sizeof(*s->dg));
+    s->key = malloc((s->key_len + 1) * sizeof(int64_t));
+    s->sd = malloc(s->sd_cap + 1);
+    if (s->dg == NULL || s->key == NULL || s->sd == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", e->what);
+    s->dg_on = !e->profile;
+    if (s->dg_on)
+        eb_log_msg(opt->log, EB_LOG_INFO,
+                   "model %s on cuda: shapes change from run to run; each run's forward is "
+                   "captured into a CUDA Graph at its first input shapes and replayed when they "
+                   "come again (at most %d graphs; other shapes run node by node)",
+                   e->what, EB_CU_DYN_GRAPHS);
     return EB_OK;
 }
 
@@ -664,7 +716,9 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
     for (size_t i = 0; i < g->n_outputs; i++)
         if (!g->values[g->outputs[i]].is_const)
             g->values[g->outputs[i]].data = s->h_out[i];
-    if (g->dynamic && (st = bind_shape_data(e, diag)) != EB_OK)
+    if (g->dynamic && (st = bind_shape_data(e, s, diag)) != EB_OK)
+        return st;
+    if (g->dynamic && (st = dyn_graphs_init(e, s, opt, diag)) != EB_OK)
         return st;
     if (e->profile) {
         s->ev_nodes = eb_ir_arena_alloc(&g->arena, (e->n_order + 1) * sizeof(cudaEvent_t));
@@ -687,7 +741,18 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
             s->nodes[k].x_xpose && s->nodes[k].nhwc)
             s->pre_conv = (int64_t)k;
     }
-    e->info_dev.graph = !g->dynamic; /* a dynamic graph's runs are launched node by node */
+    /* a dynamic graph's inputs whose host bytes a node on the CPU reads (a Shape reads only the
+     * shape): they always come from the host */
+    for (size_t k = 0; g->dynamic && k < e->n_order; k++) {
+        const struct eb_ir_node *n = &g->nodes[e->order[k]];
+        if (!s->on_cpu[k] || n->op == &eb_op_shape)
+            continue;
+        for (int a = 0; a < n->n_in; a++)
+            for (size_t i = 0; i < g->n_inputs; i++)
+                if (n->in[a] >= 0 && n->in[a] == g->inputs[i])
+                    s->in_host_read[i] = 1;
+    }
+    e->info_dev.graph = !g->dynamic || s->dg_on; /* dynamic: one graph per input shapes */
     e->info_dev.lanes = s->n_lanes;
     return EB_OK;
 }
@@ -747,6 +812,8 @@ static enum eb_status enqueue_dyn_node(struct eb_engine *e, struct cu_state *s, 
         }
         return EB_OK;
     }
+    if (s->nodes[k].rms_skip) /* its RMSNorm chain's last Mul computes it: shapes only */
+        return EB_OK;
     if (n->dyn && !s->on_cpu[k]) {
         char why[160];
         const enum eb_desc_kind kind = s->nodes[k].d.kind;
@@ -880,6 +947,12 @@ static enum eb_status finish_run(struct eb_engine *e, struct cu_state *s, int pr
                                  s->stream));
     CUDA_TRY(cudaEventRecord(s->ev[3], s->stream));
     CUDA_TRY(cudaStreamSynchronize(s->stream));
+    for (size_t i = 0; i < g->n_outputs; i++) {
+        const struct eb_ir_value *v = &g->values[g->outputs[i]];
+        const int back = !v->is_const && !(e->head_on && (size_t)e->head_out == i);
+        s->out_gen[i] = back ? s->run_gen : 0;
+        s->out_bytes[i] = back ? (size_t)v->numel * eb_dtype_size(v->dtype) : 0;
+    }
     if (e->head_on) {
         int32_t count = 0;
         memcpy(&count, s->h_head, sizeof(count));
@@ -910,6 +983,175 @@ static enum eb_status finish_run(struct eb_engine *e, struct cu_state *s, int pr
     return EB_OK;
 }
 
+/* The inputs' dims into s->key; their hash (FNV-1a). */
+static uint64_t dyn_key(const struct eb_engine *e, struct cu_state *s)
+{
+    const struct eb_graph *g = e->g;
+    uint64_t h = 1469598103934665603ull;
+    size_t at = 0;
+    for (size_t i = 0; i < g->n_inputs; i++) {
+        const struct eb_ir_value *v = &g->values[g->inputs[i]];
+        for (int d = 0; d < v->rank; d++) {
+            s->key[at++] = v->shape[d];
+            h = (h ^ (uint64_t)v->shape[d]) * 1099511628211ull;
+        }
+    }
+    return h;
+}
+
+/* The shape data the host computed for this run (every output of every shape node: its dims,
+ * then its bytes) into s->sd; its length, or SIZE_MAX when it would not fit. */
+static size_t dyn_shape_data(const struct eb_engine *e, struct cu_state *s)
+{
+    const struct eb_graph *g = e->g;
+    size_t at = 0;
+    for (size_t k = 0; k < e->n_order; k++) {
+        if (!shape_node(e, s, k))
+            continue;
+        const struct eb_ir_node *n = &g->nodes[e->order[k]];
+        for (int o = 0; o < n->n_out; o++) {
+            const struct eb_ir_value *v = &g->values[n->out[o]];
+            int64_t dims[1 + EB_MAX_RANK] = {v->rank};
+            for (int d = 0; d < v->rank && d < EB_MAX_RANK; d++)
+                dims[1 + d] = v->shape[d];
+            if (at + sizeof(dims) + v->nbytes > s->sd_cap || (v->nbytes > 0 && v->data == NULL))
+                return SIZE_MAX;
+            memcpy(s->sd + at, dims, sizeof(dims));
+            at += sizeof(dims);
+            if (v->nbytes > 0)
+                memcpy(s->sd + at, v->data, v->nbytes);
+            at += v->nbytes;
+        }
+    }
+    return at;
+}
+
+/* What the host computes of a dynamic graph's run before anything is enqueued: the dyn nodes'
+ * shapes at this run's inputs, the shape nodes' data (as enqueue_dyn_node does, nothing
+ * enqueued). */
+static enum eb_status dyn_host_pass(struct eb_engine *e, struct cu_state *s, struct eb_diag *diag)
+{
+    for (size_t k = 0; k < e->n_order; k++) {
+        enum eb_status st;
+        if (e->g->nodes[e->order[k]].dyn && (st = eb_engine__reinfer(e, k, 1, diag)) != EB_OK)
+            return st;
+        if (shape_node(e, s, k))
+            eb_engine__cpu_exec(e, k);
+    }
+    return EB_OK;
+}
+
+static void dyn_graph_free(struct cu_dyn_graph *dg)
+{
+    if (dg->gexec != NULL)
+        cudaGraphExecDestroy(dg->gexec);
+    if (dg->graph != NULL)
+        cudaGraphDestroy(dg->graph);
+    free(dg->key);
+    memset(dg, 0, sizeof(*dg));
+}
+
+static size_t free_now(void);
+
+/*
+ * A dynamic graph's run (not profiled): the CUDA Graph captured at these input shapes, or NULL
+ * (*out) to run node by node. A graph replays only where the host's shape data is byte for
+ * byte what it was at the capture (everything the captured launches baked in follows from the
+ * inputs' shapes and that data); a new signature is captured while the table has room (count
+ * and device memory); a capture that fails switches graphs off for the engine (exec info
+ * says so).
+ */
+static enum eb_status dyn_pick(struct eb_engine *e, struct cu_state *s, struct cu_dyn_graph **out,
+                               struct eb_diag *diag)
+{
+    *out = NULL;
+    const uint64_t h = dyn_key(e, s);
+    const size_t key_bytes = s->key_len * sizeof(int64_t);
+    for (size_t i = 0; i < s->n_dg; i++) {
+        struct cu_dyn_graph *dg = &s->dg[i];
+        if (dg->hash != h || memcmp(dg->key, s->key, key_bytes) != 0)
+            continue;
+        enum eb_status st = dyn_host_pass(e, s, diag);
+        if (st != EB_OK)
+            return st;
+        const size_t n = dyn_shape_data(e, s);
+        if (n == dg->sd_len && memcmp(dg->sd, s->sd, n) == 0)
+            *out = dg;
+        else
+            s->dg_misses++;
+        return EB_OK;
+    }
+    const uint64_t cap_left = s->cap_bytes > 0
+                                  ? (s->cap_bytes > s->dev_bytes ? s->cap_bytes - s->dev_bytes : 0)
+                                  : EB_CU_DYN_GRAPH_MEM;
+    if (s->n_dg == EB_CU_DYN_GRAPHS || s->dg_dev_bytes >= cap_left ||
+        s->dg_dev_bytes >= EB_CU_DYN_GRAPH_MEM) {
+        s->dg_misses++;
+        return EB_OK;
+    }
+    struct cu_dyn_graph *dg = &s->dg[s->n_dg];
+    const size_t free0 = free_now();
+    struct eb_diag local = {0};
+    CUDA_TRY(cudaStreamBeginCapture(s->stream, cudaStreamCaptureModeThreadLocal));
+    enum eb_status st = enqueue_forward(e, s, FWD_SERIAL, 0, &local);
+    cudaError_t ce = cudaStreamEndCapture(s->stream, &dg->graph);
+    if (st == EB_OK && ce == cudaSuccess)
+        ce = cudaGraphInstantiate(&dg->gexec, dg->graph, 0);
+    const size_t n = st == EB_OK && ce == cudaSuccess ? dyn_shape_data(e, s) : SIZE_MAX;
+    if (n != SIZE_MAX)
+        dg->key = malloc(key_bytes + n + 1);
+    if (dg->key == NULL) {
+        (void)cudaGetLastError(); /* clear the capture's error */
+        dyn_graph_free(dg);
+        /* a refusal at these shapes (a value over its slot, a node without a kernel there):
+         * the run node by node says it again; anything else did not capture: node by node from
+         * now on, and exec info says so */
+        if (st == EB_OK || st == EB_ERR_DEVICE) {
+            s->dg_on = 0;
+            e->info_dev.graph = 0;
+        }
+        return EB_OK;
+    }
+    dg->hash = h;
+    memcpy(dg->key, s->key, key_bytes);
+    dg->sd = (unsigned char *)(dg->key + s->key_len);
+    memcpy(dg->sd, s->sd, n);
+    dg->sd_len = n;
+    s->n_dg++;
+    const size_t free1 = free_now();
+    if (free0 > free1)
+        s->dg_dev_bytes += free0 - free1;
+    *out = dg;
+    return EB_OK;
+}
+
+/*
+ * eb_engine_run's check for a dynamic graph's input i (its shape set): its `bytes` at `data` are
+ * output j of the last run, exactly: the host buffer that run copied output j into (h_out[j]),
+ * the same byte count, no run since (run_gen), the device copy not an input's or a constant's
+ * slot (the other inputs' copies cannot overwrite it) and the same element type; and no node on
+ * the CPU reads input i's host bytes. Then the run copies device to device (in_src[i]). The
+ * caller does not write into an output's data (eb_engine_run: the engine's, read-only).
+ */
+static int cu_input_resident(struct eb_engine *e, size_t i, const void *data, size_t bytes)
+{
+    const struct eb_graph *g = e->g;
+    struct cu_state *s = state_of(e);
+    s->in_src[i] = NULL;
+    if (data == NULL || bytes == 0 || s->in_host_read[i] || s->run_gen == 0)
+        return 0;
+    const struct eb_ir_value *in = &g->values[g->inputs[i]];
+    for (size_t j = 0; j < g->n_outputs; j++) {
+        const struct eb_ir_value *v = &g->values[g->outputs[j]];
+        if (s->h_out[j] != data || s->out_gen[j] != s->run_gen || s->out_bytes[j] != bytes ||
+            v->dtype != in->dtype || v->is_input || v->is_const)
+            continue;
+        s->in_src[i] = s->d_out_f32[j] != NULL ? s->d_out_f32[j] : s->dptr[g->outputs[j]];
+        return s->in_src[i] != NULL;
+    }
+    return 0;
+}
+
 static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
 {
     const struct eb_graph *g = e->g;
@@ -917,18 +1159,35 @@ static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
     enum eb_status st;
     const int profiling = e->prof != NULL;
     CUDA_TRY(cudaSetDevice(s->gpu));
+    s->run_gen++; /* from here on, the last run's outputs on the device may be overwritten */
     if (!profiling && !g->dynamic && s->graph_state == 0 &&
         (st = capture(e, s, 0, &s->graph, &s->gexec, &s->graph_state, diag)) != EB_OK)
         return st;
+    struct cu_dyn_graph *dg = NULL;
+    if (!profiling && g->dynamic && s->dg_on && (st = dyn_pick(e, s, &dg, diag)) != EB_OK)
+        return st;
     CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
+    e->run_d2d_bytes = 0;
     for (size_t i = 0; i < g->n_inputs; i++) {
         const struct eb_ir_value *v = &g->values[g->inputs[i]];
         void *dst = s->d_in_f32[i] != NULL ? s->d_in_f32[i] : s->d_in[i];
-        CUDA_TRY(cudaMemcpyAsync(dst, v->data, v->nbytes, cudaMemcpyHostToDevice, s->stream));
+        const void *src = s->in_src[i];
+        s->in_src[i] = NULL;
+        if (src != NULL) { /* the last run's output, still on the device (cu_input_resident) */
+            CUDA_TRY(cudaMemcpyAsync(dst, src, v->nbytes, cudaMemcpyDeviceToDevice, s->stream));
+            e->run_d2d_bytes += v->nbytes;
+        } else {
+            CUDA_TRY(cudaMemcpyAsync(dst, v->data, v->nbytes, cudaMemcpyHostToDevice, s->stream));
+        }
     }
     CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
-    if (!profiling && s->graph_state == 1) {
+    e->run_replayed = 0;
+    if (dg != NULL) {
+        CUDA_TRY(cudaGraphLaunch(dg->gexec, s->stream));
+        e->run_replayed = 1;
+    } else if (!profiling && !g->dynamic && s->graph_state == 1) {
         CUDA_TRY(cudaGraphLaunch(s->gexec, s->stream));
+        e->run_replayed = 1;
     } else if ((st = enqueue_forward(e, s, profiling ? FWD_TIMED : FWD_SERIAL, 0, diag)) != EB_OK) {
         return st;
     }
@@ -967,6 +1226,10 @@ static void free_graphs(struct cu_state *s)
     s->gexec = s->fgexec = NULL;
     s->graph = s->fgraph = NULL;
     s->graph_state = s->fgraph_state = 0;
+    for (size_t i = 0; s->dg != NULL && i < s->n_dg; i++)
+        dyn_graph_free(&s->dg[i]);
+    s->n_dg = 0;
+    s->dg_dev_bytes = 0;
 }
 
 /* Forgets the captured graphs (captured again at the next run). */
@@ -974,7 +1237,7 @@ static enum eb_status drop_graphs(struct eb_engine *e, struct cu_state *s, struc
 {
     CUDA_TRY(cudaStreamSynchronize(s->stream));
     free_graphs(s);
-    e->info_dev.graph = 1;
+    e->info_dev.graph = !e->g->dynamic || s->dg_on;
     e->info_dev.lanes = s->n_lanes;
     return EB_OK;
 }
@@ -1192,6 +1455,7 @@ static enum eb_status cu_run_frame(struct eb_engine *e, const struct eb_engine_f
     enum eb_status st;
     const int profiling = e->prof != NULL;
     CUDA_TRY(cudaSetDevice(s->gpu));
+    s->run_gen++;
     const size_t row = (size_t)f->width * 3, bytes = row * (size_t)f->height;
     if ((st = frame_buffers(e, s, bytes, diag)) != EB_OK)
         return st;
@@ -1253,6 +1517,11 @@ static void cu_close(struct eb_engine *e)
     if (s->stream != NULL)
         cudaStreamSynchronize(s->stream);
     free_graphs(s);
+    free(s->dg);
+    free(s->key);
+    free(s->sd);
+    if (s->h_sd != NULL)
+        cudaFreeHost(s->h_sd);
     if (s->nodes != NULL)
         for (size_t k = 0; k < e->n_order; k++)
             eb_cu__node_free(&s->nodes[k]);
@@ -1311,6 +1580,7 @@ const struct eb_engine_devops eb_engine_devops_cuda = {
     .open = cu_open,
     .bind = cu_bind,
     .run = cu_run,
+    .input_resident = cu_input_resident,
     .frame_buffer = cu_frame_buffer,
     .pin_frames = cu_pin_frames,
     .frame_ok = cu_frame_ok,

@@ -16,6 +16,16 @@
 /* Streams the captured forward spreads independent nodes over (cuda_sched.c). */
 #define EB_CU_LANES 4
 
+/** One captured forward of a dynamic graph (cu_state.dg). */
+struct cu_dyn_graph {
+    uint64_t hash;     /* of key */
+    int64_t *key;      /* the inputs' dims at the capture (key_len) */
+    unsigned char *sd; /* the shape data at the capture (sd_len bytes; key and sd: one malloc) */
+    size_t sd_len;
+    cudaGraph_t graph;
+    cudaGraphExec_t gexec;
+};
+
 /** How one live node runs. */
 struct cu_node {
     struct eb_op_desc d;
@@ -39,6 +49,12 @@ struct cu_node {
     struct eb_cuk_qconv q;
     /* EB_DESC_QUANTIZE / DEQUANTIZE: float scales on the device */
     const float *scale;
+    /* a dynamic graph's RMSNorm chain x * x, ReduceMean, + eps, Sqrt, x / it, * w (cuda_nodes.c
+     * eb_cu__fuse_rms_norm): its last Mul runs it as one kernel (rms 1: x and w are values
+     * rms_x, rms_w), the other five only have their shapes inferred (rms_skip) */
+    int rms, rms_skip;
+    int32_t rms_x, rms_w;
+    float rms_eps;
     /* the host callback's argument for nodes on the CPU (cu_state.on_cpu) */
     struct cu_host_call {
         struct eb_engine *e;
@@ -113,7 +129,36 @@ struct cu_state {
     cudaStream_t lib_stream; /* the stream the cuDNN and cuBLAS handles are set to */
     cudaEvent_t *ev_nodes;   /* profile: n_order + 1 */
     uint64_t dev_bytes;      /* our cudaMalloc total */
+    /* Runs started (cu_run, cu_run_frame); out_gen[j]: the run whose output j h_out[j] holds, of
+     * out_bytes[j] bytes (0: none). A dynamic graph's input that is that host buffer again, right
+     * after that run, is copied device to device from in_src[i] (cu_input_resident; NULL: from
+     * the host); in_host_read[i]: a node on the CPU reads input i's host bytes (never resident). */
+    uint64_t run_gen;
+    uint64_t out_gen[EB_IR_MAX_GRAPH_IO];
+    size_t out_bytes[EB_IR_MAX_GRAPH_IO];
+    const void *in_src[EB_IR_MAX_GRAPH_IO];
+    unsigned char in_host_read[EB_IR_MAX_GRAPH_IO];
+    /* A dynamic graph's CUDA Graphs, one per input-shape signature (cuda_device.c: dyn_pick):
+     * dg[0 .. n_dg), at most EB_CU_DYN_GRAPHS; dg_on 0 once a capture failed (node by node);
+     * key: the inputs' dims (key_len), sd: the shape data the host computed at them (sd_len at
+     * most sd_cap), both as this run's (scratch) and as each graph's at its capture; h_sd: the
+     * shape data's pinned host bytes (the captured uploads read them) */
+    struct cu_dyn_graph *dg;
+    size_t n_dg;
+    int dg_on;
+    size_t key_len, sd_cap;
+    int64_t *key;
+    unsigned char *sd;
+    void *h_sd;
+    uint64_t dg_dev_bytes; /* the driver's free memory the captures took (graph executables) */
+    uint64_t dg_misses;    /* runs at a signature with no graph (the table full, or other shape
+                              data than at the capture): node by node */
 };
+
+/* The most CUDA Graphs a dynamic graph keeps (one per input-shape signature: a decode of N
+ * tokens after a prompt takes N + 1), and the most device memory they may take together. */
+#define EB_CU_DYN_GRAPHS    512
+#define EB_CU_DYN_GRAPH_MEM ((uint64_t)1 << 30)
 
 /** float → IEEE half bits, round to nearest even (the weights' upload in fp16). */
 uint16_t eb_cu__f32_to_f16(float f);
@@ -175,6 +220,12 @@ cudaError_t eb_cu__to_xpose(struct cu_state *s, const struct eb_ir_value *x, int
 /** Enqueues int8 conv node k on `stream`. */
 cudaError_t eb_cu__qconv_enqueue(struct eb_engine *e, struct cu_state *s, size_t k,
                                  cudaStream_t stream);
+/**
+ * Open time, a dynamic graph's GPU nodes described: each RMSNorm chain (x * x, ReduceMean over the
+ * last dim, + a scalar eps, Sqrt, x / it, * a [hidden] weight; consecutive where x must stay, each
+ * step's value read once) becomes one kernel on its last Mul. The number of nodes absorbed.
+ */
+size_t eb_cu__fuse_rms_norm(struct eb_engine *e, struct cu_state *s);
 /** Destroys node k's descriptors. */
 void eb_cu__node_free(struct cu_node *cn);
 /**

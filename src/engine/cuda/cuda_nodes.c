@@ -382,6 +382,119 @@ static cudaError_t enqueue_matmul(struct eb_engine *e, struct cu_state *s,
     return cudaSuccess;
 }
 
+/* The order index of the one live node after order[k] that reads value v (-1: none). */
+static int64_t reader_after(const struct eb_engine *e, size_t k, int32_t v)
+{
+    for (size_t j = k + 1; j < e->n_order; j++) {
+        const struct eb_ir_node *n = &e->g->nodes[e->order[j]];
+        for (int i = 0; i < n->n_in; i++)
+            if (n->in[i] == v)
+                return (int64_t)j;
+    }
+    return -1;
+}
+
+/* Node j (order) is a GPU node of desc kind `kind` (binop/unop where they apply) reading v once
+ * more in its chain: v a value read only there, not a graph output. */
+static int chain_step(const struct eb_engine *e, const struct cu_state *s, int64_t j,
+                      enum eb_desc_kind kind, int op)
+{
+    if (j < 0 || s->on_cpu[j] || s->nodes[j].d.kind != kind)
+        return 0;
+    const struct eb_op_desc *d = &s->nodes[j].d;
+    if (kind == EB_DESC_BINARY && (int)d->binop != op)
+        return 0;
+    if (kind == EB_DESC_UNARY && (int)d->unop != op)
+        return 0;
+    const struct eb_ir_node *n = &e->g->nodes[e->order[j]];
+    return n->n_out == 1 && !e->g->values[n->out[0]].is_output;
+}
+
+/* The one value of n a chain passes on: read by one node, not a graph output. */
+static int passes_on(const struct eb_graph *g, const struct eb_ir_node *n)
+{
+    const struct eb_ir_value *v = &g->values[n->out[0]];
+    return v->n_uses == 1 && !v->is_output;
+}
+
+/* A float constant with `numel` elements whose dims but the last are 1 (NULL otherwise). */
+static const struct eb_ir_value *const_vec(const struct eb_graph *g, int32_t id, int64_t numel)
+{
+    if (id < 0)
+        return NULL;
+    const struct eb_ir_value *c = &g->values[id];
+    if (!c->is_const || c->dtype != EB_DTYPE_F32 || c->numel != numel || c->data == NULL)
+        return NULL;
+    for (int d = 0; d + 1 < c->rank; d++)
+        if (c->shape[d] != 1)
+            return NULL;
+    return c;
+}
+
+size_t eb_cu__fuse_rms_norm(struct eb_engine *e, struct cu_state *s)
+{
+    const struct eb_graph *g = e->g;
+    size_t absorbed = 0;
+    for (size_t kq = 0; g->dynamic && kq < e->n_order; kq++) {
+        const struct eb_ir_node *nq = &g->nodes[e->order[kq]];
+        if (!chain_step(e, s, (int64_t)kq, EB_DESC_BINARY, EB_BINOP_MUL) || nq->n_in != 2 ||
+            nq->in[0] != nq->in[1] || !passes_on(g, nq))
+            continue;
+        const int32_t x = nq->in[0];
+        const struct eb_ir_value *xv = &g->values[x];
+        if (xv->rank < 1 || xv->dtype != EB_DTYPE_F32)
+            continue;
+        const int64_t hidden = xv->shape[xv->rank - 1];
+        const int64_t kr = reader_after(e, kq, nq->out[0]);
+        if (!chain_step(e, s, kr, EB_DESC_REDUCE_MEAN, 0))
+            continue;
+        const struct eb_ir_node *nr = &g->nodes[e->order[kr]];
+        const struct eb_op_desc *dr = &s->nodes[kr].d;
+        if (dr->inner != 1 || dr->len != hidden || g->values[nr->out[0]].rank != xv->rank ||
+            !passes_on(g, nr))
+            continue;
+        const int64_t ka = reader_after(e, (size_t)kr, nr->out[0]);
+        if (!chain_step(e, s, ka, EB_DESC_BINARY, EB_BINOP_ADD))
+            continue;
+        const struct eb_ir_node *na = &g->nodes[e->order[ka]];
+        const int32_t c_id = na->in[0] == nr->out[0] ? na->in[1] : na->in[0];
+        const struct eb_ir_value *eps = const_vec(g, c_id, 1);
+        if (na->n_in != 2 || eps == NULL || !passes_on(g, na))
+            continue;
+        const int64_t ks = reader_after(e, (size_t)ka, na->out[0]);
+        if (!chain_step(e, s, ks, EB_DESC_UNARY, EB_UNOP_SQRT))
+            continue;
+        const struct eb_ir_node *ns = &g->nodes[e->order[ks]];
+        if (!passes_on(g, ns))
+            continue;
+        const int64_t kd = reader_after(e, (size_t)ks, ns->out[0]);
+        if (!chain_step(e, s, kd, EB_DESC_BINARY, EB_BINOP_DIV))
+            continue;
+        const struct eb_ir_node *nd = &g->nodes[e->order[kd]];
+        if (nd->n_in != 2 || nd->in[0] != x || nd->in[1] != ns->out[0] || !passes_on(g, nd))
+            continue;
+        /* the weight Mul right after the Div: nothing between them may take x's bytes */
+        const int64_t kw = kd + 1;
+        if (reader_after(e, (size_t)kd, nd->out[0]) != kw ||
+            !chain_step(e, s, kw, EB_DESC_BINARY, EB_BINOP_MUL))
+            continue;
+        const struct eb_ir_node *nw = &g->nodes[e->order[kw]];
+        const int32_t w_id = nw->in[0] == nd->out[0] ? nw->in[1] : nw->in[0];
+        if (nw->n_in != 2 || const_vec(g, w_id, hidden) == NULL ||
+            g->values[nw->out[0]].rank != xv->rank)
+            continue;
+        struct cu_node *cw = &s->nodes[kw];
+        cw->rms = 1;
+        cw->rms_x = x;
+        cw->rms_w = w_id;
+        cw->rms_eps = *(const float *)eps->data;
+        s->nodes[kq].rms_skip = s->nodes[kr].rms_skip = s->nodes[ka].rms_skip = 1;
+        s->nodes[ks].rms_skip = s->nodes[kd].rms_skip = 1;
+        absorbed += 5;
+    }
+    return absorbed;
+}
+
 enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size_t k,
                                    cudaStream_t stream, struct eb_diag *diag)
 {
@@ -396,6 +509,18 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
     int64_t xs[EB_MAX_RANK], ys[EB_MAX_RANK];
     eb_cu__strides(x, xs);
     eb_cu__strides(y, ys);
+    if (cn->rms_skip) /* computed by its chain's last Mul */
+        return EB_OK;
+    if (cn->rms) {
+        const struct eb_ir_value *xv = &g->values[cn->rms_x];
+        const int64_t len = xv->shape[xv->rank - 1];
+        ce = eb_cuk_rms_norm(st, s->dt, len > 0 ? xv->numel / len : 0, len, cn->rms_eps,
+                             dp[cn->rms_x], dp[cn->rms_w], dp[n->out[0]]);
+        if (ce != cudaSuccess)
+            return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s node '%s' (RMSNorm): %s", e->what,
+                                n->name, cudaGetErrorString(ce));
+        return EB_OK;
+    }
     switch (d->kind) {
     case EB_DESC_CONV: {
         const float one = 1.0f, zero = 0.0f;

@@ -1,4 +1,4 @@
-/* Reductions: softmax, the DFL decode, the mean (ReduceMean). */
+/* Reductions: softmax, the DFL decode, the mean (ReduceMean), RMSNorm. */
 #include <math.h>
 
 #include "engine/cuda/k_common.cuh"
@@ -147,7 +147,56 @@ cudaError_t mean(cudaStream_t s, int64_t outer, int64_t len, int64_t inner, cons
     return cudaGetLastError();
 }
 
+/* RMSNorm, one block per row of `len` (float accumulation): y = x / sqrt(mean(x * x) + eps) * w.
+ * Each thread writes only the elements it read, after the block's sum: y may be x. */
+template <typename T>
+__global__ void k_rms_norm(int rows, int len, float eps, const T *x, const T *w, T *y)
+{
+    eb_cuk::pdl_begin();
+    __shared__ float part[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    for (int r = blockIdx.x; r < rows; r += gridDim.x) {
+        const T *xr = x + (int64_t)r * len;
+        T *yr = y + (int64_t)r * len;
+        float sum = 0.0f;
+        for (int a = threadIdx.x; a < len; a += blockDim.x) {
+            const float v = ld(xr, a);
+            sum += v * v;
+        }
+        for (int o = 16; o > 0; o >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        if (lane == 0)
+            part[warp] = sum;
+        __syncthreads();
+        sum = lane < warps ? part[lane] : 0.0f;
+        for (int o = 16; o > 0; o >>= 1)
+            sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        const float sd = sqrtf(sum / (float)len + eps);
+        for (int a = threadIdx.x; a < len; a += blockDim.x)
+            st(yr, a, ld(xr, a) / sd * ld(w, a));
+        __syncthreads(); /* part is the next row's */
+    }
+}
+
+template <typename T>
+cudaError_t rms_norm(cudaStream_t s, int64_t rows, int64_t len, float eps, const void *x,
+                     const void *w, void *y)
+{
+    eb_cuk::launch(k_rms_norm<T>, (unsigned)(rows < 65535 ? rows : 65535), eb_cuk::kThreads, s,
+                   (int)rows, (int)len, eps, (const T *)x, (const T *)w, (T *)y);
+    return cudaGetLastError();
+}
+
 } // namespace
+
+extern "C" cudaError_t eb_cuk_rms_norm(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows,
+                                       int64_t len, float eps, const void *x, const void *w,
+                                       void *y)
+{
+    if (rows * len <= 0)
+        return cudaSuccess;
+    return EB_CUK_DISPATCH(dt, rms_norm, s, rows, len, eps, x, w, y);
+}
 
 extern "C" cudaError_t eb_cuk_reduce_mean(cudaStream_t s, enum eb_cuk_dt dt, int64_t outer,
                                           int64_t len, int64_t inner, const void *x, void *y)

@@ -133,6 +133,10 @@ cudaError_t eb_cuk_head_rows(cudaStream_t s, int32_t nc, int32_t n, float conf, 
 /** Softmax over `len` elements of stride `inner`, for outer x inner independent rows. */
 cudaError_t eb_cuk_softmax(cudaStream_t s, enum eb_cuk_dt dt, int64_t outer, int64_t len,
                            int64_t inner, const void *x, void *y);
+/** RMSNorm over rows of `len` contiguous elements: y = x / sqrt(mean(x * x) + eps) * w (w: len
+ * elements; float accumulation; y may be x). */
+cudaError_t eb_cuk_rms_norm(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows, int64_t len, float eps,
+                            const void *x, const void *w, void *y);
 /** The mean over `len` elements of stride `inner`, for outer x inner rows (ReduceMean). */
 cudaError_t eb_cuk_reduce_mean(cudaStream_t s, enum eb_cuk_dt dt, int64_t outer, int64_t len,
                                int64_t inner, const void *x, void *y);
