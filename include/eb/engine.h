@@ -139,9 +139,12 @@ struct eb_engine_mem {
     uint64_t packed_bytes;    /* weights re-laid out for the fast kernels at load time */
     uint64_t naive_bytes;     /* sum of every intermediate tensor (what no planning would need) */
     uint64_t workspace_bytes; /* CUDA: cuDNN/cuBLAS workspaces and I/O staging (device) */
-    uint64_t total_bytes;     /* arena + scratch + weights + packed + workspace: what the cap is
-                             checked on (CUDA: device memory; CPU fallback nodes' host memory
-                             is host_bytes) */
+    uint64_t graph_bytes;     /* CUDA, a decoder: the device memory its captured CUDA Graphs
+                                 took (cudaMemGetInfo's drop over each capture; grows as new
+                                 step shapes are captured, within what the cap leaves) */
+    uint64_t total_bytes;     /* arena + scratch + weights + packed + workspace + graphs: what
+                             the cap is checked on (CUDA: device memory; CPU fallback nodes'
+                             host memory is host_bytes) */
     uint64_t host_bytes;      /* CUDA: host memory of the nodes that run on the CPU (0 = none) */
     uint64_t device_measured_bytes; /* CUDA: the drop in cudaMemGetInfo's free bytes over the
                                        load and the later frame/head buffers (our allocations +

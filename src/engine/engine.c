@@ -604,8 +604,10 @@ void eb_engine_mem_info(const struct eb_engine *e, struct eb_engine_mem *mem_out
     mem_out->workspace_bytes = e->workspace_bytes;
     mem_out->host_bytes = e->host_bytes;
     mem_out->device_measured_bytes = e->measured_bytes;
+    mem_out->graph_bytes = e->graph_bytes;
     mem_out->total_bytes = eb_cpu_align64((size_t)e->plan.arena_bytes) + e->scratch_bytes +
-                           e->plan.weight_bytes + e->packed_bytes + e->workspace_bytes;
+                           e->plan.weight_bytes + e->packed_bytes + e->workspace_bytes +
+                           e->graph_bytes;
 }
 
 void eb_engine_timing_get(const struct eb_engine *e, struct eb_engine_timing *t_out)

@@ -34,6 +34,7 @@ struct eb_engine {
     uint64_t workspace_bytes; /* device: library workspaces and I/O staging */
     uint64_t host_bytes;      /* device: host memory of nodes run on the CPU */
     uint64_t measured_bytes;  /* device: cudaMemGetInfo's drop over the load */
+    uint64_t graph_bytes;     /* device: a decoder's captured CUDA Graphs (eb_engine_mem) */
     size_t n_blocked;         /* values the layout pass made NCHWc */
     int block;                /* their CB */
     int profile;

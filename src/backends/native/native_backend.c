@@ -490,7 +490,8 @@ static enum eb_status native_mem_usage(void *priv, struct eb_mem_usage *usage_ou
     if (p->engine != NULL)
         eb_engine_mem_info(p->engine, &mem);
     memset(usage_out, 0, sizeof(*usage_out));
-    /* Planned once at load and allocated once: what the engine holds is exactly the plan. */
+    /* Planned once at load and allocated once: what the engine holds is the plan, and on CUDA
+     * a decoder's CUDA Graphs as its step shapes are captured (within what the cap leaves). */
     if (p->device == EB_DEVICE_CUDA) {
         usage_out->host_bytes = mem.host_bytes;
         usage_out->device_bytes = usage_out->device_peak_bytes = mem.total_bytes;

@@ -1121,6 +1121,7 @@ static enum eb_status dyn_pick(struct eb_engine *e, struct cu_state *s, struct c
     const size_t free1 = free_now();
     if (free0 > free1)
         s->dg_dev_bytes += free0 - free1;
+    e->graph_bytes = s->dg_dev_bytes; /* in the engine's memory figures (eb_engine_mem) */
     *out = dg;
     return EB_OK;
 }
