@@ -32,6 +32,20 @@ EB_AVX512 static inline __m512 exp512(__m512 x)
     return _mm512_scalef_ps(p, n);
 }
 
+/* exp512(d) for d = x - max, 0 where d < ln(FLT_MIN): eltwise_f32__avx2.c's exp_sm. */
+EB_AVX512 static inline __m512 exp_sm(__m512 d)
+{
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(d, _mm512_set1_ps(-87.33654f), _CMP_NLT_UQ),
+                               exp512(d));
+}
+
+/* v >= 0 with lanes below FLT_MIN flushed to 0 (no denormal probabilities). */
+EB_AVX512 static inline __m512 flush_small(__m512 v)
+{
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_set1_ps(1.17549435e-38f), _CMP_NLT_UQ),
+                               v);
+}
+
 /*
  * Softmax of `rows` contiguous rows of `len` (eltwise.h's tolerance): max, exp and sum, scale,
  * 16 lanes at a time with a masked tail. Two accumulators for the sum.
@@ -50,28 +64,29 @@ EB_AVX512 void eb_cpu_softmax_rows_f32__avx512(int64_t rows, int64_t len, const 
         const __m512 bm = _mm512_set1_ps(_mm512_reduce_max_ps(vm));
         __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
         for (i = 0; i + 32 <= full; i += 32) {
-            const __m512 e0 = exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i), bm));
-            const __m512 e1 = exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), bm));
+            const __m512 e0 = exp_sm(_mm512_sub_ps(_mm512_loadu_ps(x + i), bm));
+            const __m512 e1 = exp_sm(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), bm));
             _mm512_storeu_ps(y + i, e0);
             _mm512_storeu_ps(y + i + 16, e1);
             s0 = _mm512_add_ps(s0, e0);
             s1 = _mm512_add_ps(s1, e1);
         }
         for (; i < full; i += 16) {
-            const __m512 e = exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i), bm));
+            const __m512 e = exp_sm(_mm512_sub_ps(_mm512_loadu_ps(x + i), bm));
             _mm512_storeu_ps(y + i, e);
             s0 = _mm512_add_ps(s0, e);
         }
         if (rem > 0) {
             const __m512 e =
-                _mm512_maskz_mov_ps(k, exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), bm)));
+                _mm512_maskz_mov_ps(k, exp_sm(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), bm)));
             _mm512_mask_storeu_ps(y + i, k, e);
             s0 = _mm512_add_ps(s0, e);
         }
         const __m512 r = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_add_ps(s0, s1)));
         for (i = 0; i < full; i += 16)
-            _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(y + i), r));
+            _mm512_storeu_ps(y + i, flush_small(_mm512_mul_ps(_mm512_loadu_ps(y + i), r)));
         if (rem > 0)
-            _mm512_mask_storeu_ps(y + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, y + i), r));
+            _mm512_mask_storeu_ps(y + i, k,
+                                  flush_small(_mm512_mul_ps(_mm512_maskz_loadu_ps(k, y + i), r)));
     }
 }
