@@ -147,6 +147,12 @@ void eb_cpu_cast__ref(int64_t n, enum eb_dtype from, const void *x, enum eb_dtyp
         memcpy(y, x, (size_t)n * eb_dtype_size(to));
         return;
     }
+    if (from == EB_DTYPE_I64 && to == EB_DTYPE_F32) { /* the loop below's conversion, unswitched
+                                                         (a decoder's mask: positions to float) */
+        for (int64_t i = 0; i < n; i++)
+            ((float *)y)[i] = (float)(double)((const int64_t *)x)[i];
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         if (from == EB_DTYPE_I64 && to != EB_DTYPE_F32 && to != EB_DTYPE_F64) {
             int64_t v = ((const int64_t *)x)[i];
