@@ -12,6 +12,13 @@ void eb_cpu_sigmoid_f32__ref(int64_t n, const float *x, float *y)
 
 void eb_cpu_unary_f32__ref(enum eb_unop op, int64_t n, const float *x, float a, float b, float *y)
 {
+    if (op == EB_UNOP_CLIP) { /* the switch's case below, in a loop of its own (vectorised) */
+        for (int64_t i = 0; i < n; i++) {
+            const float r = x[i] < a ? a : x[i];
+            y[i] = r > b ? b : r;
+        }
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         const float v = x[i];
         float r = v;
