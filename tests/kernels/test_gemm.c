@@ -113,3 +113,88 @@ EB_TEST(matmul_gemv_rows)
     run_all(3, 2, 20, 40, 0, 1);
     run_all(4, 1, 31, 9, 1, 0);
 }
+
+/*
+ * B packed once (eb_cpu_matmul_f32_pack, what MatMul does at load for a constant B) then
+ * eb_cpu_matmul_f32_packed: the same bits as eb_cpu_matmul_f32 on B as it is (same kernels,
+ * same order of the sums), within the reference's bound of the scalar product; and without
+ * scratch (the scalar loop over the panels), within that bound too. 1, 2 and 3 workers.
+ */
+static void run_packed(enum eb_cpu_isa isa, int workers, int64_t m, int64_t k, int64_t n)
+{
+    const struct eb_allocator sys = eb_allocator_system();
+    const size_t na = (size_t)(m * k), nb = (size_t)(k * n), ny = (size_t)(m * n);
+    const size_t pbytes = eb_cpu_matmul_f32_pack_bytes(isa, k, n);
+    ASSERT_TRUE(pbytes >= nb * sizeof(float));
+    float *a = guarded(na), *b = guarded(nb), *pb = guarded(pbytes / sizeof(float));
+    float *yr = guarded(ny), *yu = guarded(ny), *yp = guarded(ny), *ys = guarded(ny);
+    uint64_t s = (uint64_t)(m * 31 + k * 5 + n);
+    for (size_t i = 0; i < na; i++)
+        a[i] = frand(&s);
+    for (size_t i = 0; i < nb; i++)
+        b[i] = frand(&s);
+    for (size_t i = 0; i < ny; i++)
+        yu[i] = yp[i] = ys[i] = 999.0f;
+    eb_cpu_matmul_f32__ref(m, k, n, a, b, yr);
+    const int nr = eb_cpu_matmul_f32_pack(isa, k, n, b, pb);
+    ASSERT_TRUE(nr > 0);
+    const size_t bytes = eb_cpu_matmul_f32_scratch(m, k, n, workers);
+    const size_t sf = bytes / sizeof(float) > 0 ? bytes / sizeof(float) : 1;
+    float *scratch = guarded(sf);
+    struct eb_threadpool *pool = NULL;
+    ASSERT_EQ_INT(eb_threadpool_create(workers, &sys, &pool, NULL), EB_OK);
+    struct eb_cpu_exec ex = {.isa = isa,
+                             .pool = pool,
+                             .n_workers = eb_threadpool_size(pool),
+                             .scratch = scratch,
+                             .scratch_bytes = bytes};
+    eb_cpu_matmul_f32(&ex, 1, m, k, n, a, 0, b, 0, yu);
+    eb_cpu_matmul_f32_packed(&ex, m, k, n, a, pb, nr, yp);
+    ex.scratch = NULL;
+    ex.scratch_bytes = 0;
+    eb_cpu_matmul_f32_packed(&ex, m, k, n, a, pb, nr, ys);
+    for (size_t i = 0; i < ny; i++) {
+        const double tol = 1e-4 * (1.0 + fabs((double)yr[i])) * sqrt((double)k) / 4.0;
+        if (memcmp(&yp[i], &yu[i], sizeof(float)) != 0)
+            EB_FAIL("%s x%d %lldx%lldx%lld packed: y[%zu] = %.9g, unpacked %.9g",
+                    eb_cpu_isa_name(isa), workers, (long long)m, (long long)k, (long long)n, i,
+                    (double)yp[i], (double)yu[i]);
+        if (!(fabs((double)ys[i] - (double)yr[i]) <= tol))
+            EB_FAIL("%s x%d %lldx%lldx%lld packed, no scratch: y[%zu] = %.7g, ref %.7g",
+                    eb_cpu_isa_name(isa), workers, (long long)m, (long long)k, (long long)n, i,
+                    (double)ys[i], (double)yr[i]);
+    }
+    check_guards(yp, ny, "y packed");
+    check_guards(ys, ny, "y packed, no scratch");
+    check_guards(pb, pbytes / sizeof(float), "packed b");
+    check_guards(scratch, sf, "scratch");
+    eb_threadpool_destroy(pool);
+    release(scratch), release(a), release(b), release(pb);
+    release(yr), release(yu), release(yp), release(ys);
+}
+
+EB_TEST(matmul_packed_b_matches_unpacked)
+{
+    struct eb_cpu_features f;
+    eb_cpu_features_detect(&f);
+    const enum eb_cpu_isa isas[] = {EB_CPU_ISA_NEON, EB_CPU_ISA_AVX2, EB_CPU_ISA_AVX512};
+    const int have[] = {f.neon, f.avx2, f.avx512};
+    /* m, k, n: GEMV rows (1, 2) with N tails of every panel width; M, N and K tails of the
+     * tiles; K over several KC blocks; N over several column blocks (shared A); a decoder's
+     * projection shape. */
+    static const int64_t shapes[][3] = {
+        {1, 1, 1},        {1, 7, 15},   {2, 33, 17},    {1, 64, 63},   {2, 300, 65},
+        {1, 896, 1000},   {3, 5, 7},    {7, 13, 33},    {17, 40, 31},  {100, 300, 270},
+        {130, 300, 1600}, {9, 520, 47}, {128, 96, 160}, {64, 16, 128}, {256, 128, 16}};
+    int ran = 0;
+    for (size_t i = 0; i < EB_ARRAY_LEN(isas); i++) {
+        if (!have[i])
+            continue;
+        for (size_t c = 0; c < EB_ARRAY_LEN(shapes); c++)
+            for (int w = 1; w <= 3; w++)
+                run_packed(isas[i], w, shapes[c][0], shapes[c][1], shapes[c][2]);
+        ran = 1;
+    }
+    if (!ran)
+        EB_SKIP("no fast ISA on this CPU");
+}

@@ -239,6 +239,7 @@ void eb_cpu_reduce_mean_rows_f32(const struct eb_cpu_exec *cpu, int64_t rows, in
 
 struct softmax_ctx {
     int64_t axis, inner, cols, blocks; /* column block width, blocks per outer index */
+    int avx512;                        /* inner == 1 rows on the AVX-512 kernel */
     const float *x;
     float *y;
     size_t n_tasks;
@@ -251,6 +252,12 @@ static void softmax_task(void *vctx, size_t task, int worker)
     int64_t u0, u1;
     (void)worker;
     task_range(task, c->n_tasks, c->units, &u0, &u1);
+#if defined(__x86_64__)
+    if (c->avx512) { /* inner == 1: unit u is row u */
+        eb_cpu_softmax_rows_f32__avx512(u1 - u0, c->axis, c->x + u0 * c->axis, c->y + u0 * c->axis);
+        return;
+    }
+#endif
     for (int64_t u = u0; u < u1; u++) {
         const int64_t o = u / c->blocks, col = u % c->blocks * c->cols;
         const int64_t cnt = c->inner - col < c->cols ? c->inner - col : c->cols;
@@ -268,7 +275,11 @@ void eb_cpu_softmax_f32(const struct eb_cpu_exec *cpu, int64_t outer, int64_t ax
         eb_cpu_softmax_f32__ref(outer, axis, inner, x, y);
         return;
     }
-    struct softmax_ctx c = {.axis = axis, .inner = inner, .x = x, .y = y};
+    struct softmax_ctx c = {.axis = axis,
+                            .inner = inner,
+                            .avx512 = cpu->isa == EB_CPU_ISA_AVX512 && inner == 1,
+                            .x = x,
+                            .y = y};
     /*
      * Blocks of columns (multiples of 8) of about TASK_ELEMS / 4 elements each, at least 8
      * columns: an axis longer than TASK_ELEMS / 4 would otherwise round the width to 0.

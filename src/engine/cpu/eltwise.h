@@ -14,7 +14,9 @@
  * sign of zero ties included; MaxPool folds each window in the reference's row-major order,
  * see eltwise.c). Sigmoid and Softmax use a polynomial exp, and Softmax scales by the
  * reciprocal of the sum: within 1e-6 relative (plus an absolute 1e-30 for results that the
- * reference flushes to 0 or to a denormal).
+ * reference flushes to 0 or to a denormal). The x86 Softmax kernels return 0 for every
+ * probability below FLT_MIN (never a denormal: a masked attention score would otherwise feed
+ * denormals to the next matrix product, tens of times slower on many x86 cores).
  */
 #ifndef EB_ENGINE_CPU_ELTWISE_H
 #define EB_ENGINE_CPU_ELTWISE_H
@@ -98,6 +100,8 @@ void eb_cpu_binary_f32__avx2(enum eb_binop op, int64_t n, const float *a, int a_
 void eb_cpu_sigmoid_f32__avx2(int64_t n, const float *x, float *y);
 /** Softmax of `cnt` adjacent columns (columns col0.. of `inner`) for one outer index. */
 void eb_cpu_softmax_f32__avx2(int64_t axis, int64_t inner, int64_t cnt, const float *x, float *y);
+/** Softmax of `rows` contiguous rows of `len` (the inner == 1 case), 16 lanes. */
+void eb_cpu_softmax_rows_f32__avx512(int64_t rows, int64_t len, const float *x, float *y);
 /**
  * MaxPool's fold, the step both passes of the separable kernel are made of: for r < rows and
  * j < n, y[r * y_stride + j] = the reference's running max (m = v > m || isnan(v) ? v : m) over

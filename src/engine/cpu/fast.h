@@ -88,4 +88,21 @@ void eb_cpu_matmul_f32(const struct eb_cpu_exec *x, int64_t batch, int64_t m, in
 /** Scratch bytes eb_cpu_matmul_f32 needs for these sizes with `n_workers` workers. */
 size_t eb_cpu_matmul_f32_scratch(int64_t m, int64_t k, int64_t n, int n_workers);
 
+/**
+ * A constant B [K, N] packed once at load for `isa`'s micro-kernel: NR-column panels over all K
+ * rows (eb_cpu__pack_b), columns past N zero. eb_cpu_matmul_f32_pack_bytes says how many bytes
+ * (0: the ISA has no packed kernel, keep B as it is); eb_cpu_matmul_f32_pack fills `dst`
+ * (that many bytes, 64-byte aligned) and returns NR.
+ */
+size_t eb_cpu_matmul_f32_pack_bytes(enum eb_cpu_isa isa, int64_t k, int64_t n);
+int eb_cpu_matmul_f32_pack(enum eb_cpu_isa isa, int64_t k, int64_t n, const float *b, float *dst);
+/**
+ * y = a · B for row-major a [M, K] and y [M, N], B packed by eb_cpu_matmul_f32_pack with
+ * panels of `nr` columns. The same results as eb_cpu_matmul_f32 on B unpacked (same kernels,
+ * same order of the sums); scratch as eb_cpu_matmul_f32's. Without scratch, or on an ISA whose
+ * NR is not `nr`, a scalar loop over the panels (the reference's order of the sums).
+ */
+void eb_cpu_matmul_f32_packed(const struct eb_cpu_exec *x, int64_t m, int64_t k, int64_t n,
+                              const float *a, const float *pb, int nr, float *y);
+
 #endif

@@ -41,7 +41,8 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             eb_cpu_dw_cl_f32__avx2,
                                             eb_cpu_pw_cl_f32_6x16__avx2,
                                             eb_cpu_cl_epilogue_f32__avx2,
-                                            eb_cpu_sgemv_f32__avx2};
+                                            eb_cpu_sgemv_f32__avx2,
+                                            eb_cpu_sgemv_packed_f32__avx2};
         return 1;
     case EB_CPU_ISA_AVX512:
         *uk_out = (struct eb_sgemm_ukernel){8,
@@ -60,7 +61,8 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             eb_cpu_dw_cl_f32__avx512,
                                             eb_cpu_pw_cl_f32_12x32__avx512,
                                             eb_cpu_cl_epilogue_f32__avx512,
-                                            eb_cpu_sgemv_f32__avx512};
+                                            eb_cpu_sgemv_f32__avx512,
+                                            eb_cpu_sgemv_packed_f32__avx512};
         return 1;
 #endif
 #if defined(__aarch64__)
@@ -81,7 +83,8 @@ int eb_cpu__sgemm_select(enum eb_cpu_isa isa, struct eb_sgemm_ukernel *uk_out)
                                             NULL,
                                             NULL,
                                             NULL,
-                                            NULL /* gemv: the packed path */};
+                                            NULL /* gemv: the packed path */,
+                                            NULL};
         return 1;
 #endif
     default: return 0;
@@ -251,9 +254,25 @@ struct mm_ctx {
     int64_t m, k, n, a_stride, b_stride, mb, nb;
     const float *a, *b;
     float *y, *scratch;
-    float *apack; /* the shared packed A (mm_shared_task), else NULL */
+    float *apack;    /* the shared packed A (mm_shared_task), else NULL */
+    const float *pb; /* B packed at load (eb_cpu_matmul_f32_pack: panels over all k), else NULL */
     size_t worker_floats;
 };
+
+/*
+ * Columns [n0, n1) (n0 a multiple of NR) of rows [0, mc) over k block [k0, k0 + kc), B packed
+ * at load: one macro-kernel call per panel (its k rows are NR * k floats apart, not NR * kc).
+ */
+static void block_pb(const struct mm_ctx *c, int64_t mc, int64_t n0, int64_t n1, int64_t k0,
+                     int64_t kc, const float *ap, int64_t a_ps, float *y)
+{
+    const int nr = c->uk.nr;
+    for (int64_t j = n0; j < n1; j += nr) {
+        eb_cpu__sgemm_block(&c->uk, mc, n1 - j < nr ? n1 - j : nr, kc, ap, a_ps,
+                            c->pb + (j / nr) * c->k * nr + k0 * nr, y + j, c->n, k0 > 0, NULL, NULL,
+                            NULL);
+    }
+}
 
 /* Packs MR panels [task * per, ...) of the shared A. */
 struct pack_ctx {
@@ -285,6 +304,12 @@ static void mm_shared_task(void *vctx, size_t task, int worker)
     float *bbuf = c->scratch + (size_t)worker * c->worker_floats;
     for (int64_t k0 = 0; k0 < c->k; k0 += MM_KC) {
         const int64_t kc = c->k - k0 < MM_KC ? c->k - k0 : MM_KC;
+        if (c->pb != NULL) {
+            for (int64_t m0 = 0; m0 < c->m; m0 += MM_MC)
+                block_pb(c, c->m - m0 < MM_MC ? c->m - m0 : MM_MC, n0, n1, k0, kc,
+                         c->apack + m0 * c->k + k0 * mr, c->k * mr, c->y + m0 * c->n);
+            continue;
+        }
         eb_cpu__pack_b(c->uk.nr, kc, n1 - n0, c->b + k0 * c->n + n0, c->n, bbuf);
         for (int64_t m0 = 0; m0 < c->m; m0 += MM_MC) {
             const int64_t mc = c->m - m0 < MM_MC ? c->m - m0 : MM_MC;
@@ -310,6 +335,10 @@ static void mm_task(void *vctx, size_t task, int worker)
         float *bbuf =
             abuf + eb_cpu_round_up(eb_cpu_round_up(mc, c->uk.mr) * kc, 16); /* 64-byte aligned */
         eb_cpu__pack_a(c->uk.mr, mc, kc, a + m0 * c->k + k0, c->k, abuf);
+        if (c->pb != NULL) {
+            block_pb(c, mc, n0, n1, k0, kc, abuf, kc * c->uk.mr, y + m0 * c->n);
+            continue;
+        }
         eb_cpu__pack_b(c->uk.nr, kc, n1 - n0, b + k0 * c->n + n0, c->n, bbuf);
         eb_cpu__sgemm_block(&c->uk, mc, n1 - n0, kc, abuf, kc * c->uk.mr, bbuf, y + m0 * c->n + n0,
                             c->n, k0 > 0, NULL, NULL, NULL);
@@ -408,6 +437,129 @@ void eb_cpu_matmul_f32(const struct eb_cpu_exec *x, int64_t batch, int64_t m, in
     }
     const size_t tasks = (size_t)(batch * c.mb * c.nb);
     if (batch * m * k * n < MM_SERIAL_MACS) /* a few microseconds: not worth waking workers */
+        for (size_t t = 0; t < tasks; t++)
+            mm_task(&c, t, 0);
+    else
+        eb_threadpool_run(x->pool, tasks, mm_task, &c);
+}
+
+/* ---- B packed at load ---------------------------------------------------------------------- */
+
+size_t eb_cpu_matmul_f32_pack_bytes(enum eb_cpu_isa isa, int64_t k, int64_t n)
+{
+    struct eb_sgemm_ukernel uk;
+    if (k <= 0 || n <= 0 || !eb_cpu__sgemm_select(isa, &uk))
+        return 0;
+    return eb_cpu_align64((size_t)(eb_cpu_round_up(n, uk.nr) * k) * sizeof(float));
+}
+
+int eb_cpu_matmul_f32_pack(enum eb_cpu_isa isa, int64_t k, int64_t n, const float *b, float *dst)
+{
+    struct eb_sgemm_ukernel uk;
+    if (!eb_cpu__sgemm_select(isa, &uk))
+        return 0;
+    eb_cpu__pack_b(uk.nr, k, n, b, n, dst);
+    return uk.nr;
+}
+
+/* The scalar product on packed B: each y element summed in order of p, as the reference. */
+static void matmul_packed_ref(int64_t m, int64_t k, int64_t n, const float *a, const float *pb,
+                              int nr, float *y)
+{
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            const float *bp = pb + (j / nr) * k * nr + j % nr;
+            float s = 0.0f;
+            for (int64_t p = 0; p < k; p++)
+                s += a[i * k + p] * bp[p * nr];
+            y[i * n + j] = s;
+        }
+}
+
+/* GEMV task: columns [j0, j0 + nc) of every row, nc a multiple of 64 (so of NR). */
+struct mvp_ctx {
+    eb_sgemv_packed_fn fn;
+    int64_t m, k, n, nc;
+    int nr;
+    const float *a, *pb;
+    float *y;
+};
+
+static void mvp_task(void *vctx, size_t task, int worker)
+{
+    const struct mvp_ctx *c = vctx;
+    (void)worker;
+    const int64_t j0 = (int64_t)task * c->nc, nj = c->n - j0 < c->nc ? c->n - j0 : c->nc;
+    for (int64_t r = 0; r < c->m; r++)
+        c->fn(c->k, nj, c->a + r * c->k, c->pb + j0 / c->nr * c->k * c->nr, c->y + r * c->n + j0);
+}
+
+void eb_cpu_matmul_f32_packed(const struct eb_cpu_exec *x, int64_t m, int64_t k, int64_t n,
+                              const float *a, const float *pb, int nr, float *y)
+{
+    struct mm_ctx c = {.m = m, .k = k, .n = n, .a = a, .b = pb, .pb = pb, .y = y};
+    const int workers = x->n_workers < 1 ? 1 : x->n_workers;
+    if (m <= 0 || n <= 0)
+        return;
+    if (k <= 0) {
+        memset(y, 0, (size_t)(m * n) * sizeof(float));
+        return;
+    }
+    if (!eb_cpu__sgemm_select(x->isa, &c.uk) || c.uk.nr != nr || x->scratch == NULL ||
+        x->scratch_bytes < eb_cpu_matmul_f32_scratch(m, k, n, workers)) {
+        matmul_packed_ref(m, k, n, a, pb, nr, y);
+        return;
+    }
+    if (m <= MV_M_MAX && c.uk.gemv_packed != NULL) {
+        /* As eb_cpu_matmul_f32's GEMV: about 4 chunks per worker, whole 64-column blocks. */
+        const int64_t want = workers == 1 ? 1 : 4 * (int64_t)workers;
+        int64_t nc = eb_cpu_round_up((n + want - 1) / want, 64);
+        nc = nc < 64 ? 64 : nc;
+        struct mvp_ctx v = {.fn = c.uk.gemv_packed,
+                            .m = m,
+                            .k = k,
+                            .n = n,
+                            .nc = nc,
+                            .nr = nr,
+                            .a = a,
+                            .pb = pb,
+                            .y = y};
+        const size_t tasks = (size_t)((n + nc - 1) / nc);
+        if (m * k * n < MV_SERIAL_MACS)
+            for (size_t t = 0; t < tasks; t++)
+                mvp_task(&v, t, 0);
+        else
+            eb_threadpool_run(x->pool, tasks, mvp_task, &v);
+        return;
+    }
+    c.scratch = x->scratch;
+    c.worker_floats = mm_worker_floats(m, k, n);
+    c.mb = (m + MM_MC - 1) / MM_MC;
+    c.nb = (n + MM_NC - 1) / MM_NC;
+    const size_t shared = mm_shared_floats(m, k);
+    const int64_t panels = (n + nr - 1) / nr, per = MM_NC / nr;
+    if (shared > 0 && panels >= workers &&
+        x->scratch_bytes >= ((size_t)workers * c.worker_floats + shared) * sizeof(float)) {
+        c.apack = c.scratch + (size_t)workers * c.worker_floats;
+        struct pack_ctx pc = {.mr = c.uk.mr, .m = m, .k = k, .a = a, .dst = c.apack};
+        const int64_t a_panels = (m + c.uk.mr - 1) / c.uk.mr;
+        pc.per = (a_panels + workers - 1) / workers;
+        const size_t a_tasks = (size_t)((a_panels + pc.per - 1) / pc.per);
+        c.nb = eb_cpu_round_up((panels + per - 1) / per, workers);
+        c.nb = c.nb > panels ? panels : c.nb;
+        if (m * k * n < MM_SERIAL_MACS) { /* a few microseconds: not worth waking workers */
+            for (size_t t = 0; t < a_tasks; t++)
+                pack_a_task(&pc, t, 0);
+            for (int64_t t = 0; t < c.nb; t++)
+                mm_shared_task(&c, (size_t)t, 0);
+            return;
+        }
+        eb_threadpool_run(x->pool, a_tasks, pack_a_task, &pc);
+        eb_threadpool_run(x->pool, (size_t)c.nb, mm_shared_task, &c);
+        return;
+    }
+    const size_t tasks = (size_t)(c.mb * c.nb);
+    if (m * k * n < MM_SERIAL_MACS)
         for (size_t t = 0; t < tasks; t++)
             mm_task(&c, t, 0);
     else

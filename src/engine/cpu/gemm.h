@@ -40,6 +40,13 @@ typedef void (*eb_epilogue_tile_fn)(const struct eb_epilogue *e, const float *bi
 typedef void (*eb_sgemv_fn)(int64_t k, int64_t n, const float *a, const float *b, int64_t ldb,
                             float *y);
 
+/**
+ * GEMV on a packed B: y[j] = Σ_{p < k} a[p] · b[(j / NR) * k * NR + p * NR + j % NR] for j < n
+ * (b: the NR-column panels of eb_cpu__pack_b over all k rows; y written, the sum in order of p,
+ * as eb_sgemv_fn sums it).
+ */
+typedef void (*eb_sgemv_packed_fn)(int64_t k, int64_t n, const float *a, const float *b, float *y);
+
 /** dst[j] = src[2j] for j < n; reads src[0 .. 2n-2] only. */
 typedef void (*eb_gather2_fn)(int64_t n, const float *src, float *dst);
 
@@ -141,7 +148,8 @@ struct eb_sgemm_ukernel {
     eb_dw_cl_fn dw_cl;
     eb_pw_cl_fn pw_cl;
     eb_cl_epilogue_fn cl_epilogue;
-    eb_sgemv_fn gemv; /* NULL where the ISA has none */
+    eb_sgemv_fn gemv;               /* NULL where the ISA has none */
+    eb_sgemv_packed_fn gemv_packed; /* NULL where the ISA has none */
 };
 
 /** The micro-kernel for `isa`; 0 when there is none (REF, or an ISA absent from this build). */
@@ -190,6 +198,9 @@ void eb_cpu_sgemv_f32__avx2(int64_t k, int64_t n, const float *a, const float *b
                             float *y);
 void eb_cpu_sgemv_f32__avx512(int64_t k, int64_t n, const float *a, const float *b, int64_t ldb,
                               float *y);
+void eb_cpu_sgemv_packed_f32__avx2(int64_t k, int64_t n, const float *a, const float *b, float *y);
+void eb_cpu_sgemv_packed_f32__avx512(int64_t k, int64_t n, const float *a, const float *b,
+                                     float *y);
 void eb_cpu_dw_rows_f32__avx2(int64_t n, int taps, const float *w, float bias, const float *src,
                               const int32_t *off, float *y);
 void eb_cpu_epilogue_tile_f32__avx2(const struct eb_epilogue *e, const float *bias, int64_t m,

@@ -33,6 +33,12 @@ static enum eb_status infer_matmul(struct eb_op_ctx *ctx)
     return eb_op_set_out(ctx, 0, EB_DTYPE_F32, rank + 2, shape);
 }
 
+/* B packed at load (prepare_matmul): its panels of nr columns; B's data points at them. */
+struct matmul_packed {
+    const float *data;
+    int nr;
+};
+
 /* a (resp. b, with is_b) dim of output batch dim d (of br), or 1 where the operand lacks it. */
 static int64_t bdim(const struct eb_ir_value *v, int br, int d)
 {
@@ -116,12 +122,39 @@ static void exec_matmul_fast(const struct eb_exec *ex, const struct eb_ir_value 
     }
 }
 
+/*
+ * B packed at load (prepare_matmul): B is one matrix broadcast over every batch dim, so they
+ * all fold into A's rows but those A lacks (one product per output matrix of those).
+ */
+static void exec_matmul_packed(const struct eb_exec *ex, const struct matmul_packed *pk,
+                               const struct eb_ir_value *a, const struct eb_ir_value *b,
+                               const struct eb_ir_value *y)
+{
+    const int br = y->rank - 2;
+    const int64_t m = y->shape[br], k = a->shape[a->rank - 1], nn = y->shape[br + 1];
+    int ob;
+    const int64_t mf = m * fold_rows(a, b, y, &ob);
+    int64_t outer = 1;
+    for (int d = 0; d < ob; d++)
+        outer *= y->shape[d];
+    for (int64_t i = 0; i < outer; i++) {
+        int64_t ai, bi;
+        operand_index(y, ob, br, a, b, i, &ai, &bi);
+        eb_cpu_matmul_f32_packed(ex->cpu, mf, k, nn, (const float *)a->data + ai * mf * k, pk->data,
+                                 pk->nr, (float *)y->data + i * mf * nn);
+    }
+}
+
 static void exec_matmul(const struct eb_exec *ex)
 {
     const struct eb_graph *g = ex->g;
     const struct eb_ir_node *n = ex->n;
     const struct eb_ir_value *a = eb_op_in(g, n, 0), *b = eb_op_in(g, n, 1);
     const struct eb_ir_value *y = eb_op_out(g, n, 0);
+    if (n->params != NULL) { /* B's data is its packed form: only this path reads it */
+        exec_matmul_packed(ex, n->params, a, b, y);
+        return;
+    }
     if (ex->cpu->isa != EB_CPU_ISA_REF) {
         exec_matmul_fast(ex, a, b, y);
         return;
@@ -141,12 +174,38 @@ static void exec_matmul(const struct eb_exec *ex)
     }
 }
 
-/* Scratch for the packed SGEMM (operands are packed at run time). */
+/*
+ * A constant B that this node alone reads (a decoder's projections) is packed once, here, for
+ * the ISA's micro-kernel (eb_cpu_matmul_f32_pack) and replaces B's data: B's bytes stay in the
+ * plan's weights, pp->packed_bytes counts only what packing adds (the columns past N up to a
+ * multiple of NR). For a moment at load both copies exist (one weight at a time). A B that
+ * other nodes or the graph's outputs read too is left as it is and packed at every run.
+ * Scratch: the SGEMM's (A's blocks; B's block, unused when B is packed).
+ */
 static enum eb_status prepare_matmul(struct eb_op_prepare *pp)
 {
+    struct eb_graph *g = pp->op.g;
+    struct eb_ir_node *n = pp->op.n;
     const struct eb_ir_value *y = eb_op_out(pp->op.g, pp->op.n, 0);
     const struct eb_ir_value *a = eb_op_in(pp->op.g, pp->op.n, 0);
-    const struct eb_ir_value *b = eb_op_in(pp->op.g, pp->op.n, 1);
+    struct eb_ir_value *b = eb_op_in(pp->op.g, pp->op.n, 1);
+    const int64_t k = b->shape[b->rank - 2], nn = b->shape[b->rank - 1];
+    const size_t bytes = eb_cpu_matmul_f32_pack_bytes(pp->isa, k, nn);
+    if (n->params == NULL && bytes > 0 && b->is_const && b->owned_data && b->n_uses == 1 &&
+        !b->is_output && !b->dyn && b->numel == k * nn) {
+        struct matmul_packed *pk = eb_ir_arena_alloc(&g->arena, sizeof(*pk));
+        float *dst = g->alloc.alloc(g->alloc.ctx, bytes, 64);
+        if (pk == NULL || dst == NULL) { /* not fatal: B stays as it is, packed at run time */
+            g->alloc.free(g->alloc.ctx, dst);
+        } else {
+            pk->nr = eb_cpu_matmul_f32_pack(pp->isa, k, nn, b->data, dst);
+            pk->data = dst;
+            g->alloc.free(g->alloc.ctx, b->data);
+            b->data = dst;
+            n->params = pk;
+            pp->packed_bytes = bytes > b->nbytes ? bytes - b->nbytes : 0;
+        }
+    }
     int ob;
     const int64_t fold = fold_rows(a, b, y, &ob);
     pp->scratch_bytes = eb_cpu_matmul_f32_scratch(

@@ -12,6 +12,13 @@ void eb_cpu_sigmoid_f32__ref(int64_t n, const float *x, float *y)
 
 void eb_cpu_unary_f32__ref(enum eb_unop op, int64_t n, const float *x, float a, float b, float *y)
 {
+    if (op == EB_UNOP_CLIP) { /* the switch's case below, in a loop of its own (vectorised) */
+        for (int64_t i = 0; i < n; i++) {
+            const float r = x[i] < a ? a : x[i];
+            y[i] = r > b ? b : r;
+        }
+        return;
+    }
     for (int64_t i = 0; i < n; i++) {
         const float v = x[i];
         float r = v;
@@ -145,6 +152,12 @@ void eb_cpu_cast__ref(int64_t n, enum eb_dtype from, const void *x, enum eb_dtyp
 {
     if (from == to) {
         memcpy(y, x, (size_t)n * eb_dtype_size(to));
+        return;
+    }
+    if (from == EB_DTYPE_I64 && to == EB_DTYPE_F32) { /* the loop below's conversion, unswitched
+                                                         (a decoder's mask: positions to float) */
+        for (int64_t i = 0; i < n; i++)
+            ((float *)y)[i] = (float)(double)((const int64_t *)x)[i];
         return;
     }
     for (int64_t i = 0; i < n; i++) {

@@ -35,6 +35,23 @@ EB_AVX2 static inline __m256 exp_ps(__m256 x)
     return _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(e, 23)));
 }
 
+/*
+ * Softmax's exp(d) for d = x - max <= 0: exp_ps, but 0 where d < ln(FLT_MIN) (NaN kept). Without
+ * it a masked score (an additive mask of -FLT_MAX) comes out as e^-87 and its probability as a
+ * denormal, which the next product (P·V) then multiplies: microcode assists on many x86 cores
+ * (tens of times slower; the true value rounds to 0 or a denormal anyway).
+ */
+EB_AVX2 static inline __m256 exp_sm(__m256 d)
+{
+    return _mm256_and_ps(exp_ps(d), _mm256_cmp_ps(d, _mm256_set1_ps(-87.33654f), _CMP_NLT_UQ));
+}
+
+/* v, with lanes below FLT_MIN (denormal probabilities, v >= 0) flushed to 0. */
+EB_AVX2 static inline __m256 flush_small(__m256 v)
+{
+    return _mm256_and_ps(v, _mm256_cmp_ps(v, _mm256_set1_ps(1.17549435e-38f), _CMP_NLT_UQ));
+}
+
 /* Mask of the first `rem` (0..8) lanes. */
 EB_AVX2 static inline __m256i tail_mask(int64_t rem)
 {
@@ -151,21 +168,21 @@ EB_AVX2 static void softmax_row(int64_t len, const float *x, float *y)
     const __m256 bm = _mm256_set1_ps(m);
     __m256 vs = _mm256_setzero_ps();
     for (i = 0; i < full; i += 8) {
-        const __m256 e = exp_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), bm));
+        const __m256 e = exp_sm(_mm256_sub_ps(_mm256_loadu_ps(x + i), bm));
         _mm256_storeu_ps(y + i, e);
         vs = _mm256_add_ps(vs, e);
     }
     __m256 et = _mm256_setzero_ps();
     if (rem > 0) {
-        et = _mm256_and_ps(exp_ps(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), bm)),
+        et = _mm256_and_ps(exp_sm(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), bm)),
                            _mm256_castsi256_ps(k));
         vs = _mm256_add_ps(vs, et);
     }
     const __m256 r = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_set1_ps(hsum(vs)));
     for (i = 0; i < full; i += 8)
-        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), r));
+        _mm256_storeu_ps(y + i, flush_small(_mm256_mul_ps(_mm256_loadu_ps(y + i), r)));
     if (rem > 0)
-        store_head(y + i, _mm256_mul_ps(et, r), rem);
+        store_head(y + i, flush_small(_mm256_mul_ps(et, r)), rem);
 }
 
 /*
@@ -184,7 +201,7 @@ EB_AVX2 static inline void softmax_cols(int64_t axis, int64_t inner, const float
     for (int64_t a = 0; a < axis; a++) {
         const float *xa = x + a * inner;
         const __m256 v = rem == 8 ? _mm256_loadu_ps(xa) : _mm256_maskload_ps(xa, k);
-        const __m256 e = exp_ps(_mm256_sub_ps(v, m));
+        const __m256 e = exp_sm(_mm256_sub_ps(v, m));
         if (rem == 8)
             _mm256_storeu_ps(y + a * inner, e);
         else
@@ -195,9 +212,9 @@ EB_AVX2 static inline void softmax_cols(int64_t axis, int64_t inner, const float
     for (int64_t a = 0; a < axis; a++) {
         float *ya = y + a * inner;
         if (rem == 8)
-            _mm256_storeu_ps(ya, _mm256_mul_ps(_mm256_loadu_ps(ya), r));
+            _mm256_storeu_ps(ya, flush_small(_mm256_mul_ps(_mm256_loadu_ps(ya), r)));
         else
-            store_head(ya, _mm256_mul_ps(_mm256_maskload_ps(ya, k), r), rem);
+            store_head(ya, flush_small(_mm256_mul_ps(_mm256_maskload_ps(ya, k), r)), rem);
     }
 }
 

@@ -648,3 +648,47 @@ AVX2 void eb_cpu_pack_a8_f32__avx2(int64_t m, int64_t k, const float *a, int64_t
         }
     }
 }
+
+/*
+ * GEMV on B packed in 16-column panels (eb_sgemv_packed_fn): two panels (32 columns, four
+ * accumulators) per pass over k, then a last panel with masked stores. The sum runs in order
+ * of p, as eb_cpu_sgemv_f32__avx2's: the same bits as the GEMV on B in place.
+ */
+AVX2 void eb_cpu_sgemv_packed_f32__avx2(int64_t k, int64_t n, const float *a, const float *b,
+                                        float *y)
+{
+    const int64_t ps = k * 16;
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32, b += 2 * ps) {
+        __m256 c0 = _mm256_setzero_ps(), c1 = _mm256_setzero_ps(), c2 = _mm256_setzero_ps(),
+               c3 = _mm256_setzero_ps();
+        const float *b0 = b, *b1 = b + ps;
+        for (int64_t p = 0; p < k; p++, b0 += 16, b1 += 16) {
+            const __m256 av = _mm256_broadcast_ss(a + p);
+            c0 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b0), c0);
+            c1 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b0 + 8), c1);
+            c2 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b1), c2);
+            c3 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b1 + 8), c3);
+        }
+        _mm256_storeu_ps(y + j, c0);
+        _mm256_storeu_ps(y + j + 8, c1);
+        _mm256_storeu_ps(y + j + 16, c2);
+        _mm256_storeu_ps(y + j + 24, c3);
+    }
+    for (; j < n; j += 16, b += ps) {
+        __m256 c0 = _mm256_setzero_ps(), c1 = _mm256_setzero_ps();
+        const float *b0 = b;
+        for (int64_t p = 0; p < k; p++, b0 += 16) {
+            const __m256 av = _mm256_broadcast_ss(a + p);
+            c0 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b0), c0);
+            c1 = _mm256_fmadd_ps(av, _mm256_loadu_ps(b0 + 8), c1);
+        }
+        const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        const int64_t left = n - j;
+        const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(left < 8 ? left : 8)), lane);
+        const __m256i m1 =
+            _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(left < 16 ? left - 8 : 8)), lane);
+        _mm256_maskstore_ps(y + j, m0, c0);
+        _mm256_maskstore_ps(y + j + 8, m1, c1);
+    }
+}
