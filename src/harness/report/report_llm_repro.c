@@ -148,13 +148,16 @@ static void sum_memory(const struct eb_llm_result *r, FILE *fp)
     char a[32], b[32], c[32];
     fputs("## Memory\n\n", fp);
     fprintf(fp,
-            "The weights take %s MiB and the KV cache %s MiB at the context of %lld tokens the "
-            "run was sized for",
+            "The weights (%s MiB as the file stores them, %s) and the KV cache (%s MiB at the "
+            "context of %lld tokens the run was sized for) were checked",
             eb_report__fmtd(a, sizeof(a), mib(r->model.weight_bytes), 1),
+            r->model.dtype[0] != '\0' ? r->model.dtype : "the file's dtype",
             eb_report__fmtd(b, sizeof(b), mib(r->kv_bytes_ctx), 2), (long long)r->w.ctx);
     if (r->limit_bytes > 0)
-        fprintf(fp, ", against a limit of %s MiB",
+        fprintf(fp, " against a limit of %s MiB",
                 eb_report__fmtd(c, sizeof(c), mib(r->limit_bytes), 1));
+    else
+        fputs(" against no limit", fp);
     fputs(".", fp);
     if (r->mem_peak_bytes > 0) {
         fprintf(fp, " The peak measured (%s) was %s MiB", r->mem_peak_what,
