@@ -14,6 +14,22 @@ llm() {
   "$EB_BIN" llm --model tiny.onnx --backend ort --output out --db none "$@" >o.txt 2>e.txt
 }
 
+# phase_tables_add_up REPORT_JSON: each phase's node times lie inside its forwards' time (how
+# close they come is a figure of the machine's load, reported as coverage, not asserted), and
+# its op-type table adds up to the nodes' sum.
+phase_tables_add_up() {
+  local j=$1 p
+  for p in prefill decode; do
+    local c sum=0 i v; c=$(jq_get "$j" profile/$p/coverage)
+    awk -v c="$c" 'BEGIN { exit !(c > 0 && c <= 1.0001) }' || fail "$p coverage $c"
+    for i in $(seq 0 60); do
+      v=$("$EB_JSONQ" "$j" profile/$p/by_op/$i/share 2>/dev/null) || break
+      sum=$(awk -v a="$sum" -v b="$v" 'BEGIN { print a + b }')
+    done
+    near "$sum" 1 0.001 || fail "$p by_op shares add up to $sum"
+  done
+}
+
 case_llama_report() {
   need_ort
   tiny llama
@@ -335,19 +351,7 @@ case_profile_per_phase() {
   local j; j=$(run_dir out)/report.json
   [ "$(jq_get "$j" profile/prefill/runs)" = 3 ] || fail "prefill runs"
   [ "$(jq_get "$j" profile/decode/runs)" = 24 ] || fail "decode runs"
-  # Each phase's node times lie inside its forwards' time (how close they come is a figure of
-  # the machine's load, reported as coverage, not asserted here), and the op-type table adds
-  # up to the nodes' sum.
-  for p in prefill decode; do
-    local c sum; c=$(jq_get "$j" profile/$p/coverage)
-    awk -v c="$c" 'BEGIN { exit !(c > 0 && c <= 1.0001) }' || fail "$p coverage $c"
-    sum=0
-    for i in $(seq 0 30); do
-      local v; v=$("$EB_JSONQ" "$j" profile/$p/by_op/$i/share 2>/dev/null) || break
-      sum=$(awk -v a="$sum" -v b="$v" 'BEGIN { print a + b }')
-    done
-    near "$sum" 1 0.001 || fail "$p by_op shares add up to $sum"
-  done
+  phase_tables_add_up "$j"
   # The biggest product of the tiny model (64 x 1024 a token) is among the slowest nodes.
   local found=0
   for i in $(seq 0 14); do
@@ -369,16 +373,9 @@ case_profile_per_phase_ort() {
   [ "$(jq_get "$j" profile/prefill/runs)" = 4 ] || fail "prefill runs $(jq_get "$j" profile/prefill/runs)"
   [ "$(jq_get "$j" profile/decode/runs)" = 20 ] || fail "decode runs $(jq_get "$j" profile/decode/runs)"
   ! "$EB_JSONQ" "$j" warnings/0 >/dev/null 2>&1 || fail "warning: $("$EB_JSONQ" "$j" warnings/0)"
+  phase_tables_add_up "$j"
+  # ONNX Runtime's node names, with its op types (MatMul among them).
   for p in prefill decode; do
-    local c sum; c=$(jq_get "$j" profile/$p/coverage)
-    awk -v c="$c" 'BEGIN { exit !(c > 0 && c <= 1.0001) }' || fail "$p coverage $c"
-    sum=0
-    for i in $(seq 0 40); do
-      local v; v=$("$EB_JSONQ" "$j" profile/$p/by_op/$i/share 2>/dev/null) || break
-      sum=$(awk -v a="$sum" -v b="$v" 'BEGIN { print a + b }')
-    done
-    near "$sum" 1 0.001 || fail "$p by_op shares add up to $sum"
-    # ONNX Runtime's node names, with its op types (MatMul among them).
     local ops; ops=$(for i in $(seq 0 40); do "$EB_JSONQ" "$j" profile/$p/by_op/$i/op 2>/dev/null || break; done)
     echo "$ops" | grep -qx MatMul || fail "$p has no MatMul row: $ops"
   done

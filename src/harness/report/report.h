@@ -112,6 +112,9 @@ EB_NODISCARD enum eb_status eb_report__write_assumptions(const struct eb_run_res
 /* Internal to report*.c: a top-kernel table as a JSON array of {name, calls, total_ms,
  * share_pct} (report.json's trace.top_kernels, ncu's and nsys's tables, llm's trace). */
 void eb_report__write_kernels(struct eb_json_writer *w, const struct eb_kernel_stat *k, size_t n);
+/* Internal to report*.c: summary.md's verdict with its reasons, "**INVALID**, because:" and one
+ * item a reason (report_summary.c). */
+void eb_report__md_because(FILE *fp, const struct eb_validity *v);
 /* Internal to report*.c: assumptions.md's sections that every kind shares: the statistics'
  * methods ("## Statistics") and the peak table of harness/metrics/peaks.c (a Markdown table). */
 void eb_report__md_statistics(FILE *fp);

@@ -234,13 +234,7 @@ static void sum_verdict(const struct eb_llm_result *r, FILE *fp)
                 eb_validity_verdict(v), EB_LLM_MIN_REPS);
         return;
     }
-    fprintf(fp, "**%s**, because:\n\n", eb_validity_verdict(v));
-    for (int i = 0; i < v->n_reasons && i < EB_VALIDITY_MAX_REASONS; i++) {
-        fputs("- ", fp);
-        eb_report__md_text(fp, v->reasons[i], 0);
-        fputs("\n", fp);
-    }
-    fputs("\n", fp);
+    eb_report__md_because(fp, v);
 }
 
 static void sum_rests_on(const struct eb_llm_result *r, FILE *fp)

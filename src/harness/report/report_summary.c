@@ -194,6 +194,11 @@ static void verdict(const struct eb_run_result *r, FILE *fp)
                 eb_report__criteria(r, what, sizeof(what)));
         return;
     }
+    eb_report__md_because(fp, v);
+}
+
+void eb_report__md_because(FILE *fp, const struct eb_validity *v)
+{
     fprintf(fp, "**%s**, because:\n\n", eb_validity_verdict(v));
     for (int i = 0; i < v->n_reasons && i < EB_VALIDITY_MAX_REASONS; i++) {
         fputs("- ", fp);
