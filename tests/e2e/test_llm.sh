@@ -198,8 +198,8 @@ case_trace_phases() {
 }
 
 # On a GPU (skips elsewhere): CUPTI's kernels in trace.json, each inside a prefill or decode
-# phase of the repetitions.
-case_trace_cuda_kernels() {
+# phase of the repetitions; and what the report says of a profiled run there.
+case_cuda_trace_and_profile() {
   tiny llama
   llm --backend native --device cuda --prompt 16 --gen 8 --reps 3 --trace
   local rc=$?
@@ -216,6 +216,13 @@ case_trace_cuda_kernels() {
   [ "$n" -gt 24 ] || fail "only $n kernels in 3 prefills and 24 decode steps"
   jq_get "$d/report.json" trace/top_kernels/0/name | grep -q . || fail "top kernel has no name"
   grep -q '^top kernels by total GPU time (trace):' o.txt || fail "no table printed"
+  # --profile on cuda runs node by node: the report says its latencies are not an unprofiled
+  # run's.
+  rm -rf out
+  llm --backend native --device cuda --prompt 16 --gen 4 --reps 3 --profile ||
+    fail "llm --profile on cuda: $(cat e.txt)"
+  jq_get "$(run_dir out)/report.json" warnings/0 | grep -q '^--profile on cuda: every forward ran node by node' ||
+    fail "no warning on the profiled path"
 }
 
 # --nsys: the same llm again under Nsight Systems (a fake nsys here), its capture gated on the

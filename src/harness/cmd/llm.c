@@ -514,6 +514,13 @@ static int load(struct llm_ctx *c, struct eb_diag *diag)
         m->kv_bytes_per_token = 2ull * (uint64_t)m->layers * (uint64_t)m->kv_heads *
                                 (uint64_t)m->head_dim * (uint64_t)m->elem_bytes;
     }
+    /* The native engine times each node on cuda with an event around it, launched node by node:
+     * the profiled run's latencies are not those of a run without --profile (CUDA Graphs). */
+    if (c->cfg.profile && c->cfg.device == EB_DEVICE_CUDA && strcmp(r->backend, "native") == 0)
+        eb_llm_result_warn(r, "--profile on cuda: every forward ran node by node with an event "
+                              "around each node, without the CUDA Graphs of a run without "
+                              "--profile; its latencies and tokens/s are the profiled path's "
+                              "(slower): run without --profile for those");
     return -1;
 }
 
