@@ -30,8 +30,9 @@
  * outputs (a decoder's KV cache: 2 a layer), and `infer` takes the last infer's outputs as
  * inputs (a decoder's present.* passed on as past_key_values.*), eb_backend_config.max_seq; ABI 14:
  * `profile_runs` (the per-operator profile of chosen runs, read after the last one: ort) and
- * struct eb_run_range. */
-#define EB_BACKEND_ABI      14u
+ * struct eb_run_range; ABI 15: `keep_outputs` (outputs only passed back as the next infer's
+ * inputs stay on the device). */
+#define EB_BACKEND_ABI      15u
 #define EB_BACKEND_MAX_IO   80
 #define EB_BACKEND_NAME_MAX 128
 
@@ -326,6 +327,15 @@ struct eb_backend_ops {
      * when it cannot: frames are then copied as before.
      */
     enum eb_status (*pin_frames)(void *priv, uint8_t *base, size_t bytes, struct eb_diag *diag);
+    /**
+     * Optional (ABI 15): outputs j with keep[j] != 0 (n = the model's outputs) are read by the
+     * caller only as the next infer's inputs (a decoder's present.* as past_key_values.*): a
+     * device may keep them where they are instead of copying them back, and the bytes at their
+     * data are then not the infer's. Passing such a buffer to any later infer than the next is
+     * refused (EB_ERR_INVALID_ARG).
+     */
+    enum eb_status (*keep_outputs)(void *priv, const unsigned char *keep, size_t n,
+                                   struct eb_diag *diag);
 };
 
 /** A backend instance: ops + private state. Opaque. */
@@ -387,6 +397,13 @@ EB_NODISCARD enum eb_status eb_backend_profile_get(struct eb_backend *be,
                                                    struct eb_diag *diag);
 /** Forgets the recorded profile; does nothing where the backend has no profile. */
 void eb_backend_profile_reset(struct eb_backend *be);
+/**
+ * Tells the backend which outputs the caller reads only as the next infer's inputs
+ * (eb_backend_ops.keep_outputs); does nothing where the backend has no such op.
+ */
+EB_NODISCARD enum eb_status eb_backend_keep_outputs(struct eb_backend *be,
+                                                    const unsigned char *keep, size_t n,
+                                                    struct eb_diag *diag);
 /**
  * The per-operator profile of the runs in `ranges` (see eb_backend_ops.profile_runs), for a
  * backend that profiles a session as a whole (eb_backend_ops_of(be)->profile_runs != NULL).

@@ -257,6 +257,18 @@ EB_NODISCARD enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_t
                                           struct eb_diag *diag);
 
 /**
+ * Keeps the outputs j with keep[j] != 0 (n = the model's output count) on the device after each
+ * run: they are not copied to the host, and the bytes at their out[].data are not the run's. The
+ * run right after may take such an output back as an input (a KV cache: present.* as
+ * past_key_values.*), which the device copies device to device; any other use of that buffer as
+ * an input is refused (EB_ERR_INVALID_ARG), so a stale cache is never read. The CPU device's
+ * outputs live in host memory anyway: there it changes nothing. On CUDA the graphs are captured
+ * again.
+ */
+EB_NODISCARD enum eb_status eb_engine_keep_outputs(struct eb_engine *e, const unsigned char *keep,
+                                                   size_t n, struct eb_diag *diag);
+
+/**
  * Reduces output `output`, a float [1, 4+nc, N] detection head (YOLOv8/YOLO11), on the device
  * after every run (CUDA): the anchors whose best class score is > conf become rows
  * (eb_engine_head_rows), and only they are copied back, not the head (that output's data is

@@ -174,6 +174,12 @@ void eb_backend_profile_reset(struct eb_backend *be)
         be->ops->profile_reset(be->priv);
 }
 
+enum eb_status eb_backend_keep_outputs(struct eb_backend *be, const unsigned char *keep, size_t n,
+                                       struct eb_diag *diag)
+{
+    return be->ops->keep_outputs != NULL ? be->ops->keep_outputs(be->priv, keep, n, diag) : EB_OK;
+}
+
 enum eb_status eb_backend_profile_runs(struct eb_backend *be, const struct eb_run_range *ranges,
                                        size_t n_ranges, struct eb_backend_profile *profile_out,
                                        struct eb_diag *diag)

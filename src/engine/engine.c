@@ -711,8 +711,17 @@ static enum eb_status take_inputs_dynamic(struct eb_engine *e, const struct eb_t
         if (st != EB_OK)
             return st;
         /* the last run's output still on the device (a KV cache) stays there */
-        if (v->nbytes > 0 && (e->dev->input_resident == NULL ||
-                              !e->dev->input_resident(e, i, in[i].data, v->nbytes)))
+        const int resident = v->nbytes > 0 && e->dev->input_resident != NULL
+                                 ? e->dev->input_resident(e, i, in[i].data, v->nbytes)
+                                 : 0;
+        if (resident < 0)
+            return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                                "failed to run model %s: input '%s' is the host buffer of an "
+                                "output kept on the device (eb_engine_keep_outputs), not the last "
+                                "run's: its bytes are not an output's; pass a kept output only to "
+                                "the run right after",
+                                g->what, v->name);
+        if (v->nbytes > 0 && !resident)
             memmove(v->data, in[i].data, v->nbytes);
     }
     return EB_OK;
@@ -872,6 +881,23 @@ enum eb_status eb_engine_reduce_head(struct eb_engine *e, int output, float conf
                             e->what, v->name, eb_dtype_name(v->dtype), sh);
     }
     return e->dev->reduce_head(e, output, conf, diag);
+}
+
+enum eb_status eb_engine_keep_outputs(struct eb_engine *e, const unsigned char *keep, size_t n,
+                                      struct eb_diag *diag)
+{
+    const struct eb_graph *g = e->g;
+    if (n != g->n_outputs || keep == NULL)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "model %s: %zu output flags given, it has %zu outputs", e->what, n,
+                            g->n_outputs);
+    int changed = 0;
+    for (size_t j = 0; j < n; j++) {
+        const unsigned char k = keep[j] != 0;
+        changed |= k != e->keep_out[j];
+        e->keep_out[j] = k;
+    }
+    return changed && e->dev->keep_outputs != NULL ? e->dev->keep_outputs(e, diag) : EB_OK;
 }
 
 size_t eb_engine_head_rows(struct eb_engine *e, struct eb_anchor_row **rows_out)

@@ -52,6 +52,8 @@ struct eb_engine {
     struct eb_engine_exec_info info_dev; /* device, device_name, precision, fallback, graph */
     int head_on;                         /* eb_engine_reduce_head: output head_out is reduced */
     int head_out;
+    /* eb_engine_keep_outputs: output j stays on the device after each run (not copied back) */
+    unsigned char keep_out[EB_IR_MAX_GRAPH_IO];
     struct eb_anchor_row *head_rows; /* the last run's rows (device-owned host memory) */
     size_t head_count;
 };
@@ -69,7 +71,9 @@ struct eb_engine_devops {
     /**
      * Optional, dynamic graphs (eb_engine_run, input i's shape set): 1 when its `bytes` at `data`
      * are exactly what the device returned as an output of its last run and still holds there;
-     * the run then copies them device to device, and the input's host slot is not written.
+     * the run then copies them device to device, and the input's host slot is not written. -1
+     * when `data` is the host buffer of a kept output (eb_engine_keep_outputs) that is not that:
+     * its bytes are not an output's, and the run is refused.
      */
     int (*input_resident)(struct eb_engine *e, size_t i, const void *data, size_t bytes);
     /** Optional: eb_engine_frame_buffer (input checks done). */
@@ -87,6 +91,8 @@ struct eb_engine_devops {
     /** Optional: eb_engine_reduce_head (shape checked; conf < 0 = off); sets e->head_*. */
     enum eb_status (*reduce_head)(struct eb_engine *e, int output, float conf,
                                   struct eb_diag *diag);
+    /** Optional: e->keep_out changed (eb_engine_keep_outputs): the CUDA Graphs again. */
+    enum eb_status (*keep_outputs)(struct eb_engine *e, struct eb_diag *diag);
     /** Frees what open and bind made; accepts a half-opened engine. */
     void (*close)(struct eb_engine *e);
 };

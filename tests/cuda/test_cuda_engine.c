@@ -1348,11 +1348,14 @@ EB_TEST(llm_qwen2_fp16_within_drift)
 /*
  * Tiny qwen2 on the CUDA device in `prec`, `reps` times the same prefill of LLM_PROMPT tokens and
  * LLM_STEPS greedy steps (as `edgebench llm` repeats them). `profile`: every run node by node
- * (a profiled engine captures nothing); `copy_kv`: each step's past_key_values.* are copies of
- * the last present.* in buffers of the caller's (the host path), else the present.* themselves
- * (kept on the device). Returns every run's logits one after another (caller frees); counts the
+ * (a profiled engine captures nothing); `copy_kv`: LLM_KV_COPY: each step's past_key_values.*
+ * are copies of the last present.* in buffers of the caller's (the host path), LLM_KV_BACK: the
+ * present.* themselves (copied back, then device to device), LLM_KV_KEEP: the present.* kept on
+ * the device (eb_engine_keep_outputs: never copied back). Returns every run's logits one after another (caller frees); counts the
  * runs that replayed a graph and those that took inputs device to device.
  */
+enum { LLM_KV_BACK, LLM_KV_COPY, LLM_KV_KEEP };
+
 struct llm_path {
     int replayed, resident, runs;
     size_t n_fused; /* the engine's exec_info.n_fused */
@@ -1397,6 +1400,10 @@ static float *llm_run_path_opt(enum eb_engine_device dev, enum eb_engine_precisi
     eb_engine_exec_info_get(e, &info);
     const size_t n_fused = info.n_fused;
     const int n_kv = 2 * c.layers, n_in = 2 + n_kv, n_out = 1 + n_kv;
+    unsigned char keep[LLM_N_IO] = {0};
+    for (int t = 0; t < n_kv; t++)
+        keep[1 + t] = copy_kv == LLM_KV_KEEP;
+    ASSERT_OK(eb_engine_keep_outputs(e, keep, (size_t)n_out, &d));
     const size_t kv_max = (size_t)c.kv_heads * LLM_CTX * (size_t)c.head_dim;
     float *copies = malloc((size_t)n_kv * kv_max * sizeof(float));
     const size_t per_rep = (size_t)(LLM_PROMPT + LLM_STEPS) * (size_t)c.vocab;
@@ -1436,7 +1443,7 @@ static float *llm_run_path_opt(enum eb_engine_device dev, enum eb_engine_precisi
             const int tok = llm_argmax((const float *)out[0].data + (n - 1) * c.vocab, c.vocab);
             for (int t = 0; t < n_kv; t++) {
                 kv[t] = out[1 + t];
-                if (copy_kv) {
+                if (copy_kv == LLM_KV_COPY) {
                     const size_t b =
                         (size_t)(out[1 + t].shape[1] * out[1 + t].shape[2] * out[1 + t].shape[3]) *
                         sizeof(float);
@@ -1481,17 +1488,23 @@ static double llm_all_error(const float *a, const float *b, size_t n)
 static void llm_paths_agree(enum eb_engine_precision prec, double tol)
 {
     const int reps = 2, runs = reps * (LLM_STEPS + 1);
-    struct llm_path pe, pc, pr;
-    float *eager = llm_run_path(prec, 1, 1, reps, &pe);
-    float *graph_host = llm_run_path(prec, 0, 1, reps, &pc);
-    float *graph_dev = llm_run_path(prec, 0, 0, reps, &pr);
+    struct llm_path pe, pc, pr, pk, pek;
+    float *eager = llm_run_path(prec, 1, LLM_KV_COPY, reps, &pe);
+    float *graph_host = llm_run_path(prec, 0, LLM_KV_COPY, reps, &pc);
+    float *graph_dev = llm_run_path(prec, 0, LLM_KV_BACK, reps, &pr);
+    float *graph_kept = llm_run_path(prec, 0, LLM_KV_KEEP, reps, &pk);
+    float *eager_kept = llm_run_path(prec, 1, LLM_KV_KEEP, reps, &pek);
     ASSERT_EQ_INT(pe.replayed, 0);
     ASSERT_EQ_INT(pe.resident, 0);
     ASSERT_EQ_INT(pc.resident, 0);
     ASSERT_EQ_INT(pr.resident, runs - reps);
+    ASSERT_EQ_INT(pk.resident, runs - reps);
+    ASSERT_EQ_INT(pek.resident, runs - reps);
+    ASSERT_EQ_INT(pek.replayed, 0);
     /* the first pass captures each run (then replays it); the second replays */
     ASSERT_EQ_INT(pc.replayed, runs);
     ASSERT_EQ_INT(pr.replayed, runs);
+    ASSERT_EQ_INT(pk.replayed, runs);
     struct eb_model_llm_config c;
     struct eb_diag d = {0};
     ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, &c, &d));
@@ -1503,6 +1516,11 @@ static void llm_paths_agree(enum eb_engine_precision prec, double tol)
            prec == EB_ENGINE_PRECISION_FP16 ? "fp16" : "fp32", e_graph, e_dev, tol);
     ASSERT_TRUE(e_graph <= tol);
     ASSERT_TRUE(e_dev <= tol);
+    /* kept on the device: in fp16 the cache never goes through float, which is exact both ways */
+    ASSERT_TRUE(memcmp(graph_kept, graph_dev, n * sizeof(float)) == 0);
+    ASSERT_TRUE(memcmp(eager_kept, eager, n * sizeof(float)) == 0);
+    free(graph_kept);
+    free(eager_kept);
     free(eager);
     free(graph_host);
     free(graph_dev);
@@ -1521,8 +1539,9 @@ EB_TEST(llm_graph_replay_and_device_cache_fp16)
 }
 
 /*
- * The RMSNorm chains as one kernel each (the fuse pass, on by default) against the six nodes
- * each (the pass left out): every chain of tiny qwen2's (2 layers: 5 norms) absorbed, the logits
+ * The RMSNorm chains and the decode steps' attention chains as one kernel each (the fuse pass,
+ * on by default) against their nodes (the pass left out): every chain of tiny qwen2's (2 layers:
+ * 5 norms, 2 attentions) absorbed, the logits
  * of a prefill and 16 steps within 1e-5 (fp32: the sum's order only) / 2e-2 (fp16: the unfused
  * chain rounds x * x and the mean to half) of the largest |logit|; both against the CPU's fp32
  * printed.
@@ -1540,7 +1559,8 @@ static void llm_rms_fused_agrees(enum eb_engine_precision prec, double tol)
     struct eb_model_llm_config c;
     struct eb_diag d = {0};
     ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, &c, &d));
-    ASSERT_EQ_INT((int)n_fused, 5 * (2 * c.layers + 1));
+    /* five nodes an RMSNorm, nine an attention chain (its last node runs the kernel) */
+    ASSERT_EQ_INT((int)n_fused, 5 * (2 * c.layers + 1) + 9 * c.layers);
     const size_t n = (size_t)(LLM_PROMPT + LLM_STEPS) * (size_t)c.vocab;
     const double err = llm_all_error(fused, unfused, n);
     printf("qwen2 tiny %s: %zu nodes absorbed into RMSNorm kernels; fused vs unfused %.3g of the "
@@ -1563,4 +1583,115 @@ EB_TEST(llm_rms_norm_fused_matches_unfused_fp16)
 {
     need_gpu();
     llm_rms_fused_agrees(EB_ENGINE_PRECISION_FP16, 2e-2);
+}
+
+/*
+ * The cache kept on the device (eb_engine_keep_outputs) is only ever read as the next run's
+ * input: a step that passes it with another length than the last run returned (its bytes on the
+ * host are not the run's) is refused naming the input, and the right step after it still takes
+ * the cache device to device and gives the logits of a run that copied it through the host.
+ */
+EB_TEST(llm_kept_cache_misuse_refused)
+{
+    need_gpu();
+    struct eb_model_llm_config c;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, &c, &d));
+    const struct eb_model_llm_options o = {.cfg = c, .seed = 5};
+    char path[512];
+    snprintf(path, sizeof(path), "%s/qwen2-keep.onnx", eb_test_tmpdir());
+    ASSERT_OK(eb_model_llm_synth_file(&o, path, NULL, &d));
+    size_t len = 0;
+    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
+    ASSERT_TRUE(bytes != NULL);
+    float *want = NULL, *got = NULL;
+    const size_t nv = (size_t)c.vocab;
+    for (int keep_on = 0; keep_on < 2; keep_on++) {
+        struct eb_engine_options opt;
+        eb_engine_options_default(&opt);
+        opt.device = EB_ENGINE_DEVICE_CUDA;
+        struct eb_engine *e = NULL;
+        ASSERT_OK(eb_engine_load(bytes, len, path, &opt, &e, &d));
+        const int n_kv = 2 * c.layers, n_in = 2 + n_kv, n_out = 1 + n_kv;
+        unsigned char keep[LLM_N_IO] = {0};
+        for (int t = 0; t < n_kv; t++)
+            keep[1 + t] = (unsigned char)keep_on;
+        ASSERT_OK(eb_engine_keep_outputs(e, keep, (size_t)n_out, &d));
+        const float dummy = 0.0f;
+        int64_t ids[LLM_PROMPT], pos[LLM_PROMPT];
+        for (int i = 0; i < LLM_PROMPT; i++) {
+            ids[i] = (i * 211 + 5) % c.vocab;
+            pos[i] = i;
+        }
+        struct eb_tensor in[LLM_N_IO], out[LLM_N_IO];
+        in[0] = (struct eb_tensor){
+            .dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, LLM_PROMPT}, .data = ids};
+        in[1] = (struct eb_tensor){
+            .dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, LLM_PROMPT}, .data = pos};
+        for (int t = 0; t < n_kv; t++)
+            in[2 + t] = (struct eb_tensor){.dtype = EB_DTYPE_F32,
+                                           .rank = 4,
+                                           .shape = {1, c.kv_heads, 0, c.head_dim},
+                                           .data = (void *)&dummy};
+        ASSERT_OK(eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d));
+        int64_t next = 7, at = LLM_PROMPT;
+        in[0] =
+            (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, 1}, .data = &next};
+        in[1] = (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, 1}, .data = &at};
+        for (int t = 0; t < n_kv; t++) {
+            in[2 + t] = out[1 + t];
+            in[2 + t].shape[2] = LLM_PROMPT - 1; /* one token short of what the run returned */
+        }
+        const enum eb_status st = eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d);
+        if (keep_on) {
+            ASSERT_EQ_INT(st, EB_ERR_INVALID_ARG);
+            printf("refused: %s\n", d.msg);
+            ASSERT_TRUE(strstr(d.msg, "past_key_values.0.key") != NULL);
+            ASSERT_TRUE(strstr(d.msg, "kept on the device") != NULL);
+            d = (struct eb_diag){0};
+        } else {
+            ASSERT_OK(st); /* the host's copy: a shorter cache is a valid (other) input */
+        }
+        for (int t = 0; t < n_kv; t++)
+            in[2 + t].shape[2] = keep_on ? LLM_PROMPT : LLM_PROMPT - 1;
+        if (!keep_on) { /* the same step again, from a fresh prefill's cache through the host */
+            in[0] = (struct eb_tensor){
+                .dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, LLM_PROMPT}, .data = ids};
+            in[1] = (struct eb_tensor){
+                .dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, LLM_PROMPT}, .data = pos};
+            for (int t = 0; t < n_kv; t++)
+                in[2 + t] = (struct eb_tensor){.dtype = EB_DTYPE_F32,
+                                               .rank = 4,
+                                               .shape = {1, c.kv_heads, 0, c.head_dim},
+                                               .data = (void *)&dummy};
+            ASSERT_OK(eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d));
+            in[0] = (struct eb_tensor){
+                .dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, 1}, .data = &next};
+            in[1] =
+                (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, 1}, .data = &at};
+            float *copies = malloc((size_t)n_kv * (size_t)c.kv_heads * LLM_PROMPT *
+                                   (size_t)c.head_dim * sizeof(float));
+            ASSERT_TRUE(copies != NULL);
+            const size_t per = (size_t)c.kv_heads * LLM_PROMPT * (size_t)c.head_dim;
+            for (int t = 0; t < n_kv; t++) {
+                in[2 + t] = out[1 + t];
+                in[2 + t].data =
+                    memcpy(copies + (size_t)t * per, out[1 + t].data, per * sizeof(float));
+            }
+            ASSERT_OK(eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d));
+            free(copies);
+        } else {
+            ASSERT_OK(eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d));
+            ASSERT_TRUE(e->run_d2d_bytes > 0);
+        }
+        float **dst = keep_on ? &got : &want;
+        *dst = malloc(nv * sizeof(float));
+        ASSERT_TRUE(*dst != NULL);
+        memcpy(*dst, out[0].data, nv * sizeof(float));
+        eb_engine_destroy(e);
+    }
+    ASSERT_TRUE(memcmp(want, got, nv * sizeof(float)) == 0);
+    free(want);
+    free(got);
+    free(bytes);
 }

@@ -476,6 +476,15 @@ static enum eb_status native_reduce_head(void *priv, int output, float conf, str
     return eb_engine_reduce_head(p->engine, output, conf, diag);
 }
 
+static enum eb_status native_keep_outputs(void *priv, const unsigned char *keep, size_t n,
+                                          struct eb_diag *diag)
+{
+    struct native_priv *p = priv;
+    if (p->engine == NULL)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "no model is loaded; load one first");
+    return eb_engine_keep_outputs(p->engine, keep, n, diag);
+}
+
 static size_t native_head_rows(void *priv, struct eb_anchor_row **rows_out)
 {
     struct native_priv *p = priv;
@@ -562,5 +571,6 @@ const struct eb_backend_ops eb_backend_native_ops = {
     .frame_buffer = native_frame_buffer,
     .pin_frames = native_pin_frames,
     .reduce_head = native_reduce_head,
+    .keep_outputs = native_keep_outputs,
     .head_rows = native_head_rows,
 };

@@ -281,7 +281,7 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
                                  eb_cu__qconv_dense(s->nodes[k].d.qconv);
     /* a decoder's RMSNorm chains, one kernel each (its last Mul) */
     if ((opt->passes & EB_ENGINE_PASS_FUSE) && g->dynamic)
-        g->n_fused += eb_cu__fuse_rms_norm(e, s);
+        g->n_fused += eb_cu__fuse_rms_norm(e, s) + eb_cu__fuse_attention(e, s);
     e->info_dev.n_fallback = s->n_on_cpu;
     fallback_summary(e, s, e->info_dev.fallback, sizeof(e->info_dev.fallback));
     if (s->n_on_cpu > 0)
@@ -525,7 +525,7 @@ static enum eb_status dyn_graphs_init(struct eb_engine *e, struct cu_state *s,
 {
     const struct eb_graph *g = e->g;
     for (size_t i = 0; i < g->n_inputs; i++)
-        s->key_len += (size_t)g->values[g->inputs[i]].rank;
+        s->key_len += (size_t)g->values[g->inputs[i]].rank + 1;
     s->dg = calloc(EB_CU_DYN_GRAPHS, sizeof(*s->dg));
     s->key = malloc((s->key_len + 1) * sizeof(int64_t));
     s->sd = malloc(s->sd_cap + 1);
@@ -860,7 +860,7 @@ static enum eb_status enqueue_forward(struct eb_engine *e, struct cu_state *s, e
     enum eb_status st;
     s->pre_nhwc = frame && s->pre_conv >= 0;
     for (size_t i = frame ? 1 : 0; i < g->n_inputs; i++)
-        if (s->d_in_f32[i] != NULL) {
+        if (s->d_in_f32[i] != NULL && !s->in_dev[i]) {
             const struct eb_ir_value *v = &g->values[g->inputs[i]];
             CUDA_TRY(eb_cuk_cast(s->stream, EB_CUK_F32, EB_CUK_F16, v->numel, s->d_in_f32[i],
                                  s->d_in[i]));
@@ -882,7 +882,7 @@ static enum eb_status enqueue_forward(struct eb_engine *e, struct cu_state *s, e
     if (timed)
         CUDA_TRY(cudaEventRecord(s->ev_nodes[e->n_order], s->stream));
     for (size_t i = 0; i < g->n_outputs; i++)
-        if (s->d_out_f32[i] != NULL) {
+        if (s->d_out_f32[i] != NULL && !e->keep_out[i]) {
             const struct eb_ir_value *v = &g->values[g->outputs[i]];
             CUDA_TRY(eb_cuk_cast(s->stream, EB_CUK_F16, EB_CUK_F32, v->numel,
                                  s->dptr[g->outputs[i]], s->d_out_f32[i]));
@@ -936,7 +936,7 @@ static enum eb_status finish_run(struct eb_engine *e, struct cu_state *s, int pr
     CUDA_TRY(cudaEventRecord(s->ev[2], s->stream));
     for (size_t i = 0; i < g->n_outputs; i++) {
         const struct eb_ir_value *v = &g->values[g->outputs[i]];
-        if (v->is_const || (e->head_on && (size_t)e->head_out == i))
+        if (v->is_const || (e->head_on && (size_t)e->head_out == i) || e->keep_out[i])
             continue;
         const void *src = s->d_out_f32[i] != NULL ? s->d_out_f32[i] : s->dptr[g->outputs[i]];
         CUDA_TRY(cudaMemcpyAsync(s->h_out[i], src, (size_t)v->numel * eb_dtype_size(v->dtype),
@@ -995,6 +995,8 @@ static uint64_t dyn_key(const struct eb_engine *e, struct cu_state *s)
             s->key[at++] = v->shape[d];
             h = (h ^ (uint64_t)v->shape[d]) * 1099511628211ull;
         }
+        s->key[at++] = s->in_dev[i];
+        h = (h ^ (uint64_t)s->in_dev[i]) * 1099511628211ull;
     }
     return h;
 }
@@ -1139,18 +1141,27 @@ static int cu_input_resident(struct eb_engine *e, size_t i, const void *data, si
     const struct eb_graph *g = e->g;
     struct cu_state *s = state_of(e);
     s->in_src[i] = NULL;
-    if (data == NULL || bytes == 0 || s->in_host_read[i] || s->run_gen == 0)
+    s->in_dev[i] = 0;
+    if (data == NULL || bytes == 0)
         return 0;
     const struct eb_ir_value *in = &g->values[g->inputs[i]];
+    int kept = 0;
     for (size_t j = 0; j < g->n_outputs; j++) {
         const struct eb_ir_value *v = &g->values[g->outputs[j]];
+        kept |= e->keep_out[j] && s->h_out[j] == data;
         if (s->h_out[j] != data || s->out_gen[j] != s->run_gen || s->out_bytes[j] != bytes ||
-            v->dtype != in->dtype || v->is_input || v->is_const)
+            v->dtype != in->dtype || v->is_input || v->is_const || s->in_host_read[i] ||
+            s->run_gen == 0)
             continue;
-        s->in_src[i] = s->d_out_f32[j] != NULL ? s->d_out_f32[j] : s->dptr[g->outputs[j]];
-        return s->in_src[i] != NULL;
+        /* a kept output was not cast back to float: its bytes in the device's precision go
+         * straight to the input's (in_dev: the forward does not cast them) */
+        const int dev = e->keep_out[j] && s->d_in_f32[i] != NULL;
+        s->in_src[i] = dev || s->d_out_f32[j] == NULL ? s->dptr[g->outputs[j]] : s->d_out_f32[j];
+        s->in_dev[i] = (unsigned char)dev;
+        if (s->in_src[i] != NULL)
+            return 1;
     }
-    return 0;
+    return kept ? -1 : 0;
 }
 
 static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
@@ -1161,6 +1172,9 @@ static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
     const int profiling = e->prof != NULL;
     CUDA_TRY(cudaSetDevice(s->gpu));
     s->run_gen++; /* from here on, the last run's outputs on the device may be overwritten */
+    for (size_t i = 0; i < g->n_inputs; i++) /* an empty input was not asked about */
+        if (g->values[g->inputs[i]].nbytes == 0)
+            s->in_dev[i] = 0;
     if (!profiling && !g->dynamic && s->graph_state == 0 &&
         (st = capture(e, s, 0, &s->graph, &s->gexec, &s->graph_state, diag)) != EB_OK)
         return st;
@@ -1171,12 +1185,13 @@ static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
     e->run_d2d_bytes = 0;
     for (size_t i = 0; i < g->n_inputs; i++) {
         const struct eb_ir_value *v = &g->values[g->inputs[i]];
-        void *dst = s->d_in_f32[i] != NULL ? s->d_in_f32[i] : s->d_in[i];
+        void *dst = s->d_in_f32[i] != NULL && !s->in_dev[i] ? s->d_in_f32[i] : s->d_in[i];
         const void *src = s->in_src[i];
         s->in_src[i] = NULL;
         if (src != NULL) { /* the last run's output, still on the device (cu_input_resident) */
-            CUDA_TRY(cudaMemcpyAsync(dst, src, v->nbytes, cudaMemcpyDeviceToDevice, s->stream));
-            e->run_d2d_bytes += v->nbytes;
+            const size_t nb = s->in_dev[i] ? (size_t)v->numel * eb_cu__es(s, v) : v->nbytes;
+            CUDA_TRY(cudaMemcpyAsync(dst, src, nb, cudaMemcpyDeviceToDevice, s->stream));
+            e->run_d2d_bytes += nb;
         } else {
             CUDA_TRY(cudaMemcpyAsync(dst, v->data, v->nbytes, cudaMemcpyHostToDevice, s->stream));
         }
@@ -1190,8 +1205,10 @@ static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
         CUDA_TRY(cudaGraphLaunch(s->gexec, s->stream));
         e->run_replayed = 1;
     } else if ((st = enqueue_forward(e, s, profiling ? FWD_TIMED : FWD_SERIAL, 0, diag)) != EB_OK) {
+        memset(s->in_dev, 0, sizeof(s->in_dev));
         return st;
     }
+    memset(s->in_dev, 0, sizeof(s->in_dev)); /* this run's (cu_input_resident sets them) */
     return finish_run(e, s, profiling, 0, diag);
 }
 
@@ -1241,6 +1258,13 @@ static enum eb_status drop_graphs(struct eb_engine *e, struct cu_state *s, struc
     e->info_dev.graph = !e->g->dynamic || s->dg_on;
     e->info_dev.lanes = s->n_lanes;
     return EB_OK;
+}
+
+static enum eb_status cu_keep_outputs(struct eb_engine *e, struct eb_diag *diag)
+{
+    struct cu_state *s = state_of(e);
+    CUDA_TRY(cudaSetDevice(s->gpu));
+    return drop_graphs(e, s, diag);
 }
 
 static enum eb_status cu_reduce_head(struct eb_engine *e, int output, float conf,
@@ -1587,5 +1611,6 @@ const struct eb_engine_devops eb_engine_devops_cuda = {
     .frame_ok = cu_frame_ok,
     .run_frame = cu_run_frame,
     .reduce_head = cu_reduce_head,
+    .keep_outputs = cu_keep_outputs,
     .close = cu_close,
 };

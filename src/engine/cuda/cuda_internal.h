@@ -55,6 +55,13 @@ struct cu_node {
     int rms, rms_skip;
     int32_t rms_x, rms_w;
     float rms_eps;
+    /* a dynamic graph's attention chain (cuda_nodes.c eb_cu__fuse_attention): Transpose q,
+     * Transpose K, Unsqueeze, MatMul, Mul (scale), Add (mask), Softmax, Unsqueeze V, MatMul
+     * (attn 1: left out) and the Transpose of the result (attn 2: eb_cuk_attn_rows) while the
+     * run's query rows (attn_q's dim 1) are at most EB_CU_ATTN_MAX_ROWS; else each node runs */
+    int attn;
+    int32_t attn_q, attn_k, attn_v, attn_mask;
+    float attn_scale;
     /* the host callback's argument for nodes on the CPU (cu_state.on_cpu) */
     struct cu_host_call {
         struct eb_engine *e;
@@ -138,9 +145,13 @@ struct cu_state {
     size_t out_bytes[EB_IR_MAX_GRAPH_IO];
     const void *in_src[EB_IR_MAX_GRAPH_IO];
     unsigned char in_host_read[EB_IR_MAX_GRAPH_IO];
+    /* in_dev[i]: this run's input i comes from a kept output (eb_engine_keep_outputs) in the
+     * device's precision, straight into d_in[i]: the forward does not cast it (part of the
+     * dynamic graphs' key) */
+    unsigned char in_dev[EB_IR_MAX_GRAPH_IO];
     /* A dynamic graph's CUDA Graphs, one per input-shape signature (cuda_device.c: dyn_pick):
      * dg[0 .. n_dg), at most EB_CU_DYN_GRAPHS; dg_on 0 once a capture failed (node by node);
-     * key: the inputs' dims (key_len), sd: the shape data the host computed at them (sd_len at
+     * key: the inputs' dims then their in_dev flags (key_len), sd: the shape data the host computed at them (sd_len at
      * most sd_cap), both as this run's (scratch) and as each graph's at its capture; h_sd: the
      * shape data's pinned host bytes (the captured uploads read them) */
     struct cu_dyn_graph *dg;
@@ -226,6 +237,14 @@ cudaError_t eb_cu__qconv_enqueue(struct eb_engine *e, struct cu_state *s, size_t
  * step's value read once) becomes one kernel on its last Mul. The number of nodes absorbed.
  */
 size_t eb_cu__fuse_rms_norm(struct eb_engine *e, struct cu_state *s);
+/** The most query rows a run's fused attention takes (decode steps; a prefill runs the nodes). */
+#define EB_CU_ATTN_MAX_ROWS 16
+/**
+ * Open time, dynamic graphs: each attention chain of a decoder (cu_node.attn) runs as one kernel
+ * in runs of at most EB_CU_ATTN_MAX_ROWS query rows; the chain's last node takes the chain's
+ * inputs as extra inputs, so that the memory plan keeps them until it runs. The nodes absorbed.
+ */
+size_t eb_cu__fuse_attention(struct eb_engine *e, struct cu_state *s);
 /** Destroys node k's descriptors. */
 void eb_cu__node_free(struct cu_node *cn);
 /**

@@ -495,6 +495,181 @@ size_t eb_cu__fuse_rms_norm(struct eb_engine *e, struct cu_state *s)
     return absorbed;
 }
 
+/* The order index of the live node that writes value v (-1: none, a graph input or constant). */
+static int64_t writer_of(const struct eb_engine *e, int32_t v)
+{
+    for (size_t k = 0; v >= 0 && k < e->n_order; k++) {
+        const struct eb_ir_node *n = &e->g->nodes[e->order[k]];
+        for (int o = 0; o < n->n_out; o++)
+            if (n->out[o] == v)
+                return (int64_t)k;
+    }
+    return -1;
+}
+
+/* Node j is a Transpose with this permutation of a rank-`rank` value, passing its output on. */
+static int transpose_step(const struct eb_engine *e, const struct cu_state *s, int64_t j,
+                          const int64_t *perm, int rank)
+{
+    if (!chain_step(e, s, j, EB_DESC_TRANSPOSE, 0))
+        return 0;
+    const struct eb_ir_node *n = &e->g->nodes[e->order[j]];
+    if (eb_op_in(e->g, n, 0)->rank != rank)
+        return 0;
+    for (int d = 0; d < rank; d++)
+        if (s->nodes[j].d.perm[d] != perm[d])
+            return 0;
+    return 1;
+}
+
+/* Node j is an Unsqueeze-like copy of a rank-4 value x into [x0, x1, 1, x2, x3] (x: *x_out). */
+static int unsqueeze2_step(const struct eb_engine *e, const struct cu_state *s, int64_t j,
+                           int32_t *x_out)
+{
+    if (!chain_step(e, s, j, EB_DESC_COPY, 0) || !passes_on(e->g, &e->g->nodes[e->order[j]]))
+        return 0;
+    const struct eb_ir_node *n = &e->g->nodes[e->order[j]];
+    const struct eb_ir_value *x = eb_op_in(e->g, n, 0), *y = eb_op_out(e->g, n, 0);
+    *x_out = n->in[0];
+    return x->rank == 4 && y->rank == 5 && y->shape[0] == x->shape[0] &&
+           y->shape[1] == x->shape[1] && y->shape[2] == 1 && y->shape[3] == x->shape[2] &&
+           y->shape[4] == x->shape[3];
+}
+
+/* One attention chain ending in order[kx], a Softmax over the last axis: 0 when it is not one. */
+static size_t fuse_attention_at(struct eb_engine *e, struct cu_state *s, size_t kx, int max_smem)
+{
+    struct eb_graph *g = e->g;
+    static const int64_t q_perm[5] = {0, 2, 3, 1, 4}, k_perm[4] = {0, 1, 3, 2};
+    static const int64_t o_perm[5] = {0, 3, 1, 2, 4};
+    const struct eb_ir_node *nx = &g->nodes[e->order[kx]];
+    if (!chain_step(e, s, (int64_t)kx, EB_DESC_SOFTMAX, 0) || s->nodes[kx].d.inner != 1 ||
+        !passes_on(g, nx))
+        return 0;
+    /* backwards: Add (mask) <- Mul (scale) <- MatMul (q, K) */
+    const int64_t ka = writer_of(e, nx->in[0]);
+    if (!chain_step(e, s, ka, EB_DESC_BINARY, EB_BINOP_ADD))
+        return 0;
+    const struct eb_ir_node *na = &g->nodes[e->order[ka]];
+    int64_t km = -1;
+    int32_t mask = -1;
+    for (int i = 0; i < 2 && km < 0 && na->n_in == 2; i++) {
+        const int64_t w = writer_of(e, na->in[i]);
+        if (chain_step(e, s, w, EB_DESC_BINARY, EB_BINOP_MUL)) {
+            km = w;
+            mask = na->in[1 - i];
+        }
+    }
+    if (km < 0 || !passes_on(g, na) || !passes_on(g, &g->nodes[e->order[km]]))
+        return 0;
+    const struct eb_ir_node *nm = &g->nodes[e->order[km]];
+    const int sc_in = const_vec(g, nm->in[0], 1) != NULL ? 0 : 1;
+    const struct eb_ir_value *scale = const_vec(g, nm->in[sc_in], 1);
+    const int64_t kq = writer_of(e, nm->in[1 - sc_in]);
+    if (nm->n_in != 2 || scale == NULL || !chain_step(e, s, kq, EB_DESC_MATMUL, 0) ||
+        !passes_on(g, &g->nodes[e->order[kq]]))
+        return 0;
+    const struct eb_ir_node *nq = &g->nodes[e->order[kq]];
+    const int64_t kt = writer_of(e, nq->in[0]), ku = writer_of(e, nq->in[1]);
+    int32_t kt_v = -1, v_v = -1;
+    if (!transpose_step(e, s, kt, q_perm, 5) || !passes_on(g, &g->nodes[e->order[kt]]) ||
+        !unsqueeze2_step(e, s, ku, &kt_v))
+        return 0;
+    const int64_t kk = writer_of(e, kt_v);
+    if (!transpose_step(e, s, kk, k_perm, 4) || !passes_on(g, &g->nodes[e->order[kk]]))
+        return 0;
+    /* forwards: MatMul (probabilities, V) -> Transpose back to [batch, rows, kv, group, d] */
+    const int64_t kv = reader_after(e, kx, nx->out[0]);
+    if (!chain_step(e, s, kv, EB_DESC_MATMUL, 0))
+        return 0;
+    const struct eb_ir_node *nv = &g->nodes[e->order[kv]];
+    const int64_t kvu = writer_of(e, nv->in[1]);
+    if (nv->in[0] != nx->out[0] || !passes_on(g, nv) || !unsqueeze2_step(e, s, kvu, &v_v))
+        return 0;
+    const int64_t ko = reader_after(e, (size_t)kv, nv->out[0]);
+    if (ko < 0 || s->on_cpu[ko] || s->nodes[ko].d.kind != EB_DESC_TRANSPOSE ||
+        !transpose_step(e, s, ko, o_perm, 5))
+        return 0;
+    /* the shapes at their bounds: q [1, S, KH, G, D], K and V [1, KH, L, D], mask [.., S, L] */
+    const int32_t q5 = g->nodes[e->order[kt]].in[0], kc = g->nodes[e->order[kk]].in[0];
+    const struct eb_ir_value *qv = &g->values[q5], *K = &g->values[kc], *V = &g->values[v_v];
+    const struct eb_ir_value *M = &g->values[mask];
+    if (qv->rank != 5 || K->rank != 4 || V->rank != 4 || qv->shape[0] != 1 || K->shape[0] != 1 ||
+        K->shape[1] != qv->shape[2] || K->shape[3] != qv->shape[4] ||
+        memcmp(K->shape, V->shape, sizeof(int64_t) * 4) != 0 || M->rank < 2 ||
+        M->shape[M->rank - 1] != K->shape[2] || M->shape[M->rank - 2] != qv->shape[1] ||
+        M->numel != qv->shape[1] * K->shape[2] || qv->dtype != EB_DTYPE_F32 ||
+        K->dtype != EB_DTYPE_F32 || V->dtype != EB_DTYPE_F32 || M->dtype != EB_DTYPE_F32 ||
+        !eb_cuk_attn_takes(s->dt, qv->shape[4]) ||
+        eb_cuk_attn_smem_bytes(s->dt, qv->shape[4], K->shape[2]) > (size_t)max_smem)
+        return 0;
+    /* the last node reads the chain's inputs too: the plan keeps them until it has run */
+    struct eb_ir_node *no = &g->nodes[e->order[ko]];
+    int *in = eb_ir_arena_alloc(&g->arena, 5 * sizeof(int));
+    if (in == NULL)
+        return 0;
+    in[0] = no->in[0];
+    in[1] = q5;
+    in[2] = kc;
+    in[3] = v_v;
+    in[4] = mask;
+    no->in = in;
+    no->n_in = 5;
+    const int64_t members[9] = {kt, kk, ku, kq, km, ka, (int64_t)kx, kvu, kv};
+    for (int i = 0; i < 9; i++) {
+        s->nodes[members[i]].attn = 1;
+        s->nodes[members[i]].attn_q = q5;
+    }
+    struct cu_node *co = &s->nodes[ko];
+    co->attn = 2;
+    co->attn_q = q5;
+    co->attn_k = kc;
+    co->attn_v = v_v;
+    co->attn_mask = mask;
+    co->attn_scale = *(const float *)scale->data;
+    return 9;
+}
+
+size_t eb_cu__fuse_attention(struct eb_engine *e, struct cu_state *s)
+{
+    int max_smem = 0;
+    if (!e->g->dynamic || cudaDeviceGetAttribute(&max_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                                                 s->gpu) != cudaSuccess)
+        return 0;
+    size_t absorbed = 0;
+    for (size_t kx = 0; kx < e->n_order; kx++)
+        absorbed += fuse_attention_at(e, s, kx, max_smem);
+    return absorbed;
+}
+
+/* The fused attention chain ending at node k (cu_node.attn 2) at this run's shapes. */
+static enum eb_status enqueue_attention(struct eb_engine *e, struct cu_state *s, size_t k,
+                                        cudaStream_t st, struct eb_diag *diag)
+{
+    const struct eb_graph *g = e->g;
+    const struct eb_ir_node *n = &g->nodes[e->order[k]];
+    const struct cu_node *cn = &s->nodes[k];
+    const struct eb_ir_value *q = &g->values[cn->attn_q], *K = &g->values[cn->attn_k];
+    const struct eb_ir_value *V = &g->values[cn->attn_v], *M = &g->values[cn->attn_mask];
+    const struct eb_ir_value *y = eb_op_out(g, n, 0);
+    const int64_t rows = q->shape[1], kvh = q->shape[2], group = q->shape[3], d = q->shape[4];
+    const int64_t len = K->shape[2];
+    if (K->shape[1] != kvh || K->shape[3] != d || memcmp(K->shape, V->shape, 4 * sizeof(int64_t)) ||
+        M->numel != rows * len || M->shape[M->rank - 1] != len || y->numel != q->numel)
+        return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                            "model %s node '%s': its attention chain, fused at load, has shapes "
+                            "the fused kernel does not take at this run (query rows %lld, cache "
+                            "%lld, mask of %lld elements)",
+                            e->what, n->name, (long long)rows, (long long)len, (long long)M->numel);
+    const cudaError_t ce = eb_cuk_attn_rows(
+        st, s->dt, rows, kvh * group, group, d, len, cn->attn_scale, s->dptr[cn->attn_q],
+        s->dptr[cn->attn_k], s->dptr[cn->attn_v], s->dptr[cn->attn_mask], s->dptr[n->out[0]]);
+    if (ce != cudaSuccess)
+        return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s node '%s' (attention): %s", e->what,
+                            n->name, cudaGetErrorString(ce));
+    return EB_OK;
+}
+
 enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size_t k,
                                    cudaStream_t stream, struct eb_diag *diag)
 {
@@ -511,6 +686,8 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
     eb_cu__strides(y, ys);
     if (cn->rms_skip) /* computed by its chain's last Mul */
         return EB_OK;
+    if (cn->attn && g->values[cn->attn_q].shape[1] <= EB_CU_ATTN_MAX_ROWS) /* decode rows */
+        return cn->attn == 1 ? EB_OK : enqueue_attention(e, s, k, st, diag);
     if (cn->rms) {
         const struct eb_ir_value *xv = &g->values[cn->rms_x];
         const int64_t len = xv->shape[xv->rank - 1];

@@ -133,6 +133,21 @@ cudaError_t eb_cuk_head_rows(cudaStream_t s, int32_t nc, int32_t n, float conf, 
 /** Softmax over `len` elements of stride `inner`, for outer x inner independent rows. */
 cudaError_t eb_cuk_softmax(cudaStream_t s, enum eb_cuk_dt dt, int64_t outer, int64_t len,
                            int64_t inner, const void *x, void *y);
+/** 1 when eb_cuk_attn_rows takes head dim d in dt: 16-byte rows' parts, a power of two of them
+ *  up to a warp (fp16: d = 8, 16, .., 256; fp32: 4 .. 128). */
+int eb_cuk_attn_takes(enum eb_cuk_dt dt, int64_t d);
+/** Dynamic shared memory eb_cuk_attn_rows takes for head dim d and len keys. */
+size_t eb_cuk_attn_smem_bytes(enum eb_cuk_dt dt, int64_t d, int64_t len);
+/**
+ * Attention of `rows` query rows against a KV cache of `len` positions (decode): per row and
+ * query head h (heads of them, `group` per kv head), softmax(q . K^T * scale + mask) V with the
+ * kv head h / group. q and y [rows, heads, d]; k and v [heads / group, len, d]; mask NULL or
+ * [rows, len] (added to the scaled scores); eb_cuk_attn_takes(dt, d); rows 16-byte aligned;
+ * float accumulation.
+ */
+cudaError_t eb_cuk_attn_rows(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows, int64_t heads,
+                             int64_t group, int64_t d, int64_t len, float scale, const void *q,
+                             const void *k, const void *v, const void *mask, void *y);
 /** RMSNorm over rows of `len` contiguous elements: y = x / sqrt(mean(x * x) + eps) * w (w: len
  * elements; float accumulation; y may be x). */
 cudaError_t eb_cuk_rms_norm(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows, int64_t len, float eps,

@@ -438,6 +438,12 @@ enum eb_status eb_llm_core_run(const struct eb_llm_core *c, struct eb_llm_result
                         : by_runs && ranges == NULL
                             ? eb_diag_fail(diag, EB_ERR_NOMEM, "out of memory for the profile")
                             : EB_OK;
+    /* the cache outputs only come back as the next step's inputs: a device may keep them */
+    unsigned char keep[EB_BACKEND_MAX_IO] = {0};
+    for (int t = 0; t < 2 * c->io->layers; t++)
+        keep[c->io->present[t]] = 1;
+    if (st == EB_OK)
+        st = eb_backend_keep_outputs(c->be, keep, s->n_out, diag);
     r->reps_done = 0;
     int measuring = 0; /* EB_LLM_MEASURE_RANGE pushed */
     for (int64_t k = 0; k < c->warmup + c->reps && st == EB_OK; k++) {
