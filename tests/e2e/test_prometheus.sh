@@ -39,7 +39,7 @@ case_scraped_during_run_matches_report() {
   # Paced, and long enough to outlast the scrapes: SIGINT ends it once they are taken.
   # shellcheck disable=SC2086
   "$EB_BIN" run ${EB_TEST_RUN_ARGS:-} --mode rgb --model0 m64.onnx --source synthetic=64x64 \
-    --fps 100 --frames 1000000 --warmup 2 --min_frames 0 --min_duration_s 0 --interval_ms 100 \
+    --fps 100 --frames 60000 --warmup 2 --min_frames 0 --min_duration_s 0 --interval_ms 100 \
     --prometheus 127.0.0.1:0 --output out --db none >stdout.txt 2>err.txt &
   local pid=$! url="" i n=0 last=0 frames rc
   for ((i = 0; i < 600; i++)); do

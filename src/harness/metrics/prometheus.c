@@ -681,6 +681,8 @@ struct eb_prom {
     int max_conns;
     uint64_t timeout_ns;
     struct conn *conns;
+    struct pollfd *pf;             /* max_conns + 2: the wake pipe, the listener, the clients */
+    int *which;                    /* the client of each pf entry */
     struct eb_prom_snapshot *copy; /* what one answer renders */
     char *page;
     size_t page_cap;
@@ -694,11 +696,22 @@ static void set_flags(int fd)
     fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
 }
 
+/* Closes a client's socket after reading what it sent and we did not read (at most 64 KiB,
+ * without waiting): closing with unread bytes would reset the connection, and the client
+ * could lose the answer it was sent. */
+static void close_drained(int fd)
+{
+    char buf[4096];
+    for (int k = 0; k < 16 && recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0; k++)
+        ;
+    close(fd);
+}
+
 static void conn_close(struct conn *c)
 {
     if (c->state == CONN_FREE)
         return;
-    close(c->fd);
+    close_drained(c->fd);
     free(c->out);
     c->out = NULL;
     c->state = CONN_FREE;
@@ -835,7 +848,7 @@ static void on_accept(struct eb_prom *p, uint64_t now)
             if (a != NULL && send(fd, a, len, MSG_NOSIGNAL) >= 0)
                 shutdown(fd, SHUT_WR);
             free(a);
-            close(fd);
+            close_drained(fd);
             continue;
         }
         c->state = CONN_READING;
@@ -849,9 +862,9 @@ static void on_accept(struct eb_prom *p, uint64_t now)
 static void *server_main(void *arg)
 {
     struct eb_prom *p = arg;
-    struct pollfd *pf = calloc((size_t)p->max_conns + 2, sizeof(*pf));
-    int *which = calloc((size_t)p->max_conns + 2, sizeof(*which));
-    for (int stop = pf == NULL || which == NULL; !stop;) {
+    struct pollfd *pf = p->pf;
+    int *which = p->which;
+    for (;;) { /* until the wake pipe is written (eb_prom_stop) */
         int n = 0;
         pf[n++] = (struct pollfd){.fd = p->wake[0], .events = POLLIN};
         pf[n++] = (struct pollfd){.fd = p->lfd, .events = POLLIN};
@@ -891,8 +904,6 @@ static void *server_main(void *arg)
     }
     for (int i = 0; i < p->max_conns; i++)
         conn_close(&p->conns[i]);
-    free(pf);
-    free(which);
     return NULL;
 }
 
@@ -954,10 +965,13 @@ enum eb_status eb_prom_start(const struct eb_prom_config *cfg, struct eb_prom **
     p->max_conns = cfg->max_conns > 0 ? cfg->max_conns : 8;
     p->timeout_ns = cfg->timeout_ns > 0 ? cfg->timeout_ns : 5000000000ull;
     p->conns = calloc((size_t)p->max_conns, sizeof(*p->conns));
+    p->pf = calloc((size_t)p->max_conns + 2, sizeof(*p->pf));
+    p->which = calloc((size_t)p->max_conns + 2, sizeof(*p->which));
     p->copy = malloc(sizeof(*p->copy));
     p->page_cap = 65536;
     p->page = malloc(p->page_cap);
-    if (p->conns == NULL || p->copy == NULL || p->page == NULL) {
+    if (p->conns == NULL || p->pf == NULL || p->which == NULL || p->copy == NULL ||
+        p->page == NULL) {
         st = eb_diag_fail(diag, st, "out of memory for the metrics endpoint");
         goto fail;
     }
@@ -1016,6 +1030,8 @@ void eb_prom_stop(struct eb_prom *p)
         if (p->wake[i] >= 0)
             close(p->wake[i]);
     free(p->conns);
+    free(p->pf);
+    free(p->which);
     free(p->copy);
     free(p->page);
     eb_mutex_fini(&p->mu);
