@@ -4,44 +4,86 @@
 # figures; what makes the checks unable to pass by luck: each scrape is one snapshot (frames
 # equal every stage histogram's _count and +Inf bucket), three scrapes with growing frame counts
 # are required (the test waits for them, so no timing can fail it), and the mean latency of the
-# scraped frames, a subset of the report's frames, must lie within the report's min..max.
+# scraped frames, a subset of the report's frames, must lie within the report's min..max. The
+# run is dual (both slot threads, the sampler and the server at once), so the case also runs
+# under ThreadSanitizer.
 
 # pv FILE PREFIX [SUBSTRING]: the value of the first sample line that starts with PREFIX (and
 # holds SUBSTRING).
 pv() { awk -v p="$2" -v s="${3:-}" 'index($0, p) == 1 && index($0, s) { print $NF; exit }' "$1"; }
 
-SLOT='{slot="rgb"'
-
-# check_scrape FILE: promtool accepts it; every stage histogram is cumulative, ends in +Inf and
-# counts the slot's frames; prints the frame count.
+# check_scrape FILE: every sample is edgebench_*; for each slot, each stage histogram is 17
+# cumulative buckets ending in +Inf whose last bucket and _count equal the slot's frames (one
+# snapshot); prints "RGB THERMAL" frame counts, or "- -" while the page has no slot figures yet
+# (before the measured pass).
+# One awk: this machine may be loaded, and a process per check adds up.
 check_scrape() {
-  local f=$1 frames st inf
-  promtool check metrics <"$f" >promtool.txt 2>&1 || fail "promtool check metrics $f: $(cat promtool.txt)"
-  grep -v '^#' "$f" | grep -v '^edgebench_' | grep -q . && fail "$f: a sample without the edgebench_ prefix"
-  frames=$(pv "$f" "edgebench_slot_frames_total$SLOT")
-  [ -n "$frames" ] || fail "$f: no edgebench_slot_frames_total for slot rgb"
-  for st in read preprocess inference postprocess end_to_end; do
-    inf=$(awk -v st="stage=\"$st\"" 'index($0, "edgebench_slot_stage_latency_seconds_bucket{") == 1 && index($0, st) {
-            if ($NF + 0 < prev + 0) bad = 1; prev = $NF; last = $0; n++ }
-          END { if (bad || n != 17 || index(last, "le=\"+Inf\"") == 0) exit 1; print prev }' "$f") ||
-      fail "$f: the $st histogram is not 17 cumulative buckets ending in +Inf"
-    [ "$inf" = "$frames" ] || fail "$f: $st +Inf bucket $inf, frames $frames"
-    [ "$(pv "$f" "edgebench_slot_stage_latency_seconds_count$SLOT" "stage=\"$st\"")" = "$frames" ] ||
-      fail "$f: $st _count is not the frame count $frames"
-  done
-  echo "$frames"
+  awk '
+    function slot_of(l) { match(l, /slot="[a-z]+"/); return substr(l, RSTART + 6, RLENGTH - 7) }
+    function stage_of(l) { match(l, /stage="[a-z_]+"/); return substr(l, RSTART + 7, RLENGTH - 8) }
+    !/^#/ && !/^edgebench_/ { bad = bad " a sample without the edgebench_ prefix;" }
+    /^edgebench_slot_frames_total\{/ { frames[slot_of($0)] = $NF }
+    /^edgebench_slot_stage_latency_seconds_bucket\{/ {
+      k = slot_of($0) SUBSEP stage_of($0)
+      if ($NF + 0 < last[k] + 0) bad = bad " " k " not cumulative;"
+      last[k] = $NF; n[k]++; inf[k] = index($0, "le=\"+Inf\"") > 0
+    }
+    /^edgebench_slot_stage_latency_seconds_count\{/ { cnt[slot_of($0) SUBSEP stage_of($0)] = $NF }
+    END {
+      if (bad != "") { print "scrape:" bad > "/dev/stderr"; exit 1 }
+      if (!("rgb" in frames) || !("thermal" in frames)) { print "- -"; exit 0 }
+      split("rgb thermal", sl, " "); split("read preprocess inference postprocess end_to_end", st, " ")
+      for (i = 1; i <= 2; i++) for (j = 1; j <= 5; j++) {
+        k = sl[i] SUBSEP st[j]
+        if (n[k] != 17 || !inf[k] || last[k] != frames[sl[i]] || cnt[k] != frames[sl[i]])
+          bad = bad " " sl[i] " " st[j] ": " n[k] " buckets, +Inf " last[k] ", _count " cnt[k] ", frames " frames[sl[i]] ";"
+      }
+      if (bad != "") { print "histograms:" bad > "/dev/stderr"; exit 1 }
+      print frames["rgb"], frames["thermal"]
+    }' "$1"
 }
 
-case_scraped_during_run_matches_report() {
+# check_slot SCRAPE REPORT INDEX NAME FRAMES: the scraped slot against report.json's slot INDEX
+# (taken after the scrape: counts <=, constants equal, the mean latency within min..max).
+check_slot() {
+  local s=$1 r=$2 i=$3 slot="{slot=\"$4\"" last=$5
+  grep -qF "edgebench_slot_frames_total{slot=\"$4\",model=\"$(jq_get "$r" slots/$i/model)\",backend=\"$(jq_get "$r" slots/$i/backend)\",device=\"$(jq_get "$r" slots/$i/device)\",host=\"$(uname -n)\"} $last" "$s" ||
+    fail "slot $4: labels differ from report.json: $(grep '^edgebench_slot_frames_total' "$s")"
+  local measured left_out
+  measured=$(jq_get "$r" slots/$i/frames/measured)
+  left_out=$(jq_get "$r" slots/$i/frames/left_out)
+  [ "$last" -gt 0 ] || fail "slot $4: no frame scraped"
+  # Every frame of the third scrape ended before a later frame of each slot: counted.
+  [ "$last" -le "$measured" ] || fail "slot $4: scraped $last frames, report $measured (+ $left_out left out)"
+  local sum mean min max
+  sum=$(pv "$s" "edgebench_slot_stage_latency_seconds_sum$slot" 'stage="end_to_end"')
+  mean=$(awk -v a="$sum" -v n="$last" 'BEGIN { printf "%.9f", a / n * 1000 }')
+  min=$(jq_get "$r" slots/$i/latency_ms/end_to_end/min)
+  max=$(jq_get "$r" slots/$i/latency_ms/end_to_end/max)
+  awk -v m="$mean" -v lo="$min" -v hi="$max" 'BEGIN { exit !(m >= lo - 1e-6 && m <= hi + 1e-6) }' ||
+    fail "slot $4: scraped mean end-to-end $mean ms outside the report's $min..$max ms"
+  [ "$(pv "$s" "edgebench_slot_target_frames_per_second$slot")" = 100 ] || fail "slot $4: target FPS"
+  [ "$(pv "$s" "edgebench_slot_dropped_frames_total$slot")" -le "$(jq_get "$r" slots/$i/pacing/dropped)" ] ||
+    fail "slot $4: more drops scraped than reported"
+  [ "$(pv "$s" "edgebench_slot_deadline_misses_total$slot")" -le "$(jq_get "$r" slots/$i/pacing/deadline_misses)" ] ||
+    fail "slot $4: more deadline misses scraped than reported"
+  local peak
+  peak=$(jq_get "$r" slots/$i/memory/peak_gb)
+  awk -v a="$(pv "$s" "edgebench_slot_memory_peak_bytes$slot")" -v b="$peak" 'BEGIN { exit !(a > 0 && a <= b * 1e9 + 1) }' ||
+    fail "slot $4: scraped memory peak above the report's $peak GB"
+}
+
+case_dual_scraped_during_run_matches_report() {
   command -v promtool >/dev/null 2>&1 || skip "promtool is absent (Debian package prometheus)"
   command -v curl >/dev/null 2>&1 || skip "curl is absent (Debian package curl)"
   "$EB_BIN" model synth --imgsz 64 -o m64.onnx >/dev/null || fail "model synth failed"
   # Paced, and long enough to outlast the scrapes: SIGINT ends it once they are taken.
   # shellcheck disable=SC2086
-  "$EB_BIN" run ${EB_TEST_RUN_ARGS:-} --mode rgb --model0 m64.onnx --source synthetic=64x64 \
-    --fps 100 --frames 60000 --warmup 2 --min_frames 0 --min_duration_s 0 --interval_ms 100 \
+  "$EB_BIN" run ${EB_TEST_RUN_ARGS:-} --mode dual --model0 m64.onnx --model1 m64.onnx \
+    --rgb_source synthetic=64x64 --thermal_source synthetic=64x64 --fps 100 --frames 60000 \
+    --warmup 2 --min_frames 0 --min_duration_s 0 --interval_ms 100 \
     --prometheus 127.0.0.1:0 --output out --db none >stdout.txt 2>err.txt &
-  local pid=$! url="" i n=0 last=0 frames rc
+  local pid=$! url="" i n=0 last=0 last1=0 frames frames1 rc
   for ((i = 0; i < 600; i++)); do
     url=$(sed -n 's/^prometheus: //p' stdout.txt)
     [ -n "$url" ] && break
@@ -69,19 +111,29 @@ case_scraped_during_run_matches_report() {
   [ "$rc" -eq 2 ] && [ "$(wc -l <err3.txt)" -eq 1 ] && grep -q "0 to 65535" err3.txt ||
     fail "bad port: exit $rc: $(cat err3.txt)"
 
-  # Three scrapes whose frame counts grow (a wait, at most 2 minutes, not a timing).
-  for ((i = 0; i < 600 && n < 3; i++)); do
-    kill -0 "$pid" 2>/dev/null || fail "the run ended before three scrapes: $(cat err.txt)"
+  # Four scrapes whose frame counts grow in both slots (a wait, at most 2 minutes, not a
+  # timing). The third is checked against the report: the fourth shows that each slot ended a
+  # frame after it, so the measured window (to the earliest slot's last frame) holds every frame
+  # the third counted.
+  for ((i = 0; i < 600 && n < 4; i++)); do
+    kill -0 "$pid" 2>/dev/null || fail "the run ended before four scrapes: $(cat err.txt)"
     curl -sf --max-time 10 "$url" >scrape.txt || fail "curl $url failed"
-    frames=$(check_scrape scrape.txt) || exit 1
-    if [ "$frames" -gt "$last" ]; then
+    promtool check metrics <scrape.txt >promtool.txt 2>&1 ||
+      fail "promtool check metrics: $(cat promtool.txt)"
+    read -r frames frames1 < <(check_scrape scrape.txt) || fail "scrape $i: see above"
+    [ -n "$frames1" ] || fail "scrape $i: histograms inconsistent"
+    if [ "$frames" = - ]; then # before the measured pass: no slot figures yet
+      sleep 0.1
+      continue
+    fi
+    if [ "$frames" -gt "$last" ] && [ "$frames1" -gt "$last1" ]; then
       n=$((n + 1))
       cp scrape.txt "scrape_$n.txt"
-      last=$frames
+      [ "$n" -eq 4 ] || { last=$frames; last1=$frames1; }
     fi
-    sleep 0.2
+    sleep 0.1
   done
-  [ "$n" -eq 3 ] || { kill -KILL "$pid"; fail "3 scrapes with growing frame counts not seen"; }
+  [ "$n" -eq 4 ] || { kill -KILL "$pid"; fail "4 scrapes with growing frame counts not seen"; }
   # Not GET, not /metrics.
   [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$url")" = 405 ] || fail "POST was not 405"
   [ "$(curl -s -o /dev/null -w '%{http_code}' "http://$addr/")" = 404 ] || fail "/ was not 404"
@@ -94,33 +146,12 @@ case_scraped_during_run_matches_report() {
   local d r s=scrape_3.txt
   d=$(run_dir out)
   r="$d/report.json"
-  # Labels as the report names the slot.
-  grep -qF "edgebench_slot_frames_total{slot=\"rgb\",model=\"$(jq_get "$r" slots/0/model)\",backend=\"$(jq_get "$r" slots/0/backend)\",device=\"$(jq_get "$r" slots/0/device)\",host=\"$(uname -n)\"} $last" "$s" ||
-    fail "labels differ from report.json: $(grep '^edgebench_slot_frames_total' "$s")"
-  local measured left_out
-  measured=$(jq_get "$r" slots/0/frames/measured)
-  left_out=$(jq_get "$r" slots/0/frames/left_out)
-  [ "$last" -le $((measured + left_out)) ] || fail "scraped $last frames, report $measured + $left_out"
-  [ "$last" -gt 0 ] || fail "no frame scraped"
-  local sum mean min max
-  sum=$(pv "$s" "edgebench_slot_stage_latency_seconds_sum$SLOT" 'stage="end_to_end"')
-  mean=$(awk -v a="$sum" -v n="$last" 'BEGIN { printf "%.9f", a / n * 1000 }')
-  min=$(jq_get "$r" slots/0/latency_ms/end_to_end/min)
-  max=$(jq_get "$r" slots/0/latency_ms/end_to_end/max)
-  awk -v m="$mean" -v lo="$min" -v hi="$max" 'BEGIN { exit !(m >= lo - 1e-6 && m <= hi + 1e-6) }' ||
-    fail "scraped mean end-to-end $mean ms outside the report's $min..$max ms"
-  [ "$(pv "$s" "edgebench_slot_target_frames_per_second$SLOT")" = 100 ] || fail "target FPS"
-  [ "$(pv "$s" "edgebench_slot_dropped_frames_total$SLOT")" -le "$(jq_get "$r" slots/0/pacing/dropped)" ] ||
-    fail "more drops scraped than reported"
-  [ "$(pv "$s" "edgebench_slot_deadline_misses_total$SLOT")" -le "$(jq_get "$r" slots/0/pacing/deadline_misses)" ] ||
-    fail "more deadline misses scraped than reported"
-  local limit peak
+  check_slot "$s" "$r" 0 rgb "$last"
+  check_slot "$s" "$r" 1 thermal "$last1"
+  local limit
   limit=$(jq_get "$r" memory/limit_gb)
   awk -v a="$(pv "$s" 'edgebench_memory_limit_bytes{')" -v b="$limit" 'BEGIN { exit !(a == b * 1e9) }' ||
     fail "memory limit $(pv "$s" 'edgebench_memory_limit_bytes{') bytes, report $limit GB"
-  peak=$(jq_get "$r" slots/0/memory/peak_gb)
-  awk -v a="$(pv "$s" "edgebench_slot_memory_peak_bytes$SLOT")" -v b="$peak" 'BEGIN { exit !(a > 0 && a <= b * 1e9 + 1) }' ||
-    fail "scraped memory peak above the report's $peak GB"
   # The sampler's figures are there (procfs on every Linux machine).
   [ -n "$(pv "$s" 'edgebench_memory_total_bytes{')" ] || fail "no system memory figure"
   [ -n "$(pv "$s" 'edgebench_cpu_load_ratio{')" ] || fail "no CPU load"
