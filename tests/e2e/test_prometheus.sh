@@ -47,28 +47,28 @@ check_scrape() {
 # (taken after the scrape: counts <=, constants equal, the mean latency within min..max).
 check_slot() {
   local s=$1 r=$2 i=$3 slot="{slot=\"$4\"" last=$5
-  grep -qF "edgebench_slot_frames_total{slot=\"$4\",model=\"$(jq_get "$r" slots/$i/model)\",backend=\"$(jq_get "$r" slots/$i/backend)\",device=\"$(jq_get "$r" slots/$i/device)\",host=\"$(uname -n)\"} $last" "$s" ||
+  grep -qF "edgebench_slot_frames_total{slot=\"$4\",model=\"$(jq_get "$r" slots/"$i"/model)\",backend=\"$(jq_get "$r" slots/"$i"/backend)\",device=\"$(jq_get "$r" slots/"$i"/device)\",host=\"$(uname -n)\"} $last" "$s" ||
     fail "slot $4: labels differ from report.json: $(grep '^edgebench_slot_frames_total' "$s")"
   local measured left_out
-  measured=$(jq_get "$r" slots/$i/frames/measured)
-  left_out=$(jq_get "$r" slots/$i/frames/left_out)
+  measured=$(jq_get "$r" slots/"$i"/frames/measured)
+  left_out=$(jq_get "$r" slots/"$i"/frames/left_out)
   [ "$last" -gt 0 ] || fail "slot $4: no frame scraped"
   # Every frame of the third scrape ended before a later frame of each slot: counted.
   [ "$last" -le "$measured" ] || fail "slot $4: scraped $last frames, report $measured (+ $left_out left out)"
   local sum mean min max
   sum=$(pv "$s" "edgebench_slot_stage_latency_seconds_sum$slot" 'stage="end_to_end"')
   mean=$(awk -v a="$sum" -v n="$last" 'BEGIN { printf "%.9f", a / n * 1000 }')
-  min=$(jq_get "$r" slots/$i/latency_ms/end_to_end/min)
-  max=$(jq_get "$r" slots/$i/latency_ms/end_to_end/max)
+  min=$(jq_get "$r" slots/"$i"/latency_ms/end_to_end/min)
+  max=$(jq_get "$r" slots/"$i"/latency_ms/end_to_end/max)
   awk -v m="$mean" -v lo="$min" -v hi="$max" 'BEGIN { exit !(m >= lo - 1e-6 && m <= hi + 1e-6) }' ||
     fail "slot $4: scraped mean end-to-end $mean ms outside the report's $min..$max ms"
   [ "$(pv "$s" "edgebench_slot_target_frames_per_second$slot")" = 100 ] || fail "slot $4: target FPS"
-  [ "$(pv "$s" "edgebench_slot_dropped_frames_total$slot")" -le "$(jq_get "$r" slots/$i/pacing/dropped)" ] ||
+  [ "$(pv "$s" "edgebench_slot_dropped_frames_total$slot")" -le "$(jq_get "$r" slots/"$i"/pacing/dropped)" ] ||
     fail "slot $4: more drops scraped than reported"
-  [ "$(pv "$s" "edgebench_slot_deadline_misses_total$slot")" -le "$(jq_get "$r" slots/$i/pacing/deadline_misses)" ] ||
+  [ "$(pv "$s" "edgebench_slot_deadline_misses_total$slot")" -le "$(jq_get "$r" slots/"$i"/pacing/deadline_misses)" ] ||
     fail "slot $4: more deadline misses scraped than reported"
   local peak
-  peak=$(jq_get "$r" slots/$i/memory/peak_gb)
+  peak=$(jq_get "$r" slots/"$i"/memory/peak_gb)
   awk -v a="$(pv "$s" "edgebench_slot_memory_peak_bytes$slot")" -v b="$peak" 'BEGIN { exit !(a > 0 && a <= b * 1e9 + 1) }' ||
     fail "slot $4: scraped memory peak above the report's $peak GB"
 }
@@ -108,8 +108,9 @@ case_dual_scraped_during_run_matches_report() {
     --prometheus 127.0.0.1:99999 --output out2 \
     --db none >/dev/null 2>err3.txt
   rc=$?
-  [ "$rc" -eq 2 ] && [ "$(wc -l <err3.txt)" -eq 1 ] && grep -q "0 to 65535" err3.txt ||
+  if [ "$rc" -ne 2 ] || [ "$(wc -l <err3.txt)" -ne 1 ] || ! grep -q "0 to 65535" err3.txt; then
     fail "bad port: exit $rc: $(cat err3.txt)"
+  fi
 
   # Four scrapes whose frame counts grow in both slots (a wait, at most 2 minutes, not a
   # timing). The third is checked against the report: the fourth shows that each slot ended a
