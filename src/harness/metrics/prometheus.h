@@ -36,7 +36,7 @@
 #define EB_PROM_BUCKETS 16
 /** Cores, zones, GPUs and tegrastats rails kept of a system sample. */
 #define EB_PROM_MAX_CORES 256
-#define EB_PROM_MAX_RAILS 16
+#define EB_PROM_MAX_RAILS EB_TEGRA_MAX_RAILS
 /** The longest request (request line and headers) read; a longer one is answered 431. */
 #define EB_PROM_MAX_REQUEST 4096
 /** The largest page rendered. */
@@ -49,11 +49,11 @@ const char *eb_prom_stage_name(int i);
 
 /** One slot as the endpoint shows it. */
 struct eb_prom_slot {
-    int used; /* 0: not shown */
-    char slot[16], model[256], backend[32], device[32];
-    double fps_target; /* paced: the arrival rate; 0 unpaced */
-    uint64_t frames;   /* measured frames of the pass so far */
-    double elapsed_s;  /* from the pass's start to the end of the last frame */
+    int used;                                            /* 0: not shown */
+    char slot[16], model[4096], backend[32], device[32]; /* model: a path as given */
+    double fps_target;                                   /* paced: the arrival rate; 0 unpaced */
+    uint64_t frames;                                     /* measured frames of the pass so far */
+    double elapsed_s; /* from the pass's start to the end of the last frame */
     /* Per stage: frames whose time fell in bucket b (not cumulative; the last entry counts
      * those above every bound), and the sum of the times in seconds. */
     uint64_t bucket[EB_PROM_STAGES][EB_PROM_BUCKETS + 1];
@@ -83,7 +83,7 @@ struct eb_prom_system {
     int tegra; /* 1: the fields below come from a tegrastats line */
     double tegra_gpu_pct, tegra_gpu_hz, tegra_emc_pct, tegra_power_w;
     int n_rails;
-    char rail[EB_PROM_MAX_RAILS][32];
+    char rail[EB_PROM_MAX_RAILS][EB_TEGRA_NAME_MAX];
     double rail_w[EB_PROM_MAX_RAILS];
 };
 
