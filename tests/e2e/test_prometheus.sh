@@ -3,8 +3,10 @@
 # run's report.json. Scrapes during a run can only be checked with <= against the final
 # figures; what makes the checks unable to pass by luck: each scrape is one snapshot (frames
 # equal every stage histogram's _count and +Inf bucket), three scrapes with growing frame counts
-# are required (the test waits for them, so no timing can fail it), and the mean latency of the
-# scraped frames, a subset of the report's frames, must lie within the report's min..max. The
+# are required (the test waits for them, so no timing can fail it), the scraped histograms must
+# hold exactly the first frames of frames_<slot>.csv (sums equal, buckets within the CSV's
+# rounding), and the mean latency of the scraped frames, a subset of the report's frames, must
+# lie within the report's min..max. The
 # run is dual (both slot threads, the sampler and the server at once), so the case also runs
 # under ThreadSanitizer.
 
@@ -43,6 +45,56 @@ check_scrape() {
     }' "$1"
 }
 
+# check_csv SCRAPE CSV SLOT FRAMES: the scraped histograms of SLOT hold exactly the first FRAMES
+# frames of its frames_<slot>.csv (the same frames, in the order they were booked): each stage's
+# _sum equals their sum, and each cumulative bucket lies between the counts of frames at most
+# the bound less and plus the CSV's rounding (its ms have 4 decimals: a frame that close to a
+# bound may fall either side).
+check_csv() {
+  awk -F, -v slot="{slot=\"$3\"" -v f="$4" '
+    function stage_of(l) { match(l, /stage="[a-z_]+"/); return substr(l, RSTART + 7, RLENGTH - 8) }
+    function le_of(l) { match(l, /le="[^"]+"/); return substr(l, RSTART + 4, RLENGTH - 5) }
+    FNR == NR {
+      split($0, w, " ")
+      if (index($0, "edgebench_slot_stage_latency_seconds_bucket" slot) == 1 && le_of($0) != "+Inf")
+        got[stage_of($0), le_of($0) * 1000] = w[2]
+      if (index($0, "edgebench_slot_stage_latency_seconds_sum" slot) == 1)
+        sum[stage_of($0)] = w[2] * 1000
+      next
+    }
+    FNR == 1 { next }
+    $1 < f {
+      rows++
+      for (c = 4; c <= 8; c++) {
+        csv[c] += $c
+        for (b = 1; b <= nb; b++) {
+          lo[c, b] += $c <= bound[b] - 0.00005
+          hi[c, b] += $c <= bound[b] + 0.00005
+        }
+      }
+    }
+    BEGIN {
+      nb = split("0.1 0.25 0.5 1 2.5 5 10 25 50 100 250 500 1000 2500 5000 10000", bound, " ")
+      split("read preprocess inference postprocess end_to_end", name, " ")
+    }
+    END {
+      if (rows != f) { print "the CSV has " rows " of the " f " scraped frames"; exit 1 }
+      for (c = 4; c <= 8; c++) {
+        st = name[c - 3]
+        d = sum[st] - csv[c]
+        if (d > f * 0.00005 + 1e-6 || -d > f * 0.00005 + 1e-6) {
+          print st ": scraped sum " sum[st] " ms, the CSV frames " csv[c] " ms"; exit 1
+        }
+        for (b = 1; b <= nb; b++) {
+          g = got[st, bound[b]]
+          if (g == "" || g < lo[c, b] || g > hi[c, b]) {
+            print st " le " bound[b] " ms: scraped " g ", the CSV " lo[c, b] ".." hi[c, b]; exit 1
+          }
+        }
+      }
+    }' "$1" "$2"
+}
+
 # check_slot SCRAPE REPORT INDEX NAME FRAMES: the scraped slot against report.json's slot INDEX
 # (taken after the scrape: counts <=, constants equal, the mean latency within min..max).
 check_slot() {
@@ -55,6 +107,9 @@ check_slot() {
   [ "$last" -gt 0 ] || fail "slot $4: no frame scraped"
   # Every frame of the third scrape ended before a later frame of each slot: counted.
   [ "$last" -le "$measured" ] || fail "slot $4: scraped $last frames, report $measured (+ $left_out left out)"
+  local why
+  why=$(check_csv "$s" "$(dirname "$r")/frames_$4.csv" "$4" "$last") ||
+    fail "slot $4: the scraped histograms are not the CSV's first $last frames: $why"
   local sum mean min max
   sum=$(pv "$s" "edgebench_slot_stage_latency_seconds_sum$slot" 'stage="end_to_end"')
   mean=$(awk -v a="$sum" -v n="$last" 'BEGIN { printf "%.9f", a / n * 1000 }')
