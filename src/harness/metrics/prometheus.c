@@ -657,6 +657,9 @@ enum eb_status eb_prom_parse_addr(const char *text, char *host_out, size_t host_
 
 /* ---- the server --------------------------------------------------------------------------- */
 
+/* How long the listener is left out of poll after accept() ran out of descriptors. */
+#define ACCEPT_PAUSE_NS 100000000ull
+
 enum conn_state { CONN_FREE = 0, CONN_READING, CONN_WRITING };
 
 struct conn {
@@ -686,6 +689,7 @@ struct eb_prom {
     struct eb_prom_snapshot *copy; /* what one answer renders */
     char *page;
     size_t page_cap;
+    uint64_t accept_paused_until; /* eb_clock_ns; see on_accept */
     struct eb_thread th;
     int started;
 };
@@ -835,8 +839,14 @@ static void on_accept(struct eb_prom *p, uint64_t now)
 {
     for (;;) {
         const int fd = accept(p->lfd, NULL, NULL);
-        if (fd < 0)
-            return; /* EAGAIN: no more; other errors: the next poll tries again */
+        if (fd < 0) {
+            /* EAGAIN: no more. Out of descriptors or memory: the pending connection stays
+             * and the listener stays readable, so it is left out of poll for a while rather
+             * than spun on. */
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                p->accept_paused_until = now + ACCEPT_PAUSE_NS;
+            return;
+        }
         set_flags(fd);
         struct conn *c = NULL;
         for (int i = 0; i < p->max_conns && c == NULL; i++)
@@ -867,8 +877,11 @@ static void *server_main(void *arg)
     for (;;) { /* until the wake pipe is written (eb_prom_stop) */
         int n = 0;
         pf[n++] = (struct pollfd){.fd = p->wake[0], .events = POLLIN};
-        pf[n++] = (struct pollfd){.fd = p->lfd, .events = POLLIN};
         uint64_t now = eb_clock_ns(), next = UINT64_MAX;
+        const int paused = now < p->accept_paused_until;
+        pf[n++] = (struct pollfd){.fd = p->lfd, .events = paused ? 0 : POLLIN};
+        if (paused)
+            next = p->accept_paused_until;
         for (int i = 0; i < p->max_conns; i++) {
             struct conn *c = &p->conns[i];
             if (c->state == CONN_FREE)
