@@ -30,7 +30,9 @@ libpng-dev libjpeg62-turbo-dev libsqlite3-dev"
 # gcc-aarch64-linux-gnu + libc6-dev-arm64-cross + qemu-user: scripts/test.sh cross-compiles the
 # kernel tests for aarch64 and runs the NEON kernels under qemu (x86-64 hosts only; the C library
 # is only a recommendation of the compiler, hence listed).
-EB_TEST_PACKAGES="libonnx-testdata clang libclang-rt-14-dev chromium"
+# prometheus + curl: tests/e2e/test_prometheus.sh scrapes --prometheus with curl and checks the
+# page with promtool (skipped without them).
+EB_TEST_PACKAGES="libonnx-testdata clang libclang-rt-14-dev chromium prometheus curl"
 if [ "$(uname -m)" = x86_64 ]; then
     EB_TEST_PACKAGES="$EB_TEST_PACKAGES gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 fi

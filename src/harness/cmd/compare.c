@@ -1496,6 +1496,8 @@ static int setup(struct cmp_ctx *cc, int argc, char **argv, int *help)
     if (eb_config_parse(cc->o.run_argc, cc->o.run_argv, &cc->cfg, &run_help, &cc->log, &diag) !=
         EB_OK)
         return usage(err, diag.msg);
+    if (cc->cfg.prometheus != NULL) /* the live endpoint is run's (and profile's) */
+        return usage(err, "--prometheus: not a compare option; use it with edgebench run");
     if (cc->cfg.verbose)
         cc->log.level = EB_LOG_DEBUG;
     if (eb_compare_split_list(cc->o.models ? cc->o.models : CMP_DEFAULT_MODELS, "--models",

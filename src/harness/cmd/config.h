@@ -74,6 +74,7 @@ struct eb_config {
     const char *output;
     const char *db; /* NULL = the default history database; "none" = no history */
     int64_t interval_ms;
+    const char *prometheus; /* --prometheus ADDR:PORT; NULL = off */
     int solo_baseline;
     const char *ort_lib;
     const char *trt_cache; /* NULL = the default folder; "off" = none (eb_backend_config) */

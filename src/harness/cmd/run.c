@@ -16,6 +16,7 @@
 #include "harness/cmd/run.h"
 #include "harness/cmd/runlog.h"
 #include "harness/cmd/trace.h"
+#include "harness/metrics/prometheus.h"
 #include "harness/metrics/sampler.h"
 #include "harness/pipeline/accuracy.h"
 #include "harness/pipeline/advice.h"
@@ -49,6 +50,8 @@ struct run_ctx {
     struct eb_run_result result;
     struct eb_budget budget;            /* the process's one memory budget */
     char limit_label[EB_NUM_SLOTS][96]; /* each slot's cap in messages (budget.h) */
+    struct eb_prom *prom;               /* --prometheus: the live endpoint; NULL = off */
+    int prom_live;                      /* the measured pass runs: frames go to prom */
 };
 
 /* `path` for a message: whole when short, else its start and end around "...". */
@@ -343,6 +346,17 @@ static void progress_line(void *ctx, uint64_t t0)
     eb_runlog_progress(&pg->rc->rl, line);
 }
 
+/* --prometheus: one measured frame into the live endpoint's snapshot (the slot's thread). */
+static void prom_frame(void *ctx, const struct eb_slot *s, const struct eb_frame_record *rec)
+{
+    const uint64_t end = rec->t_start_ns + rec->stage_ns[EB_STAGE_E2E];
+    /* Missed as eb_slot_summarize counts it: latency from arrival over the period. */
+    const int missed = s->fps > 0 && (double)(end - rec->t_arrival_ns) / 1e6 > 1e3 / s->fps;
+    eb_prom_frame(ctx, s->index, rec->stage_ns, end - s->phase_start_ns, missed, s->dropped,
+                  atomic_load_explicit(&s->last_mem, memory_order_relaxed), s->mem_peak,
+                  s->violations);
+}
+
 /* Measures the given slots together through the pipeline (harness/pipeline/pipeline.h). */
 static void run_pass(struct run_ctx *rc, const int *which, int show_progress)
 {
@@ -350,8 +364,12 @@ static void run_pass(struct run_ctx *rc, const int *which, int show_progress)
     for (int i = 0; i < EB_NUM_SLOTS; i++)
         if (which[i])
             pg.slots[pg.n++] = &rc->slots[i];
-    const struct eb_pipeline_hooks hooks = {.tick = progress_line, .ctx = &pg};
-    eb_pipeline_run(pg.slots, pg.n, rc->env->stop, show_progress ? &hooks : NULL);
+    const int live = rc->prom != NULL && rc->prom_live;
+    const struct eb_pipeline_hooks hooks = {.tick = show_progress ? progress_line : NULL,
+                                            .ctx = &pg,
+                                            .frame = live ? prom_frame : NULL,
+                                            .frame_ctx = rc->prom};
+    eb_pipeline_run(pg.slots, pg.n, rc->env->stop, show_progress || live ? &hooks : NULL);
     if (show_progress)
         eb_runlog_progress(&rc->rl, "");
 }
@@ -709,6 +727,22 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
         free(rc);
         return EB_EXIT_USAGE;
     }
+    /* --prometheus before anything is made or measured: an address in use stops the run here,
+     * with no run folder. */
+    if (cfg->prometheus != NULL) {
+        const struct eb_prom_config pc = {.addr = cfg->prometheus};
+        if (eb_prom_start(&pc, &rc->prom, &diag) != EB_OK) {
+            fprintf(env->console, "edgebench: error: --prometheus %s: %s\n", cfg->prometheus,
+                    diag.msg);
+            for (int i = 0; i < EB_NUM_SLOTS; i++)
+                eb_accuracy_destroy(rc->acc[i]);
+            eb_runlog_fini(&rc->rl);
+            free(rc);
+            return EB_EXIT_USAGE;
+        }
+        fprintf(stdout, "prometheus: http://%s/metrics\n", eb_prom_address(rc->prom));
+        fflush(stdout);
+    }
     /* The run folder and run.log before anything is measured: a folder that cannot be made or
      * written fails now, not after a long run. */
     char path[4200];
@@ -721,6 +755,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
         fprintf(env->console, "edgebench: error: %s\n", diag.msg);
         for (int i = 0; i < EB_NUM_SLOTS; i++)
             eb_accuracy_destroy(rc->acc[i]);
+        eb_prom_stop(rc->prom);
         eb_runlog_fini(&rc->rl);
         free(rc);
         return EB_EXIT_WRITE_FAILED;
@@ -731,6 +766,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     eb_log_msg(&rc->log, EB_LOG_DEBUG, "command line: %s", env->command_line);
     eb_platform_detect(NULL, &rc->platform);
     eb_budget_init_here(&rc->budget, cfg->gpu_mem_limit_bytes, rc->platform.is_jetson);
+    if (rc->prom != NULL)
+        eb_prom_set_limit(rc->prom, rc->budget.limit_bytes);
 
     setup_slots(rc);
     rc->result.trace.on = cfg->trace;
@@ -794,7 +831,9 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
                                    .metrics_path = path,
                                    .tegrastats_cmd = env->tegrastats_cmd,
                                    .is_jetson = rc->platform.is_jetson,
-                                   .log = &rc->log};
+                                   .log = &rc->log,
+                                   .on_sample = rc->prom != NULL ? eb_prom_on_sample : NULL,
+                                   .on_sample_ctx = rc->prom};
     struct eb_diag sd = {0};
     if (eb_sampler_start(&sc, &sampler, &sd) != EB_OK) {
         eb_log_msg(&rc->log, EB_LOG_WARN, "system metrics unavailable: %s", sd.msg);
@@ -842,7 +881,15 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
 
     if (!stopped(env) && (ok[0] || ok[1])) {
         eb_log_msg(&rc->log, EB_LOG_INFO, "measuring %s", res->mode);
+        for (int i = 0; i < EB_NUM_SLOTS && rc->prom != NULL; i++)
+            if (ok[i])
+                eb_prom_slot_begin(rc->prom, i, rc->slots[i].name, rc->slots[i].setup.model_label,
+                                   rc->slots[i].setup.backend->name,
+                                   eb_device_name(rc->slots[i].setup.backend_cfg.device),
+                                   rc->slots[i].fps);
+        rc->prom_live = 1;
         run_pass(rc, ok, show);
+        rc->prom_live = 0;
         write_frames_csv(rc, ok);
         if (cfg->trace)
             write_trace(rc, ok, gpu);
@@ -985,6 +1032,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
         }
     fflush(stdout);
 
+    /* The endpoint served the final counts until the reports were written. */
+    eb_prom_stop(rc->prom);
     int code = res->exit_code;
     for (int i = 0; i < EB_NUM_SLOTS; i++) {
         eb_slot_fini(&rc->slots[i]);

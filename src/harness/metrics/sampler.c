@@ -66,6 +66,8 @@ struct eb_sampler {
     char nvml_warning[256];        /* set before the thread starts or by the thread */
     int n_gpus;                    /* aggregates, filled when the thread closes NVML */
     struct eb_gpu_summary gpus[EB_SAMPLER_MAX_GPUS];
+    void (*on_sample)(void *ctx, const struct eb_sampler_live *live); /* NULL = none */
+    void *on_sample_ctx;
 };
 
 static void read_cpu(struct eb_sampler *s, double *avg_out)
@@ -155,6 +157,26 @@ static void take_sample(struct eb_sampler *s)
         if ((fflush(s->fp) != 0 || eb_json_writer_error(&w) || ferror(s->fp)) &&
             s->write_errno == 0)
             s->write_errno = errno != 0 ? errno : EIO;
+    }
+
+    if (s->on_sample != NULL) {
+        struct eb_sampler_live lv = {.cpu_avg_pct = cpu_avg,
+                                     .n_cores = s->n_cores,
+                                     .core_pct = s->core_pct,
+                                     .have_mem = isfinite(ram_used),
+                                     .mem = mem,
+                                     .rss_bytes = rss_bytes,
+                                     .n_zones = s->n_zones,
+                                     .gpus = gpus,
+                                     .tegra = have_tegra ? &s->tsample : NULL};
+        for (int i = 0; i < s->n_zones; i++) {
+            lv.zone_name[i] = s->zones[i].key;
+            lv.zone_c[i] = temps[i];
+        }
+        lv.n_gpus = s->nvml != NULL ? eb_sampler__nvml_count(s->nvml) : 0;
+        for (int i = 0; i < lv.n_gpus; i++)
+            lv.gpu_name[i] = eb_sampler__nvml_name(s->nvml, i, &lv.gpu_index[i]);
+        s->on_sample(s->on_sample_ctx, &lv);
     }
 
     s->n_samples++;
@@ -278,6 +300,8 @@ enum eb_status eb_sampler_start(const struct eb_sampler_config *cfg, struct eb_s
     eb_cond_init(&s->cv);
     s->interval_ns = cfg->interval_ns > 0 ? cfg->interval_ns : 1000000000ull;
     s->log = cfg->log;
+    s->on_sample = cfg->on_sample;
+    s->on_sample_ctx = cfg->on_sample_ctx;
     if (cfg->root != NULL && strlen(cfg->root) >= sizeof(s->root)) {
         st = eb_diag_fail(diag, EB_ERR_INVALID_ARG, "sampler root path too long: %.100s...",
                           cfg->root);

@@ -193,6 +193,29 @@ struct eb_system_summary {
     char metrics_error[EB_DIAG_MSG_MAX];
 };
 
+struct eb_sampler__gpu_reading; /* below, with the NVML internals */
+
+/**
+ * One sample as the sampler thread read it, handed to eb_sampler_config.on_sample: everything
+ * (pointers too) is borrowed for the call only. NaN where a reading failed.
+ */
+struct eb_sampler_live {
+    double cpu_avg_pct;
+    int n_cores;
+    const double *core_pct; /* n_cores entries, NaN for an offline core */
+    int have_mem;           /* mem was read */
+    struct eb_sysmem mem;
+    uint64_t rss_bytes; /* 0 when unreadable */
+    int n_zones;
+    const char *zone_name[EB_SAMPLER_MAX_ZONES]; /* metrics.jsonl's keys */
+    double zone_c[EB_SAMPLER_MAX_ZONES];
+    int n_gpus;
+    const struct eb_sampler__gpu_reading *gpus; /* n_gpus entries (NVML) */
+    const char *gpu_name[EB_SAMPLER_MAX_GPUS];
+    int gpu_index[EB_SAMPLER_MAX_GPUS];
+    const struct eb_tegra_sample *tegra; /* the latest tegrastats line; NULL = none */
+};
+
 struct eb_sampler_config {
     uint64_t interval_ns;
     const char *metrics_path;   /* metrics.jsonl; borrowed */
@@ -205,6 +228,10 @@ struct eb_sampler_config {
     /* Appended: the NVML library to dlopen. NULL = $EB_NVML_LIB when set and not empty, else
      * "libnvidia-ml.so.1"; "" = do not use NVML (no warning). Borrowed, copied at start. */
     const char *nvml_lib;
+    /* Appended: called on the sampler thread after every sample (NULL = none), e.g. the live
+     * endpoint's eb_prom_on_sample; it must return promptly. `on_sample_ctx` is borrowed. */
+    void (*on_sample)(void *ctx, const struct eb_sampler_live *live);
+    void *on_sample_ctx;
 };
 
 struct eb_sampler;
@@ -317,6 +344,8 @@ int eb_sampler__nvml_count(const struct eb_sampler__nvml *nv);
  */
 void eb_sampler__nvml_sample(struct eb_sampler__nvml *nv, uint64_t now_ns,
                              struct eb_sampler__gpu_reading *out);
+/** NVML's name of GPU `i` (< eb_sampler__nvml_count; "" when unknown) and its NVML index. */
+const char *eb_sampler__nvml_name(const struct eb_sampler__nvml *nv, int i, int *index_out);
 /** Writes the "gpus" key and array of one sample (`r` as filled by eb_sampler__nvml_sample). */
 void eb_sampler__nvml_write_json(const struct eb_sampler__nvml *nv,
                                  const struct eb_sampler__gpu_reading *r, struct eb_json_writer *w);

@@ -403,3 +403,9 @@ void eb_sampler__nvml_close(struct eb_sampler__nvml *nv, struct eb_gpu_summary *
         dlclose(nv->handle);
     free(nv);
 }
+
+const char *eb_sampler__nvml_name(const struct eb_sampler__nvml *nv, int i, int *index_out)
+{
+    *index_out = nv->gpus[i].sum.index;
+    return nv->gpus[i].sum.name;
+}

@@ -28,6 +28,7 @@ struct pipe {
     atomic_size_t warm_met;
     atomic_size_t len_met;
     atomic_size_t running;
+    const struct eb_pipeline_hooks *hooks; /* may be NULL */
 };
 
 struct worker {
@@ -180,6 +181,8 @@ static void measure(struct pipe *p, struct eb_slot *s, uint64_t t0)
         rec.stage_ns[EB_STAGE_E2E] = te - ta;
         if (eb_slot_book(s, &fr, &rec) != EB_OK)
             break;
+        if (p->hooks != NULL && p->hooks->frame != NULL)
+            p->hooks->frame(p->hooks->frame_ctx, s, &rec);
         t_last_end = te;
         t_free = eb_clock_ns();
     }
@@ -260,6 +263,7 @@ void eb_pipeline_run(struct eb_slot *const *slots, size_t n, atomic_int *stop,
     struct pipe p;
     memset(&p, 0, sizeof(p));
     p.stop = stop;
+    p.hooks = hooks;
     eb_mutex_init(&p.mu);
     eb_cond_init(&p.cv);
     atomic_init(&p.warm_met, 0);

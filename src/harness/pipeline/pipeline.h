@@ -26,14 +26,19 @@
 #include <stdint.h>
 
 struct eb_slot;
+struct eb_frame_record;
 
 /** Largest --queue: frames that may wait for a busy paced slot. */
 #define EB_PIPELINE_MAX_QUEUE 64
 
 /** Called on the caller's thread about every 200 ms while a pass runs (the progress line). */
 struct eb_pipeline_hooks {
-    void (*tick)(void *ctx, uint64_t started_ns);
+    void (*tick)(void *ctx, uint64_t started_ns); /* NULL = none */
     void *ctx;
+    /* Called on a slot's thread after each measured frame is booked, outside its timed stages
+     * (the live metrics endpoint); it must not wait on anything slow. NULL = none. */
+    void (*frame)(void *ctx, const struct eb_slot *s, const struct eb_frame_record *rec);
+    void *frame_ctx;
 };
 
 /**
