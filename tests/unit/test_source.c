@@ -6,9 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <arpa/inet.h>
 #include <jpeglib.h>
+#include <netinet/in.h>
 #include <png.h>
 
 #include "eb/clock.h"
@@ -1179,4 +1183,111 @@ EB_TEST(paced_synthetic_wait_ends_when_stopped)
     struct eb_diag again = {0};
     ASSERT_EQ_INT(eb_source_next(src, &fr, &again), EB_ERR_CANCELLED);
     eb_source_destroy(src);
+}
+
+/* ------------------------------------------------------------------ network streams */
+
+EB_TEST(spec_parse_network_urls)
+{
+    struct eb_diag diag = {0};
+    struct eb_source_spec s;
+    ASSERT_OK(eb_source_spec_parse("video=rtsp://10.0.0.2:554/live?udp", &s, &diag));
+    ASSERT_EQ_INT(s.kind, EB_SOURCE_VIDEO);
+    ASSERT_TRUE(s.network);
+    ASSERT_TRUE(eb_source_spec_is_live(&s));
+    ASSERT_STREQ(s.path, "rtsp://10.0.0.2:554/live?udp");
+    char text[256];
+    eb_source_spec_format(&s, text, sizeof(text));
+    ASSERT_STREQ(text, "video=rtsp://10.0.0.2:554/live?udp");
+    /* Bare URLs of every scheme, any case. */
+    const char *bare[] = {"rtsp://h/x", "RTSPS://h/x", "http://h:8080/cam.mjpg", "https://h/a.ts",
+                          "udp://127.0.0.1:5000"};
+    for (size_t i = 0; i < sizeof(bare) / sizeof(bare[0]); i++) {
+        ASSERT_OK(eb_source_spec_parse(bare[i], &s, &diag));
+        ASSERT_EQ_INT(s.kind, EB_SOURCE_VIDEO);
+        ASSERT_TRUE(s.network);
+        ASSERT_STREQ(s.path, bare[i]);
+    }
+    /* A camera is live too; a file, an image folder and a synthetic scene are not. */
+    ASSERT_OK(eb_source_spec_parse("camera=3", &s, &diag));
+    ASSERT_TRUE(eb_source_spec_is_live(&s) && !s.network);
+    ASSERT_OK(eb_source_spec_parse("video=clip.mp4", &s, &diag));
+    ASSERT_TRUE(!eb_source_spec_is_live(&s) && !s.network);
+    ASSERT_OK(eb_source_spec_parse("synthetic=64x64", &s, &diag));
+    ASSERT_TRUE(!eb_source_spec_is_live(&s));
+    ASSERT_TRUE(!eb_source_spec_is_live(NULL));
+    expect_parse_error("video=ftp://h/x.mp4", EB_ERR_INVALID_ARG,
+                       "URL scheme 'ftp' is not supported");
+    expect_parse_error("ftp://h/x.mp4", EB_ERR_INVALID_ARG, "rtsp://, rtsps://, http://");
+    expect_parse_error("video=rtsp://", EB_ERR_INVALID_ARG, "the URL names no host");
+}
+
+/* A TCP port on the loopback that accepts connections (the kernel completes them: it listens)
+ * but never answers; its port in *port_out. */
+static int silent_server(int *port_out)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 4) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+        EB_FAIL("cannot listen on the loopback");
+    *port_out = ntohs(a.sin_port);
+    return fd;
+}
+
+EB_TEST(network_server_that_never_answers_times_out)
+{
+    /* An RTSP and an HTTP server that accept and stay silent: the open gives up after the
+     * source timeout with a line naming the stream and the wait, instead of hanging (the case's
+     * own timeout is the bound). */
+    int port;
+    const int fd = silent_server(&port);
+    const char *fmts[] = {"video=rtsp://127.0.0.1:%d/live", "video=http://127.0.0.1:%d/s.ts"};
+    for (size_t i = 0; i < 2; i++) {
+        char text[128];
+        snprintf(text, sizeof(text), fmts[i], port);
+        struct eb_diag diag = {0};
+        struct eb_source_spec spec;
+        struct eb_source *src = NULL;
+        ASSERT_OK(eb_source_spec_parse(text, &spec, &diag));
+        struct eb_source_options opts = {.timeout_s = 0.3, .reconnect = 0};
+        ASSERT_EQ_INT(eb_source_open(&spec, &opts, &src, &diag), EB_ERR_IO);
+        ASSERT_TRUE(src == NULL);
+        ASSERT_CONTAINS(diag.msg, "failed to open stream ");
+        ASSERT_CONTAINS(diag.msg, text + strlen("video="));
+        ASSERT_CONTAINS(diag.msg, "no answer within 0.3 s");
+        ASSERT_CONTAINS(diag.msg, "--source_timeout_s");
+    }
+    close(fd);
+}
+
+EB_TEST(network_refused_is_a_clear_error_and_no_stats_elsewhere)
+{
+    /* A port that was just free (bound, then closed): the connection is refused at once. */
+    int port;
+    close(silent_server(&port));
+    char text[128];
+    snprintf(text, sizeof(text), "rtsp://127.0.0.1:%d/live", port);
+    struct eb_diag diag = {0};
+    struct eb_source_spec spec;
+    struct eb_source *src = NULL;
+    ASSERT_OK(eb_source_spec_parse(text, &spec, &diag));
+    struct eb_source_options opts = {.timeout_s = 5};
+    ASSERT_EQ_INT(eb_source_open(&spec, &opts, &src, &diag), EB_ERR_IO);
+    ASSERT_CONTAINS(diag.msg, "failed to open stream rtsp://127.0.0.1:");
+    ASSERT_CONTAINS(diag.msg, "check the URL and the server");
+    /* Sources that are not network streams report no reconnections. */
+    struct eb_source_stream_stats ss = {.reconnects = 7};
+    src = open_text("synthetic=64x64", NULL);
+    eb_source_stream_stats(src, &ss);
+    ASSERT_EQ_INT(ss.reconnects, 0);
+    ASSERT_EQ_INT(ss.attempts, 0);
+    ASSERT_EQ_INT(ss.frames_lost, 0);
+    eb_source_destroy(src);
+    eb_source_stream_stats(NULL, &ss);
+    ASSERT_EQ_INT(ss.frames_lost, 0);
 }
