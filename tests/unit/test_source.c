@@ -1,4 +1,5 @@
 /* Frame sources: spec parsing, image directories (JPEG/PNG/BMP), videos, synthetic scenes, AGC. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -1290,4 +1291,60 @@ EB_TEST(network_refused_is_a_clear_error_and_no_stats_elsewhere)
     eb_source_destroy(src);
     eb_source_stream_stats(NULL, &ss);
     ASSERT_EQ_INT(ss.frames_lost, 0);
+}
+
+/* ------------------------------------------------------------------ live sources that stop */
+
+EB_TEST(pipe_writer_that_stops_sending_times_out)
+{
+    /* A live source whose writer stops sending but stays (as a camera that stops delivering
+     * frames, which a test cannot have without a V4L2 device): a named pipe fed 3 frames of
+     * YUV4MPEG2 by this test, which keeps its write end open. The source delivers the 3 frames,
+     * then the read gives up after the source timeout with a line naming the source and the
+     * wait: no hang (the case's own timeout is the bound). */
+    char fifo[512];
+    path_join(fifo, sizeof(fifo), eb_test_tmpdir(), "live.y4m");
+    if (mkfifo(fifo, 0600) != 0)
+        EB_SKIP("cannot make a named pipe here");
+    const int wfd = open(fifo, O_RDWR | O_NONBLOCK); /* the writer, open before the reader */
+    ASSERT_TRUE(wfd >= 0);
+    /* 3 frames of 64x64 (18 KiB, within the pipe's buffer): more than the 2 KiB FFmpeg reads
+     * to recognise the format. */
+    static const char header[] = "YUV4MPEG2 W64 H64 F25:1 Ip A1:1 C420jpeg\n";
+    ASSERT_EQ_INT(write(wfd, header, sizeof(header) - 1), (int)sizeof(header) - 1);
+    uint8_t yuv[64 * 64 * 3 / 2];
+    for (int k = 0; k < 3; k++) {
+        memset(yuv, 40 + 60 * k, 64 * 64);
+        memset(yuv + 64 * 64, 128, sizeof(yuv) - 64 * 64);
+        ASSERT_EQ_INT(write(wfd, "FRAME\n", 6), 6);
+        ASSERT_EQ_INT(write(wfd, yuv, sizeof(yuv)), (int)sizeof(yuv));
+    }
+    char text[600];
+    snprintf(text, sizeof(text), "video=%s", fifo);
+    struct eb_source_spec spec;
+    struct eb_diag diag = {0};
+    ASSERT_OK(eb_source_spec_parse(text, &spec, &diag));
+    ASSERT_TRUE(eb_source_spec_is_live(&spec));
+    struct eb_source_options opts = {.timeout_s = 0.3};
+    struct eb_source *src = NULL;
+    ASSERT_OK(eb_source_open(&spec, &opts, &src, &diag));
+    ASSERT_EQ_INT(eb_source_count(src), -1);
+    struct eb_frame fr;
+    int last = -1;
+    for (int k = 0; k < 3; k++) {
+        if (eb_source_next(src, &fr, &diag) != EB_OK)
+            EB_FAIL("frame %d: %s", k, diag.msg);
+        ASSERT_EQ_INT(fr.width, 64);
+        ASSERT_EQ_INT(fr.height, 64);
+        ASSERT_TRUE(fr.rgb[0] > last); /* the frames in the order written (brighter each) */
+        last = fr.rgb[0];
+    }
+    ASSERT_EQ_INT(eb_source_next(src, &fr, &diag), EB_ERR_IO);
+    ASSERT_CONTAINS(diag.msg, "failed to read video ");
+    ASSERT_CONTAINS(diag.msg, "live.y4m: no data for 0.3 s");
+    ASSERT_CONTAINS(diag.msg, "--source_timeout_s");
+    struct eb_diag d2 = {0};
+    ASSERT_EQ_INT(eb_source_rewind(src, &d2), EB_ERR_UNSUPPORTED);
+    eb_source_destroy(src);
+    close(wfd);
 }

@@ -103,8 +103,12 @@ static enum eb_status parse_url(const char *text, const char *value, struct eb_s
 
 int eb_source_spec_is_live(const struct eb_source_spec *spec)
 {
-    return spec != NULL &&
-           (spec->kind == EB_SOURCE_CAMERA || (spec->kind == EB_SOURCE_VIDEO && spec->network));
+    if (spec == NULL)
+        return 0;
+    if (spec->kind == EB_SOURCE_CAMERA || (spec->kind == EB_SOURCE_VIDEO && spec->network))
+        return 1;
+    struct stat sb; /* a named pipe: what a writer sends, as it sends it */
+    return spec->kind == EB_SOURCE_VIDEO && stat(spec->path, &sb) == 0 && S_ISFIFO(sb.st_mode);
 }
 
 /* Parses a decimal integer that is the whole of [p, end-of-string) with no sign or spaces. */

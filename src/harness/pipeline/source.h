@@ -56,8 +56,9 @@ struct eb_source_spec {
 /** True when `fps` is 0 or within EB_SOURCE_FPS_MIN..EB_SOURCE_FPS_MAX (NaN is not). */
 int eb_source_fps_ok(double fps);
 
-/** True for a source that is live: a camera or a network stream (no rewind, no end of its
- *  own, a read timeout, and for a network stream reconnection). */
+/** True for a source that is live: a camera, a network stream or a video=PATH that is a named
+ *  pipe (FIFO; its writer must have it open before the source opens) — no rewind, no end of
+ *  its own but the writer's, a read timeout, and for a network stream reconnection. */
 int eb_source_spec_is_live(const struct eb_source_spec *spec);
 
 /*

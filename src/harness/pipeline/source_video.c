@@ -10,12 +10,14 @@
  * without FFmpeg (-DEB_FFMPEG=OFF), opening one fails with a line that says so.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness/pipeline/source.h"
 
@@ -45,6 +47,7 @@ struct video {
     int is_camera;
     int network;         /* a network URL (rtsp, http(s), udp): reconnected when lost */
     int net_inited;      /* avformat_network_init was called (undone at close) */
+    int fifo_fd;         /* a named pipe (live, read without blocking through "pipe:N"); -1 */
     int eof_sent;        /* the flush packet went to the decoder */
     uint64_t timeout_ns; /* live sources: the longest wait for data (--source_timeout_s) */
     int reconnect;       /* network: attempts after a loss (--reconnect) */
@@ -80,6 +83,8 @@ static void video_close(struct eb_source *src)
     if (v == NULL)
         return;
     close_input(v);
+    if (v->fifo_fd >= 0)
+        close(v->fifo_fd); /* FFmpeg's pipe protocol leaves the descriptor open */
     sws_freeContext(v->sws);
     av_frame_free(&v->frame);
     av_packet_free(&v->pkt);
@@ -160,9 +165,12 @@ static enum eb_status open_input(struct eb_source *src, struct video *v, struct 
      * connection. */
     if (v->network && strncasecmp(spec->path, "rtsp", 4) == 0 && !url_names_transport(spec->path))
         (void)av_dict_set(&opts, "rtsp_transport", "tcp", 0);
-    if (v->is_camera || v->network)
+    if (v->is_camera || v->network || v->fifo_fd >= 0)
         v->deadline_ns = eb_clock_ns() + v->timeout_ns;
-    int ret = avformat_open_input(&v->fmt, spec->path, ifmt, &opts); /* frees fmt on failure */
+    char pipe_url[32];
+    snprintf(pipe_url, sizeof(pipe_url), "pipe:%d", v->fifo_fd);
+    int ret = avformat_open_input(&v->fmt, v->fifo_fd >= 0 ? pipe_url : spec->path, ifmt,
+                                  &opts); /* frees fmt on failure */
     av_dict_free(&opts);
     if (ret >= 0)
         ret = avformat_find_stream_info(v->fmt, NULL);
@@ -182,6 +190,11 @@ static enum eb_status open_input(struct eb_source *src, struct video *v, struct 
         return eb_diag_fail(diag, EB_ERR_IO,
                             "failed to open %s: no answer within %g s; check the URL and the "
                             "server (or raise --source_timeout_s)",
+                            v->what, timeout_s(v));
+    if (ret == AVERROR_EXIT && v->fifo_fd >= 0)
+        return eb_diag_fail(diag, EB_ERR_IO,
+                            "failed to open %s: no data for %g s; check what writes the pipe (or "
+                            "raise --source_timeout_s)",
                             v->what, timeout_s(v));
     if (ret < 0 && v->network)
         return eb_diag_fail(diag, EB_ERR_IO, "failed to open %s: %s; check the URL and the server",
@@ -235,6 +248,7 @@ static enum eb_status video_open(struct eb_source *src, struct eb_diag *diag)
     src->impl = v;
     v->is_camera = spec->kind == EB_SOURCE_CAMERA;
     v->network = spec->kind == EB_SOURCE_VIDEO && spec->network;
+    v->fifo_fd = -1;
     const double t = src->opts.timeout_s > 0 ? src->opts.timeout_s : EB_SOURCE_TIMEOUT_DEFAULT_S;
     v->timeout_ns = (uint64_t)(t * 1e9);
     v->reconnect = src->opts.reconnect >= 0 ? src->opts.reconnect : EB_SOURCE_RECONNECT_DEFAULT;
@@ -271,6 +285,14 @@ static enum eb_status video_open(struct eb_source *src, struct eb_diag *diag)
             return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                                 "failed to open %s: it is a directory; give image_dir=%s instead",
                                 v->what, spec->path);
+        /* A named pipe is a live stream: read without blocking, so that the read deadline
+         * (FFmpeg's retry loop asks the interrupt callback while the pipe is empty) holds. */
+        if (!v->is_camera && S_ISFIFO(sb.st_mode)) {
+            v->fifo_fd = open(spec->path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+            if (v->fifo_fd < 0)
+                return eb_diag_fail(diag, EB_ERR_IO, "failed to open %s: %s; check the pipe",
+                                    v->what, strerror(errno));
+        }
     }
     v->pkt = av_packet_alloc();
     v->frame = av_frame_alloc();
@@ -439,6 +461,11 @@ static enum eb_status video_next(struct eb_source *src, struct eb_frame *frame_o
     int errors = 0;
     uint64_t stall_since = 0;
     char why[160];
+    if (v->fmt == NULL) { /* a network stream whose reconnection was stopped or failed */
+        enum eb_status st = reconnect(src, v, "it was not open again", diag);
+        if (st != EB_OK)
+            return st;
+    }
     for (;;) {
         int ret = avcodec_receive_frame(v->dec, v->frame);
         if (ret == 0) {
@@ -477,7 +504,7 @@ static enum eb_status video_next(struct eb_source *src, struct eb_frame *frame_o
             return EB_ERR_END; /* drained; a decoder should have said EOF */
         if (stop_set(src))
             return eb_diag_fail(diag, EB_ERR_CANCELLED, "stopped while reading %s", v->what);
-        if (v->network)
+        if (v->network || v->fifo_fd >= 0)
             v->deadline_ns = eb_clock_ns() + v->timeout_ns;
         ret = av_read_frame(v->fmt, v->pkt);
         if (ret < 0 && v->deadline_ns != 0 && eb_clock_ns() > v->deadline_ns)
@@ -511,6 +538,11 @@ static enum eb_status video_next(struct eb_source *src, struct eb_frame *frame_o
                 return st;
             continue;
         }
+        if (ret == AVERROR_EXIT && v->fifo_fd >= 0)
+            return eb_diag_fail(diag, EB_ERR_IO,
+                                "failed to read %s: no data for %g s; check what writes the pipe "
+                                "(or raise --source_timeout_s)",
+                                v->what, timeout_s(v));
         if (ret == AVERROR_EOF) {
             v->eof_sent = 1;
             (void)avcodec_send_packet(v->dec, NULL); /* drain the decoder */
@@ -543,11 +575,14 @@ too_many:
 static enum eb_status video_rewind(struct eb_source *src, struct eb_diag *diag)
 {
     struct video *v = src->impl;
-    if (v->is_camera || v->network)
+    if (v->is_camera || v->network || v->fifo_fd >= 0)
         return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
                             "failed to rewind %s: a live %s cannot be rewound; use a video file "
                             "or image_dir for repeated passes",
-                            v->what, v->is_camera ? "camera" : "stream");
+                            v->what,
+                            v->is_camera ? "camera"
+                            : v->network ? "stream"
+                                         : "pipe");
     AVStream *st = v->fmt->streams[v->stream];
     int64_t ts = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
     int ret = av_seek_frame(v->fmt, v->stream, ts, AVSEEK_FLAG_BACKWARD);
@@ -562,7 +597,7 @@ static enum eb_status video_rewind(struct eb_source *src, struct eb_diag *diag)
 static int64_t video_count(const struct eb_source *src)
 {
     const struct video *v = src->impl;
-    return v->is_camera || v->network ? -1 : v->nb_frames;
+    return v->is_camera || v->network || v->fifo_fd >= 0 ? -1 : v->nb_frames;
 }
 
 const struct eb_source_ops eb_source__video_ops = {
