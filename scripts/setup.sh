@@ -27,12 +27,13 @@ libpng-dev libjpeg62-turbo-dev libsqlite3-dev"
 # clang + libclang-rt-14-dev: the libFuzzer targets (-DEB_FUZZ=ON); clang-14 only recommends the
 # runtime, and the install below skips recommendations.
 # chromium: tests/e2e/test_html.sh opens report.html in headless Chromium (skipped without it).
+# ffmpeg: tests/e2e/test_network.sh streams a test pattern over RTP/UDP (skipped without it).
 # gcc-aarch64-linux-gnu + libc6-dev-arm64-cross + qemu-user: scripts/test.sh cross-compiles the
 # kernel tests for aarch64 and runs the NEON kernels under qemu (x86-64 hosts only; the C library
 # is only a recommendation of the compiler, hence listed).
 # prometheus + curl: tests/e2e/test_prometheus.sh scrapes --prometheus with curl and checks the
 # page with promtool (skipped without them).
-EB_TEST_PACKAGES="libonnx-testdata clang libclang-rt-14-dev chromium prometheus curl"
+EB_TEST_PACKAGES="libonnx-testdata clang libclang-rt-14-dev chromium prometheus curl ffmpeg"
 if [ "$(uname -m)" = x86_64 ]; then
     EB_TEST_PACKAGES="$EB_TEST_PACKAGES gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 fi

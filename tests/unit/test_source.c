@@ -1,4 +1,5 @@
 /* Frame sources: spec parsing, image directories (JPEG/PNG/BMP), videos, synthetic scenes, AGC. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -6,9 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <arpa/inet.h>
 #include <jpeglib.h>
+#include <netinet/in.h>
 #include <png.h>
 
 #include "eb/clock.h"
@@ -1179,4 +1184,167 @@ EB_TEST(paced_synthetic_wait_ends_when_stopped)
     struct eb_diag again = {0};
     ASSERT_EQ_INT(eb_source_next(src, &fr, &again), EB_ERR_CANCELLED);
     eb_source_destroy(src);
+}
+
+/* ------------------------------------------------------------------ network streams */
+
+EB_TEST(spec_parse_network_urls)
+{
+    struct eb_diag diag = {0};
+    struct eb_source_spec s;
+    ASSERT_OK(eb_source_spec_parse("video=rtsp://10.0.0.2:554/live?udp", &s, &diag));
+    ASSERT_EQ_INT(s.kind, EB_SOURCE_VIDEO);
+    ASSERT_TRUE(s.network);
+    ASSERT_TRUE(eb_source_spec_is_live(&s));
+    ASSERT_STREQ(s.path, "rtsp://10.0.0.2:554/live?udp");
+    char text[256];
+    eb_source_spec_format(&s, text, sizeof(text));
+    ASSERT_STREQ(text, "video=rtsp://10.0.0.2:554/live?udp");
+    /* Bare URLs of every scheme, any case. */
+    const char *bare[] = {"rtsp://h/x", "RTSPS://h/x", "http://h:8080/cam.mjpg", "https://h/a.ts",
+                          "udp://127.0.0.1:5000"};
+    for (size_t i = 0; i < sizeof(bare) / sizeof(bare[0]); i++) {
+        ASSERT_OK(eb_source_spec_parse(bare[i], &s, &diag));
+        ASSERT_EQ_INT(s.kind, EB_SOURCE_VIDEO);
+        ASSERT_TRUE(s.network);
+        ASSERT_STREQ(s.path, bare[i]);
+    }
+    /* A camera is live too; a file, an image folder and a synthetic scene are not. */
+    ASSERT_OK(eb_source_spec_parse("camera=3", &s, &diag));
+    ASSERT_TRUE(eb_source_spec_is_live(&s) && !s.network);
+    ASSERT_OK(eb_source_spec_parse("video=clip.mp4", &s, &diag));
+    ASSERT_TRUE(!eb_source_spec_is_live(&s) && !s.network);
+    ASSERT_OK(eb_source_spec_parse("synthetic=64x64", &s, &diag));
+    ASSERT_TRUE(!eb_source_spec_is_live(&s));
+    ASSERT_TRUE(!eb_source_spec_is_live(NULL));
+    expect_parse_error("video=ftp://h/x.mp4", EB_ERR_INVALID_ARG,
+                       "URL scheme 'ftp' is not supported");
+    expect_parse_error("ftp://h/x.mp4", EB_ERR_INVALID_ARG, "rtsp://, rtsps://, http://");
+    expect_parse_error("video=rtsp://", EB_ERR_INVALID_ARG, "the URL names no host");
+}
+
+/* A TCP port on the loopback that accepts connections (the kernel completes them: it listens)
+ * but never answers; its port in *port_out. */
+static int silent_server(int *port_out)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(fd, 4) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0)
+        EB_FAIL("cannot listen on the loopback");
+    *port_out = ntohs(a.sin_port);
+    return fd;
+}
+
+EB_TEST(network_server_that_never_answers_times_out)
+{
+    /* An RTSP and an HTTP server that accept and stay silent: the open gives up after the
+     * source timeout with a line naming the stream and the wait, instead of hanging (the case's
+     * own timeout is the bound). */
+    int port;
+    const int fd = silent_server(&port);
+    const char *fmts[] = {"video=rtsp://127.0.0.1:%d/live", "video=http://127.0.0.1:%d/s.ts"};
+    for (size_t i = 0; i < 2; i++) {
+        char text[128];
+        snprintf(text, sizeof(text), fmts[i], port);
+        struct eb_diag diag = {0};
+        struct eb_source_spec spec;
+        struct eb_source *src = NULL;
+        ASSERT_OK(eb_source_spec_parse(text, &spec, &diag));
+        struct eb_source_options opts = {.timeout_s = 0.3, .reconnect = 0};
+        ASSERT_EQ_INT(eb_source_open(&spec, &opts, &src, &diag), EB_ERR_IO);
+        ASSERT_TRUE(src == NULL);
+        ASSERT_CONTAINS(diag.msg, "failed to open stream ");
+        ASSERT_CONTAINS(diag.msg, text + strlen("video="));
+        ASSERT_CONTAINS(diag.msg, "no answer within 0.3 s");
+        ASSERT_CONTAINS(diag.msg, "--source_timeout_s");
+    }
+    close(fd);
+}
+
+EB_TEST(network_refused_is_a_clear_error_and_no_stats_elsewhere)
+{
+    /* A port that was just free (bound, then closed): the connection is refused at once. */
+    int port;
+    close(silent_server(&port));
+    char text[128];
+    snprintf(text, sizeof(text), "rtsp://127.0.0.1:%d/live", port);
+    struct eb_diag diag = {0};
+    struct eb_source_spec spec;
+    struct eb_source *src = NULL;
+    ASSERT_OK(eb_source_spec_parse(text, &spec, &diag));
+    struct eb_source_options opts = {.timeout_s = 5};
+    ASSERT_EQ_INT(eb_source_open(&spec, &opts, &src, &diag), EB_ERR_IO);
+    ASSERT_CONTAINS(diag.msg, "failed to open stream rtsp://127.0.0.1:");
+    ASSERT_CONTAINS(diag.msg, "check the URL and the server");
+    /* Sources that are not network streams report no reconnections. */
+    struct eb_source_stream_stats ss = {.reconnects = 7};
+    src = open_text("synthetic=64x64", NULL);
+    eb_source_stream_stats(src, &ss);
+    ASSERT_EQ_INT(ss.reconnects, 0);
+    ASSERT_EQ_INT(ss.attempts, 0);
+    ASSERT_EQ_INT(ss.frames_lost, 0);
+    eb_source_destroy(src);
+    eb_source_stream_stats(NULL, &ss);
+    ASSERT_EQ_INT(ss.frames_lost, 0);
+}
+
+/* ------------------------------------------------------------------ live sources that stop */
+
+EB_TEST(pipe_writer_that_stops_sending_times_out)
+{
+    /* A live source whose writer stops sending but stays (as a camera that stops delivering
+     * frames, which a test cannot have without a V4L2 device): a named pipe fed 3 frames of
+     * YUV4MPEG2 by this test, which keeps its write end open. The source delivers the 3 frames,
+     * then the read gives up after the source timeout with a line naming the source and the
+     * wait: no hang (the case's own timeout is the bound). */
+    char fifo[512];
+    path_join(fifo, sizeof(fifo), eb_test_tmpdir(), "live.y4m");
+    if (mkfifo(fifo, 0600) != 0)
+        EB_SKIP("cannot make a named pipe here");
+    const int wfd = open(fifo, O_RDWR | O_NONBLOCK); /* the writer, open before the reader */
+    ASSERT_TRUE(wfd >= 0);
+    /* 3 frames of 64x64 (18 KiB, within the pipe's buffer): more than the 2 KiB FFmpeg reads
+     * to recognise the format. */
+    static const char header[] = "YUV4MPEG2 W64 H64 F25:1 Ip A1:1 C420jpeg\n";
+    ASSERT_EQ_INT(write(wfd, header, sizeof(header) - 1), (int)sizeof(header) - 1);
+    uint8_t yuv[64 * 64 * 3 / 2];
+    for (int k = 0; k < 3; k++) {
+        memset(yuv, 40 + 60 * k, 64 * 64);
+        memset(yuv + 64 * 64, 128, sizeof(yuv) - 64 * 64);
+        ASSERT_EQ_INT(write(wfd, "FRAME\n", 6), 6);
+        ASSERT_EQ_INT(write(wfd, yuv, sizeof(yuv)), (int)sizeof(yuv));
+    }
+    char text[600];
+    snprintf(text, sizeof(text), "video=%s", fifo);
+    struct eb_source_spec spec;
+    struct eb_diag diag = {0};
+    ASSERT_OK(eb_source_spec_parse(text, &spec, &diag));
+    ASSERT_TRUE(eb_source_spec_is_live(&spec));
+    struct eb_source_options opts = {.timeout_s = 0.3};
+    struct eb_source *src = NULL;
+    ASSERT_OK(eb_source_open(&spec, &opts, &src, &diag));
+    ASSERT_EQ_INT(eb_source_count(src), -1);
+    struct eb_frame fr;
+    int last = -1;
+    for (int k = 0; k < 3; k++) {
+        if (eb_source_next(src, &fr, &diag) != EB_OK)
+            EB_FAIL("frame %d: %s", k, diag.msg);
+        ASSERT_EQ_INT(fr.width, 64);
+        ASSERT_EQ_INT(fr.height, 64);
+        ASSERT_TRUE(fr.rgb[0] > last); /* the frames in the order written (brighter each) */
+        last = fr.rgb[0];
+    }
+    ASSERT_EQ_INT(eb_source_next(src, &fr, &diag), EB_ERR_IO);
+    ASSERT_CONTAINS(diag.msg, "failed to read video ");
+    ASSERT_CONTAINS(diag.msg, "live.y4m: no data for 0.3 s");
+    ASSERT_CONTAINS(diag.msg, "--source_timeout_s");
+    struct eb_diag d2 = {0};
+    ASSERT_EQ_INT(eb_source_rewind(src, &d2), EB_ERR_UNSUPPORTED);
+    eb_source_destroy(src);
+    close(wfd);
 }

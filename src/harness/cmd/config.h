@@ -46,6 +46,8 @@ struct eb_config {
     int64_t frames;
     double duration; /* --duration seconds; 0 = not given */
     int no_loop;
+    int64_t reconnect;       /* --reconnect: a network stream's attempts after a loss */
+    double source_timeout_s; /* --source_timeout_s: a live source's longest wait for data */
     double fps, rgb_fps, thermal_fps; /* 0 = unpaced */
     int64_t queue;
     double max_drop_pct;

@@ -219,6 +219,8 @@ void eb_run_length_setup(const struct eb_config *cfg, int slot, struct eb_slot_s
     su->queue = cfg->queue;
     su->warmup = cfg->warmup;
     su->warmup_s = cfg->warmup_s;
+    su->source_timeout_s = cfg->source_timeout_s;
+    su->reconnect = cfg->reconnect;
 }
 
 /* Builds each slot's setup from the configuration; synthesizes the embedded default models. */

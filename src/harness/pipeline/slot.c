@@ -610,8 +610,11 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
                                    .log = su->log,
                                    .stop = su->stop,
                                    .files = su->files,
-                                   .n_files = su->n_files};
-    s->rewindable = s->spec.kind != EB_SOURCE_CAMERA;
+                                   .n_files = su->n_files,
+                                   .timeout_s = su->source_timeout_s,
+                                   .reconnect = (int)su->reconnect};
+    const int live = eb_source_spec_is_live(&s->spec);
+    s->rewindable = !live;
     /* Frames arrive on the pipeline's clock: --fps of the slot, else synthetic=...@FPS (the
      * source itself then delivers as fast as asked). A camera delivers at its own rate. */
     struct eb_source_spec open_spec = s->spec;
@@ -621,13 +624,15 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
             s->fps = s->spec.synth_fps;
         open_spec.synth_fps = 0;
     }
-    if (s->spec.kind == EB_SOURCE_CAMERA && su->fps > 0)
+    if (live && su->fps > 0)
         return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_INVALID_ARG,
-                                         "a camera delivers frames at its own rate; drop --fps "
+                                         "a camera or a network stream delivers frames at its own "
+                                         "rate; drop --fps "
                                          "(or the slot's --rgb_fps/--thermal_fps) for %s",
                                          su->source_text));
-    /* Synthetic frames and cameras are endless; files loop in the pipeline (eb_slot_read). */
-    if (s->spec.kind == EB_SOURCE_SYNTHETIC || s->spec.kind == EB_SOURCE_CAMERA)
+    /* Synthetic frames, cameras and network streams are endless; files loop in the pipeline
+     * (eb_slot_read). */
+    if (s->spec.kind == EB_SOURCE_SYNTHETIC || live)
         so.max_frames = INT64_MAX;
     st = eb_source_open(&open_spec, &so, &s->src, &s->diag);
     if (st != EB_OK)
@@ -1177,6 +1182,13 @@ static void summarize(struct eb_slot *s, struct eb_slot_result *r, int with_prof
     r->warmup_auto = s->setup.warmup == EB_WARMUP_AUTO;
     r->warmup_stable = s->warmup_stable;
     r->frames_skipped = s->src ? eb_source_skipped(s->src) : 0;
+    r->source_network = s->spec.kind == EB_SOURCE_VIDEO && s->spec.network;
+    struct eb_source_stream_stats ss;
+    eb_source_stream_stats(s->src, &ss);
+    r->source_reconnects = ss.reconnects;
+    r->source_reconnect_attempts = ss.attempts;
+    r->source_frames_lost = ss.frames_lost;
+    r->source_outage_s = ss.outage_s;
     r->violations = s->violations;
     r->mem_peak_bytes = s->mem_peak;
     if (s->be != NULL) {

@@ -96,6 +96,10 @@ struct eb_slot_setup {
     const char *save_dir;
     const char *save_prefix; /* NULL = the slot's name */
     double save_min_score;
+    /* Live sources (harness/pipeline/source.h): the longest wait for data (--source_timeout_s;
+       0 = the source's default) and a network stream's reconnection attempts (--reconnect). */
+    double source_timeout_s;
+    int64_t reconnect;
 };
 
 struct eb_slot {

@@ -14,7 +14,10 @@
 #include "harness/pipeline/source.h"
 #include "harness/pipeline/source_internal.h"
 
-#define ACCEPTED_SPECS "give image_dir=PATH, video=PATH, camera=N or synthetic=WxH[@FPS]"
+#define ACCEPTED_SPECS                                                                             \
+    "give image_dir=PATH, video=PATH, camera=N or synthetic=WxH[@FPS] (or video=URL: rtsp://, "    \
+    "http(s)://, udp://)"
+#define NETWORK_SCHEMES "rtsp://, rtsps://, http://, https://, udp://"
 /* Frames delivered by an endless source (synthetic, camera) when the caller gives no limit. */
 #define DEFAULT_ENDLESS_FRAMES 300
 
@@ -56,6 +59,56 @@ static enum eb_status copy_path(const char *text, const char *value, struct eb_s
                             text, EB_SOURCE_PATH_MAX - 1);
     memcpy(s->path, value, n + 1);
     return EB_OK;
+}
+
+/*
+ * The URL scheme of `text` ("rtsp" of "rtsp://..."): its length when `text` starts with
+ * letters, digits, '+', '-' or '.' followed by "://", else 0.
+ */
+static size_t url_scheme_len(const char *text)
+{
+    size_t n = 0;
+    while ((text[n] >= 'a' && text[n] <= 'z') || (text[n] >= 'A' && text[n] <= 'Z') ||
+           (n > 0 && ((text[n] >= '0' && text[n] <= '9') || text[n] == '+' || text[n] == '-' ||
+                      text[n] == '.')))
+        n++;
+    return n > 0 && strncmp(text + n, "://", 3) == 0 ? n : 0;
+}
+
+/* A network URL as a video source: one of the schemes edgebench reads through FFmpeg's network
+ * demuxers. Another scheme is refused (FFmpeg knows many more, but edgebench applies its
+ * timeout and reconnection only to these). */
+static enum eb_status parse_url(const char *text, const char *value, struct eb_source_spec *s,
+                                struct eb_diag *diag)
+{
+    static const char *const schemes[] = {"rtsp", "rtsps", "http", "https", "udp"};
+    const size_t n = url_scheme_len(value);
+    int known = 0;
+    for (size_t i = 0; i < EB_ARRAY_LEN(schemes) && !known; i++)
+        known = strlen(schemes[i]) == n && strncasecmp(value, schemes[i], n) == 0;
+    if (!known)
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to parse source '%s': URL scheme '%.*s' is not supported; "
+                            "give a %s URL, or a file path",
+                            text, (int)(n > 32 ? 32 : n), value, NETWORK_SCHEMES);
+    if (value[n + 3] == '\0')
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                            "failed to parse source '%s': the URL names no host; e.g. "
+                            "video=rtsp://192.168.1.10:554/stream",
+                            text);
+    s->kind = EB_SOURCE_VIDEO;
+    s->network = 1;
+    return copy_path(text, value, s, diag);
+}
+
+int eb_source_spec_is_live(const struct eb_source_spec *spec)
+{
+    if (spec == NULL)
+        return 0;
+    if (spec->kind == EB_SOURCE_CAMERA || (spec->kind == EB_SOURCE_VIDEO && spec->network))
+        return 1;
+    struct stat sb; /* a named pipe: what a writer sends, as it sends it */
+    return spec->kind == EB_SOURCE_VIDEO && stat(spec->path, &sb) == 0 && S_ISFIFO(sb.st_mode);
 }
 
 /* Parses a decimal integer that is the whole of [p, end-of-string) with no sign or spaces. */
@@ -160,6 +213,11 @@ static enum eb_status parse_bare_path(const char *text, struct eb_source_spec *s
 {
     if (is_video_device_name(text))
         return parse_camera(text, text + strlen("/dev/video"), s, diag);
+    if (url_scheme_len(text) > 0) {
+        struct stat sb0;
+        if (stat(text, &sb0) != 0) /* a file really named "x://y" stays a file */
+            return parse_url(text, text, s, diag);
+    }
     struct stat sb;
     if (stat(text, &sb) != 0) {
         int err = errno;
@@ -215,7 +273,8 @@ enum eb_status eb_source_spec_parse(const char *text, struct eb_source_spec *spe
             st = copy_path(text, value, s, diag);
         } else if (klen == 5 && strncmp(text, "video", klen) == 0) {
             s->kind = EB_SOURCE_VIDEO;
-            st = copy_path(text, value, s, diag);
+            st = url_scheme_len(value) > 0 ? parse_url(text, value, s, diag)
+                                           : copy_path(text, value, s, diag);
         } else if (klen == 6 && strncmp(text, "camera", klen) == 0) {
             st = parse_camera(text, value, s, diag);
         } else if (klen == 9 && strncmp(text, "synthetic", klen) == 0) {
@@ -416,8 +475,7 @@ enum eb_status eb_source_open(const struct eb_source_spec *spec,
     if (opts != NULL)
         src->opts = *opts;
     src->max_frames = src->opts.max_frames;
-    if (src->max_frames == 0 &&
-        (spec->kind == EB_SOURCE_SYNTHETIC || spec->kind == EB_SOURCE_CAMERA))
+    if (src->max_frames == 0 && (spec->kind == EB_SOURCE_SYNTHETIC || eb_source_spec_is_live(spec)))
         src->max_frames = DEFAULT_ENDLESS_FRAMES;
     st = ops->open(src, diag);
     if (st != EB_OK)
@@ -468,12 +526,21 @@ int64_t eb_source_count(const struct eb_source *src)
 {
     if (src == NULL)
         return -1;
-    if (src->spec.kind == EB_SOURCE_CAMERA)
+    if (eb_source_spec_is_live(&src->spec))
         return -1;
     int64_t n = src->ops->count(src);
     if (src->max_frames > 0 && (n < 0 || n > src->max_frames))
         n = n < 0 && src->spec.kind != EB_SOURCE_SYNTHETIC ? -1 : src->max_frames;
     return n;
+}
+
+void eb_source_stream_stats(const struct eb_source *src, struct eb_source_stream_stats *out)
+{
+    if (out == NULL)
+        return;
+    memset(out, 0, sizeof(*out));
+    if (src != NULL)
+        *out = src->stream;
 }
 
 void eb_source_destroy(struct eb_source *src)

@@ -32,8 +32,9 @@ enum eb_source_kind {
 
 struct eb_source_spec {
     enum eb_source_kind kind;
-    char path[EB_SOURCE_PATH_MAX]; /* IMAGE_DIR, VIDEO: the path; CAMERA: /dev/videoN */
+    char path[EB_SOURCE_PATH_MAX]; /* IMAGE_DIR, VIDEO: the path or URL; CAMERA: /dev/videoN */
     int camera_index;
+    int network; /* VIDEO: path is a network URL (rtsp://, rtsps://, http://, https://, udp://) */
     int synth_w, synth_h; /* SYNTHETIC */
     double synth_fps;     /* SYNTHETIC: 0 = as fast as possible */
 };
@@ -55,11 +56,31 @@ struct eb_source_spec {
 /** True when `fps` is 0 or within EB_SOURCE_FPS_MIN..EB_SOURCE_FPS_MAX (NaN is not). */
 int eb_source_fps_ok(double fps);
 
+/** True for a source that is live: a camera, a network stream or a video=PATH that is a named
+ *  pipe (FIFO; its writer must have it open before the source opens) — no rewind, no end of
+ *  its own but the writer's, a read timeout, and for a network stream reconnection. */
+int eb_source_spec_is_live(const struct eb_source_spec *spec);
+
+/*
+ * Live sources (cameras, network streams): a read that waits longer than the source timeout
+ * for data fails (EB_ERR_IO naming the source and the wait); the same bound holds for opening
+ * one. A network stream that is lost (end of stream, an error, or no packet within the
+ * timeout) is opened again up to `reconnect` times, waiting before attempt k
+ * EB_SOURCE_BACKOFF_FIRST_S x 2^(k-1) seconds, at most EB_SOURCE_BACKOFF_MAX_S (3 attempts:
+ * 0.5 + 1 + 2 s of waiting, each attempt bounded by the timeout); the count starts again after
+ * a reconnection that delivered a frame.
+ */
+#define EB_SOURCE_TIMEOUT_DEFAULT_S 10.0
+#define EB_SOURCE_RECONNECT_DEFAULT 3
+#define EB_SOURCE_BACKOFF_FIRST_S   0.5
+#define EB_SOURCE_BACKOFF_MAX_S     8.0
+
 /** "image_dir", "video", "camera", "synthetic". */
 const char *eb_source_kind_name(enum eb_source_kind k);
 
 /**
- * Parses `image_dir=PATH`, `video=PATH`, `camera=N` (0..63 → /dev/videoN; `camera=/dev/...` is
+ * Parses `image_dir=PATH`, `video=PATH` (or `video=URL`: rtsp://, rtsps://, http://, https://,
+ * udp://, also bare), `camera=N` (0..63 → /dev/videoN; `camera=/dev/...` is
  * also accepted), `synthetic=WxH[@FPS]`, or a bare path (a directory → image_dir, a
  * .jpg/.jpeg/.png/.bmp file → a one-image image_dir, another regular file → video, a name
  * /dev/videoN or any character device → camera). Keyed forms are checked for syntax and ranges
@@ -110,6 +131,27 @@ struct eb_source_options {
        Borrowed for eb_source_open, which copies the paths. NULL = list the folder. */
     const char *const *files;
     size_t n_files;
+    /* Live sources: seconds a read (or the open) may wait for data; 0 =
+       EB_SOURCE_TIMEOUT_DEFAULT_S. */
+    double timeout_s;
+    /* Network streams: reconnection attempts after a lost stream (0 = none); negative =
+       EB_SOURCE_RECONNECT_DEFAULT. */
+    int reconnect;
+};
+
+/*
+ * What reconnection cost a network stream (zeros for every other source). frames_lost is an
+ * estimate from the stream's nominal frame rate (FFmpeg's guess from the stream: its average
+ * rate, else its base rate; the rate the frames arrived at before the loss when the stream
+ * states none) times the time between the last frame delivered before the loss and the first
+ * one after the reconnection, less the one frame that interval spans anyway. The stream's own
+ * timestamps are not used: a server that restarts starts them again.
+ */
+struct eb_source_stream_stats {
+    int64_t reconnects;  /* reconnections that delivered a frame again */
+    int64_t attempts;    /* reconnection attempts, failed ones included */
+    int64_t frames_lost; /* estimated frames the outages cost (see above) */
+    double outage_s;     /* seconds from the last frame before a loss to the first after */
 };
 
 struct eb_frame {
@@ -211,6 +253,10 @@ EB_NODISCARD enum eb_status eb_source_file_list_hash(const struct eb_source_spec
                                                      const char *const *files, size_t n_files,
                                                      struct eb_source_file_list *out,
                                                      struct eb_diag *diag);
+
+/** The reconnection counts since open (not reset by a rewind); all zero for NULL and for
+ *  sources that are not network streams. */
+void eb_source_stream_stats(const struct eb_source *src, struct eb_source_stream_stats *out);
 
 /** Frees the source and everything it owns. Accepts NULL. */
 void eb_source_destroy(struct eb_source *src);

@@ -44,7 +44,8 @@ struct eb_source {
     uint32_t *agc_hist;            /* 65536 entries, allocated on first AGC use */
     uint8_t *out;                  /* eb_source_set_output's buffer (borrowed), NULL = none */
     size_t out_cap;
-    void *impl; /* owned by ops */
+    struct eb_source_stream_stats stream; /* network streams: kept by source_video.c */
+    void *impl;                           /* owned by ops */
 };
 
 extern const struct eb_source_ops eb_source__imgdir_ops;

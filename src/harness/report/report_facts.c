@@ -323,6 +323,21 @@ static int fmt_frames(struct fbuf *o, const struct eb_run_result *r, const struc
     return 1;
 }
 
+/* A network stream's reconnections and the frames they cost (estimated from its nominal rate);
+ * shown for failed slots too: a stream that stayed lost is why the slot failed. */
+static int fmt_stream(struct fbuf *o, const struct eb_run_result *r, const struct eb_slot_result *s)
+{
+    (void)r;
+    if (!s->source_network)
+        return 0;
+    bput(o, "%lld reconnections (%lld attempts), about %lld frames lost over %.2f s of outage",
+         (long long)s->source_reconnects, (long long)s->source_reconnect_attempts,
+         (long long)s->source_frames_lost, s->source_outage_s);
+    if (s->source_frames_lost > 0)
+        bput(o, " (estimated from the stream's nominal frame rate)");
+    return 1;
+}
+
 /* The source's share of the frame against the pipeline's, and which dominates. */
 static int fmt_split(struct fbuf *o, const struct eb_run_result *r, const struct eb_slot_result *s)
 {
@@ -467,6 +482,7 @@ static const struct slot_row slot_rows[] = {
     {.key = "slot.profile", .label = "Model profile", .fmt = fmt_profile},
     {.key = "slot.threads", .label = "Threads", .fmt = fmt_threads},
     {.key = "slot.frames", .label = "Frames", .fmt = fmt_frames},
+    {.key = "slot.stream", .label = "Network stream", .fmt = fmt_stream},
     {.key = "slot.warmup", .label = "Warm-up", .flags = OK_ONLY, .fmt = fmt_warmup},
     {.key = "slot.wall", .label = "Wall time", .flags = OK_ONLY, .fmt = fmt_wall},
     {.key = "slot.steady", .label = "Steady state", .flags = OK_ONLY, .fmt = fmt_steady},

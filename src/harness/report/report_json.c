@@ -404,6 +404,18 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
     kpos_or_null(w, "model_size_bytes", (int64_t)s->model_size);
     kstr_or_null(w, "source", s->source);
     eb_report__write_source_files(w, "source_files", s);
+    eb_json_key(w, "source_stream");
+    if (s->source_network) {
+        eb_json_obj_begin(w);
+        eb_json_kint(w, "reconnects", s->source_reconnects);
+        eb_json_kint(w, "reconnect_attempts", s->source_reconnect_attempts);
+        eb_json_kint(w, "frames_lost", s->source_frames_lost);
+        eb_json_kstr(w, "frames_lost_from", "nominal_rate");
+        eb_json_knum(w, "outage_s", s->source_outage_s);
+        eb_json_obj_end(w);
+    } else {
+        eb_json_null(w);
+    }
     kstr_or_null(w, "backend", s->backend);
     kstr_or_null(w, "backend_version", s->backend_version);
     kstr_or_null(w, "backend_reason", s->backend_reason);

@@ -267,6 +267,16 @@ struct eb_slot_result {
 
     /* --data: accuracy of the measured frames; owned (eb_run_result_fini); NULL = no --data */
     struct eb_accuracy_result *accuracy;
+
+    /* A network stream's reconnections (harness/pipeline/source.h eb_source_stream_stats):
+       reconnections that delivered frames again, attempts (failed ones included), the frames
+       the outages cost (estimated from the nominal rate) and their seconds. source_network 0:
+       not a network stream, the rest 0. */
+    int source_network;
+    int64_t source_reconnects;
+    int64_t source_reconnect_attempts;
+    int64_t source_frames_lost;
+    double source_outage_s;
 };
 
 struct eb_pair_result {
