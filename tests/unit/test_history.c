@@ -528,8 +528,10 @@ static struct eb_history_run *older_database(char *path, size_t size, const char
     ASSERT_EQ_INT(append(path, &run[0]), 1);
     sqlite3 *db = NULL;
     ASSERT_TRUE(sqlite3_open(path, &db) == SQLITE_OK);
-    ASSERT_TRUE(sqlite3_exec(db, "DROP TABLE llm_stats; DROP TABLE llm;", NULL, NULL, NULL) ==
-                SQLITE_OK);
+    ASSERT_TRUE(sqlite3_exec(db,
+                             "DROP TABLE llm_stats; DROP TABLE llm; DROP INDEX runs_uuid; DROP "
+                             "INDEX runs_hostname; ALTER TABLE runs DROP COLUMN uuid;",
+                             NULL, NULL, NULL) == SQLITE_OK);
     ASSERT_TRUE(sqlite3_exec(db, downgrade, NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
     return run;
@@ -820,7 +822,7 @@ EB_TEST(schema_3_database_is_read_then_upgraded_to_4)
     ASSERT_TRUE(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
                                    &q, NULL) == SQLITE_OK);
     ASSERT_TRUE(sqlite3_step(q) == SQLITE_ROW);
-    ASSERT_STREQ((const char *)sqlite3_column_text(q, 0), "4");
+    ASSERT_EQ_INT(sqlite3_column_int(q, 0), EB_HISTORY_SCHEMA_VERSION); /* on to the newest */
     sqlite3_finalize(q);
     sqlite3_close(db);
     eb_history_run_fini(&run[0]);
