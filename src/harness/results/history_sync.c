@@ -239,14 +239,11 @@ static char **pending_targets(struct eb_history *s, const char *only, struct eb_
     s->drv->rows_close(r);
     if (rc == 0)
         return list;
-    if (list != NULL) {
-        list[n] = NULL;
-        for (size_t k = 0; k < n; k++)
-            free(list[k]);
-    }
-    free(list);
     eb_diag_fail(diag, EB_ERR_IO, "history spool %s: cannot list the pending runs: %s", s->where,
                  rc == -2 || list == NULL ? "out of memory" : s->drv->errmsg(s->conn));
+    for (size_t k = 0; list != NULL && k < n; k++)
+        free(list[k]);
+    free(list);
     return NULL;
 }
 
