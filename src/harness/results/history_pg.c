@@ -266,6 +266,12 @@ static const char *pg_errmsg(void *conn)
 static int pg_lost(void *conn)
 {
     struct pg_conn *pc = conn;
+    if (PQstatus(pc->c) != CONNECTION_OK)
+        return 1;
+    /* A server that went away between two statements may have failed the last one (its socket
+     * closed) before libpq marked the connection bad: one more round trip tells. */
+    PGresult *res = PQexec(pc->c, "SELECT 1");
+    PQclear(res);
     return PQstatus(pc->c) != CONNECTION_OK;
 }
 
