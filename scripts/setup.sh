@@ -5,10 +5,12 @@
 #   scripts/setup.sh [--for demo|test] [--quiet]
 #
 #   --for demo  (`make setup`, `make demo`) what the build and a run need: build tools, the
-#               libraries edgebench links (FFmpeg, libpng, libjpeg, SQLite), npm and ONNX Runtime.
+#               libraries edgebench links (FFmpeg, libpng, libjpeg, SQLite, libpq), npm and ONNX
+#               Runtime.
 #   --for test  (the default; `make test`, hence CI) all of demo plus what only the tests use:
-#               ONNX's node test data, headless Chromium, clang with the libFuzzer runtime and,
-#               on x86-64, the aarch64 cross compiler and qemu.
+#               ONNX's node test data, headless Chromium, clang with the libFuzzer runtime, the
+#               PostgreSQL server, promtool and curl, the ffmpeg command and, on x86-64, the
+#               aarch64 cross compiler and qemu.
 #
 # Idempotent: a second run checks what is present and does nothing else. Works as root on a
 # fresh Debian 12 machine; as another user it uses sudo for apt-get only.
@@ -21,7 +23,8 @@ set -euo pipefail
 # Debian packages the build and the demo need. Extend here (or through EB_EXTRA_PACKAGES).
 EB_DEMO_PACKAGES="build-essential cmake pkg-config ca-certificates
 libavformat-dev libavcodec-dev libavdevice-dev libavutil-dev libswscale-dev
-libpng-dev libjpeg62-turbo-dev libsqlite3-dev"
+libpng-dev libjpeg62-turbo-dev libsqlite3-dev
+libpq-dev"
 # What only the tests use, on top of the above:
 # libonnx-testdata: tests/conformance (ONNX's own node tests; skipped without it).
 # clang + libclang-rt-14-dev: the libFuzzer targets (-DEB_FUZZ=ON); clang-14 only recommends the
@@ -31,9 +34,10 @@ libpng-dev libjpeg62-turbo-dev libsqlite3-dev"
 # gcc-aarch64-linux-gnu + libc6-dev-arm64-cross + qemu-user: scripts/test.sh cross-compiles the
 # kernel tests for aarch64 and runs the NEON kernels under qemu (x86-64 hosts only; the C library
 # is only a recommendation of the compiler, hence listed).
+# postgresql: tests/e2e/test_history_pg.sh starts its own server (initdb, pg_ctl; skipped without).
 # prometheus + curl: tests/e2e/test_prometheus.sh scrapes --prometheus with curl and checks the
 # page with promtool (skipped without them).
-EB_TEST_PACKAGES="libonnx-testdata clang libclang-rt-14-dev chromium prometheus curl ffmpeg"
+EB_TEST_PACKAGES="libonnx-testdata clang libclang-rt-14-dev chromium prometheus curl ffmpeg postgresql"
 if [ "$(uname -m)" = x86_64 ]; then
     EB_TEST_PACKAGES="$EB_TEST_PACKAGES gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 fi

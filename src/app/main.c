@@ -95,6 +95,8 @@ static void print_help(FILE *fp)
         "  edgebench history [options]        list the runs recorded in the history database\n"
         "  edgebench diff A B [options]       compare two recorded runs; exit 4 on a "
         "regression\n"
+        "  edgebench sync [--db TARGET]       upload the runs kept in the local spool while\n"
+        "                                     a PostgreSQL history was unreachable\n"
         "  edgebench --version | --help\n\n"
         "Options without a command (`edgebench --source S --model0 M ...`) are run's\n"
         "(`edgebench run ...`). Without --mode, one stream (--source or --data) takes its\n"
@@ -357,6 +359,8 @@ int main(int argc, char **argv)
         return eb_history_main(argc - 2, argv + 2, stdout, stderr);
     if (strcmp(cmd, "diff") == 0)
         return eb_diff_main(argc - 2, argv + 2, stdout, stderr);
+    if (strcmp(cmd, "sync") == 0)
+        return eb_sync_main(argc - 2, argv + 2, stdout, stderr);
     fprintf(stderr, "edgebench: error: unknown command '%s'; see edgebench --help\n", cmd);
     return EB_EXIT_USAGE;
 }

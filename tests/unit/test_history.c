@@ -528,8 +528,10 @@ static struct eb_history_run *older_database(char *path, size_t size, const char
     ASSERT_EQ_INT(append(path, &run[0]), 1);
     sqlite3 *db = NULL;
     ASSERT_TRUE(sqlite3_open(path, &db) == SQLITE_OK);
-    ASSERT_TRUE(sqlite3_exec(db, "DROP TABLE llm_stats; DROP TABLE llm;", NULL, NULL, NULL) ==
-                SQLITE_OK);
+    ASSERT_TRUE(sqlite3_exec(db,
+                             "DROP TABLE llm_stats; DROP TABLE llm; DROP INDEX runs_uuid; DROP "
+                             "INDEX runs_hostname; ALTER TABLE runs DROP COLUMN uuid;",
+                             NULL, NULL, NULL) == SQLITE_OK);
     ASSERT_TRUE(sqlite3_exec(db, downgrade, NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
     return run;
@@ -820,11 +822,132 @@ EB_TEST(schema_3_database_is_read_then_upgraded_to_4)
     ASSERT_TRUE(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1,
                                    &q, NULL) == SQLITE_OK);
     ASSERT_TRUE(sqlite3_step(q) == SQLITE_ROW);
-    ASSERT_STREQ((const char *)sqlite3_column_text(q, 0), "4");
+    ASSERT_EQ_INT(sqlite3_column_int(q, 0), EB_HISTORY_SCHEMA_VERSION); /* on to the newest */
     sqlite3_finalize(q);
     sqlite3_close(db);
     eb_history_run_fini(&run[0]);
     free(run);
+}
+
+/* The uuid column of run `id` in the file, "" for NULL. */
+static void uuid_of(const char *path, int64_t id, char out[EB_HISTORY_UUID_SIZE])
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    ASSERT_TRUE(sqlite3_open(path, &db) == SQLITE_OK);
+    ASSERT_TRUE(sqlite3_prepare_v2(db, "SELECT uuid FROM runs WHERE id = ?", -1, &q, NULL) ==
+                SQLITE_OK);
+    ASSERT_TRUE(sqlite3_bind_int64(q, 1, id) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW);
+    const unsigned char *u = sqlite3_column_text(q, 0);
+    snprintf(out, EB_HISTORY_UUID_SIZE, "%s", u != NULL ? (const char *)u : "");
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
+static int is_uuid_v4(const char *u)
+{
+    if (strlen(u) != 36 || u[14] != '4' || strchr("89ab", u[19]) == NULL)
+        return 0;
+    for (int i = 0; i < 36; i++)
+        if (i == 8 || i == 13 || i == 18 || i == 23 ? u[i] != '-'
+                                                    : strchr("0123456789abcdef", u[i]) == NULL)
+            return 0;
+    return 1;
+}
+
+static void count_rows(void *ctx, const struct eb_history_row *row)
+{
+    (void)row;
+    ++*(int *)ctx;
+}
+
+/* A schema-4 database (no runs.uuid): read as it is when opened read-only (no uuid, the file
+ * not altered); the next write upgrades it to 5 in place, giving the old run a uuid of its own
+ * and the new one another; a run appended again with the same uuid is not added twice. */
+EB_TEST(schema_4_database_is_read_then_upgraded_to_5_with_uuids)
+{
+    char path[600]; /* what edgebench's schema 4 wrote: its llm tables are created again */
+    struct eb_history_run *run = older_database(
+        path, sizeof(path), "UPDATE meta SET value = '3' WHERE key = 'schema_version';");
+    eb_history_run_fini(&run[0]);
+    crafted_llm(&run[0], 8.0, "native");
+    ASSERT_EQ_INT(append(path, &run[0]), 2); /* now at 5: take the uuid away again */
+    sqlite3 *db = NULL;
+    ASSERT_TRUE(sqlite3_open(path, &db) == SQLITE_OK);
+    ASSERT_TRUE(sqlite3_exec(db,
+                             "DROP INDEX runs_uuid; DROP INDEX runs_hostname;"
+                             " ALTER TABLE runs DROP COLUMN uuid;"
+                             " UPDATE meta SET value = '4' WHERE key = 'schema_version';",
+                             NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+
+    struct eb_history *h = NULL;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_history_open(path, 0, &h, &d));
+    ASSERT_OK(eb_history_get(h, 2, &run[1], &d));
+    ASSERT_STREQ(run[1].uuid, "");
+    ASSERT_STREQ(run[1].llm.model, "/m/qwen 0.5b.onnx");
+    eb_history_run_fini(&run[1]);
+    eb_history_close(h);
+    ASSERT_EQ_INT(has_table(path, "llm"), 1);
+
+    eb_history_run_fini(&run[0]);
+    crafted_run(&run[0], 100, 10.0, "native");
+    snprintf(run[0].uuid, sizeof(run[0].uuid), "0b7e4f3c-5a1d-4c2e-9f00-123456789abc");
+    ASSERT_EQ_INT(append(path, &run[0]), 3); /* a write upgrades it */
+    char u1[EB_HISTORY_UUID_SIZE], u2[EB_HISTORY_UUID_SIZE], u3[EB_HISTORY_UUID_SIZE];
+    uuid_of(path, 1, u1);
+    uuid_of(path, 2, u2);
+    uuid_of(path, 3, u3);
+    ASSERT_TRUE(is_uuid_v4(u1) && is_uuid_v4(u2));
+    ASSERT_TRUE(strcmp(u1, u2) != 0);
+    ASSERT_STREQ(u3, "0b7e4f3c-5a1d-4c2e-9f00-123456789abc");
+    ASSERT_EQ_INT(append(path, &run[0]), 3); /* the same uuid again: the run that is there */
+    ASSERT_OK(eb_history_open(path, 0, &h, &d));
+    int n = 0;
+    struct eb_history_filter all = {0};
+    ASSERT_OK(eb_history_list(h, &all, count_rows, &n, &d));
+    ASSERT_EQ_INT(n, 3); /* the slot rows of runs 1 and 3 (one each) and the llm run */
+    ASSERT_OK(eb_history_get(h, 3, &run[1], &d));
+    ASSERT_STREQ(run[1].uuid, u3);
+    ASSERT_EQ_INT(run[1].slots[0].stages[EB_STAGE_E2E].count, 100);
+    eb_history_run_fini(&run[1]);
+    eb_history_close(h);
+    eb_history_run_fini(&run[0]);
+    free(run);
+}
+
+EB_TEST(postgres_targets_are_told_apart_and_passwords_left_out)
+{
+    ASSERT_TRUE(eb_history_is_postgres("postgresql://eb@db.lab/bench"));
+    ASSERT_TRUE(eb_history_is_postgres("postgres://db.lab/bench"));
+    ASSERT_TRUE(eb_history_is_postgres("host=/run/pg dbname=bench"));
+    ASSERT_TRUE(eb_history_is_postgres("dbname = bench"));
+    ASSERT_TRUE(!eb_history_is_postgres("history.db"));
+    ASSERT_TRUE(!eb_history_is_postgres("/data/a=b.db"));
+    ASSERT_TRUE(!eb_history_is_postgres("hostname=x.db"));
+    char buf[256];
+    eb_history_redact("postgresql://eb:s3cret@db.lab:5433/bench?sslmode=require&password=x", buf,
+                      sizeof(buf));
+    ASSERT_STREQ(buf, "postgresql://eb@db.lab:5433/bench?sslmode=require");
+    eb_history_redact("postgres:///bench?password=x&host=/run/pg", buf, sizeof(buf));
+    ASSERT_STREQ(buf, "postgres:///bench?host=/run/pg");
+    eb_history_redact("host=db.lab password='a b\\'c' dbname=bench", buf, sizeof(buf));
+    ASSERT_STREQ(buf, "host=db.lab dbname=bench");
+    eb_history_redact("password=x host=db.lab", buf, sizeof(buf));
+    ASSERT_STREQ(buf, "host=db.lab");
+    eb_history_redact("/data/h.db", buf, sizeof(buf));
+    ASSERT_STREQ(buf, "/data/h.db");
+    /* $EB_DB stands for a missing --db; --db wins */
+    setenv("EB_DB", "postgresql://eb@db.lab/bench", 1);
+    struct eb_diag d = {0};
+    ASSERT_EQ_INT(eb_history_path(NULL, buf, sizeof(buf), &d), 1);
+    ASSERT_STREQ(buf, "postgresql://eb@db.lab/bench");
+    ASSERT_EQ_INT(eb_history_path("h.db", buf, sizeof(buf), &d), 1);
+    ASSERT_STREQ(buf, "h.db");
+    setenv("EB_DB", "none", 1);
+    ASSERT_EQ_INT(eb_history_path(NULL, buf, sizeof(buf), &d), 0);
+    unsetenv("EB_DB");
 }
 
 struct llm_rows {

@@ -88,7 +88,7 @@ static void range_text(const struct opt_def *o, char *buf, size_t size)
     else if (strcmp(o->name, "warmup") == 0)
         snprintf(buf, size, "%.15g..%.15g or auto", o->min, o->max);
     else if (strcmp(o->name, "db") == 0)
-        snprintf(buf, size, "a file path or none");
+        snprintf(buf, size, "a file path, a PostgreSQL connection string or none");
     else if (o->type == OPT_ENUM)
         snprintf(buf, size, "%s", o->choices);
     else if (o->type == OPT_INT || o->type == OPT_DBL)

@@ -1111,6 +1111,10 @@ static void record_row(struct cmp_ctx *cc, const struct eb_run_result *res,
         rec->slots[0].map50_95 = map50_95;
         st = eb_history_append(cc->db, rec, &id, &d);
     }
+    char note[1024];
+    if (st == EB_OK && eb_history_take_note(cc->db, note, sizeof(note)))
+        eb_log_msg(&cc->log, eb_history_spooled(cc->db) ? EB_LOG_WARN : EB_LOG_INFO, "history: %s",
+                   note);
     if (st != EB_OK)
         eb_log_msg(&cc->log, EB_LOG_WARN, "history: a sweep row was not recorded: %s", d.msg);
     if (rec != NULL)

@@ -1,13 +1,14 @@
 /*
  * `edgebench history` (list the recorded runs) and `edgebench diff A B` (compare two of them,
- * exit code 4 on a regression so that CI pipelines can gate on it). The database is opened
- * read-only; nothing here writes to it.
+ * exit code 4 on a regression so that CI pipelines can gate on it), on a SQLite file or a
+ * PostgreSQL database alike. The database is opened read-only; nothing here writes to it.
  */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "eb/json.h"
 #include "eb/number.h"
 #include "eb/path.h"
 #include "harness/results/history.h"
@@ -73,8 +74,8 @@ static struct eb_history *open_db(const char *db, char *path, size_t size, FILE 
 static void print_history_help(FILE *fp)
 {
     fprintf(fp,
-            "usage: edgebench history [--db PATH] [--model M] [--backend B] [--device D] "
-            "[--limit N]\n\n"
+            "usage: edgebench history [--db TARGET] [--model M] [--backend B] [--device D]\n"
+            "                         [--host NAME] [--limit N] [--format table|csv|json]\n\n"
             "Lists the runs recorded in the history database, newest first, one line per slot\n"
             "that ran: run id, start time (UTC), slot, model, backend, device, the model's\n"
             "precision (read from its graph: fp32, fp16, int8-dynamic, int8-qdq, ...), the\n"
@@ -82,14 +83,21 @@ static void print_history_help(FILE *fp)
             "--precision asked), end-to-end p50 (ms), FPS and the slot's verdict. A run of\n"
             "edgebench llm is one line of slot 'llm': its model, backend, device, the model's\n"
             "dtype, the precision computed in, time to first token p50 (ms) in the p50 column\n"
-            "and decode tokens/s in the FPS column.\n\n"
+            "and decode tokens/s in the FPS column. csv and json carry the same fields plus the\n"
+            "run's uuid and the board's hostname (host), with the model's full path; an unknown\n"
+            "figure is empty (csv) or null (json).\n\n"
             "options:\n"
-            "  --db PATH      the database (default %s)\n"
+            "  --db TARGET    the database: a SQLite file or a PostgreSQL connection string\n"
+            "                 (postgresql://USER@HOST/DB); default $EB_DB, else\n"
+            "                 %s\n"
             "  --model M      only models whose path contains M\n"
             "  --backend B    only this backend (ort, native)\n"
             "  --device D     only this device (cpu, cuda, tensorrt)\n"
-            "  --limit N      the N most recent runs (default %d; 0 = all)\n\n"
-            "exit codes: 0 listed; 2 bad input (unknown option, no database).\n",
+            "  --host NAME    only runs on the board with this hostname\n"
+            "  --limit N      the N most recent runs (default %d; 0 = all)\n"
+            "  --format F     table (default), csv or json\n\n"
+            "exit codes: 0 listed; 2 bad input (unknown option, no database, a server that\n"
+            "cannot be reached).\n",
             EB_HISTORY_DEFAULT_TEXT, DEFAULT_LIMIT);
 }
 
@@ -101,60 +109,165 @@ static const char *or_dash(const char *s)
 /* The precision the slot computed in; a run recorded before that was stored: its --precision. */
 static const char *computed(const struct eb_history_slot *s)
 {
-    return s->compute_precision[0] != '\0' ? s->compute_precision : or_dash(s->precision);
+    return s->compute_precision[0] != '\0' ? s->compute_precision : s->precision;
+}
+
+enum list_format { FORMAT_TABLE, FORMAT_CSV, FORMAT_JSON };
+
+/* One line of the list, whatever the format prints ("" = unknown text, NAN = unknown figure).
+ * An llm run: slot "llm", the model's dtype as its precision, TTFT p50 as p50, decode tokens/s
+ * as FPS. */
+struct line {
+    int64_t id;
+    const char *uuid, *started_at, *host, *slot, *model, *backend, *device, *model_precision,
+        *computed, *verdict;
+    double p50_ms, fps;
+};
+
+static void line_of(const struct eb_history_row *row, struct line *l)
+{
+    *l = (struct line){.id = row->id,
+                       .uuid = row->uuid,
+                       .started_at = row->started_at,
+                       .host = row->host,
+                       .p50_ms = NAN,
+                       .fps = NAN};
+    if (row->llm != NULL) {
+        const struct eb_history_llm *m = row->llm;
+        l->slot = EB_HISTORY_KIND_LLM;
+        l->model = m->model;
+        l->backend = m->backend;
+        l->device = m->device;
+        l->model_precision = m->dtype;
+        l->computed = m->precision;
+        l->verdict = m->verdict;
+        if (m->ttft.count > 0)
+            l->p50_ms = m->ttft.p50;
+        l->fps = m->decode_tok_s;
+        return;
+    }
+    const struct eb_history_slot *s = row->slot;
+    l->slot = s->name;
+    l->model = s->model;
+    l->backend = s->backend;
+    l->device = s->device;
+    l->model_precision = s->model_precision;
+    l->computed = computed(s);
+    l->verdict = strcmp(s->status, "failed") == 0 ? "FAILED" : s->verdict;
+    if (s->stages[EB_STAGE_E2E].count > 0)
+        l->p50_ms = s->stages[EB_STAGE_E2E].p50;
+    l->fps = s->fps;
 }
 
 struct list_ctx {
     FILE *out;
+    enum list_format format;
+    struct eb_json_writer *json;
     size_t rows, llm_rows;
 };
 
 #define ROW_FORMAT "%6lld  %-24s  %-7s  %-28.28s  %-7s  %-8s  %-12s  %-8s  %9s  %8s  %s\n"
 
-/* An llm run's line: TTFT p50 in the p50 column, decode tokens/s in the FPS column. */
-static void print_llm_row(struct list_ctx *c, const struct eb_history_row *row)
+static void print_table_row(FILE *out, const struct line *l)
 {
-    const struct eb_history_llm *l = row->llm;
-    char p50[32] = "-", tok_s[32] = "-";
-    if (l->ttft.count > 0)
-        snprintf(p50, sizeof(p50), "%.3f", l->ttft.p50);
-    if (isfinite(l->decode_tok_s))
-        snprintf(tok_s, sizeof(tok_s), "%.1f", l->decode_tok_s);
-    fprintf(c->out, ROW_FORMAT, (long long)row->id, row->started_at, EB_HISTORY_KIND_LLM,
+    char p50[32] = "-", fps[32] = "-";
+    if (isfinite(l->p50_ms))
+        snprintf(p50, sizeof(p50), "%.3f", l->p50_ms);
+    if (isfinite(l->fps))
+        snprintf(fps, sizeof(fps), "%.1f", l->fps);
+    fprintf(out, ROW_FORMAT, (long long)l->id, l->started_at, l->slot,
             l->model[0] != '\0' ? eb_path_base(l->model) : "-", or_dash(l->backend),
-            or_dash(l->device), or_dash(l->dtype), or_dash(l->precision), p50, tok_s,
+            or_dash(l->device), or_dash(l->model_precision), or_dash(l->computed), p50, fps,
             or_dash(l->verdict));
-    c->rows++;
-    c->llm_rows++;
+}
+
+/* A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break. */
+static void csv_field(FILE *out, const char *s, int last)
+{
+    if (strpbrk(s, ",\"\r\n") != NULL) {
+        fputc('"', out);
+        for (; *s != '\0'; s++) {
+            if (*s == '"')
+                fputc('"', out);
+            fputc(*s, out);
+        }
+        fputc('"', out);
+    } else {
+        fputs(s, out);
+    }
+    fputc(last ? '\n' : ',', out);
+}
+
+static const char *const k_fields[] = {
+    "id",      "uuid",   "started_at",      "host",     "slot",   "model",
+    "backend", "device", "model_precision", "computed", "p50_ms", "fps",
+    "verdict",
+};
+
+/* The shortest of %.15g..%.17g that reads back as `v`; "" for a NaN. */
+static void shortest(char *buf, size_t size, double v)
+{
+    buf[0] = '\0';
+    for (int digits = 15; digits <= 17 && isfinite(v); digits++) {
+        snprintf(buf, size, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+}
+
+static void print_csv_row(FILE *out, const struct line *l)
+{
+    char id[32], p50[32], fps[32];
+    snprintf(id, sizeof(id), "%lld", (long long)l->id);
+    shortest(p50, sizeof(p50), l->p50_ms);
+    shortest(fps, sizeof(fps), l->fps);
+    const char *v[] = {id,         l->uuid,   l->started_at,      l->host,     l->slot, l->model,
+                       l->backend, l->device, l->model_precision, l->computed, p50,     fps,
+                       l->verdict};
+    _Static_assert(EB_ARRAY_LEN(v) == EB_ARRAY_LEN(k_fields), "one value per field");
+    for (size_t k = 0; k < EB_ARRAY_LEN(v); k++)
+        csv_field(out, v[k], k + 1 == EB_ARRAY_LEN(v));
+}
+
+static void print_json_row(struct eb_json_writer *w, const struct line *l)
+{
+    eb_json_obj_begin(w);
+    eb_json_kint(w, "id", l->id);
+    const char *text[][2] = {
+        {"uuid", l->uuid},         {"started_at", l->started_at},
+        {"host", l->host},         {"slot", l->slot},
+        {"model", l->model},       {"backend", l->backend},
+        {"device", l->device},     {"model_precision", l->model_precision},
+        {"computed", l->computed},
+    };
+    for (size_t k = 0; k < EB_ARRAY_LEN(text); k++)
+        eb_json_kstr(w, text[k][0], text[k][1][0] != '\0' ? text[k][1] : NULL);
+    eb_json_knum(w, "p50_ms", l->p50_ms);
+    eb_json_knum(w, "fps", l->fps);
+    eb_json_kstr(w, "verdict", l->verdict[0] != '\0' ? l->verdict : NULL);
+    eb_json_obj_end(w);
 }
 
 static void print_row(void *ctx, const struct eb_history_row *row)
 {
     struct list_ctx *c = ctx;
-    if (row->llm != NULL) {
-        print_llm_row(c, row);
-        return;
-    }
-    const struct eb_history_slot *s = row->slot;
-    const struct eb_stat_summary *e2e = &s->stages[EB_STAGE_E2E];
-    char p50[32] = "-", fps[32] = "-";
-    if (e2e->count > 0)
-        snprintf(p50, sizeof(p50), "%.3f", e2e->p50);
-    if (isfinite(s->fps))
-        snprintf(fps, sizeof(fps), "%.1f", s->fps);
-    fprintf(c->out, ROW_FORMAT, (long long)row->id, row->started_at, s->name,
-            s->model[0] != '\0' ? eb_path_base(s->model) : "-", s->backend[0] ? s->backend : "-",
-            s->device[0] ? s->device : "-", or_dash(s->model_precision), computed(s), p50, fps,
-            strcmp(s->status, "failed") == 0 ? "FAILED"
-            : s->verdict[0] != '\0'          ? s->verdict
-                                             : "-");
+    struct line l;
+    line_of(row, &l);
+    if (c->format == FORMAT_CSV)
+        print_csv_row(c->out, &l);
+    else if (c->format == FORMAT_JSON)
+        print_json_row(c->json, &l);
+    else
+        print_table_row(c->out, &l);
     c->rows++;
+    c->llm_rows += row->llm != NULL;
 }
 
 int eb_history_main(int argc, char **argv, FILE *out, FILE *err)
 {
     const char *db = NULL;
     struct eb_history_filter f = {.limit = DEFAULT_LIMIT};
+    enum list_format format = FORMAT_TABLE;
     for (int i = 0; i < argc; i++) {
         const char *v = NULL, *limit = NULL;
         int r;
@@ -170,7 +283,19 @@ int eb_history_main(int argc, char **argv, FILE *out, FILE *err)
             f.backend = v;
         else if (r == 0 && (r = opt_value(argc, argv, &i, "device", &v)) > 0)
             f.device = v;
-        else if (r == 0 && (r = opt_value(argc, argv, &i, "limit", &limit)) > 0) {
+        else if (r == 0 && (r = opt_value(argc, argv, &i, "host", &v)) > 0)
+            f.host = v;
+        else if (r == 0 && (r = opt_value(argc, argv, &i, "format", &v)) > 0) {
+            if (strcmp(v, "table") == 0 || strcmp(v, "csv") == 0 || strcmp(v, "json") == 0) {
+                format = v[0] == 't' ? FORMAT_TABLE : v[0] == 'c' ? FORMAT_CSV : FORMAT_JSON;
+            } else {
+                fprintf(err,
+                        "edgebench: error: --format: '%s' is not accepted (accepted: table, csv, "
+                        "json)\n",
+                        v);
+                return EXIT_USAGE;
+            }
+        } else if (r == 0 && (r = opt_value(argc, argv, &i, "limit", &limit)) > 0) {
             if (!parse_int64(limit, &f.limit)) {
                 fprintf(err,
                         "edgebench: error: --limit: '%s' is not accepted (accepted: an integer "
@@ -194,19 +319,35 @@ int eb_history_main(int argc, char **argv, FILE *out, FILE *err)
     struct eb_history *h = open_db(db, path, sizeof(path), err);
     if (h == NULL)
         return EXIT_USAGE;
-    struct list_ctx c = {.out = out};
-    fprintf(out, "%6s  %-24s  %-7s  %-28s  %-7s  %-8s  %-12s  %-8s  %9s  %8s  %s\n", "id",
-            "started_at", "slot", "model", "backend", "device", "model prec", "computed", "p50 ms",
-            "FPS", "verdict");
+    struct eb_json_writer w;
+    struct list_ctx c = {.out = out, .format = format, .json = &w};
+    if (format == FORMAT_TABLE)
+        fprintf(out, "%6s  %-24s  %-7s  %-28s  %-7s  %-8s  %-12s  %-8s  %9s  %8s  %s\n", "id",
+                "started_at", "slot", "model", "backend", "device", "model prec", "computed",
+                "p50 ms", "FPS", "verdict");
+    for (size_t k = 0; format == FORMAT_CSV && k < EB_ARRAY_LEN(k_fields); k++)
+        csv_field(out, k_fields[k], k + 1 == EB_ARRAY_LEN(k_fields));
+    if (format == FORMAT_JSON) {
+        eb_json_writer_init_file(&w, out, 1);
+        eb_json_arr_begin(&w);
+    }
     struct eb_diag diag = {0};
     enum eb_status st = eb_history_list(h, &f, print_row, &c, &diag);
+    if (format == FORMAT_JSON) {
+        eb_json_arr_end(&w);
+        fputc('\n', out);
+    }
+    char where[4096];
+    eb_history_redact(path, where, sizeof(where));
     eb_history_close(h);
     if (st != EB_OK) {
         fprintf(err, "edgebench: error: %s\n", diag.msg);
         return EXIT_USAGE;
     }
+    if (format != FORMAT_TABLE)
+        return EXIT_OK;
     if (c.rows == 0)
-        fprintf(out, "(no run in %s matches)\n", path);
+        fprintf(out, "(no run in %s matches)\n", where);
     if (c.llm_rows > 0)
         fprintf(out, "(llm rows: p50 ms = time to first token p50, FPS = decode tokens/s; model "
                      "prec = the model's dtype)\n");
@@ -218,7 +359,7 @@ int eb_history_main(int argc, char **argv, FILE *out, FILE *err)
 static void print_diff_help(FILE *fp)
 {
     fprintf(fp,
-            "usage: edgebench diff A B [--db PATH] [--threshold PCT]\n\n"
+            "usage: edgebench diff A B [--db TARGET] [--threshold PCT]\n\n"
             "Compares run B with run A (ids from edgebench history), slot by slot: the p50 and\n"
             "p99 of every latency stage with their 95%% confidence intervals (order-statistic\n"
             "binomial), FPS, memory peak and energy per frame, and the change A -> B in %%.\n"
@@ -230,7 +371,8 @@ static void print_diff_help(FILE *fp)
             "overlap and B is slower by more than the threshold); MFU, bandwidth use, memory\n"
             "peak and KV-cache size (shown). An llm run is only compared with an llm run.\n\n"
             "options:\n"
-            "  --db PATH        the database (default %s)\n"
+            "  --db TARGET      the database: a SQLite file or a PostgreSQL connection string\n"
+            "                   (default $EB_DB, else %s)\n"
             "  --threshold PCT  smallest change that counts, in %% (default %g; 0..1000)\n\n"
             "exit codes: 0 no regression; 4 at least one regression; 2 bad input (unknown run\n"
             "id, no slot that ran in both runs, an llm run and another kind, unknown option, no\n"

@@ -584,7 +584,7 @@ static void record_history(struct llm_ctx *c)
     if (have == 0)
         return; /* --db none */
     struct eb_history_run *rec = calloc(1, sizeof(*rec));
-    int64_t id = 0;
+    struct eb_history_receipt rcpt = {.id = 0};
     enum eb_status st = have < 0      ? d.status
                         : rec == NULL ? eb_diag_fail(&d, EB_ERR_NOMEM, "out of memory")
                                       : EB_OK;
@@ -596,11 +596,15 @@ static void record_history(struct llm_ctx *c)
                                  &d);
     }
     if (st == EB_OK)
-        st = eb_history_store(path, rec, &id, &d);
+        st = eb_history_store(path, rec, &rcpt, &d);
     if (st == EB_OK) {
-        eb_log_msg(&c->log, EB_LOG_INFO,
-                   "history: recorded as run %lld in %s (edgebench history, edgebench diff)",
-                   (long long)id, path);
+        /* kept in the spool: a warning; runs uploaded from it: news */
+        if (rcpt.note[0] != '\0')
+            eb_log_msg(&c->log, rcpt.spooled ? EB_LOG_WARN : EB_LOG_INFO, "history: %s", rcpt.note);
+        if (!rcpt.spooled)
+            eb_log_msg(&c->log, EB_LOG_INFO,
+                       "history: recorded as run %lld in %s (edgebench history, edgebench diff)",
+                       (long long)rcpt.id, rcpt.where);
     } else {
         eb_log_msg(&c->log, EB_LOG_WARN,
                    "history: the run was not recorded: %s (--db none switches the history off)",

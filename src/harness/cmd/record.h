@@ -30,8 +30,20 @@ EB_NODISCARD enum eb_status eb_history_from_llm(const struct eb_llm_result *r,
                                                 const char *ort_version, struct eb_history_run *out,
                                                 struct eb_diag *diag);
 
-/** Opens the database at `path` (made when missing), appends `rec`, closes; its id in *id_out. */
+/** Where eb_history_store put a run. */
+struct eb_history_receipt {
+    int64_t id;       /* the run's id in `where` */
+    int spooled;      /* 1: its PostgreSQL server could not be reached; kept in the local spool */
+    char where[4096]; /* the database as messages show it (no password), or the spool's path */
+    char note[1024];  /* one line for the user, "" none: why it was spooled, or that runs
+                       * pending in the spool were uploaded */
+};
+
+/**
+ * Opens the database `path` (a file, made when missing, or a PostgreSQL connection string),
+ * appends `rec`, closes; where it went in *out.
+ */
 EB_NODISCARD enum eb_status eb_history_store(const char *path, const struct eb_history_run *rec,
-                                             int64_t *id_out, struct eb_diag *diag);
+                                             struct eb_history_receipt *out, struct eb_diag *diag);
 
 #endif

@@ -647,7 +647,7 @@ static void record_history(struct run_ctx *rc, const char *ort_version)
     if (have == 0)
         return; /* --db none */
     struct eb_history_run *rec = calloc(1, sizeof(*rec));
-    int64_t id = 0;
+    struct eb_history_receipt rcpt = {.id = 0};
     enum eb_status st = have < 0      ? d.status
                         : rec == NULL ? eb_diag_fail(&d, EB_ERR_NOMEM, "out of memory")
                                       : EB_OK;
@@ -657,13 +657,18 @@ static void record_history(struct run_ctx *rc, const char *ort_version)
         st = eb_history_from_result(res, rc->cfg, &facts, rc->env->version, ort_version, rec, &d);
     }
     if (st == EB_OK)
-        st = eb_history_store(path, rec, &id, &d);
+        st = eb_history_store(path, rec, &rcpt, &d);
     if (st == EB_OK) {
-        snprintf(res->history_db, sizeof(res->history_db), "%s", path);
-        res->history_run_id = id;
-        eb_log_msg(&rc->log, EB_LOG_INFO,
-                   "history: recorded as run %lld in %s (edgebench history, edgebench diff)",
-                   (long long)id, path);
+        snprintf(res->history_db, sizeof(res->history_db), "%s", rcpt.where);
+        res->history_run_id = rcpt.id;
+        /* kept in the spool: a warning; runs uploaded from it: news */
+        if (rcpt.note[0] != '\0')
+            eb_log_msg(&rc->log, rcpt.spooled ? EB_LOG_WARN : EB_LOG_INFO, "history: %s",
+                       rcpt.note);
+        if (!rcpt.spooled)
+            eb_log_msg(&rc->log, EB_LOG_INFO,
+                       "history: recorded as run %lld in %s (edgebench history, edgebench diff)",
+                       (long long)rcpt.id, rcpt.where);
     } else {
         eb_log_msg(&rc->log, EB_LOG_WARN,
                    "history: the run was not recorded: %s (--db none switches the history off)",

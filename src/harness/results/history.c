@@ -1,33 +1,29 @@
 /*
- * The run history database (history.h): SQLite, through prepared statements only (values are
- * bound, never formatted into SQL). The schema is created in one transaction with its version
- * in `meta`; a later edgebench that changes it adds a migration from each older version here.
+ * The run history database (history.h). Every statement is here once, in the SQL that SQLite
+ * and PostgreSQL share, with its values bound as parameters ($1, $2, ...; never formatted into
+ * SQL); a driver (history_store.h: history_sqlite.c, history_pg.c) runs it. The schema is
+ * created in one transaction with its version in `meta`; a later edgebench that changes it adds
+ * a migration from each older version here. A PostgreSQL writer that cannot reach its server
+ * keeps the run in the local spool (history_sync.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "eb/json.h"
-#include "eb/path.h"
 #include "harness/results/history.h"
+#include "harness/results/history_store.h"
 #include "harness/results/sha256.h"
 
-struct eb_history {
-    sqlite3 *db;
-    char path[4096];
-    long version; /* the database's schema version */
-};
-
 /* Version 3 (2 lacked slots.model_precision and compute_precision; 1 also map50_95 and map50);
- * version 4 adds k_schema_llm. Times are ISO 8601 UTC text, latencies ms, memory bytes, energy
- * mJ; NULL = not known (a NaN is stored as NULL). `stats` has a row per measured stage of a slot
- * that ran. */
+ * version 4 adds k_schema_llm, version 5 k_schema_5. Times are ISO 8601 UTC text, latencies ms,
+ * memory bytes, energy mJ; NULL = not known (a NaN is stored as NULL). `stats` has a row per
+ * measured stage of a slot that ran. The types are SQLite's; PostgreSQL's store writes them as
+ * BIGINT and DOUBLE PRECISION (history_pg.c). */
 static const char k_schema[] =
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
     "CREATE TABLE runs("
@@ -79,6 +75,14 @@ static const char k_schema_llm[] =
     " PRIMARY KEY(run_id, stage));"
     "CREATE INDEX llm_model ON llm(model);";
 
+/* Version 5: runs.uuid, the run's key across databases (a board's spool and the shared
+ * server: an upload inserts a run only when its uuid is absent), and an index on the board's
+ * hostname (`history --host`). Added in two steps: the column, then (once the older runs have
+ * been given one each) its unique index. */
+static const char k_schema_5_column[] = "ALTER TABLE runs ADD COLUMN uuid TEXT;"
+                                        "CREATE INDEX runs_hostname ON runs(hostname);";
+static const char k_schema_5_index[] = "CREATE UNIQUE INDEX runs_uuid ON runs(uuid);";
+
 /* The columns of a latency summary in `stats` and `llm_stats`, in the order bind_summary binds
  * and col_summary reads them. */
 #define SUMMARY_COLS                                                                               \
@@ -86,8 +90,6 @@ static const char k_schema_llm[] =
     " p50_ci_rank_hi, p50_ci_coverage, p99_ci_lo, p99_ci_hi, p99_ci_rank_lo, p99_ci_rank_hi,"      \
     " p99_ci_coverage"
 #define SUMMARY_N_COLS 20
-#define SUMMARY_PARAMS "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?"
-_Static_assert(sizeof(SUMMARY_PARAMS) == 2 * SUMMARY_N_COLS, "one parameter per summary column");
 
 /* The llm run's summaries as `llm_stats` stages. */
 static const struct {
@@ -143,30 +145,156 @@ void eb_history_fingerprint(struct eb_history_run *run)
     run->fingerprint[16] = '\0';
 }
 
-/* ---- paths ------------------------------------------------------------------------------- */
+/* ---- targets ----------------------------------------------------------------------------- */
+
+/* libpq's keywords that may open a `key=value` connection string. */
+static const char *const k_pg_keywords[] = {
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "service",
+    "sslmode",
+    "options",
+    "connect_timeout",
+    "application_name",
+};
+
+int eb_history_is_postgres(const char *target)
+{
+    if (target == NULL)
+        return 0;
+    if (strncmp(target, "postgresql://", 13) == 0 || strncmp(target, "postgres://", 11) == 0)
+        return 1;
+    const size_t n = strcspn(target, " =");
+    const char *eq = target + n + strspn(target + n, " ");
+    if (*eq != '=')
+        return 0;
+    for (size_t k = 0; k < EB_ARRAY_LEN(k_pg_keywords); k++)
+        if (strlen(k_pg_keywords[k]) == n && strncmp(target, k_pg_keywords[k], n) == 0)
+            return 1;
+    return 0;
+}
+
+void eb_history_redact(const char *target, char *buf, size_t size)
+{
+    size_t k = 0;
+    const char *s = target;
+    if (size == 0)
+        return;
+#define PUT(c)                                                                                     \
+    do {                                                                                           \
+        if (k + 1 < size)                                                                          \
+            buf[k++] = (c);                                                                        \
+    } while (0)
+    if (eb_history_is_postgres(target) && strstr(target, "://") != NULL) {
+        /* scheme://[user[:password]@]host[:port][/db][?key=value&...] */
+        const char *auth = strstr(target, "://") + 3;
+        const char *at = NULL;
+        for (const char *p = auth; *p != '\0' && *p != '/' && *p != '?'; p++)
+            if (*p == '@')
+                at = p;
+        for (; s < auth; s++)
+            PUT(*s);
+        if (at != NULL) {
+            for (; s < at && *s != ':'; s++)
+                PUT(*s);
+            s = at;
+        }
+        for (; *s != '\0' && *s != '?'; s++)
+            PUT(*s);
+        /* the query's parameters, password=... left out */
+        int kept = 0;
+        while (*s != '\0') {
+            s++; /* '?' or '&' */
+            const size_t n = strcspn(s, "&");
+            if (strncmp(s, "password=", 9) != 0) {
+                PUT(kept++ == 0 ? '?' : '&');
+                for (size_t i = 0; i < n; i++)
+                    PUT(s[i]);
+            }
+            s += n;
+        }
+    } else if (eb_history_is_postgres(target)) {
+        /* key = value pairs; a value may be quoted ('...', \' escapes) */
+        while (*s != '\0') {
+            const char *start = s;
+            s += strspn(s, " ");
+            const int is_pw = strncmp(s, "password", 8) == 0 && (s[8] == '=' || s[8] == ' ');
+            s += strcspn(s, "=");
+            if (*s == '=')
+                s++;
+            s += strspn(s, " ");
+            if (*s == '\'') {
+                for (s++; *s != '\0' && *s != '\''; s++)
+                    if (*s == '\\' && s[1] != '\0')
+                        s++;
+                if (*s == '\'')
+                    s++;
+            } else {
+                s += strcspn(s, " ");
+            }
+            if (is_pw)
+                continue;
+            for (const char *p = start; p < s; p++)
+                if (p != start || k > 0 || *p != ' ')
+                    PUT(*p);
+        }
+    } else {
+        for (; *s != '\0'; s++)
+            PUT(*s);
+    }
+#undef PUT
+    buf[k] = '\0';
+}
+
+/* The folder of the default database: $XDG_DATA_HOME/edgebench or ~/.local/share/edgebench. */
+static int default_dir(char *buf, size_t size, struct eb_diag *diag)
+{
+    const char *xdg = getenv("XDG_DATA_HOME");
+    const char *home = getenv("HOME");
+    int n;
+    /* The XDG base directory spec: a relative $XDG_DATA_HOME is invalid and ignored. */
+    if (xdg != NULL && xdg[0] == '/')
+        n = snprintf(buf, size, "%s/edgebench", xdg);
+    else if (home != NULL && home[0] != '\0')
+        n = snprintf(buf, size, "%s/.local/share/edgebench", home);
+    else {
+        buf[0] = '\0';
+        eb_diag_fail(diag, EB_ERR_INVALID_ARG,
+                     "history: no default database ($XDG_DATA_HOME and $HOME are unset); give "
+                     "--db PATH or --db none");
+        return -1;
+    }
+    if (n < 0 || (size_t)n >= size) {
+        buf[0] = '\0';
+        eb_diag_fail(diag, EB_ERR_INVALID_ARG, "history: the database path is too long");
+        return -1;
+    }
+    return 0;
+}
 
 int eb_history_path(const char *db, char *buf, size_t size, struct eb_diag *diag)
 {
     buf[0] = '\0';
+    if (db == NULL) {
+        const char *env = getenv("EB_DB");
+        if (env != NULL && env[0] != '\0')
+            db = env;
+    }
     if (db != NULL && strcmp(db, "none") == 0)
         return 0;
     int n;
     if (db != NULL) {
         n = snprintf(buf, size, "%s", db);
     } else {
-        const char *xdg = getenv("XDG_DATA_HOME");
-        const char *home = getenv("HOME");
-        /* The XDG base directory spec: a relative $XDG_DATA_HOME is invalid and ignored. */
-        if (xdg != NULL && xdg[0] == '/')
-            n = snprintf(buf, size, "%s/edgebench/history.db", xdg);
-        else if (home != NULL && home[0] != '\0')
-            n = snprintf(buf, size, "%s/.local/share/edgebench/history.db", home);
-        else {
-            eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                         "history: no default database ($XDG_DATA_HOME and $HOME are unset); "
-                         "give --db PATH or --db none");
+        char dir[4096];
+        if (default_dir(dir, sizeof(dir), diag) != 0)
             return -1;
-        }
+        n = snprintf(buf, size, "%s/history.db", dir);
     }
     if (n < 0 || (size_t)n >= size) {
         buf[0] = '\0';
@@ -176,100 +304,290 @@ int eb_history_path(const char *db, char *buf, size_t size, struct eb_diag *diag
     return 1;
 }
 
-/* Creates the folders of `path`'s parent. */
-static enum eb_status mkdir_parents(const char *path, struct eb_diag *diag)
+int eb_history_spool_path(char *buf, size_t size, struct eb_diag *diag)
 {
-    char dir[4096], failed[4096];
-    if (strlen(path) >= sizeof(dir))
-        return eb_diag_fail(diag, EB_ERR_IO, "history: the database path is too long");
-    eb_path_dir(path, dir, sizeof(dir));
-    const int err = eb_path_mkdir_p(dir, failed, sizeof(failed));
-    if (err != 0)
-        return eb_diag_fail(diag, EB_ERR_IO, "history: cannot create folder %s: %s", failed,
-                            strerror(err));
+    char dir[4096];
+    if (default_dir(dir, sizeof(dir), diag) != 0)
+        return -1;
+    const int n = snprintf(buf, size, "%s/" EB_HISTORY_SPOOL_NAME, dir);
+    if (n < 0 || (size_t)n >= size) {
+        buf[0] = '\0';
+        eb_diag_fail(diag, EB_ERR_INVALID_ARG, "history: the spool path is too long");
+        return -1;
+    }
+    return 0;
+}
+
+enum eb_status eb_history_uuid_new(char out[EB_HISTORY_UUID_SIZE], struct eb_diag *diag)
+{
+    unsigned char b[16];
+    const int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, b, sizeof(b)) : -1;
+    const int err = errno;
+    if (fd >= 0)
+        close(fd);
+    if (got != (ssize_t)sizeof(b))
+        return eb_diag_fail(diag, EB_ERR_IO,
+                            "history: cannot read /dev/urandom for a run's uuid: %s",
+                            got < 0 ? strerror(err) : "short read");
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4: random */
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* the RFC 4122 variant */
+    static const char hex[] = "0123456789abcdef";
+    size_t k = 0;
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            out[k++] = '-';
+        out[k++] = hex[b[i] >> 4];
+        out[k++] = hex[b[i] & 15];
+    }
+    out[k] = '\0';
     return EB_OK;
 }
 
-/* ---- database ---------------------------------------------------------------------------- */
+/* ---- statements -------------------------------------------------------------------------- */
+
+/* A statement's parameters, $1 first. */
+struct params {
+    struct eb_history__val v[EB_HISTORY__MAX_PARAMS];
+    int n;
+};
+
+static struct eb_history__val *param(struct params *p)
+{
+    EB_ASSERT(p->n < EB_HISTORY__MAX_PARAMS);
+    struct eb_history__val *v = &p->v[p->n++];
+    memset(v, 0, sizeof(*v));
+    return v;
+}
+
+static void p_int(struct params *p, int64_t x)
+{
+    struct eb_history__val *v = param(p);
+    v->kind = EB_HISTORY__INT;
+    v->i = x;
+}
+
+static void p_u64(struct params *p, uint64_t x)
+{
+    p_int(p, x > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)x);
+}
+
+static void p_null_int(struct params *p)
+{
+    struct eb_history__val *v = param(p);
+    v->kind = EB_HISTORY__INT;
+    v->null = 1;
+}
+
+/* A double; a NaN or infinity is NULL. */
+static void p_dbl(struct params *p, double x)
+{
+    struct eb_history__val *v = param(p);
+    v->kind = EB_HISTORY__REAL;
+    v->d = x;
+    v->null = !isfinite(x);
+}
+
+/* Text; NULL or "" is NULL. */
+static void p_text(struct params *p, const char *s)
+{
+    struct eb_history__val *v = param(p);
+    v->kind = EB_HISTORY__TEXT;
+    v->s = s;
+    v->null = s == NULL || s[0] == '\0';
+}
+
+/* Text, "" kept as "". */
+static void p_str(struct params *p, const char *s)
+{
+    struct eb_history__val *v = param(p);
+    v->kind = EB_HISTORY__TEXT;
+    v->s = s;
+}
 
 static enum eb_status db_fail(struct eb_history *h, struct eb_diag *diag, enum eb_status st,
                               const char *what)
 {
-    return eb_diag_fail(diag, st, "history database %s: %s: %s", h->path, what,
-                        sqlite3_errmsg(h->db));
+    return eb_diag_fail(diag, st, "history database %s: %s: %s", h->where, what,
+                        h->drv->errmsg(h->conn));
 }
 
-/* Runs SQL without results. */
+/* Runs SQL without parameters or results. */
 static enum eb_status exec(struct eb_history *h, const char *sql, struct eb_diag *diag)
 {
-    char *err = NULL;
-    if (sqlite3_exec(h->db, sql, NULL, NULL, &err) == SQLITE_OK)
+    if (h->drv->exec(h->conn, sql) == 0)
         return EB_OK;
-    enum eb_status st =
-        eb_diag_fail(diag, EB_ERR_IO, "history database %s: %s", h->path, err ? err : "error");
-    sqlite3_free(err);
-    return st;
+    return eb_diag_fail(diag, EB_ERR_IO, "history database %s: %s", h->where,
+                        h->drv->errmsg(h->conn));
+}
+
+/* Runs one statement; its rows or NULL (the failure in diag as "...: what: why"). */
+static struct eb_history__rows *query(struct eb_history *h, const char *sql, const struct params *p,
+                                      const char *what, struct eb_diag *diag)
+{
+    struct eb_history__rows *r =
+        h->drv->query(h->conn, sql, p != NULL ? p->v : NULL, p != NULL ? p->n : 0);
+    if (r == NULL)
+        db_fail(h, diag, EB_ERR_IO, what);
+    return r;
+}
+
+/* Runs one statement to its end. */
+static enum eb_status run(struct eb_history *h, const char *sql, const struct params *p,
+                          const char *what, struct eb_diag *diag)
+{
+    struct eb_history__rows *r = query(h, sql, p, what, diag);
+    if (r == NULL)
+        return EB_ERR_IO;
+    int rc;
+    while ((rc = h->drv->next(r)) == 1) {
+    }
+    h->drv->rows_close(r);
+    return rc == 0 ? EB_OK : db_fail(h, diag, EB_ERR_IO, what);
 }
 
 /* Ends a failed transaction; the failure that led here is the one reported (an uncommitted
- * transaction is discarded by SQLite even when the rollback itself fails). */
+ * transaction is discarded by the database even when the rollback itself fails). */
 static void rollback(struct eb_history *h)
 {
-    sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+    if (h->conn != NULL)
+        (void)h->drv->exec(h->conn, "ROLLBACK");
 }
 
+static void col_text(struct eb_history *h, struct eb_history__rows *r, int i, char *dst,
+                     size_t size)
+{
+    copy_str(dst, size, h->drv->text(r, i));
+}
+
+static double col_dbl(struct eb_history *h, struct eb_history__rows *r, int i)
+{
+    return h->drv->is_null(r, i) ? NAN : h->drv->dbl(r, i);
+}
+
+static int64_t col_i64(struct eb_history *h, struct eb_history__rows *r, int i)
+{
+    return h->drv->i64(r, i);
+}
+
+static int col_int(struct eb_history *h, struct eb_history__rows *r, int i)
+{
+    const int64_t v = h->drv->i64(r, i);
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int)v;
+}
+
+static uint64_t col_u64(struct eb_history *h, struct eb_history__rows *r, int i)
+{
+    const int64_t v = h->drv->i64(r, i);
+    return v > 0 ? (uint64_t)v : 0;
+}
+
+/* ---- opening ----------------------------------------------------------------------------- */
+
 /*
- * The schema version in meta: 1 and *version_out, or 0 when the database has no table at all
- * (empty), or a status when it is not a history database.
+ * The schema version in meta: *version_out, or *empty_out = 1 when the database holds none of
+ * edgebench's tables, or a status when it is not a history database or a newer one.
  */
 static enum eb_status read_version(struct eb_history *h, int *empty_out, long *version_out,
                                    struct eb_diag *diag)
 {
-    sqlite3_stmt *q = NULL;
     enum eb_status st = EB_ERR_FORMAT;
     *empty_out = 0;
-    if (sqlite3_prepare_v2(h->db, "SELECT count(*) FROM sqlite_master", -1, &q, NULL) !=
-            SQLITE_OK ||
-        sqlite3_step(q) != SQLITE_ROW) {
-        st = db_fail(h, diag, EB_ERR_FORMAT, "not readable as SQLite (use another --db)");
+    struct eb_history__rows *r = h->drv->query(h->conn, h->drv->count_tables, NULL, 0);
+    if (r == NULL || h->drv->next(r) != 1) {
+        st = h->drv == &eb_history__sqlite
+                 ? db_fail(h, diag, EB_ERR_FORMAT, "not readable as SQLite (use another --db)")
+                 : db_fail(h, diag, EB_ERR_IO, "cannot list the tables");
         goto done;
     }
-    if (sqlite3_column_int64(q, 0) == 0) {
+    if (h->drv->i64(r, 0) == 0) {
         *empty_out = 1;
         st = EB_OK;
         goto done;
     }
-    sqlite3_finalize(q);
-    q = NULL;
-    if (sqlite3_prepare_v2(h->db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &q,
-                           NULL) != SQLITE_OK ||
-        sqlite3_step(q) != SQLITE_ROW) {
+    h->drv->rows_close(r);
+    r = h->drv->query(h->conn, "SELECT value FROM meta WHERE key = 'schema_version'", NULL, 0);
+    if (r == NULL || h->drv->next(r) != 1) {
         st = eb_diag_fail(diag, EB_ERR_FORMAT,
                           "%s is not an edgebench history database (no schema_version in a meta "
                           "table); give another --db",
-                          h->path);
+                          h->where);
         goto done;
     }
-    const char *v = (const char *)sqlite3_column_text(q, 0);
+    const char *v = h->drv->text(r, 0);
     char *end = NULL;
     long version = v != NULL ? strtol(v, &end, 10) : 0;
     if (v == NULL || end == v || *end != '\0' || version < 1) {
         st = eb_diag_fail(diag, EB_ERR_FORMAT,
                           "%s: bad schema_version '%s' in the meta table; give another --db",
-                          h->path, v != NULL ? v : "");
+                          h->where, v != NULL ? v : "");
         goto done;
     }
     if (version > EB_HISTORY_SCHEMA_VERSION) {
         st = eb_diag_fail(diag, EB_ERR_FORMAT,
                           "%s has history schema %ld, newer than this edgebench's %d; use a newer "
                           "edgebench or another --db",
-                          h->path, version, EB_HISTORY_SCHEMA_VERSION);
+                          h->where, version, EB_HISTORY_SCHEMA_VERSION);
         goto done;
     }
     *version_out = version;
     st = EB_OK;
 done:
-    sqlite3_finalize(q);
+    h->drv->rows_close(r);
+    return st;
+}
+
+static enum eb_status set_version(struct eb_history *h, int version, struct eb_diag *diag)
+{
+    char sql[96];
+    snprintf(sql, sizeof(sql), "UPDATE meta SET value = '%d' WHERE key = 'schema_version'",
+             version);
+    return exec(h, sql, diag);
+}
+
+/* Version 5's column and indexes; every run without a uuid is given one. */
+static enum eb_status upgrade_to_5(struct eb_history *h, struct eb_diag *diag)
+{
+    enum eb_status st = exec(h, k_schema_5_column, diag);
+    int64_t *ids = NULL;
+    size_t n = 0, cap = 0;
+    struct eb_history__rows *r = NULL;
+    if (st == EB_OK)
+        r = query(h, "SELECT id FROM runs WHERE uuid IS NULL", NULL, "cannot read the runs", diag);
+    if (st == EB_OK && r == NULL)
+        st = EB_ERR_IO;
+    int rc = 0;
+    while (st == EB_OK && (rc = h->drv->next(r)) == 1) {
+        if (n == cap) {
+            const size_t ncap = cap != 0 ? 2 * cap : 64;
+            int64_t *grown = realloc(ids, ncap * sizeof(*ids));
+            if (grown == NULL) {
+                st = eb_diag_fail(diag, EB_ERR_NOMEM, "history: out of memory");
+                break;
+            }
+            ids = grown;
+            cap = ncap;
+        }
+        ids[n++] = h->drv->i64(r, 0);
+    }
+    if (st == EB_OK && rc != 0)
+        st = db_fail(h, diag, EB_ERR_IO, "cannot read the runs");
+    h->drv->rows_close(r);
+    for (size_t k = 0; k < n && st == EB_OK; k++) {
+        char uuid[EB_HISTORY_UUID_SIZE];
+        struct params p = {.n = 0};
+        st = eb_history_uuid_new(uuid, diag);
+        p_str(&p, uuid);
+        p_int(&p, ids[k]);
+        if (st == EB_OK)
+            st = run(h, "UPDATE runs SET uuid = $1 WHERE id = $2", &p, "cannot give a run its uuid",
+                     diag);
+    }
+    free(ids);
+    if (st == EB_OK)
+        st = exec(h, k_schema_5_index, diag);
+    if (st == EB_OK)
+        st = set_version(h, 5, diag);
     return st;
 }
 
@@ -284,67 +602,36 @@ static enum eb_status create_schema(struct eb_history *h, struct eb_diag *diag)
     if (st == EB_OK)
         st = exec(h, k_schema_llm, diag);
     if (st == EB_OK)
+        st = exec(h, k_schema_5_column, diag);
+    if (st == EB_OK)
+        st = exec(h, k_schema_5_index, diag);
+    if (st == EB_OK)
         st = exec(h, meta, diag);
     return st;
 }
 
-enum eb_status eb_history_open(const char *path, int create, struct eb_history **out,
-                               struct eb_diag *diag)
+/*
+ * Checks the schema; with `create` creates it in an empty database and upgrades an older one in
+ * place, in one write transaction, so that writers starting together on a new database create
+ * it once.
+ */
+static enum eb_status check_schema(struct eb_history *h, int create, struct eb_diag *diag)
 {
-    enum eb_status st = EB_ERR_NOMEM;
-    struct eb_history *h = calloc(1, sizeof(*h));
-    if (h == NULL)
-        return eb_diag_fail(diag, EB_ERR_NOMEM, "history: out of memory");
-    if (snprintf(h->path, sizeof(h->path), "%s", path) >= (int)sizeof(h->path)) {
-        st = eb_diag_fail(diag, EB_ERR_INVALID_ARG, "history: the database path is too long");
-        goto fail;
-    }
-    if (!create && access(path, F_OK) != 0) {
-        st = eb_diag_fail(diag, EB_ERR_IO,
-                          "no history database at %s; edgebench run records every run there, or "
-                          "give --db PATH",
-                          path);
-        goto fail;
-    }
-    /* SQLite reads a folder as "disk I/O error" and blocks in open() on a FIFO. */
-    struct stat sb;
-    const int exists = stat(path, &sb) == 0;
-    if (exists && S_ISDIR(sb.st_mode)) {
-        st = eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                          "history database %s is a folder; give --db a file in it, e.g. "
-                          "%s/history.db",
-                          path, path);
-        goto fail;
-    }
-    if (exists && !S_ISREG(sb.st_mode)) {
-        st = eb_diag_fail(diag, EB_ERR_INVALID_ARG,
-                          "history database %s is not a regular file (a device, FIFO or "
-                          "socket); give --db the path of a file",
-                          path);
-        goto fail;
-    }
-    if (create && (st = mkdir_parents(path, diag)) != EB_OK)
-        goto fail;
-    int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
-    if (sqlite3_open_v2(path, &h->db, flags, NULL) != SQLITE_OK) {
-        st = eb_diag_fail(diag, EB_ERR_IO, "cannot open history database %s: %s", path,
-                          h->db != NULL ? sqlite3_errmsg(h->db) : "out of memory");
-        goto fail;
-    }
-    sqlite3_busy_timeout(h->db, EB_HISTORY_BUSY_MS);
-    /* Creating the schema and checking it happen in one write transaction, so two runs that
-     * start on a new database at once create it once. */
-    if (create && (st = exec(h, "BEGIN IMMEDIATE", diag)) != EB_OK)
-        goto fail;
+    enum eb_status st = EB_OK;
+    if (create && (st = exec(h, h->drv->begin_write, diag)) != EB_OK)
+        return st;
+    if (create && h->drv->lock_schema[0] != '\0')
+        st = exec(h, h->drv->lock_schema, diag);
     int empty = 0;
     long version = 0;
-    st = read_version(h, &empty, &version, diag);
+    if (st == EB_OK)
+        st = read_version(h, &empty, &version, diag);
     if (st == EB_OK && empty) {
         if (!create)
             st = eb_diag_fail(diag, EB_ERR_FORMAT,
                               "%s is an empty database, not an edgebench history; give another "
                               "--db",
-                              path);
+                              h->where);
         else
             st = create_schema(h, diag);
         version = EB_HISTORY_SCHEMA_VERSION;
@@ -353,32 +640,69 @@ enum eb_status eb_history_open(const char *path, int create, struct eb_history *
     if (st == EB_OK && create && version == 1) { /* the accuracy columns */
         st = exec(h,
                   "ALTER TABLE slots ADD COLUMN map50_95 REAL;"
-                  "ALTER TABLE slots ADD COLUMN map50 REAL;"
-                  "UPDATE meta SET value = '2' WHERE key = 'schema_version';",
+                  "ALTER TABLE slots ADD COLUMN map50 REAL;",
                   diag);
+        if (st == EB_OK)
+            st = set_version(h, 2, diag);
         version = 2;
     }
     if (st == EB_OK && create && version == 2) { /* the precisions beside --precision */
         st = exec(h,
                   "ALTER TABLE slots ADD COLUMN model_precision TEXT;"
-                  "ALTER TABLE slots ADD COLUMN compute_precision TEXT;"
-                  "UPDATE meta SET value = '3' WHERE key = 'schema_version';",
+                  "ALTER TABLE slots ADD COLUMN compute_precision TEXT;",
                   diag);
+        if (st == EB_OK)
+            st = set_version(h, 3, diag);
         version = 3;
     }
     if (st == EB_OK && create && version == 3) { /* runs of kind llm */
         st = exec(h, k_schema_llm, diag);
         if (st == EB_OK)
-            st = exec(h, "UPDATE meta SET value = '4' WHERE key = 'schema_version';", diag);
+            st = set_version(h, 4, diag);
         version = 4;
+    }
+    if (st == EB_OK && create && version == 4) { /* runs.uuid */
+        st = upgrade_to_5(h, diag);
+        version = 5;
     }
     h->version = version;
     if (create && st == EB_OK)
         st = exec(h, "COMMIT", diag);
     else if (create)
         rollback(h);
-    if (st != EB_OK)
+    return st;
+}
+
+enum eb_status eb_history__open(const char *target, int create, int spool_fallback,
+                                struct eb_history **out, struct eb_diag *diag)
+{
+    enum eb_status st = EB_ERR_NOMEM;
+    struct eb_history *h = calloc(1, sizeof(*h));
+    if (h == NULL)
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "history: out of memory");
+    if (snprintf(h->target, sizeof(h->target), "%s", target) >= (int)sizeof(h->target)) {
+        st = eb_diag_fail(diag, EB_ERR_INVALID_ARG, "history: the database path is too long");
         goto fail;
+    }
+    eb_history_redact(target, h->where, sizeof(h->where));
+    h->drv = eb_history_is_postgres(target) ? &eb_history__pg : &eb_history__sqlite;
+    struct eb_diag cd = {0};
+    st = h->drv->open(target, h->where, create, &h->conn, &cd);
+    if (st == EB_ERR_IO && create && spool_fallback && h->drv == &eb_history__pg) {
+        /* The server cannot be reached: the runs go to the local spool. */
+        if ((st = eb_history__spool_start(h, cd.msg, diag)) != EB_OK)
+            goto fail;
+        *out = h;
+        return EB_OK;
+    }
+    if (st != EB_OK) {
+        eb_diag_fail(diag, st, "%s", cd.msg);
+        goto fail;
+    }
+    if ((st = check_schema(h, create, diag)) != EB_OK)
+        goto fail;
+    if (create && spool_fallback && h->drv == &eb_history__pg)
+        eb_history__upload_spooled(h);
     *out = h;
     return EB_OK;
 fail:
@@ -386,127 +710,165 @@ fail:
     return st;
 }
 
+enum eb_status eb_history_open(const char *target, int create, struct eb_history **out,
+                               struct eb_diag *diag)
+{
+    return eb_history__open(target, create, 1, out, diag);
+}
+
 void eb_history_close(struct eb_history *h)
 {
     if (h == NULL)
         return;
-    sqlite3_close(h->db);
+    eb_history_close(h->spool);
+    if (h->drv != NULL)
+        h->drv->close(h->conn);
     free(h);
 }
 
-/* ---- binding and reading ----------------------------------------------------------------- */
-
-static int bind_text(sqlite3_stmt *q, int i, const char *s)
+const char *eb_history_where(const struct eb_history *h)
 {
-    if (s == NULL || s[0] == '\0')
-        return sqlite3_bind_null(q, i);
-    return sqlite3_bind_text(q, i, s, -1, SQLITE_TRANSIENT);
+    return h->last_spooled && h->spool != NULL ? h->spool->where : h->where;
 }
 
-static int bind_dbl(sqlite3_stmt *q, int i, double v)
+int eb_history_spooled(const struct eb_history *h)
 {
-    return isfinite(v) ? sqlite3_bind_double(q, i, v) : sqlite3_bind_null(q, i);
+    return h->last_spooled;
 }
 
-static int bind_u64(sqlite3_stmt *q, int i, uint64_t v)
+int eb_history_take_note(struct eb_history *h, char *buf, size_t size)
 {
-    return sqlite3_bind_int64(q, i, v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v);
+    if (h->note[0] == '\0')
+        return 0;
+    copy_str(buf, size, h->note);
+    h->note[0] = '\0';
+    return 1;
 }
 
-static void col_text(sqlite3_stmt *q, int i, char *dst, size_t size)
-{
-    const unsigned char *s = sqlite3_column_text(q, i);
-    copy_str(dst, size, (const char *)s);
-}
+/* ---- writing ----------------------------------------------------------------------------- */
 
-static double col_dbl(sqlite3_stmt *q, int i)
+/* Appends the SUMMARY_N_COLS values of `x` (SUMMARY_COLS). */
+static void p_summary(struct params *p, const struct eb_stat_summary *x)
 {
-    return sqlite3_column_type(q, i) == SQLITE_NULL ? NAN : sqlite3_column_double(q, i);
-}
-
-static uint64_t col_u64(sqlite3_stmt *q, int i)
-{
-    int64_t v = sqlite3_column_int64(q, i);
-    return v > 0 ? (uint64_t)v : 0;
-}
-
-/* Binds every value through `ok`; stops at the first failure. */
-#define BIND(call)                                                                                 \
-    do {                                                                                           \
-        if (rc == SQLITE_OK)                                                                       \
-            rc = (call);                                                                           \
-    } while (0)
-
-/* Binds the SUMMARY_N_COLS values of `x` from parameter *i + 1 on (SUMMARY_COLS). */
-static int bind_summary(sqlite3_stmt *q, int *i, const struct eb_stat_summary *x)
-{
-    int rc = SQLITE_OK;
-    BIND(bind_u64(q, ++*i, x->count));
-    BIND(bind_dbl(q, ++*i, x->mean));
-    BIND(bind_dbl(q, ++*i, x->std));
-    BIND(bind_dbl(q, ++*i, x->cov));
-    BIND(bind_dbl(q, ++*i, x->min));
-    BIND(bind_dbl(q, ++*i, x->p50));
-    BIND(bind_dbl(q, ++*i, x->p90));
-    BIND(bind_dbl(q, ++*i, x->p95));
-    BIND(bind_dbl(q, ++*i, x->p99));
-    BIND(bind_dbl(q, ++*i, x->max));
+    p_u64(p, x->count);
+    p_dbl(p, x->mean);
+    p_dbl(p, x->std);
+    p_dbl(p, x->cov);
+    p_dbl(p, x->min);
+    p_dbl(p, x->p50);
+    p_dbl(p, x->p90);
+    p_dbl(p, x->p95);
+    p_dbl(p, x->p99);
+    p_dbl(p, x->max);
     const struct eb_stat_ci *cis[2] = {&x->p50_ci, &x->p99_ci};
     for (int c = 0; c < 2; c++) {
         const struct eb_stat_ci *ci = cis[c];
-        BIND(bind_dbl(q, ++*i, ci->available ? ci->lo : NAN));
-        BIND(bind_dbl(q, ++*i, ci->available ? ci->hi : NAN));
-        BIND(ci->available ? bind_u64(q, ++*i, ci->rank_lo) : sqlite3_bind_null(q, ++*i));
-        BIND(ci->available ? bind_u64(q, ++*i, ci->rank_hi) : sqlite3_bind_null(q, ++*i));
-        BIND(bind_dbl(q, ++*i, ci->available ? ci->coverage : NAN));
+        p_dbl(p, ci->available ? ci->lo : NAN);
+        p_dbl(p, ci->available ? ci->hi : NAN);
+        if (ci->available) {
+            p_u64(p, ci->rank_lo);
+            p_u64(p, ci->rank_hi);
+        } else {
+            p_null_int(p);
+            p_null_int(p);
+        }
+        p_dbl(p, ci->available ? ci->coverage : NAN);
     }
+}
+
+/* "$first, $first+1, ..., $last" */
+static void placeholders(char *buf, size_t size, int first, int last)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int i = first; i <= last && k < size; i++)
+        k += (size_t)snprintf(buf + k, size - k, "%s$%d", i > first ? ", " : "", i);
+}
+
+/* The id of the run with key `uuid`: 1 with *id_out, 0 when there is none, -1 on failure. */
+static int find_uuid(struct eb_history *h, const char *uuid, int64_t *id_out, struct eb_diag *diag)
+{
+    struct params p = {.n = 0};
+    p_str(&p, uuid);
+    struct eb_history__rows *r =
+        query(h, "SELECT id FROM runs WHERE uuid = $1", &p, "cannot read the runs", diag);
+    if (r == NULL)
+        return -1;
+    const int rc = h->drv->next(r);
+    if (rc == 1)
+        *id_out = h->drv->i64(r, 0);
+    h->drv->rows_close(r);
+    if (rc < 0)
+        db_fail(h, diag, EB_ERR_IO, "cannot read the runs");
     return rc;
 }
 
+/* Inserts the runs row unless a run with this uuid is there: *id_out is the new row's id, or
+ * the present one's with *existed_out = 1. (Looked up first: PostgreSQL draws an id even for
+ * an insert that ON CONFLICT then skips; the clause itself settles a race between two
+ * uploads.) */
 static enum eb_status insert_run(struct eb_history *h, const struct eb_history_run *run,
-                                 int64_t *id_out, struct eb_diag *diag)
+                                 const char *uuid, int64_t *id_out, int *existed_out,
+                                 struct eb_diag *diag)
 {
-    static const char sql[] =
-        "INSERT INTO runs(started_at, kind, mode, command_line, config_json, duration_s,"
+    int found = find_uuid(h, uuid, id_out, diag);
+    if (found != 0) {
+        *existed_out = found == 1;
+        return found == 1 ? EB_OK : EB_ERR_IO;
+    }
+    static const char cols[] =
+        "INSERT INTO runs(uuid, started_at, kind, mode, command_line, config_json, duration_s,"
         " exit_code, interrupted, verdict, reasons, output_dir, energy_per_frame_mj,"
         " edgebench_version, ort_version, hostname, os, kernel, cpu_model, n_cpus, gpu_name,"
-        " gpu_driver, l4t_release, power_mode, fingerprint)"
-        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-    sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(h->db, sql, -1, &q, NULL);
-    int i = 0;
-    BIND(sqlite3_bind_text(q, ++i, run->started_at[0] ? run->started_at : "unknown", -1,
-                           SQLITE_TRANSIENT));
-    BIND(sqlite3_bind_text(q, ++i, run->kind[0] ? run->kind : "run", -1, SQLITE_TRANSIENT));
-    BIND(bind_text(q, ++i, run->mode));
-    BIND(bind_text(q, ++i, run->command_line));
-    BIND(bind_text(q, ++i, run->config_json));
-    BIND(bind_dbl(q, ++i, run->duration_s));
-    BIND(sqlite3_bind_int(q, ++i, run->exit_code));
-    BIND(sqlite3_bind_int(q, ++i, run->interrupted));
-    BIND(bind_text(q, ++i, run->verdict));
-    BIND(bind_text(q, ++i, run->reasons));
-    BIND(bind_text(q, ++i, run->output_dir));
-    BIND(bind_dbl(q, ++i, run->energy_per_frame_mj));
-    BIND(bind_text(q, ++i, run->edgebench_version));
-    BIND(bind_text(q, ++i, run->ort_version));
-    BIND(bind_text(q, ++i, run->hostname));
-    BIND(bind_text(q, ++i, run->os));
-    BIND(bind_text(q, ++i, run->kernel));
-    BIND(bind_text(q, ++i, run->cpu_model));
-    BIND(sqlite3_bind_int(q, ++i, run->n_cpus));
-    BIND(bind_text(q, ++i, run->gpu_name));
-    BIND(bind_text(q, ++i, run->gpu_driver));
-    BIND(bind_text(q, ++i, run->l4t_release));
-    BIND(bind_text(q, ++i, run->power_mode));
-    BIND(bind_text(q, ++i, run->fingerprint));
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-    enum eb_status st = rc == SQLITE_OK ? EB_OK : db_fail(h, diag, EB_ERR_IO, "cannot add the run");
-    if (st == EB_OK)
-        *id_out = sqlite3_last_insert_rowid(h->db);
-    sqlite3_finalize(q);
-    return st;
+        " gpu_driver, l4t_release, power_mode, fingerprint) VALUES(";
+    char ph[256], sql[sizeof(cols) + 256 + 64];
+    placeholders(ph, sizeof(ph), 1, 25);
+    snprintf(sql, sizeof(sql), "%s%s) ON CONFLICT(uuid) DO NOTHING RETURNING id", cols, ph);
+    struct params p = {.n = 0};
+    p_str(&p, uuid);
+    p_str(&p, run->started_at[0] ? run->started_at : "unknown");
+    p_str(&p, run->kind[0] ? run->kind : "run");
+    p_text(&p, run->mode);
+    p_text(&p, run->command_line);
+    p_text(&p, run->config_json);
+    p_dbl(&p, run->duration_s);
+    p_int(&p, run->exit_code);
+    p_int(&p, run->interrupted);
+    p_text(&p, run->verdict);
+    p_text(&p, run->reasons);
+    p_text(&p, run->output_dir);
+    p_dbl(&p, run->energy_per_frame_mj);
+    p_text(&p, run->edgebench_version);
+    p_text(&p, run->ort_version);
+    p_text(&p, run->hostname);
+    p_text(&p, run->os);
+    p_text(&p, run->kernel);
+    p_text(&p, run->cpu_model);
+    p_int(&p, run->n_cpus);
+    p_text(&p, run->gpu_name);
+    p_text(&p, run->gpu_driver);
+    p_text(&p, run->l4t_release);
+    p_text(&p, run->power_mode);
+    p_text(&p, run->fingerprint);
+    struct eb_history__rows *r = query(h, sql, &p, "cannot add the run", diag);
+    if (r == NULL)
+        return EB_ERR_IO;
+    int rc = h->drv->next(r);
+    *existed_out = rc == 0;
+    if (rc == 1) {
+        *id_out = h->drv->i64(r, 0);
+        rc = h->drv->next(r);
+    }
+    h->drv->rows_close(r);
+    if (rc != 0)
+        return db_fail(h, diag, EB_ERR_IO, "cannot add the run");
+    if (!*existed_out)
+        return EB_OK;
+    found = find_uuid(h, uuid, id_out, diag);
+    return found == 1   ? EB_OK
+           : found == 0 ? eb_diag_fail(diag, EB_ERR_IO, "history database %s: run %s vanished",
+                                       h->where, uuid)
+                        : EB_ERR_IO;
 }
 
 static enum eb_status insert_slot(struct eb_history *h, int64_t id, const struct eb_history_slot *s,
@@ -517,64 +879,56 @@ static enum eb_status insert_slot(struct eb_history *h, int64_t id, const struct
         " backend, backend_version, device, provider, precision, input_w, input_h, frames,"
         " warmup_frames, wall_s, fps, mem_peak_bytes, energy_per_frame_mj, verdict, reasons,"
         " map50_95, map50, model_precision, compute_precision)"
-        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-    sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(h->db, sql, -1, &q, NULL);
-    int i = 0;
-    BIND(sqlite3_bind_int64(q, ++i, id));
-    BIND(sqlite3_bind_int(q, ++i, s->index));
-    BIND(sqlite3_bind_text(q, ++i, s->name, -1, SQLITE_TRANSIENT));
-    BIND(sqlite3_bind_text(q, ++i, s->status[0] ? s->status : "skipped", -1, SQLITE_TRANSIENT));
-    BIND(bind_text(q, ++i, s->message));
-    BIND(bind_text(q, ++i, s->model));
-    BIND(bind_text(q, ++i, s->model_sha256));
-    BIND(bind_u64(q, ++i, s->model_size));
-    BIND(bind_text(q, ++i, s->backend));
-    BIND(bind_text(q, ++i, s->backend_version));
-    BIND(bind_text(q, ++i, s->device));
-    BIND(bind_text(q, ++i, s->provider));
-    BIND(bind_text(q, ++i, s->precision));
-    BIND(sqlite3_bind_int(q, ++i, s->input_w));
-    BIND(sqlite3_bind_int(q, ++i, s->input_h));
-    BIND(bind_u64(q, ++i, s->frames));
-    BIND(bind_u64(q, ++i, s->warmup_frames));
-    BIND(bind_dbl(q, ++i, s->wall_s));
-    BIND(bind_dbl(q, ++i, s->fps));
-    BIND(bind_u64(q, ++i, s->mem_peak_bytes));
-    BIND(bind_dbl(q, ++i, s->energy_per_frame_mj));
-    BIND(bind_text(q, ++i, s->verdict));
-    BIND(bind_text(q, ++i, s->reasons));
-    BIND(bind_dbl(q, ++i, s->map50_95));
-    BIND(bind_dbl(q, ++i, s->map50));
-    BIND(bind_text(q, ++i, s->model_precision));
-    BIND(bind_text(q, ++i, s->compute_precision));
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-    sqlite3_finalize(q);
-    if (rc != SQLITE_OK)
-        return db_fail(h, diag, EB_ERR_IO, "cannot add a slot");
-    for (int st = 0; st < EB_HISTORY_STAGES; st++) {
-        const struct eb_stat_summary *x = &s->stages[st];
+        " VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,"
+        " $19, $20, $21, $22, $23, $24, $25, $26, $27)";
+    struct params p = {.n = 0};
+    p_int(&p, id);
+    p_int(&p, s->index);
+    p_str(&p, s->name);
+    p_str(&p, s->status[0] ? s->status : "skipped");
+    p_text(&p, s->message);
+    p_text(&p, s->model);
+    p_text(&p, s->model_sha256);
+    p_u64(&p, s->model_size);
+    p_text(&p, s->backend);
+    p_text(&p, s->backend_version);
+    p_text(&p, s->device);
+    p_text(&p, s->provider);
+    p_text(&p, s->precision);
+    p_int(&p, s->input_w);
+    p_int(&p, s->input_h);
+    p_u64(&p, s->frames);
+    p_u64(&p, s->warmup_frames);
+    p_dbl(&p, s->wall_s);
+    p_dbl(&p, s->fps);
+    p_u64(&p, s->mem_peak_bytes);
+    p_dbl(&p, s->energy_per_frame_mj);
+    p_text(&p, s->verdict);
+    p_text(&p, s->reasons);
+    p_dbl(&p, s->map50_95);
+    p_dbl(&p, s->map50);
+    p_text(&p, s->model_precision);
+    p_text(&p, s->compute_precision);
+    enum eb_status st = run(h, sql, &p, "cannot add a slot", diag);
+    char ph[256], sql_stat[512];
+    placeholders(ph, sizeof(ph), 4, 3 + SUMMARY_N_COLS);
+    snprintf(sql_stat, sizeof(sql_stat),
+             "INSERT INTO stats(run_id, slot, stage, " SUMMARY_COLS ") VALUES($1, $2, $3, %s)", ph);
+    for (int k = 0; k < EB_HISTORY_STAGES && st == EB_OK; k++) {
+        const struct eb_stat_summary *x = &s->stages[k];
         if (x->count == 0)
             continue;
-        static const char sql_stat[] = "INSERT INTO stats(run_id, slot, stage, " SUMMARY_COLS
-                                       ") VALUES(?,?,?," SUMMARY_PARAMS ")";
-        rc = sqlite3_prepare_v2(h->db, sql_stat, -1, &q, NULL);
-        i = 0;
-        BIND(sqlite3_bind_int64(q, ++i, id));
-        BIND(sqlite3_bind_int(q, ++i, s->index));
-        BIND(sqlite3_bind_text(q, ++i, eb_history_stage_name(st), -1, SQLITE_STATIC));
-        BIND(bind_summary(q, &i, x));
-        if (rc == SQLITE_OK)
-            rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-        sqlite3_finalize(q);
-        if (rc != SQLITE_OK)
-            return db_fail(h, diag, EB_ERR_IO, "cannot add a statistic");
+        p.n = 0;
+        p_int(&p, id);
+        p_int(&p, s->index);
+        p_str(&p, eb_history_stage_name(k));
+        p_summary(&p, x);
+        st = run(h, sql_stat, &p, "cannot add a statistic", diag);
     }
-    return EB_OK;
+    return st;
 }
 
-/* The seed, a uint64, in SQLite's signed 64-bit integer bit for bit (and back). */
+/* The seed, a uint64, in a signed 64-bit integer bit for bit (and back). */
 static int64_t seed_to_db(uint64_t v)
 {
     int64_t r;
@@ -597,78 +951,80 @@ static enum eb_status insert_llm(struct eb_history *h, int64_t id, const struct 
         " prompt, gen, reps, ctx, seed, backend, backend_version, device, provider, precision,"
         " threads, prefill_tok_s, prefill_tok_s_std, decode_tok_s, decode_tok_s_std, prefill_mfu,"
         " decode_mbu, weight_bytes, kv_bytes, peak_mem_bytes, verdict, reasons)"
-        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-    sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(h->db, sql, -1, &q, NULL);
-    int i = 0;
-    BIND(sqlite3_bind_int64(q, ++i, id));
-    BIND(bind_text(q, ++i, l->model));
-    BIND(bind_text(q, ++i, l->model_sha256));
-    BIND(bind_u64(q, ++i, l->model_size));
-    BIND(bind_text(q, ++i, l->arch));
-    BIND(bind_text(q, ++i, l->size));
-    BIND(bind_u64(q, ++i, l->params));
-    BIND(bind_text(q, ++i, l->dtype));
-    BIND(sqlite3_bind_int(q, ++i, l->prompt));
-    BIND(sqlite3_bind_int(q, ++i, l->gen));
-    BIND(sqlite3_bind_int(q, ++i, l->reps));
-    BIND(sqlite3_bind_int(q, ++i, l->ctx));
-    BIND(sqlite3_bind_int64(q, ++i, seed_to_db(l->seed)));
-    BIND(bind_text(q, ++i, l->backend));
-    BIND(bind_text(q, ++i, l->backend_version));
-    BIND(bind_text(q, ++i, l->device));
-    BIND(bind_text(q, ++i, l->provider));
-    BIND(bind_text(q, ++i, l->precision));
-    BIND(sqlite3_bind_int(q, ++i, l->threads));
-    BIND(bind_dbl(q, ++i, l->prefill_tok_s));
-    BIND(bind_dbl(q, ++i, l->prefill_tok_s_std));
-    BIND(bind_dbl(q, ++i, l->decode_tok_s));
-    BIND(bind_dbl(q, ++i, l->decode_tok_s_std));
-    BIND(bind_dbl(q, ++i, l->prefill_mfu));
-    BIND(bind_dbl(q, ++i, l->decode_mbu));
-    BIND(bind_u64(q, ++i, l->weight_bytes));
-    BIND(bind_u64(q, ++i, l->kv_bytes));
-    BIND(bind_u64(q, ++i, l->peak_mem_bytes));
-    BIND(bind_text(q, ++i, l->verdict));
-    BIND(bind_text(q, ++i, l->reasons));
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-    sqlite3_finalize(q);
-    if (rc != SQLITE_OK)
-        return db_fail(h, diag, EB_ERR_IO, "cannot add the llm run");
-    for (size_t k = 0; k < EB_ARRAY_LEN(k_llm_stages); k++) {
+        " VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,"
+        " $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)";
+    struct params p = {.n = 0};
+    p_int(&p, id);
+    p_text(&p, l->model);
+    p_text(&p, l->model_sha256);
+    p_u64(&p, l->model_size);
+    p_text(&p, l->arch);
+    p_text(&p, l->size);
+    p_u64(&p, l->params);
+    p_text(&p, l->dtype);
+    p_int(&p, l->prompt);
+    p_int(&p, l->gen);
+    p_int(&p, l->reps);
+    p_int(&p, l->ctx);
+    p_int(&p, seed_to_db(l->seed));
+    p_text(&p, l->backend);
+    p_text(&p, l->backend_version);
+    p_text(&p, l->device);
+    p_text(&p, l->provider);
+    p_text(&p, l->precision);
+    p_int(&p, l->threads);
+    p_dbl(&p, l->prefill_tok_s);
+    p_dbl(&p, l->prefill_tok_s_std);
+    p_dbl(&p, l->decode_tok_s);
+    p_dbl(&p, l->decode_tok_s_std);
+    p_dbl(&p, l->prefill_mfu);
+    p_dbl(&p, l->decode_mbu);
+    p_u64(&p, l->weight_bytes);
+    p_u64(&p, l->kv_bytes);
+    p_u64(&p, l->peak_mem_bytes);
+    p_text(&p, l->verdict);
+    p_text(&p, l->reasons);
+    enum eb_status st = run(h, sql, &p, "cannot add the llm run", diag);
+    char ph[256], sql_stat[512];
+    placeholders(ph, sizeof(ph), 3, 2 + SUMMARY_N_COLS);
+    snprintf(sql_stat, sizeof(sql_stat),
+             "INSERT INTO llm_stats(run_id, stage, " SUMMARY_COLS ") VALUES($1, $2, %s)", ph);
+    for (size_t k = 0; k < EB_ARRAY_LEN(k_llm_stages) && st == EB_OK; k++) {
         const struct eb_stat_summary *x =
             (const struct eb_stat_summary *)((const char *)l + k_llm_stages[k].offset);
         if (x->count == 0)
             continue;
-        static const char sql_stat[] =
-            "INSERT INTO llm_stats(run_id, stage, " SUMMARY_COLS ") VALUES(?,?," SUMMARY_PARAMS ")";
-        rc = sqlite3_prepare_v2(h->db, sql_stat, -1, &q, NULL);
-        i = 0;
-        BIND(sqlite3_bind_int64(q, ++i, id));
-        BIND(sqlite3_bind_text(q, ++i, k_llm_stages[k].stage, -1, SQLITE_STATIC));
-        BIND(bind_summary(q, &i, x));
-        if (rc == SQLITE_OK)
-            rc = sqlite3_step(q) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
-        sqlite3_finalize(q);
-        if (rc != SQLITE_OK)
-            return db_fail(h, diag, EB_ERR_IO, "cannot add an llm statistic");
+        p.n = 0;
+        p_int(&p, id);
+        p_str(&p, k_llm_stages[k].stage);
+        p_summary(&p, x);
+        st = run(h, sql_stat, &p, "cannot add an llm statistic", diag);
     }
-    return EB_OK;
+    return st;
 }
 
-enum eb_status eb_history_append(struct eb_history *h, const struct eb_history_run *run,
-                                 int64_t *id_out, struct eb_diag *diag)
+enum eb_status eb_history__insert(struct eb_history *h, const struct eb_history_run *run_rec,
+                                  const char *uuid, const char *pending_target, int64_t *id_out,
+                                  int *existed_out, struct eb_diag *diag)
 {
-    enum eb_status st = exec(h, "BEGIN IMMEDIATE", diag);
+    enum eb_status st = exec(h, h->drv->begin_write, diag);
     if (st != EB_OK)
         return st;
     int64_t id = 0;
-    st = insert_run(h, run, &id, diag);
-    if (st == EB_OK && eb_history_run_is_llm(run))
-        st = insert_llm(h, id, &run->llm, diag);
-    for (int i = 0; i < EB_NUM_SLOTS && st == EB_OK && !eb_history_run_is_llm(run); i++)
-        st = insert_slot(h, id, &run->slots[i], diag);
+    int existed = 0;
+    st = insert_run(h, run_rec, uuid, &id, &existed, diag);
+    if (st == EB_OK && !existed && eb_history_run_is_llm(run_rec))
+        st = insert_llm(h, id, &run_rec->llm, diag);
+    for (int i = 0; i < EB_NUM_SLOTS && st == EB_OK && !existed && !eb_history_run_is_llm(run_rec);
+         i++)
+        st = insert_slot(h, id, &run_rec->slots[i], diag);
+    if (st == EB_OK && pending_target != NULL) {
+        struct params p = {.n = 0};
+        p_str(&p, uuid);
+        p_str(&p, pending_target);
+        st = run(h, "INSERT INTO pending(uuid, target) VALUES($1, $2) ON CONFLICT(uuid) DO NOTHING",
+                 &p, "cannot keep the run for upload", diag);
+    }
     if (st == EB_OK)
         st = exec(h, "COMMIT", diag);
     if (st != EB_OK) {
@@ -676,7 +1032,39 @@ enum eb_status eb_history_append(struct eb_history *h, const struct eb_history_r
         return st;
     }
     *id_out = id;
+    if (existed_out != NULL)
+        *existed_out = existed;
     return EB_OK;
+}
+
+enum eb_status eb_history_append(struct eb_history *h, const struct eb_history_run *run_rec,
+                                 int64_t *id_out, struct eb_diag *diag)
+{
+    char uuid[EB_HISTORY_UUID_SIZE];
+    enum eb_status st = EB_OK;
+    if (run_rec->uuid[0] != '\0')
+        copy_str(uuid, sizeof(uuid), run_rec->uuid);
+    else if ((st = eb_history_uuid_new(uuid, diag)) != EB_OK)
+        return st;
+    h->last_spooled = 0;
+    if (h->conn != NULL) {
+        struct eb_diag d = {0};
+        st = eb_history__insert(h, run_rec, uuid, NULL, id_out, NULL, &d);
+        if (st == EB_OK)
+            return EB_OK;
+        if (h->drv != &eb_history__pg || !h->drv->lost(h->conn))
+            return eb_diag_fail(diag, st, "%s", d.msg);
+        /* The server went away: this run and the next ones go to the spool. */
+        h->drv->close(h->conn);
+        h->conn = NULL;
+        if ((st = eb_history__spool_start(h, d.msg, diag)) != EB_OK)
+            return st;
+    }
+    EB_ASSERT(h->spool != NULL); /* a handle without a connection is a spooling one */
+    st = eb_history__insert(h->spool, run_rec, uuid, h->target, id_out, NULL, diag);
+    if (st == EB_OK)
+        h->last_spooled = 1;
+    return st;
 }
 
 /* ---- reading ----------------------------------------------------------------------------- */
@@ -684,61 +1072,63 @@ enum eb_status eb_history_append(struct eb_history *h, const struct eb_history_r
 static enum eb_status read_run_row(struct eb_history *h, int64_t id, struct eb_history_run *out,
                                    struct eb_diag *diag)
 {
-    static const char sql[] =
-        "SELECT started_at, kind, mode, command_line, config_json, duration_s, exit_code,"
-        " interrupted, verdict, reasons, output_dir, energy_per_frame_mj, edgebench_version,"
-        " ort_version, hostname, os, kernel, cpu_model, n_cpus, gpu_name, gpu_driver,"
-        " l4t_release, power_mode, fingerprint FROM runs WHERE id = ?";
-    sqlite3_stmt *q = NULL;
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT started_at, kind, mode, command_line, config_json, duration_s, exit_code,"
+             " interrupted, verdict, reasons, output_dir, energy_per_frame_mj, edgebench_version,"
+             " ort_version, hostname, os, kernel, cpu_model, n_cpus, gpu_name, gpu_driver,"
+             " l4t_release, power_mode, fingerprint, %s FROM runs WHERE id = $1",
+             h->version >= 5 ? "uuid" : "NULL"); /* before 5, runs have no uuid */
+    struct params p = {.n = 0};
+    p_int(&p, id);
     enum eb_status st = EB_OK;
-    if (sqlite3_prepare_v2(h->db, sql, -1, &q, NULL) != SQLITE_OK ||
-        sqlite3_bind_int64(q, 1, id) != SQLITE_OK) {
-        st = db_fail(h, diag, EB_ERR_IO, "cannot read the runs");
-        goto done;
-    }
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_DONE) {
+    struct eb_history__rows *r = query(h, sql, &p, "cannot read the runs", diag);
+    if (r == NULL)
+        return EB_ERR_IO;
+    const int rc = h->drv->next(r);
+    if (rc == 0) {
         st = eb_diag_fail(diag, EB_ERR_INVALID_ARG,
                           "no run %lld in %s; edgebench history --db %s lists the runs",
-                          (long long)id, h->path, h->path);
+                          (long long)id, h->where, h->where);
         goto done;
     }
-    if (rc != SQLITE_ROW) {
+    if (rc != 1) {
         st = db_fail(h, diag, EB_ERR_IO, "cannot read the runs");
         goto done;
     }
     int i = 0;
     out->id = id;
-    col_text(q, i++, out->started_at, sizeof(out->started_at));
-    col_text(q, i++, out->kind, sizeof(out->kind));
-    col_text(q, i++, out->mode, sizeof(out->mode));
-    col_text(q, i++, out->command_line, sizeof(out->command_line));
-    const unsigned char *cj = sqlite3_column_text(q, i++);
-    if (cj != NULL && (out->config_json = strdup((const char *)cj)) == NULL) {
+    col_text(h, r, i++, out->started_at, sizeof(out->started_at));
+    col_text(h, r, i++, out->kind, sizeof(out->kind));
+    col_text(h, r, i++, out->mode, sizeof(out->mode));
+    col_text(h, r, i++, out->command_line, sizeof(out->command_line));
+    const char *cj = h->drv->text(r, i++);
+    if (cj != NULL && (out->config_json = strdup(cj)) == NULL) {
         st = eb_diag_fail(diag, EB_ERR_NOMEM, "history: out of memory");
         goto done;
     }
-    out->duration_s = col_dbl(q, i++);
-    out->exit_code = sqlite3_column_int(q, i++);
-    out->interrupted = sqlite3_column_int(q, i++);
-    col_text(q, i++, out->verdict, sizeof(out->verdict));
-    col_text(q, i++, out->reasons, sizeof(out->reasons));
-    col_text(q, i++, out->output_dir, sizeof(out->output_dir));
-    out->energy_per_frame_mj = col_dbl(q, i++);
-    col_text(q, i++, out->edgebench_version, sizeof(out->edgebench_version));
-    col_text(q, i++, out->ort_version, sizeof(out->ort_version));
-    col_text(q, i++, out->hostname, sizeof(out->hostname));
-    col_text(q, i++, out->os, sizeof(out->os));
-    col_text(q, i++, out->kernel, sizeof(out->kernel));
-    col_text(q, i++, out->cpu_model, sizeof(out->cpu_model));
-    out->n_cpus = sqlite3_column_int(q, i++);
-    col_text(q, i++, out->gpu_name, sizeof(out->gpu_name));
-    col_text(q, i++, out->gpu_driver, sizeof(out->gpu_driver));
-    col_text(q, i++, out->l4t_release, sizeof(out->l4t_release));
-    col_text(q, i++, out->power_mode, sizeof(out->power_mode));
-    col_text(q, i++, out->fingerprint, sizeof(out->fingerprint));
+    out->duration_s = col_dbl(h, r, i++);
+    out->exit_code = col_int(h, r, i++);
+    out->interrupted = col_int(h, r, i++);
+    col_text(h, r, i++, out->verdict, sizeof(out->verdict));
+    col_text(h, r, i++, out->reasons, sizeof(out->reasons));
+    col_text(h, r, i++, out->output_dir, sizeof(out->output_dir));
+    out->energy_per_frame_mj = col_dbl(h, r, i++);
+    col_text(h, r, i++, out->edgebench_version, sizeof(out->edgebench_version));
+    col_text(h, r, i++, out->ort_version, sizeof(out->ort_version));
+    col_text(h, r, i++, out->hostname, sizeof(out->hostname));
+    col_text(h, r, i++, out->os, sizeof(out->os));
+    col_text(h, r, i++, out->kernel, sizeof(out->kernel));
+    col_text(h, r, i++, out->cpu_model, sizeof(out->cpu_model));
+    out->n_cpus = col_int(h, r, i++);
+    col_text(h, r, i++, out->gpu_name, sizeof(out->gpu_name));
+    col_text(h, r, i++, out->gpu_driver, sizeof(out->gpu_driver));
+    col_text(h, r, i++, out->l4t_release, sizeof(out->l4t_release));
+    col_text(h, r, i++, out->power_mode, sizeof(out->power_mode));
+    col_text(h, r, i++, out->fingerprint, sizeof(out->fingerprint));
+    col_text(h, r, i++, out->uuid, sizeof(out->uuid));
 done:
-    sqlite3_finalize(q);
+    h->drv->rows_close(r);
     return st;
 }
 
@@ -757,107 +1147,106 @@ static enum eb_status read_slots(struct eb_history *h, struct eb_history_run *ou
              "SELECT slot, name, status, message, model, model_sha256, model_size, backend,"
              " backend_version, device, provider, precision, input_w, input_h, frames,"
              " warmup_frames, wall_s, fps, mem_peak_bytes, energy_per_frame_mj, verdict, reasons,"
-             " %s FROM slots WHERE run_id = ? ORDER BY slot",
+             " %s FROM slots WHERE run_id = $1 ORDER BY slot",
              tails[h->version < 3 ? h->version : 3]);
-    sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(h->db, sql, -1, &q, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(q, 1, out->id);
-    while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        rc = SQLITE_OK;
-        int idx = sqlite3_column_int(q, 0);
+    struct params p = {.n = 0};
+    p_int(&p, out->id);
+    struct eb_history__rows *r = query(h, sql, &p, "cannot read the slots", diag);
+    if (r == NULL)
+        return EB_ERR_IO;
+    int rc;
+    while ((rc = h->drv->next(r)) == 1) {
+        const int idx = col_int(h, r, 0);
         if (idx < 0 || idx >= EB_NUM_SLOTS)
             continue;
         struct eb_history_slot *s = &out->slots[idx];
         int i = 0;
-        s->index = sqlite3_column_int(q, i++);
-        col_text(q, i++, s->name, sizeof(s->name));
-        col_text(q, i++, s->status, sizeof(s->status));
-        col_text(q, i++, s->message, sizeof(s->message));
-        col_text(q, i++, s->model, sizeof(s->model));
-        col_text(q, i++, s->model_sha256, sizeof(s->model_sha256));
-        s->model_size = col_u64(q, i++);
-        col_text(q, i++, s->backend, sizeof(s->backend));
-        col_text(q, i++, s->backend_version, sizeof(s->backend_version));
-        col_text(q, i++, s->device, sizeof(s->device));
-        col_text(q, i++, s->provider, sizeof(s->provider));
-        col_text(q, i++, s->precision, sizeof(s->precision));
-        s->input_w = sqlite3_column_int(q, i++);
-        s->input_h = sqlite3_column_int(q, i++);
-        s->frames = col_u64(q, i++);
-        s->warmup_frames = col_u64(q, i++);
-        s->wall_s = col_dbl(q, i++);
-        s->fps = col_dbl(q, i++);
-        s->mem_peak_bytes = col_u64(q, i++);
-        s->energy_per_frame_mj = col_dbl(q, i++);
-        col_text(q, i++, s->verdict, sizeof(s->verdict));
-        col_text(q, i++, s->reasons, sizeof(s->reasons));
-        s->map50_95 = col_dbl(q, i++);
-        s->map50 = col_dbl(q, i++);
-        col_text(q, i++, s->model_precision, sizeof(s->model_precision));
-        col_text(q, i++, s->compute_precision, sizeof(s->compute_precision));
+        s->index = col_int(h, r, i++);
+        col_text(h, r, i++, s->name, sizeof(s->name));
+        col_text(h, r, i++, s->status, sizeof(s->status));
+        col_text(h, r, i++, s->message, sizeof(s->message));
+        col_text(h, r, i++, s->model, sizeof(s->model));
+        col_text(h, r, i++, s->model_sha256, sizeof(s->model_sha256));
+        s->model_size = col_u64(h, r, i++);
+        col_text(h, r, i++, s->backend, sizeof(s->backend));
+        col_text(h, r, i++, s->backend_version, sizeof(s->backend_version));
+        col_text(h, r, i++, s->device, sizeof(s->device));
+        col_text(h, r, i++, s->provider, sizeof(s->provider));
+        col_text(h, r, i++, s->precision, sizeof(s->precision));
+        s->input_w = col_int(h, r, i++);
+        s->input_h = col_int(h, r, i++);
+        s->frames = col_u64(h, r, i++);
+        s->warmup_frames = col_u64(h, r, i++);
+        s->wall_s = col_dbl(h, r, i++);
+        s->fps = col_dbl(h, r, i++);
+        s->mem_peak_bytes = col_u64(h, r, i++);
+        s->energy_per_frame_mj = col_dbl(h, r, i++);
+        col_text(h, r, i++, s->verdict, sizeof(s->verdict));
+        col_text(h, r, i++, s->reasons, sizeof(s->reasons));
+        s->map50_95 = col_dbl(h, r, i++);
+        s->map50 = col_dbl(h, r, i++);
+        col_text(h, r, i++, s->model_precision, sizeof(s->model_precision));
+        col_text(h, r, i++, s->compute_precision, sizeof(s->compute_precision));
     }
-    sqlite3_finalize(q);
-    if (rc != SQLITE_DONE)
-        return db_fail(h, diag, EB_ERR_IO, "cannot read the slots");
-    return EB_OK;
+    h->drv->rows_close(r);
+    return rc == 0 ? EB_OK : db_fail(h, diag, EB_ERR_IO, "cannot read the slots");
 }
 
-static void col_ci(sqlite3_stmt *q, int i, struct eb_stat_ci *ci)
+static void col_ci(struct eb_history *h, struct eb_history__rows *r, int i, struct eb_stat_ci *ci)
 {
     memset(ci, 0, sizeof(*ci));
-    if (sqlite3_column_type(q, i) == SQLITE_NULL || sqlite3_column_type(q, i + 1) == SQLITE_NULL)
+    if (h->drv->is_null(r, i) || h->drv->is_null(r, i + 1))
         return;
     ci->available = 1;
-    ci->lo = sqlite3_column_double(q, i);
-    ci->hi = sqlite3_column_double(q, i + 1);
-    ci->rank_lo = col_u64(q, i + 2);
-    ci->rank_hi = col_u64(q, i + 3);
-    ci->coverage = col_dbl(q, i + 4);
+    ci->lo = h->drv->dbl(r, i);
+    ci->hi = h->drv->dbl(r, i + 1);
+    ci->rank_lo = col_u64(h, r, i + 2);
+    ci->rank_hi = col_u64(h, r, i + 3);
+    ci->coverage = col_dbl(h, r, i + 4);
 }
 
 /* Reads the SUMMARY_N_COLS columns from column `i` on (SUMMARY_COLS) into `x`. */
-static void col_summary(sqlite3_stmt *q, int i, struct eb_stat_summary *x)
+static void col_summary(struct eb_history *h, struct eb_history__rows *r, int i,
+                        struct eb_stat_summary *x)
 {
-    x->count = col_u64(q, i);
-    x->mean = col_dbl(q, i + 1);
-    x->std = col_dbl(q, i + 2);
-    x->cov = col_dbl(q, i + 3);
-    x->min = col_dbl(q, i + 4);
-    x->p50 = col_dbl(q, i + 5);
-    x->p90 = col_dbl(q, i + 6);
-    x->p95 = col_dbl(q, i + 7);
-    x->p99 = col_dbl(q, i + 8);
-    x->max = col_dbl(q, i + 9);
+    x->count = col_u64(h, r, i);
+    x->mean = col_dbl(h, r, i + 1);
+    x->std = col_dbl(h, r, i + 2);
+    x->cov = col_dbl(h, r, i + 3);
+    x->min = col_dbl(h, r, i + 4);
+    x->p50 = col_dbl(h, r, i + 5);
+    x->p90 = col_dbl(h, r, i + 6);
+    x->p95 = col_dbl(h, r, i + 7);
+    x->p99 = col_dbl(h, r, i + 8);
+    x->max = col_dbl(h, r, i + 9);
     x->fps = x->mean > 0 ? 1000.0 / x->mean : 0.0;
-    col_ci(q, i + 10, &x->p50_ci);
-    col_ci(q, i + 15, &x->p99_ci);
+    col_ci(h, r, i + 10, &x->p50_ci);
+    col_ci(h, r, i + 15, &x->p99_ci);
 }
 
 static enum eb_status read_stats(struct eb_history *h, struct eb_history_run *out,
                                  struct eb_diag *diag)
 {
-    static const char sql[] = "SELECT slot, stage, " SUMMARY_COLS " FROM stats WHERE run_id = ?";
-    sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(h->db, sql, -1, &q, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(q, 1, out->id);
-    while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        rc = SQLITE_OK;
-        int idx = sqlite3_column_int(q, 0);
-        const char *stage = (const char *)sqlite3_column_text(q, 1);
+    static const char sql[] = "SELECT slot, stage, " SUMMARY_COLS " FROM stats WHERE run_id = $1";
+    struct params p = {.n = 0};
+    p_int(&p, out->id);
+    struct eb_history__rows *r = query(h, sql, &p, "cannot read the statistics", diag);
+    if (r == NULL)
+        return EB_ERR_IO;
+    int rc;
+    while ((rc = h->drv->next(r)) == 1) {
+        const int idx = col_int(h, r, 0);
+        const char *stage = h->drv->text(r, 1);
         int st = -1;
         for (int k = 0; k < EB_HISTORY_STAGES && stage != NULL; k++)
             if (strcmp(stage, eb_history_stage_name(k)) == 0)
                 st = k;
         if (idx < 0 || idx >= EB_NUM_SLOTS || st < 0)
             continue; /* a stage a later edgebench added */
-        col_summary(q, 2, &out->slots[idx].stages[st]);
+        col_summary(h, r, 2, &out->slots[idx].stages[st]);
     }
-    sqlite3_finalize(q);
-    if (rc != SQLITE_DONE)
-        return db_fail(h, diag, EB_ERR_IO, "cannot read the statistics");
-    return EB_OK;
+    h->drv->rows_close(r);
+    return rc == 0 ? EB_OK : db_fail(h, diag, EB_ERR_IO, "cannot read the statistics");
 }
 
 /* The llm row and its statistics of llm run out->id (schema 4 on); none leaves out->llm as
@@ -869,70 +1258,72 @@ static enum eb_status read_llm(struct eb_history *h, struct eb_history_run *out,
         "SELECT model, model_sha256, model_size, arch, size, params, dtype, prompt, gen, reps, ctx,"
         " seed, backend, backend_version, device, provider, precision, threads, prefill_tok_s,"
         " prefill_tok_s_std, decode_tok_s, decode_tok_s_std, prefill_mfu, decode_mbu,"
-        " weight_bytes, kv_bytes, peak_mem_bytes, verdict, reasons FROM llm WHERE run_id = ?";
+        " weight_bytes, kv_bytes, peak_mem_bytes, verdict, reasons FROM llm WHERE run_id = $1";
     struct eb_history_llm *l = &out->llm;
-    sqlite3_stmt *q = NULL;
-    int rc = sqlite3_prepare_v2(h->db, sql, -1, &q, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(q, 1, out->id);
-    if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+    struct params p = {.n = 0};
+    p_int(&p, out->id);
+    struct eb_history__rows *r = query(h, sql, &p, "cannot read the llm run", diag);
+    if (r == NULL)
+        return EB_ERR_IO;
+    int rc = h->drv->next(r);
+    if (rc == 1) {
         int i = 0;
-        col_text(q, i++, l->model, sizeof(l->model));
-        col_text(q, i++, l->model_sha256, sizeof(l->model_sha256));
-        l->model_size = col_u64(q, i++);
-        col_text(q, i++, l->arch, sizeof(l->arch));
-        col_text(q, i++, l->size, sizeof(l->size));
-        l->params = col_u64(q, i++);
-        col_text(q, i++, l->dtype, sizeof(l->dtype));
-        l->prompt = sqlite3_column_int(q, i++);
-        l->gen = sqlite3_column_int(q, i++);
-        l->reps = sqlite3_column_int(q, i++);
-        l->ctx = sqlite3_column_int(q, i++);
-        l->seed = seed_from_db(sqlite3_column_int64(q, i++));
-        col_text(q, i++, l->backend, sizeof(l->backend));
-        col_text(q, i++, l->backend_version, sizeof(l->backend_version));
-        col_text(q, i++, l->device, sizeof(l->device));
-        col_text(q, i++, l->provider, sizeof(l->provider));
-        col_text(q, i++, l->precision, sizeof(l->precision));
-        l->threads = sqlite3_column_int(q, i++);
-        l->prefill_tok_s = col_dbl(q, i++);
-        l->prefill_tok_s_std = col_dbl(q, i++);
-        l->decode_tok_s = col_dbl(q, i++);
-        l->decode_tok_s_std = col_dbl(q, i++);
-        l->prefill_mfu = col_dbl(q, i++);
-        l->decode_mbu = col_dbl(q, i++);
-        l->weight_bytes = col_u64(q, i++);
-        l->kv_bytes = col_u64(q, i++);
-        l->peak_mem_bytes = col_u64(q, i++);
-        col_text(q, i++, l->verdict, sizeof(l->verdict));
-        col_text(q, i++, l->reasons, sizeof(l->reasons));
-        rc = sqlite3_step(q); /* run_id is the key: no second row */
+        col_text(h, r, i++, l->model, sizeof(l->model));
+        col_text(h, r, i++, l->model_sha256, sizeof(l->model_sha256));
+        l->model_size = col_u64(h, r, i++);
+        col_text(h, r, i++, l->arch, sizeof(l->arch));
+        col_text(h, r, i++, l->size, sizeof(l->size));
+        l->params = col_u64(h, r, i++);
+        col_text(h, r, i++, l->dtype, sizeof(l->dtype));
+        l->prompt = col_int(h, r, i++);
+        l->gen = col_int(h, r, i++);
+        l->reps = col_int(h, r, i++);
+        l->ctx = col_int(h, r, i++);
+        l->seed = seed_from_db(col_i64(h, r, i++));
+        col_text(h, r, i++, l->backend, sizeof(l->backend));
+        col_text(h, r, i++, l->backend_version, sizeof(l->backend_version));
+        col_text(h, r, i++, l->device, sizeof(l->device));
+        col_text(h, r, i++, l->provider, sizeof(l->provider));
+        col_text(h, r, i++, l->precision, sizeof(l->precision));
+        l->threads = col_int(h, r, i++);
+        l->prefill_tok_s = col_dbl(h, r, i++);
+        l->prefill_tok_s_std = col_dbl(h, r, i++);
+        l->decode_tok_s = col_dbl(h, r, i++);
+        l->decode_tok_s_std = col_dbl(h, r, i++);
+        l->prefill_mfu = col_dbl(h, r, i++);
+        l->decode_mbu = col_dbl(h, r, i++);
+        l->weight_bytes = col_u64(h, r, i++);
+        l->kv_bytes = col_u64(h, r, i++);
+        l->peak_mem_bytes = col_u64(h, r, i++);
+        col_text(h, r, i++, l->verdict, sizeof(l->verdict));
+        col_text(h, r, i++, l->reasons, sizeof(l->reasons));
+        rc = h->drv->next(r); /* run_id is the key: no second row */
     }
-    sqlite3_finalize(q);
-    q = NULL;
-    if (rc != SQLITE_DONE)
+    h->drv->rows_close(r);
+    if (rc != 0)
         return db_fail(h, diag, EB_ERR_IO, "cannot read the llm run");
-    static const char sql_stat[] = "SELECT stage, " SUMMARY_COLS " FROM llm_stats WHERE run_id = ?";
-    rc = sqlite3_prepare_v2(h->db, sql_stat, -1, &q, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(q, 1, out->id);
-    while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        rc = SQLITE_OK;
-        const char *stage = (const char *)sqlite3_column_text(q, 0);
+    static const char sql_stat[] =
+        "SELECT stage, " SUMMARY_COLS " FROM llm_stats WHERE run_id = $1";
+    r = query(h, sql_stat, &p, "cannot read the llm statistics", diag);
+    if (r == NULL)
+        return EB_ERR_IO;
+    while ((rc = h->drv->next(r)) == 1) {
+        const char *stage = h->drv->text(r, 0);
         for (size_t k = 0; k < EB_ARRAY_LEN(k_llm_stages) && stage != NULL; k++)
             if (strcmp(stage, k_llm_stages[k].stage) == 0) /* else a later edgebench's stage */
-                col_summary(q, 1, (struct eb_stat_summary *)((char *)l + k_llm_stages[k].offset));
+                col_summary(h, r, 1,
+                            (struct eb_stat_summary *)((char *)l + k_llm_stages[k].offset));
     }
-    sqlite3_finalize(q);
-    if (rc != SQLITE_DONE)
-        return db_fail(h, diag, EB_ERR_IO, "cannot read the llm statistics");
-    return EB_OK;
+    h->drv->rows_close(r);
+    return rc == 0 ? EB_OK : db_fail(h, diag, EB_ERR_IO, "cannot read the llm statistics");
 }
 
 enum eb_status eb_history_get(struct eb_history *h, int64_t id, struct eb_history_run *out,
                               struct eb_diag *diag)
 {
     memset(out, 0, sizeof(*out));
+    if (h->conn == NULL)
+        return eb_diag_fail(diag, EB_ERR_IO, "history database %s cannot be reached", h->where);
     struct eb_history_llm *l = &out->llm;
     l->prefill_tok_s = l->prefill_tok_s_std = l->decode_tok_s = l->decode_tok_s_std = NAN;
     l->prefill_mfu = l->decode_mbu = NAN;
@@ -981,40 +1372,46 @@ static int llm_matches(const struct eb_history_llm *l, const struct eb_history_f
 enum eb_status eb_history_list(struct eb_history *h, const struct eb_history_filter *filter,
                                eb_history_row_fn fn, void *ctx, struct eb_diag *diag)
 {
-    /* The runs with a slot that matches, and (schema 4 on) the llm runs that match. */
+    /* The runs of the host with a slot that matches, and (schema 4 on) the llm runs that
+     * match; %1$s is the driver's substring function. */
     static const char sql_slots[] =
-        "SELECT r.id FROM runs r WHERE EXISTS(SELECT 1 FROM slots s WHERE s.run_id = r.id"
-        " AND s.status != 'skipped' AND (?1 IS NULL OR instr(s.model, ?1) > 0)"
-        " AND (?2 IS NULL OR s.backend = ?2) AND (?3 IS NULL OR s.device = ?3))";
+        "SELECT r.id FROM runs r WHERE ($5 IS NULL OR r.hostname = $5) AND (EXISTS(SELECT 1"
+        " FROM slots s WHERE s.run_id = r.id AND s.status != 'skipped'"
+        " AND ($1 IS NULL OR %s(s.model, $1) > 0)"
+        " AND ($2 IS NULL OR s.backend = $2) AND ($3 IS NULL OR s.device = $3))";
     static const char sql_llm[] =
         " OR (r.kind = '" EB_HISTORY_KIND_LLM "' AND EXISTS(SELECT 1 FROM llm l"
-        " WHERE l.run_id = r.id AND (?1 IS NULL OR instr(l.model, ?1) > 0)"
-        " AND (?2 IS NULL OR l.backend = ?2) AND (?3 IS NULL OR l.device = ?3)))";
-    static const char sql_order[] = " ORDER BY r.id DESC LIMIT ?4";
-    char sql[sizeof(sql_slots) + sizeof(sql_llm) + sizeof(sql_order)];
-    snprintf(sql, sizeof(sql), "%s%s%s", sql_slots, h->version >= 4 ? sql_llm : "", sql_order);
+        " WHERE l.run_id = r.id AND ($1 IS NULL OR %s(l.model, $1) > 0)"
+        " AND ($2 IS NULL OR l.backend = $2) AND ($3 IS NULL OR l.device = $3)))";
+    static const char sql_order[] = ") ORDER BY r.id DESC LIMIT $4";
+    char sql[sizeof(sql_slots) + sizeof(sql_llm) + sizeof(sql_order) + 64];
+    int k = snprintf(sql, sizeof(sql), sql_slots, h->drv->instr);
+    if (h->version >= 4)
+        k += snprintf(sql + k, sizeof(sql) - (size_t)k, sql_llm, h->drv->instr);
+    snprintf(sql + k, sizeof(sql) - (size_t)k, "%s", sql_order);
     enum eb_status st = EB_OK;
-    sqlite3_stmt *q = NULL;
+    struct eb_history__rows *r = NULL;
     int64_t *ids = NULL;
     size_t n = 0, cap = 0;
-    struct eb_history_run *run = calloc(1, sizeof(*run));
-    if (run == NULL)
+    if (h->conn == NULL)
+        return eb_diag_fail(diag, EB_ERR_IO, "history database %s cannot be reached", h->where);
+    struct eb_history_run *rec = calloc(1, sizeof(*rec));
+    if (rec == NULL)
         return eb_diag_fail(diag, EB_ERR_NOMEM, "history: out of memory");
-    int rc = sqlite3_prepare_v2(h->db, sql, -1, &q, NULL);
-    if (rc == SQLITE_OK)
-        rc = filter->model != NULL ? sqlite3_bind_text(q, 1, filter->model, -1, SQLITE_STATIC)
-                                   : sqlite3_bind_null(q, 1);
-    if (rc == SQLITE_OK)
-        rc = filter->backend != NULL ? sqlite3_bind_text(q, 2, filter->backend, -1, SQLITE_STATIC)
-                                     : sqlite3_bind_null(q, 2);
-    if (rc == SQLITE_OK)
-        rc = filter->device != NULL ? sqlite3_bind_text(q, 3, filter->device, -1, SQLITE_STATIC)
-                                    : sqlite3_bind_null(q, 3);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(q, 4, filter->limit > 0 ? filter->limit : -1);
+    struct params p = {.n = 0};
+    p_text(&p, filter->model);
+    p_text(&p, filter->backend);
+    p_text(&p, filter->device);
+    p_int(&p, filter->limit > 0 ? filter->limit : INT64_MAX);
+    p_text(&p, filter->host);
     /* The ids first: the runs are read with other statements. */
-    while (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        rc = SQLITE_OK;
+    r = query(h, sql, &p, "cannot list the runs", diag);
+    if (r == NULL) {
+        st = EB_ERR_IO;
+        goto done;
+    }
+    int rc;
+    while ((rc = h->drv->next(r)) == 1) {
         if (n == cap) {
             size_t ncap = cap ? 2 * cap : 64;
             int64_t *grown = realloc(ids, ncap * sizeof(*ids));
@@ -1025,42 +1422,41 @@ enum eb_status eb_history_list(struct eb_history *h, const struct eb_history_fil
             ids = grown;
             cap = ncap;
         }
-        ids[n++] = sqlite3_column_int64(q, 0);
+        ids[n++] = h->drv->i64(r, 0);
     }
-    if (rc != SQLITE_DONE) {
+    if (rc != 0) {
         st = db_fail(h, diag, EB_ERR_IO, "cannot list the runs");
         goto done;
     }
-    for (size_t k = 0; k < n && st == EB_OK; k++) {
-        st = eb_history_get(h, ids[k], run, diag);
+    h->drv->rows_close(r);
+    r = NULL;
+    for (size_t j = 0; j < n && st == EB_OK; j++) {
+        st = eb_history_get(h, ids[j], rec, diag);
         if (st != EB_OK)
             break;
-        if (eb_history_run_is_llm(run) && llm_matches(&run->llm, filter)) {
-            struct eb_history_row row = {.id = run->id,
-                                         .started_at = run->started_at,
-                                         .kind = run->kind,
-                                         .mode = run->mode,
-                                         .run_verdict = run->verdict,
-                                         .llm = &run->llm};
+        struct eb_history_row row = {.id = rec->id,
+                                     .started_at = rec->started_at,
+                                     .kind = rec->kind,
+                                     .mode = rec->mode,
+                                     .run_verdict = rec->verdict,
+                                     .host = rec->hostname,
+                                     .uuid = rec->uuid};
+        if (eb_history_run_is_llm(rec) && llm_matches(&rec->llm, filter)) {
+            row.llm = &rec->llm;
             fn(ctx, &row);
         }
-        for (int i = 0; i < EB_NUM_SLOTS && !eb_history_run_is_llm(run); i++) {
-            if (!slot_matches(&run->slots[i], filter))
+        for (int i = 0; i < EB_NUM_SLOTS && !eb_history_run_is_llm(rec); i++) {
+            if (!slot_matches(&rec->slots[i], filter))
                 continue;
-            struct eb_history_row row = {.id = run->id,
-                                         .started_at = run->started_at,
-                                         .kind = run->kind,
-                                         .mode = run->mode,
-                                         .run_verdict = run->verdict,
-                                         .slot = &run->slots[i]};
+            row.slot = &rec->slots[i];
             fn(ctx, &row);
         }
-        eb_history_run_fini(run);
+        eb_history_run_fini(rec);
     }
 done:
-    sqlite3_finalize(q);
+    h->drv->rows_close(r);
     free(ids);
-    eb_history_run_fini(run);
-    free(run);
+    eb_history_run_fini(rec);
+    free(rec);
     return st;
 }

@@ -18,6 +18,14 @@
  *         printf("run %lld\n", (long long)id);
  *     eb_history_close(h);
  *
+ * Two stores, one schema: a SQLite file (the default, EB_HISTORY_DEFAULT_TEXT) or a PostgreSQL
+ * database shared by a fleet of boards (`--db postgresql://USER@HOST/DB`, any libpq connection
+ * string; eb_history_is_postgres). Every run has a uuid, its key across databases. A writer that
+ * cannot reach its PostgreSQL server keeps the run in the local spool (eb_history_spool_path, a
+ * SQLite history of its own) and says so (eb_history_take_note); `edgebench sync`, or the next
+ * writer that reaches that server, uploads what is pending, inserting a run only when its uuid
+ * is absent, and removes from the spool only what the server committed.
+ *
  * Schema (versioned by the `meta` row schema_version = EB_HISTORY_SCHEMA_VERSION; a database of
  * a newer version is refused, never altered; an older one is read as it is, and upgraded in
  * place when opened for writing): tables `meta(key, value)`, `runs` (one row per run), `slots`
@@ -25,8 +33,9 @@
  * llm run) and `llm_stats` (one row per llm run and latency: "ttft", "prefill", "decode"). The
  * columns are listed in history.c (k_schema, k_schema_llm) and README.md.
  *
- * Not thread-safe: one handle per thread. Concurrent processes are serialised by SQLite's
- * locking (a writer waits up to EB_HISTORY_BUSY_MS).
+ * Not thread-safe: one handle per thread. Every append is one transaction. Concurrent processes
+ * are serialised by SQLite's locking (a writer waits up to EB_HISTORY_BUSY_MS) or run side by
+ * side on PostgreSQL.
  */
 #ifndef EB_HISTORY_H
 #define EB_HISTORY_H
@@ -39,11 +48,16 @@
 #include "harness/results/result.h"
 
 /* 2: slots.map50_95 and map50 (run --data); 3: slots.model_precision and compute_precision;
- * 4: tables llm and llm_stats (runs of kind "llm") */
-#define EB_HISTORY_SCHEMA_VERSION 4
+ * 4: tables llm and llm_stats (runs of kind "llm"); 5: runs.uuid (unique) and an index on
+ * runs.hostname */
+#define EB_HISTORY_SCHEMA_VERSION 5
 #define EB_HISTORY_BUSY_MS        5000
 /** How --help and the README state the default database. */
 #define EB_HISTORY_DEFAULT_TEXT "${XDG_DATA_HOME:-~/.local/share}/edgebench/history.db"
+/** The spool's file name, in the default database's folder. */
+#define EB_HISTORY_SPOOL_NAME "spool.db"
+/** Room for a run's uuid: 36 characters and the NUL. */
+#define EB_HISTORY_UUID_SIZE 37
 
 /** One slot of a recorded run. Strings are "" when unknown. */
 /* The history's stages: enum eb_stage's, then "pipeline" (preprocess + inference +
@@ -127,7 +141,8 @@ struct eb_history_llm {
 
 /** One recorded run. */
 struct eb_history_run {
-    int64_t id; /* assigned by eb_history_append */
+    int64_t id;                      /* assigned by eb_history_append */
+    char uuid[EB_HISTORY_UUID_SIZE]; /* the run's key; "" = eb_history_append makes one */
     char started_at[32];
     char kind[16]; /* "run", "sweep", EB_HISTORY_KIND_LLM */
     char mode[16];
@@ -143,7 +158,7 @@ struct eb_history_run {
     /* environment fingerprint */
     char edgebench_version[32];
     char ort_version[64];
-    char hostname[256];
+    char hostname[256]; /* the board's (`history --host`) */
     char os[256];
     char kernel[256];
     char cpu_model[256];
@@ -169,20 +184,45 @@ void eb_history_run_fini(struct eb_history_run *run);
 void eb_history_fingerprint(struct eb_history_run *run);
 
 /**
- * The database path for `--db` text `db`: NULL means the default, EB_HISTORY_DEFAULT_TEXT
- * ($XDG_DATA_HOME, else $HOME/.local/share); "none" gives 0 with buf "" (no history). Returns 1
- * with the path in buf; 0 with buf "" for none; -1 with the reason in `diag` when the default
- * cannot be made ($XDG_DATA_HOME and $HOME unset) or the path is too long.
+ * The database for `--db` text `db` (a file path or a PostgreSQL connection string): NULL means
+ * $EB_DB when set and not empty, else the default, EB_HISTORY_DEFAULT_TEXT ($XDG_DATA_HOME,
+ * else $HOME/.local/share); "none" gives 0 with buf "" (no history). Returns 1 with the target
+ * in buf; 0 with buf "" for none; -1 with the reason in `diag` when the default cannot be made
+ * ($XDG_DATA_HOME and $HOME unset) or the text is too long.
  */
 int eb_history_path(const char *db, char *buf, size_t size, struct eb_diag *diag);
+
+/**
+ * Whether `target` names a PostgreSQL database: a `postgresql://` or `postgres://` URI, or a
+ * libpq `key=value` connection string that starts with one of libpq's keywords (host, dbname,
+ * user, ...). Anything else is a file path.
+ */
+int eb_history_is_postgres(const char *target);
+
+/** `target` as messages show it: a connection string without its password. */
+void eb_history_redact(const char *target, char *buf, size_t size);
+
+/**
+ * The spool's path: EB_HISTORY_SPOOL_NAME beside the default database. 0, or -1 with the reason
+ * in `diag` ($XDG_DATA_HOME and $HOME unset).
+ */
+int eb_history_spool_path(char *buf, size_t size, struct eb_diag *diag);
+
+/** A new random (version 4) uuid, lower-case hex with dashes. EB_ERR_IO without /dev/urandom. */
+EB_NODISCARD enum eb_status eb_history_uuid_new(char out[EB_HISTORY_UUID_SIZE],
+                                                struct eb_diag *diag);
 
 struct eb_history; /* an open database */
 
 /**
- * Opens the database at `path`. With `create` the file and its folders are created when
- * missing, and the schema is created in an empty database; without it a missing file is
- * EB_ERR_IO ("no history database at PATH; ...") and the database is opened read-only.
- * EB_ERR_FORMAT when the file is not an edgebench history database or has a newer schema.
+ * Opens the database `path` (a file, or a PostgreSQL connection string). With `create` the file
+ * and its folders are created when missing, and the schema is created in an empty database (an
+ * older one upgraded in place); without it a missing file is EB_ERR_IO ("no history database at
+ * PATH; ...") and the database is opened read-only. EB_ERR_FORMAT when it is not an edgebench
+ * history database or has a newer schema. PostgreSQL with `create`: a server that cannot be
+ * reached is not an error, the appends go to the spool (eb_history_take_note says so once); one
+ * that can is first sent the runs pending in the spool for it. EB_ERR_UNSUPPORTED for a
+ * PostgreSQL target in a build without it (-DEB_POSTGRES=OFF).
  */
 EB_NODISCARD enum eb_status eb_history_open(const char *path, int create, struct eb_history **out,
                                             struct eb_diag *diag);
@@ -190,12 +230,25 @@ EB_NODISCARD enum eb_status eb_history_open(const char *path, int create, struct
 void eb_history_close(struct eb_history *h);
 
 /**
- * Appends `run` in one transaction; its new id into *id_out. A run of kind "llm" stores its
- * `llm` record and no slots; another kind its slots and no `llm` record.
+ * Appends `run` in one transaction (its uuid, or a new one); its id into *id_out. A run of kind
+ * "llm" stores its `llm` record and no slots; another kind its slots and no `llm` record. On
+ * PostgreSQL, a server that is gone (at open, or now) sends the run to the spool instead: then
+ * eb_history_spooled is 1 and *id_out is the spool's id.
  */
 EB_NODISCARD enum eb_status eb_history_append(struct eb_history *h,
                                               const struct eb_history_run *run, int64_t *id_out,
                                               struct eb_diag *diag);
+
+/** Where the last append went, as messages show it: the database, or the spool's path. */
+const char *eb_history_where(const struct eb_history *h);
+/** Whether the last append went to the spool. */
+int eb_history_spooled(const struct eb_history *h);
+/**
+ * One line for the user, once: the server cannot be reached and the runs are kept in the spool,
+ * or runs from the spool were uploaded. Returns 1 with the line in buf and forgets it; 0 when
+ * there is none.
+ */
+int eb_history_take_note(struct eb_history *h, char *buf, size_t size);
 
 /**
  * Reads run `id` into `out` (zeroed first; eb_history_run_fini frees it). EB_ERR_INVALID_ARG
@@ -209,6 +262,7 @@ struct eb_history_filter {
     const char *model;   /* substring of the model path */
     const char *backend; /* exact */
     const char *device;  /* exact */
+    const char *host;    /* the board's hostname, exact */
     int64_t limit;       /* most recent runs; 0 = all */
 };
 
@@ -216,6 +270,7 @@ struct eb_history_filter {
 struct eb_history_row {
     int64_t id;
     const char *started_at, *kind, *mode, *run_verdict;
+    const char *host, *uuid;            /* the run's board and key ("" unknown) */
     const struct eb_history_slot *slot; /* end_to_end is stages[EB_STAGE_E2E]; NULL for llm */
     const struct eb_history_llm *llm;   /* the llm run; NULL for a slot */
 };
@@ -253,5 +308,11 @@ int eb_history_diff_kinds_differ(const struct eb_history_run *a, const struct eb
 int eb_history_main(int argc, char **argv, FILE *out, FILE *err);
 /** `edgebench diff A B [options]`; returns 0, 4 on a regression, 2 on bad input. */
 int eb_diff_main(int argc, char **argv, FILE *out, FILE *err);
+/**
+ * `edgebench sync [--db TARGET]`: uploads the spooled runs (of TARGET, else $EB_DB, else all);
+ * returns 0 when none is left pending, 1 when a server could not take them (one line each
+ * says why), 2 on bad input.
+ */
+int eb_sync_main(int argc, char **argv, FILE *out, FILE *err);
 
 #endif
