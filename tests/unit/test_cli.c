@@ -268,7 +268,9 @@ EB_TEST(config_echo_has_every_option)
     ASSERT_NEAR(eb_json_get(root, "max_drop_pct")->num, 1, 0);
     ASSERT_NEAR(eb_json_get(root, "save_images")->num, 0, 0);
     ASSERT_EQ_INT(eb_json_get(root, "trt_cache")->type, EB_JSON_NULL); /* the default folder */
-    ASSERT_EQ_INT(root->n, 59); /* one key per row of cli_opts.def */
+    ASSERT_NEAR(eb_json_get(root, "metrics_max_mb")->num, 64, 0);
+    ASSERT_NEAR(eb_json_get(root, "checkpoint_s")->num, 60, 0);
+    ASSERT_EQ_INT(root->n, 61); /* one key per row of cli_opts.def */
     eb_json_free(root);
     free(text);
 }

@@ -205,7 +205,16 @@ struct eb_sampler_config {
     /* Appended: the NVML library to dlopen. NULL = $EB_NVML_LIB when set and not empty, else
      * "libnvidia-ml.so.1"; "" = do not use NVML (no warning). Borrowed, copied at start. */
     const char *nvml_lib;
+    /* Appended: soak runs. metrics_path is rotated when a sample would take it past
+     * metrics_max_bytes (0 = never): metrics.jsonl.1 ... .<metrics_keep> hold the older samples,
+     * .1 the newest of them; the oldest beyond metrics_keep is removed. A sample is never split
+     * across two files. */
+    uint64_t metrics_max_bytes;
+    int metrics_keep;
 };
+
+/** How many rotated metrics files a run keeps by default (--metrics_max_mb). */
+#define EB_SAMPLER_METRICS_KEEP 4
 
 struct eb_sampler;
 
