@@ -270,7 +270,9 @@ EB_TEST(config_echo_has_every_option)
     ASSERT_EQ_INT(eb_json_get(root, "trt_cache")->type, EB_JSON_NULL); /* the default folder */
     ASSERT_EQ_INT(eb_json_get(root, "reconnect")->num, 3);
     ASSERT_NEAR(eb_json_get(root, "source_timeout_s")->num, 10, 0);
-    ASSERT_EQ_INT(root->n, 62); /* one key per row of cli_opts.def */
+    ASSERT_NEAR(eb_json_get(root, "metrics_max_mb")->num, 64, 0);
+    ASSERT_NEAR(eb_json_get(root, "checkpoint_s")->num, 60, 0);
+    ASSERT_EQ_INT(root->n, 64); /* one key per row of cli_opts.def */
     eb_json_free(root);
     free(text);
 }

@@ -848,3 +848,26 @@ EB_TEST(write_files_writes_html)
     free(text);
     eb_run_result_fini(&r);
 }
+
+EB_TEST(html_marks_the_throttling_onset_on_the_latency_chart)
+{
+    /* Soak runs: a latency change-point found by report_throttle.c is drawn on the latency over
+     * time chart (a vertical line, its legend saying when and how much). */
+    struct eb_run_result r;
+    build_result(&r, 1);
+    r.slots[0].series_t0_ns = 100000000000ull;
+    r.slots[0].throttle = (struct eb_throttle_onset){.checked = 1,
+                                                     .found = 1,
+                                                     .t_s = 12.0,
+                                                     .latency_before_ms = 20.0,
+                                                     .latency_after_ms = 26.0,
+                                                     .coincides = 1};
+    struct eb_report_metrics m;
+    build_metrics(&m);
+    char *html = render_html(&r, &m);
+    ASSERT_CONTAINS(html, "rgb throttling onset at 12 s: 20.00 -");
+    ASSERT_CONTAINS(html, "(with a clock/temperature change)");
+    free(html);
+    eb_report_metrics_fini(&m);
+    eb_run_result_fini(&r);
+}

@@ -306,13 +306,65 @@ struct progress {
     struct run_ctx *rc;
     struct eb_slot *slots[EB_NUM_SLOTS];
     size_t n;
+    int show;              /* draw the progress line */
+    uint64_t ckpt_ns;      /* --checkpoint_s in ns; 0 = off */
+    uint64_t next_ckpt_ns; /* when the next checkpoint is asked for */
+    int ckpt_pending;      /* asked; written once every slot has answered */
 };
+
+/*
+ * --checkpoint_s: every slot's thread summarises its frames so far between two frames; then the
+ * run's result so far, marked "checkpoint", replaces report.json and report.md (atomically), so
+ * that a board that loses power keeps a report. A slot that no longer answers (its pass is
+ * over) holds the checkpoint back; the final report comes soon after.
+ */
+static void checkpoint_tick(struct progress *pg, uint64_t now)
+{
+    if (!pg->ckpt_pending) {
+        if (now < pg->next_ckpt_ns)
+            return;
+        for (size_t i = 0; i < pg->n; i++)
+            eb_slot_checkpoint_request(pg->slots[i]);
+        pg->ckpt_pending = 1;
+        return;
+    }
+    for (size_t i = 0; i < pg->n; i++)
+        if (!eb_slot_checkpoint_ready(pg->slots[i]))
+            return;
+    pg->ckpt_pending = 0;
+    pg->next_ckpt_ns = now + pg->ckpt_ns;
+    struct run_ctx *rc = pg->rc;
+    struct eb_run_result *c = malloc(sizeof(*c));
+    if (c == NULL)
+        return;
+    /* A shallow copy: what it points to stays the run's and the slots'. */
+    *c = rc->result;
+    for (size_t i = 0; i < pg->n; i++) {
+        struct eb_slot_result *r = &c->slots[pg->slots[i]->index];
+        const int index = r->index;
+        const char *name = r->name;
+        *r = pg->slots[i]->ckpt;
+        r->index = index;
+        r->name = name;
+    }
+    c->checkpoint = 1;
+    eb_report_finish(c);
+    struct eb_diag d = {0};
+    if (eb_report_write_file(c, rc->dir, EB_REPORT_FILE_JSON, &d) != EB_OK ||
+        eb_report_write_file(c, rc->dir, EB_REPORT_FILE_MD, &d) != EB_OK)
+        eb_log_msg(&rc->log, EB_LOG_WARN, "--checkpoint_s: %s", d.msg);
+    free(c);
+}
 
 /* The progress line: per slot frames so far (of the frame goal), FPS, the median of the last
  * frames' end-to-end times; the monitored memory against the limit. */
 static void progress_line(void *ctx, uint64_t t0)
 {
-    const struct progress *pg = ctx;
+    struct progress *pg = ctx;
+    if (pg->ckpt_ns > 0)
+        checkpoint_tick(pg, eb_clock_ns());
+    if (!pg->show)
+        return;
     char line[256];
     size_t off = 0;
     double el = (double)(eb_clock_ns() - t0) / 1e9;
@@ -360,18 +412,21 @@ static void prom_frame(void *ctx, const struct eb_slot *s, const struct eb_frame
 }
 
 /* Measures the given slots together through the pipeline (harness/pipeline/pipeline.h). */
-static void run_pass(struct run_ctx *rc, const int *which, int show_progress)
+static void run_pass(struct run_ctx *rc, const int *which, int show_progress, int checkpoints)
 {
-    struct progress pg = {.rc = rc};
+    struct progress pg = {.rc = rc, .show = show_progress};
     for (int i = 0; i < EB_NUM_SLOTS; i++)
         if (which[i])
             pg.slots[pg.n++] = &rc->slots[i];
+    pg.ckpt_ns = checkpoints ? (uint64_t)(rc->cfg->checkpoint_s * 1e9) : 0;
+    pg.next_ckpt_ns = eb_clock_ns() + pg.ckpt_ns;
     const int live = rc->prom != NULL && rc->prom_live;
-    const struct eb_pipeline_hooks hooks = {.tick = show_progress ? progress_line : NULL,
+    const struct eb_pipeline_hooks hooks = {.tick = progress_line,
                                             .ctx = &pg,
                                             .frame = live ? prom_frame : NULL,
                                             .frame_ctx = rc->prom};
-    eb_pipeline_run(pg.slots, pg.n, rc->env->stop, show_progress || live ? &hooks : NULL);
+    eb_pipeline_run(pg.slots, pg.n, rc->env->stop,
+                    show_progress || pg.ckpt_ns > 0 || live ? &hooks : NULL);
     if (show_progress)
         eb_runlog_progress(&rc->rl, "");
 }
@@ -840,7 +895,9 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
                                    .is_jetson = rc->platform.is_jetson,
                                    .log = &rc->log,
                                    .on_sample = rc->prom != NULL ? eb_prom_on_sample : NULL,
-                                   .on_sample_ctx = rc->prom};
+                                   .on_sample_ctx = rc->prom,
+                                   .metrics_max_bytes = (uint64_t)(cfg->metrics_max_mb * 1e6),
+                                   .metrics_keep = EB_SAMPLER_METRICS_KEEP};
     struct eb_diag sd = {0};
     if (eb_sampler_start(&sc, &sampler, &sd) != EB_OK) {
         eb_log_msg(&rc->log, EB_LOG_WARN, "system metrics unavailable: %s", sd.msg);
@@ -866,7 +923,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             eb_log_msg(&rc->log, EB_LOG_INFO, "solo baseline: slot %s alone", s->name);
             int which[EB_NUM_SLOTS] = {0};
             which[i] = 1;
-            run_pass(rc, which, show);
+            run_pass(rc, which, show, 0);
             struct eb_slot_result tmp;
             memset(&tmp, 0, sizeof(tmp));
             eb_slot_summarize_solo(s, &tmp);
@@ -895,7 +952,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
                                    eb_device_name(rc->slots[i].setup.backend_cfg.device),
                                    rc->slots[i].fps);
         rc->prom_live = 1;
-        run_pass(rc, ok, show);
+        run_pass(rc, ok, show, 1);
         rc->prom_live = 0;
         write_frames_csv(rc, ok);
         if (cfg->trace)

@@ -60,7 +60,11 @@ struct eb_sampler {
     uint64_t ram_n;
     double ram_sum, ram_max, ram_total, swap_max, rss_max;
     uint64_t pressure;
-    int write_errno;               /* the first failed write to fp (errno); 0 none */
+    int write_errno;    /* the first failed write to fp (errno); 0 none */
+    uint64_t max_bytes; /* rotate metrics.jsonl past this size; 0 = never */
+    int keep;           /* rotated files kept */
+    uint64_t written;   /* bytes in the current file */
+    uint64_t rotations;
     char path[4200];               /* metrics_path, for messages */
     struct eb_sampler__nvml *nvml; /* NULL when NVML is off or unavailable */
     char nvml_warning[256];        /* set before the thread starts or by the thread */
@@ -96,6 +100,38 @@ static void read_cpu(struct eb_sampler *s, double *avg_out)
     s->have_prev = 1;
 }
 
+/*
+ * Size rotation of metrics.jsonl (soak runs): path.<k> becomes path.<k+1> from the oldest down
+ * (the one past `keep` is removed), path becomes path.1, and a new path is opened. Called before
+ * a sample is written, so every file holds whole lines. A failure is kept as the first write
+ * error (summary.metrics_error) and the samples go on into the file that is open.
+ */
+static void rotate_metrics(struct eb_sampler *s)
+{
+    char from[4300], to[4300];
+    snprintf(from, sizeof(from), "%s.%d", s->path, s->keep);
+    if (remove(from) != 0 && errno != ENOENT && s->write_errno == 0)
+        s->write_errno = errno;
+    for (int k = s->keep - 1; k >= 1; k--) {
+        snprintf(from, sizeof(from), "%s.%d", s->path, k);
+        snprintf(to, sizeof(to), "%s.%d", s->path, k + 1);
+        if (rename(from, to) != 0 && errno != ENOENT && s->write_errno == 0)
+            s->write_errno = errno;
+    }
+    snprintf(to, sizeof(to), "%s.1", s->path);
+    /* Closed before the rename: the descriptor count stays the same across a rotation. */
+    if (fclose(s->fp) != 0 && s->write_errno == 0)
+        s->write_errno = errno != 0 ? errno : EIO;
+    s->fp = NULL;
+    if (rename(s->path, to) != 0 && s->write_errno == 0)
+        s->write_errno = errno;
+    s->fp = fopen(s->path, "a");
+    if (s->fp == NULL && s->write_errno == 0)
+        s->write_errno = errno != 0 ? errno : EIO;
+    s->written = 0;
+    s->rotations++;
+}
+
 static void take_sample(struct eb_sampler *s)
 {
     uint64_t now = eb_clock_ns();
@@ -122,7 +158,12 @@ static void take_sample(struct eb_sampler *s)
     if (s->nvml != NULL)
         eb_sampler__nvml_sample(s->nvml, now, gpus);
 
+    /* A line is a few hundred bytes to a few KB (cores, GPUs): rotate when the next one could
+     * pass the limit. */
+    if (s->fp != NULL && s->max_bytes > 0 && s->keep > 0 && s->written + 16384 > s->max_bytes)
+        rotate_metrics(s);
     if (s->fp != NULL) {
+        const long at = ftell(s->fp);
         struct eb_json_writer w;
         eb_json_writer_init_file(&w, s->fp, 0);
         eb_json_obj_begin(&w);
@@ -152,6 +193,9 @@ static void take_sample(struct eb_sampler *s)
             eb_sampler__nvml_write_json(s->nvml, gpus, &w);
         eb_json_obj_end(&w);
         fputc('\n', s->fp);
+        const long end = ftell(s->fp);
+        if (at >= 0 && end > at)
+            s->written += (uint64_t)(end - at);
         /* Reported once, at eb_sampler_stop (summary.metrics_error): the run goes on. */
         errno = 0;
         if ((fflush(s->fp) != 0 || eb_json_writer_error(&w) || ferror(s->fp)) &&
@@ -340,6 +384,10 @@ enum eb_status eb_sampler_start(const struct eb_sampler_config *cfg, struct eb_s
                               cfg->metrics_path, strerror(errno));
             goto fail;
         }
+        s->max_bytes = cfg->metrics_max_bytes;
+        s->keep = cfg->metrics_keep;
+        const long at = fseek(s->fp, 0, SEEK_END) == 0 ? ftell(s->fp) : 0;
+        s->written = at > 0 ? (uint64_t)at : 0;
     }
     setup_zones(s);
 

@@ -232,7 +232,16 @@ struct eb_sampler_config {
      * endpoint's eb_prom_on_sample; it must return promptly. `on_sample_ctx` is borrowed. */
     void (*on_sample)(void *ctx, const struct eb_sampler_live *live);
     void *on_sample_ctx;
+    /* Appended: soak runs. metrics_path is rotated when a sample would take it past
+     * metrics_max_bytes (0 = never): metrics.jsonl.1 ... .<metrics_keep> hold the older samples,
+     * .1 the newest of them; the oldest beyond metrics_keep is removed. A sample is never split
+     * across two files. */
+    uint64_t metrics_max_bytes;
+    int metrics_keep;
 };
+
+/** How many rotated metrics files a run keeps by default (--metrics_max_mb). */
+#define EB_SAMPLER_METRICS_KEEP 4
 
 struct eb_sampler;
 

@@ -114,4 +114,119 @@ void eb_stat_drift(const double *values, size_t n, double *scratch, struct eb_st
 /** The 0-based first and last value index of `block` when `n` values were cut (as above). */
 void eb_stat_drift_block_frames(uint64_t n, int block, uint64_t *first, uint64_t *last);
 
+/*
+ * Streaming statistics for runs of any length (soak runs: --duration of hours). A run keeps its
+ * first EB_STAT_EXACT_MAX samples per series exactly, and every statistic is then computed from
+ * them as above (exact). Past that threshold a slot summarises through one fixed-size
+ * struct eb_stat_stream per series, fed every sample:
+ *   - count, mean, std (Welford's update, sample n - 1), min and max stay exact;
+ *   - the percentiles come from an HDR-style log-linear histogram of the values in nanoseconds:
+ *     exact below 2^EB_STAT_HIST_SUB_BITS ns, above it 2^EB_STAT_HIST_SUB_BITS sub-buckets per
+ *     power of two, a value read back as its bucket's midpoint: relative error at most
+ *     EB_STAT_HIST_REL_ERR (0.4%) on every percentile (clamped to [min, max]);
+ *   - the 95% intervals on p50 and p99 (and the drift blocks) come from a uniform reservoir of
+ *     EB_STAT_RESERVOIR samples (Vitter's algorithm R, seeded, so a run is reproducible): the
+ *     order-statistic interval of the reservoir, i.e. of a simple random sample of the run's
+ *     frames - wider than the exact interval of all frames, never narrower.
+ * Memory is fixed: sizeof(struct eb_stat_stream), whatever the run length.
+ */
+#define EB_STAT_EXACT_MAX     131072
+#define EB_STAT_RESERVOIR     8192
+#define EB_STAT_HIST_SUB_BITS 7
+#define EB_STAT_HIST_MAX_LOG2 42 /* values up to 2^42 ns (73 minutes a frame); larger: top bucket */
+#define EB_STAT_HIST_BUCKETS                                                                       \
+    ((EB_STAT_HIST_MAX_LOG2 - EB_STAT_HIST_SUB_BITS + 1) << EB_STAT_HIST_SUB_BITS)
+#define EB_STAT_HIST_REL_ERR 0.004 /* 1 / 2^(EB_STAT_HIST_SUB_BITS + 1), rounded up */
+/** How percentiles are computed past EB_STAT_EXACT_MAX samples, as the reports state it. */
+#define EB_STAT_STREAM_METHOD                                                                      \
+    "past 131072 samples per series: count, mean, std, min and max stay exact; percentiles "       \
+    "from a log-linear histogram (128 sub-buckets per power of two of the nanoseconds, bucket "    \
+    "midpoint: within 0.4% relative); p50/p99 confidence intervals and drift blocks from a "       \
+    "seeded uniform reservoir of 8192 samples"
+
+struct eb_stat_stream {
+    uint64_t count;
+    double mean, m2, min, max; /* Welford */
+    uint64_t rng;              /* splitmix64 state of the reservoir's draws */
+    uint32_t n_res;            /* samples in the reservoir (<= EB_STAT_RESERVOIR) */
+    double res[EB_STAT_RESERVOIR];
+    uint64_t res_index[EB_STAT_RESERVOIR]; /* 0-based sample number of each reservoir sample */
+    uint64_t hist[EB_STAT_HIST_BUCKETS];
+};
+
+/** Empties `s`; `seed` fixes the reservoir's draws. */
+void eb_stat_stream_init(struct eb_stat_stream *s, uint64_t seed);
+
+/** Adds one value (milliseconds, >= 0) to `s`. O(1), no allocation. */
+void eb_stat_stream_add(struct eb_stat_stream *s, double ms);
+
+/** Percentile q in [0,100] of the values added (the histogram; see above); 0 when empty. */
+double eb_stat_stream_percentile(const struct eb_stat_stream *s, double q);
+
+/**
+ * Summarises `s` into `out` as eb_stat_summarize_ms does (percentiles and intervals as described
+ * above). `scratch` holds EB_STAT_RESERVOIR doubles. Pure.
+ */
+void eb_stat_stream_summarize(const struct eb_stat_stream *s, double *scratch,
+                              struct eb_stat_summary *out);
+
+/**
+ * The drift of the stream (as eb_stat_drift) from its reservoir: the reservoir's samples cut
+ * into EB_STAT_DRIFT_BLOCKS blocks by their sample number over `s->count` samples. `scratch`
+ * holds EB_STAT_RESERVOIR doubles. Pure.
+ */
+void eb_stat_stream_drift(const struct eb_stat_stream *s, double *scratch,
+                          struct eb_stat_drift *out);
+
+/*
+ * A series over time in a fixed number of buckets (the latency-over-time chart of a run of any
+ * length): each bucket holds count, mean, min and max of the values whose time falls in it. The
+ * buckets start EB_STAT_SERIES_FIRST_S wide; when a value falls past the last bucket, pairs of
+ * buckets merge (the width doubles) until it fits, so a run of any length ends with between
+ * EB_STAT_SERIES_BUCKETS / 2 and EB_STAT_SERIES_BUCKETS buckets in use.
+ */
+#define EB_STAT_SERIES_BUCKETS 256
+#define EB_STAT_SERIES_FIRST_S 0.125
+
+struct eb_stat_bucket {
+    uint64_t count;
+    double sum, min, max;
+};
+
+struct eb_stat_series {
+    double width_s; /* every bucket's width */
+    size_t n_used;  /* buckets up to the last one that holds a value */
+    struct eb_stat_bucket b[EB_STAT_SERIES_BUCKETS];
+};
+
+/** Empties `s`. */
+void eb_stat_series_init(struct eb_stat_series *s);
+
+/** Adds `value` at `t_s` seconds (>= 0) from the series' start. O(1) amortised. */
+void eb_stat_series_add(struct eb_stat_series *s, double t_s, double value);
+
+/*
+ * Change-point (throttling onset): the two-segment least-squares split of a series of bucket
+ * means: the split k (each side at least EB_STAT_CP_MIN_SIDE buckets) that minimises the sum of
+ * squared deviations from each side's mean. It is a change when the split explains at least
+ * EB_STAT_CP_MIN_EXPLAINED of the series' variance and the two means differ by at least
+ * EB_STAT_CP_MIN_SHIFT (relative to the first side's). Pure; no allocation.
+ */
+#define EB_STAT_CP_MIN_SIDE      3
+#define EB_STAT_CP_MIN_EXPLAINED 0.5
+#define EB_STAT_CP_MIN_SHIFT     0.05
+#define EB_STAT_CP_METHOD                                                                          \
+    "two-segment least-squares split of the binned series (each side >= 3 bins); a change when "   \
+    "it explains >= 50% of the variance and the means differ by >= 5%"
+
+struct eb_stat_change {
+    int found;            /* 0: no change (the rest is then the best split's figures or 0) */
+    size_t split;         /* index of the first value after the change */
+    double before, after; /* the two sides' means */
+    double explained;     /* 1 - SSE(split) / SSE(one mean) */
+};
+
+/** The change-point of `n` values (see above) into `out`. */
+void eb_stat_change_point(const double *values, size_t n, struct eb_stat_change *out);
+
 #endif

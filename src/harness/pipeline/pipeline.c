@@ -187,8 +187,8 @@ static void measure(struct pipe *p, struct eb_slot *s, uint64_t t0)
         t_free = eb_clock_ns();
     }
     const size_t n = atomic_load_explicit(&s->n_done, memory_order_relaxed);
-    s->phase_end_ns =
-        n > 0 ? s->records[n - 1].t_start_ns + s->records[n - 1].stage_ns[EB_STAGE_E2E] : t0;
+    const struct eb_frame_record *last = n > 0 ? eb_slot_record(s, n - 1) : NULL;
+    s->phase_end_ns = last != NULL ? last->t_start_ns + last->stage_ns[EB_STAGE_E2E] : t0;
     if (!met)
         atomic_fetch_add(&p->len_met, 1);
 }
@@ -248,10 +248,13 @@ static void close_window(struct eb_slot *const *slots, size_t n)
         struct eb_slot *s = slots[i];
         const size_t done = atomic_load_explicit(&s->n_done, memory_order_acquire);
         s->window_end_ns = s->phase_end_ns < end ? s->phase_end_ns : end;
-        size_t k = 0;
-        while (k < done &&
-               s->records[k].t_start_ns + s->records[k].stage_ns[EB_STAGE_E2E] <= s->window_end_ns)
-            k++;
+        /* Frames end in order: the counted ones are a prefix, found from the end. A soak run
+         * keeps only its last EB_SLOT_TAIL_RECORDS records: older ones stay counted. */
+        size_t k = done;
+        const struct eb_frame_record *r;
+        while (k > 0 && (r = eb_slot_record(s, k - 1)) != NULL &&
+               r->t_start_ns + r->stage_ns[EB_STAGE_E2E] > s->window_end_ns)
+            k--;
         s->n_counted = k;
         s->n_left_out = done - k;
     }

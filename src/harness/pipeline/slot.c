@@ -802,11 +802,25 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
         }
     }
     s->class_counts = calloc((size_t)s->num_classes + 1, sizeof(uint64_t));
-    s->cap_records = (size_t)target;
-    s->records = calloc(s->cap_records, sizeof(*s->records));
-    if (s->dets.items == NULL || s->class_counts == NULL || s->records == NULL)
+    /* A duration run (or one longer than the exact prefix) allocates the prefix, the tail ring
+     * and the streams whole and touches them now, so that its memory does not move while it
+     * runs; a short run of N frames allocates N records. */
+    const int soak = su->duration_s > 0 || target > EB_SLOT_EXACT_RECORDS;
+    s->cap_records = soak ? EB_SLOT_EXACT_RECORDS : (size_t)target;
+    s->records = malloc(s->cap_records * sizeof(*s->records));
+    s->tail = malloc(EB_SLOT_TAIL_RECORDS * sizeof(*s->tail));
+    s->streams = malloc(sizeof(*s->streams));
+    if (s->dets.items == NULL || s->class_counts == NULL || s->records == NULL || s->tail == NULL ||
+        s->streams == NULL)
         return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_NOMEM,
                                          "out of memory for %zu frame records", s->cap_records));
+    /* Written with a non-zero byte: a compiler may turn malloc + memset 0 into calloc, whose
+     * pages are only mapped when first written, during the pass. A record is read only after
+     * it is booked. */
+    memset(s->records, 0xa5, s->cap_records * sizeof(*s->records));
+    if (soak)
+        memset(s->tail, 0xa5, EB_SLOT_TAIL_RECORDS * sizeof(*s->tail));
+    memset(s->streams, 0xa5, sizeof(*s->streams));
     if (s->rewindable) {
         st = eb_source_rewind(s->src, &s->diag);
         if (st != EB_OK)
@@ -935,6 +949,14 @@ void eb_slot_begin_pass(struct eb_slot *s)
         atomic_store_explicit(&s->recent_e2e_ns[i], 0, memory_order_relaxed);
     memset(s->class_counts, 0, ((size_t)s->num_classes + 1) * sizeof(uint64_t));
     s->n_counted = s->n_left_out = 0;
+    if (s->streams != NULL) {
+        for (int k = 0; k < EB_SLOT_SERIES_COUNT; k++)
+            eb_stat_stream_init(&s->streams->s[k], 0x5eedull * 64 + (uint64_t)s->index * 16 + k);
+        s->streams->dets_total = s->streams->deadline_misses = 0;
+        s->streams->dets_max = 0;
+        eb_stat_series_init(&s->streams->e2e_series);
+        eb_stat_series_init(&s->streams->mem_series);
+    }
     s->others_cpu_pct = NAN;
     s->dropped = 0;
     s->records_capped = 0;
@@ -964,18 +986,89 @@ static void save_image(const struct eb_slot *s, const struct eb_frame *fr, size_
         eb_log_msg(s->setup.log, EB_LOG_WARN, "--save_images: %s", ad.msg);
 }
 
+/* One record into the streaming statistics (every series a slot summarises). */
+static void fold_record(struct eb_slot_streams *st, const struct eb_frame_record *r, double fps)
+{
+    for (int k = 0; k < EB_STAGE_COUNT; k++)
+        eb_stat_stream_add(&st->s[k], (double)r->stage_ns[k] / 1e6);
+    eb_stat_stream_add(&st->s[EB_SLOT_SERIES_PIPELINE],
+                       (double)(r->stage_ns[EB_STAGE_PRE] + r->stage_ns[EB_STAGE_INFER] +
+                                r->stage_ns[EB_STAGE_POST]) /
+                           1e6);
+    const double arr = (double)(r->t_start_ns + r->stage_ns[EB_STAGE_E2E] - r->t_arrival_ns) / 1e6;
+    eb_stat_stream_add(&st->s[EB_SLOT_SERIES_ARRIVAL], arr);
+    st->deadline_misses += fps > 0 && arr > 1e3 / fps;
+    st->dets_total += r->n_dets;
+    if (r->n_dets > st->dets_max)
+        st->dets_max = r->n_dets;
+}
+
+const struct eb_frame_record *eb_slot_record(const struct eb_slot *s, size_t i)
+{
+    const size_t done = atomic_load_explicit(&s->n_done, memory_order_acquire);
+    if (i >= done)
+        return NULL;
+    if (i < EB_SLOT_EXACT_RECORDS)
+        return i < s->cap_records ? &s->records[i] : NULL;
+    if (done - i > EB_SLOT_TAIL_RECORDS || s->tail == NULL)
+        return NULL;
+    return &s->tail[(i - EB_SLOT_EXACT_RECORDS) % EB_SLOT_TAIL_RECORDS];
+}
+
+static void summarize(struct eb_slot *s, struct eb_slot_result *r, int with_profile);
+
+static void checkpoint_free(struct eb_slot_result *r)
+{
+    free(r->classes);
+    free(r->records);
+    r->classes = NULL;
+    r->records = NULL;
+    r->n_classes = r->n_records = 0;
+}
+
+void eb_slot_checkpoint_request(struct eb_slot *s)
+{
+    atomic_store_explicit(&s->ckpt_ready, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->ckpt_req, 1, memory_order_release);
+}
+
+int eb_slot_checkpoint_ready(struct eb_slot *s)
+{
+    return atomic_load_explicit(&s->ckpt_ready, memory_order_acquire);
+}
+
+/* On the slot's thread, between two frames: every frame so far counted. */
+static void checkpoint(struct eb_slot *s)
+{
+    atomic_store_explicit(&s->ckpt_req, 0, memory_order_relaxed);
+    const size_t counted = s->n_counted, left = s->n_left_out;
+    const uint64_t we = s->window_end_ns;
+    const size_t n = atomic_load_explicit(&s->n_done, memory_order_relaxed);
+    const struct eb_frame_record *last = n > 0 ? eb_slot_record(s, n - 1) : NULL;
+    s->n_counted = n;
+    s->n_left_out = 0;
+    s->window_end_ns = last != NULL ? last->t_start_ns + last->stage_ns[EB_STAGE_E2E] : we;
+    checkpoint_free(&s->ckpt);
+    memset(&s->ckpt, 0, sizeof(s->ckpt));
+    /* Through the fixed-size streams whatever the frame count: the same allocations at every
+     * checkpoint, so the process's memory does not grow with them. */
+    s->ckpt_summarizing = 1;
+    summarize(s, &s->ckpt, 0);
+    s->ckpt_summarizing = 0;
+    s->n_counted = counted;
+    s->n_left_out = left;
+    s->window_end_ns = we;
+    atomic_store_explicit(&s->ckpt_ready, 1, memory_order_release);
+}
+
 enum eb_status eb_slot_book(struct eb_slot *s, const struct eb_frame *fr,
                             const struct eb_frame_record *rec)
 {
     size_t n = atomic_load_explicit(&s->n_done, memory_order_relaxed);
-    if (n >= s->cap_records) {
-        if (n >= EB_SLOT_MAX_RECORDS) {
-            s->records_capped = 1;
-            return EB_ERR_END;
-        }
+    if (n >= s->cap_records && n < EB_SLOT_EXACT_RECORDS) {
         size_t cap = s->cap_records ? s->cap_records * 2 : EB_SLOT_FIRST_RECORDS;
-        if (cap > EB_SLOT_MAX_RECORDS)
-            cap = EB_SLOT_MAX_RECORDS;
+        if (cap > EB_SLOT_EXACT_RECORDS)
+            cap = EB_SLOT_EXACT_RECORDS;
         struct eb_frame_record *r = realloc(s->records, cap * sizeof(*r));
         if (r == NULL)
             return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_NOMEM,
@@ -1006,7 +1099,15 @@ enum eb_status eb_slot_book(struct eb_slot *s, const struct eb_frame *fr,
     }
     if ((int64_t)n < s->setup.save_images && s->setup.save_dir != NULL)
         save_image(s, fr, n);
-    struct eb_frame_record *out = &s->records[n];
+    struct eb_frame_record *out;
+    if (n < EB_SLOT_EXACT_RECORDS) {
+        out = &s->records[n];
+    } else {
+        /* The ring's oldest record leaves it for the streaming statistics. */
+        out = &s->tail[(n - EB_SLOT_EXACT_RECORDS) % EB_SLOT_TAIL_RECORDS];
+        if (n - EB_SLOT_EXACT_RECORDS >= EB_SLOT_TAIL_RECORDS)
+            fold_record(s->streams, out, s->fps);
+    }
     *out = *rec;
     out->frame_index = fr->index;
     out->n_dets = (uint32_t)s->dets.count;
@@ -1017,10 +1118,18 @@ enum eb_status eb_slot_book(struct eb_slot *s, const struct eb_frame *fr,
         s->mem_peak = mem;
     s->violations += (uint64_t)eb_budget_check(&s->setup.budget, mem, s->name, (long long)fr->index,
                                                s->violations, s->setup.log);
+    if (n < EB_SLOT_EXACT_RECORDS)
+        fold_record(s->streams, out, s->fps);
+    const double t_end_s =
+        (double)(rec->t_start_ns + rec->stage_ns[EB_STAGE_E2E] - s->phase_start_ns) / 1e9;
+    eb_stat_series_add(&s->streams->e2e_series, t_end_s, (double)rec->stage_ns[EB_STAGE_E2E] / 1e6);
+    eb_stat_series_add(&s->streams->mem_series, t_end_s, (double)mem);
     atomic_store_explicit(&s->last_mem, mem, memory_order_relaxed);
     atomic_store_explicit(&s->recent_e2e_ns[n % EB_SLOT_RECENT], rec->stage_ns[EB_STAGE_E2E],
                           memory_order_relaxed);
     atomic_store_explicit(&s->n_done, n + 1, memory_order_release);
+    if (atomic_load_explicit(&s->ckpt_req, memory_order_acquire))
+        checkpoint(s);
     return EB_OK;
 }
 
@@ -1035,7 +1144,9 @@ enum eb_status eb_slot_write_frames_csv(const struct eb_slot *s, const char *pat
     fprintf(fp, "frame,start_ms,arrival_ms,read_ms,preprocess_ms,inference_ms,postprocess_ms,"
                 "end_to_end_ms,latency_from_arrival_ms,detections,counted\n");
     for (size_t i = 0; i < n; i++) {
-        const struct eb_frame_record *r = &s->records[i];
+        const struct eb_frame_record *r = eb_slot_record(s, i);
+        if (r == NULL)
+            continue; /* a soak run's middle: in the streaming statistics only */
         const uint64_t end = r->t_start_ns + r->stage_ns[EB_STAGE_E2E];
         fprintf(fp, "%lld,%.4f,", (long long)r->frame_index, ((double)r->t_start_ns - t0) / 1e6);
         if (s->fps > 0)
@@ -1127,6 +1238,9 @@ static void summarize_precision(const struct eb_slot *s, struct eb_slot_result *
     snprintf(r->int8_nodes, sizeof(r->int8_nodes), "%s", s->be != NULL ? s->info.int8_nodes : "");
 }
 
+static void summarize_classes(struct eb_slot *s, struct eb_slot_result *r);
+static void summarize_streamed(struct eb_slot *s, struct eb_slot_result *r, size_t n);
+
 static void summarize(struct eb_slot *s, struct eb_slot_result *r, int with_profile)
 {
     r->status = s->status;
@@ -1216,6 +1330,18 @@ static void summarize(struct eb_slot *s, struct eb_slot_result *r, int with_prof
         return;
     r->wall_s = (double)(s->window_end_ns - s->phase_start_ns) / 1e9;
     r->throughput_fps = r->wall_s > 0 ? (double)n / r->wall_s : 0;
+    if (s->streams != NULL) {
+        r->e2e_series = s->streams->e2e_series;
+        r->mem_series = s->streams->mem_series;
+        r->series_t0_ns = s->phase_start_ns;
+    }
+    if (n > EB_SLOT_EXACT_RECORDS || s->ckpt_summarizing) {
+        summarize_streamed(s, r, n);
+        if (with_profile)
+            summarize_profile(s, r);
+        summarize_classes(s, r);
+        return;
+    }
     double *scratch = malloc(n * sizeof(double));
     if (scratch != NULL) {
         for (int st = 0; st < EB_STAGE_COUNT; st++)
@@ -1256,6 +1382,17 @@ static void summarize(struct eb_slot *s, struct eb_slot_result *r, int with_prof
     r->dets_total = total;
     r->dets_per_frame_mean = (double)total / (double)n;
     r->dets_per_frame_max = mx;
+    summarize_classes(s, r);
+    /* The result takes its own copy of the raw records. */
+    r->records = malloc(n * sizeof(*r->records));
+    if (r->records != NULL) {
+        memcpy(r->records, s->records, n * sizeof(*r->records));
+        r->n_records = n;
+    }
+}
+
+static void summarize_classes(struct eb_slot *s, struct eb_slot_result *r)
+{
     size_t n_cls = 0;
     for (int c = 0; c <= s->num_classes; c++)
         n_cls += s->class_counts[c] > 0;
@@ -1277,12 +1414,52 @@ static void summarize(struct eb_slot *s, struct eb_slot_result *r, int with_prof
         }
         r->n_classes = k;
     }
-    /* The result takes its own copy of the raw records. */
-    r->records = malloc(n * sizeof(*r->records));
-    if (r->records != NULL) {
-        memcpy(r->records, s->records, n * sizeof(*r->records));
-        r->n_records = n;
+}
+
+/*
+ * A soak run's statistics: more than EB_SLOT_EXACT_RECORDS counted frames. The streams hold
+ * every record that left the tail ring (and the exact prefix); a copy of them takes the ring's
+ * counted records, so a second summary of the same pass sees the same figures. The result keeps
+ * the exact prefix as its raw records (stats_streamed says so).
+ */
+static void summarize_free(struct eb_slot_streams *st, double *scratch)
+{
+    free(scratch);
+    free(st);
+}
+
+static void summarize_streamed(struct eb_slot *s, struct eb_slot_result *r, size_t n)
+{
+    struct eb_slot_streams *st = malloc(sizeof(*st));
+    double *scratch = malloc(EB_STAT_RESERVOIR * sizeof(double));
+    if (st != NULL && scratch != NULL) {
+        *st = *s->streams;
+        const size_t done = atomic_load_explicit(&s->n_done, memory_order_acquire);
+        size_t first = done > EB_SLOT_TAIL_RECORDS ? done - EB_SLOT_TAIL_RECORDS : 0;
+        if (first < EB_SLOT_EXACT_RECORDS)
+            first = EB_SLOT_EXACT_RECORDS;
+        for (size_t i = first; i < n; i++)
+            fold_record(st, eb_slot_record(s, i), s->fps);
+        for (int k = 0; k < EB_STAGE_COUNT; k++)
+            eb_stat_stream_summarize(&st->s[k], scratch, &r->stages[k]);
+        eb_stat_stream_summarize(&st->s[EB_SLOT_SERIES_PIPELINE], scratch, &r->pipeline);
+        eb_stat_stream_summarize(&st->s[EB_SLOT_SERIES_ARRIVAL], scratch, &r->latency_from_arrival);
+        eb_stat_stream_drift(&st->s[EB_STAGE_E2E], scratch, &r->steady);
+        r->deadline_misses = st->deadline_misses;
+        r->dets_total = st->dets_total;
+        r->dets_per_frame_mean = (double)st->dets_total / (double)n;
+        r->dets_per_frame_max = st->dets_max;
+        r->stats_streamed = n > EB_SLOT_EXACT_RECORDS;
+        /* A checkpoint keeps no raw records (no allocation that grows with the pass). */
+        if (s->ckpt_summarizing)
+            return summarize_free(st, scratch);
+        r->records = malloc(EB_SLOT_EXACT_RECORDS * sizeof(*r->records));
+        if (r->records != NULL) {
+            memcpy(r->records, s->records, EB_SLOT_EXACT_RECORDS * sizeof(*r->records));
+            r->n_records = EB_SLOT_EXACT_RECORDS;
+        }
     }
+    summarize_free(st, scratch);
 }
 
 void eb_slot_summarize(struct eb_slot *s, struct eb_slot_result *r)
@@ -1314,6 +1491,11 @@ void eb_slot_fini(struct eb_slot *s)
     free(s->dets.items);
     free(s->class_counts);
     free(s->records);
+    checkpoint_free(&s->ckpt);
+    free(s->tail);
+    free(s->streams);
+    s->tail = NULL;
+    s->streams = NULL;
     s->input = s->input_f32 = NULL;
     s->dets.items = NULL;
     s->class_counts = NULL;

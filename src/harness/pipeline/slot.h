@@ -10,6 +10,7 @@
 
 #include "eb/backend.h"
 #include "eb/nvtx.h"
+#include "harness/metrics/stats.h"
 #include "harness/pipeline/accuracy.h"
 #include "harness/pipeline/budget.h"
 #include "harness/pipeline/source.h"
@@ -43,8 +44,28 @@ EB_NODISCARD enum eb_status eb_backend_choose(int choice, const struct eb_backen
 
 /* How many recent end-to-end times the progress line's median reads. */
 #define EB_SLOT_RECENT 31
-/* Records are kept in memory; a pass measures at most this many frames per slot. */
+/* Clamp of a length resolved from a source's count (a pass of any length runs: see below). */
 #define EB_SLOT_MAX_RECORDS 4000000
+/* Soak runs: the first EB_SLOT_EXACT_RECORDS records of a pass are kept (exact statistics, the
+ * reports' raw samples); after them only the last EB_SLOT_TAIL_RECORDS, in a ring (the measured
+ * window's cut at the end of the pass reaches back that far), and every record leaving the ring
+ * goes into the fixed-size streaming statistics (struct eb_slot_streams; harness/metrics/stats.h
+ * says which figures stay exact). A duration run allocates and touches all of it before the pass,
+ * so the process's memory does not move while it runs. */
+#define EB_SLOT_EXACT_RECORDS EB_STAT_EXACT_MAX
+#define EB_SLOT_TAIL_RECORDS  8192
+
+/* The series a slot summarises: the stages (enum eb_stage), then these two. */
+enum { EB_SLOT_SERIES_PIPELINE = EB_STAGE_COUNT, EB_SLOT_SERIES_ARRIVAL, EB_SLOT_SERIES_COUNT };
+
+/* What a pass of any length keeps per slot: fixed size (about 1.2 MB), allocated before it. */
+struct eb_slot_streams {
+    struct eb_stat_stream s[EB_SLOT_SERIES_COUNT];
+    uint64_t dets_total;
+    uint32_t dets_max;
+    uint64_t deadline_misses;
+    struct eb_stat_series e2e_series, mem_series; /* over the pass's time (the charts) */
+};
 
 struct eb_slot_setup {
     const char *model_path;     /* NULL = slot skipped (unless model_bytes) */
@@ -156,11 +177,18 @@ struct eb_slot {
        pass runs. */
     struct eb_frame_record *records;
     size_t cap_records;
-    int64_t frames_goal;                            /* resolved length: frames (0 = none) ... */
-    double duration_goal_s;                         /* ... and seconds (0 = none) */
-    double fps;                                     /* frames arrive at this rate; 0 = unpaced */
-    int records_capped;                             /* the pass stopped at EB_SLOT_MAX_RECORDS */
-    _Atomic size_t n_done;                          /* frames measured so far (progress display) */
+    struct eb_frame_record *tail;    /* EB_SLOT_TAIL_RECORDS after the exact prefix (a ring) */
+    struct eb_slot_streams *streams; /* every record of the pass, folded (soak runs) */
+    /* --checkpoint_s: the main thread sets ckpt_req; the slot's thread, between two frames,
+       summarises the pass so far into ckpt (owned by the slot) and sets ckpt_ready. */
+    atomic_int ckpt_req, ckpt_ready;
+    struct eb_slot_result ckpt;
+    int ckpt_summarizing;   /* summarise through the streams, keep no raw records */
+    int64_t frames_goal;    /* resolved length: frames (0 = none) ... */
+    double duration_goal_s; /* ... and seconds (0 = none) */
+    double fps;             /* frames arrive at this rate; 0 = unpaced */
+    int records_capped;     /* the pass stopped at EB_SLOT_MAX_RECORDS */
+    _Atomic size_t n_done;  /* frames measured so far (progress display) */
     _Atomic uint64_t recent_e2e_ns[EB_SLOT_RECENT]; /* end-to-end of the last frames, ring */
     _Atomic uint64_t last_mem;                      /* monitored bytes after the last frame */
     uint64_t violations, mem_peak;
@@ -235,6 +263,21 @@ EB_NODISCARD enum eb_status eb_slot_book(struct eb_slot *s, const struct eb_fram
 /** Whether --warmup (frames, auto, --warmup_s) is over after `done` frames in `elapsed_ns`. */
 int eb_slot_warmup_over(const struct eb_slot *s, const struct eb_warmup_auto *wa, uint64_t done,
                         uint64_t elapsed_ns);
+
+/**
+ * Asks the slot's thread for a checkpoint of the pass so far (eb_slot_checkpoint_ready then says
+ * when s->ckpt holds it). Called by the main thread while the pass runs.
+ */
+void eb_slot_checkpoint_request(struct eb_slot *s);
+/** Whether the checkpoint asked for is in s->ckpt (acquire: it may be read then). */
+int eb_slot_checkpoint_ready(struct eb_slot *s);
+
+/**
+ * Record `i` (0-based) of the pass so far, or NULL when it is not kept any more (past the exact
+ * prefix and older than the tail ring; already in the streaming statistics) or not booked yet.
+ * Read by the slot's own thread, or after the pass.
+ */
+const struct eb_frame_record *eb_slot_record(const struct eb_slot *s, size_t i);
 
 /**
  * Writes every record of the last measured pass as CSV to `path`: frame index, start (ms since

@@ -162,6 +162,16 @@ enum eb_report_energy_source {
  * was used, divided by frames.measured summed over both slots. NaN (and source NONE) when there
  * is no energy or no measured frame. `source_out` may be NULL.
  */
+struct eb_report_metrics;
+/**
+ * The throttling onset of slot `s` (struct eb_throttle_onset, harness/results/result.h) from its
+ * latency series and, when `m` is not NULL, the sampler's clock and temperature series.
+ */
+void eb_report__throttle_find(const struct eb_slot_result *s, const struct eb_report_metrics *m,
+                              struct eb_throttle_onset *out);
+/** Every slot's onset, the sampler's series read from r->output_dir (eb_report_finish). */
+void eb_report__throttle_find_all(struct eb_run_result *r);
+
 double eb_report__energy_per_frame_mj(const struct eb_run_result *r,
                                       enum eb_report_energy_source *source_out);
 /**

@@ -11,9 +11,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "eb/clock.h"
 #include "eb/json.h"
+#include "harness/metrics/sampler.h"
 #include "harness/report/report.h"
 #include "harness/report/report_facts.h"
 #include "harness/report/report_html.h"
@@ -563,6 +565,26 @@ static int slot_has_frames(const struct eb_slot_result *s)
     return s->status == EB_SLOT_OK && s->records != NULL && s->n_records > 0;
 }
 
+/* A soak run's latency (bucket mean) and memory (bucket max) over the whole pass from its
+ * fixed-size series, into the points the records would have filled (EB_STAT_SERIES_BUCKETS
+ * fit: at least that many frames were kept). Returns the points written. */
+static size_t series_points(const struct eb_slot_result *s, uint64_t t0, struct tseries *lat,
+                            struct tseries *mem)
+{
+    const struct eb_stat_series *se = &s->e2e_series, *sm = &s->mem_series;
+    const double off = ((double)s->series_t0_ns - (double)t0) / 1e9;
+    size_t k = 0;
+    for (size_t b = 0; b < se->n_used; b++) {
+        if (se->b[b].count == 0)
+            continue;
+        lat->x[k] = off + ((double)b + 0.5) * se->width_s;
+        lat->y[k] = se->b[b].sum / (double)se->b[b].count;
+        mem->y[k] = b < sm->n_used && sm->b[b].count > 0 ? bytes_gb((uint64_t)sm->b[b].max) : NAN;
+        k++;
+    }
+    return k;
+}
+
 /*
  * Reduces n points to ceil(n / group) by averaging x and averaging (use_max 0) or taking the
  * max (use_max 1) of the finite ys of each run of `group` consecutive points.
@@ -625,6 +647,12 @@ static void run_data_build(const struct eb_run_result *r, const struct eb_report
             double end = (double)(rec->t_start_ns - t0 + rec->stage_ns[EB_STAGE_E2E]) / 1e9;
             d->x_end = end > d->x_end ? end : d->x_end;
         }
+        /* A soak run keeps its first frames only: its series covers the whole pass. */
+        if (slot_has_frames(s) && s->stats_streamed) {
+            double end = ((double)s->series_t0_ns - (double)t0) / 1e9 +
+                         (double)s->e2e_series.n_used * s->e2e_series.width_s;
+            d->x_end = end > d->x_end ? end : d->x_end;
+        }
     }
     if (m != NULL && m->n > 0) {
         while (i0 + 1 < m->n && m->t_s[i0 + 1] - d->t0_s <= 0.0)
@@ -678,6 +706,8 @@ static void run_data_build(const struct eb_run_result *r, const struct eb_report
             d->mem[i].y[k] = mm;
         }
         d->lat[i].n = d->mem[i].n = k;
+        if (s->stats_streamed)
+            d->lat[i].n = d->mem[i].n = series_points(s, t0, &d->lat[i], &d->mem[i]);
     }
     if (n_ts > 0) {
         double *wx = p;
@@ -744,7 +774,7 @@ static void group_note(char *buf, size_t n, const struct run_data *d, const char
 static void chart_latency_time(const struct eb_run_result *r, const struct eb_report_metrics *m,
                                const struct run_data *d, int kind, FILE *fp)
 {
-    struct eb_svg_series s[EB_NUM_SLOTS + EB_REPORT_TS_MAX];
+    struct eb_svg_series s[2 * EB_NUM_SLOTS + EB_REPORT_TS_MAX];
     char names[EB_NUM_SLOTS][48];
     size_t n = 0;
     for (int i = 0; i < EB_NUM_SLOTS; i++) {
@@ -769,6 +799,32 @@ static void chart_latency_time(const struct eb_run_result *r, const struct eb_re
                                         .dashed = 1,
                                         .color = eb_svg_palette(2 + right)};
         right++;
+    }
+    /* The throttling onset (report_throttle.c): a vertical line at its time, from 0 to the
+     * slot's highest latency point. */
+    char onset_names[EB_NUM_SLOTS][160];
+    double onset_x[EB_NUM_SLOTS][2], onset_y[EB_NUM_SLOTS][2];
+    for (int i = 0; i < EB_NUM_SLOTS; i++) {
+        const struct eb_throttle_onset *t = &r->slots[i].throttle;
+        if (d->lat[i].n == 0 || !t->found)
+            continue;
+        double top = 0;
+        for (size_t j = 0; j < d->lat[i].n; j++)
+            top = d->lat[i].y[j] > top ? d->lat[i].y[j] : top;
+        const double x = ((double)r->slots[i].series_t0_ns / 1e9 - d->t0_s) + t->t_s;
+        onset_x[i][0] = onset_x[i][1] = x;
+        onset_y[i][0] = 0;
+        onset_y[i][1] = top;
+        snprintf(onset_names[i], sizeof(onset_names[i]),
+                 "%s throttling onset at %.0f s: %.2f -> %.2f ms%s", r->slots[i].name, t->t_s,
+                 t->latency_before_ms, t->latency_after_ms,
+                 t->coincides ? " (with a clock/temperature change)" : "");
+        s[n++] = (struct eb_svg_series){.name = onset_names[i],
+                                        .x = onset_x[i],
+                                        .y = onset_y[i],
+                                        .n = 2,
+                                        .dashed = 1,
+                                        .color = eb_svg_palette(6 + (size_t)i)};
     }
     char id[48], title[96], sub[256], g[96];
     snprintf(id, sizeof(id), "chart-latency-%s", kind >= 0 ? kind_id[kind] : "time");
@@ -1153,6 +1209,27 @@ struct html_ctx {
     const struct eb_report_metrics *m;
 };
 
+enum eb_status eb_report_metrics_load_dir(const char *dir, int64_t wall_minus_mono_ns,
+                                          struct eb_report_metrics *m, struct eb_diag *diag)
+{
+    char path[4352];
+    const char *d = dir != NULL && dir[0] ? dir : ".";
+    /* The rotated files first, oldest (highest number) to newest, then the current one. */
+    for (int k = EB_SAMPLER_METRICS_KEEP; k >= 1; k--) {
+        int n = snprintf(path, sizeof(path), "%s/metrics.jsonl.%d", d, k);
+        if (n <= 0 || (size_t)n >= sizeof(path) || access(path, F_OK) != 0)
+            continue;
+        enum eb_status st = eb_report_metrics_load(path, wall_minus_mono_ns, m, diag);
+        if (st != EB_OK)
+            return st;
+    }
+    int n = snprintf(path, sizeof(path), "%s/metrics.jsonl", d);
+    if (n <= 0 || (size_t)n >= sizeof(path))
+        return eb_diag_fail(diag, EB_ERR_INVALID_ARG, "cannot read %s/metrics.jsonl: path too long",
+                            d);
+    return eb_report_metrics_load(path, wall_minus_mono_ns, m, diag);
+}
+
 static int html_body(FILE *fp, const void *ctx)
 {
     const struct html_ctx *h = ctx;
@@ -1165,15 +1242,11 @@ enum eb_status eb_report_write_html_file(const struct eb_run_result *r, const ch
 {
     struct eb_report_metrics m;
     eb_report_metrics_init(&m);
-    char path[4352];
-    int n = snprintf(path, sizeof(path), "%s/metrics.jsonl", dir != NULL && dir[0] ? dir : ".");
-    if (n > 0 && (size_t)n < sizeof(path)) {
-        /* The clocks' difference now stands for the run's: both tick at the same rate. */
-        int64_t off = (int64_t)eb_clock_wall_ns() - (int64_t)eb_clock_ns();
-        struct eb_diag md = {0};
-        if (eb_report_metrics_load(path, off, &m, &md) != EB_OK)
-            snprintf(m.note, sizeof(m.note), "%.250s", md.msg);
-    }
+    /* The clocks' difference now stands for the run's: both tick at the same rate. */
+    int64_t off = (int64_t)eb_clock_wall_ns() - (int64_t)eb_clock_ns();
+    struct eb_diag md = {0};
+    if (eb_report_metrics_load_dir(dir, off, &m, &md) != EB_OK)
+        snprintf(m.note, sizeof(m.note), "%.250s", md.msg);
     struct html_ctx ctx = {.r = r, .m = &m};
     enum eb_status st = eb_report__write_atomic(dir, "report.html", html_body, &ctx, diag);
     eb_report_metrics_fini(&m);

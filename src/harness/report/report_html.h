@@ -100,6 +100,15 @@ EB_NODISCARD enum eb_status eb_report_metrics_load(const char *path, int64_t wal
  * charts say "not measured"). Allocation failures leave a note in place of a chart; the
  * document stays complete and valid. Write errors are left in ferror(fp).
  */
+/**
+ * Loads a run folder's samples in time order: the rotated metrics.jsonl.<k> (soak runs,
+ * --metrics_max_mb; k from EB_SAMPLER_METRICS_KEEP down to 1, those that exist), then
+ * metrics.jsonl, each through eb_report_metrics_load. `dir` NULL or "" = ".".
+ */
+EB_NODISCARD enum eb_status eb_report_metrics_load_dir(const char *dir, int64_t wall_minus_mono_ns,
+                                                       struct eb_report_metrics *m,
+                                                       struct eb_diag *diag);
+
 void eb_report_write_html(const struct eb_run_result *r, const struct eb_report_metrics *m,
                           FILE *fp);
 

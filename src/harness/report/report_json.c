@@ -178,6 +178,68 @@ static void write_samples(struct eb_json_writer *w, const char *key, const struc
     w->pretty = pretty;
 }
 
+/* "throttle_onset": null when the pass was too short to look (docs/report-schema.md). */
+static void write_throttle(struct eb_json_writer *w, const struct eb_throttle_onset *t)
+{
+    eb_json_key(w, "throttle_onset");
+    if (!t->checked) {
+        eb_json_null(w);
+        return;
+    }
+    eb_json_obj_begin(w);
+    eb_json_kbool(w, "found", t->found);
+    eb_json_knum(w, "t_s", t->t_s);
+    eb_json_knum(w, "latency_before_ms", t->latency_before_ms);
+    eb_json_knum(w, "latency_after_ms", t->latency_after_ms);
+    eb_json_kbool(w, "coincides", t->coincides);
+    eb_json_key(w, "clock");
+    if (isfinite(t->clock_t_s)) {
+        eb_json_obj_begin(w);
+        eb_json_knum(w, "t_s", t->clock_t_s);
+        eb_json_knum(w, "before_mhz", t->clock_before_mhz);
+        eb_json_knum(w, "after_mhz", t->clock_after_mhz);
+        eb_json_obj_end(w);
+    } else {
+        eb_json_null(w);
+    }
+    eb_json_key(w, "temperature");
+    if (isfinite(t->temp_t_s)) {
+        eb_json_obj_begin(w);
+        eb_json_knum(w, "t_s", t->temp_t_s);
+        eb_json_knum(w, "before_c", t->temp_before_c);
+        eb_json_knum(w, "after_c", t->temp_after_c);
+        eb_json_obj_end(w);
+    } else {
+        eb_json_null(w);
+    }
+    eb_json_knum(w, "window_s", EB_THROTTLE_WINDOW_S);
+    eb_json_kstr(w, "method", EB_STAT_CP_METHOD);
+    eb_json_obj_end(w);
+}
+
+/* "statistics": which latency figures are exact and which are streaming estimates (soak runs;
+ * harness/metrics/stats.h). */
+static void write_statistics(struct eb_json_writer *w, const struct eb_slot_result *s)
+{
+    eb_json_key(w, "statistics");
+    eb_json_obj_begin(w);
+    eb_json_kstr(w, "mode", s->stats_streamed ? "streamed" : "exact");
+    kuint(w, "exact_max", EB_STAT_EXACT_MAX);
+    kuint(w, "samples_kept", s->status == EB_SLOT_OK ? s->n_records : 0);
+    eb_json_key(w, "approximate");
+    eb_json_arr_begin(w);
+    if (s->stats_streamed) {
+        static const char *const approx[] = {"p50",    "p90",    "p95",         "p99",
+                                             "p50_ci", "p99_ci", "steady_state"};
+        for (size_t i = 0; i < sizeof(approx) / sizeof(approx[0]); i++)
+            eb_json_str(w, approx[i]);
+    }
+    eb_json_arr_end(w);
+    eb_json_kstr(w, "method",
+                 s->stats_streamed ? EB_STAT_STREAM_METHOD : EB_STAT_PERCENTILE_METHOD);
+    eb_json_obj_end(w);
+}
+
 static int cmp_class_count_desc(const void *a, const void *b)
 {
     const struct eb_class_count *x = a, *y = b;
@@ -506,6 +568,8 @@ static void write_slot(struct eb_json_writer *w, const struct eb_slot_result *s)
         eb_report__write_stats(w, eb_stage_name((enum eb_stage)st), &s->stages[st]);
     eb_report__write_stats(w, "pipeline", &s->pipeline);
     eb_json_obj_end(w);
+    write_statistics(w, s);
+    write_throttle(w, &s->throttle);
     kstr_or_null(w, "dominant", ran ? eb_slot_result_dominant(s) : "");
 
     write_detections(w, s, ran);
@@ -790,6 +854,7 @@ void eb_report_write_json(const struct eb_run_result *r, struct eb_json_writer *
     eb_json_kstr(w, "interrupt_signal",
                  r->interrupted ? eb_report__signal_name(r->interrupt_signal) : NULL);
     eb_json_kint(w, "exit_code", r->exit_code);
+    eb_json_kbool(w, "checkpoint", r->checkpoint);
     write_validity(w, &r->validity, &r->criteria);
     eb_json_key(w, "history");
     if (r->history_run_id > 0) {

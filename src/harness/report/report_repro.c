@@ -241,6 +241,14 @@ void eb_report__md_statistics(FILE *fp)
     fprintf(fp, "- Confidence intervals (report.json `ci_method`: \"%s\"): %s.\n",
             EB_STAT_CI_METHOD, EB_STAT_CI_METHOD_DETAIL);
     fprintf(fp,
+            "- Soak runs (report.json `slots[i].statistics`: `mode` `exact` or `streamed`): %s.\n",
+            EB_STAT_STREAM_METHOD);
+    fprintf(fp,
+            "- Throttling onset (`slots[i].throttle_onset`): %s, on the latency's time buckets "
+            "and on the sampler's GPU clock and hottest temperature; they coincide within "
+            "%g s or two latency buckets.\n",
+            EB_STAT_CP_METHOD, EB_THROTTLE_WINDOW_S);
+    fprintf(fp,
             "- Level %g%%: a p50 interval needs at least %llu samples, a p99 interval at "
             "least %llu.\n\n",
             100.0 * EB_STAT_CI_LEVEL,

@@ -55,4 +55,5 @@ void eb_report_finish(struct eb_run_result *r)
     if (judged == 0)
         eb_validity_add(run, "no slot ran");
     r->energy_per_frame_mj = eb_report__energy_per_frame_mj(r, NULL);
+    eb_report__throttle_find_all(r);
 }

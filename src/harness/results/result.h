@@ -47,6 +47,23 @@ struct eb_frame_record {
     uint64_t mem_bytes; /* monitored memory figure after this frame */
 };
 
+/*
+ * Throttling onset of a slot: a change-point of its end-to-end latency over the pass
+ * (eb_stat_change_point on the bucket means of e2e_series) beside the change-points of the
+ * sampler's GPU clock and hottest temperature over the same time; they coincide when within
+ * EB_THROTTLE_WINDOW_S (or two latency buckets, whichever is wider) of each other. Times are
+ * seconds from the pass's start; NaN where not found.
+ */
+#define EB_THROTTLE_WINDOW_S 10.0
+struct eb_throttle_onset {
+    int checked; /* 1 when the latency series was long enough to look (>= 6 buckets) */
+    int found;   /* a latency change-point */
+    double t_s, latency_before_ms, latency_after_ms;
+    int coincides; /* a clock or temperature change-point within the window */
+    double clock_t_s, clock_before_mhz, clock_after_mhz;
+    double temp_t_s, temp_before_c, temp_after_c;
+};
+
 struct eb_class_count {
     int cls;
     char name[64]; /* from the model metadata, or "class<N>" */
@@ -243,9 +260,20 @@ struct eb_slot_result {
     struct eb_class_count *classes; /* owned by the result (eb_run_result_fini frees) */
     size_t n_classes;
 
-    /* Raw per-frame records of the measured phase (owned by the result). */
+    /* Raw per-frame records of the measured phase (owned by the result); a soak run
+     * (stats_streamed) keeps its first EB_STAT_EXACT_MAX only. */
     struct eb_frame_record *records;
     size_t n_records;
+    /* Soak runs: more than EB_STAT_EXACT_MAX frames were counted, so the percentiles, their
+     * intervals and the drift are the streaming estimates of harness/metrics/stats.h (count,
+     * mean, std, min, max stay exact). */
+    int stats_streamed;
+    /* End-to-end latency (ms) and the monitored memory (bytes) over the pass's time in fixed
+     * buckets (any run length), from series_t0_ns (CLOCK_MONOTONIC, the pass's barrier). */
+    struct eb_stat_series e2e_series, mem_series;
+    uint64_t series_t0_ns;
+    /* Throttling onset (report/report_throttle.c, filled by eb_report_finish). */
+    struct eb_throttle_onset throttle;
 
     /* --solo_baseline */
     int has_solo;
@@ -370,6 +398,9 @@ struct eb_run_result {
     /* The run history (history.h): where the run was recorded; history_db "" = not recorded. */
     char history_db[4096];
     int64_t history_run_id; /* 0 = not recorded */
+    /* --checkpoint_s: 1 in a checkpoint written during the pass (report.json "checkpoint"):
+     * the figures of the frames so far, not the final report. */
+    int checkpoint;
 };
 
 /** Zeroes the result and names the slots. */
