@@ -1539,9 +1539,9 @@ EB_TEST(llm_graph_replay_and_device_cache_fp16)
 }
 
 /*
- * The RMSNorm chains and the decode steps' attention chains as one kernel each (the fuse pass,
- * on by default) against their nodes (the pass left out): every chain of tiny qwen2's (2 layers:
- * 5 norms, 2 attentions) absorbed, the logits
+ * The RMSNorm chains, the rotary embeddings and the decode steps' attention chains as one kernel
+ * each (the fuse pass, on by default) against their nodes (the pass left out): every chain of
+ * tiny qwen2's (2 layers: 5 norms, 4 rotary embeddings, 2 attentions) absorbed, the logits
  * of a prefill and 16 steps within 1e-5 (fp32: the sum's order only) / 2e-2 (fp16: the unfused
  * chain rounds x * x and the mean to half) of the largest |logit|; both against the CPU's fp32
  * printed.
@@ -1559,8 +1559,9 @@ static void llm_rms_fused_agrees(enum eb_engine_precision prec, double tol)
     struct eb_model_llm_config c;
     struct eb_diag d = {0};
     ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, &c, &d));
-    /* five nodes an RMSNorm, nine an attention chain (its last node runs the kernel) */
-    ASSERT_EQ_INT((int)n_fused, 5 * (2 * c.layers + 1) + 9 * c.layers);
+    /* five nodes an RMSNorm, nine an attention chain (its last node runs the kernel), four a
+     * rotary embedding (two a layer) */
+    ASSERT_EQ_INT((int)n_fused, 5 * (2 * c.layers + 1) + 9 * c.layers + 8 * c.layers);
     const size_t n = (size_t)(LLM_PROMPT + LLM_STEPS) * (size_t)c.vocab;
     const double err = llm_all_error(fused, unfused, n);
     printf("qwen2 tiny %s: %zu nodes absorbed into RMSNorm kernels; fused vs unfused %.3g of the "

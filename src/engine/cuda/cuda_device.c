@@ -281,7 +281,8 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
                                  eb_cu__qconv_dense(s->nodes[k].d.qconv);
     /* a decoder's RMSNorm chains, one kernel each (its last Mul) */
     if ((opt->passes & EB_ENGINE_PASS_FUSE) && g->dynamic)
-        g->n_fused += eb_cu__fuse_rms_norm(e, s) + eb_cu__fuse_attention(e, s);
+        g->n_fused +=
+            eb_cu__fuse_rms_norm(e, s) + eb_cu__fuse_rope(e, s) + eb_cu__fuse_attention(e, s);
     e->info_dev.n_fallback = s->n_on_cpu;
     fallback_summary(e, s, e->info_dev.fallback, sizeof(e->info_dev.fallback));
     if (s->n_on_cpu > 0)

@@ -62,6 +62,11 @@ struct cu_node {
     int attn;
     int32_t attn_q, attn_k, attn_v, attn_mask;
     float attn_scale;
+    /* a dynamic graph's rotary embedding x * cos + Concat(x's halves swapped) * sin (cuda_nodes.c
+     * eb_cu__fuse_rope): its Add runs eb_cuk_rope (rope 1: values rope_x, rope_cos, rope_sin),
+     * the Split, Concat and both Muls nothing (rope_skip) */
+    int rope, rope_skip;
+    int32_t rope_x, rope_cos, rope_sin;
     /* the host callback's argument for nodes on the CPU (cu_state.on_cpu) */
     struct cu_host_call {
         struct eb_engine *e;
@@ -237,6 +242,12 @@ cudaError_t eb_cu__qconv_enqueue(struct eb_engine *e, struct cu_state *s, size_t
  * step's value read once) becomes one kernel on its last Mul. The number of nodes absorbed.
  */
 size_t eb_cu__fuse_rms_norm(struct eb_engine *e, struct cu_state *s);
+/**
+ * Open time, dynamic graphs: each rotary embedding x * cos + Concat(Split(x) swapped) * sin as
+ * one kernel at its Add (cu_node.rope), which takes x, cos and sin as extra inputs (the plan keeps
+ * them until it runs). The nodes absorbed.
+ */
+size_t eb_cu__fuse_rope(struct eb_engine *e, struct cu_state *s);
 /** The most query rows a run's fused attention takes (decode steps; a prefill runs the nodes). */
 #define EB_CU_ATTN_MAX_ROWS 16
 /**

@@ -507,6 +507,23 @@ static int64_t writer_of(const struct eb_engine *e, int32_t v)
     return -1;
 }
 
+/* Appends `extra` (n of them) to node order[k]'s inputs: a fused kernel run there reads them, and
+ * the memory plan keeps them until it has run. 0 when out of memory. */
+static int read_more(struct eb_engine *e, size_t k, const int32_t *extra, int n)
+{
+    struct eb_graph *g = e->g;
+    struct eb_ir_node *no = &g->nodes[e->order[k]];
+    int *in = eb_ir_arena_alloc(&g->arena, (size_t)(no->n_in + n) * sizeof(int));
+    if (in == NULL)
+        return 0;
+    memcpy(in, no->in, (size_t)no->n_in * sizeof(int));
+    for (int i = 0; i < n; i++)
+        in[no->n_in + i] = extra[i];
+    no->in = in;
+    no->n_in += n;
+    return 1;
+}
+
 /* Node j is a Transpose with this permutation of a rank-`rank` value, passing its output on. */
 static int transpose_step(const struct eb_engine *e, const struct cu_state *s, int64_t j,
                           const int64_t *perm, int rank)
@@ -604,17 +621,9 @@ static size_t fuse_attention_at(struct eb_engine *e, struct cu_state *s, size_t 
         eb_cuk_attn_smem_bytes(s->dt, qv->shape[4], K->shape[2]) > (size_t)max_smem)
         return 0;
     /* the last node reads the chain's inputs too: the plan keeps them until it has run */
-    struct eb_ir_node *no = &g->nodes[e->order[ko]];
-    int *in = eb_ir_arena_alloc(&g->arena, 5 * sizeof(int));
-    if (in == NULL)
+    const int32_t extra[4] = {q5, kc, v_v, mask};
+    if (!read_more(e, (size_t)ko, extra, 4))
         return 0;
-    in[0] = no->in[0];
-    in[1] = q5;
-    in[2] = kc;
-    in[3] = v_v;
-    in[4] = mask;
-    no->in = in;
-    no->n_in = 5;
     const int64_t members[9] = {kt, kk, ku, kq, km, ka, (int64_t)kx, kvu, kv};
     for (int i = 0; i < 9; i++) {
         s->nodes[members[i]].attn = 1;
@@ -639,6 +648,81 @@ size_t eb_cu__fuse_attention(struct eb_engine *e, struct cu_state *s)
     size_t absorbed = 0;
     for (size_t kx = 0; kx < e->n_order; kx++)
         absorbed += fuse_attention_at(e, s, kx, max_smem);
+    return absorbed;
+}
+
+/* A float value of x's shape but dim rank-2 (the heads) 1: a rotary table row per token. */
+static int rope_table(const struct eb_graph *g, int32_t id, const struct eb_ir_value *x)
+{
+    const struct eb_ir_value *c = id >= 0 ? &g->values[id] : NULL;
+    if (c == NULL || c->dtype != EB_DTYPE_F32 || c->rank != x->rank)
+        return 0;
+    for (int d = 0; d < x->rank; d++)
+        if (c->shape[d] != (d == x->rank - 2 ? 1 : x->shape[d]))
+            return 0;
+    return 1;
+}
+
+/* One rotary embedding ending in order[ka], an Add of Mul(x, cos) and Mul(Concat(x1, x0), sin)
+ * with x0, x1 = Split(x) in halves along the last axis: 4 absorbed, else 0. */
+static size_t fuse_rope_at(struct eb_engine *e, struct cu_state *s, size_t ka)
+{
+    const struct eb_graph *g = e->g;
+    const struct eb_ir_node *na = &g->nodes[e->order[ka]];
+    if (!chain_step(e, s, (int64_t)ka, EB_DESC_BINARY, EB_BINOP_ADD) || na->n_in != 2)
+        return 0;
+    for (int order = 0; order < 2; order++) {
+        const int64_t kc = writer_of(e, na->in[order]), ks = writer_of(e, na->in[1 - order]);
+        if (!chain_step(e, s, kc, EB_DESC_BINARY, EB_BINOP_MUL) ||
+            !chain_step(e, s, ks, EB_DESC_BINARY, EB_BINOP_MUL))
+            continue;
+        const struct eb_ir_node *nc = &g->nodes[e->order[kc]], *ns = &g->nodes[e->order[ks]];
+        if (nc->n_in != 2 || ns->n_in != 2 || !passes_on(g, nc) || !passes_on(g, ns))
+            continue;
+        for (int si = 0; si < 2; si++) { /* which of the sine Mul's inputs is the Concat */
+            const int64_t kr = writer_of(e, ns->in[si]);
+            if (!chain_step(e, s, kr, EB_DESC_CONCAT, 0))
+                continue;
+            const struct eb_ir_node *nr = &g->nodes[e->order[kr]];
+            const int64_t ksp = nr->n_in == 2 ? writer_of(e, nr->in[0]) : -1;
+            if (ksp < 0 || s->on_cpu[ksp] || s->nodes[ksp].d.kind != EB_DESC_SPLIT ||
+                !passes_on(g, nr))
+                continue;
+            const struct eb_ir_node *nsp = &g->nodes[e->order[ksp]];
+            const int32_t x = nsp->in[0];
+            const struct eb_ir_value *xv = &g->values[x];
+            if (nsp->n_out != 2 || nr->in[0] != nsp->out[1] || nr->in[1] != nsp->out[0] ||
+                xv->rank < 3 || xv->dtype != EB_DTYPE_F32 || xv->shape[xv->rank - 1] % 2 != 0 ||
+                s->nodes[ksp].d.axis != xv->rank - 1 || s->nodes[kr].d.axis != xv->rank - 1 ||
+                g->values[nsp->out[0]].shape[xv->rank - 1] != xv->shape[xv->rank - 1] / 2 ||
+                g->values[nsp->out[0]].n_uses != 1 || g->values[nsp->out[1]].n_uses != 1 ||
+                g->values[nsp->out[0]].is_output || g->values[nsp->out[1]].is_output)
+                continue;
+            const int ci = nc->in[0] == x ? 1 : nc->in[1] == x ? 0 : -1;
+            if (ci < 0 || !rope_table(g, nc->in[ci], xv) || !rope_table(g, ns->in[1 - si], xv) ||
+                eb_op_out(g, na, 0)->numel != xv->numel)
+                continue;
+            const int32_t extra[3] = {x, nc->in[ci], ns->in[1 - si]};
+            if (!read_more(e, ka, extra, 3))
+                return 0;
+            struct cu_node *cn = &s->nodes[ka];
+            cn->rope = 1;
+            cn->rope_x = extra[0];
+            cn->rope_cos = extra[1];
+            cn->rope_sin = extra[2];
+            s->nodes[ksp].rope_skip = s->nodes[kr].rope_skip = 1;
+            s->nodes[kc].rope_skip = s->nodes[ks].rope_skip = 1;
+            return 4;
+        }
+    }
+    return 0;
+}
+
+size_t eb_cu__fuse_rope(struct eb_engine *e, struct cu_state *s)
+{
+    size_t absorbed = 0;
+    for (size_t k = 0; e->g->dynamic && k < e->n_order; k++)
+        absorbed += fuse_rope_at(e, s, k);
     return absorbed;
 }
 
@@ -684,8 +768,18 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
     int64_t xs[EB_MAX_RANK], ys[EB_MAX_RANK];
     eb_cu__strides(x, xs);
     eb_cu__strides(y, ys);
-    if (cn->rms_skip) /* computed by its chain's last Mul */
+    if (cn->rms_skip || cn->rope_skip) /* computed by its chain's last node */
         return EB_OK;
+    if (cn->rope) {
+        const struct eb_ir_value *xv = &g->values[cn->rope_x];
+        const int64_t heads = xv->shape[xv->rank - 2], len = xv->shape[xv->rank - 1];
+        ce = eb_cuk_rope(st, s->dt, heads * len > 0 ? xv->numel / (heads * len) : 0, heads, len,
+                         dp[cn->rope_x], dp[cn->rope_cos], dp[cn->rope_sin], dp[n->out[0]]);
+        if (ce != cudaSuccess)
+            return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s node '%s' (rotary): %s", e->what,
+                                n->name, cudaGetErrorString(ce));
+        return EB_OK;
+    }
     if (cn->attn && g->values[cn->attn_q].shape[1] <= EB_CU_ATTN_MAX_ROWS) /* decode rows */
         return cn->attn == 1 ? EB_OK : enqueue_attention(e, s, k, st, diag);
     if (cn->rms) {

@@ -1,4 +1,5 @@
-/* Attention of a few query rows against a whole KV cache (decode steps), one kernel. */
+/* A decoder's fused kernels: attention of a few query rows against a whole KV cache (decode
+ * steps), rotary position embedding. */
 #include <math.h>
 
 #include "engine/cuda/k_common.cuh"
@@ -168,7 +169,45 @@ cudaError_t attn_rows(cudaStream_t s, int64_t rows, int64_t heads, int64_t group
                               (const T *)q, (const T *)k, (const T *)v, (const T *)mask, (T *)y);
 }
 
+/* Rotary embedding with the halves rotated: a thread per (row, head, i < d/2) pair, which reads
+ * both of its elements before it writes them (y may be x). */
+template <typename T>
+__global__ void k_rope(int64_t pairs, int heads, int d, const T *x, const T *c, const T *sn, T *y)
+{
+    eb_cuk::pdl_begin();
+    const int half = d / 2;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < pairs;
+         t += (int64_t)gridDim.x * blockDim.x) {
+        const int i = (int)(t % half);
+        const int64_t rh = t / half, row = rh / heads;
+        const int64_t a = rh * d + i, b = a + half, ca = row * d + i, cb = ca + half;
+        const float xa = ld(x, (int)a), xb = ld(x, (int)b);
+        const float ya = xa * ld(c, (int)ca) + xb * ld(sn, (int)ca);
+        const float yb = xb * ld(c, (int)cb) + xa * ld(sn, (int)cb);
+        st(y, (int)a, ya);
+        st(y, (int)b, yb);
+    }
+}
+
+template <typename T>
+cudaError_t rope(cudaStream_t s, int64_t rows, int64_t heads, int64_t d, const void *x,
+                 const void *c, const void *sn, void *y)
+{
+    const int64_t pairs = rows * heads * (d / 2);
+    eb_cuk::launch(k_rope<T>, eb_cuk::blocks_for(pairs), eb_cuk::kThreads, s, pairs, (int)heads,
+                   (int)d, (const T *)x, (const T *)c, (const T *)sn, (T *)y);
+    return cudaGetLastError();
+}
+
 } // namespace
+
+extern "C" cudaError_t eb_cuk_rope(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows, int64_t heads,
+                                   int64_t d, const void *x, const void *c, const void *sn, void *y)
+{
+    if (rows * heads * d <= 0)
+        return cudaSuccess;
+    return EB_CUK_DISPATCH(dt, rope, s, rows, heads, d, x, c, sn, y);
+}
 
 extern "C" int eb_cuk_attn_takes(enum eb_cuk_dt dt, int64_t d)
 {

@@ -148,6 +148,13 @@ size_t eb_cuk_attn_smem_bytes(enum eb_cuk_dt dt, int64_t d, int64_t len);
 cudaError_t eb_cuk_attn_rows(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows, int64_t heads,
                              int64_t group, int64_t d, int64_t len, float scale, const void *q,
                              const void *k, const void *v, const void *mask, void *y);
+/**
+ * Rotary position embedding, the halves rotated: x and y [rows, heads, d], c and sn [rows, d]
+ * (the sine with its sign: -sin on the first half); y[i] = x[i] c[i] + x[(i + d/2) % d] sn[i]
+ * (as Concat(second half, first half) * sn + x * c). d even; y may be x.
+ */
+cudaError_t eb_cuk_rope(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows, int64_t heads, int64_t d,
+                        const void *x, const void *c, const void *sn, void *y);
 /** RMSNorm over rows of `len` contiguous elements: y = x / sqrt(mean(x * x) + eps) * w (w: len
  * elements; float accumulation; y may be x). */
 cudaError_t eb_cuk_rms_norm(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows, int64_t len, float eps,

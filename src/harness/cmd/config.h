@@ -77,8 +77,8 @@ struct eb_config {
     const char *db; /* NULL = the default history database; "none" = no history */
     int64_t interval_ms;
     const char *prometheus; /* --prometheus ADDR:PORT; NULL = off */
-    double metrics_max_mb; /* --metrics_max_mb: rotate metrics.jsonl (0 = never) */
-    double checkpoint_s;   /* --checkpoint_s: report checkpoints during the pass (0 = off) */
+    double metrics_max_mb;  /* --metrics_max_mb: rotate metrics.jsonl (0 = never) */
+    double checkpoint_s;    /* --checkpoint_s: report checkpoints during the pass (0 = off) */
     int solo_baseline;
     const char *ort_lib;
     const char *trt_cache; /* NULL = the default folder; "off" = none (eb_backend_config) */
