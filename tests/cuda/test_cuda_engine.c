@@ -1586,6 +1586,27 @@ EB_TEST(llm_rms_norm_fused_matches_unfused_fp16)
     llm_rms_fused_agrees(EB_ENGINE_PRECISION_FP16, 2e-2);
 }
 
+/* A prefill's inputs (ids, positions 0.., an empty cache) and a decode step's (one token). */
+static void llm_prefill_in(struct eb_tensor *in, const struct eb_model_llm_config *c, int64_t *ids,
+                           int64_t *pos, const float *dummy)
+{
+    in[0] =
+        (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, LLM_PROMPT}, .data = ids};
+    in[1] =
+        (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, LLM_PROMPT}, .data = pos};
+    for (int t = 0; t < 2 * c->layers; t++)
+        in[2 + t] = (struct eb_tensor){.dtype = EB_DTYPE_F32,
+                                       .rank = 4,
+                                       .shape = {1, c->kv_heads, 0, c->head_dim},
+                                       .data = (void *)dummy};
+}
+
+static void llm_step_in(struct eb_tensor *in, int64_t *next, int64_t *at)
+{
+    in[0] = (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, 1}, .data = next};
+    in[1] = (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, 1}, .data = at};
+}
+
 /*
  * The cache kept on the device (eb_engine_keep_outputs) is only ever read as the next run's
  * input: a step that passes it with another length than the last run returned (its bytes on the
@@ -1605,94 +1626,67 @@ EB_TEST(llm_kept_cache_misuse_refused)
     size_t len = 0;
     uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
     ASSERT_TRUE(bytes != NULL);
-    float *want = NULL, *got = NULL;
-    const size_t nv = (size_t)c.vocab;
+    const int n_kv = 2 * c.layers, n_in = 2 + n_kv, n_out = 1 + n_kv;
+    const size_t nv = (size_t)c.vocab, per = (size_t)c.kv_heads * LLM_PROMPT * (size_t)c.head_dim;
+    float *logits[2] = {NULL, NULL}; /* through the host, kept */
+    float *copies = malloc((size_t)n_kv * per * sizeof(float));
+    ASSERT_TRUE(copies != NULL);
+    const float dummy = 0.0f;
+    int64_t ids[LLM_PROMPT], pos[LLM_PROMPT], next = 7, at = LLM_PROMPT;
+    for (int i = 0; i < LLM_PROMPT; i++) {
+        ids[i] = (i * 211 + 5) % c.vocab;
+        pos[i] = i;
+    }
     for (int keep_on = 0; keep_on < 2; keep_on++) {
         struct eb_engine_options opt;
         eb_engine_options_default(&opt);
         opt.device = EB_ENGINE_DEVICE_CUDA;
         struct eb_engine *e = NULL;
         ASSERT_OK(eb_engine_load(bytes, len, path, &opt, &e, &d));
-        const int n_kv = 2 * c.layers, n_in = 2 + n_kv, n_out = 1 + n_kv;
         unsigned char keep[LLM_N_IO] = {0};
         for (int t = 0; t < n_kv; t++)
             keep[1 + t] = (unsigned char)keep_on;
         ASSERT_OK(eb_engine_keep_outputs(e, keep, (size_t)n_out, &d));
-        const float dummy = 0.0f;
-        int64_t ids[LLM_PROMPT], pos[LLM_PROMPT];
-        for (int i = 0; i < LLM_PROMPT; i++) {
-            ids[i] = (i * 211 + 5) % c.vocab;
-            pos[i] = i;
-        }
         struct eb_tensor in[LLM_N_IO], out[LLM_N_IO];
-        in[0] = (struct eb_tensor){
-            .dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, LLM_PROMPT}, .data = ids};
-        in[1] = (struct eb_tensor){
-            .dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, LLM_PROMPT}, .data = pos};
-        for (int t = 0; t < n_kv; t++)
-            in[2 + t] = (struct eb_tensor){.dtype = EB_DTYPE_F32,
-                                           .rank = 4,
-                                           .shape = {1, c.kv_heads, 0, c.head_dim},
-                                           .data = (void *)&dummy};
+        llm_prefill_in(in, &c, ids, pos, &dummy);
         ASSERT_OK(eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d));
-        int64_t next = 7, at = LLM_PROMPT;
-        in[0] =
-            (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, 1}, .data = &next};
-        in[1] = (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, 1}, .data = &at};
+        llm_step_in(in, &next, &at);
         for (int t = 0; t < n_kv; t++) {
             in[2 + t] = out[1 + t];
             in[2 + t].shape[2] = LLM_PROMPT - 1; /* one token short of what the run returned */
         }
         const enum eb_status st = eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d);
-        if (keep_on) {
+        if (keep_on) { /* refused; then the right length, still on the device */
             ASSERT_EQ_INT(st, EB_ERR_INVALID_ARG);
             printf("refused: %s\n", d.msg);
             ASSERT_TRUE(strstr(d.msg, "past_key_values.0.key") != NULL);
             ASSERT_TRUE(strstr(d.msg, "kept on the device") != NULL);
             d = (struct eb_diag){0};
-        } else {
-            ASSERT_OK(st); /* the host's copy: a shorter cache is a valid (other) input */
-        }
-        for (int t = 0; t < n_kv; t++)
-            in[2 + t].shape[2] = keep_on ? LLM_PROMPT : LLM_PROMPT - 1;
-        if (!keep_on) { /* the same step again, from a fresh prefill's cache through the host */
-            in[0] = (struct eb_tensor){
-                .dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, LLM_PROMPT}, .data = ids};
-            in[1] = (struct eb_tensor){
-                .dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, LLM_PROMPT}, .data = pos};
             for (int t = 0; t < n_kv; t++)
-                in[2 + t] = (struct eb_tensor){.dtype = EB_DTYPE_F32,
-                                               .rank = 4,
-                                               .shape = {1, c.kv_heads, 0, c.head_dim},
-                                               .data = (void *)&dummy};
+                in[2 + t].shape[2] = LLM_PROMPT;
             ASSERT_OK(eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d));
-            in[0] = (struct eb_tensor){
-                .dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, 1}, .data = &next};
-            in[1] =
-                (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, 1}, .data = &at};
-            float *copies = malloc((size_t)n_kv * (size_t)c.kv_heads * LLM_PROMPT *
-                                   (size_t)c.head_dim * sizeof(float));
-            ASSERT_TRUE(copies != NULL);
-            const size_t per = (size_t)c.kv_heads * LLM_PROMPT * (size_t)c.head_dim;
+            ASSERT_TRUE(e->run_d2d_bytes > 0);
+        } else { /* the host's bytes: a shorter cache is a valid (other) input; then the step
+                    from a fresh prefill's cache, copied through the host */
+            ASSERT_OK(st);
+            llm_prefill_in(in, &c, ids, pos, &dummy);
+            ASSERT_OK(eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d));
+            llm_step_in(in, &next, &at);
             for (int t = 0; t < n_kv; t++) {
                 in[2 + t] = out[1 + t];
                 in[2 + t].data =
                     memcpy(copies + (size_t)t * per, out[1 + t].data, per * sizeof(float));
             }
             ASSERT_OK(eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d));
-            free(copies);
-        } else {
-            ASSERT_OK(eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d));
-            ASSERT_TRUE(e->run_d2d_bytes > 0);
         }
-        float **dst = keep_on ? &got : &want;
-        *dst = malloc(nv * sizeof(float));
-        ASSERT_TRUE(*dst != NULL);
-        memcpy(*dst, out[0].data, nv * sizeof(float));
+        logits[keep_on] = malloc(nv * sizeof(float));
+        ASSERT_TRUE(logits[keep_on] != NULL);
+        memcpy(logits[keep_on], out[0].data, nv * sizeof(float));
         eb_engine_destroy(e);
     }
-    ASSERT_TRUE(memcmp(want, got, nv * sizeof(float)) == 0);
-    free(want);
-    free(got);
+    ASSERT_TRUE(memcmp(logits[0], logits[1], nv * sizeof(float)) == 0);
+    free(logits[0]);
+    free(logits[1]);
+    free(copies);
     free(bytes);
 }
