@@ -261,9 +261,10 @@ EB_NODISCARD enum eb_status eb_engine_run(struct eb_engine *e, const struct eb_t
  * run: they are not copied to the host, and the bytes at their out[].data are not the run's. The
  * run right after may take such an output back as an input (a KV cache: present.* as
  * past_key_values.*), which the device copies device to device; any other use of that buffer as
- * an input is refused (EB_ERR_INVALID_ARG), so a stale cache is never read. The CPU device's
- * outputs live in host memory anyway: there it changes nothing. On CUDA the graphs are captured
- * again.
+ * an input is refused (EB_ERR_INVALID_ARG), so a stale cache is never read. Only a model with
+ * dynamic dims keeps outputs (another copies every output back, as without this call); the CPU
+ * device's outputs live in host memory anyway: there it changes nothing. On CUDA the graphs are
+ * captured again.
  */
 EB_NODISCARD enum eb_status eb_engine_keep_outputs(struct eb_engine *e, const unsigned char *keep,
                                                    size_t n, struct eb_diag *diag);

@@ -893,7 +893,9 @@ enum eb_status eb_engine_keep_outputs(struct eb_engine *e, const unsigned char *
                             g->n_outputs);
     int changed = 0;
     for (size_t j = 0; j < n; j++) {
-        const unsigned char k = keep[j] != 0;
+        /* only a model with dynamic dims checks its inputs against the last run's outputs
+         * (take_inputs_dynamic): another keeps copying every output back */
+        const unsigned char k = keep[j] != 0 && g->dynamic;
         changed |= k != e->keep_out[j];
         e->keep_out[j] = k;
     }
