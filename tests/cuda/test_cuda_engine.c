@@ -1539,9 +1539,10 @@ EB_TEST(llm_graph_replay_and_device_cache_fp16)
 }
 
 /*
- * The RMSNorm chains, the rotary embeddings and the decode steps' attention chains as one kernel
- * each (the fuse pass, on by default) against their nodes (the pass left out): every chain of
- * tiny qwen2's (2 layers: 5 norms, 4 rotary embeddings, 2 attentions) absorbed, the logits
+ * The RMSNorm chains, the rotary embeddings, the decode steps' attention chains and each MatMul
+ * with the bias or residual Add after it as one kernel or cuBLASLt call each (the fuse pass, on
+ * by default) against their nodes (the pass left out): every chain of tiny qwen2's (2 layers: 5
+ * norms, 4 rotary embeddings, 2 attentions, 10 MatMul + Add, 2 SwiGLU) absorbed, the logits
  * of a prefill and 16 steps within 1e-5 (fp32: the sum's order only) / 2e-2 (fp16: the unfused
  * chain rounds x * x and the mean to half) of the largest |logit|; both against the CPU's fp32
  * printed.
@@ -1560,11 +1561,14 @@ static void llm_rms_fused_agrees(enum eb_engine_precision prec, double tol)
     struct eb_diag d = {0};
     ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, &c, &d));
     /* five nodes an RMSNorm, nine an attention chain (its last node runs the kernel), four a
-     * rotary embedding (two a layer) */
-    ASSERT_EQ_INT((int)n_fused, 5 * (2 * c.layers + 1) + 9 * c.layers + 8 * c.layers);
+     * rotary embedding (two a layer), one MatMul each of the five a layer an Add reads (the q, k
+     * and v projections' biases, the attention's and the MLP's residuals), the Sigmoid and Mul
+     * of a SwiGLU */
+    ASSERT_EQ_INT((int)n_fused, 5 * (2 * c.layers + 1) + 9 * c.layers + 8 * c.layers +
+                                    5 * c.layers + 2 * c.layers);
     const size_t n = (size_t)(LLM_PROMPT + LLM_STEPS) * (size_t)c.vocab;
     const double err = llm_all_error(fused, unfused, n);
-    printf("qwen2 tiny %s: %zu nodes absorbed into RMSNorm kernels; fused vs unfused %.3g of the "
+    printf("qwen2 tiny %s: %zu nodes absorbed into fused kernels; fused vs unfused %.3g of the "
            "largest |logit| (bound %.3g); against the CPU in fp32: fused %.3g, unfused %.3g\n",
            prec == EB_ENGINE_PRECISION_FP16 ? "fp16" : "fp32", n_fused, err, tol,
            llm_all_error(fused, cpu, n), llm_all_error(unfused, cpu, n));

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "eb/engine.h"
 #include "eb_test.h"
@@ -174,6 +175,36 @@ EB_TEST(unary_and_sigmoid)
                 CK(cudaFree(dx));
                 free(x), free(want), free(got);
             }
+}
+
+/* SwiGLU, bit for bit the three kernels it replaces (Sigmoid, Mul, Mul), in both precisions */
+EB_TEST(swiglu_matches_its_three_nodes)
+{
+    need_gpu();
+    const size_t ns[3] = {1, 4864, 70001};
+    for (int k = 0; k < 3; k++)
+        for (int t = 0; t < 2; t++) {
+            const size_t n = ns[k];
+            float *g = rand_buf(n, -12.0f, 12.0f), *u = rand_buf(n, -4.0f, 4.0f);
+            void *dg = up(DTS[t], g, n), *du = up(DTS[t], u, n);
+            void *ds = dalloc(n * 4), *dt = dalloc(n * 4), *dy = dalloc(n * 4);
+            void *dz = dalloc(n * 4);
+            const struct eb_cuk_nd nd = {.rank = 1, .shape = {(int32_t)n}, .sa = {1}, .sb = {1}};
+            CK(eb_cuk_unary(0, DTS[t], EB_CUK_UNARY_SIGMOID, (int64_t)n, 0.0f, 0.0f, dg, ds));
+            CK(eb_cuk_binary(0, DTS[t], EB_BINOP_MUL, &nd, dg, ds, dt));
+            CK(eb_cuk_binary(0, DTS[t], EB_BINOP_MUL, &nd, dt, du, dy));
+            CK(eb_cuk_swiglu(0, DTS[t], (int64_t)n, dg, du, dz));
+            float *want = down(DTS[t], dy, n), *got = down(DTS[t], dz, n);
+            for (size_t i = 0; i < n; i++)
+                if (memcmp(&got[i], &want[i], sizeof(float)) != 0)
+                    EB_FAIL("swiglu %s n %zu at %zu: %.9g, the three nodes %.9g",
+                            t ? "fp16" : "fp32", n, i, (double)got[i], (double)want[i]);
+            CK(cudaFree(dg));
+            CK(cudaFree(du));
+            CK(cudaFree(ds));
+            CK(cudaFree(dt));
+            free(g), free(u), free(want), free(got);
+        }
 }
 
 static int64_t numel(int rank, const int64_t *s)

@@ -279,10 +279,12 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
     for (size_t k = 0; k < e->n_order; k++)
         e->info_dev.n_int8_tc += !s->on_cpu[k] && s->nodes[k].d.kind == EB_DESC_QCONV &&
                                  eb_cu__qconv_dense(s->nodes[k].d.qconv);
-    /* a decoder's RMSNorm chains, one kernel each (its last Mul) */
+    /* a decoder's chains (RMSNorm, rotary, attention, MatMul + Add, SwiGLU): one kernel or
+     * library call each, at the chain's last node */
     if ((opt->passes & EB_ENGINE_PASS_FUSE) && g->dynamic)
-        g->n_fused +=
-            eb_cu__fuse_rms_norm(e, s) + eb_cu__fuse_rope(e, s) + eb_cu__fuse_attention(e, s);
+        g->n_fused += eb_cu__fuse_rms_norm(e, s) + eb_cu__fuse_rope(e, s) +
+                      eb_cu__fuse_attention(e, s) + eb_cu__fuse_matmul_add(e, s) +
+                      eb_cu__fuse_swiglu(e, s);
     e->info_dev.n_fallback = s->n_on_cpu;
     fallback_summary(e, s, e->info_dev.fallback, sizeof(e->info_dev.fallback));
     if (s->n_on_cpu > 0)
@@ -322,6 +324,9 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
         return eb_diag_fail(diag, EB_ERR_DEVICE,
                             "failed to load model %s on cuda: cuBLAS does not start", e->what);
     cublasSetStream(s->cublas, s->stream);
+    if (cublasLtCreate(&s->lt) != CUBLAS_STATUS_SUCCESS)
+        return eb_diag_fail(diag, EB_ERR_DEVICE,
+                            "failed to load model %s on cuda: cuBLASLt does not start", e->what);
     s->lib_stream = s->lanes[0] = s->stream;
     for (int l = 1; l < EB_CU_LANES; l++)
         CUDA_TRY(cudaStreamCreateWithFlags(&s->lanes[l], cudaStreamNonBlocking));
@@ -813,7 +818,7 @@ static enum eb_status enqueue_dyn_node(struct eb_engine *e, struct cu_state *s, 
         }
         return EB_OK;
     }
-    if (s->nodes[k].rms_skip) /* its RMSNorm chain's last Mul computes it: shapes only */
+    if (s->nodes[k].skip) /* its chain's last node computes it: shapes only */
         return EB_OK;
     if (n->dyn && !s->on_cpu[k]) {
         char why[160];
@@ -1589,6 +1594,8 @@ static void cu_close(struct eb_engine *e)
     cudaFree(s->d_ws);
     cudaFree(s->d_blas_ws);
     cudaFree(s->d_xpose);
+    if (s->lt != NULL)
+        cublasLtDestroy(s->lt);
     if (s->cublas != NULL)
         cublasDestroy(s->cublas);
     if (s->cudnn != NULL)

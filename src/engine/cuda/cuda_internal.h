@@ -5,6 +5,7 @@
 #ifndef EB_ENGINE_CUDA_CUDA_INTERNAL_H
 #define EB_ENGINE_CUDA_CUDA_INTERNAL_H
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
@@ -51,8 +52,8 @@ struct cu_node {
     const float *scale;
     /* a dynamic graph's RMSNorm chain x * x, ReduceMean, + eps, Sqrt, x / it, * w (cuda_nodes.c
      * eb_cu__fuse_rms_norm): its last Mul runs it as one kernel (rms 1: x and w are values
-     * rms_x, rms_w), the other five only have their shapes inferred (rms_skip) */
-    int rms, rms_skip;
+     * rms_x, rms_w), the other five only have their shapes inferred (skip) */
+    int rms;
     int32_t rms_x, rms_w;
     float rms_eps;
     /* a dynamic graph's attention chain (cuda_nodes.c eb_cu__fuse_attention): Transpose q,
@@ -64,9 +65,25 @@ struct cu_node {
     float attn_scale;
     /* a dynamic graph's rotary embedding x * cos + Concat(x's halves swapped) * sin (cuda_nodes.c
      * eb_cu__fuse_rope): its Add runs eb_cuk_rope (rope 1: values rope_x, rope_cos, rope_sin),
-     * the Split, Concat and both Muls nothing (rope_skip) */
-    int rope, rope_skip;
+     * the Split, Concat and both Muls nothing (skip) */
+    int rope;
     int32_t rope_x, rope_cos, rope_sin;
+    /* a dynamic graph's MatMul by a constant [K, N] weight whose only reader is an Add of a
+     * bias vector [N] or of a value of the product's shape (cuda_nodes.c eb_cu__fuse_matmul_add):
+     * the Add runs both as one cuBLASLt call (mm 1: values mm_a, mm_w and mm_c; mm_bias: mm_c
+     * is the bias, added in the epilogue, else C with beta 1), the MatMul nothing (skip) */
+    int mm, mm_bias;
+    int32_t mm_a, mm_w, mm_c;
+    int64_t lt_m; /* the rows lt_algo was picked for (0: none yet; cuda_matmul_lt.c) */
+    cublasLtMatmulAlgo_t lt_algo;
+    /* a dynamic graph's SwiGLU Mul(Mul(g, Sigmoid(g)), u) (cuda_nodes.c eb_cu__fuse_swiglu): the
+     * outer Mul runs eb_cuk_swiglu (glu 1: values glu_g, glu_u), the Sigmoid and the inner Mul
+     * nothing (skip) */
+    int glu;
+    int32_t glu_g, glu_u;
+    /* 1: a node of a chain above that the chain's last node computes; only its shapes are
+     * inferred at a run */
+    int skip;
     /* the host callback's argument for nodes on the CPU (cu_state.on_cpu) */
     struct cu_host_call {
         struct eb_engine *e;
@@ -80,6 +97,7 @@ struct cu_state {
     cudaStream_t stream;
     cudnnHandle_t cudnn;
     cublasHandle_t cublas;
+    cublasLtHandle_t lt;   /* the fused MatMul + Add nodes' (cu_node.mm) */
     struct cu_node *nodes; /* n_order */
     unsigned char *on_cpu; /* n_order: 1 = no CUDA kernel, runs on the CPU between copies
                               (also eb_engine__prepare_nodes' filter) */
@@ -256,6 +274,22 @@ size_t eb_cu__fuse_rope(struct eb_engine *e, struct cu_state *s);
  * inputs as extra inputs, so that the memory plan keeps them until it runs. The nodes absorbed.
  */
 size_t eb_cu__fuse_attention(struct eb_engine *e, struct cu_state *s);
+/**
+ * Open time, dynamic graphs: each MatMul of an activation by a constant [K, N] weight whose
+ * product only an Add reads, of a constant bias [N] or of a value of the product's shape (a
+ * residual), runs at that Add as one cuBLASLt call (cu_node.mm: bias epilogue, or the residual
+ * as C with beta 1), the product rounded once. The nodes absorbed (the MatMuls).
+ */
+size_t eb_cu__fuse_matmul_add(struct eb_engine *e, struct cu_state *s);
+/**
+ * Open time, dynamic graphs: each SwiGLU Mul(Mul(g, Sigmoid(g)), u) of same-shape values as one
+ * kernel at its outer Mul (cu_node.glu; the nodes' roundings kept, so the same numbers). The
+ * nodes absorbed.
+ */
+size_t eb_cu__fuse_swiglu(struct eb_engine *e, struct cu_state *s);
+/** Enqueues fused MatMul + Add node k (cu_node.mm) on `stream` (cuda_matmul_lt.c). */
+enum eb_status eb_cu__matmul_add_enqueue(struct eb_engine *e, struct cu_state *s, size_t k,
+                                         cudaStream_t stream, struct eb_diag *diag);
 /** Destroys node k's descriptors. */
 void eb_cu__node_free(struct cu_node *cn);
 /**

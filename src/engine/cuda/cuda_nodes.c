@@ -488,8 +488,8 @@ size_t eb_cu__fuse_rms_norm(struct eb_engine *e, struct cu_state *s)
         cw->rms_x = x;
         cw->rms_w = w_id;
         cw->rms_eps = *(const float *)eps->data;
-        s->nodes[kq].rms_skip = s->nodes[kr].rms_skip = s->nodes[ka].rms_skip = 1;
-        s->nodes[ks].rms_skip = s->nodes[kd].rms_skip = 1;
+        s->nodes[kq].skip = s->nodes[kr].skip = s->nodes[ka].skip = 1;
+        s->nodes[ks].skip = s->nodes[kd].skip = 1;
         absorbed += 5;
     }
     return absorbed;
@@ -710,8 +710,8 @@ static size_t fuse_rope_at(struct eb_engine *e, struct cu_state *s, size_t ka)
             cn->rope_x = extra[0];
             cn->rope_cos = extra[1];
             cn->rope_sin = extra[2];
-            s->nodes[ksp].rope_skip = s->nodes[kr].rope_skip = 1;
-            s->nodes[kc].rope_skip = s->nodes[ks].rope_skip = 1;
+            s->nodes[ksp].skip = s->nodes[kr].skip = 1;
+            s->nodes[kc].skip = s->nodes[ks].skip = 1;
             return 4;
         }
     }
@@ -723,6 +723,111 @@ size_t eb_cu__fuse_rope(struct eb_engine *e, struct cu_state *s)
     size_t absorbed = 0;
     for (size_t k = 0; e->g->dynamic && k < e->n_order; k++)
         absorbed += fuse_rope_at(e, s, k);
+    return absorbed;
+}
+
+/* One MatMul by a constant weight whose product only the Add order[ka] reads, of a bias vector
+ * or of a value of the product's shape: 1 absorbed (the MatMul), else 0. */
+static size_t fuse_matmul_add_at(struct eb_engine *e, struct cu_state *s, size_t ka)
+{
+    const struct eb_graph *g = e->g;
+    const struct eb_ir_node *na = &g->nodes[e->order[ka]];
+    if (!chain_step(e, s, (int64_t)ka, EB_DESC_BINARY, EB_BINOP_ADD) || na->n_in != 2 ||
+        na->in[0] == na->in[1])
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        const int64_t km = writer_of(e, na->in[i]);
+        if (!chain_step(e, s, km, EB_DESC_MATMUL, 0))
+            continue;
+        const struct eb_ir_node *nm = &g->nodes[e->order[km]];
+        if (nm->n_in != 2 || nm->in[0] < 0 || nm->in[1] < 0 || !passes_on(g, nm))
+            continue;
+        const struct eb_ir_value *a = &g->values[nm->in[0]], *w = &g->values[nm->in[1]];
+        const struct eb_ir_value *p = &g->values[nm->out[0]], *c = &g->values[na->in[1 - i]];
+        const struct eb_ir_value *y = eb_op_out(g, na, 0);
+        if (!w->is_const || w->rank != 2 || w->dtype != EB_DTYPE_F32 || a->is_const ||
+            a->dtype != EB_DTYPE_F32 || a->rank < 2 || a->shape[a->rank - 1] != w->shape[0] ||
+            p->rank != a->rank || y->rank != p->rank ||
+            memcmp(y->shape, p->shape, (size_t)p->rank * sizeof(int64_t)) != 0)
+            continue;
+        const int bias = const_vec(g, na->in[1 - i], w->shape[1]) != NULL;
+        if (!bias && (c->is_const || c->dtype != EB_DTYPE_F32 || c->rank != p->rank ||
+                      memcmp(c->shape, p->shape, (size_t)p->rank * sizeof(int64_t)) != 0))
+            continue;
+        const int32_t extra[2] = {nm->in[0], nm->in[1]};
+        if (!read_more(e, ka, extra, 2))
+            return 0;
+        struct cu_node *cn = &s->nodes[ka];
+        cn->mm = 1;
+        cn->mm_bias = bias;
+        cn->mm_a = extra[0];
+        cn->mm_w = extra[1];
+        cn->mm_c = na->in[1 - i];
+        s->nodes[km].skip = 1;
+        return 1;
+    }
+    return 0;
+}
+
+size_t eb_cu__fuse_matmul_add(struct eb_engine *e, struct cu_state *s)
+{
+    size_t absorbed = 0;
+    for (size_t k = 0; e->g->dynamic && k < e->n_order; k++)
+        absorbed += fuse_matmul_add_at(e, s, k);
+    return absorbed;
+}
+
+/* Value v's shape is value w's (rank and every dim). */
+static int same_shape(const struct eb_graph *g, int32_t v, int32_t w)
+{
+    const struct eb_ir_value *a = &g->values[v], *b = &g->values[w];
+    return a->rank == b->rank && memcmp(a->shape, b->shape, (size_t)a->rank * sizeof(int64_t)) == 0;
+}
+
+/* One SwiGLU ending in order[ko], a Mul of Mul(g, Sigmoid(g)) and u: 2 absorbed, else 0. */
+static size_t fuse_swiglu_at(struct eb_engine *e, struct cu_state *s, size_t ko)
+{
+    const struct eb_graph *g = e->g;
+    const struct eb_ir_node *no = &g->nodes[e->order[ko]];
+    if (!chain_step(e, s, (int64_t)ko, EB_DESC_BINARY, EB_BINOP_MUL) || no->n_in != 2 ||
+        no->in[0] < 0 || no->in[1] < 0)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        const int64_t km = writer_of(e, no->in[i]);
+        if (!chain_step(e, s, km, EB_DESC_BINARY, EB_BINOP_MUL))
+            continue;
+        const struct eb_ir_node *nm = &g->nodes[e->order[km]];
+        if (nm->n_in != 2 || nm->in[0] < 0 || nm->in[1] < 0 || !passes_on(g, nm))
+            continue;
+        for (int j = 0; j < 2; j++) {
+            const int64_t ks = writer_of(e, nm->in[j]);
+            if (!chain_step(e, s, ks, EB_DESC_SIGMOID, 0))
+                continue;
+            const struct eb_ir_node *ns = &g->nodes[e->order[ks]];
+            const int32_t gv = nm->in[1 - j], u = no->in[1 - i];
+            if (ns->n_in != 1 || ns->in[0] != gv || !passes_on(g, ns) ||
+                g->values[gv].dtype != EB_DTYPE_F32 || g->values[u].dtype != EB_DTYPE_F32 ||
+                !same_shape(g, gv, u) || !same_shape(g, gv, no->out[0]) ||
+                !same_shape(g, gv, nm->out[0]))
+                continue;
+            if (!read_more(e, ko, &gv, 1))
+                return 0;
+            struct cu_node *cn = &s->nodes[ko];
+            cn->glu = 1;
+            cn->glu_g = gv;
+            cn->glu_u = u;
+            s->nodes[km].skip = s->nodes[ks].skip = 1;
+            return 2;
+        }
+    }
+    return 0;
+}
+
+size_t eb_cu__fuse_swiglu(struct eb_engine *e, struct cu_state *s)
+{
+    size_t absorbed = 0;
+    for (size_t k = 0; e->g->dynamic && k < e->n_order; k++)
+        absorbed += fuse_swiglu_at(e, s, k);
     return absorbed;
 }
 
@@ -768,8 +873,17 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
     int64_t xs[EB_MAX_RANK], ys[EB_MAX_RANK];
     eb_cu__strides(x, xs);
     eb_cu__strides(y, ys);
-    if (cn->rms_skip || cn->rope_skip) /* computed by its chain's last node */
+    if (cn->skip) /* computed by its chain's last node */
         return EB_OK;
+    if (cn->mm)
+        return eb_cu__matmul_add_enqueue(e, s, k, st, diag);
+    if (cn->glu) {
+        ce = eb_cuk_swiglu(st, s->dt, y->numel, dp[cn->glu_g], dp[cn->glu_u], dp[n->out[0]]);
+        if (ce != cudaSuccess)
+            return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s node '%s' (SwiGLU): %s", e->what,
+                                n->name, cudaGetErrorString(ce));
+        return EB_OK;
+    }
     if (cn->rope) {
         const struct eb_ir_value *xv = &g->values[cn->rope_x];
         const int64_t heads = xv->shape[xv->rank - 2], len = xv->shape[xv->rank - 1];

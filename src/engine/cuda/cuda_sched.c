@@ -63,7 +63,7 @@ static void ranges_of(const struct eb_engine *e, const struct cu_state *s, size_
     }
     if ((cn->d.kind == EB_DESC_CONV || cn->d.kind == EB_DESC_QCONV) && cn->x_xpose)
         add(nr, s->d_xpose, s->xpose_bytes, 1);
-    if (cn->d.kind == EB_DESC_MATMUL)
+    if (cn->d.kind == EB_DESC_MATMUL || cn->mm)
         add(nr, s->d_blas_ws, s->blas_ws_bytes, 1);
     if (shared_ws && cn->ws_bytes > 0) /* not allocated yet: a byte of s as its tag */
         add(nr, &s->d_ws, 1, 1);

@@ -140,6 +140,28 @@ cudaError_t binary(cudaStream_t s, int op, const eb_cuk_nd *nd, const void *a, c
     return cudaGetLastError();
 }
 
+/* SwiGLU: y = (g sigmoid(g)) u, each step rounded to T as the Sigmoid and the two Muls store
+ * it (the same numbers as the three nodes) */
+template <typename T> __global__ void k_swiglu(int n, const T *g, const T *u, T *y)
+{
+    eb_cuk::pdl_begin();
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        const float gv = ld(g, i);
+        T t[1];
+        st(t, 0, sigmoidf(gv));
+        st(t, 0, gv * ld(t, 0));
+        st(y, i, ld(t, 0) * ld(u, i));
+    }
+}
+
+template <typename T>
+cudaError_t swiglu(cudaStream_t s, int64_t n, const void *g, const void *u, void *y)
+{
+    eb_cuk::launch(k_swiglu<T>, eb_cuk::blocks_for(n), eb_cuk::kThreads, s, (int)n, (const T *)g,
+                   (const T *)u, (T *)y);
+    return cudaGetLastError();
+}
+
 template <typename X, typename Y> __global__ void k_cast(int n, const X *x, Y *y)
 {
     eb_cuk::pdl_begin();
@@ -176,6 +198,14 @@ extern "C" cudaError_t eb_cuk_binary(cudaStream_t s, enum eb_cuk_dt dt, int op,
         if (nd->shape[d] == 0)
             return cudaSuccess;
     return EB_CUK_DISPATCH(dt, binary, s, op, nd, a, b, y);
+}
+
+extern "C" cudaError_t eb_cuk_swiglu(cudaStream_t s, enum eb_cuk_dt dt, int64_t n, const void *g,
+                                     const void *u, void *y)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    return EB_CUK_DISPATCH(dt, swiglu, s, n, g, u, y);
 }
 
 extern "C" cudaError_t eb_cuk_cast(cudaStream_t s, enum eb_cuk_dt from, enum eb_cuk_dt to,

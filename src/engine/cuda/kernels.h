@@ -155,6 +155,10 @@ cudaError_t eb_cuk_attn_rows(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows, in
  */
 cudaError_t eb_cuk_rope(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows, int64_t heads, int64_t d,
                         const void *x, const void *c, const void *sn, void *y);
+/** SwiGLU over n contiguous elements: y = (g sigmoid(g)) u, each product and the sigmoid rounded
+ * to dt as Sigmoid, Mul, Mul would store them. */
+cudaError_t eb_cuk_swiglu(cudaStream_t s, enum eb_cuk_dt dt, int64_t n, const void *g,
+                          const void *u, void *y);
 /** RMSNorm over rows of `len` contiguous elements: y = x / sqrt(mean(x * x) + eps) * w (w: len
  * elements; float accumulation; y may be x). */
 cudaError_t eb_cuk_rms_norm(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows, int64_t len, float eps,
