@@ -76,17 +76,23 @@ run_suite "normal" build "-DCMAKE_BUILD_TYPE=RelWithDebInfo" ""
 # and unit.model_profile.*; the int8 families' cases stay (real-model shapes through the int8
 # kernels). Eight of the eleven e2e.profile_ncu cases (a fake ncu's usage, paths, timeouts and
 # signals): ncu's output is parsed under ASan in unit.ncu.*, and the fake-ncu summary, the run
-# without ncu and ncu's failure stay.
+# without ncu and ncu's failure stay. The synthesizer's shadow evaluation against ONNX Runtime
+# (the evaluation runs under ASan in every case that synthesizes a model), the fp16-on-CPU sweep
+# (its rows' refusal is the compare cases' code) and the ORT per-operator tables of a run and of
+# an llm (ORT's profile files are parsed under ASan in unit.ort.profile_file_*): ONNX Runtime's
+# own work, which ASan does not instrument, is most of their time.
 run_suite "asan+ubsan" build-asan \
   "-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 -DEB_BUILD_BENCH=OFF -DEB_SANITIZE=address,undefined -DEB_TEST_TIMEOUT_MULTIPLIER=3 -DEB_CUDA=OFF" \
-  "-E ^e2e\.soak\.|^e2e\.families\.(yolox_nano|nanodet_m|yolov5lite_e|yolo_fastestv2|fastestdet)_bus$|^e2e\.profile_ncu\.(help_and_usage_errors|ncu_path_option|ncu_profiles_nothing|no_ncu_on_path|no_profile_to_target|nvtx_ranges_emitted|ncu_timeout_stops_and_reaps_ncu|ncu_sigint_is_forwarded_and_reaped)$|^e2e\.families\..*_val_coco128$|^e2e\.quantize\.(yolov8n_float_twin_requantised|opset11_model_in_both_backends)$|^e2e\.html\..*_loads_in_chromium$|^e2e\.val\.val_coco128_ort$|^e2e\.run_data\.rgb_coco128_matches_val$"
+  "-E ^e2e\.soak\.|^e2e\.families\.(yolox_nano|nanodet_m|yolov5lite_e|yolo_fastestv2|fastestdet)_bus$|^e2e\.profile_ncu\.(help_and_usage_errors|ncu_path_option|ncu_profiles_nothing|no_ncu_on_path|no_profile_to_target|nvtx_ranges_emitted|ncu_timeout_stops_and_reaps_ncu|ncu_sigint_is_forwarded_and_reaped)$|^e2e\.families\..*_val_coco128$|^e2e\.quantize\.(yolov8n_float_twin_requantised|opset11_model_in_both_backends)$|^e2e\.html\..*_loads_in_chromium$|^e2e\.val\.val_coco128_ort$|^e2e\.run_data\.rgb_coco128_matches_val$|^unit\.model\.synth_shadow_matches_ort_(yolov8n|yolo11n)$|^e2e\.compare\.sweep_fp16_unsupported_on_cpu$|^e2e\.profile\.ort_profile_tables_add_up$|^e2e\.llm\.profile_per_phase_ort$"
 # ONNX Runtime is not instrumented: with its own thread pool TSan sees its internal hand-offs
 # as races (see tests/tsan.supp) and slows to a crawl; one intra-op thread per session keeps
 # ORT on the slot threads, whose parallelism is what this suite checks. Only the executables
-# of these tests are built (about a third of the build).
+# of these tests are built (about a third of the build). Left out: the soak (RSS under TSan's
+# shadow memory) and the dual run of the two shared real models on their datasets (the same slot
+# threads as the embedded default's dual run, with real models' compute: 100 s under TSan).
 EB_TEST_RUN_ARGS="--threads 1" run_suite "tsan" build-tsan \
   "-DCMAKE_BUILD_TYPE=Debug -DEB_BUILD_BENCH=OFF -DEB_SANITIZE=thread -DEB_TEST_TIMEOUT_MULTIPLIER=5 -DEB_CUDA=OFF" \
-  "-R dual|sampler|thread|concurrent -E ^e2e\.soak\." only  # soak: RSS under TSan's shadow memory
+  "-R dual|sampler|thread|concurrent -E ^e2e\.soak\.|^e2e\.run\.dual_real_models_coco_and_hituav$" only
 
 # The NEON kernels (src/engine/cpu/arm) against their references: the kernel tests only
 # (EB_KERNEL_TESTS_ONLY), cross-compiled for aarch64 and run by ctest through qemu user-mode
