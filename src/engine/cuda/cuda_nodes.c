@@ -718,12 +718,20 @@ static size_t fuse_rope_at(struct eb_engine *e, struct cu_state *s, size_t ka)
     return 0;
 }
 
-size_t eb_cu__fuse_rope(struct eb_engine *e, struct cu_state *s)
+/* A chain fusion's `at` (the nodes one chain ending at order[k] absorbs, 0: none) over every node
+ * of a dynamic graph: the nodes absorbed. */
+static size_t fuse_each(struct eb_engine *e, struct cu_state *s,
+                        size_t (*at)(struct eb_engine *, struct cu_state *, size_t))
 {
     size_t absorbed = 0;
     for (size_t k = 0; e->g->dynamic && k < e->n_order; k++)
-        absorbed += fuse_rope_at(e, s, k);
+        absorbed += at(e, s, k);
     return absorbed;
+}
+
+size_t eb_cu__fuse_rope(struct eb_engine *e, struct cu_state *s)
+{
+    return fuse_each(e, s, fuse_rope_at);
 }
 
 /* One MatMul by a constant weight whose product only the Add order[ka] reads, of a bias vector
@@ -771,10 +779,7 @@ static size_t fuse_matmul_add_at(struct eb_engine *e, struct cu_state *s, size_t
 
 size_t eb_cu__fuse_matmul_add(struct eb_engine *e, struct cu_state *s)
 {
-    size_t absorbed = 0;
-    for (size_t k = 0; e->g->dynamic && k < e->n_order; k++)
-        absorbed += fuse_matmul_add_at(e, s, k);
-    return absorbed;
+    return fuse_each(e, s, fuse_matmul_add_at);
 }
 
 /* Value v's shape is value w's (rank and every dim). */
@@ -825,10 +830,7 @@ static size_t fuse_swiglu_at(struct eb_engine *e, struct cu_state *s, size_t ko)
 
 size_t eb_cu__fuse_swiglu(struct eb_engine *e, struct cu_state *s)
 {
-    size_t absorbed = 0;
-    for (size_t k = 0; e->g->dynamic && k < e->n_order; k++)
-        absorbed += fuse_swiglu_at(e, s, k);
-    return absorbed;
+    return fuse_each(e, s, fuse_swiglu_at);
 }
 
 /* The fused attention chain ending at node k (cu_node.attn 2) at this run's shapes. */
