@@ -404,8 +404,7 @@ static void progress_line(void *ctx, uint64_t t0)
 static void prom_frame(void *ctx, const struct eb_slot *s, const struct eb_frame_record *rec)
 {
     const uint64_t end = rec->t_start_ns + rec->stage_ns[EB_STAGE_E2E];
-    /* Missed as eb_slot_summarize counts it: latency from arrival over the period. */
-    const int missed = s->fps > 0 && (double)(end - rec->t_arrival_ns) / 1e6 > 1e3 / s->fps;
+    const int missed = eb_frame_missed(eb_frame_arrival_ms(rec), s->fps);
     eb_prom_frame(ctx, s->index, rec->stage_ns, end - s->phase_start_ns, missed, s->dropped,
                   atomic_load_explicit(&s->last_mem, memory_order_relaxed), s->mem_peak,
                   s->violations);

@@ -995,9 +995,9 @@ static void fold_record(struct eb_slot_streams *st, const struct eb_frame_record
                        (double)(r->stage_ns[EB_STAGE_PRE] + r->stage_ns[EB_STAGE_INFER] +
                                 r->stage_ns[EB_STAGE_POST]) /
                            1e6);
-    const double arr = (double)(r->t_start_ns + r->stage_ns[EB_STAGE_E2E] - r->t_arrival_ns) / 1e6;
+    const double arr = eb_frame_arrival_ms(r);
     eb_stat_stream_add(&st->s[EB_SLOT_SERIES_ARRIVAL], arr);
-    st->deadline_misses += fps > 0 && arr > 1e3 / fps;
+    st->deadline_misses += eb_frame_missed(arr, fps);
     st->dets_total += r->n_dets;
     if (r->n_dets > st->dets_max)
         st->dets_max = r->n_dets;
@@ -1147,14 +1147,12 @@ enum eb_status eb_slot_write_frames_csv(const struct eb_slot *s, const char *pat
         const struct eb_frame_record *r = eb_slot_record(s, i);
         if (r == NULL)
             continue; /* a soak run's middle: in the streaming statistics only */
-        const uint64_t end = r->t_start_ns + r->stage_ns[EB_STAGE_E2E];
         fprintf(fp, "%lld,%.4f,", (long long)r->frame_index, ((double)r->t_start_ns - t0) / 1e6);
         if (s->fps > 0)
             fprintf(fp, "%.4f", ((double)r->t_arrival_ns - t0) / 1e6);
         for (int k = 0; k < EB_STAGE_COUNT; k++)
             fprintf(fp, ",%.4f", (double)r->stage_ns[k] / 1e6);
-        fprintf(fp, ",%.4f,%u,%d\n", (double)(end - r->t_arrival_ns) / 1e6, r->n_dets,
-                i < s->n_counted);
+        fprintf(fp, ",%.4f,%u,%d\n", eb_frame_arrival_ms(r), r->n_dets, i < s->n_counted);
     }
     return eb_file_close(fp, path, diag);
 }
@@ -1346,7 +1344,6 @@ static void summarize(struct eb_slot *s, struct eb_slot_result *r, int with_prof
     if (scratch != NULL) {
         for (int st = 0; st < EB_STAGE_COUNT; st++)
             summarize_stage(s->records, n, (enum eb_stage)st, scratch, &r->stages[st]);
-        const double period_ms = s->fps > 0 ? 1e3 / s->fps : 0;
         for (size_t i = 0; i < n; i++) {
             const struct eb_frame_record *rec = &s->records[i];
             scratch[i] = (double)(rec->stage_ns[EB_STAGE_PRE] + rec->stage_ns[EB_STAGE_INFER] +
@@ -1355,10 +1352,8 @@ static void summarize(struct eb_slot *s, struct eb_slot_result *r, int with_prof
         }
         eb_stat_summarize_ms(scratch, n, &r->pipeline);
         for (size_t i = 0; i < n; i++) {
-            const struct eb_frame_record *rec = &s->records[i];
-            scratch[i] =
-                (double)(rec->t_start_ns + rec->stage_ns[EB_STAGE_E2E] - rec->t_arrival_ns) / 1e6;
-            r->deadline_misses += s->fps > 0 && scratch[i] > period_ms;
+            scratch[i] = eb_frame_arrival_ms(&s->records[i]);
+            r->deadline_misses += eb_frame_missed(scratch[i], s->fps);
         }
         eb_stat_summarize_ms(scratch, n, &r->latency_from_arrival);
         double *e2e = malloc(n * sizeof(double));

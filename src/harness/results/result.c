@@ -238,3 +238,13 @@ const char *eb_slot_result_dominant(const struct eb_slot_result *s)
         return "";
     return s->stages[EB_STAGE_READ].p50 > s->pipeline.p50 ? "source" : "pipeline";
 }
+
+double eb_frame_arrival_ms(const struct eb_frame_record *r)
+{
+    return (double)(r->t_start_ns + r->stage_ns[EB_STAGE_E2E] - r->t_arrival_ns) / 1e6;
+}
+
+int eb_frame_missed(double arrival_ms, double fps)
+{
+    return fps > 0 && arrival_ms > 1e3 / fps;
+}

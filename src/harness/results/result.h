@@ -46,6 +46,13 @@ struct eb_frame_record {
     uint32_t n_dets;
     uint64_t mem_bytes; /* monitored memory figure after this frame */
 };
+/** Frame r's latency from its arrival to the end of its postprocess, in ms: what a paced slot's
+ * deadline is checked against. */
+double eb_frame_arrival_ms(const struct eb_frame_record *r);
+/** 1 when a frame of that latency from arrival missed a paced slot's period (fps > 0: 1000 / fps
+ * ms); an unpaced slot (fps 0) misses nothing. The report's deadline_misses and the live
+ * endpoint's counter both count by it. */
+int eb_frame_missed(double arrival_ms, double fps);
 
 /*
  * Throttling onset of a slot: a change-point of its end-to-end latency over the pass
