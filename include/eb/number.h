@@ -29,4 +29,10 @@ enum eb_number eb_number_parse_int(const char *text, long long *out);
  */
 uint64_t eb_splitmix64(uint64_t *state);
 
+/** Bytes in MiB (2^20 bytes), as the reports print memory. */
+static inline double eb_mib(uint64_t bytes)
+{
+    return (double)bytes / (1024.0 * 1024.0);
+}
+
 #endif

@@ -6,6 +6,7 @@
 
 #include "eb/file.h"
 #include "eb/json.h"
+#include "eb/number.h"
 #include "eb/path.h"
 #include "engine/onnx/onnx_model.h"
 #include "model/llm.h"
@@ -236,11 +237,6 @@ struct plan_result {
     char why[512]; /* when !ok */
 };
 
-static double mib(uint64_t bytes)
-{
-    return (double)bytes / (1024.0 * 1024.0);
-}
-
 static void print_plan_text(FILE *fp, const struct plan_result *r)
 {
     const struct eb_model_plan *p = &r->plan;
@@ -251,15 +247,15 @@ static void print_plan_text(FILE *fp, const struct plan_result *r)
     fprintf(fp, "memory plan (native engine, input %dx%d, MiB = 2^20 bytes):\n", p->height,
             p->width);
     fprintf(fp, "  planned peak:   %10.2f MiB  (arena of intermediate tensors; %.1f%% of naive)\n",
-            mib(p->arena_bytes),
+            eb_mib(p->arena_bytes),
             p->naive_bytes ? 100.0 * (double)p->arena_bytes / (double)p->naive_bytes : 0.0);
-    fprintf(fp, "  scratch:        %10.2f MiB\n", mib(p->scratch_bytes));
-    fprintf(fp, "  weights:        %10.2f MiB\n", mib(p->weight_bytes));
-    fprintf(fp, "  packed weights: %10.2f MiB\n", mib(p->packed_bytes));
+    fprintf(fp, "  scratch:        %10.2f MiB\n", eb_mib(p->scratch_bytes));
+    fprintf(fp, "  weights:        %10.2f MiB\n", eb_mib(p->weight_bytes));
+    fprintf(fp, "  packed weights: %10.2f MiB\n", eb_mib(p->packed_bytes));
     fprintf(fp, "  total:          %10.2f MiB  (arena + scratch + weights + packed)\n",
-            mib(p->total_bytes));
+            eb_mib(p->total_bytes));
     fprintf(fp, "  naive sum:      %10.2f MiB  (every intermediate tensor, no planning)\n",
-            mib(p->naive_bytes));
+            eb_mib(p->naive_bytes));
 }
 
 static void print_plan_json(struct eb_json_writer *w, const struct plan_result *r)
@@ -387,9 +383,9 @@ static void print_llm_text(FILE *fp, const struct eb_model_llm_facts *f)
     fprintf(fp, "  parameters:    %" PRIu64 " (%.2f M; %" PRIu64 " in MatMuls)\n", f->params,
             (double)f->params / 1e6, f->matmul_params);
     fprintf(fp, "  weights:       %" PRIu64 " bytes (%.2f MiB)\n", f->weight_bytes,
-            mib(f->weight_bytes));
+            eb_mib(f->weight_bytes));
     fprintf(fp, "  KV cache:      %" PRIu64 " bytes per token; %.2f MiB at %" PRId64 " tokens\n",
-            f->kv_bytes_per_token, mib(f->kv_bytes_at_n), f->n);
+            f->kv_bytes_per_token, eb_mib(f->kv_bytes_at_n), f->n);
     fprintf(fp, "  prefill:       %.4g GFLOPs for %" PRId64 " tokens (%.4g MFLOPs per token)\n",
             f->prefill_flops / 1e9, f->n, f->prefill_flops_per_token / 1e6);
     fprintf(fp, "  decode:        %.4g MFLOPs per token at KV length %" PRId64 "\n",

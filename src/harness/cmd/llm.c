@@ -293,11 +293,6 @@ static int prompt_within(const struct llm_ctx *c, int64_t vocab, struct eb_diag 
     return 1;
 }
 
-static double mib(uint64_t b)
-{
-    return (double)b / (1024.0 * 1024.0);
-}
-
 /* The context: prompt + gen by default, at least that, at most the model's. Exit code or -1. */
 static int check_ctx(struct llm_ctx *c, struct eb_diag *diag)
 {
@@ -547,8 +542,8 @@ static int check_budget(struct llm_ctx *c, const struct eb_platform *pf, struct 
                            "needed %.1f MiB for the KV cache at ctx %lld (%.1f MiB) and the "
                            "weights (%.1f MiB), limit %.1f MiB; give a smaller --ctx or a larger "
                            "--gpu_mem_limit_gb",
-                           mib(need), (long long)r->w.ctx, mib(r->kv_bytes_ctx), mib(weights),
-                           mib(b.limit_bytes));
+                           eb_mib(need), (long long)r->w.ctx, eb_mib(r->kv_bytes_ctx),
+                           eb_mib(weights), eb_mib(b.limit_bytes));
         return EB_EXIT_NOTHING_RAN;
     }
     return -1;

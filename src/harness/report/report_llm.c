@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "eb/json.h"
+#include "eb/number.h"
 #include "harness/report/report.h"
 #include "harness/report/svg_chart.h"
 
@@ -25,11 +26,6 @@ static const char *const k_file_names[EB_LLM_REPORT_FILE_COUNT] = {
 const char *eb_llm_report_file_name(enum eb_llm_report_file f)
 {
     return (unsigned)f < EB_LLM_REPORT_FILE_COUNT ? k_file_names[f] : "";
-}
-
-static double mib(uint64_t b)
-{
-    return (double)b / (1024.0 * 1024.0);
 }
 
 /* ---- the facts report.md and report.html print ---- */
@@ -154,21 +150,23 @@ static void build(const struct eb_llm_result *r, struct facts *f)
 
     if (r->elem_bytes > 0 && r->elem_bytes != m->elem_bytes)
         add(f, "Memory", "Weights", "%.1f MiB computed in %s (%.1f MiB in the file's %s)",
-            mib(m->params * (uint64_t)r->elem_bytes), r->precision, mib(m->weight_bytes), m->dtype);
+            eb_mib(m->params * (uint64_t)r->elem_bytes), r->precision, eb_mib(m->weight_bytes),
+            m->dtype);
     else
-        add(f, "Memory", "Weights", "%.1f MiB (%s)", mib(m->weight_bytes), m->dtype);
+        add(f, "Memory", "Weights", "%.1f MiB (%s)", eb_mib(m->weight_bytes), m->dtype);
     add(f, "Memory", "KV cache at the final length", "%.2f MiB (%lld positions, %.1f KiB a token)",
-        mib(r->kv_bytes_final), (long long)(r->w.prompt + r->w.gen),
+        eb_mib(r->kv_bytes_final), (long long)(r->w.prompt + r->w.gen),
         m->elem_bytes > 0 ? (double)m->kv_bytes_per_token / m->elem_bytes * r->elem_bytes / 1024.0
                           : 0.0);
     add(f, "Memory", "Budget", "weights + KV cache at ctx %lld = %.1f MiB of the %.1f MiB limit",
-        (long long)r->w.ctx, mib(m->weight_bytes + r->kv_bytes_ctx), mib(r->limit_bytes));
+        (long long)r->w.ctx, eb_mib(m->weight_bytes + r->kv_bytes_ctx), eb_mib(r->limit_bytes));
     if (r->planned_bytes > 0)
         add(f, "Memory", "Planned", "%.1f MiB held against the limit (%s's plan, for ctx %lld)",
-            mib(r->planned_bytes), r->backend, (long long)r->w.ctx);
+            eb_mib(r->planned_bytes), r->backend, (long long)r->w.ctx);
     add(f, "Memory", "Peak", "%s",
         r->mem_peak_bytes
-            ? (snprintf(a, sizeof(a), "%.1f MiB (%s)", mib(r->mem_peak_bytes), r->mem_peak_what), a)
+            ? (snprintf(a, sizeof(a), "%.1f MiB (%s)", eb_mib(r->mem_peak_bytes), r->mem_peak_what),
+               a)
             : "n/a");
 
     add(f, "Model", "File", "%s", m->path);
@@ -283,7 +281,7 @@ void eb_llm_report_bench_table(const struct eb_llm_result *r, FILE *fp)
     for (int row = 0; row < 2; row++) {
         fprintf(fp, "| %s%s%s %s | %.2f MiB | %.2f M | %s %s | %s | %s | %s |\n",
                 m->arch[0] ? m->arch : "decoder", m->size[0] ? " " : "", m->size, m->dtype,
-                mib(m->weight_bytes), (double)m->params / 1e6, r->backend, r->device,
+                eb_mib(m->weight_bytes), (double)m->params / 1e6, r->backend, r->device,
                 r->threads > 0 ? (snprintf(a, sizeof(a), "%d", r->threads), a) : "default",
                 row == 0 ? pp : tg,
                 row == 0 ? pm(b, sizeof(b), r->prefill_tps, r->prefill_tps_std, 2)
@@ -720,10 +718,10 @@ static int json_body(FILE *fp, const void *ctx)
     }
     kstr_or_null(w, "peak_of", r->mem_peak_what);
     /* The same in MiB (2^20 bytes), as report.md and summary.md print them. */
-    eb_json_knum(w, "weight_mib", mib(m->weight_bytes));
-    eb_json_knum(w, "kv_ctx_mib", mib(r->kv_bytes_ctx));
-    eb_json_knum(w, "limit_mib", mib(r->limit_bytes));
-    knum_or_null(w, "peak_mib", r->mem_peak_bytes > 0 ? mib(r->mem_peak_bytes) : NAN);
+    eb_json_knum(w, "weight_mib", eb_mib(m->weight_bytes));
+    eb_json_knum(w, "kv_ctx_mib", eb_mib(r->kv_bytes_ctx));
+    eb_json_knum(w, "limit_mib", eb_mib(r->limit_bytes));
+    knum_or_null(w, "peak_mib", r->mem_peak_bytes > 0 ? eb_mib(r->mem_peak_bytes) : NAN);
     eb_json_obj_end(w);
 
     eb_json_key(w, "profile");

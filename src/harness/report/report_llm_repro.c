@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "eb/json.h"
+#include "eb/number.h"
 #include "eb/path.h"
 #include "harness/report/report.h"
 #include "harness/report/report_llm.h"
@@ -32,11 +33,6 @@ static const char *const k_phase_words[EB_LLM_PHASES] = {"prefill", "decode"};
 static int prompt_from_file(const struct eb_llm_result *r)
 {
     return r->w.prompt_source[0] != '\0' && strcmp(r->w.prompt_source, "seeded") != 0;
-}
-
-static double mib(uint64_t b)
-{
-    return (double)b / (1024.0 * 1024.0);
 }
 
 /* The op type with the most time in phase `p`'s profile and its summed time; NULL when the
@@ -150,18 +146,18 @@ static void sum_memory(const struct eb_llm_result *r, FILE *fp)
     fprintf(fp,
             "The weights (%s MiB as the file stores them, %s) and the KV cache (%s MiB at the "
             "context of %lld tokens the run was sized for) were checked",
-            eb_report__fmtd(a, sizeof(a), mib(r->model.weight_bytes), 1),
+            eb_report__fmtd(a, sizeof(a), eb_mib(r->model.weight_bytes), 1),
             r->model.dtype[0] != '\0' ? r->model.dtype : "the file's dtype",
-            eb_report__fmtd(b, sizeof(b), mib(r->kv_bytes_ctx), 2), (long long)r->w.ctx);
+            eb_report__fmtd(b, sizeof(b), eb_mib(r->kv_bytes_ctx), 2), (long long)r->w.ctx);
     if (r->limit_bytes > 0)
         fprintf(fp, " against a limit of %s MiB",
-                eb_report__fmtd(c, sizeof(c), mib(r->limit_bytes), 1));
+                eb_report__fmtd(c, sizeof(c), eb_mib(r->limit_bytes), 1));
     else
         fputs(" against no limit", fp);
     fputs(".", fp);
     if (r->mem_peak_bytes > 0) {
         fprintf(fp, " The peak measured (%s) was %s MiB", r->mem_peak_what,
-                eb_report__fmtd(a, sizeof(a), mib(r->mem_peak_bytes), 1));
+                eb_report__fmtd(a, sizeof(a), eb_mib(r->mem_peak_bytes), 1));
         if (r->limit_bytes > 0)
             fputs(r->mem_peak_bytes <= r->limit_bytes ? ": **within the limit**."
                                                       : ": **over the limit**.",
