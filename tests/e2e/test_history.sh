@@ -19,6 +19,14 @@ case_two_runs_then_history_and_diff() {
   [ "$(jq_get "$d1/report.json" history/run_id)" = 1 ] || fail "run 1's report lacks its id"
   [ "$(jq_get "$d2/report.json" history/run_id)" = 2 ] || fail "run 2's report lacks its id"
   grep -q '^History: run 2 in `h.db`' "$d2/report.md" || fail "report.md lacks the history line"
+  # and its key across databases: a version-4 uuid, the database's own for that run
+  local u1
+  u1=$(jq_get "$d1/report.json" history/uuid)
+  echo "$u1" | grep -Eq '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$' ||
+    fail "run 1's report: uuid '$u1'"
+  "$EB_BIN" history --db h.db --format csv >hu.csv 2>huerr.txt || fail "csv: $(cat huerr.txt)"
+  grep -q "^1,$u1," hu.csv || fail "run 1's uuid is not the database's: $u1 / $(cat hu.csv)"
+  [ "$(jq_get "$d2/report.json" history/uuid)" != "$u1" ] || fail "two runs, one uuid"
   # 24 frames: INVALID, with the reason, in report.json and up front in report.md
   [ "$(jq_get "$d1/report.json" validity/verdict)" = INVALID ] || fail "24 frames must be INVALID"
   grep -q "24 measured frames, fewer than --min_frames 200" "$d1/report.json" ||

@@ -861,6 +861,7 @@ void eb_report_write_json(const struct eb_run_result *r, struct eb_json_writer *
         eb_json_obj_begin(w);
         eb_json_kstr(w, "db", r->history_db);
         eb_json_kint(w, "run_id", r->history_run_id);
+        kstr_or_null(w, "uuid", r->history_uuid);
         eb_json_obj_end(w);
     } else {
         eb_json_null(w);

@@ -405,6 +405,7 @@ struct eb_run_result {
     /* The run history (history.h): where the run was recorded; history_db "" = not recorded. */
     char history_db[4096];
     int64_t history_run_id; /* 0 = not recorded */
+    char history_uuid[37];  /* the run's key across databases (EB_HISTORY_UUID_SIZE) */
     /* --checkpoint_s: 1 in a checkpoint written during the pass (report.json "checkpoint"):
      * the figures of the frames so far, not the final report. */
     int checkpoint;
