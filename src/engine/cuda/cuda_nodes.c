@@ -772,6 +772,7 @@ static size_t fuse_matmul_add_at(struct eb_engine *e, struct cu_state *s, size_t
         cn->mm_w = extra[1];
         cn->mm_c = na->in[1 - i];
         s->nodes[km].skip = 1;
+        e->g->nodes[e->order[ka]].fused = bias ? "matmul+bias" : "matmul+residual"; /* --profile */
         return 1;
     }
     return 0;
@@ -822,6 +823,7 @@ static size_t fuse_swiglu_at(struct eb_engine *e, struct cu_state *s, size_t ko)
             cn->glu_g = gv;
             cn->glu_u = u;
             s->nodes[km].skip = s->nodes[ks].skip = 1;
+            e->g->nodes[e->order[ko]].fused = "swiglu"; /* --profile */
             return 2;
         }
     }
