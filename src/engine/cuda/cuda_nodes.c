@@ -741,11 +741,11 @@ static size_t fuse_matmul_add_at(struct eb_engine *e, struct cu_state *s, size_t
     const struct eb_graph *g = e->g;
     const struct eb_ir_node *na = &g->nodes[e->order[ka]];
     if (!chain_step(e, s, (int64_t)ka, EB_DESC_BINARY, EB_BINOP_ADD) || na->n_in != 2 ||
-        na->in[0] == na->in[1])
+        na->in[0] == na->in[1] || s->nodes[ka].skip)
         return 0;
     for (int i = 0; i < 2; i++) {
         const int64_t km = writer_of(e, na->in[i]);
-        if (!chain_step(e, s, km, EB_DESC_MATMUL, 0))
+        if (!chain_step(e, s, km, EB_DESC_MATMUL, 0) || s->nodes[km].skip)
             continue;
         const struct eb_ir_node *nm = &g->nodes[e->order[km]];
         if (nm->n_in != 2 || nm->in[0] < 0 || nm->in[1] < 0 || !passes_on(g, nm))
@@ -796,11 +796,11 @@ static size_t fuse_swiglu_at(struct eb_engine *e, struct cu_state *s, size_t ko)
     const struct eb_graph *g = e->g;
     const struct eb_ir_node *no = &g->nodes[e->order[ko]];
     if (!chain_step(e, s, (int64_t)ko, EB_DESC_BINARY, EB_BINOP_MUL) || no->n_in != 2 ||
-        no->in[0] < 0 || no->in[1] < 0)
+        no->in[0] < 0 || no->in[1] < 0 || s->nodes[ko].skip || s->nodes[ko].rms)
         return 0;
     for (int i = 0; i < 2; i++) {
         const int64_t km = writer_of(e, no->in[i]);
-        if (!chain_step(e, s, km, EB_DESC_BINARY, EB_BINOP_MUL))
+        if (!chain_step(e, s, km, EB_DESC_BINARY, EB_BINOP_MUL) || s->nodes[km].skip)
             continue;
         const struct eb_ir_node *nm = &g->nodes[e->order[km]];
         if (nm->n_in != 2 || nm->in[0] < 0 || nm->in[1] < 0 || !passes_on(g, nm))
@@ -882,6 +882,12 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
     if (cn->mm)
         return eb_cu__matmul_add_enqueue(e, s, k, st, diag);
     if (cn->glu) {
+        if (g->values[cn->glu_g].numel != y->numel || g->values[cn->glu_u].numel != y->numel)
+            return eb_diag_fail(diag, EB_ERR_UNSUPPORTED,
+                                "model %s node '%s': its SwiGLU, fused at load, has operands of "
+                                "other sizes at this run (%lld, %lld and %lld elements)",
+                                e->what, n->name, (long long)g->values[cn->glu_g].numel,
+                                (long long)g->values[cn->glu_u].numel, (long long)y->numel);
         ce = eb_cuk_swiglu(st, s->dt, y->numel, dp[cn->glu_g], dp[cn->glu_u], dp[n->out[0]]);
         if (ce != cudaSuccess)
             return eb_diag_fail(diag, EB_ERR_DEVICE, "model %s node '%s' (SwiGLU): %s", e->what,
