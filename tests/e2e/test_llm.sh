@@ -328,6 +328,13 @@ case_history_and_diff() {
   "$EB_BIN" history --db h.db >h.txt || fail "history failed"
   [ "$(grep -cE '^ +[12] +[0-9T:.Z-]+ +llm +tiny.onnx +ort +cpu +fp32 +fp32 ' h.txt)" = 2 ] ||
     fail "no llm rows: $(cat h.txt)"
+  # each report names its row: the id, and the uuid the database holds for it
+  local d u
+  d=$(ls -d out/*-llm/ | tail -1)
+  [ "$(jq_get "$d/report.json" history/run_id)" = 2 ] || fail "run 2's report lacks its id"
+  u=$(jq_get "$d/report.json" history/uuid)
+  "$EB_BIN" history --db h.db --format csv >hu.csv || fail "history csv failed"
+  grep -q "^2,$u," hu.csv || fail "run 2's uuid '$u' is not the database's: $(cat hu.csv)"
   "$EB_BIN" diff 1 2 --db h.db >d.txt
   local rc=$?
   [ "$rc" = 0 ] || [ "$rc" = 4 ] || fail "diff exit $rc: $(cat d.txt)"

@@ -94,6 +94,9 @@ static void build(const struct eb_llm_result *r, struct facts *f)
         add(f, "Run", "Interrupted", "the figures cover the %lld repetitions that ended",
             (long long)r->reps_done);
     add(f, "Run", "Started", "%s, %.1f s", r->started_at, r->duration_s);
+    if (r->history_run_id > 0)
+        add(f, "Run", "History", "run %lld in %s (edgebench history, edgebench diff)",
+            (long long)r->history_run_id, r->history_db);
     add(f, "Run", "Workload",
         "prompt %lld tokens (%s), then %lld decode steps; %lld repetitions after %lld warm-up; "
         "context %lld",
@@ -606,6 +609,16 @@ static int json_body(FILE *fp, const void *ctx)
     eb_json_kbool(w, "interrupted", r->interrupted);
     eb_json_kstr(w, "status", r->failed ? "failed" : "ok");
     kstr_or_null(w, "message", r->message);
+    eb_json_key(w, "history");
+    if (r->history_run_id > 0) {
+        eb_json_obj_begin(w);
+        eb_json_kstr(w, "db", r->history_db);
+        eb_json_kint(w, "run_id", r->history_run_id);
+        kstr_or_null(w, "uuid", r->history_uuid);
+        eb_json_obj_end(w);
+    } else {
+        eb_json_null(w);
+    }
 
     eb_json_key(w, "model");
     eb_json_obj_begin(w);

@@ -96,6 +96,11 @@ struct eb_llm_result {
     int interrupted; /* a signal stopped it: the figures cover the repetitions that ended */
     int failed;      /* the model could not be loaded or run: message says why */
     char message[EB_DIAG_MSG_MAX];
+    /* The run history: where the run was recorded (history_db "" = not recorded), its id there
+     * and its key across databases, as run's (results/result.h) */
+    char history_db[4096];
+    int64_t history_run_id;
+    char history_uuid[37];
 
     struct eb_llm_model model;
     struct eb_llm_workload w;
