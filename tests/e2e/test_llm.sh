@@ -326,7 +326,7 @@ case_history_and_diff() {
       --db h.db --quiet >/dev/null 2>e.txt || fail "llm $i failed: $(cat e.txt)"
   done
   "$EB_BIN" history --db h.db >h.txt || fail "history failed"
-  [ "$(grep -cE '^ +[12] +[0-9T:.Z-]+ +llm +tiny.onnx +ort +cpu +fp32 +fp32 ' h.txt)" = 2 ] ||
+  [ "$(grep -cE '^ +[12] +[0-9T:.Z-]+ +[^ ]+ +llm +tiny.onnx +ort +cpu +fp32 +fp32 ' h.txt)" = 2 ] ||
     fail "no llm rows: $(cat h.txt)"
   # each report names its row: the id, and the uuid the database holds for it
   local d u

@@ -77,14 +77,15 @@ static void print_history_help(FILE *fp)
             "usage: edgebench history [--db TARGET] [--model M] [--backend B] [--device D]\n"
             "                         [--host NAME] [--limit N] [--format table|csv|json]\n\n"
             "Lists the runs recorded in the history database, newest first, one line per slot\n"
-            "that ran: run id, start time (UTC), slot, model, backend, device, the model's\n"
+            "that ran: run id, start time (UTC), the board's hostname (its first 16\n"
+            "characters), slot, model, backend, device, the model's\n"
             "precision (read from its graph: fp32, fp16, int8-dynamic, int8-qdq, ...), the\n"
             "precision the backend computed in (runs recorded before edgebench stored it: the\n"
             "--precision asked), end-to-end p50 (ms), FPS and the slot's verdict. A run of\n"
             "edgebench llm is one line of slot 'llm': its model, backend, device, the model's\n"
             "dtype, the precision computed in, time to first token p50 (ms) in the p50 column\n"
             "and decode tokens/s in the FPS column. csv and json carry the same fields plus the\n"
-            "run's uuid and the board's hostname (host), with the model's full path; an unknown\n"
+            "run's uuid, with the whole hostname (host) and the model's full path; an unknown\n"
             "figure is empty (csv) or null (json).\n\n"
             "options:\n"
             "  --db TARGET    the database: a SQLite file or a PostgreSQL connection string\n"
@@ -166,7 +167,10 @@ struct list_ctx {
     size_t rows, llm_rows;
 };
 
-#define ROW_FORMAT "%6lld  %-24s  %-7s  %-28.28s  %-7s  %-8s  %-12s  %-8s  %9s  %8s  %s\n"
+/* The table's columns once: the header's and the rows' (the id a number there) */
+#define COLUMNS(id) id "  %-24s  %-16.16s  %-7s  %-28.28s  %-7s  %-8s  %-12s  %-8s  %9s  %8s  %s\n"
+#define ROW_FORMAT  COLUMNS("%6lld")
+#define HEAD_FORMAT COLUMNS("%6s")
 
 static void print_table_row(FILE *out, const struct line *l)
 {
@@ -175,7 +179,7 @@ static void print_table_row(FILE *out, const struct line *l)
         snprintf(p50, sizeof(p50), "%.3f", l->p50_ms);
     if (isfinite(l->fps))
         snprintf(fps, sizeof(fps), "%.1f", l->fps);
-    fprintf(out, ROW_FORMAT, (long long)l->id, l->started_at, l->slot,
+    fprintf(out, ROW_FORMAT, (long long)l->id, l->started_at, or_dash(l->host), l->slot,
             l->model[0] != '\0' ? eb_path_base(l->model) : "-", or_dash(l->backend),
             or_dash(l->device), or_dash(l->model_precision), or_dash(l->computed), p50, fps,
             or_dash(l->verdict));
@@ -322,9 +326,8 @@ int eb_history_main(int argc, char **argv, FILE *out, FILE *err)
     struct eb_json_writer w;
     struct list_ctx c = {.out = out, .format = format, .json = &w};
     if (format == FORMAT_TABLE)
-        fprintf(out, "%6s  %-24s  %-7s  %-28s  %-7s  %-8s  %-12s  %-8s  %9s  %8s  %s\n", "id",
-                "started_at", "slot", "model", "backend", "device", "model prec", "computed",
-                "p50 ms", "FPS", "verdict");
+        fprintf(out, HEAD_FORMAT, "id", "started_at", "host", "slot", "model", "backend", "device",
+                "model prec", "computed", "p50 ms", "FPS", "verdict");
     for (size_t k = 0; format == FORMAT_CSV && k < EB_ARRAY_LEN(k_fields); k++)
         csv_field(out, k_fields[k], k + 1 == EB_ARRAY_LEN(k_fields));
     if (format == FORMAT_JSON) {
