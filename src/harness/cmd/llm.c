@@ -590,15 +590,12 @@ static void record_history(struct llm_ctx *c)
                                  strcmp(c->res.backend, "ort") == 0 ? c->probe.version : NULL, rec,
                                  &d);
     }
-    /* its key chosen here, so that the report can name it (the id is the database's own) */
-    if (st == EB_OK && rec->uuid[0] == '\0')
-        st = eb_history_uuid_new(rec->uuid, &d);
     if (st == EB_OK)
         st = eb_history_store(path, rec, &rcpt, &d);
     if (st == EB_OK) {
         snprintf(c->res.history_db, sizeof(c->res.history_db), "%s", rcpt.where);
         c->res.history_run_id = rcpt.id;
-        snprintf(c->res.history_uuid, sizeof(c->res.history_uuid), "%s", rec->uuid);
+        snprintf(c->res.history_uuid, sizeof(c->res.history_uuid), "%s", rcpt.uuid);
         /* kept in the spool: a warning; runs uploaded from it: news */
         if (rcpt.note[0] != '\0')
             eb_log_msg(&c->log, rcpt.spooled ? EB_LOG_WARN : EB_LOG_INFO, "history: %s", rcpt.note);

@@ -198,15 +198,19 @@ enum eb_status eb_history_from_llm(const struct eb_llm_result *r, const struct e
     return EB_OK;
 }
 
-enum eb_status eb_history_store(const char *path, const struct eb_history_run *rec,
+enum eb_status eb_history_store(const char *path, struct eb_history_run *rec,
                                 struct eb_history_receipt *out, struct eb_diag *diag)
 {
     struct eb_history *h = NULL;
     memset(out, 0, sizeof(*out));
-    enum eb_status st = eb_history_open(path, 1, &h, diag);
+    /* its key chosen here, so that the report can name it (the id is the database's own) */
+    enum eb_status st = rec->uuid[0] != '\0' ? EB_OK : eb_history_uuid_new(rec->uuid, diag);
+    if (st == EB_OK)
+        st = eb_history_open(path, 1, &h, diag);
     if (st == EB_OK)
         st = eb_history_append(h, rec, &out->id, diag);
     if (st == EB_OK) {
+        snprintf(out->uuid, sizeof(out->uuid), "%s", rec->uuid);
         out->spooled = eb_history_spooled(h);
         snprintf(out->where, sizeof(out->where), "%s", eb_history_where(h));
         (void)eb_history_take_note(h, out->note, sizeof(out->note));

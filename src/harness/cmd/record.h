@@ -37,13 +37,15 @@ struct eb_history_receipt {
     char where[4096]; /* the database as messages show it (no password), or the spool's path */
     char note[1024];  /* one line for the user, "" none: why it was spooled, or that runs
                        * pending in the spool were uploaded */
+    char uuid[EB_HISTORY_UUID_SIZE]; /* the run's key in every database it reaches */
 };
 
 /**
  * Opens the database `path` (a file, made when missing, or a PostgreSQL connection string),
- * appends `rec`, closes; where it went in *out.
+ * appends `rec` (its uuid made first when it has none), closes; where it went, and the uuid, in
+ * *out.
  */
-EB_NODISCARD enum eb_status eb_history_store(const char *path, const struct eb_history_run *rec,
+EB_NODISCARD enum eb_status eb_history_store(const char *path, struct eb_history_run *rec,
                                              struct eb_history_receipt *out, struct eb_diag *diag);
 
 #endif

@@ -710,15 +710,12 @@ static void record_history(struct run_ctx *rc, const char *ort_version)
         eb_report_env_facts(&facts);
         st = eb_history_from_result(res, rc->cfg, &facts, rc->env->version, ort_version, rec, &d);
     }
-    /* its key chosen here, so that the report can name it (the id is the database's own) */
-    if (st == EB_OK && rec->uuid[0] == '\0')
-        st = eb_history_uuid_new(rec->uuid, &d);
     if (st == EB_OK)
         st = eb_history_store(path, rec, &rcpt, &d);
     if (st == EB_OK) {
         snprintf(res->history_db, sizeof(res->history_db), "%s", rcpt.where);
         res->history_run_id = rcpt.id;
-        snprintf(res->history_uuid, sizeof(res->history_uuid), "%s", rec->uuid);
+        snprintf(res->history_uuid, sizeof(res->history_uuid), "%s", rcpt.uuid);
         /* kept in the spool: a warning; runs uploaded from it: news */
         if (rcpt.note[0] != '\0')
             eb_log_msg(&rc->log, rcpt.spooled ? EB_LOG_WARN : EB_LOG_INFO, "history: %s",

@@ -111,6 +111,10 @@ EB_NODISCARD enum eb_status eb_report__write_assumptions(const struct eb_run_res
                                                          const char *dir, struct eb_diag *diag);
 /* Internal to report*.c: a top-kernel table as a JSON array of {name, calls, total_ms,
  * share_pct} (report.json's trace.top_kernels, ncu's and nsys's tables, llm's trace). */
+/** report.json's "history": {db, run_id, uuid} where the run was recorded, null when it was not
+ * (run_id 0). */
+void eb_report__write_history(struct eb_json_writer *w, const char *db, int64_t run_id,
+                              const char *uuid);
 void eb_report__write_kernels(struct eb_json_writer *w, const struct eb_kernel_stat *k, size_t n);
 /* Internal to report*.c: summary.md's verdict with its reasons, "**INVALID**, because:" and one
  * item a reason (report_summary.c). */

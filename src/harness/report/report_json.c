@@ -804,6 +804,21 @@ const char *eb_report__signal_name(int sig)
 }
 
 /* The top kernels (report.json "trace.top_kernels", ncu's and nsys's tables alike). */
+void eb_report__write_history(struct eb_json_writer *w, const char *db, int64_t run_id,
+                              const char *uuid)
+{
+    eb_json_key(w, "history");
+    if (run_id <= 0) {
+        eb_json_null(w);
+        return;
+    }
+    eb_json_obj_begin(w);
+    eb_json_kstr(w, "db", db);
+    eb_json_kint(w, "run_id", run_id);
+    kstr_or_null(w, "uuid", uuid);
+    eb_json_obj_end(w);
+}
+
 void eb_report__write_kernels(struct eb_json_writer *w, const struct eb_kernel_stat *k, size_t n)
 {
     eb_json_arr_begin(w);
@@ -856,16 +871,7 @@ void eb_report_write_json(const struct eb_run_result *r, struct eb_json_writer *
     eb_json_kint(w, "exit_code", r->exit_code);
     eb_json_kbool(w, "checkpoint", r->checkpoint);
     write_validity(w, &r->validity, &r->criteria);
-    eb_json_key(w, "history");
-    if (r->history_run_id > 0) {
-        eb_json_obj_begin(w);
-        eb_json_kstr(w, "db", r->history_db);
-        eb_json_kint(w, "run_id", r->history_run_id);
-        kstr_or_null(w, "uuid", r->history_uuid);
-        eb_json_obj_end(w);
-    } else {
-        eb_json_null(w);
-    }
+    eb_report__write_history(w, r->history_db, r->history_run_id, r->history_uuid);
     kstr_or_null(w, "command_line", r->command_line);
     eb_json_key(w, "config");
     if (r->config != NULL && r->write_config != NULL)

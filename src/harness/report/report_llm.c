@@ -609,16 +609,7 @@ static int json_body(FILE *fp, const void *ctx)
     eb_json_kbool(w, "interrupted", r->interrupted);
     eb_json_kstr(w, "status", r->failed ? "failed" : "ok");
     kstr_or_null(w, "message", r->message);
-    eb_json_key(w, "history");
-    if (r->history_run_id > 0) {
-        eb_json_obj_begin(w);
-        eb_json_kstr(w, "db", r->history_db);
-        eb_json_kint(w, "run_id", r->history_run_id);
-        kstr_or_null(w, "uuid", r->history_uuid);
-        eb_json_obj_end(w);
-    } else {
-        eb_json_null(w);
-    }
+    eb_report__write_history(w, r->history_db, r->history_run_id, r->history_uuid);
 
     eb_json_key(w, "model");
     eb_json_obj_begin(w);
