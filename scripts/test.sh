@@ -3,9 +3,9 @@
 # tests), a TSan build (the threaded tests: label "dual" and the sampler), on x86-64 hosts an
 # aarch64 cross build of the CPU kernel tests run under qemu (the NEON kernels), and the fuzz
 # suite (scripts/fuzz.sh: a clang build of the libFuzzer targets, each replaying its corpus then
-# fuzzing for EB_FUZZ_SECONDS, default 10; 0 = replay only). Prints one closing line
-# "tests: N passed, N failed, N skipped" over all five (one fuzz test per target). Exit status 0
-# only when nothing failed.
+# fuzzing for EB_FUZZ_SECONDS, default 10; 0 = replay only). Each suite's line gives its time;
+# the closing line "tests: N passed, N failed, N skipped (M min)" is over all five (one fuzz test
+# per target). Exit status 0 only when nothing failed.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -29,7 +29,7 @@ suite_targets() {
 # run_suite NAME BUILD_DIR CMAKE_ARGS CTEST_ARGS [only]: "only" builds just what the selected
 # tests need (suite_targets), else everything.
 run_suite() {
-  local name=$1 dir=$2 cargs=$3 targs=$4 only=${5:-} log targets=""
+  local name=$1 dir=$2 cargs=$3 targs=$4 only=${5:-} log targets="" t0=$SECONDS
   echo "== $name: configure and build in $dir"
   # shellcheck disable=SC2086
   if ! cmake -S . -B "$dir" -DEB_BUILD_BENCH=ON $cargs >"$dir.configure.log" 2>&1; then
@@ -51,7 +51,7 @@ run_suite() {
   skip=$(grep -cE '\*\*\*Skipped|Not Run \(Disabled\)' "$log")
   total=${total:-0} fail=${fail:-0}
   [ "$total" -gt 0 ] || { echo "$name: no test ran"; broken=$((broken + 1)); return; }
-  echo "$name: $((total - fail - skip)) passed, $fail failed, $skip skipped"
+  echo "$name: $((total - fail - skip)) passed, $fail failed, $skip skipped ($((SECONDS - t0)) s)"
   passed=$((passed + total - fail - skip)); failed=$((failed + fail)); skipped=$((skipped + skip))
 }
 
@@ -123,10 +123,12 @@ fi
 # 10 s per target: on a 2-core machine the clang build of the targets takes about 3.5 minutes
 # and ten targets two at a time about 1 more, so the suite adds about 4.5 minutes.
 echo "== fuzz: ${EB_FUZZ_SECONDS:-10} s per target (EB_FUZZ_SECONDS)"
+fuzz_t0=$SECONDS
 bash scripts/fuzz.sh --build-dir build-fuzz --seconds "${EB_FUZZ_SECONDS:-10}" --jobs 1 --parallel 2 \
   >build-fuzz.log 2>&1
 fuzz_rc=$?
 grep -E '^fuzz' build-fuzz.log
+echo "fuzz: $((SECONDS - fuzz_t0)) s"
 if [ "$fuzz_rc" -eq 77 ]; then
   skipped=$((skipped + 1))
 elif line=$(grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' build-fuzz.log | tail -1); then
@@ -138,5 +140,5 @@ else
 fi
 
 failed=$((failed + broken))
-echo "tests: $passed passed, $failed failed, $skipped skipped"
+echo "tests: $passed passed, $failed failed, $skipped skipped ($((SECONDS / 60)) min)"
 [ "$failed" -eq 0 ]

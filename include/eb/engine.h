@@ -178,6 +178,9 @@ struct eb_engine_exec_info {
     int threads;              /* threads per run, the caller included */
     size_t n_nodes;           /* nodes that run (after folding, fusion and elimination) */
     size_t n_fused;           /* ONNX nodes absorbed into another node's epilogue */
+    size_t n_row_groups;      /* CUDA, decoders: launches of a one-row step (decode) that run
+                                 several MatMuls, or a MatMul and the RMSNorm or SwiGLU making
+                                 its row (docs/architecture.md "One-row products") */
     size_t n_concat_in_place; /* Concat nodes whose inputs the memory plan placed in their
                                  output, so they copy nothing */
     size_t n_split_in_place;  /* Split nodes whose input the plan placed inside a Concat's

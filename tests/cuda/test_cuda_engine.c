@@ -1358,7 +1358,7 @@ enum { LLM_KV_BACK, LLM_KV_COPY, LLM_KV_KEEP };
 
 struct llm_path {
     int replayed, resident, runs;
-    size_t n_fused; /* the engine's exec_info.n_fused */
+    size_t n_fused, n_row_groups; /* the engine's exec_info's */
 };
 
 static float *llm_run_path_opt(enum eb_engine_device dev, enum eb_engine_precision prec,
@@ -1398,7 +1398,7 @@ static float *llm_run_path_opt(enum eb_engine_device dev, enum eb_engine_precisi
         EB_FAIL("load %s: %s", path, d.msg);
     struct eb_engine_exec_info info;
     eb_engine_exec_info_get(e, &info);
-    const size_t n_fused = info.n_fused;
+    const size_t n_fused = info.n_fused, n_row_groups = info.n_row_groups;
     const int n_kv = 2 * c.layers, n_in = 2 + n_kv, n_out = 1 + n_kv;
     unsigned char keep[LLM_N_IO] = {0};
     for (int t = 0; t < n_kv; t++)
@@ -1458,6 +1458,7 @@ static float *llm_run_path_opt(enum eb_engine_device dev, enum eb_engine_precisi
     }
     ASSERT_TRUE(at == (size_t)reps * per_rep);
     p.n_fused = n_fused;
+    p.n_row_groups = n_row_groups;
     eb_engine_destroy(e);
     free(copies);
     free(bytes);
@@ -1542,7 +1543,9 @@ EB_TEST(llm_graph_replay_and_device_cache_fp16)
  * The RMSNorm chains, the rotary embeddings, the decode steps' attention chains and each MatMul
  * with the bias or residual Add after it as one kernel or cuBLASLt call each (the fuse pass, on
  * by default) against their nodes (the pass left out): every chain of tiny qwen2's (2 layers: 5
- * norms, 4 rotary embeddings, 2 attentions, 10 MatMul + Add, 2 SwiGLU) absorbed, the logits
+ * norms, 4 rotary embeddings, 2 attentions, 10 MatMul + Add, 2 SwiGLU) absorbed, the decode
+ * steps' one-row products grouped with each other and with the norm or SwiGLU before them, the
+ * logits
  * of a prefill and 16 steps within 1e-5 (fp32: the sum's order only) / 2e-2 (fp16: the unfused
  * chain rounds x * x and the mean to half) of the largest |logit|; both against the CPU's fp32
  * printed.
@@ -1566,6 +1569,12 @@ static void llm_rms_fused_agrees(enum eb_engine_precision prec, double tol)
      * of a SwiGLU */
     ASSERT_EQ_INT((int)n_fused, 5 * (2 * c.layers + 1) + 9 * c.layers + 8 * c.layers +
                                     5 * c.layers + 2 * c.layers);
+    /* the decode steps' one-row launches: per layer q, k and v with their RMSNorm, gate and up
+     * with theirs (fp32 only: tiny's 172 columns are not whole 16-byte vectors of halves), down
+     * with its SwiGLU; the lm_head with the last RMSNorm */
+    printf("qwen2 tiny: %zu one-row groups\n", pf.n_row_groups);
+    ASSERT_EQ_INT((int)pf.n_row_groups, (prec == EB_ENGINE_PRECISION_FP16 ? 2 : 3) * c.layers + 1);
+    ASSERT_EQ_INT((int)pu.n_row_groups, 0);
     const size_t n = (size_t)(LLM_PROMPT + LLM_STEPS) * (size_t)c.vocab;
     const double err = llm_all_error(fused, unfused, n);
     printf("qwen2 tiny %s: %zu nodes absorbed into fused kernels; fused vs unfused %.3g of the "

@@ -266,6 +266,161 @@ EB_TEST(swiglu_matches_its_three_nodes)
         }
 }
 
+/* n values of the form i / 64 in [-2, 2]: exact in half, so both precisions see the same inputs */
+static float *grid_buf(size_t n)
+{
+    float *p = malloc((n > 0 ? n : 1) * sizeof(float));
+    ASSERT_TRUE(p != NULL);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (float)((int)frand(-128.0f, 128.0f)) / 64.0f;
+    return p;
+}
+
+/* One row by a weight (a decode step's projections), with and without the added vector, on the
+ * shapes of a 0.5b decoder's layers and on edge shapes (one row of w, fewer columns than a warp
+ * reads, rows not a multiple of the unrolled stride), against a double-precision sum: within the
+ * float accumulation's error (and half's rounding of the result). */
+EB_TEST(gemv_matches_reference)
+{
+    need_gpu();
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const int64_t shapes[8][2] = {{896, 896}, {896, 128}, {4864, 896}, {896, 4864},
+                                  {1, 16},    {37, 8},    {1029, 40},  {896, 65544}};
+    void *ws = dalloc(EB_CUK_GEMV_WS_BYTES);
+    for (int sh = 0; sh < 8; sh++)
+        for (int t = 0; t < 2; t++)
+            for (int with_c = 0; with_c < 4; with_c++) { /* bit 1: rows split over blocks */
+                const int64_t k = shapes[sh][0], n = shapes[sh][1];
+                ASSERT_TRUE(eb_cuk_gemv_takes(DTS[t], k, n, (const void *)(uintptr_t)256));
+                float *a = grid_buf((size_t)k), *w = grid_buf((size_t)(k * n));
+                float *c = grid_buf((size_t)n);
+                void *da = up(DTS[t], a, (size_t)k), *dw = up(DTS[t], w, (size_t)(k * n));
+                void *dc = up(DTS[t], c, (size_t)n), *dy = dalloc((size_t)n * 4);
+                const struct eb_cuk_gemv_part part = {dw, with_c & 1 ? dc : NULL, dy, n};
+                CK(eb_cuk_gemv(0, DTS[t], k, sms, NULL, da, 1, &part, with_c & 2 ? ws : NULL));
+                float *got = down(DTS[t], dy, (size_t)n);
+                for (int64_t j = 0; j < n; j++) {
+                    double want = with_c & 1 ? c[j] : 0.0, mag = fabs(want);
+                    for (int64_t i = 0; i < k; i++) {
+                        want += (double)a[i] * w[i * n + j];
+                        mag += fabs((double)a[i] * w[i * n + j]);
+                    }
+                    const double tol = 1e-5 * mag + (t ? 1e-3 * fabs(want) : 0.0) + 1e-6;
+                    if (!(fabs(got[j] - want) <= tol))
+                        EB_FAIL("gemv %s %lld x %lld%s%s at column %lld: %.9g, reference %.9g",
+                                t ? "fp16" : "fp32", (long long)k, (long long)n,
+                                with_c & 1 ? " + c" : "", with_c & 2 ? " (split)" : "",
+                                (long long)j, (double)got[j], want);
+                }
+                CK(cudaFree(da));
+                CK(cudaFree(dw));
+                CK(cudaFree(dc));
+                free(a), free(w), free(c), free(got);
+            }
+    /* the split launches left their tiles' counters at zero for the next */
+    unsigned *count = malloc(EB_CUK_GEMV_WS_COUNTS * sizeof(unsigned));
+    CK(cudaMemcpy(count, (float *)ws + EB_CUK_GEMV_WS_FLOATS,
+                  EB_CUK_GEMV_WS_COUNTS * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < EB_CUK_GEMV_WS_COUNTS; i++)
+        if (count[i] != 0)
+            EB_FAIL("gemv workspace counter %d left at %u", i, count[i]);
+    free(count);
+    CK(cudaFree(ws));
+    /* what it refuses: columns not whole 16-byte vectors, a misaligned weight */
+    ASSERT_TRUE(!eb_cuk_gemv_takes(EB_CUK_F16, 896, 12, (const void *)(uintptr_t)256));
+    ASSERT_TRUE(!eb_cuk_gemv_takes(EB_CUK_F32, 896, 6, (const void *)(uintptr_t)256));
+    ASSERT_TRUE(!eb_cuk_gemv_takes(EB_CUK_F16, 896, 896, (const void *)(uintptr_t)258));
+}
+
+/* n device values back as raw bytes (2 or 4 each), to compare bit for bit */
+static unsigned char *raw_down(enum eb_cuk_dt dt, const void *d, size_t n)
+{
+    const size_t bytes = n * (size_t)eb_cuk_dt_size(dt);
+    unsigned char *h = malloc(bytes > 0 ? bytes : 1);
+    ASSERT_TRUE(h != NULL);
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost));
+    return h;
+}
+
+/* A decode step's q, k and v (with biases) and gate and up as one launch, against one launch per
+ * weight (within the float sum's order: the split of the rows over a block follows the launch's
+ * width), and the launch making its row by RMSNorm or SwiGLU itself against the same launch
+ * after the RMSNorm or SwiGLU kernel: the same bits. */
+EB_TEST(gemv_group_and_row_match_separate_launches)
+{
+    need_gpu();
+    int sms = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    const int64_t k = 896, groups[2][4] = {{896, 128, 128, 0}, {4864, 4864, 0, 0}};
+    void *ws = dalloc(EB_CUK_GEMV_WS_BYTES);
+    static const char *const FROM[3] = {"as it is", "made by RMSNorm", "made by SwiGLU"};
+    for (int gi = 0; gi < 2; gi++)
+        for (int t = 0; t < 2; t++)
+            for (int from = EB_CUK_ROW; from <= EB_CUK_ROW_SWIGLU; from++) {
+                const enum eb_cuk_dt dt = DTS[t];
+                const size_t es = (size_t)eb_cuk_dt_size(dt);
+                float *x = rand_buf((size_t)k, -3.0f, 3.0f), *xw = rand_buf((size_t)k, 0.5f, 1.5f);
+                void *dx = up(dt, x, (size_t)k), *dxw = up(dt, xw, (size_t)k);
+                void *drow = dalloc((size_t)k * 4);
+                if (from == EB_CUK_ROW_RMSNORM)
+                    CK(eb_cuk_rms_norm(0, dt, 1, k, 1e-6f, dx, dxw, drow));
+                else if (from == EB_CUK_ROW_SWIGLU)
+                    CK(eb_cuk_swiglu(0, dt, k, dx, dxw, drow));
+                else
+                    CK(cudaMemcpy(drow, dx, (size_t)k * es, cudaMemcpyDeviceToDevice));
+                struct eb_cuk_gemv_part one[4], all[4], made[4];
+                int parts = 0;
+                for (; parts < 4 && groups[gi][parts] > 0; parts++) {
+                    const int64_t n = groups[gi][parts];
+                    float *w = rand_buf((size_t)(k * n), -0.1f, 0.1f);
+                    float *c = rand_buf((size_t)n, -1, 1);
+                    one[parts] = (struct eb_cuk_gemv_part){up(dt, w, (size_t)(k * n)),
+                                                           gi == 0 ? up(dt, c, (size_t)n) : NULL,
+                                                           dalloc((size_t)n * 4), n};
+                    all[parts] = made[parts] = one[parts];
+                    all[parts].y = dalloc((size_t)n * 4);
+                    made[parts].y = dalloc((size_t)n * 4);
+                    CK(eb_cuk_gemv(0, dt, k, sms, NULL, drow, 1, &one[parts], ws));
+                    free(w), free(c);
+                }
+                const struct eb_cuk_gemv_row row = {(enum eb_cuk_gemv_from)from, dx, dxw, 1e-6f};
+                CK(eb_cuk_gemv(0, dt, k, sms, NULL, drow, parts, all, ws));
+                CK(eb_cuk_gemv(0, dt, k, sms, &row, drow, parts, made, ws));
+                for (int p = 0; p < parts; p++) {
+                    const size_t n = (size_t)one[p].n;
+                    unsigned char *want = raw_down(dt, all[p].y, n);
+                    unsigned char *got = raw_down(dt, made[p].y, n);
+                    if (memcmp(want, got, n * es) != 0)
+                        EB_FAIL("gemv %s, %d weights: weight %d with the row %s differs from the "
+                                "launch after that kernel",
+                                t ? "fp16" : "fp32", parts, p, FROM[from]);
+                    free(want), free(got);
+                    float *alone = down(dt, one[p].y, n), *grouped = down(dt, all[p].y, n);
+                    double top = 0.0;
+                    for (size_t j = 0; j < n; j++)
+                        top = fmax(top, fabs(alone[j]));
+                    for (size_t j = 0; j < n; j++)
+                        if (!(fabs(grouped[j] - alone[j]) <=
+                              1e-5 * top + (t ? 1e-3 * fabs(alone[j]) : 0.0)))
+                            EB_FAIL("gemv %s, %d weights: weight %d column %zu %.9g, alone %.9g",
+                                    t ? "fp16" : "fp32", parts, p, j, (double)grouped[j],
+                                    (double)alone[j]);
+                    free(alone), free(grouped);
+                    CK(cudaFree((void *)one[p].w));
+                    if (one[p].c != NULL)
+                        CK(cudaFree((void *)one[p].c));
+                    CK(cudaFree(made[p].y));
+                }
+                CK(cudaFree(dx));
+                CK(cudaFree(dxw));
+                CK(cudaFree(drow));
+                free(x), free(xw);
+            }
+    CK(cudaFree(ws));
+}
+
 static int64_t numel(int rank, const int64_t *s)
 {
     int64_t n = 1;

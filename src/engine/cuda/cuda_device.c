@@ -285,6 +285,8 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
         g->n_fused += eb_cu__fuse_rms_norm(e, s) + eb_cu__fuse_rope(e, s) +
                       eb_cu__fuse_attention(e, s) + eb_cu__fuse_matmul_add(e, s) +
                       eb_cu__fuse_swiglu(e, s);
+    if ((opt->passes & EB_ENGINE_PASS_FUSE) && g->dynamic && !eb_cu__keep_gemv_rows(e, s))
+        return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", e->what);
     e->info_dev.n_fallback = s->n_on_cpu;
     fallback_summary(e, s, e->info_dev.fallback, sizeof(e->info_dev.fallback));
     if (s->n_on_cpu > 0)
@@ -608,6 +610,10 @@ static enum eb_status cu_bind(struct eb_engine *e, const struct eb_engine_option
                                    "an input", diag)) != EB_OK)
             return st;
     }
+    /* where each value lives is known: which one-row products may run before their turn */
+    if ((opt->passes & EB_ENGINE_PASS_FUSE) && g->dynamic &&
+        (st = eb_cu__group_gemv(e, s, &e->info_dev.n_row_groups, diag)) != EB_OK)
+        return st;
     for (size_t i = 0; i < g->n_outputs; i++) {
         const struct eb_ir_value *v = &g->values[g->outputs[i]];
         const size_t host_bytes = (size_t)v->numel * eb_dtype_size(v->dtype);
@@ -1593,6 +1599,7 @@ static void cu_close(struct eb_engine *e)
     cudaFree(s->d_qdata);
     cudaFree(s->d_ws);
     cudaFree(s->d_blas_ws);
+    cudaFree(s->d_gemv_ws);
     cudaFree(s->d_xpose);
     if (s->lt != NULL)
         cublasLtDestroy(s->lt);

@@ -81,6 +81,19 @@ struct cu_node {
      * nothing (skip) */
     int glu;
     int32_t glu_g, glu_u;
+    /* one-row products (cuda_gemv.c): a MatMul by a constant weight, plain or with its Add
+     * fused (mm), that eb_cuk_gemv takes (gv 1: values gv_a, the row, gv_w and gv_c, the bias or
+     * residual, -1 none). At a run of one row (a decode step) the first of a group of them
+     * reading the same row (gv_n members, gv_k: their order indices, its own first) runs the
+     * group as one launch, the others nothing (gv_led); with gv_from (enum eb_cuk_gemv_from) the
+     * launch makes the row itself from values gv_x and gv_w2 (gv_eps), as the RMSNorm or SwiGLU
+     * node that writes it would, and that node runs nothing (gv_made). At more rows each runs
+     * as it would alone. */
+    int gv, gv_n, gv_led, gv_made;
+    enum eb_cuk_gemv_from gv_from;
+    size_t gv_k[EB_CUK_GEMV_MAX_PARTS];
+    int32_t gv_a, gv_w, gv_c, gv_x, gv_w2;
+    float gv_eps;
     /* 1: a node of a chain above that the chain's last node computes; only its shapes are
      * inferred at a run */
     int skip;
@@ -108,7 +121,8 @@ struct cu_state {
     size_t xpose_bytes;    /* the largest conv input transposed into d_xpose */
     void *d_xpose;
     void *d_arena, *d_weights, *d_ws, *d_blas_ws;
-    void *d_qdata; /* the int8 convs' packed filters, sums, scales, biases and tables */
+    void *d_gemv_ws; /* the one-row products' (EB_CUK_GEMV_WS_BYTES; cuda_gemv.c) */
+    void *d_qdata;   /* the int8 convs' packed filters, sums, scales, biases and tables */
     size_t ws_bytes, blas_ws_bytes;
     void *d_in[EB_IR_MAX_GRAPH_IO];      /* inputs on the device, in precision */
     void *d_in_f32[EB_IR_MAX_GRAPH_IO];  /* fp16: the float inputs before the cast */
@@ -288,6 +302,22 @@ size_t eb_cu__fuse_matmul_add(struct eb_engine *e, struct cu_state *s);
  */
 size_t eb_cu__fuse_swiglu(struct eb_engine *e, struct cu_state *s);
 /** Enqueues fused MatMul + Add node k (cu_node.mm) on `stream` (cuda_matmul_lt.c). */
+/* Appends `extra` (n of them) to node order[k]'s inputs: a fused kernel run there reads them, and
+ * the memory plan keeps them until it has run. 0 when out of memory. */
+int eb_cu__read_more(struct eb_engine *e, size_t k, const int32_t *extra, int n);
+/* Before the memory plan: the inputs of each RMSNorm or SwiGLU whose row only one-row products
+ * read become inputs of the first of them too (eb_cu__read_more), so that the group's launch
+ * may make the row from them (eb_cu__group_gemv). 0 when out of memory. */
+int eb_cu__keep_gemv_rows(struct eb_engine *e, struct cu_state *s);
+/* Marks the one-row products and groups them (cu_node.gv); after the memory plan, whose
+ * offsets say which may run before their turn, and allocates their workspace when there are
+ * any. *groups: those of more than one node or making their row. */
+enum eb_status eb_cu__group_gemv(struct eb_engine *e, struct cu_state *s, size_t *groups,
+                                 struct eb_diag *diag);
+/* Node k at a run of one row: its group's launch (the first member), nothing (another member,
+ * or an RMSNorm the group computes) with *done 1; any other run: *done 0. */
+enum eb_status eb_cu__gemv_enqueue(struct eb_engine *e, struct cu_state *s, size_t k,
+                                   cudaStream_t stream, int *done, struct eb_diag *diag);
 enum eb_status eb_cu__matmul_add_enqueue(struct eb_engine *e, struct cu_state *s, size_t k,
                                          cudaStream_t stream, struct eb_diag *diag);
 /** Destroys node k's descriptors. */

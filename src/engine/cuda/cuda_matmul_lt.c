@@ -3,7 +3,8 @@
  * eb_cu__fuse_matmul_add) as one cuBLASLt call: row-major Y[m][n] = A[m][k] W[k][n] + bias[n]
  * (the bias epilogue) or + R[m][n] (R as C, beta 1), computed as the column-major
  * Y^T = W^T A^T as the plain MatMul is (cuda_nodes.c enqueue_matmul). The product is rounded to
- * the device's precision once, after the addition (the two nodes round it twice).
+ * the device's precision once, after the addition (the two nodes round it twice). One row (a
+ * decode step) runs as eb_cuk_gemv instead (cuda_gemv.c).
  */
 #include "engine/cuda/cuda_internal.h"
 

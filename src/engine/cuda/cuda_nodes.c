@@ -507,9 +507,7 @@ static int64_t writer_of(const struct eb_engine *e, int32_t v)
     return -1;
 }
 
-/* Appends `extra` (n of them) to node order[k]'s inputs: a fused kernel run there reads them, and
- * the memory plan keeps them until it has run. 0 when out of memory. */
-static int read_more(struct eb_engine *e, size_t k, const int32_t *extra, int n)
+int eb_cu__read_more(struct eb_engine *e, size_t k, const int32_t *extra, int n)
 {
     struct eb_graph *g = e->g;
     struct eb_ir_node *no = &g->nodes[e->order[k]];
@@ -622,7 +620,7 @@ static size_t fuse_attention_at(struct eb_engine *e, struct cu_state *s, size_t 
         return 0;
     /* the last node reads the chain's inputs too: the plan keeps them until it has run */
     const int32_t extra[4] = {q5, kc, v_v, mask};
-    if (!read_more(e, (size_t)ko, extra, 4))
+    if (!eb_cu__read_more(e, (size_t)ko, extra, 4))
         return 0;
     const int64_t members[9] = {kt, kk, ku, kq, km, ka, (int64_t)kx, kvu, kv};
     for (int i = 0; i < 9; i++) {
@@ -703,7 +701,7 @@ static size_t fuse_rope_at(struct eb_engine *e, struct cu_state *s, size_t ka)
                 eb_op_out(g, na, 0)->numel != xv->numel)
                 continue;
             const int32_t extra[3] = {x, nc->in[ci], ns->in[1 - si]};
-            if (!read_more(e, ka, extra, 3))
+            if (!eb_cu__read_more(e, ka, extra, 3))
                 return 0;
             struct cu_node *cn = &s->nodes[ka];
             cn->rope = 1;
@@ -763,7 +761,7 @@ static size_t fuse_matmul_add_at(struct eb_engine *e, struct cu_state *s, size_t
                       memcmp(c->shape, p->shape, (size_t)p->rank * sizeof(int64_t)) != 0))
             continue;
         const int32_t extra[2] = {nm->in[0], nm->in[1]};
-        if (!read_more(e, ka, extra, 2))
+        if (!eb_cu__read_more(e, ka, extra, 2))
             return 0;
         struct cu_node *cn = &s->nodes[ka];
         cn->mm = 1;
@@ -816,7 +814,7 @@ static size_t fuse_swiglu_at(struct eb_engine *e, struct cu_state *s, size_t ko)
                 !same_shape(g, gv, u) || !same_shape(g, gv, no->out[0]) ||
                 !same_shape(g, gv, nm->out[0]))
                 continue;
-            if (!read_more(e, ko, &gv, 1))
+            if (!eb_cu__read_more(e, ko, &gv, 1))
                 return 0;
             struct cu_node *cn = &s->nodes[ko];
             cn->glu = 1;
@@ -879,6 +877,10 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
     eb_cu__strides(y, ys);
     if (cn->skip) /* computed by its chain's last node */
         return EB_OK;
+    int done = 0; /* one row: the one-row products' kernel (cuda_gemv.c) */
+    const enum eb_status gs = eb_cu__gemv_enqueue(e, s, k, st, &done, diag);
+    if (gs != EB_OK || done)
+        return gs;
     if (cn->mm)
         return eb_cu__matmul_add_enqueue(e, s, k, st, diag);
     if (cn->glu) {

@@ -11,6 +11,7 @@ using eb_cuk::ld;
 using eb_cuk::st;
 
 constexpr int kAttnThreads = 512; /* a block of k_attn_rows */
+constexpr int kKeysAhead = 4;     /* key rows a lane loads before it uses them */
 
 /* 16 bytes of T as floats: 8 halves or 4 floats */
 template <typename T> struct vec16;
@@ -75,23 +76,32 @@ __global__ void __launch_bounds__(kAttnThreads)
     for (int i = 0; i < V; i++)
         qv[i] = qs[sub * V + i];
     float mx = -INFINITY;
-    for (int j0 = warp * rpw; j0 < len; j0 += slices) {
-        const int j = j0 + lane / lpk;
-        float acc = 0.0f;
-        if (j < len) {
-            float kv[V];
-            vec16<T>::load(kb + (int64_t)j * d + sub * V, kv);
+    /* kKeysAhead keys a lane at once: their loads in flight together, not one round trip each */
+    for (int j0 = warp * rpw; j0 < len; j0 += kKeysAhead * slices) { /* the same in a warp */
+        float kv[kKeysAhead][V];
 #pragma unroll
-            for (int i = 0; i < V; i++)
-                acc += qv[i] * kv[i];
+        for (int u = 0; u < kKeysAhead; u++) {
+            const int j = j0 + u * slices + lane / lpk;
+            if (j < len)
+                vec16<T>::load(kb + (int64_t)j * d + sub * V, kv[u]);
         }
-        for (int o = lpk >> 1; o > 0; o >>= 1)
-            acc += __shfl_xor_sync(0xffffffffu, acc, o);
-        if (j < len) {
-            const float s = acc * scale + (mask != NULL ? ld(mask, r * len + j) : 0.0f);
-            if (sub == 0)
-                sc[j] = s;
-            mx = fmaxf(mx, s);
+#pragma unroll
+        for (int u = 0; u < kKeysAhead; u++) {
+            const int j = j0 + u * slices + lane / lpk;
+            float acc = 0.0f;
+            if (j < len) {
+#pragma unroll
+                for (int i = 0; i < V; i++)
+                    acc += qv[i] * kv[u][i];
+            }
+            for (int o = lpk >> 1; o > 0; o >>= 1)
+                acc += __shfl_xor_sync(0xffffffffu, acc, o);
+            if (j < len) {
+                const float s = acc * scale + (mask != NULL ? ld(mask, r * len + j) : 0.0f);
+                if (sub == 0)
+                    sc[j] = s;
+                mx = fmaxf(mx, s);
+            }
         }
     }
     for (int o = 16; o > 0; o >>= 1)
@@ -149,24 +159,9 @@ cudaError_t attn_rows(cudaStream_t s, int64_t rows, int64_t heads, int64_t group
                       const void *mask, void *y)
 {
     const size_t smem = eb_cuk_attn_smem_bytes(sizeof(T) == 2 ? EB_CUK_F16 : EB_CUK_F32, d, len);
-    if (smem > 48 * 1024) {
-        cudaError_t ce = cudaFuncSetAttribute(
-            k_attn_rows<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        if (ce != cudaSuccess)
-            return ce;
-    }
-    cudaLaunchAttribute attr;
-    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((unsigned)(rows * heads));
-    cfg.blockDim = dim3(kAttnThreads);
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = s;
-    cfg.attrs = &attr;
-    cfg.numAttrs = eb_cuk::pdl_device() ? 1 : 0;
-    return cudaLaunchKernelEx(&cfg, k_attn_rows<T>, (int)heads, (int)group, (int)d, (int)len, scale,
-                              (const T *)q, (const T *)k, (const T *)v, (const T *)mask, (T *)y);
+    return eb_cuk::launch_smem(k_attn_rows<T>, dim3((unsigned)(rows * heads)), dim3(kAttnThreads),
+                               smem, s, (int)heads, (int)group, (int)d, (int)len, scale,
+                               (const T *)q, (const T *)k, (const T *)v, (const T *)mask, (T *)y);
 }
 
 /* Rotary embedding with the halves rotated: a thread per (row, head, i < d/2) pair, which reads

@@ -60,6 +60,45 @@ __device__ __forceinline__ float act(int a, float al, float be, float v)
     }
 }
 
+/*
+ * The root mean square term of RMSNorm over x's `len` elements, sqrt(mean(x * x) + eps), with
+ * float accumulation, computed by a whole block (every thread calls it; part: 32 floats of
+ * shared memory, free again on return). Shared by the RMSNorm kernel and the one-row product
+ * that normalises its row itself (k_gemv.cu), so both get the same bits.
+ */
+template <typename T>
+__device__ __forceinline__ float block_rms(const T *x, int len, float eps, float *part)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    float sum = 0.0f;
+    for (int a = threadIdx.x; a < len; a += blockDim.x) {
+        const float v = ld(x, a);
+        sum += v * v;
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    if (lane == 0)
+        part[warp] = sum;
+    __syncthreads();
+    sum = lane < warps ? part[lane] : 0.0f;
+    for (int o = 16; o > 0; o >>= 1)
+        sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    __syncthreads(); /* part is free again */
+    return sqrtf(sum / (float)len + eps);
+}
+
+/* SwiGLU's element i, g * sigmoid(g) * u, each step rounded to T as the three nodes store it;
+ * shared by the SwiGLU kernel and the one-row product that makes its row itself (k_gemv.cu). */
+template <typename T> __device__ __forceinline__ float swiglu_at(const T *g, const T *u, int i)
+{
+    const float gv = ld(g, i);
+    T t[1];
+    st(t, 0, sigmoidf(gv));
+    st(t, 0, gv * ld(t, 0));
+    st(t, 0, ld(t, 0) * ld(u, i));
+    return ld(t, 0);
+}
+
 constexpr int kThreads = 256;
 
 /*
@@ -99,22 +138,38 @@ static inline bool pdl_device()
            major >= 9;
 }
 
-/* kernel<<<grid, block, 0, s>>>(args...), as a programmatic dependent where the device takes
- * it (the kernel must begin with pdl_wait) */
+/* kernel<<<grid, block, smem, s>>>(args...), as a programmatic dependent where the device takes
+ * it (the kernel must begin with pdl_wait); dynamic shared memory above the default 48 KiB is
+ * opted into first */
 template <typename... P, typename... A>
-static inline cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t s,
-                                 A &&...args)
+static inline cudaError_t launch_smem(void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
+                                      cudaStream_t s, A &&...args)
 {
+    if (smem > 48 * 1024) {
+        const cudaError_t ce =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (ce != cudaSuccess)
+            return ce;
+    }
     cudaLaunchAttribute attr;
     attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr.val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = grid;
     cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
     cfg.stream = s;
     cfg.attrs = &attr;
     cfg.numAttrs = pdl_device() ? 1 : 0;
     return cudaLaunchKernelEx(&cfg, kernel, static_cast<A &&>(args)...);
+}
+
+/* launch_smem without dynamic shared memory */
+template <typename... P, typename... A>
+static inline cudaError_t launch(void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t s,
+                                 A &&...args)
+{
+    return launch_smem(kernel, grid, block, 0, s, static_cast<A &&>(args)...);
 }
 
 /* Blocks for n elements with a grid-stride loop (at most 65535 x 4 blocks: the loop does the

@@ -145,13 +145,8 @@ cudaError_t binary(cudaStream_t s, int op, const eb_cuk_nd *nd, const void *a, c
 template <typename T> __global__ void k_swiglu(int n, const T *g, const T *u, T *y)
 {
     eb_cuk::pdl_begin();
-    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        const float gv = ld(g, i);
-        T t[1];
-        st(t, 0, sigmoidf(gv));
-        st(t, 0, gv * ld(t, 0));
-        st(y, i, ld(t, 0) * ld(u, i));
-    }
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        st(y, i, eb_cuk::swiglu_at(g, u, i));
 }
 
 template <typename T>

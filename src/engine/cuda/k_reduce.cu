@@ -103,8 +103,7 @@ cudaError_t dfl(cudaStream_t s, int64_t outer, int64_t len, int64_t inner, const
 
 /* The mean over `len` elements of stride `inner` (float accumulation): a thread per row, or a
  * warp per row when rows are long and contiguous (RMSNorm's hidden dim). */
-template <typename T>
-__global__ void k_mean(int rows, int len, int inner, const T *x, T *y)
+template <typename T> __global__ void k_mean(int rows, int len, int inner, const T *x, T *y)
 {
     eb_cuk::pdl_begin();
     for (int r = blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += gridDim.x * blockDim.x) {
@@ -154,27 +153,12 @@ __global__ void k_rms_norm(int rows, int len, float eps, const T *x, const T *w,
 {
     eb_cuk::pdl_begin();
     __shared__ float part[32];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     for (int r = blockIdx.x; r < rows; r += gridDim.x) {
         const T *xr = x + (int64_t)r * len;
         T *yr = y + (int64_t)r * len;
-        float sum = 0.0f;
-        for (int a = threadIdx.x; a < len; a += blockDim.x) {
-            const float v = ld(xr, a);
-            sum += v * v;
-        }
-        for (int o = 16; o > 0; o >>= 1)
-            sum += __shfl_xor_sync(0xffffffffu, sum, o);
-        if (lane == 0)
-            part[warp] = sum;
-        __syncthreads();
-        sum = lane < warps ? part[lane] : 0.0f;
-        for (int o = 16; o > 0; o >>= 1)
-            sum += __shfl_xor_sync(0xffffffffu, sum, o);
-        const float sd = sqrtf(sum / (float)len + eps);
+        const float sd = eb_cuk::block_rms(xr, len, eps, part);
         for (int a = threadIdx.x; a < len; a += blockDim.x)
             st(yr, a, ld(xr, a) / sd * ld(w, a));
-        __syncthreads(); /* part is the next row's */
     }
 }
 
@@ -189,9 +173,8 @@ cudaError_t rms_norm(cudaStream_t s, int64_t rows, int64_t len, float eps, const
 
 } // namespace
 
-extern "C" cudaError_t eb_cuk_rms_norm(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows,
-                                       int64_t len, float eps, const void *x, const void *w,
-                                       void *y)
+extern "C" cudaError_t eb_cuk_rms_norm(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows, int64_t len,
+                                       float eps, const void *x, const void *w, void *y)
 {
     if (rows * len <= 0)
         return cudaSuccess;

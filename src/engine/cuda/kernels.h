@@ -159,6 +159,49 @@ cudaError_t eb_cuk_rope(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows, int64_t
  * to dt as Sigmoid, Mul, Mul would store them. */
 cudaError_t eb_cuk_swiglu(cudaStream_t s, enum eb_cuk_dt dt, int64_t n, const void *g,
                           const void *u, void *y);
+#define EB_CUK_GEMV_MAX_PARTS 4    /* weights one eb_cuk_gemv launch multiplies the row by */
+#define EB_CUK_GEMV_MAX_K     8192 /* the row's length, at most (its normalised copy: 32 KiB) */
+/* The workspace of an eb_cuk_gemv launch that splits its rows over blocks: the blocks' sums
+ * (floats), then a counter per column tile (unsigned, zero before the first launch; each
+ * launch leaves them zero) */
+#define EB_CUK_GEMV_WS_FLOATS (1 << 16)
+#define EB_CUK_GEMV_WS_COUNTS 4096
+#define EB_CUK_GEMV_WS_BYTES  ((size_t)(EB_CUK_GEMV_WS_FLOATS + EB_CUK_GEMV_WS_COUNTS) * 4)
+/** 1 when eb_cuk_gemv takes a k x n weight w in dt: n a whole number of 16-byte vectors, w
+ * 16-byte aligned (NULL: its address left out), k at most EB_CUK_GEMV_MAX_K. */
+int eb_cuk_gemv_takes(enum eb_cuk_dt dt, int64_t k, int64_t n, const void *w);
+/** One weight of an eb_cuk_gemv launch: y[j] = sum_i a[i] w[i][j] (+ c[j] when c is not NULL),
+ * w row-major k x n. */
+struct eb_cuk_gemv_part {
+    const void *w, *c;
+    void *y;
+    int64_t n;
+};
+/** Where a one-row product's row comes from */
+enum eb_cuk_gemv_from {
+    EB_CUK_ROW,         /* the row as it is */
+    EB_CUK_ROW_RMSNORM, /* x / sqrt(mean(x * x) + eps) * w: eb_cuk_rms_norm's bits */
+    EB_CUK_ROW_SWIGLU   /* x * sigmoid(x) * w: eb_cuk_swiglu's bits */
+};
+/** The row an eb_cuk_gemv launch makes itself from x and w (its `from`), rounded to the
+ * precision as the kernel it replaces stores it. */
+struct eb_cuk_gemv_row {
+    enum eb_cuk_gemv_from from;
+    const void *x, *w;
+    float eps;
+};
+/**
+ * One row by constant weights (a decode step's projections): each part's product, float
+ * accumulation rounded once, all parts in one launch; the row is `a`, or with row (not NULL and
+ * not EB_CUK_ROW) what row makes (a unused); sms: the device's multiprocessors (how wide to
+ * spread the work). With ws (EB_CUK_GEMV_WS_BYTES on the device, used by one stream's launches
+ * only) few columns have their rows split over several blocks; the result does not depend on
+ * timing either way. The weights' first rows are read before the kernel waits for the one
+ * before it (programmatic dependent launch): they must not be written by the kernels before it.
+ */
+cudaError_t eb_cuk_gemv(cudaStream_t s, enum eb_cuk_dt dt, int64_t k, int sms,
+                        const struct eb_cuk_gemv_row *row, const void *a, int n_parts,
+                        const struct eb_cuk_gemv_part *part, void *ws);
 /** RMSNorm over rows of `len` contiguous elements: y = x / sqrt(mean(x * x) + eps) * w (w: len
  * elements; float accumulation; y may be x). */
 cudaError_t eb_cuk_rms_norm(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows, int64_t len, float eps,
