@@ -3,9 +3,10 @@
 # tests), a TSan build (the threaded tests: label "dual" and the sampler), on x86-64 hosts an
 # aarch64 cross build of the CPU kernel tests run under qemu (the NEON kernels), and the fuzz
 # suite (scripts/fuzz.sh: a clang build of the libFuzzer targets, each replaying its corpus then
-# fuzzing for EB_FUZZ_SECONDS, default 10; 0 = replay only). Each suite's line gives its time;
-# the closing line "tests: N passed, N failed, N skipped (M min)" is over all five (one fuzz test
-# per target). Exit status 0 only when nothing failed.
+# fuzzing for EB_FUZZ_SECONDS, default 10; 0 = replay only). The sanitizer and aarch64 builds
+# run in the background, at the lowest priority, while the normal suite's tests run. Each
+# suite's line gives its time; the closing line "tests: N passed, N failed, N skipped (M min)" is
+# over all five (one fuzz test per target). Exit status 0 only when nothing failed.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -26,19 +27,29 @@ suite_targets() {
   cmake --build "$1" --target help 2>/dev/null | grep -E '^\.\.\. eb_nvtx_inject$' >/dev/null && echo eb_nvtx_inject
 }
 
-# run_suite NAME BUILD_DIR CMAKE_ARGS CTEST_ARGS [only]: "only" builds just what the selected
-# tests need (suite_targets), else everything.
-run_suite() {
-  local name=$1 dir=$2 cargs=$3 targs=$4 only=${5:-} log targets="" t0=$SECONDS
-  echo "== $name: configure and build in $dir"
+# build_suite BUILD_DIR CMAKE_ARGS CTEST_ARGS [only]: configures and builds; "only" builds just
+# what the selected tests need (suite_targets), else everything. On failure the reason goes to
+# BUILD_DIR.failed (printed by test_suite) and the status is 1.
+build_suite() {
+  local dir=$1 cargs=$2 targs=$3 only=${4:-} targets=""
+  rm -f "$dir.failed"
   # shellcheck disable=SC2086
   if ! cmake -S . -B "$dir" -DEB_BUILD_BENCH=ON $cargs >"$dir.configure.log" 2>&1; then
-    cat "$dir.configure.log"; broken=$((broken + 1)); return
+    cp "$dir.configure.log" "$dir.failed"; return 1
   fi
   [ -n "$only" ] && targets="--target $(suite_targets "$dir" "$targs")"
   # shellcheck disable=SC2086
   if ! cmake --build "$dir" -j "$jobs" $targets >"$dir.build.log" 2>&1; then
-    grep -E 'error|Error' "$dir.build.log" | head -40; broken=$((broken + 1)); return
+    grep -E 'error|Error' "$dir.build.log" | head -40 >"$dir.failed"; return 1
+  fi
+}
+
+# test_suite NAME BUILD_DIR CTEST_ARGS: the suite's tests, once build_suite has run (the
+# suite is broken when it failed); adds to the counts.
+test_suite() {
+  local name=$1 dir=$2 targs=$3 log t0=$SECONDS
+  if [ -f "$dir.failed" ] || [ ! -f "$dir/CTestTestfile.cmake" ]; then
+    echo "$name: the build failed:"; cat "$dir.failed" 2>/dev/null; broken=$((broken + 1)); return
   fi
   log="$dir/ctest.log"
   # shellcheck disable=SC2086
@@ -51,11 +62,15 @@ run_suite() {
   skip=$(grep -cE '\*\*\*Skipped|Not Run \(Disabled\)' "$log")
   total=${total:-0} fail=${fail:-0}
   [ "$total" -gt 0 ] || { echo "$name: no test ran"; broken=$((broken + 1)); return; }
-  echo "$name: $((total - fail - skip)) passed, $fail failed, $skip skipped ($((SECONDS - t0)) s)"
+  echo "$name: $((total - fail - skip)) passed, $fail failed, $skip skipped (tests: $((SECONDS - t0)) s)"
   passed=$((passed + total - fail - skip)); failed=$((failed + fail)); skipped=$((skipped + skip))
 }
 
-run_suite "normal" build "-DCMAKE_BUILD_TYPE=RelWithDebInfo" ""
+echo "== normal: configure and build in build"
+t0=$SECONDS
+build_suite build "-DCMAKE_BUILD_TYPE=RelWithDebInfo" ""
+echo "normal: build $((SECONDS - t0)) s"
+
 # The sanitizer builds leave the CUDA device out (-DEB_CUDA=OFF): the CUDA runtime and ASan/TSan
 # do not mix, and CI has no GPU; the normal build compiles the CUDA sources.
 # The families' coco128 mAP bands (e2e.families.*_val_coco128) and the quantised models' mAP
@@ -81,18 +96,16 @@ run_suite "normal" build "-DCMAKE_BUILD_TYPE=RelWithDebInfo" ""
 # (its rows' refusal is the compare cases' code) and the ORT per-operator tables of a run and of
 # an llm (ORT's profile files are parsed under ASan in unit.ort.profile_file_*): ONNX Runtime's
 # own work, which ASan does not instrument, is most of their time.
-run_suite "asan+ubsan" build-asan \
-  "-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 -DEB_BUILD_BENCH=OFF -DEB_SANITIZE=address,undefined -DEB_TEST_TIMEOUT_MULTIPLIER=3 -DEB_CUDA=OFF" \
-  "-E ^e2e\.soak\.|^e2e\.families\.(yolox_nano|nanodet_m|yolov5lite_e|yolo_fastestv2|fastestdet)_bus$|^e2e\.profile_ncu\.(help_and_usage_errors|ncu_path_option|ncu_profiles_nothing|no_ncu_on_path|no_profile_to_target|nvtx_ranges_emitted|ncu_timeout_stops_and_reaps_ncu|ncu_sigint_is_forwarded_and_reaped)$|^e2e\.families\..*_val_coco128$|^e2e\.quantize\.(yolov8n_float_twin_requantised|opset11_model_in_both_backends)$|^e2e\.html\..*_loads_in_chromium$|^e2e\.val\.val_coco128_ort$|^e2e\.run_data\.rgb_coco128_matches_val$|^unit\.model\.synth_shadow_matches_ort_(yolov8n|yolo11n)$|^e2e\.compare\.sweep_fp16_unsupported_on_cpu$|^e2e\.profile\.ort_profile_tables_add_up$|^e2e\.llm\.profile_per_phase_ort$"
+asan_cargs="-DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 -DEB_BUILD_BENCH=OFF -DEB_SANITIZE=address,undefined -DEB_TEST_TIMEOUT_MULTIPLIER=3 -DEB_CUDA=OFF"
+asan_targs="-E ^e2e\.soak\.|^e2e\.families\.(yolox_nano|nanodet_m|yolov5lite_e|yolo_fastestv2|fastestdet)_bus$|^e2e\.profile_ncu\.(help_and_usage_errors|ncu_path_option|ncu_profiles_nothing|no_ncu_on_path|no_profile_to_target|nvtx_ranges_emitted|ncu_timeout_stops_and_reaps_ncu|ncu_sigint_is_forwarded_and_reaped)$|^e2e\.families\..*_val_coco128$|^e2e\.quantize\.(yolov8n_float_twin_requantised|opset11_model_in_both_backends)$|^e2e\.html\..*_loads_in_chromium$|^e2e\.val\.val_coco128_ort$|^e2e\.run_data\.rgb_coco128_matches_val$|^unit\.model\.synth_shadow_matches_ort_(yolov8n|yolo11n)$|^e2e\.compare\.sweep_fp16_unsupported_on_cpu$|^e2e\.profile\.ort_profile_tables_add_up$|^e2e\.llm\.profile_per_phase_ort$"
 # ONNX Runtime is not instrumented: with its own thread pool TSan sees its internal hand-offs
 # as races (see tests/tsan.supp) and slows to a crawl; one intra-op thread per session keeps
 # ORT on the slot threads, whose parallelism is what this suite checks. Only the executables
 # of these tests are built (about a third of the build). Left out: the soak (RSS under TSan's
 # shadow memory) and the dual run of the two shared real models on their datasets (the same slot
 # threads as the embedded default's dual run, with real models' compute: 100 s under TSan).
-EB_TEST_RUN_ARGS="--threads 1" run_suite "tsan" build-tsan \
-  "-DCMAKE_BUILD_TYPE=Debug -DEB_BUILD_BENCH=OFF -DEB_SANITIZE=thread -DEB_TEST_TIMEOUT_MULTIPLIER=5 -DEB_CUDA=OFF" \
-  "-R dual|sampler|thread|concurrent -E ^e2e\.soak\.|^e2e\.run\.dual_real_models_coco_and_hituav$" only
+tsan_cargs="-DCMAKE_BUILD_TYPE=Debug -DEB_BUILD_BENCH=OFF -DEB_SANITIZE=thread -DEB_TEST_TIMEOUT_MULTIPLIER=5 -DEB_CUDA=OFF"
+tsan_targs="-R dual|sampler|thread|concurrent -E ^e2e\.soak\.|^e2e\.run\.dual_real_models_coco_and_hituav$"
 
 # The NEON kernels (src/engine/cpu/arm) against their references: the kernel tests only
 # (EB_KERNEL_TESTS_ONLY), cross-compiled for aarch64 and run by ctest through qemu user-mode
@@ -108,12 +121,36 @@ elif [ ! -f /usr/aarch64-linux-gnu/include/stdio.h ]; then
 elif ! command -v qemu-aarch64 >/dev/null 2>&1; then
   aarch64_skip="qemu-aarch64 is missing (Debian package qemu-user)"
 fi
+a64_cargs="-DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DEB_KERNEL_TESTS_ONLY=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo"
+
+# The sanitizer and aarch64 builds run while the normal suite's tests do, at the lowest CPU
+# priority (renice 19: a test that wants a core gets it; many of them wait on servers, pacing
+# or timeouts, and the builds take the idle time), one after another in the background.
+echo "== asan+ubsan, tsan$([ -z "$aarch64_skip" ] && echo ", aarch64"): configure and build in the background"
+(
+  renice -n 19 -p "$BASHPID" >/dev/null 2>&1
+  build_suite build-asan "$asan_cargs" "$asan_targs"
+  build_suite build-tsan "$tsan_cargs" "$tsan_targs" only
+  [ -n "$aarch64_skip" ] || build_suite build-aarch64 "$a64_cargs" ""
+) &
+bg_builds=$!
+
+echo "== normal: tests"
+test_suite "normal" build ""
+t0=$SECONDS
+wait "$bg_builds"
+echo "== the background builds: $((SECONDS - t0)) s more"
+
+echo "== asan+ubsan: tests (build-asan)"
+test_suite "asan+ubsan" build-asan "$asan_targs"
+echo "== tsan: tests (build-tsan)"
+EB_TEST_RUN_ARGS="--threads 1" test_suite "tsan" build-tsan "$tsan_targs"
 if [ -n "$aarch64_skip" ]; then
   echo "== aarch64 (qemu): skipped: $aarch64_skip"
   skipped=$((skipped + 1))
 else
-  run_suite "aarch64 (qemu)" build-aarch64 \
-    "-DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DEB_KERNEL_TESTS_ONLY=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo" ""
+  echo "== aarch64 (qemu): tests (build-aarch64)"
+  test_suite "aarch64 (qemu)" build-aarch64 ""
 fi
 
 # The libFuzzer targets under ASan+UBSan, two at a time (one job each): see scripts/fuzz.sh.
