@@ -570,47 +570,27 @@ static void judge(struct eb_llm_result *r)
                            "deterministic on the same prompt");
 }
 
+static enum eb_status fill_history(const void *ctx, const struct eb_env_facts *env,
+                                   struct eb_history_run *out, struct eb_diag *diag)
+{
+    const struct llm_ctx *c = ctx;
+    return eb_history_from_llm(&c->res, &c->cfg, env, c->env->version,
+                               strcmp(c->res.backend, "ort") == 0 ? c->probe.version : NULL, out,
+                               diag);
+}
+
 /* Appends the run to the history (--db); a database that cannot be written is a warning. */
 static void record_history(struct llm_ctx *c)
 {
-    char path[4096];
-    struct eb_diag d = {0};
-    const int have = eb_history_path(c->cfg.db, path, sizeof(path), &d);
-    if (have == 0)
-        return; /* --db none */
-    struct eb_history_run *rec = calloc(1, sizeof(*rec));
-    struct eb_history_receipt rcpt = {.id = 0};
-    enum eb_status st = have < 0      ? d.status
-                        : rec == NULL ? eb_diag_fail(&d, EB_ERR_NOMEM, "out of memory")
-                                      : EB_OK;
-    if (st == EB_OK) {
-        struct eb_env_facts facts;
-        eb_report_env_facts(&facts);
-        st = eb_history_from_llm(&c->res, &c->cfg, &facts, c->env->version,
-                                 strcmp(c->res.backend, "ort") == 0 ? c->probe.version : NULL, rec,
-                                 &d);
+    struct eb_history_receipt rcpt;
+    char why[256];
+    if (eb_history_record(c->cfg.db, fill_history, c, &c->log, &rcpt, why, sizeof(why)) != 0) {
+        eb_llm_result_warn(&c->res, "history: the run was not recorded: %.200s", why);
+        return;
     }
-    if (st == EB_OK)
-        st = eb_history_store(path, rec, &rcpt, &d);
-    if (st == EB_OK) {
-        snprintf(c->res.history_db, sizeof(c->res.history_db), "%s", rcpt.where);
-        c->res.history_run_id = rcpt.id;
-        snprintf(c->res.history_uuid, sizeof(c->res.history_uuid), "%s", rcpt.uuid);
-        /* kept in the spool: a warning; runs uploaded from it: news */
-        if (rcpt.note[0] != '\0')
-            eb_log_msg(&c->log, rcpt.spooled ? EB_LOG_WARN : EB_LOG_INFO, "history: %s", rcpt.note);
-        if (!rcpt.spooled)
-            eb_log_msg(&c->log, EB_LOG_INFO,
-                       "history: recorded as run %lld in %s (edgebench history, edgebench diff)",
-                       (long long)rcpt.id, rcpt.where);
-    } else {
-        eb_log_msg(&c->log, EB_LOG_WARN,
-                   "history: the run was not recorded: %s (--db none switches the history off)",
-                   d.msg);
-        eb_llm_result_warn(&c->res, "history: the run was not recorded: %.200s", d.msg);
-    }
-    eb_history_run_fini(rec);
-    free(rec);
+    snprintf(c->res.history_db, sizeof(c->res.history_db), "%s", rcpt.where);
+    c->res.history_run_id = rcpt.id;
+    snprintf(c->res.history_uuid, sizeof(c->res.history_uuid), "%s", rcpt.uuid);
 }
 
 /* --trace: with the model on the cuda device, CUPTI records every kernel from before the load;

@@ -4,9 +4,11 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "eb/json.h"
+#include "eb/log.h"
 #include "harness/cmd/config.h"
 #include "harness/cmd/record.h"
 #include "harness/report/report.h"
@@ -217,4 +219,44 @@ enum eb_status eb_history_store(const char *path, struct eb_history_run *rec,
     }
     eb_history_close(h);
     return st;
+}
+
+int eb_history_record(const char *db, eb_history_fill_fn fill, const void *ctx,
+                      const struct eb_log *log, struct eb_history_receipt *out, char *why,
+                      size_t why_size)
+{
+    memset(out, 0, sizeof(*out));
+    char path[4096];
+    struct eb_diag d = {0};
+    const int have = eb_history_path(db, path, sizeof(path), &d);
+    if (have == 0)
+        return 0; /* --db none */
+    struct eb_history_run *rec = calloc(1, sizeof(*rec));
+    enum eb_status st = have < 0      ? d.status
+                        : rec == NULL ? eb_diag_fail(&d, EB_ERR_NOMEM, "out of memory")
+                                      : EB_OK;
+    if (st == EB_OK) {
+        struct eb_env_facts facts;
+        eb_report_env_facts(&facts);
+        st = fill(ctx, &facts, rec, &d);
+    }
+    if (st == EB_OK)
+        st = eb_history_store(path, rec, out, &d);
+    eb_history_run_fini(rec);
+    free(rec);
+    if (st != EB_OK) {
+        eb_log_msg(log, EB_LOG_WARN,
+                   "history: the run was not recorded: %s (--db none switches the history off)",
+                   d.msg);
+        copy_str(why, why_size, d.msg);
+        return -1;
+    }
+    /* kept in the spool: a warning; runs uploaded from it: news */
+    if (out->note[0] != '\0')
+        eb_log_msg(log, out->spooled ? EB_LOG_WARN : EB_LOG_INFO, "history: %s", out->note);
+    if (!out->spooled)
+        eb_log_msg(log, EB_LOG_INFO,
+                   "history: recorded as run %lld in %s (edgebench history, edgebench diff)",
+                   (long long)out->id, out->where);
+    return 0;
 }

@@ -48,4 +48,22 @@ struct eb_history_receipt {
 EB_NODISCARD enum eb_status eb_history_store(const char *path, struct eb_history_run *rec,
                                              struct eb_history_receipt *out, struct eb_diag *diag);
 
+struct eb_log; /* eb/log.h */
+
+/** Fills a history record of a finished run (eb_history_from_result, eb_history_from_llm with
+ * the caller's `ctx`); `env` the environment facts. */
+typedef enum eb_status (*eb_history_fill_fn)(const void *ctx, const struct eb_env_facts *env,
+                                             struct eb_history_run *out, struct eb_diag *diag);
+
+/**
+ * Appends a finished run to the history database `db` (--db: a file, a connection string, or
+ * "none"/unset as eb_history_path reads it): `fill` makes the record, eb_history_store appends
+ * it, and `log` says where (or why it went to the spool). Never fails the run: 0 when recorded
+ * (*out says where; out->where "" when the history is off), -1 when not, with the reason in
+ * `why` (`why_size` bytes), also logged as a warning, for the caller's report warnings.
+ */
+int eb_history_record(const char *db, eb_history_fill_fn fill, const void *ctx,
+                      const struct eb_log *log, struct eb_history_receipt *out, char *why,
+                      size_t why_size);
+
 #endif

@@ -688,6 +688,19 @@ static void fingerprint_models(struct run_ctx *rc)
     }
 }
 
+struct history_fill {
+    const struct run_ctx *rc;
+    const char *ort_version;
+};
+
+static enum eb_status fill_history(const void *ctx, const struct eb_env_facts *env,
+                                   struct eb_history_run *out, struct eb_diag *diag)
+{
+    const struct history_fill *f = ctx;
+    return eb_history_from_result(&f->rc->result, f->rc->cfg, env, f->rc->env->version,
+                                  f->ort_version, out, diag);
+}
+
 /*
  * Appends the finished run to the history database (--db). Never fails the run: a database
  * that cannot be written is one warning line (console, run.log and the reports' warnings).
@@ -695,43 +708,16 @@ static void fingerprint_models(struct run_ctx *rc)
 static void record_history(struct run_ctx *rc, const char *ort_version)
 {
     struct eb_run_result *res = &rc->result;
-    char path[4096];
-    struct eb_diag d = {0};
-    const int have = eb_history_path(rc->cfg->db, path, sizeof(path), &d);
-    if (have == 0)
-        return; /* --db none */
-    struct eb_history_run *rec = calloc(1, sizeof(*rec));
-    struct eb_history_receipt rcpt = {.id = 0};
-    enum eb_status st = have < 0      ? d.status
-                        : rec == NULL ? eb_diag_fail(&d, EB_ERR_NOMEM, "out of memory")
-                                      : EB_OK;
-    if (st == EB_OK) {
-        struct eb_env_facts facts;
-        eb_report_env_facts(&facts);
-        st = eb_history_from_result(res, rc->cfg, &facts, rc->env->version, ort_version, rec, &d);
+    const struct history_fill f = {.rc = rc, .ort_version = ort_version};
+    struct eb_history_receipt rcpt;
+    char why[256];
+    if (eb_history_record(rc->cfg->db, fill_history, &f, &rc->log, &rcpt, why, sizeof(why)) != 0) {
+        eb_run_result_warn(res, "history: the run was not recorded: %.200s", why);
+        return;
     }
-    if (st == EB_OK)
-        st = eb_history_store(path, rec, &rcpt, &d);
-    if (st == EB_OK) {
-        snprintf(res->history_db, sizeof(res->history_db), "%s", rcpt.where);
-        res->history_run_id = rcpt.id;
-        snprintf(res->history_uuid, sizeof(res->history_uuid), "%s", rcpt.uuid);
-        /* kept in the spool: a warning; runs uploaded from it: news */
-        if (rcpt.note[0] != '\0')
-            eb_log_msg(&rc->log, rcpt.spooled ? EB_LOG_WARN : EB_LOG_INFO, "history: %s",
-                       rcpt.note);
-        if (!rcpt.spooled)
-            eb_log_msg(&rc->log, EB_LOG_INFO,
-                       "history: recorded as run %lld in %s (edgebench history, edgebench diff)",
-                       (long long)rcpt.id, rcpt.where);
-    } else {
-        eb_log_msg(&rc->log, EB_LOG_WARN,
-                   "history: the run was not recorded: %s (--db none switches the history off)",
-                   d.msg);
-        eb_run_result_warn(res, "history: the run was not recorded: %.200s", d.msg);
-    }
-    eb_history_run_fini(rec);
-    free(rec);
+    snprintf(res->history_db, sizeof(res->history_db), "%s", rcpt.where);
+    res->history_run_id = rcpt.id;
+    snprintf(res->history_uuid, sizeof(res->history_uuid), "%s", rcpt.uuid);
 }
 
 static int exit_code_of(const struct run_ctx *rc)
