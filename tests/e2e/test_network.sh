@@ -96,6 +96,26 @@ case_rtsp_server_stops_and_comes_back() {
     "$d/report.md" || fail "report.md stream row"
 }
 
+case_rtsp_outage_behind_a_slow_pipeline() {
+  # A 640 model on one thread reads a frame in about 0.2 s (slower still under a sanitizer)
+  # while the server sends 25 a second: the frames sent before the loss wait in the socket's
+  # buffer and are read long after the server went. The outage still counts from when the last
+  # of them came (the stream's timestamps), not from when the pipeline got to it: at least the
+  # 1 s the server was down.
+  need_ffmpeg
+  serve_rtsp --drop_after 0.5 --down 1
+  short --mode rgb --model0 "$(model 640)" --threads 1 --source "$RTSP_URL" --frames 14 \
+    --warmup 1 --reconnect 3 --source_timeout_s 3 2>err.txt || fail "run failed: $(cat err.txt)"
+  local d; d=$(run_dir out)
+  [ "$(jq_get "$d/report.json" slots/0/source_stream/reconnects)" = 1 ] || fail "reconnects"
+  local lost out
+  lost=$(jq_get "$d/report.json" slots/0/source_stream/frames_lost)
+  out=$(jq_get "$d/report.json" slots/0/source_stream/outage_s)
+  awk -v o="$out" 'BEGIN { exit !(o >= 1) }' ||
+    fail "an outage of $out s ($lost frames) after the server was down 1 s"
+  [ "$lost" -ge 24 ] || fail "frames_lost $lost after an outage of $out s"
+}
+
 case_rtsp_lost_without_reconnect_dual() {
   # --reconnect 0: the rtsp slot ends with the reason when the server goes; the thermal slot
   # (synthetic) runs to its length, and the report of what ran is written.

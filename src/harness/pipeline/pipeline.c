@@ -27,6 +27,9 @@ struct pipe {
     struct eb_cpu_use cpu_at_barrier;
     atomic_size_t warm_met;
     atomic_size_t len_met;
+    /* The latest end of a slot's last frame when it met its length (or ended): a slot that met
+     * before runs on at least to it (see measure) */
+    atomic_uint_fast64_t met_end;
     atomic_size_t running;
     const struct eb_pipeline_hooks *hooks; /* may be NULL */
 };
@@ -137,8 +140,22 @@ static void warm_up(struct pipe *p, struct eb_slot *s)
         atomic_fetch_add(&p->warm_met, 1);
 }
 
-/* The measured pass from the barrier `t0` until this slot has met its length and every other
- * slot has too (or the source ended without looping, the stop, a failure). */
+/* A slot met its length (or ended) with its last frame ending at `end`: into p->met_end. */
+static void met_at(struct pipe *p, uint64_t end)
+{
+    uint_fast64_t cur = atomic_load(&p->met_end);
+    while (cur < end && !atomic_compare_exchange_weak(&p->met_end, &cur, end)) {
+    }
+    atomic_fetch_add(&p->len_met, 1);
+}
+
+/*
+ * The measured pass from the barrier `t0` until this slot has met its length and every other
+ * slot has too (or the source ended without looping, the stop, a failure). A slot that met its
+ * length first runs on until its last frame ends after the other slots' last (p->met_end): had
+ * it stopped at a frame that ended just before, the window (close_window) would leave out the
+ * last frame of the slot that met last, depending on which thread looked first.
+ */
 static void measure(struct pipe *p, struct eb_slot *s, uint64_t t0)
 {
     struct pacer pc = {
@@ -153,9 +170,9 @@ static void measure(struct pipe *p, struct eb_slot *s, uint64_t t0)
         if (!met &&
             eb_pipeline_length_met(s->frames_goal, s->duration_goal_s, n, t_last_end - t0)) {
             met = 1;
-            atomic_fetch_add(&p->len_met, 1);
+            met_at(p, t_last_end);
         }
-        if (met && atomic_load(&p->len_met) >= p->n)
+        if (met && atomic_load(&p->len_met) >= p->n && t_last_end >= atomic_load(&p->met_end))
             break;
         uint64_t arrival = 0;
         if (s->fps > 0 && !pace(p, s, &pc, t_free, &arrival))
@@ -190,7 +207,7 @@ static void measure(struct pipe *p, struct eb_slot *s, uint64_t t0)
     const struct eb_frame_record *last = n > 0 ? eb_slot_record(s, n - 1) : NULL;
     s->phase_end_ns = last != NULL ? last->t_start_ns + last->stage_ns[EB_STAGE_E2E] : t0;
     if (!met)
-        atomic_fetch_add(&p->len_met, 1);
+        met_at(p, s->phase_end_ns);
 }
 
 static void *worker_main(void *arg)
@@ -271,6 +288,7 @@ void eb_pipeline_run(struct eb_slot *const *slots, size_t n, atomic_int *stop,
     eb_cond_init(&p.cv);
     atomic_init(&p.warm_met, 0);
     atomic_init(&p.len_met, 0);
+    atomic_init(&p.met_end, 0);
     atomic_init(&p.running, 0);
     struct worker *w = calloc(n ? n : 1, sizeof(*w));
     if (w == NULL) {

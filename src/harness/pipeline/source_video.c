@@ -56,9 +56,14 @@ struct video {
     uint64_t deadline_ns;
     /* Network: the frames delivered (for the measured rate), the first and the last one's
      * time, the nominal rate, the last delivered frame's time when the stream was lost (0 =
-     * none pending) and the attempts made since that loss. */
+     * none pending) and the attempts made since that loss. A frame's time is when it came by
+     * the stream's clock where its frames have timestamps (last_came_ns): its timestamp plus
+     * the least (time read - timestamp) of this connection's frames (clock_off_ns, INT64_MAX
+     * until the first), so that frames a busy pipeline read late from the socket's buffer do
+     * not shorten an outage that followed them. */
     int64_t frames_seen;
-    uint64_t first_frame_ns, last_frame_ns, lost_at_ns;
+    uint64_t first_frame_ns, last_frame_ns, lost_at_ns, last_came_ns;
+    int64_t clock_off_ns;
     double rate;
     int attempts_run;
     int64_t nb_frames;
@@ -75,6 +80,7 @@ static void close_input(struct video *v)
     avcodec_free_context(&v->dec);
     avformat_close_input(&v->fmt);
     v->eof_sent = 0;
+    v->clock_off_ns = INT64_MAX; /* the next connection's timestamps start anywhere */
 }
 
 static void video_close(struct eb_source *src)
@@ -249,6 +255,7 @@ static enum eb_status video_open(struct eb_source *src, struct eb_diag *diag)
     v->is_camera = spec->kind == EB_SOURCE_CAMERA;
     v->network = spec->kind == EB_SOURCE_VIDEO && spec->network;
     v->fifo_fd = -1;
+    v->clock_off_ns = INT64_MAX;
     const double t = src->opts.timeout_s > 0 ? src->opts.timeout_s : EB_SOURCE_TIMEOUT_DEFAULT_S;
     v->timeout_ns = (uint64_t)(t * 1e9);
     v->reconnect = src->opts.reconnect >= 0 ? src->opts.reconnect : EB_SOURCE_RECONNECT_DEFAULT;
@@ -323,7 +330,7 @@ static enum eb_status reconnect(struct eb_source *src, struct video *v, const ch
     char last[200];
     snprintf(last, sizeof(last), "%.190s", why);
     if (v->lost_at_ns == 0)
-        v->lost_at_ns = v->last_frame_ns != 0 ? v->last_frame_ns : eb_clock_ns();
+        v->lost_at_ns = v->last_came_ns != 0 ? v->last_came_ns : eb_clock_ns();
     close_input(v);
     if (v->reconnect == 0)
         return eb_diag_fail(diag, EB_ERR_IO,
@@ -354,10 +361,21 @@ static enum eb_status reconnect(struct eb_source *src, struct video *v, const ch
                         v->what, v->reconnect, last);
 }
 
-/* Books a delivered frame of a network stream: the frames an outage before it cost. */
-static void frame_delivered(struct eb_source *src, struct video *v)
+/* Books a delivered frame of a network stream (its timestamp `pts_ns`, INT64_MIN for none):
+ * the frames an outage before it cost, and when it came. */
+static void frame_delivered(struct eb_source *src, struct video *v, int64_t pts_ns)
 {
     const uint64_t now = eb_clock_ns();
+    uint64_t came = now;
+    if (pts_ns > -(INT64_MAX / 4) && pts_ns < INT64_MAX / 4) { /* no overflow below */
+        const int64_t off = (int64_t)now - pts_ns;
+        if (off < v->clock_off_ns)
+            v->clock_off_ns = off;
+        const int64_t at = v->clock_off_ns + pts_ns; /* at most now */
+        came = at > 0 ? (uint64_t)at : now;
+    }
+    /* never before the frame before it (a timestamp that went back), never after now */
+    v->last_came_ns = came > v->last_came_ns ? came : v->last_came_ns;
     if (v->lost_at_ns != 0) {
         const double gap_s = (double)(now - v->lost_at_ns) / 1e9;
         double rate = v->rate;
@@ -477,6 +495,11 @@ static enum eb_status video_next(struct eb_source *src, struct eb_frame *frame_o
                     goto too_many;
                 continue;
             }
+            const int64_t pts = v->frame->best_effort_timestamp;
+            const int64_t pts_ns = pts == AV_NOPTS_VALUE
+                                       ? INT64_MIN
+                                       : av_rescale_q(pts, v->fmt->streams[v->stream]->time_base,
+                                                      (AVRational){1, 1000000000});
             enum eb_status st = convert(src, v, frame_out, why, sizeof(why), diag);
             av_frame_unref(v->frame);
             if (st == EB_ERR_FORMAT) {
@@ -487,7 +510,7 @@ static enum eb_status video_next(struct eb_source *src, struct eb_frame *frame_o
                 continue;
             }
             if (st == EB_OK && v->network)
-                frame_delivered(src, v);
+                frame_delivered(src, v, pts_ns);
             return st;
         }
         if (ret == AVERROR_EOF)
