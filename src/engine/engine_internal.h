@@ -49,6 +49,8 @@ struct eb_engine {
     uint64_t run_d2d_bytes; /* device: the last run's input bytes copied device to device (the
                                run before's outputs, still there: a KV cache) */
     int run_replayed;       /* device: the last run replayed a captured CUDA Graph */
+    int run_shapes_kept;    /* device: the last run took its shapes from that graph's capture
+                               (no shape pass on the host) */
     struct eb_engine_exec_info info_dev; /* device, device_name, precision, fallback, graph */
     int head_on;                         /* eb_engine_reduce_head: output head_out is reduced */
     int head_out;

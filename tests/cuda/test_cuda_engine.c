@@ -1357,7 +1357,7 @@ EB_TEST(llm_qwen2_fp16_within_drift)
 enum { LLM_KV_BACK, LLM_KV_COPY, LLM_KV_KEEP };
 
 struct llm_path {
-    int replayed, resident, runs;
+    int replayed, resident, runs, kept;
     size_t n_fused, n_row_groups; /* the engine's exec_info's */
 };
 
@@ -1437,6 +1437,7 @@ static float *llm_run_path_opt(enum eb_engine_device dev, enum eb_engine_precisi
                 EB_FAIL("step %d: %s", step, d.msg);
             p.runs++;
             p.replayed += e->run_replayed;
+            p.kept += e->run_shapes_kept;
             p.resident += e->run_d2d_bytes > 0;
             memcpy(logits + at, out[0].data, (size_t)(n * c.vocab) * sizeof(float));
             at += (size_t)(n * c.vocab);
@@ -1506,6 +1507,10 @@ static void llm_paths_agree(enum eb_engine_precision prec, double tol)
     ASSERT_EQ_INT(pc.replayed, runs);
     ASSERT_EQ_INT(pr.replayed, runs);
     ASSERT_EQ_INT(pk.replayed, runs);
+    /* ... with the shapes of the capture: no shape pass on the host (dyn_restore) */
+    ASSERT_EQ_INT(pc.kept, runs - (LLM_STEPS + 1));
+    ASSERT_EQ_INT(pk.kept, runs - (LLM_STEPS + 1));
+    ASSERT_EQ_INT(pe.kept, 0);
     struct eb_model_llm_config c;
     struct eb_diag d = {0};
     ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, &c, &d));
@@ -1701,5 +1706,79 @@ EB_TEST(llm_kept_cache_misuse_refused)
     free(logits[0]);
     free(logits[1]);
     free(copies);
+    free(bytes);
+}
+
+/*
+ * A replay at a shape signature seen before takes that capture's shapes instead of inferring
+ * them again (cuda_device.c dyn_restore), also after runs at other shapes: the outputs have
+ * this run's shapes, the logits are those of the first run at them, and a token id out of the
+ * vocabulary is still refused (the embedding Gather's check runs on every run).
+ */
+EB_TEST(llm_replay_keeps_shapes_and_checks_ids)
+{
+    need_gpu();
+    struct eb_model_llm_config c;
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, &c, &d));
+    const struct eb_model_llm_options o = {.cfg = c, .seed = 5};
+    char path[512];
+    snprintf(path, sizeof(path), "%s/qwen2-shapes.onnx", eb_test_tmpdir());
+    ASSERT_OK(eb_model_llm_synth_file(&o, path, NULL, &d));
+    size_t len = 0;
+    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
+    ASSERT_TRUE(bytes != NULL);
+    struct eb_engine_options opt;
+    eb_engine_options_default(&opt);
+    opt.device = EB_ENGINE_DEVICE_CUDA;
+    struct eb_engine *e = NULL;
+    ASSERT_OK(eb_engine_load(bytes, len, path, &opt, &e, &d));
+    const int n_kv = 2 * c.layers, n_in = 2 + n_kv, n_out = 1 + n_kv;
+    const size_t nv = (size_t)c.vocab;
+    float *first = malloc(nv * sizeof(float));
+    ASSERT_TRUE(first != NULL);
+    const float dummy = 0.0f;
+    int64_t ids[LLM_PROMPT], pos[LLM_PROMPT], next = 7, at = LLM_PROMPT;
+    for (int i = 0; i < LLM_PROMPT; i++) {
+        ids[i] = (i * 211 + 5) % c.vocab;
+        pos[i] = i;
+    }
+    struct eb_tensor in[LLM_N_IO], out[LLM_N_IO];
+    for (int pass = 0; pass < 2; pass++) {
+        llm_prefill_in(in, &c, ids, pos, &dummy);
+        ASSERT_OK(eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d));
+        ASSERT_EQ_INT(e->run_shapes_kept, pass); /* the first pass captures */
+        ASSERT_EQ_INT((int)out[0].shape[1], LLM_PROMPT);
+        ASSERT_EQ_INT((int)out[1].shape[2], LLM_PROMPT);
+        llm_step_in(in, &next, &at);
+        for (int t = 0; t < n_kv; t++)
+            in[2 + t] = out[1 + t];
+        if (pass == 1) { /* the step's shapes are kept; its token id is still checked */
+            int64_t bad = c.vocab;
+            in[0].data = &bad;
+            ASSERT_EQ_INT(eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d),
+                          EB_ERR_FORMAT);
+            printf("refused: %s\n", d.msg);
+            ASSERT_TRUE(strstr(d.msg, "out of range") != NULL);
+            d = (struct eb_diag){0};
+            in[0].data = &next;
+            llm_prefill_in(in, &c, ids, pos, &dummy); /* the cache again: the outputs moved on */
+            ASSERT_OK(eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d));
+            llm_step_in(in, &next, &at);
+            for (int t = 0; t < n_kv; t++)
+                in[2 + t] = out[1 + t];
+        }
+        ASSERT_OK(eb_engine_run(e, in, (size_t)n_in, out, (size_t)n_out, &d));
+        ASSERT_EQ_INT(e->run_shapes_kept, pass);
+        ASSERT_EQ_INT(e->run_replayed, 1);
+        ASSERT_EQ_INT((int)out[0].shape[1], 1);
+        ASSERT_EQ_INT((int)out[1].shape[2], LLM_PROMPT + 1);
+        if (pass == 0)
+            memcpy(first, out[0].data, nv * sizeof(float));
+        else
+            ASSERT_TRUE(memcmp(first, out[0].data, nv * sizeof(float)) == 0);
+    }
+    eb_engine_destroy(e);
+    free(first);
     free(bytes);
 }

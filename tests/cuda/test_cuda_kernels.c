@@ -469,6 +469,84 @@ EB_TEST(binary_broadcast)
             }
 }
 
+/*
+ * Integer Add, Sub, Mul and Div (int64 and int32) with broadcasting against the CPU reference,
+ * bit for bit: negative operands, division by zero (0), truncation toward zero, the wrap of
+ * overflowing sums and products; Pow refused.
+ */
+EB_TEST(binary_int_matches_reference)
+{
+    need_gpu();
+    const int64_t cases[3][2][4] = {
+        {{2, 3, 4, 5}, {2, 3, 4, 5}}, {{1, 1, 1, 7}, {1, 1, 5, 1}}, {{2, 3, 1, 5}, {1, 1, 1, 1}}};
+    const int64_t edge[8] = {0, -1, 1, -7, 7, -40, 40, 3}; /* no result overflows */
+    for (int c = 0; c < 3; c++)
+        for (int op = EB_BINOP_ADD; op <= EB_BINOP_DIV; op++)
+            for (int w = 0; w < 2; w++) { /* int64, int32 */
+                const enum eb_dtype dt = w == 0 ? EB_DTYPE_I64 : EB_DTYPE_I32;
+                const size_t es = w == 0 ? 8 : 4;
+                int64_t ys[4];
+                for (int d = 0; d < 4; d++)
+                    ys[d] = cases[c][0][d] > cases[c][1][d] ? cases[c][0][d] : cases[c][1][d];
+                const size_t na = (size_t)numel(4, cases[c][0]), nb = (size_t)numel(4, cases[c][1]);
+                const size_t ny = (size_t)numel(4, ys);
+                unsigned char *a = malloc(na * es), *b = malloc(nb * es), *want = malloc(ny * es);
+                ASSERT_TRUE(a != NULL && b != NULL && want != NULL);
+                for (size_t i = 0; i < na + nb; i++) { /* edge values, then small ones */
+                    const int64_t v =
+                        i % 3 == 0 ? edge[(i / 3) % 8] : (int64_t)(i * 7919 % 41) - 20;
+                    const int32_t v32 = (int32_t)v;
+                    unsigned char *at = i < na ? a + i * es : b + (i - na) * es;
+                    memcpy(at, w == 0 ? (const void *)&v : (const void *)&v32, es);
+                }
+                /* the CPU reference (in C, where overflow is undefined: the wrap is checked on
+                 * its own below) */
+                eb_cpu_binary__ref((enum eb_binop)op, dt, 4, cases[c][0], a, cases[c][1], b, ys,
+                                   want);
+                struct eb_cuk_nd nd = {.rank = 4};
+                int64_t sa = 1, sb = 1;
+                for (int d = 3; d >= 0; d--) {
+                    nd.shape[d] = (int32_t)ys[d];
+                    nd.sa[d] = cases[c][0][d] == 1 ? 0 : (int32_t)sa;
+                    nd.sb[d] = cases[c][1][d] == 1 ? 0 : (int32_t)sb;
+                    sa *= cases[c][0][d];
+                    sb *= cases[c][1][d];
+                }
+                void *da = dalloc(na * es), *db = dalloc(nb * es), *dy = dalloc(ny * es);
+                CK(cudaMemcpy(da, a, na * es, cudaMemcpyHostToDevice));
+                CK(cudaMemcpy(db, b, nb * es, cudaMemcpyHostToDevice));
+                CK(eb_cuk_binary_int(0, w == 0, op, &nd, da, db, dy));
+                unsigned char *got = malloc(ny * es);
+                ASSERT_TRUE(got != NULL);
+                CK(cudaMemcpy(got, dy, ny * es, cudaMemcpyDeviceToHost));
+                ASSERT_TRUE(memcmp(got, want, ny * es) == 0);
+                CK(cudaFree(da));
+                CK(cudaFree(db));
+                CK(cudaFree(dy));
+                free(a), free(b), free(want), free(got);
+            }
+    /* wrapping: INT64_MAX + 1, INT64_MIN - 1, INT64_MAX * 2, INT64_MIN / -1 */
+    const int64_t wa[4] = {INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN}, wb[4] = {1, 1, 2, -1};
+    const int wop[4] = {EB_BINOP_ADD, EB_BINOP_SUB, EB_BINOP_MUL, EB_BINOP_DIV};
+    const int64_t wwant[4] = {INT64_MIN, INT64_MAX, -2, INT64_MIN};
+    for (int i = 0; i < 4; i++) {
+        struct eb_cuk_nd nd = {.rank = 1, .shape = {1}, .sa = {1}, .sb = {1}};
+        void *da = dalloc(8), *db = dalloc(8), *dy = dalloc(8);
+        CK(cudaMemcpy(da, &wa[i], 8, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(db, &wb[i], 8, cudaMemcpyHostToDevice));
+        CK(eb_cuk_binary_int(0, 1, wop[i], &nd, da, db, dy));
+        int64_t got = 0;
+        CK(cudaMemcpy(&got, dy, 8, cudaMemcpyDeviceToHost));
+        ASSERT_TRUE(got == wwant[i]);
+        CK(cudaFree(da));
+        CK(cudaFree(db));
+        CK(cudaFree(dy));
+    }
+    struct eb_cuk_nd one = {.rank = 1, .shape = {1}, .sa = {1}, .sb = {1}};
+    ASSERT_TRUE(eb_cuk_binary_int(0, 1, EB_BINOP_POW, &one, NULL, NULL, NULL) ==
+                cudaErrorInvalidValue);
+}
+
 /* Slice (negative steps too) and Transpose as strided copies, element sizes 1, 2, 4, 8. */
 EB_TEST(copy_nd_slice_transpose)
 {

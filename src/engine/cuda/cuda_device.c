@@ -537,9 +537,23 @@ static enum eb_status dyn_graphs_init(struct eb_engine *e, struct cu_state *s,
     s->dg = calloc(EB_CU_DYN_GRAPHS, sizeof(*s->dg));
     s->key = malloc((s->key_len + 1) * sizeof(int64_t));
     s->sd = malloc(s->sd_cap + 1);
-    if (s->dg == NULL || s->key == NULL || s->sd == NULL)
+    s->checks = malloc((e->n_order + 1) * sizeof(*s->checks));
+    if (s->dg == NULL || s->key == NULL || s->sd == NULL || s->checks == NULL)
         return eb_diag_fail(diag, EB_ERR_NOMEM, "failed to load model %s: out of memory", e->what);
     s->dg_on = !e->profile;
+    s->dg_kept = 1;
+    for (size_t k = 0; k < e->n_order; k++) {
+        const struct eb_ir_node *n = &g->nodes[e->order[k]];
+        if (s->on_cpu[k] && !shape_node(e, s, k))
+            s->dg_kept = 0;
+        int reads_data = 0;
+        for (int i = 0; i < n->n_in; i++) {
+            const struct eb_ir_value *v = n->in[i] >= 0 ? &g->values[n->in[i]] : NULL;
+            reads_data |= v != NULL && !v->is_const && !v->shape_data;
+        }
+        if (n->dyn && n->op->run_checks_data && reads_data)
+            s->checks[s->n_checks++] = k;
+    }
     if (s->dg_on)
         eb_log_msg(opt->log, EB_LOG_INFO,
                    "model %s on cuda: shapes change from run to run; each run's forward is "
@@ -1055,6 +1069,69 @@ static enum eb_status dyn_host_pass(struct eb_engine *e, struct cu_state *s, str
     return EB_OK;
 }
 
+/* The dyn values' ranks and dims as the last shape pass left them (each: its rank, then its
+ * dims) into `out` when not NULL; their count of int64s. */
+static size_t dyn_shapes_save(const struct eb_graph *g, int64_t *out)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < g->n_values; i++) {
+        const struct eb_ir_value *v = &g->values[i];
+        if (!v->dyn || v->is_input)
+            continue;
+        if (out != NULL) {
+            out[at] = v->rank;
+            memcpy(out + at + 1, v->shape, (size_t)v->rank * sizeof(int64_t));
+        }
+        at += 1 + (size_t)v->rank;
+    }
+    return at;
+}
+
+/*
+ * A replay's shapes without the shape pass: every dyn value's rank and dims and the shape
+ * nodes' data as at the graph's capture (they follow from the inputs' shapes alone, the key:
+ * shape data is computed from shapes and constants, and a shape from a run's data is refused at
+ * load), then the nodes that check a run's data (s->checks) infer again.
+ */
+static enum eb_status dyn_restore(struct eb_engine *e, struct cu_state *s,
+                                  const struct cu_dyn_graph *dg, struct eb_diag *diag)
+{
+    struct eb_graph *g = e->g;
+    const int64_t *at = dg->shapes;
+    for (size_t i = 0; i < g->n_values; i++) {
+        struct eb_ir_value *v = &g->values[i];
+        if (!v->dyn || v->is_input)
+            continue;
+        v->rank = (int)at[0];
+        int64_t numel = 1;
+        for (int d = 0; d < EB_MAX_RANK; d++) {
+            v->shape[d] = d < v->rank ? at[1 + d] : 0;
+            numel *= d < v->rank ? v->shape[d] : 1;
+        }
+        v->numel = numel;
+        v->nbytes = (size_t)numel * eb_dtype_size(v->dtype);
+        at += 1 + v->rank;
+    }
+    /* the shape data, where the captured uploads read it (dyn_shape_data's layout) */
+    size_t off = 0;
+    for (size_t k = 0; k < e->n_order; k++) {
+        const struct eb_ir_node *n = &g->nodes[e->order[k]];
+        for (int o = 0; shape_node(e, s, k) && o < n->n_out; o++) {
+            struct eb_ir_value *v = &g->values[n->out[o]];
+            off += (1 + EB_MAX_RANK) * sizeof(int64_t);
+            if (v->nbytes > 0)
+                memcpy(v->data, dg->sd + off, v->nbytes);
+            off += v->nbytes;
+        }
+    }
+    for (size_t c = 0; c < s->n_checks; c++) {
+        const enum eb_status st = eb_engine__reinfer(e, s->checks[c], 1, diag);
+        if (st != EB_OK)
+            return st;
+    }
+    return EB_OK;
+}
+
 static void dyn_graph_free(struct cu_dyn_graph *dg)
 {
     if (dg->gexec != NULL)
@@ -1085,6 +1162,11 @@ static enum eb_status dyn_pick(struct eb_engine *e, struct cu_state *s, struct c
         struct cu_dyn_graph *dg = &s->dg[i];
         if (dg->hash != h || memcmp(dg->key, s->key, key_bytes) != 0)
             continue;
+        if (s->dg_kept) {
+            *out = dg;
+            e->run_shapes_kept = 1;
+            return dyn_restore(e, s, dg, diag);
+        }
         enum eb_status st = dyn_host_pass(e, s, diag);
         if (st != EB_OK)
             return st;
@@ -1112,8 +1194,9 @@ static enum eb_status dyn_pick(struct eb_engine *e, struct cu_state *s, struct c
     if (st == EB_OK && ce == cudaSuccess)
         ce = cudaGraphInstantiate(&dg->gexec, dg->graph, 0);
     const size_t n = st == EB_OK && ce == cudaSuccess ? dyn_shape_data(e, s) : SIZE_MAX;
+    const size_t n_shapes = s->dg_kept ? dyn_shapes_save(e->g, NULL) : 0;
     if (n != SIZE_MAX)
-        dg->key = malloc(key_bytes + n + 1);
+        dg->key = malloc(key_bytes + n_shapes * sizeof(int64_t) + n + 1);
     if (dg->key == NULL) {
         (void)cudaGetLastError(); /* clear the capture's error */
         dyn_graph_free(dg);
@@ -1128,7 +1211,10 @@ static enum eb_status dyn_pick(struct eb_engine *e, struct cu_state *s, struct c
     }
     dg->hash = h;
     memcpy(dg->key, s->key, key_bytes);
-    dg->sd = (unsigned char *)(dg->key + s->key_len);
+    dg->shapes = dg->key + s->key_len;
+    if (s->dg_kept)
+        (void)dyn_shapes_save(e->g, dg->shapes);
+    dg->sd = (unsigned char *)(dg->shapes + n_shapes);
     memcpy(dg->sd, s->sd, n);
     dg->sd_len = n;
     s->n_dg++;
@@ -1191,23 +1277,43 @@ static enum eb_status cu_run(struct eb_engine *e, struct eb_diag *diag)
         (st = capture(e, s, 0, &s->graph, &s->gexec, &s->graph_state, diag)) != EB_OK)
         return st;
     struct cu_dyn_graph *dg = NULL;
+    e->run_shapes_kept = 0;
     if (!profiling && g->dynamic && s->dg_on && (st = dyn_pick(e, s, &dg, diag)) != EB_OK)
         return st;
     CUDA_TRY(cudaEventRecord(s->ev[0], s->stream));
     e->run_d2d_bytes = 0;
+    /* the last run's outputs still on the device (cu_input_resident: a KV cache, 2 a layer)
+     * go device to device, EB_CUK_MAX_PARTS of them a launch */
+    struct eb_cuk_copy part[EB_CUK_MAX_PARTS];
+    const void *part_x[EB_CUK_MAX_PARTS];
+    void *part_y[EB_CUK_MAX_PARTS];
+    int n_parts = 0;
     for (size_t i = 0; i < g->n_inputs; i++) {
         const struct eb_ir_value *v = &g->values[g->inputs[i]];
         void *dst = s->d_in_f32[i] != NULL && !s->in_dev[i] ? s->d_in_f32[i] : s->d_in[i];
         const void *src = s->in_src[i];
         s->in_src[i] = NULL;
-        if (src != NULL) { /* the last run's output, still on the device (cu_input_resident) */
-            const size_t nb = s->in_dev[i] ? (size_t)v->numel * eb_cu__es(s, v) : v->nbytes;
-            CUDA_TRY(cudaMemcpyAsync(dst, src, nb, cudaMemcpyDeviceToDevice, s->stream));
-            e->run_d2d_bytes += nb;
-        } else {
+        if (src == NULL) {
             CUDA_TRY(cudaMemcpyAsync(dst, v->data, v->nbytes, cudaMemcpyHostToDevice, s->stream));
+            continue;
+        }
+        const size_t nb = s->in_dev[i] ? (size_t)v->numel * eb_cu__es(s, v) : v->nbytes;
+        e->run_d2d_bytes += nb;
+        if (nb > EB_CUK_MAX_ELEMS) {
+            CUDA_TRY(cudaMemcpyAsync(dst, src, nb, cudaMemcpyDeviceToDevice, s->stream));
+            continue;
+        }
+        part[n_parts] =
+            (struct eb_cuk_copy){.rank = 1, .shape = {(int32_t)nb}, .xs = {1}, .ys = {1}};
+        part_x[n_parts] = src;
+        part_y[n_parts] = dst;
+        if (++n_parts == EB_CUK_MAX_PARTS) {
+            CUDA_TRY(eb_cuk_copy_parts(s->stream, 1, n_parts, part, part_x, part_y));
+            n_parts = 0;
         }
     }
+    if (n_parts > 0)
+        CUDA_TRY(eb_cuk_copy_parts(s->stream, 1, n_parts, part, part_x, part_y));
     CUDA_TRY(cudaEventRecord(s->ev[1], s->stream));
     e->run_replayed = 0;
     if (dg != NULL) {
@@ -1557,6 +1663,7 @@ static void cu_close(struct eb_engine *e)
     free(s->dg);
     free(s->key);
     free(s->sd);
+    free(s->checks);
     if (s->h_sd != NULL)
         cudaFreeHost(s->h_sd);
     if (s->nodes != NULL)

@@ -21,8 +21,10 @@
 struct cu_dyn_graph {
     uint64_t hash;     /* of key */
     int64_t *key;      /* the inputs' dims at the capture (key_len) */
-    unsigned char *sd; /* the shape data at the capture (sd_len bytes; key and sd: one malloc) */
+    unsigned char *sd; /* the shape data at the capture (sd_len bytes) */
     size_t sd_len;
+    int64_t *shapes; /* every dyn value's rank and dims at the capture (dg_kept only; key,
+                        shapes and sd: one malloc): a replay takes them from here (dyn_restore) */
     cudaGraph_t graph;
     cudaGraphExec_t gexec;
 };
@@ -201,6 +203,12 @@ struct cu_state {
     uint64_t dg_dev_bytes; /* the driver's free memory the captures took (graph executables) */
     uint64_t dg_misses;    /* runs at a signature with no graph (the table full, or other shape
                               data than at the capture): node by node */
+    /* dg_kept: a replay takes the shapes and shape data of its capture instead of inferring
+     * them again (no node but shape nodes runs on the host, whose launches could read node
+     * parameters); checks: the order positions of the nodes whose infer_shape still runs
+     * (eb_op_def.run_checks_data), n_checks of them */
+    int dg_kept;
+    size_t *checks, n_checks;
 };
 
 /* The most CUDA Graphs a dynamic graph keeps (one per input-shape signature: a decode of N

@@ -105,8 +105,12 @@ int eb_cu__node_ok(struct eb_engine *e, struct cu_state *s, size_t k, char *why,
             return snprintf(why, nwhy, "asymmetric padding"), 0;
         return is_f32(x);
     }
-    case EB_DESC_BINARY:
-        return is_f32(eb_op_in(g, n, 0)) && is_f32(eb_op_in(g, n, 1)) && y->rank <= EB_CUK_MAX_RANK;
+    case EB_DESC_BINARY: { /* float, or integers of one type (eb_cuk_binary_int) */
+        const struct eb_ir_value *b = eb_op_in(g, n, 1);
+        const int ints = (y->dtype == EB_DTYPE_I64 || y->dtype == EB_DTYPE_I32) &&
+                         x->dtype == y->dtype && b->dtype == y->dtype;
+        return ((is_f32(x) && is_f32(b)) || ints) && y->rank <= EB_CUK_MAX_RANK;
+    }
     case EB_DESC_UNARY:
     case EB_DESC_SIGMOID:
     case EB_DESC_SOFTMAX:
@@ -990,8 +994,12 @@ enum eb_status eb_cu__node_enqueue(struct eb_engine *e, struct cu_state *s, size
             nd.sa[j] = ia >= 0 && x->shape[ia] != 1 ? (int32_t)xs[ia] : 0;
             nd.sb[j] = ib >= 0 && b->shape[ib] != 1 ? (int32_t)bs[ib] : 0;
         }
-        ce =
-            eb_cuk_binary(st, s->dt, (int)d->binop, &nd, dp[n->in[0]], dp[n->in[1]], dp[n->out[0]]);
+        if (y->dtype == EB_DTYPE_F32)
+            ce = eb_cuk_binary(st, s->dt, (int)d->binop, &nd, dp[n->in[0]], dp[n->in[1]],
+                               dp[n->out[0]]);
+        else
+            ce = eb_cuk_binary_int(st, y->dtype == EB_DTYPE_I64, (int)d->binop, &nd, dp[n->in[0]],
+                                   dp[n->in[1]], dp[n->out[0]]);
         break;
     }
     case EB_DESC_UNARY:

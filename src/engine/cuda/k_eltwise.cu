@@ -140,6 +140,43 @@ cudaError_t binary(cudaStream_t s, int op, const eb_cuk_nd *nd, const void *a, c
     return cudaGetLastError();
 }
 
+/* Integer a op b: two's complement arithmetic as the CPU reference's (division truncates, a zero
+ * divisor gives 0) */
+template <typename T> struct wide_uint; /* the unsigned type that wraps without overflow */
+template <> struct wide_uint<int32_t> {
+    using type = uint32_t;
+};
+template <> struct wide_uint<int64_t> {
+    using type = uint64_t;
+};
+
+template <typename T> __device__ __forceinline__ T binop_int(int op, T a, T b)
+{
+    using U = typename wide_uint<T>::type;
+    switch (op) {
+    case B_ADD: return (T)((U)a + (U)b);
+    case B_SUB: return (T)((U)a - (U)b);
+    case B_MUL: return (T)((U)a * (U)b);
+    default: return b == 0 ? 0 : b == -1 ? (T)((U)0 - (U)a) : a / b; /* MIN / -1 wraps */
+    }
+}
+
+template <typename T>
+__global__ void k_binary_int(int n, int op, eb_cuk_nd nd, const T *a, const T *b, T *y)
+{
+    eb_cuk::pdl_begin();
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        int rem = i, ia = 0, ib = 0;
+        for (int d = nd.rank - 1; d >= 0; d--) {
+            const int idx = rem % nd.shape[d];
+            rem /= nd.shape[d];
+            ia += idx * nd.sa[d];
+            ib += idx * nd.sb[d];
+        }
+        y[i] = binop_int(op, a[ia], b[ib]);
+    }
+}
+
 /* SwiGLU: y = (g sigmoid(g)) u, each step rounded to T as the Sigmoid and the two Muls store
  * it (the same numbers as the three nodes) */
 template <typename T> __global__ void k_swiglu(int n, const T *g, const T *u, T *y)
@@ -193,6 +230,26 @@ extern "C" cudaError_t eb_cuk_binary(cudaStream_t s, enum eb_cuk_dt dt, int op,
         if (nd->shape[d] == 0)
             return cudaSuccess;
     return EB_CUK_DISPATCH(dt, binary, s, op, nd, a, b, y);
+}
+
+extern "C" cudaError_t eb_cuk_binary_int(cudaStream_t s, int int64, int op,
+                                         const struct eb_cuk_nd *nd, const void *a, const void *b,
+                                         void *y)
+{
+    if (op != B_ADD && op != B_SUB && op != B_MUL && op != B_DIV)
+        return cudaErrorInvalidValue;
+    int64_t n = 1;
+    for (int d = 0; d < nd->rank; d++)
+        n *= nd->shape[d];
+    if (n <= 0)
+        return cudaSuccess;
+    if (int64)
+        eb_cuk::launch(k_binary_int<int64_t>, eb_cuk::blocks_for(n), eb_cuk::kThreads, s, (int)n,
+                       op, *nd, (const int64_t *)a, (const int64_t *)b, (int64_t *)y);
+    else
+        eb_cuk::launch(k_binary_int<int32_t>, eb_cuk::blocks_for(n), eb_cuk::kThreads, s, (int)n,
+                       op, *nd, (const int32_t *)a, (const int32_t *)b, (int32_t *)y);
+    return cudaGetLastError();
 }
 
 extern "C" cudaError_t eb_cuk_swiglu(cudaStream_t s, enum eb_cuk_dt dt, int64_t n, const void *g,

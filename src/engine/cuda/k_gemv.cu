@@ -131,20 +131,8 @@ __global__ void __launch_bounds__(kWarps * 32)
     __syncthreads();
     const T *c = P.c[p];
     T *y = P.y[p];
-    if (P.splits == 1) {
-        for (int t = (int)threadIdx.x; t < TX * E; t += kWarps * 32) {
-            const int n = tile * TX * E + t;
-            if (n >= N)
-                continue;
-            float v = 0.0f;
-#pragma unroll
-            for (int i = 0; i < kWarps; i++)
-                v += sums[i][t];
-            st(y, n, c != nullptr ? v + ld(c, n) : v);
-        }
-        return;
-    }
-    float *ws = P.ws + P.ws_at[p];
+    /* split: this block's sums to the workspace, the last block of the tile adds them */
+    float *ws = P.splits > 1 ? P.ws + P.ws_at[p] : nullptr;
     for (int t = (int)threadIdx.x; t < TX * E; t += kWarps * 32) {
         const int n = tile * TX * E + t;
         if (n >= N)
@@ -153,8 +141,13 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
         for (int i = 0; i < kWarps; i++)
             v += sums[i][t];
-        ws[(int64_t)split * N + n] = v;
+        if (ws != nullptr)
+            ws[(int64_t)split * N + n] = v;
+        else
+            st(y, n, c != nullptr ? v + ld(c, n) : v);
     }
+    if (ws == nullptr)
+        return;
     __threadfence(); /* the sums are visible before the counter says so */
     __syncthreads();
     if (threadIdx.x == 0)
@@ -236,24 +229,13 @@ cudaError_t gemv(cudaStream_t s, int64_t k, int sms, const struct eb_cuk_gemv_ro
     const T *rw = row ? (const T *)row->w : nullptr;
     const float eps = row ? row->eps : 0.0f;
     const int kk = (int)k;
-    switch (tx) {
-    case 32:
-        eb_cuk::launch_smem(k_gemv<T, 32>, grid, block, smem, s, kk, pa, from, rx, rw, eps, P);
-        break;
-    case 16:
-        eb_cuk::launch_smem(k_gemv<T, 16>, grid, block, smem, s, kk, pa, from, rx, rw, eps, P);
-        break;
-    case 8:
-        eb_cuk::launch_smem(k_gemv<T, 8>, grid, block, smem, s, kk, pa, from, rx, rw, eps, P);
-        break;
-    case 4:
-        eb_cuk::launch_smem(k_gemv<T, 4>, grid, block, smem, s, kk, pa, from, rx, rw, eps, P);
-        break;
-    default:
-        eb_cuk::launch_smem(k_gemv<T, 2>, grid, block, smem, s, kk, pa, from, rx, rw, eps, P);
-        break;
-    }
-    return cudaGetLastError();
+    /* the kernel of each width tx = 2, 4, ..., 32 */
+    void (*const kernels[])(int, const T *, int, const T *, const T *, float, parts<T>) = {
+        k_gemv<T, 2>, k_gemv<T, 4>, k_gemv<T, 8>, k_gemv<T, 16>, k_gemv<T, 32>};
+    int at = 0;
+    while ((2 << at) < tx)
+        at++;
+    return eb_cuk::launch_smem(kernels[at], grid, block, smem, s, kk, pa, from, rx, rw, eps, P);
 }
 
 } // namespace

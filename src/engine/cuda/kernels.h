@@ -64,6 +64,12 @@ struct eb_cuk_nd {
 };
 cudaError_t eb_cuk_binary(cudaStream_t s, enum eb_cuk_dt dt, int op, const struct eb_cuk_nd *nd,
                           const void *a, const void *b, void *y);
+/**
+ * eb_cuk_binary on integers (int64 when `int64`, else int32): Add, Sub, Mul, and Div truncated
+ * toward zero with 0 for a zero divisor (the CPU reference's); Pow refused.
+ */
+cudaError_t eb_cuk_binary_int(cudaStream_t s, int int64, int op, const struct eb_cuk_nd *nd,
+                              const void *a, const void *b, void *y);
 
 /** Float ↔ half conversion (and copies when from == to). */
 cudaError_t eb_cuk_cast(cudaStream_t s, enum eb_cuk_dt from, enum eb_cuk_dt to, int64_t n,

@@ -51,7 +51,8 @@ static void exec_binary(const struct eb_exec *ex)
 static int describe_binary(const struct eb_graph *g, const struct eb_ir_node *n,
                            struct eb_op_desc *d)
 {
-    if (eb_op_out(g, n, 0)->dtype != EB_DTYPE_F32)
+    const enum eb_dtype dt = eb_op_out(g, n, 0)->dtype;
+    if (dt != EB_DTYPE_F32 && !((dt == EB_DTYPE_I64 || dt == EB_DTYPE_I32) && n->op != &eb_op_pow))
         return 0;
     d->kind = EB_DESC_BINARY;
     d->binop = n->op == &eb_op_add   ? EB_BINOP_ADD

@@ -64,6 +64,14 @@ struct eb_op_def {
      * an op without it that reads a dynamic value is refused at load, naming node and op.
      */
     int dyn_shapes;
+    /**
+     * 1 when infer_shape at a run (ctx->run) reads the data of an input that is neither a
+     * constant nor shape data, to check it (Gather's indices against the axis): the output
+     * shapes still follow from the input shapes alone (a run-time value that would set a shape,
+     * Range's or ConstantOfShape's, is refused at load), so a device that keeps each shape
+     * signature's shapes runs only such nodes' infer_shape again (cuda_device.c dyn_restore).
+     */
+    int run_checks_data;
     /** Required. Parses attributes into n->params (arena); rejects unsupported values. */
     enum eb_status (*check)(struct eb_op_ctx *ctx);
     /** Required. Sets dtype and shape of every output; rejects unsupported dtypes. */

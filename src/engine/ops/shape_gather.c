@@ -156,6 +156,7 @@ const struct eb_op_def eb_op_gather = {
     .min_outputs = 1,
     .max_outputs = 1,
     .dyn_shapes = 1,
+    .run_checks_data = 1,
     .check = check_gather,
     .infer_shape = infer_gather,
     .exec = exec_gather,
