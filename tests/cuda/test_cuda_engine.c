@@ -111,8 +111,9 @@ static struct diff compare(struct eb_engine *a, struct eb_engine *b, const struc
     struct eb_engine_io io;
     struct eb_diag d = {0};
     eb_engine_io_info(a, &io);
-    ASSERT_OK(eb_engine_run(a, in, 1, oa, io.n_outputs, &d));
-    ASSERT_OK(eb_engine_run(b, in, 1, ob, io.n_outputs, &d));
+    if (eb_engine_run(a, in, 1, oa, io.n_outputs, &d) != EB_OK ||
+        eb_engine_run(b, in, 1, ob, io.n_outputs, &d) != EB_OK)
+        EB_FAIL("run: %s", d.msg);
     struct diff r = {0};
     for (size_t o = 0; o < io.n_outputs; o++) {
         ASSERT_EQ_INT(oa[o].dtype, ob[o].dtype);

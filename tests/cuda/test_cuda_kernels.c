@@ -279,7 +279,8 @@ static float *grid_buf(size_t n)
 /* One row by a weight (a decode step's projections), with and without the added vector, on the
  * shapes of a 0.5b decoder's layers and on edge shapes (one row of w, fewer columns than a warp
  * reads, rows not a multiple of the unrolled stride), against a double-precision sum: within the
- * float accumulation's error (and half's rounding of the result). */
+ * float accumulation's error (and half's rounding of the result); the launch shape eb_cuk_gemv
+ * picks, and every width with several splits (eb_cuk_gemv_shaped, what bench_gemv sweeps). */
 EB_TEST(gemv_matches_reference)
 {
     need_gpu();
@@ -290,15 +291,27 @@ EB_TEST(gemv_matches_reference)
     void *ws = dalloc(EB_CUK_GEMV_WS_BYTES);
     for (int sh = 0; sh < 8; sh++)
         for (int t = 0; t < 2; t++)
-            for (int with_c = 0; with_c < 4; with_c++) { /* bit 1: rows split over blocks */
+            for (int v = 0; v < 4 * 6; v++) {
+                /* with_c bit 1: rows split over blocks; how 0: the picked shape, else tx =
+                 * 2 << (how - 1) and some splits (the most the shape and workspace allow) */
+                const int with_c = v % 4, how = v / 4;
                 const int64_t k = shapes[sh][0], n = shapes[sh][1];
+                if (how > 0 && n > 8192) /* the sweep on the smaller shapes */
+                    continue;
+                int64_t splits = with_c & 2 ? 1 + (how * 5) % 16 : 1;
+                splits = splits < k ? splits : k;
+                splits = splits * n <= EB_CUK_GEMV_WS_FLOATS ? splits : EB_CUK_GEMV_WS_FLOATS / n;
                 ASSERT_TRUE(eb_cuk_gemv_takes(DTS[t], k, n, (const void *)(uintptr_t)256));
                 float *a = grid_buf((size_t)k), *w = grid_buf((size_t)(k * n));
                 float *c = grid_buf((size_t)n);
                 void *da = up(DTS[t], a, (size_t)k), *dw = up(DTS[t], w, (size_t)(k * n));
                 void *dc = up(DTS[t], c, (size_t)n), *dy = dalloc((size_t)n * 4);
                 const struct eb_cuk_gemv_part part = {dw, with_c & 1 ? dc : NULL, dy, n};
-                CK(eb_cuk_gemv(0, DTS[t], k, sms, NULL, da, 1, &part, with_c & 2 ? ws : NULL));
+                if (how == 0)
+                    CK(eb_cuk_gemv(0, DTS[t], k, sms, NULL, da, 1, &part, with_c & 2 ? ws : NULL));
+                else
+                    CK(eb_cuk_gemv_shaped(0, DTS[t], k, 2 << (how - 1), (int)splits, NULL, da, 1,
+                                          &part, with_c & 2 ? ws : NULL));
                 float *got = down(DTS[t], dy, (size_t)n);
                 for (int64_t j = 0; j < n; j++) {
                     double want = with_c & 1 ? c[j] : 0.0, mag = fabs(want);
@@ -308,9 +321,10 @@ EB_TEST(gemv_matches_reference)
                     }
                     const double tol = 1e-5 * mag + (t ? 1e-3 * fabs(want) : 0.0) + 1e-6;
                     if (!(fabs(got[j] - want) <= tol))
-                        EB_FAIL("gemv %s %lld x %lld%s%s at column %lld: %.9g, reference %.9g",
+                        EB_FAIL("gemv %s %lld x %lld%s%s (shape %d) at column %lld: %.9g, "
+                                "reference %.9g",
                                 t ? "fp16" : "fp32", (long long)k, (long long)n,
-                                with_c & 1 ? " + c" : "", with_c & 2 ? " (split)" : "",
+                                with_c & 1 ? " + c" : "", with_c & 2 ? " (split)" : "", how,
                                 (long long)j, (double)got[j], want);
                 }
                 CK(cudaFree(da));
@@ -331,6 +345,15 @@ EB_TEST(gemv_matches_reference)
     ASSERT_TRUE(!eb_cuk_gemv_takes(EB_CUK_F16, 896, 12, (const void *)(uintptr_t)256));
     ASSERT_TRUE(!eb_cuk_gemv_takes(EB_CUK_F32, 896, 6, (const void *)(uintptr_t)256));
     ASSERT_TRUE(!eb_cuk_gemv_takes(EB_CUK_F16, 896, 896, (const void *)(uintptr_t)258));
+    /* shapes eb_cuk_gemv_shaped refuses: a width not a power of two, splits without the
+     * workspace, more splits than rows */
+    const struct eb_cuk_gemv_part p1 = {NULL, NULL, NULL, 896};
+    ASSERT_TRUE(eb_cuk_gemv_shaped(0, EB_CUK_F16, 896, 3, 1, NULL, NULL, 1, &p1, NULL) ==
+                cudaErrorInvalidValue);
+    ASSERT_TRUE(eb_cuk_gemv_shaped(0, EB_CUK_F16, 896, 8, 2, NULL, NULL, 1, &p1, NULL) ==
+                cudaErrorInvalidValue);
+    ASSERT_TRUE(eb_cuk_gemv_shaped(0, EB_CUK_F16, 4, 8, 5, NULL, NULL, 1, &p1, (void *)&sms) ==
+                cudaErrorInvalidValue);
 }
 
 /* n device values back as raw bytes (2 or 4 each), to compare bit for bit */

@@ -169,10 +169,13 @@ __global__ void __launch_bounds__(kWarps * 32)
         P.count[P.count_at[p] + tile] = 0;
 }
 
-/* The launch's width (threads sharing a row, tx) and row splits for these parts: the widest
- * rows per block that still give every SM two blocks (32 bytes at least: a whole sector of
- * memory), then the rows split over more blocks while there are fewer than that and the
- * workspace holds the sums (each split keeps 2 rows a thread at least). */
+/* The launch's width (threads sharing a row, tx) and row splits for these parts: 8 threads a
+ * row (128 bytes of it), 16 (256 bytes) where the columns are few (under 1024 threads wide);
+ * then the rows split over more blocks, at most 16 of them and two blocks an SM, each split
+ * keeping 2 rows a thread at least, while the workspace holds the sums. Chosen from
+ * bench/bench_gemv.c's sweep of every shape on an H200 (qwen2 0.5b's and llama 1b's products):
+ * against the earlier choice, as few threads a row as kept two blocks an SM (2 or 4), a
+ * product takes 0 to 32% less time (docs/llm-models.md). */
 static void shape_launch(int e, int64_t k, int sms, int n_parts,
                          const struct eb_cuk_gemv_part *part, int ws_ok, int *tx_out,
                          int *splits_out)
@@ -182,28 +185,45 @@ static void shape_launch(int e, int64_t k, int sms, int n_parts,
         threads += part[i].n / e;
         cols += part[i].n;
     }
-    int tx = 32;
-    while (tx > 2 && threads / tx < 2 * (int64_t)sms)
-        tx /= 2;
+    const int tx = threads < 1024 ? 16 : 8;
     int64_t tiles = 0;
     for (int i = 0; i < n_parts; i++)
         tiles += (part[i].n / e + tx - 1) / tx;
     const int64_t ry = kWarps * 32 / tx;
     int splits = 1;
-    while (ws_ok && tiles * splits < 2 * (int64_t)sms && k / (splits + 1) >= 2 * ry &&
-           (splits + 1) * cols <= EB_CUK_GEMV_WS_FLOATS && tiles <= EB_CUK_GEMV_WS_COUNTS)
+    while (ws_ok && splits < 16 && tiles * (splits + 1) <= 2 * (int64_t)sms &&
+           k / (splits + 1) >= 2 * ry && (splits + 1) * cols <= EB_CUK_GEMV_WS_FLOATS &&
+           tiles <= EB_CUK_GEMV_WS_COUNTS)
         splits++;
     *tx_out = tx;
     *splits_out = splits;
 }
 
+/* Whether tx threads a row and `splits` splits can run these parts (the workspace's room). */
+static bool shape_ok(int e, int64_t k, int n_parts, const struct eb_cuk_gemv_part *part, int ws_ok,
+                     int tx, int splits)
+{
+    int64_t tiles = 0, cols = 0;
+    for (int i = 0; i < n_parts; i++) {
+        tiles += (part[i].n / e + tx - 1) / tx;
+        cols += part[i].n;
+    }
+    const bool width = tx == 2 || tx == 4 || tx == 8 || tx == 16 || tx == 32;
+    return width && splits >= 1 && splits <= k &&
+           (splits == 1 ||
+            (ws_ok && splits * cols <= EB_CUK_GEMV_WS_FLOATS && tiles <= EB_CUK_GEMV_WS_COUNTS));
+}
+
 template <typename T>
-cudaError_t gemv(cudaStream_t s, int64_t k, int sms, const struct eb_cuk_gemv_row *row,
-                 const void *a, int n_parts, const struct eb_cuk_gemv_part *part, void *ws)
+cudaError_t gemv(cudaStream_t s, int64_t k, int sms, int tx, int splits,
+                 const struct eb_cuk_gemv_row *row, const void *a, int n_parts,
+                 const struct eb_cuk_gemv_part *part, void *ws)
 {
     constexpr int E = 16 / (int)sizeof(T);
-    int tx, splits;
-    shape_launch(E, k, sms, n_parts, part, ws != nullptr, &tx, &splits);
+    if (tx == 0)
+        shape_launch(E, k, sms, n_parts, part, ws != nullptr, &tx, &splits);
+    else if (!shape_ok(E, k, n_parts, part, ws != nullptr, tx, splits))
+        return cudaErrorInvalidValue;
     parts<T> P = {};
     P.n_parts = n_parts;
     P.splits = splits;
@@ -253,5 +273,21 @@ extern "C" cudaError_t eb_cuk_gemv(cudaStream_t s, enum eb_cuk_dt dt, int64_t k,
 {
     if (n_parts < 1 || n_parts > EB_CUK_GEMV_MAX_PARTS)
         return cudaErrorInvalidValue;
-    return EB_CUK_DISPATCH(dt, gemv, s, k, sms > 0 ? sms : 1, row, a, n_parts, part, ws);
+    return EB_CUK_DISPATCH(dt, gemv, s, k, sms > 0 ? sms : 1, 0, 0, row, a, n_parts, part, ws);
+}
+
+extern "C" cudaError_t eb_cuk_gemv_shaped(cudaStream_t s, enum eb_cuk_dt dt, int64_t k, int tx,
+                                          int splits, const struct eb_cuk_gemv_row *row,
+                                          const void *a, int n_parts,
+                                          const struct eb_cuk_gemv_part *part, void *ws)
+{
+    if (n_parts < 1 || n_parts > EB_CUK_GEMV_MAX_PARTS || tx == 0)
+        return cudaErrorInvalidValue;
+    return EB_CUK_DISPATCH(dt, gemv, s, k, 1, tx, splits, row, a, n_parts, part, ws);
+}
+
+extern "C" void eb_cuk_gemv_shape(enum eb_cuk_dt dt, int64_t k, int sms, int n_parts,
+                                  const struct eb_cuk_gemv_part *part, int ws, int *tx, int *splits)
+{
+    shape_launch(16 / eb_cuk_dt_size(dt), k, sms > 0 ? sms : 1, n_parts, part, ws, tx, splits);
 }

@@ -208,6 +208,16 @@ struct eb_cuk_gemv_row {
 cudaError_t eb_cuk_gemv(cudaStream_t s, enum eb_cuk_dt dt, int64_t k, int sms,
                         const struct eb_cuk_gemv_row *row, const void *a, int n_parts,
                         const struct eb_cuk_gemv_part *part, void *ws);
+/** eb_cuk_gemv with the launch's shape given (bench/bench_gemv.c compares them): tx threads
+ * share a row (2, 4, 8, 16 or 32), the rows split over `splits` blocks (more than 1 needs ws);
+ * cudaErrorInvalidValue for a shape these parts cannot take. */
+cudaError_t eb_cuk_gemv_shaped(cudaStream_t s, enum eb_cuk_dt dt, int64_t k, int tx, int splits,
+                               const struct eb_cuk_gemv_row *row, const void *a, int n_parts,
+                               const struct eb_cuk_gemv_part *part, void *ws);
+/** The shape eb_cuk_gemv picks for these parts on `sms` multiprocessors (ws: with a
+ * workspace). */
+void eb_cuk_gemv_shape(enum eb_cuk_dt dt, int64_t k, int sms, int n_parts,
+                       const struct eb_cuk_gemv_part *part, int ws, int *tx, int *splits);
 /** RMSNorm over rows of `len` contiguous elements: y = x / sqrt(mean(x * x) + eps) * w (w: len
  * elements; float accumulation; y may be x). */
 cudaError_t eb_cuk_rms_norm(cudaStream_t s, enum eb_cuk_dt dt, int64_t rows, int64_t len, float eps,
