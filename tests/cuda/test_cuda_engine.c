@@ -1346,6 +1346,21 @@ EB_TEST(llm_qwen2_fp16_within_drift)
     llm_cuda_vs_cpu(EB_MODEL_LLM_QWEN2, EB_ENGINE_PRECISION_FP16, 2e-2, 0);
 }
 
+/* Tiny qwen2 (seed 5) written to the test's folder as `name`: its bytes (the caller frees them)
+ * in *len bytes, its configuration in *c, the file's path in path (512 bytes). */
+static uint8_t *llm_tiny(const char *name, struct eb_model_llm_config *c, size_t *len, char *path)
+{
+    struct eb_diag d = {0};
+    ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, c, &d));
+    ASSERT_TRUE(c->layers <= LLM_MAX_LAYERS);
+    const struct eb_model_llm_options o = {.cfg = *c, .seed = 5};
+    snprintf(path, 512, "%s/%s", eb_test_tmpdir(), name);
+    ASSERT_OK(eb_model_llm_synth_file(&o, path, NULL, &d));
+    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, len);
+    ASSERT_TRUE(bytes != NULL);
+    return bytes;
+}
+
 /*
  * Tiny qwen2 on the CUDA device in `prec`, `reps` times the same prefill of LLM_PROMPT tokens and
  * LLM_STEPS greedy steps (as `edgebench llm` repeats them). `profile`: every run node by node
@@ -1379,15 +1394,9 @@ static float *llm_run_path_opt(enum eb_engine_device dev, enum eb_engine_precisi
 {
     struct eb_model_llm_config c;
     struct eb_diag d = {0};
-    ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, &c, &d));
-    ASSERT_TRUE(c.layers <= LLM_MAX_LAYERS);
-    const struct eb_model_llm_options o = {.cfg = c, .seed = 5};
     char path[512];
-    snprintf(path, sizeof(path), "%s/qwen2-path.onnx", eb_test_tmpdir());
-    ASSERT_OK(eb_model_llm_synth_file(&o, path, NULL, &d));
     size_t len = 0;
-    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
-    ASSERT_TRUE(bytes != NULL);
+    uint8_t *bytes = llm_tiny("qwen2-path.onnx", &c, &len, path);
     struct eb_engine_options opt;
     eb_engine_options_default(&opt);
     opt.device = dev;
@@ -1637,14 +1646,9 @@ EB_TEST(llm_kept_cache_misuse_refused)
     need_gpu();
     struct eb_model_llm_config c;
     struct eb_diag d = {0};
-    ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, &c, &d));
-    const struct eb_model_llm_options o = {.cfg = c, .seed = 5};
     char path[512];
-    snprintf(path, sizeof(path), "%s/qwen2-keep.onnx", eb_test_tmpdir());
-    ASSERT_OK(eb_model_llm_synth_file(&o, path, NULL, &d));
     size_t len = 0;
-    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
-    ASSERT_TRUE(bytes != NULL);
+    uint8_t *bytes = llm_tiny("qwen2-keep.onnx", &c, &len, path);
     const int n_kv = 2 * c.layers, n_in = 2 + n_kv, n_out = 1 + n_kv;
     const size_t nv = (size_t)c.vocab, per = (size_t)c.kv_heads * LLM_PROMPT * (size_t)c.head_dim;
     float *logits[2] = {NULL, NULL}; /* through the host, kept */
@@ -1721,14 +1725,9 @@ EB_TEST(llm_replay_keeps_shapes_and_checks_ids)
     need_gpu();
     struct eb_model_llm_config c;
     struct eb_diag d = {0};
-    ASSERT_OK(eb_model_llm_config(EB_MODEL_LLM_QWEN2, "tiny", LLM_CTX, &c, &d));
-    const struct eb_model_llm_options o = {.cfg = c, .seed = 5};
     char path[512];
-    snprintf(path, sizeof(path), "%s/qwen2-shapes.onnx", eb_test_tmpdir());
-    ASSERT_OK(eb_model_llm_synth_file(&o, path, NULL, &d));
     size_t len = 0;
-    uint8_t *bytes = (uint8_t *)eb_test_read_file(path, &len);
-    ASSERT_TRUE(bytes != NULL);
+    uint8_t *bytes = llm_tiny("qwen2-shapes.onnx", &c, &len, path);
     struct eb_engine_options opt;
     eb_engine_options_default(&opt);
     opt.device = EB_ENGINE_DEVICE_CUDA;

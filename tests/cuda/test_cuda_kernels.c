@@ -452,6 +452,21 @@ static int64_t numel(int rank, const int64_t *s)
     return n;
 }
 
+/* The broadcast strides of 4-D a and b (shapes padded to y's rank) over y. */
+static struct eb_cuk_nd nd4(const int64_t *a, const int64_t *b, const int64_t *y)
+{
+    struct eb_cuk_nd nd = {.rank = 4};
+    int64_t sa = 1, sb = 1;
+    for (int d = 3; d >= 0; d--) {
+        nd.shape[d] = (int32_t)y[d];
+        nd.sa[d] = a[d] == 1 ? 0 : (int32_t)sa;
+        nd.sb[d] = b[d] == 1 ? 0 : (int32_t)sb;
+        sa *= a[d];
+        sb *= b[d];
+    }
+    return nd;
+}
+
 EB_TEST(binary_broadcast)
 {
     need_gpu();
@@ -473,15 +488,7 @@ EB_TEST(binary_broadcast)
                 float *want = malloc(ny * 4);
                 eb_cpu_binary__ref((enum eb_binop)op, EB_DTYPE_F32, 4, cases[c][0], a, cases[c][1],
                                    b, ys, want);
-                struct eb_cuk_nd nd = {.rank = 4};
-                int64_t sa = 1, sb = 1;
-                for (int d = 3; d >= 0; d--) {
-                    nd.shape[d] = (int32_t)ys[d];
-                    nd.sa[d] = cases[c][0][d] == 1 ? 0 : (int32_t)sa;
-                    nd.sb[d] = cases[c][1][d] == 1 ? 0 : (int32_t)sb;
-                    sa *= cases[c][0][d];
-                    sb *= cases[c][1][d];
-                }
+                const struct eb_cuk_nd nd = nd4(cases[c][0], cases[c][1], ys);
                 void *da = up(DTS[t], a, na), *db = up(DTS[t], b, nb), *dy = dalloc(ny * 4);
                 CK(eb_cuk_binary(0, DTS[t], op, &nd, da, db, dy));
                 float *got = down(DTS[t], dy, ny);
@@ -526,15 +533,7 @@ EB_TEST(binary_int_matches_reference)
                  * its own below) */
                 eb_cpu_binary__ref((enum eb_binop)op, dt, 4, cases[c][0], a, cases[c][1], b, ys,
                                    want);
-                struct eb_cuk_nd nd = {.rank = 4};
-                int64_t sa = 1, sb = 1;
-                for (int d = 3; d >= 0; d--) {
-                    nd.shape[d] = (int32_t)ys[d];
-                    nd.sa[d] = cases[c][0][d] == 1 ? 0 : (int32_t)sa;
-                    nd.sb[d] = cases[c][1][d] == 1 ? 0 : (int32_t)sb;
-                    sa *= cases[c][0][d];
-                    sb *= cases[c][1][d];
-                }
+                const struct eb_cuk_nd nd = nd4(cases[c][0], cases[c][1], ys);
                 void *da = dalloc(na * es), *db = dalloc(nb * es), *dy = dalloc(ny * es);
                 CK(cudaMemcpy(da, a, na * es, cudaMemcpyHostToDevice));
                 CK(cudaMemcpy(db, b, nb * es, cudaMemcpyHostToDevice));
