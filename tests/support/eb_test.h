@@ -26,6 +26,8 @@ const char *eb_test_shared_data(void);
 const char *eb_test_tmpdir(void);
 /** Reads a whole file into a malloc'd NUL-terminated buffer; NULL when unreadable. */
 char *eb_test_read_file(const char *path, size_t *len_out);
+/** Writes n bytes of data to `path` (made or truncated); fails the case when it cannot. */
+void eb_test_write_file(const char *path, const void *data, size_t n);
 /** ../shared/data/<rel> read whole (malloc'd); skips the case (EB_SKIP) when it is absent. */
 uint8_t *eb_test_shared_file(const char *rel, size_t *len_out);
 

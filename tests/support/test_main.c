@@ -39,6 +39,16 @@ const char *eb_test_shared_data(void)
     return p;
 }
 
+void eb_test_write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (f == NULL)
+        EB_FAIL("cannot open %s for writing", path);
+    const int ok = fwrite(data, 1, n, f) == n;
+    if (fclose(f) != 0 || !ok)
+        EB_FAIL("cannot write %s", path);
+}
+
 uint8_t *eb_test_shared_file(const char *rel, size_t *len_out)
 {
     const char *dir = eb_test_shared_data();

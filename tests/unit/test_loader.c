@@ -273,14 +273,6 @@ static enum eb_status load_status(const uint8_t *bytes, size_t len, const char *
     return st;
 }
 
-static void write_file(const char *path, const void *p, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    ASSERT_TRUE(f != NULL);
-    ASSERT_TRUE(fwrite(p, 1, n, f) == n);
-    ASSERT_TRUE(fclose(f) == 0);
-}
-
 EB_TEST(external_data_matches_inline)
 {
     const char *dir = eb_test_tmpdir();
@@ -293,11 +285,11 @@ EB_TEST(external_data_matches_inline)
     memset(blob, 0xAB, sizeof(blob));
     memcpy(blob + 16, k_w, sizeof(k_w));
     snprintf(path, sizeof(path), "%s/linear.data", dir);
-    write_file(path, blob, sizeof(blob));
+    eb_test_write_file(path, blob, sizeof(blob));
     snprintf(path, sizeof(path), "%s/sub", dir);
     ASSERT_TRUE(mkdir(path, 0700) == 0);
     snprintf(path, sizeof(path), "%s/sub/w.bin", dir);
-    write_file(path, k_w, sizeof(k_w));
+    eb_test_write_file(path, k_w, sizeof(k_w));
 
     uint8_t *inl = linear_model(NULL, NULL, NULL, &len_in);
     uint8_t *ext = linear_model("linear.data", "16", "48", &len_ext);
@@ -350,10 +342,10 @@ EB_TEST(model_info_plans_external_data)
     snprintf(dir, sizeof(dir), "%s/models", eb_test_tmpdir());
     ASSERT_TRUE(mkdir(dir, 0700) == 0);
     snprintf(path, sizeof(path), "%s/w.bin", dir);
-    write_file(path, k_w, sizeof(k_w));
+    eb_test_write_file(path, k_w, sizeof(k_w));
     uint8_t *ext = linear_model("w.bin", NULL, NULL, &len);
     snprintf(path, sizeof(path), "%s/linear.onnx", dir);
-    write_file(path, ext, len);
+    eb_test_write_file(path, ext, len);
     free(ext);
     FILE *out = tmpfile(), *err = tmpfile();
     ASSERT_TRUE(out != NULL && err != NULL);
@@ -379,7 +371,7 @@ EB_TEST(external_data_refused)
     uint8_t *b;
 
     snprintf(path, sizeof(path), "%s/w.bin", dir);
-    write_file(path, k_w, sizeof(k_w));
+    eb_test_write_file(path, k_w, sizeof(k_w));
 
     /* No base_dir: say what to do. */
     b = linear_model("w.bin", NULL, NULL, &len);
@@ -433,7 +425,7 @@ EB_TEST(external_data_huge_claim)
     const int64_t xd[2] = {1, 4}, wd[2] = {4, 100000000}, yd[2] = {1, 100000000};
     const char *mm_in[2] = {"X", "W"};
     snprintf(path, sizeof(path), "%s/w.bin", dir);
-    write_file(path, k_w, sizeof(k_w));
+    eb_test_write_file(path, k_w, sizeof(k_w));
     eb_pb_buf_init(&g);
     put_node(&g, "MatMul", mm_in, 2, "Y");
     put_init(&g, "W", 1, 2, wd, NULL, 0, "w.bin", NULL, NULL);

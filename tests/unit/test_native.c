@@ -69,14 +69,6 @@ static void require_engine(const uint8_t *bytes, size_t len)
     eb_engine_destroy(e);
 }
 
-static void write_file(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    ASSERT_TRUE(f != NULL);
-    ASSERT_EQ_INT(fwrite(data, 1, n, f), n);
-    ASSERT_EQ_INT(fclose(f), 0);
-}
-
 /* Loads `path` and expects failure `want` with a message naming `path` and containing `hint`. */
 static void expect_load_error(const char *path, enum eb_status want, const char *hint)
 {
@@ -254,10 +246,10 @@ EB_TEST(pytorch_checkpoint_is_refused)
 {
     char path[512];
     snprintf(path, sizeof(path), "%s/best.pt", eb_test_tmpdir());
-    write_file(path, "PK\x03\x04", 4);
+    eb_test_write_file(path, "PK\x03\x04", 4);
     expect_load_error(path, EB_ERR_UNSUPPORTED, "yolo export model=best.pt format=onnx");
     snprintf(path, sizeof(path), "%s/best.PTH", eb_test_tmpdir());
-    write_file(path, "PK\x03\x04", 4);
+    eb_test_write_file(path, "PK\x03\x04", 4);
     expect_load_error(path, EB_ERR_UNSUPPORTED, "PyTorch checkpoints");
 }
 
@@ -267,7 +259,7 @@ EB_TEST(tensorrt_engine_is_refused)
     for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
         char path[512];
         snprintf(path, sizeof(path), "%s/yolov8n.%s", eb_test_tmpdir(), ext[i]);
-        write_file(path, "ftrt", 4);
+        eb_test_write_file(path, "ftrt", 4);
         expect_load_error(path, EB_ERR_UNSUPPORTED, "TensorRT engines");
     }
 }
@@ -454,7 +446,7 @@ EB_TEST(model_from_file)
     require_engine(bytes, len);
     char path[512];
     snprintf(path, sizeof(path), "%s/yolov8n-320.onnx", eb_test_tmpdir());
-    write_file(path, bytes, len);
+    eb_test_write_file(path, bytes, len);
     free(bytes);
     struct eb_backend *be = open_cpu();
     struct eb_model_spec spec = {.path = path};

@@ -58,14 +58,6 @@ static struct eb_backend *open_cpu(void)
     return be;
 }
 
-static void write_file(const char *path, const void *data, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    ASSERT_TRUE(f != NULL);
-    ASSERT_EQ_INT(fwrite(data, 1, n, f), n);
-    ASSERT_EQ_INT(fclose(f), 0);
-}
-
 /* Loads `path` and expects failure `want` with a message naming `path` and containing `hint`. */
 static void expect_load_error(const char *path, enum eb_status want, const char *hint)
 {
@@ -459,7 +451,7 @@ EB_TEST(random_bytes_model)
         r = r * 1103515245u + 12345u;
         junk[i] = (unsigned char)(r >> 16);
     }
-    write_file(path, junk, sizeof(junk));
+    eb_test_write_file(path, junk, sizeof(junk));
     expect_load_error(path, EB_ERR_FORMAT, "valid ONNX");
 }
 
@@ -472,7 +464,7 @@ EB_TEST(truncated_model)
     char *bytes = eb_test_read_file(src, &n);
     ASSERT_TRUE(bytes != NULL && n > 1000);
     snprintf(path, sizeof(path), "%s/truncated.onnx", eb_test_tmpdir());
-    write_file(path, bytes, 1000);
+    eb_test_write_file(path, bytes, 1000);
     free(bytes);
     expect_load_error(path, EB_ERR_FORMAT, "valid ONNX");
 }
@@ -482,7 +474,7 @@ EB_TEST(pytorch_checkpoint_is_refused)
     require_ort();
     char path[1024];
     snprintf(path, sizeof(path), "%s/best.pt", eb_test_tmpdir());
-    write_file(path, "PK\3\4 not really a checkpoint", 28);
+    eb_test_write_file(path, "PK\3\4 not really a checkpoint", 28);
     expect_load_error(path, EB_ERR_UNSUPPORTED, "yolo export model=best.pt format=onnx");
 }
 
@@ -491,10 +483,10 @@ EB_TEST(tensorrt_engine_is_refused)
     require_ort();
     char path[1024];
     snprintf(path, sizeof(path), "%s/best.engine", eb_test_tmpdir());
-    write_file(path, "engine bytes", 12);
+    eb_test_write_file(path, "engine bytes", 12);
     expect_load_error(path, EB_ERR_UNSUPPORTED, "format=onnx");
     snprintf(path, sizeof(path), "%s/model.plan", eb_test_tmpdir());
-    write_file(path, "engine bytes", 12);
+    eb_test_write_file(path, "engine bytes", 12);
     expect_load_error(path, EB_ERR_UNSUPPORTED, "TensorRT");
 }
 
