@@ -1614,10 +1614,15 @@ EB_TEST(llm_rms_norm_fused_matches_unfused_fp16)
     llm_rms_fused_agrees(EB_ENGINE_PRECISION_FP16, 2e-2);
 }
 
-/* A prefill's inputs (ids, positions 0.., an empty cache) and a decode step's (one token). */
+/* A prefill's inputs (the seeded prompt ids and positions 0.. written into ids and pos, an
+ * empty cache) and a decode step's (one token). */
 static void llm_prefill_in(struct eb_tensor *in, const struct eb_model_llm_config *c, int64_t *ids,
                            int64_t *pos, const float *dummy)
 {
+    for (int i = 0; i < LLM_PROMPT; i++) {
+        ids[i] = (i * 211 + 5) % c->vocab;
+        pos[i] = i;
+    }
     in[0] =
         (struct eb_tensor){.dtype = EB_DTYPE_I64, .rank = 2, .shape = {1, LLM_PROMPT}, .data = ids};
     in[1] =
@@ -1656,10 +1661,6 @@ EB_TEST(llm_kept_cache_misuse_refused)
     ASSERT_TRUE(copies != NULL);
     const float dummy = 0.0f;
     int64_t ids[LLM_PROMPT], pos[LLM_PROMPT], next = 7, at = LLM_PROMPT;
-    for (int i = 0; i < LLM_PROMPT; i++) {
-        ids[i] = (i * 211 + 5) % c.vocab;
-        pos[i] = i;
-    }
     for (int keep_on = 0; keep_on < 2; keep_on++) {
         struct eb_engine_options opt;
         eb_engine_options_default(&opt);
@@ -1739,10 +1740,6 @@ EB_TEST(llm_replay_keeps_shapes_and_checks_ids)
     ASSERT_TRUE(first != NULL);
     const float dummy = 0.0f;
     int64_t ids[LLM_PROMPT], pos[LLM_PROMPT], next = 7, at = LLM_PROMPT;
-    for (int i = 0; i < LLM_PROMPT; i++) {
-        ids[i] = (i * 211 + 5) % c.vocab;
-        pos[i] = i;
-    }
     struct eb_tensor in[LLM_N_IO], out[LLM_N_IO];
     for (int pass = 0; pass < 2; pass++) {
         llm_prefill_in(in, &c, ids, pos, &dummy);
