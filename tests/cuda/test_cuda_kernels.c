@@ -1663,6 +1663,30 @@ static void qconv_case(const struct qcase *c)
     free(x), free(w), free(wz), free(acc), free(mult), free(bias), free(xh);
 }
 
+/* The int8 conv's division-free n / d (kernels.h, eb_cuk_fdiv; its set-up divides pixels by the
+ * plane and the row, chunks by the channel groups and taps by kw): exact for every divisor a
+ * conv can have and every n it divides, edges and random values. Runs without a GPU. */
+EB_TEST(fdiv_matches_division)
+{
+    static const uint32_t big[] = {409600u,  102400u,         1048583u,
+                                   1u << 30, (1u << 31) - 1u, 3u * 640u};
+    for (uint32_t i = 0; i < 4096 + sizeof(big) / sizeof(big[0]); i++) {
+        const uint32_t d = i < 4096 ? i + 1 : big[i - 4096];
+        const struct eb_cuk_fdiv f = eb_cuk_fdiv_of(d);
+        uint32_t ns[16] = {0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, 0x7fffffffu, 0x7ffffffeu};
+        for (int j = 9; j < 16; j++) {
+            rng = rng * 1664525u + 1013904223u;
+            ns[j] = rng >> 1;
+        }
+        for (int j = 0; j < 16; j++) {
+            const uint32_t n = ns[j] & 0x7fffffffu;
+            if (eb_cuk_fdiv_host(f, n) != n / d)
+                EB_FAIL("%u / %u: %u, not %u (mul %u, shr %u)", n, d, eb_cuk_fdiv_host(f, n), n / d,
+                        f.mul, f.shr);
+        }
+    }
+}
+
 EB_TEST(qconv_matches_cpu_integer_reference)
 {
     need_gpu();

@@ -24,6 +24,8 @@ using eb_cuk::act;
  * wastes least of oc), eight warps: these convs are small and latency-bound, so more warps in
  * flight count for more than fewer, wider ones. The plan counts k in steps of BK = 64 bytes. */
 constexpr int BM = 64, BK = 64, kConvThreads = 256;
+/* each A row is loaded by four threads, and its output row's place noted by the first */
+static_assert(kConvThreads / 4 == BM, "four threads an A row");
 
 #ifndef EB_QCONV_KB_NARROW
 #define EB_QCONV_KB_NARROW 128
@@ -48,6 +50,13 @@ template <int BN_> struct tiling {
     static constexpr int SMEM = STAGES * (BM + BN_) * ROW;
     static_assert(BM * TS * 4 <= SMEM, "the output tile fits the stages' buffers");
 };
+
+/* n / d (0 <= n < 2^31) from f = eb_cuk_fdiv_of(d): a multiply instead of a division, which
+ * costs some twenty instructions on the set-up path every block runs */
+__device__ __forceinline__ int fdiv(const struct eb_cuk_fdiv &f, int n)
+{
+    return (int)((__umulhi((unsigned)n, f.mul) + (unsigned)n) >> f.shr);
+}
 
 __device__ __forceinline__ float sat_q(float v, int y_signed)
 {
@@ -172,10 +181,46 @@ __device__ __forceinline__ void ext_store(const struct eb_cuk_qconv &p, const st
         ((uint8_t *)d.y)[off] = ext_byte(p, d, v);
 }
 
-/* Channels k .. k + n - 1 (n <= 4) of pixel (im, pm), values v, into every dst holding them:
- * one store per dst where it holds all four channels-last and aligned. */
+/* Channels k .. k + n - 1 (n <= 4) of pixel (im, pm), values v, into dst d where it holds
+ * them: one store where it holds all four channels-last and aligned. */
+__device__ __forceinline__ void dst_put4(const struct eb_cuk_qconv &p, const struct eb_cuk_qdst &d,
+                                         int im, int pm, int k, int n, const float *v)
+{
+    if (k + n <= d.c0 || k >= d.c1)
+        return;
+    const int64_t off = (int64_t)im * d.y_n + (int64_t)(k - d.c0) * d.y_c + (int64_t)pm * d.y_p;
+    const int es = d.mode == EB_CUK_QD_BYTE || d.mode == EB_CUK_QD_REQ ? 1
+                   : p.y_kind == EB_CUK_QY_F16                         ? 2
+                                                                       : 4;
+    if (n == 4 && k >= d.c0 && k + 4 <= d.c1 && d.y_c == 1 &&
+        (((uintptr_t)d.y + (uintptr_t)(off * es)) & (uintptr_t)(4 * es - 1)) == 0) {
+        if (es == 1) {
+            uint32_t w = 0;
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                w |= (uint32_t)ext_byte(p, d, v[j]) << (8 * j);
+            *(uint32_t *)((uint8_t *)d.y + off) = w;
+            return;
+        }
+        float o[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            o[j] = d.mode == EB_CUK_QD_FLOAT ? v[j] : ext_dq(p, d, v[j]);
+        store4(es, d.y, off, o);
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+        if (j < n && k + j >= d.c0 && k + j < d.c1)
+            ext_store(p, d, off + (int64_t)j * d.y_c, v[j]);
+}
+
+/* Channels k .. k + n - 1 (n <= R, R a multiple of 4) of pixel (im, pm), values v, into every
+ * dst holding them. A dst that holds the whole run channels-last and aligned takes its offset and
+ * checks once and a store per four channels; any other, four channels at a time as dst_put4. */
+template <int R>
 __device__ __forceinline__ void ext_put(const struct eb_cuk_qconv &p, int im, int pm, int k, int n,
-                                        const float (&v)[4])
+                                        const float (&v)[R])
 {
     /* a loop, not unrolled: six copies of the arithmetic in each kernel variant doubled the
      * build's slowest file (the dst's fields then come by indexed constant loads) */
@@ -184,56 +229,108 @@ __device__ __forceinline__ void ext_put(const struct eb_cuk_qconv &p, int im, in
         const struct eb_cuk_qdst &d = p.dst[i];
         if (k + n <= d.c0 || k >= d.c1)
             continue;
-        const int64_t off = (int64_t)im * d.y_n + (int64_t)(k - d.c0) * d.y_c + (int64_t)pm * d.y_p;
         const int es = d.mode == EB_CUK_QD_BYTE || d.mode == EB_CUK_QD_REQ ? 1
                        : p.y_kind == EB_CUK_QY_F16                         ? 2
                                                                            : 4;
-        if (n == 4 && k >= d.c0 && k + 4 <= d.c1 && d.y_c == 1 &&
+        const int64_t off = (int64_t)im * d.y_n + (int64_t)(k - d.c0) * d.y_c + (int64_t)pm * d.y_p;
+        if (n == R && k >= d.c0 && k + R <= d.c1 && d.y_c == 1 &&
             (((uintptr_t)d.y + (uintptr_t)(off * es)) & (uintptr_t)(4 * es - 1)) == 0) {
-            if (es == 1) {
-                uint32_t w = 0;
 #pragma unroll
-                for (int j = 0; j < 4; j++)
-                    w |= (uint32_t)ext_byte(p, d, v[j]) << (8 * j);
-                *(uint32_t *)((uint8_t *)d.y + off) = w;
-                continue;
+            for (int g = 0; g < R; g += 4) {
+                if (es == 1) {
+                    uint32_t w = 0;
+#pragma unroll
+                    for (int j = 0; j < 4; j++)
+                        w |= (uint32_t)ext_byte(p, d, v[g + j]) << (8 * j);
+                    *(uint32_t *)((uint8_t *)d.y + off + g) = w;
+                } else {
+                    float o[4];
+#pragma unroll
+                    for (int j = 0; j < 4; j++)
+                        o[j] = d.mode == EB_CUK_QD_FLOAT ? v[g + j] : ext_dq(p, d, v[g + j]);
+                    store4(es, d.y, off + g, o);
+                }
             }
-            float o[4];
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                o[j] = d.mode == EB_CUK_QD_FLOAT ? v[j] : ext_dq(p, d, v[j]);
-            store4(es, d.y, off, o);
             continue;
         }
 #pragma unroll
-        for (int j = 0; j < 4; j++)
-            if (j < n && k + j >= d.c0 && k + j < d.c1)
-                ext_store(p, d, off + (int64_t)j * d.y_c, v[j]);
+        for (int g = 0; g < R; g += 4)
+            if (g < n)
+                dst_put4(p, d, im, pm, k + g, n - g < 4 ? n - g : 4, &v[g]);
     }
 }
 
+/* The residual's values of channels k .. k + n - 1 (n <= R) of pixel (im, pm) as y_kind stores
+ * them: four at a time where the run is channels-last and aligned. */
+template <int R>
+__device__ __forceinline__ void res_run(const struct eb_cuk_qconv &p, int im, int pm, int k, int n,
+                                        float (&r)[R])
+{
+    const int64_t off = (int64_t)im * p.r_n + (int64_t)k * p.r_c + (int64_t)pm * p.r_p;
+    const bool half = p.y_kind == EB_CUK_QY_F16;
+    const int es = half ? 2 : 4;
+    if (n == R && p.r_c == 1 &&
+        (((uintptr_t)p.res + (uintptr_t)(off * es)) & (uintptr_t)(4 * es - 1)) == 0) {
+#pragma unroll
+        for (int g = 0; g < R; g += 4) {
+            if (half) {
+                const uint2 u = *(const uint2 *)((const __half *)p.res + off + g);
+                const float2 a = __half22float2(*(const __half2 *)&u.x),
+                             b = __half22float2(*(const __half2 *)&u.y);
+                r[g] = a.x, r[g + 1] = a.y, r[g + 2] = b.x, r[g + 3] = b.y;
+            } else {
+                const float4 f = *(const float4 *)((const float *)p.res + off + g);
+                r[g] = f.x, r[g + 1] = f.y, r[g + 2] = f.z, r[g + 3] = f.w;
+            }
+        }
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < R; j++)
+        r[j] = j >= n ? 0.0f
+               : half ? __half2float(((const __half *)p.res)[off + (int64_t)j * p.r_c])
+                      : ((const float *)p.res)[off + (int64_t)j * p.r_c];
+}
+
+/* A thread's run of the block's output tile in the epilogue: R channels (4, 8 or 16) of one row,
+ * four threads a row */
+template <int BN_> struct epi {
+    static constexpr int R = BM * BN_ / kConvThreads, TPR = BN_ / R;
+    static_assert(R % 4 == 0 && TPR * R == BN_, "a row in runs of four channels");
+};
+
 /* The fused epilogue of a block's output tile (int32 sums tile_s, TS a row; BN_ channels from
- * n0; rows' image and pixel s_im, s_pm, -1 past the last pixel): four channels a thread. */
+ * n0; rows' image and pixel s_im, s_pm, -1 past the last pixel): a run of R channels a thread,
+ * its sums, multipliers and biases read four at a time. */
 template <int BN_, int TS>
 __device__ __forceinline__ void
 fused_tile(const struct eb_cuk_qconv &p, const int32_t *tile_s, int n0, const int32_t *s_im,
            const int32_t *s_pm, const int32_t *s_corr, const float *s_mult, const float *s_bias)
 {
-    constexpr int G = BN_ / 4;
-#pragma unroll 2
-    for (int g = threadIdx.x; g < BM * G; g += blockDim.x) {
-        const int r = g / G, c = (g - r * G) * 4, im = s_im[r];
-        if (im < 0 || n0 + c >= p.oc)
-            continue;
-        const int n = p.oc - (n0 + c) < 4 ? p.oc - (n0 + c) : 4;
-        float v[4] = {};
+    constexpr int R = epi<BN_>::R, TPR = epi<BN_>::TPR;
+    const int r = threadIdx.x / TPR, c = (threadIdx.x - r * TPR) * R, im = s_im[r];
+    if (im < 0 || n0 + c >= p.oc)
+        return;
+    const int n = p.oc - (n0 + c) < R ? p.oc - (n0 + c) : R, pm = s_pm[r];
+    float v[R];
 #pragma unroll
-        for (int j = 0; j < 4; j++)
-            if (j < n)
-                v[j] = ext_value(p, im, s_pm[r], n0 + c + j, tile_s[r * TS + c + j] - s_corr[c + j],
-                                 s_mult[c + j], s_bias[c + j]);
-        ext_put(p, im, s_pm[r], n0 + c, n, v);
+    for (int g = 0; g < R; g += 4) {
+        const int4 a = *(const int4 *)&tile_s[r * TS + c + g];
+        const int4 z = *(const int4 *)&s_corr[c + g];
+        const float4 m = *(const float4 *)&s_mult[c + g], b = *(const float4 *)&s_bias[c + g];
+        v[g] = to_kind(p.y_kind, out_float(p, a.x - z.x, m.x, b.x));
+        v[g + 1] = to_kind(p.y_kind, out_float(p, a.y - z.y, m.y, b.y));
+        v[g + 2] = to_kind(p.y_kind, out_float(p, a.z - z.z, m.z, b.z));
+        v[g + 3] = to_kind(p.y_kind, out_float(p, a.w - z.w, m.w, b.w));
     }
+    if (p.res != nullptr) {
+        float rv[R];
+        res_run(p, im, pm, n0 + c, n, rv);
+#pragma unroll
+        for (int j = 0; j < R; j++)
+            v[j] = to_kind(p.y_kind, v[j] + rv[j]);
+    }
+    ext_put(p, im, pm, n0 + c, n, v);
 }
 
 /* The fused outputs of one channel k of pixel (im, pm) from its exact sum. */
@@ -371,8 +468,8 @@ __global__ void __launch_bounds__(kConvThreads)
     __shared__ int last;
     /* the epilogue's per-channel multiplier, bias and x_zp Σw, and per-row output offsets (-1:
      * past the last pixel), filled while the first loads fly */
-    __shared__ float s_mult[BN_], s_bias[BN_];
-    __shared__ int32_t s_corr[BN_];
+    __shared__ __align__(16) float s_mult[BN_], s_bias[BN_];
+    __shared__ __align__(16) int32_t s_corr[BN_];
     __shared__ int64_t s_row[BM];
     __shared__ int32_t s_im[BM], s_pm[BM]; /* the fused outputs' rows: image and pixel */
     __shared__ tap_e tab[VEC ? kTapTab : 1];
@@ -386,8 +483,8 @@ __global__ void __launch_bounds__(kConvThreads)
     pix q;
     const int am = m0 + lr;
     q.ok = am < M;
-    const int img = q.ok ? am / plane : 0, pp = q.ok ? am - img * plane : 0;
-    const int oy = pp / p.ow, ox = pp - oy * p.ow;
+    const int img = q.ok ? fdiv(p.f_plane, am) : 0, pp = q.ok ? am - img * plane : 0;
+    const int oy = fdiv(p.f_ow, pp), ox = pp - oy * p.ow;
     q.ih0 = oy * p.sh - p.pt;
     q.iw0 = ox * p.sw - p.pl;
     q.img = x + (int64_t)img * p.x_n;
@@ -395,13 +492,13 @@ __global__ void __launch_bounds__(kConvThreads)
     const uint32_t z = (uint32_t)p.x_zp * 0x01010101u;
     const int8_t *w = (const int8_t *)p.w;
     const int nk = (p.kp + KB - 1) / KB, splits = gridDim.z;
-    const int k0 = (int)((int64_t)nk * blockIdx.z / splits);
-    const int k1 = (int)((int64_t)nk * (blockIdx.z + 1) / splits);
+    const int k0 = splits == 1 ? 0 : nk * (int)blockIdx.z / splits;
+    const int k1 = splits == 1 ? nk : nk * ((int)blockIdx.z + 1) / splits;
     const bool use_tab = VEC && tab_ok(p, nk * CH);
     if (use_tab) {
         const int cpc = p.cp >> 4, taps = p.kh * p.kw;
         for (int kc = tid; kc < nk * CH; kc += kConvThreads) {
-            const int tap = kc / cpc, rr = tap / p.kw, ss = tap - rr * p.kw;
+            const int tap = fdiv(p.f_cpc, kc), rr = fdiv(p.f_kw, tap), ss = tap - rr * p.kw;
             tap_e e;
             const bool in = tap < taps;
             e.dr = in ? (int16_t)(rr * p.dh) : kPastTaps;
@@ -455,11 +552,10 @@ __global__ void __launch_bounds__(kConvThreads)
         s_bias[tid] = p.bias[k];
         s_corr[tid] = p.x_zp * p.wsum[k];
     }
-    if (tid < BM) {
-        const int m = m0 + tid, im = m / plane, pm = m - im * plane;
-        s_row[tid] = m < M ? (int64_t)im * p.y_n + (int64_t)pm * p.y_p : -1;
-        s_im[tid] = m < M ? im : -1;
-        s_pm[tid] = pm;
+    if (lc == 0) { /* row lr's output: the pixel this thread loads A rows for */
+        s_row[lr] = q.ok ? (int64_t)img * p.y_n + (int64_t)pp * p.y_p : -1;
+        s_im[lr] = q.ok ? img : -1;
+        s_pm[lr] = pp;
     }
     int32_t acc[T::MI][T::NI][4] = {};
     const int wm = (warp / T::WN) * T::TM, wn = (warp % T::WN) * T::TN, gq = lane >> 2,
@@ -540,39 +636,43 @@ __global__ void __launch_bounds__(kConvThreads)
     }
     const float fq_inv = p.fq_on ? 1.0f / p.fq_scale : 0.0f;
     if (p.y_c == 1) {
-        /* channels-last: four channels a thread, one store where they are all there and
-         * aligned */
-        constexpr int G = BN_ / 4;
+        /* channels-last: a run of R channels a thread (epi), a store per four channels where
+         * they are all there and aligned */
+        constexpr int R = epi<BN_>::R, TPR = epi<BN_>::TPR;
         const int bytes = p.quant || p.fq_on ? 1 : p.y_kind == EB_CUK_QY_F16 ? 2 : 4;
-#pragma unroll 2
-        for (int g = tid; g < BM * G; g += kConvThreads) {
-            const int r = g / G, c = (g - r * G) * 4;
-            const int64_t row = s_row[r];
-            if (row < 0 || n0 + c >= p.oc)
-                continue;
-            const int64_t off = row + n0 + c;
-            const int32_t *a = &tile_s[r * T::TS + c];
-            const bool whole = n0 + c + 3 < p.oc && (((uintptr_t)y + (uintptr_t)(off * bytes)) &
-                                                     (uintptr_t)(4 * bytes - 1)) == 0;
-            if (!whole) {
-                for (int j = 0; j < 4 && n0 + c + j < p.oc; j++)
-                    put(p, y, off + j, a[j] - s_corr[c + j], s_mult[c + j], s_bias[c + j], fq_inv);
-                continue;
-            }
+        const int r = tid / TPR, c = (tid - r * TPR) * R;
+        const int64_t row = s_row[r];
+        if (row < 0 || n0 + c >= p.oc)
+            return;
+        const int64_t off = row + n0 + c;
+        const bool whole = n0 + c + R <= p.oc && (((uintptr_t)y + (uintptr_t)(off * bytes)) &
+                                                  (uintptr_t)(4 * bytes - 1)) == 0;
+        if (!whole) {
+            for (int j = 0; j < R && n0 + c + j < p.oc; j++)
+                put(p, y, off + j, tile_s[r * T::TS + c + j] - s_corr[c + j], s_mult[c + j],
+                    s_bias[c + j], fq_inv);
+            return;
+        }
+#pragma unroll
+        for (int g = 0; g < R; g += 4) {
+            const int4 a4 = *(const int4 *)&tile_s[r * T::TS + c + g];
+            const int4 z4 = *(const int4 *)&s_corr[c + g];
+            const float4 m4 = *(const float4 *)&s_mult[c + g];
+            const float4 b4 = *(const float4 *)&s_bias[c + g];
+            const int32_t a[4] = {a4.x - z4.x, a4.y - z4.y, a4.z - z4.z, a4.w - z4.w};
+            const float m[4] = {m4.x, m4.y, m4.z, m4.w}, bb[4] = {b4.x, b4.y, b4.z, b4.w};
             if (bytes == 1) {
                 uint32_t v = 0;
 #pragma unroll
                 for (int j = 0; j < 4; j++)
-                    v |= (uint32_t)out_byte(p, a[j] - s_corr[c + j], s_mult[c + j], s_bias[c + j],
-                                            fq_inv)
-                         << (8 * j);
-                *(uint32_t *)((uint8_t *)y + off) = v;
+                    v |= (uint32_t)out_byte(p, a[j], m[j], bb[j], fq_inv) << (8 * j);
+                *(uint32_t *)((uint8_t *)y + off + g) = v;
             } else {
                 float v[4];
 #pragma unroll
                 for (int j = 0; j < 4; j++)
-                    v[j] = out_float(p, a[j] - s_corr[c + j], s_mult[c + j], s_bias[c + j]);
-                store4(bytes, y, off, v);
+                    v[j] = out_float(p, a[j], m[j], bb[j]);
+                store4(bytes, y, off + g, v);
             }
         }
         return;
@@ -630,12 +730,17 @@ __global__ void k_qconv_direct(const struct eb_cuk_qconv p, const uint8_t *__res
 
 } // namespace
 
-extern "C" cudaError_t eb_cuk_qconv(cudaStream_t s, const struct eb_cuk_qconv *p, const uint8_t *x,
+extern "C" cudaError_t eb_cuk_qconv(cudaStream_t s, const struct eb_cuk_qconv *pp, const uint8_t *x,
                                     void *y)
 {
-    const int64_t m = (int64_t)p->n * p->oh * p->ow;
-    if (m <= 0 || p->oc <= 0)
+    const int64_t m = (int64_t)pp->n * pp->oh * pp->ow;
+    if (m <= 0 || pp->oc <= 0)
         return cudaSuccess;
+    struct eb_cuk_qconv q = *pp, *p = &q;
+    q.f_plane = eb_cuk_fdiv_of((uint32_t)(q.oh * q.ow));
+    q.f_ow = eb_cuk_fdiv_of((uint32_t)q.ow);
+    q.f_cpc = eb_cuk_fdiv_of(q.cp >= 16 ? (uint32_t)(q.cp >> 4) : 1u);
+    q.f_kw = eb_cuk_fdiv_of(q.kw > 0 ? (uint32_t)q.kw : 1u);
     if (!p->dense) {
         const unsigned g = eb_cuk::blocks_for(m * p->oc);
         if (p->w_signed)

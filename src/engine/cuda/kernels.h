@@ -274,6 +274,25 @@ cudaError_t eb_cuk_dequantize(cudaStream_t s, enum eb_cuk_dt dt, int64_t n, int6
  * lays it out ([oc][ic/groups][kh][kw], w_signed) with w_zp (NULL: zeros).
  */
 enum eb_cuk_qy { EB_CUK_QY_F32 = 0, EB_CUK_QY_F16, EB_CUK_QY_BYTE };
+/** n / d for 0 <= n < 2^31 without a division: (umulhi(n, mul) + n) >> shr (Granlund and
+ * Montgomery's multiplier for a divisor d >= 1; eb_cuk_fdiv_of). */
+struct eb_cuk_fdiv {
+    uint32_t mul, shr;
+};
+static inline struct eb_cuk_fdiv eb_cuk_fdiv_of(uint32_t d)
+{
+    uint32_t l = 0;
+    while (l < 32 && ((uint64_t)1 << l) < d)
+        l++;
+    const uint64_t m = (((uint64_t)1 << 32) * (((uint64_t)1 << l) - d)) / d + 1;
+    return (struct eb_cuk_fdiv){.mul = (uint32_t)m, .shr = l};
+}
+/** What the kernels compute with f = eb_cuk_fdiv_of(d): n / d. */
+static inline uint32_t eb_cuk_fdiv_host(struct eb_cuk_fdiv f, uint32_t n)
+{
+    const uint32_t hi = (uint32_t)(((uint64_t)n * f.mul) >> 32);
+    return (hi + n) >> f.shr;
+}
 /* A fused output of a float-output conv (n_dst > 0, cuda_qconv.c): the conv's channels [c0, c1)
  * (after act and the residual: v, rounded to y_kind as the float tensor stores it), channel k
  * at y[n y_n + (k - c0) y_c + p y_p], written as
@@ -321,6 +340,8 @@ struct eb_cuk_qconv {
     struct eb_cuk_qdst dst[EB_CUK_QDST_MAX];
     const void *res;
     int32_t r_n, r_c, r_p;
+    /* set by eb_cuk_qconv itself: divisions by oh ow, ow, cp / 16 and kw */
+    struct eb_cuk_fdiv f_plane, f_ow, f_cpc, f_kw;
 };
 cudaError_t eb_cuk_qconv(cudaStream_t s, const struct eb_cuk_qconv *p, const uint8_t *x, void *y);
 /** The dense filter's packing: cp = ic rounded up to 16 (ic itself below 16: the taps packed
