@@ -1649,7 +1649,10 @@ static void qconv_case(const struct qcase *c)
     qconv_fused_outputs(&q, &d, acc, mult, bias, dmult, dbias, dx, first_width, max_split);
     printf("qconv n%d ic%d %dx%d s%d d%d g%d oc%d%s%s%s: exact\n", c->n, c->ic, c->kh, c->kw, c->sh,
            c->dh, c->groups, c->oc,
-           q.dense ? " (tensor cores, widths 16/32/64, split-k 1..3)" : " (direct)",
+           !q.dense ? " (direct)"
+           : eb_cuk_qconv_small(q.ic, q.kh, q.kw, q.oc)
+               ? " (the image's dp4a kernel)"
+               : " (tensor cores, widths 16/32/64, split-k 1..3)",
            c->x_pix_extra ? " x rows wider"
            : c->x_nchw    ? " x nchw"
                           : "",
@@ -1695,6 +1698,8 @@ EB_TEST(qconv_matches_cpu_integer_reference)
         {2, 16, 7, 9, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},    /* vector loads */
         {1, 3, 13, 11, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},   /* the image's conv */
         {2, 3, 13, 11, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1},   /* ... reading NCHW x */
+        {1, 3, 9, 10, 22, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1},    /* ... oc 22, NCHW out */
+        {1, 3, 7, 6, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},     /* ... oc past 64 */
         {2, 16, 6, 5, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1},    /* NCHW x, 16 channels */
         {1, 40, 5, 6, 70, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 1, 0},    /* ragged, NCHW out */
         {1, 64, 12, 10, 130, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0}, /* stride + dilation */

@@ -278,7 +278,7 @@ static enum eb_status cu_open(struct eb_engine *e, const struct eb_engine_option
     }
     for (size_t k = 0; k < e->n_order; k++)
         e->info_dev.n_int8_tc += !s->on_cpu[k] && s->nodes[k].d.kind == EB_DESC_QCONV &&
-                                 eb_cu__qconv_dense(s->nodes[k].d.qconv);
+                                 eb_cu__qconv_tensor_cores(s->nodes[k].d.qconv);
     /* a decoder's chains (RMSNorm, rotary, attention, MatMul + Add, SwiGLU): one kernel or
      * library call each, at the chain's last node */
     if ((opt->passes & EB_ENGINE_PASS_FUSE) && g->dynamic)

@@ -261,8 +261,11 @@ enum eb_status eb_cu__dev_alloc(struct eb_engine *e, struct cu_state *s, size_t 
 enum eb_status eb_cu__qconv_fuse(struct eb_engine *e, struct eb_diag *diag);
 /** 1 when int8 conv p took over nodes after it (eb_cu__qconv_fuse): it runs on the GPU only. */
 int eb_cu__qconv_fused(const struct eb_qconv_params *p);
-/** 1 when int8 conv p runs on the tensor cores (groups 1, int8 weights without zero points). */
+/** 1 when int8 conv p is dense (groups 1, int8 weights without zero points): the tensor cores'
+ * kernel, or for the image's conv (eb_cuk_qconv_small) the CUDA cores' dp4a kernel, takes it. */
 int eb_cu__qconv_dense(const struct eb_qconv_params *p);
+/** 1 when int8 conv p runs on the tensor cores (dense, and not the image's small conv). */
+int eb_cu__qconv_tensor_cores(const struct eb_qconv_params *p);
 /** The int8 convs' layouts: channels-last compute, an input in NCHW transposed into d_xpose
  * first (s->xpose_bytes grows to fit). After eb_cu__choose_layout, if that ran. */
 void eb_cu__qconv_layout(struct eb_engine *e, struct cu_state *s);

@@ -431,6 +431,12 @@ int eb_cu__qconv_dense(const struct eb_qconv_params *p)
     return 1;
 }
 
+int eb_cu__qconv_tensor_cores(const struct eb_qconv_params *p)
+{
+    return eb_cu__qconv_dense(p) && !eb_cuk_qconv_small((int32_t)p->d.ic, (int32_t)p->d.kh,
+                                                        (int32_t)p->d.kw, (int32_t)p->d.oc);
+}
+
 void eb_cu__qconv_layout(struct eb_engine *e, struct cu_state *s)
 {
     const struct eb_graph *g = e->g;

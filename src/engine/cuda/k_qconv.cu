@@ -1,8 +1,12 @@
 /*
  * The integer convolution (kernels.h, eb_cuk_qconv): dense convs as an implicit GEMM on the
- * tensor cores (mma.sync m16n8k32, uint8 activations x int8 weights → int32), every other one
- * (groups, uint8 weights, weight zero points) by a direct kernel. Both end in the same
- * epilogue, whose arithmetic is ops/qconv.c's reference kernel's.
+ * tensor cores (mma.sync m16n8k32, uint8 activations x int8 weights → int32) but the image's
+ * 3-channel 3 x 3 conv (a thread a pixel, dp4a on the CUDA cores: eb_cuk_qconv_small), every
+ * other one (groups, uint8 weights, weight zero points) by a direct kernel. All end in the same
+ * epilogue arithmetic, ops/qconv.c's reference kernel's. These convs are small and
+ * latency-bound: per warp, the set-up and the epilogue outweigh the products, and most of the
+ * epilogue's stalls were instruction fetches (its code runs once per block, cold on each SM), so
+ * the epilogue works on runs of channels and the paths a model rarely takes are out of line.
  *
  * The GEMM: rows are output pixels (n, oh, ow), columns output channels, k runs over the taps
  * and, inside a tap, the input channels padded to cp (the packed filter's layout). A tap outside
@@ -67,12 +71,22 @@ __device__ __forceinline__ float sat_q(float v, int y_signed)
 /* The float value (act(acc mult + bias)) of an output whose y is not requantised. SiLU with the
  * hardware's exp and reciprocal (a few ulp of float: far below the half or the byte it is
  * written as; the epilogue's arithmetic is what these small convs spend their time on). */
+/* The activations other than SiLU, none and ReLU, out of line: the epilogue's code is fetched
+ * cold on each SM (these kernels' stalls were mostly instruction fetches), so what a model
+ * rarely runs stays out of its path. */
+__device__ __noinline__ float act_cold(int a, float alpha, float v)
+{
+    return act(a, alpha, 0.0f, v);
+}
+
 __device__ __forceinline__ float out_float(const struct eb_cuk_qconv &p, int32_t acc, float mult,
                                            float bias)
 {
     const float v = __fadd_rn(__fmul_rn((float)acc, mult), bias);
-    return p.act == eb_cuk::ACT_SILU ? __fdividef(v, 1.0f + __expf(-v))
-                                     : act(p.act, p.alpha, 0.0f, v);
+    return p.act == eb_cuk::ACT_SILU   ? __fdividef(v, 1.0f + __expf(-v))
+           : p.act == eb_cuk::ACT_NONE ? v
+           : p.act == eb_cuk::ACT_RELU ? (v > 0.0f ? v : 0.0f)
+                                       : act_cold(p.act, p.alpha, v);
 }
 
 /* The byte of an output written as bytes: requantised (quant, exactly the reference's) or the
@@ -155,42 +169,41 @@ __device__ __forceinline__ int32_t ext_q(const struct eb_cuk_qdst &d, float v)
     return quant(v, d.q_inv, d.q_zp, d.q_signed);
 }
 /* DQ's float of v's byte, as the tensor stores it */
-__device__ __forceinline__ float ext_dq(const struct eb_cuk_qconv &p, const struct eb_cuk_qdst &d,
-                                        float v)
+__device__ __forceinline__ float ext_dq(int yk, const struct eb_cuk_qdst &d, float v)
 {
-    return to_kind(p.y_kind, (float)(ext_q(d, v) - d.dq_zp) * d.dq_scale);
+    return to_kind(yk, (float)(ext_q(d, v) - d.dq_zp) * d.dq_scale);
 }
 /* the byte a BYTE or REQ dst holds for v */
-__device__ __forceinline__ uint8_t ext_byte(const struct eb_cuk_qconv &p,
-                                            const struct eb_cuk_qdst &d, float v)
+__device__ __forceinline__ uint8_t ext_byte(int yk, const struct eb_cuk_qdst &d, float v)
 {
     if (d.mode == EB_CUK_QD_REQ)
-        return (uint8_t)quant(ext_dq(p, d, v), d.o_inv, d.o_zp, d.o_signed);
+        return (uint8_t)quant(ext_dq(yk, d, v), d.o_inv, d.o_zp, d.o_signed);
     return (uint8_t)ext_q(d, v);
 }
 
 /* What dst d holds for v */
-__device__ __forceinline__ void ext_store(const struct eb_cuk_qconv &p, const struct eb_cuk_qdst &d,
-                                          int64_t off, float v)
+__device__ __forceinline__ void ext_store(int yk, const struct eb_cuk_qdst &d, int64_t off, float v)
 {
     if (d.mode == EB_CUK_QD_FLOAT)
-        store_kind(p.y_kind, d.y, off, v);
+        store_kind(yk, d.y, off, v);
     else if (d.mode == EB_CUK_QD_DQ)
-        store_kind(p.y_kind, d.y, off, ext_dq(p, d, v));
+        store_kind(yk, d.y, off, ext_dq(yk, d, v));
     else
-        ((uint8_t *)d.y)[off] = ext_byte(p, d, v);
+        ((uint8_t *)d.y)[off] = ext_byte(yk, d, v);
 }
 
-/* Channels k .. k + n - 1 (n <= 4) of pixel (im, pm), values v, into dst d where it holds
- * them: one store where it holds all four channels-last and aligned. */
-__device__ __forceinline__ void dst_put4(const struct eb_cuk_qconv &p, const struct eb_cuk_qdst &d,
-                                         int im, int pm, int k, int n, const float *v)
+/* Channels k .. k + n - 1 (n <= 4) of pixel (im, pm), values v0..v3 (y_kind yk), into dst d
+ * where it holds them: one store where it holds all four channels-last and aligned. Out of line:
+ * the runs that take it (a part's edge inside a run, unaligned rows) are rare. */
+__device__ __noinline__ void dst_put4(int yk, const struct eb_cuk_qdst d, int im, int pm, int k,
+                                      int n, float v0, float v1, float v2, float v3)
 {
+    const float v[4] = {v0, v1, v2, v3};
     if (k + n <= d.c0 || k >= d.c1)
         return;
     const int64_t off = (int64_t)im * d.y_n + (int64_t)(k - d.c0) * d.y_c + (int64_t)pm * d.y_p;
     const int es = d.mode == EB_CUK_QD_BYTE || d.mode == EB_CUK_QD_REQ ? 1
-                   : p.y_kind == EB_CUK_QY_F16                         ? 2
+                   : yk == EB_CUK_QY_F16                               ? 2
                                                                        : 4;
     if (n == 4 && k >= d.c0 && k + 4 <= d.c1 && d.y_c == 1 &&
         (((uintptr_t)d.y + (uintptr_t)(off * es)) & (uintptr_t)(4 * es - 1)) == 0) {
@@ -198,21 +211,21 @@ __device__ __forceinline__ void dst_put4(const struct eb_cuk_qconv &p, const str
             uint32_t w = 0;
 #pragma unroll
             for (int j = 0; j < 4; j++)
-                w |= (uint32_t)ext_byte(p, d, v[j]) << (8 * j);
+                w |= (uint32_t)ext_byte(yk, d, v[j]) << (8 * j);
             *(uint32_t *)((uint8_t *)d.y + off) = w;
             return;
         }
         float o[4];
 #pragma unroll
         for (int j = 0; j < 4; j++)
-            o[j] = d.mode == EB_CUK_QD_FLOAT ? v[j] : ext_dq(p, d, v[j]);
+            o[j] = d.mode == EB_CUK_QD_FLOAT ? v[j] : ext_dq(yk, d, v[j]);
         store4(es, d.y, off, o);
         return;
     }
 #pragma unroll
     for (int j = 0; j < 4; j++)
         if (j < n && k + j >= d.c0 && k + j < d.c1)
-            ext_store(p, d, off + (int64_t)j * d.y_c, v[j]);
+            ext_store(yk, d, off + (int64_t)j * d.y_c, v[j]);
 }
 
 /* Channels k .. k + n - 1 (n <= R, R a multiple of 4) of pixel (im, pm), values v, into every
@@ -241,13 +254,13 @@ __device__ __forceinline__ void ext_put(const struct eb_cuk_qconv &p, int im, in
                     uint32_t w = 0;
 #pragma unroll
                     for (int j = 0; j < 4; j++)
-                        w |= (uint32_t)ext_byte(p, d, v[g + j]) << (8 * j);
+                        w |= (uint32_t)ext_byte(p.y_kind, d, v[g + j]) << (8 * j);
                     *(uint32_t *)((uint8_t *)d.y + off + g) = w;
                 } else {
                     float o[4];
 #pragma unroll
                     for (int j = 0; j < 4; j++)
-                        o[j] = d.mode == EB_CUK_QD_FLOAT ? v[g + j] : ext_dq(p, d, v[g + j]);
+                        o[j] = d.mode == EB_CUK_QD_FLOAT ? v[g + j] : ext_dq(p.y_kind, d, v[g + j]);
                     store4(es, d.y, off + g, o);
                 }
             }
@@ -256,7 +269,8 @@ __device__ __forceinline__ void ext_put(const struct eb_cuk_qconv &p, int im, in
 #pragma unroll
         for (int g = 0; g < R; g += 4)
             if (g < n)
-                dst_put4(p, d, im, pm, k + g, n - g < 4 ? n - g : 4, &v[g]);
+                dst_put4(p.y_kind, d, im, pm, k + g, n - g < 4 ? n - g : 4, v[g], v[g + 1],
+                         v[g + 2], v[g + 3]);
     }
 }
 
@@ -687,6 +701,132 @@ __global__ void __launch_bounds__(kConvThreads)
     }
 }
 
+/* d = c + Σ of the four products of unsigned bytes a and signed bytes b */
+__device__ __forceinline__ int32_t dp4a_us(uint32_t a, uint32_t b, int32_t c)
+{
+    int32_t d;
+    asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+    return d;
+}
+
+/* The output channels k .. k + n - 1 (n <= 4) of pixel (im, pm) from their exact sums a (x_zp Σw
+ * taken off), with every output form the epilogues write. */
+__device__ __forceinline__ void put_four(const struct eb_cuk_qconv &p, void *y, int im, int pm,
+                                         int k, int n, const int32_t (&a)[4], const float *mult,
+                                         const float *bias, float fq_inv)
+{
+    if (p.n_dst > 0) {
+        float v[4] = {};
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            if (j < n)
+                v[j] = ext_value(p, im, pm, k + j, a[j], mult[j], bias[j]);
+        ext_put(p, im, pm, k, n, v);
+        return;
+    }
+    const int64_t off = (int64_t)im * p.y_n + (int64_t)k * p.y_c + (int64_t)pm * p.y_p;
+    const int bytes = p.quant || p.fq_on ? 1 : p.y_kind == EB_CUK_QY_F16 ? 2 : 4;
+    if (n == 4 && p.y_c == 1 &&
+        (((uintptr_t)y + (uintptr_t)(off * bytes)) & (uintptr_t)(4 * bytes - 1)) == 0) {
+        if (bytes == 1) {
+            uint32_t v = 0;
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                v |= (uint32_t)out_byte(p, a[j], mult[j], bias[j], fq_inv) << (8 * j);
+            *(uint32_t *)((uint8_t *)y + off) = v;
+        } else {
+            float v[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                v[j] = out_float(p, a[j], mult[j], bias[j]);
+            store4(bytes, y, off, v);
+        }
+        return;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+        if (j < n)
+            put(p, y, off + (int64_t)j * p.y_c, a[j], mult[j], bias[j], fq_inv);
+}
+
+/*
+ * A dense conv of few taps (the image's: IC 3 channels, a KH x KW window, K = 27 bytes of k) on
+ * the CUDA cores: a thread an output pixel, its window's K bytes gathered once into registers
+ * (any layout of x, NCHW included), then four-byte dot products (dp4a, unsigned x signed) with
+ * each output channel's filter row from shared memory. The tensor-core kernel spent its time
+ * here gathering a 16-byte chunk byte by byte for a 64 x 16 tile; this one reads each byte once.
+ * A tap outside the image reads x_zp, as there.
+ */
+constexpr int kSmallOc = 64; /* eb_cuk_qconv_small's bound */
+template <int IC, int KH, int KW>
+__global__ void __launch_bounds__(kConvThreads)
+    k_qconv_small(const struct eb_cuk_qconv p, const uint8_t *__restrict__ x, void *__restrict__ y)
+{
+    constexpr int K = IC * KH * KW, KW4 = (K + 3) / 4, KWP = (KW4 + 3) / 4 * 4;
+    /* the filter rows' first KWP words (bytes past K are the packing's zeros) */
+    __shared__ __align__(16) uint32_t s_w[kSmallOc * KWP];
+    __shared__ __align__(16) float s_mult[kSmallOc + 4], s_bias[kSmallOc + 4];
+    __shared__ __align__(16) int32_t s_corr[kSmallOc + 4];
+    const int tid = threadIdx.x;
+    /* the filters, multipliers and biases are the load's constants: read before the wait */
+    for (int i = tid; i < p.oc * KWP; i += kConvThreads) {
+        const int k = i / KWP, j = i - k * KWP;
+        s_w[i] = *(const uint32_t *)((const int8_t *)p.w + (int64_t)k * p.kp + 4 * j);
+    }
+    for (int i = tid; i < kSmallOc + 4; i += kConvThreads) {
+        const int k = i < p.oc ? i : 0;
+        s_mult[i] = p.mult[k];
+        s_bias[i] = p.bias[k];
+        s_corr[i] = p.x_zp * p.wsum[k];
+    }
+    eb_cuk::pdl_wait();
+    eb_cuk::pdl_launch_dependents();
+    __syncthreads();
+    const int plane = p.oh * p.ow, m = blockIdx.x * kConvThreads + tid;
+    if (m >= p.n * plane)
+        return;
+    const int im = fdiv(p.f_plane, m), pm = m - im * plane, oy = fdiv(p.f_ow, pm),
+              ox = pm - oy * p.ow;
+    const int ih0 = oy * p.sh - p.pt, iw0 = ox * p.sw - p.pl;
+    const uint8_t *img = x + (int64_t)im * p.x_n;
+    uint32_t xw[KWP] = {};
+#pragma unroll
+    for (int r = 0; r < KH; r++)
+#pragma unroll
+        for (int s = 0; s < KW; s++) {
+            const int h = ih0 + r * p.dh, w = iw0 + s * p.dw;
+            const bool in = (unsigned)h < (unsigned)p.ih && (unsigned)w < (unsigned)p.iw;
+            const uint8_t *px = in ? img + ((int64_t)h * p.iw + w) * p.x_pix : img;
+#pragma unroll
+            for (int c = 0; c < IC; c++) {
+                const int k = (r * KW + s) * IC + c;
+                const uint32_t b = in ? px[(int64_t)c * p.x_c] : (uint32_t)p.x_zp;
+                xw[k >> 2] |= b << (8 * (k & 3));
+            }
+        }
+    const float fq_inv = p.fq_on ? 1.0f / p.fq_scale : 0.0f;
+#pragma unroll 1
+    for (int k0 = 0; k0 < p.oc; k0 += 4) {
+        const int n = p.oc - k0 < 4 ? p.oc - k0 : 4;
+        int32_t a[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const uint4 *wr = (const uint4 *)&s_w[(j < n ? k0 + j : k0) * KWP];
+            int32_t acc = 0;
+#pragma unroll
+            for (int q = 0; q < KWP / 4; q++) {
+                const uint4 w4 = wr[q];
+                acc = dp4a_us(xw[4 * q], w4.x, acc);
+                acc = dp4a_us(xw[4 * q + 1], w4.y, acc);
+                acc = dp4a_us(xw[4 * q + 2], w4.z, acc);
+                acc = dp4a_us(xw[4 * q + 3], w4.w, acc);
+            }
+            a[j] = acc - s_corr[k0 + j];
+        }
+        put_four(p, y, im, pm, k0, n, a, &s_mult[k0], &s_bias[k0], fq_inv);
+    }
+}
+
 /* One output per thread, channel fastest (coalesced channels-last reads); W: int8_t or uint8_t
  * weights. */
 template <typename W>
@@ -748,6 +888,13 @@ extern "C" cudaError_t eb_cuk_qconv(cudaStream_t s, const struct eb_cuk_qconv *p
         else
             eb_cuk::launch(k_qconv_direct<uint8_t>, g, eb_cuk::kThreads, s, *p, x, y);
         return cudaGetLastError();
+    }
+    if (eb_cuk_qconv_small(p->ic, p->kh, p->kw, p->oc)) { /* the image's conv */
+        static_assert(kSmallOc == 64, "eb_cuk_qconv_small's bound");
+        const unsigned g = (unsigned)((m + kConvThreads - 1) / kConvThreads);
+        const cudaError_t err =
+            eb_cuk::launch(k_qconv_small<3, 3, 3>, g, kConvThreads, s, *p, x, y);
+        return err != cudaSuccess ? err : cudaGetLastError();
     }
     const int bn = p->bn == 16 || p->bn == 32 ? p->bn : 64;
     const dim3 grid((unsigned)((m + BM - 1) / BM), (unsigned)((p->oc + bn - 1) / bn),
