@@ -74,7 +74,7 @@ __device__ __forceinline__ float sat_q(float v, int y_signed)
 /* The activations other than SiLU, none and ReLU, out of line: the epilogue's code is fetched
  * cold on each SM (these kernels' stalls were mostly instruction fetches), so what a model
  * rarely runs stays out of its path. */
-__device__ __noinline__ float act_cold(int a, float alpha, float v)
+static __device__ __noinline__ float act_cold(int a, float alpha, float v)
 {
     return act(a, alpha, 0.0f, v);
 }
@@ -195,8 +195,8 @@ __device__ __forceinline__ void ext_store(int yk, const struct eb_cuk_qdst &d, i
 /* Channels k .. k + n - 1 (n <= 4) of pixel (im, pm), values v0..v3 (y_kind yk), into dst d
  * where it holds them: one store where it holds all four channels-last and aligned. Out of line:
  * the runs that take it (a part's edge inside a run, unaligned rows) are rare. */
-__device__ __noinline__ void dst_put4(int yk, const struct eb_cuk_qdst d, int im, int pm, int k,
-                                      int n, float v0, float v1, float v2, float v3)
+static __device__ __noinline__ void dst_put4(int yk, const struct eb_cuk_qdst d, int im, int pm,
+                                             int k, int n, float v0, float v1, float v2, float v3)
 {
     const float v[4] = {v0, v1, v2, v3};
     if (k + n <= d.c0 || k >= d.c1)
