@@ -130,6 +130,27 @@ __device__ __forceinline__ void store4(int es, void *y, int64_t off, const float
     }
 }
 
+/* The four outputs at y + off (channels-last, aligned to four of them) from their exact sums a,
+ * multipliers m and biases b: as bytes (bytes 1) in one word, else in one store4. */
+__device__ __forceinline__ void put4_aligned(const struct eb_cuk_qconv &p, void *y, int64_t off,
+                                             int bytes, const int32_t (&a)[4], const float *m,
+                                             const float *b, float fq_inv)
+{
+    if (bytes == 1) {
+        uint32_t v = 0;
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            v |= (uint32_t)out_byte(p, a[j], m[j], b[j], fq_inv) << (8 * j);
+        *(uint32_t *)((uint8_t *)y + off) = v;
+        return;
+    }
+    float v[4];
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+        v[j] = out_float(p, a[j], m[j], b[j]);
+    store4(bytes, y, off, v);
+}
+
 /* The fused outputs (n_dst > 0; kernels.h, struct eb_cuk_qdst). */
 __device__ __forceinline__ float to_kind(int kind, float v)
 {
@@ -675,19 +696,7 @@ __global__ void __launch_bounds__(kConvThreads)
             const float4 b4 = *(const float4 *)&s_bias[c + g];
             const int32_t a[4] = {a4.x - z4.x, a4.y - z4.y, a4.z - z4.z, a4.w - z4.w};
             const float m[4] = {m4.x, m4.y, m4.z, m4.w}, bb[4] = {b4.x, b4.y, b4.z, b4.w};
-            if (bytes == 1) {
-                uint32_t v = 0;
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    v |= (uint32_t)out_byte(p, a[j], m[j], bb[j], fq_inv) << (8 * j);
-                *(uint32_t *)((uint8_t *)y + off + g) = v;
-            } else {
-                float v[4];
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    v[j] = out_float(p, a[j], m[j], bb[j]);
-                store4(bytes, y, off + g, v);
-            }
+            put4_aligned(p, y, off + g, bytes, a, m, bb, fq_inv);
         }
         return;
     }
@@ -728,19 +737,7 @@ __device__ __forceinline__ void put_four(const struct eb_cuk_qconv &p, void *y, 
     const int bytes = p.quant || p.fq_on ? 1 : p.y_kind == EB_CUK_QY_F16 ? 2 : 4;
     if (n == 4 && p.y_c == 1 &&
         (((uintptr_t)y + (uintptr_t)(off * bytes)) & (uintptr_t)(4 * bytes - 1)) == 0) {
-        if (bytes == 1) {
-            uint32_t v = 0;
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                v |= (uint32_t)out_byte(p, a[j], mult[j], bias[j], fq_inv) << (8 * j);
-            *(uint32_t *)((uint8_t *)y + off) = v;
-        } else {
-            float v[4];
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                v[j] = out_float(p, a[j], mult[j], bias[j]);
-            store4(bytes, y, off, v);
-        }
+        put4_aligned(p, y, off, bytes, a, mult, bias, fq_inv);
         return;
     }
 #pragma unroll
