@@ -68,9 +68,6 @@ __device__ __forceinline__ float sat_q(float v, int y_signed)
     return v < lo ? lo : (v > hi ? hi : v);
 }
 
-/* The float value (act(acc mult + bias)) of an output whose y is not requantised. SiLU with the
- * hardware's exp and reciprocal (a few ulp of float: far below the half or the byte it is
- * written as; the epilogue's arithmetic is what these small convs spend their time on). */
 /* The activations other than SiLU, none and ReLU, out of line: the epilogue's code is fetched
  * cold on each SM (these kernels' stalls were mostly instruction fetches), so what a model
  * rarely runs stays out of its path. */
@@ -79,6 +76,9 @@ static __device__ __noinline__ float act_cold(int a, float alpha, float v)
     return act(a, alpha, 0.0f, v);
 }
 
+/* The float value (act(acc mult + bias)) of an output whose y is not requantised. SiLU with the
+ * hardware's exp and reciprocal (a few ulp of float: far below the half or the byte it is
+ * written as; the epilogue's arithmetic is what these small convs spend their time on). */
 __device__ __forceinline__ float out_float(const struct eb_cuk_qconv &p, int32_t acc, float mult,
                                            float bias)
 {
