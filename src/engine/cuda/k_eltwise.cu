@@ -90,18 +90,26 @@ __device__ __forceinline__ float binop(int op, float a, float b)
     }
 }
 
+/* Where element i of y (row-major over nd.shape) reads a (ia) and b (ib): the broadcast strides */
+__device__ __forceinline__ void nd_at(const eb_cuk_nd &nd, int i, int &ia, int &ib)
+{
+    int rem = i;
+    ia = 0, ib = 0;
+    for (int d = nd.rank - 1; d >= 0; d--) {
+        const int idx = rem % nd.shape[d];
+        rem /= nd.shape[d];
+        ia += idx * nd.sa[d];
+        ib += idx * nd.sb[d];
+    }
+}
+
 template <typename T>
 __global__ void k_binary(int n, int op, eb_cuk_nd nd, const T *a, const T *b, T *y)
 {
     eb_cuk::pdl_begin();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        int rem = i, ia = 0, ib = 0;
-        for (int d = nd.rank - 1; d >= 0; d--) {
-            const int idx = rem % nd.shape[d];
-            rem /= nd.shape[d];
-            ia += idx * nd.sa[d];
-            ib += idx * nd.sb[d];
-        }
+        int ia, ib;
+        nd_at(nd, i, ia, ib);
         st(y, i, binop(op, ld(a, ia), ld(b, ib)));
     }
 }
@@ -166,13 +174,8 @@ __global__ void k_binary_int(int n, int op, eb_cuk_nd nd, const T *a, const T *b
 {
     eb_cuk::pdl_begin();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-        int rem = i, ia = 0, ib = 0;
-        for (int d = nd.rank - 1; d >= 0; d--) {
-            const int idx = rem % nd.shape[d];
-            rem /= nd.shape[d];
-            ia += idx * nd.sa[d];
-            ib += idx * nd.sb[d];
-        }
+        int ia, ib;
+        nd_at(nd, i, ia, ib);
         y[i] = binop_int(op, a[ia], b[ib]);
     }
 }
