@@ -754,7 +754,7 @@ __device__ __forceinline__ void put_four(const struct eb_cuk_qconv &p, void *y, 
  * here gathering a 16-byte chunk byte by byte for a 64 x 16 tile; this one reads each byte once.
  * A tap outside the image reads x_zp, as there.
  */
-constexpr int kSmallOc = 64; /* eb_cuk_qconv_small's bound */
+constexpr int kSmallOc = EB_CUK_QCONV_SMALL_OC;
 template <int IC, int KH, int KW>
 __global__ void __launch_bounds__(kConvThreads)
     k_qconv_small(const struct eb_cuk_qconv p, const uint8_t *__restrict__ x, void *__restrict__ y)
@@ -887,7 +887,6 @@ extern "C" cudaError_t eb_cuk_qconv(cudaStream_t s, const struct eb_cuk_qconv *p
         return cudaGetLastError();
     }
     if (eb_cuk_qconv_small(p->ic, p->kh, p->kw, p->oc)) { /* the image's conv */
-        static_assert(kSmallOc == 64, "eb_cuk_qconv_small's bound");
         const unsigned g = (unsigned)((m + kConvThreads - 1) / kConvThreads);
         const cudaError_t err =
             eb_cuk::launch(k_qconv_small<3, 3, 3>, g, kConvThreads, s, *p, x, y);

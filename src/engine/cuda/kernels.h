@@ -354,9 +354,10 @@ static inline void eb_cuk_qconv_dims(int32_t ic, int32_t kh, int32_t kw, int32_t
 /** Whether a dense conv runs on the CUDA cores' small kernel instead of the tensor cores: the
  * image's conv (3 channels, a 3 x 3 window, at most 64 output channels), whose 27 bytes of k a
  * thread gathers once and multiplies by four-byte dot products. */
+#define EB_CUK_QCONV_SMALL_OC 64
 static inline int eb_cuk_qconv_small(int32_t ic, int32_t kh, int32_t kw, int32_t oc)
 {
-    return ic == 3 && kh == 3 && kw == 3 && oc <= 64;
+    return ic == 3 && kh == 3 && kw == 3 && oc <= EB_CUK_QCONV_SMALL_OC;
 }
 /** A dense conv's launch on `sm_count` SMs: sets p->bn (the block's channels: the widest of 64,
  * 32, 16 that wastes little of oc, narrower while the tiles are fewer than the SMs) and
