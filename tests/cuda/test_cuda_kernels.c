@@ -1044,14 +1044,28 @@ EB_TEST(quantize_dequantize_ties_and_channels)
             for (int k = 0; k < 6; k++)
                 zp[k] = sgn ? (uint8_t)(int8_t)(k - 3) : (uint8_t)(100 + k);
             uint8_t *want = malloc((size_t)n), *got = malloc((size_t)n);
-            eb_cpu_quantize_f32__ref(n, ch, inner, x, scale, zp, sgn, want);
-            void *dx = up(EB_CUK_F32, x, (size_t)n);
             float *ds = up(EB_CUK_F32, scale, (size_t)ch);
             void *dz = dalloc(6), *dq = dalloc((size_t)n);
             CK(cudaMemcpy(dz, zp, 6, cudaMemcpyHostToDevice));
+            /* float and half x; all n elements (per tensor: eight a thread) and n - 3 (one a
+             * thread), against the CPU's reference of x as the device holds it */
+            for (int t = 0; t < 2; t++)
+                for (int64_t nn = n; nn >= n - 3; nn -= 3) {
+                    float *xt = down(DTS[t], up(DTS[t], x, (size_t)n), (size_t)n);
+                    void *dxt = up(DTS[t], xt, (size_t)n);
+                    eb_cpu_quantize_f32__ref(nn, ch, inner, xt, scale, zp, sgn, want);
+                    CK(cudaMemset(dq, 0xee, (size_t)n));
+                    CK(eb_cuk_quantize(0, DTS[t], nn, ch, inner, dxt, ds, dz, sgn, dq));
+                    CK(cudaMemcpy(got, dq, (size_t)n, cudaMemcpyDeviceToHost));
+                    ASSERT_TRUE(memcmp(got, want, (size_t)nn) == 0);
+                    for (int64_t i = nn; i < n; i++)
+                        ASSERT_TRUE(got[i] == 0xee);
+                    CK(cudaFree(dxt));
+                    free(xt);
+                }
+            void *dx = up(EB_CUK_F32, x, (size_t)n);
+            eb_cpu_quantize_f32__ref(n, ch, inner, x, scale, zp, sgn, want);
             CK(eb_cuk_quantize(0, EB_CUK_F32, n, ch, inner, dx, ds, dz, sgn, dq));
-            CK(cudaMemcpy(got, dq, (size_t)n, cudaMemcpyDeviceToHost));
-            ASSERT_TRUE(memcmp(got, want, (size_t)n) == 0);
             /* and back */
             float *dw = malloc((size_t)n * 4);
             eb_cpu_dequantize_f32__ref(n, ch, inner, sgn ? EB_DTYPE_I8 : EB_DTYPE_U8, want, scale,
@@ -1515,6 +1529,15 @@ static void qconv_case(const struct qcase *c)
         CK(cudaMemcpy(dwt, packed, (size_t)(q.oc * q.kp), cudaMemcpyHostToDevice));
         CK(cudaMemcpy(dsum, sum, (size_t)q.oc * 4, cudaMemcpyHostToDevice));
         free(packed), free(sum);
+    } else if (eb_cuk_qconv_dw(q.groups, q.ic, q.oc)) { /* w - w_zp as int16, tap-major */
+        const size_t np = (size_t)((q.oc + 3) / 4 * 4 * q.kh * q.kw);
+        int16_t *packed = malloc(np * 2);
+        ASSERT_TRUE(packed != NULL);
+        eb_cuk_qconv_pack_dw(q.oc, q.kh, q.kw, w, q.w_signed, wz, packed);
+        dwt = dalloc(np * 2);
+        dsum = dalloc((size_t)q.oc * 4);
+        CK(cudaMemcpy(dwt, packed, np * 2, cudaMemcpyHostToDevice));
+        free(packed);
     } else {
         dwt = dalloc(nw);
         dsum = dalloc((size_t)q.oc * 4);
@@ -1649,7 +1672,8 @@ static void qconv_case(const struct qcase *c)
     qconv_fused_outputs(&q, &d, acc, mult, bias, dmult, dbias, dx, first_width, max_split);
     printf("qconv n%d ic%d %dx%d s%d d%d g%d oc%d%s%s%s: exact\n", c->n, c->ic, c->kh, c->kw, c->sh,
            c->dh, c->groups, c->oc,
-           !q.dense ? " (direct)"
+           eb_cuk_qconv_dw(q.groups, q.ic, q.oc) ? " (depthwise)"
+           : !q.dense                            ? " (direct)"
            : eb_cuk_qconv_small(q.ic, q.kh, q.kw, q.oc)
                ? " (the image's dp4a kernel)"
                : " (tensor cores, widths 16/32/64, split-k 1..3)",
@@ -1708,6 +1732,10 @@ EB_TEST(qconv_matches_cpu_integer_reference)
         {1, 13, 9, 8, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},    /* taps packed tight */
         {1, 24, 8, 8, 24, 3, 3, 2, 2, 1, 1, 1, 1, 24, 1, 0, 0, 0, 0},   /* depthwise */
         {2, 24, 8, 8, 24, 3, 3, 2, 2, 1, 1, 1, 1, 24, 1, 0, 0, 0, 1},   /* depthwise, NCHW x */
+        {2, 64, 9, 11, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64, 1, 0, 0, 0, 0},  /* depthwise, word loads */
+        {1, 22, 7, 6, 22, 3, 3, 1, 1, 1, 1, 1, 1, 22, 1, 0, 0, 1, 0},   /* ... oc 22, NCHW out */
+        {1, 20, 9, 9, 20, 5, 5, 2, 2, 4, 4, 2, 2, 20, 0, 1, 3, 0, 0},   /* ... 5x5, u8 w, zp */
+        {1, 32, 6, 5, 32, 3, 3, 1, 1, 1, 1, 1, 1, 32, 1, 1, 32, 0, 0},  /* ... rows wider, zp */
         {1, 8, 6, 7, 12, 3, 3, 1, 1, 1, 1, 1, 1, 4, 0, 1, 0, 1, 0},     /* groups, uint8 w, zp */
         {1, 16, 1, 1, 5, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0},     /* one pixel */
     };

@@ -1,8 +1,9 @@
 /*
  * edgebench.QLinearConv (the --qdq int8 pass's integer conv, ops/qconv.c) on the GPU, through
  * k_qconv.cu: every such conv runs there, dense ones (groups 1, int8 weights without zero
- * points) on the tensor cores, the others (depthwise and grouped convs, uint8 or zero-pointed
- * weights) in a direct kernel; the rest of the graph runs in the device's float precision.
+ * points) on the tensor cores, depthwise ones in a kernel of their own (four channels a thread),
+ * the others (grouped convs, uint8 or zero-pointed weights) in a direct kernel; the rest of the
+ * graph runs in the device's float precision.
  *
  * A conv with a float output (TensorRT's placement: Q/DQ at the conv inputs only) takes over
  * the nodes after it that its epilogue can compute (eb_cu__qconv_fuse, before planning; each
@@ -472,8 +473,11 @@ static struct qparts parts_of(const struct eb_qconv_params *p, const struct eb_c
     const struct eb_conv2d_desc *d = &p->d;
     struct qparts q = {0};
     const size_t oc = (size_t)d->oc;
-    q.sums =
-        align16(kq->dense ? oc * (size_t)kq->kp : oc * (size_t)(d->ic / d->groups * d->kh * d->kw));
+    const size_t taps = (size_t)(d->kh * d->kw);
+    q.sums = align16(kq->dense ? oc * (size_t)kq->kp
+                     : eb_cuk_qconv_dw(kq->groups, kq->ic, kq->oc)
+                         ? (oc + 3) / 4 * 4 * taps * 2
+                         : oc * (size_t)(d->ic / d->groups) * taps);
     q.mult = q.sums + align16(oc * 4);
     q.bias = q.mult + align16(oc * 4);
     q.lut = q.bias + align16(oc * 4);
@@ -609,6 +613,8 @@ enum eb_status eb_cu__qconv_upload(struct eb_engine *e, struct cu_state *s, stru
             eb_cuk_qconv_pack(kq->oc, kq->ic, kq->kh, kq->kw, w, (int8_t *)h,
                               (int32_t *)(h + q.sums));
             kq->wsum = (const int32_t *)(dv + q.sums);
+        } else if (eb_cuk_qconv_dw(kq->groups, kq->ic, kq->oc)) { /* w - w_zp, tap-major */
+            eb_cuk_qconv_pack_dw(kq->oc, kq->kh, kq->kw, w, kq->w_signed, p->w_zp, (int16_t *)h);
         } else {
             memcpy(h, w, (size_t)(d->oc * (d->ic / d->groups) * d->kh * d->kw));
             memcpy(h + q.sums, p->w_zp, (size_t)d->oc * 4);

@@ -1,8 +1,9 @@
 /*
  * The integer convolution (kernels.h, eb_cuk_qconv): dense convs as an implicit GEMM on the
  * tensor cores (mma.sync m16n8k32, uint8 activations x int8 weights → int32) but the image's
- * 3-channel 3 x 3 conv (a thread a pixel, dp4a on the CUDA cores: eb_cuk_qconv_small), every
- * other one (groups, uint8 weights, weight zero points) by a direct kernel. All end in the same
+ * 3-channel 3 x 3 conv (a thread a pixel, dp4a on the CUDA cores: eb_cuk_qconv_small),
+ * depthwise ones four channels a thread (eb_cuk_qconv_dw), every other one (groups, uint8
+ * weights, weight zero points) by a direct kernel. All end in the same
  * epilogue arithmetic, ops/qconv.c's reference kernel's. These convs are small and
  * latency-bound: per warp, the set-up and the epilogue outweigh the products, and most of the
  * epilogue's stalls were instruction fetches (its code runs once per block, cold on each SM), so
@@ -824,6 +825,58 @@ __global__ void __launch_bounds__(kConvThreads)
     }
 }
 
+/*
+ * Depthwise convs (eb_cuk_qconv_dw): a thread four channels of one output pixel, neighbouring
+ * threads neighbouring channels. A tap is one 8-byte load of its four filter values (int16 w -
+ * w_zp, tap-major: eb_cuk_qconv_pack_dw) and, with VEC (channels-last x, rows and channels
+ * multiples of four, x aligned), one word of the pixel's four bytes. A tap outside the image adds
+ * nothing, as in the reference. The outputs go through put_four, as the image conv's.
+ */
+constexpr int kDwThreads = 128;
+template <int VEC>
+__global__ void __launch_bounds__(kDwThreads)
+    k_qconv_dw(const struct eb_cuk_qconv p, const uint8_t *__restrict__ x, void *__restrict__ y)
+{
+    eb_cuk::pdl_begin();
+    const int cg = (p.oc + 3) >> 2, plane = p.oh * p.ow;
+    const int i = blockIdx.x * kDwThreads + threadIdx.x;
+    if (i >= p.n * plane * cg)
+        return;
+    const int m = fdiv(p.f_cg, i), k0 = (i - m * cg) * 4, n = p.oc - k0 < 4 ? p.oc - k0 : 4;
+    const int im = fdiv(p.f_plane, m), pm = m - im * plane, oy = fdiv(p.f_ow, pm),
+              ox = pm - oy * p.ow;
+    const uint8_t *img = x + (int64_t)im * p.x_n + (int64_t)k0 * p.x_c;
+    const uint2 *wt = (const uint2 *)((const int16_t *)p.w + k0);
+    const int ih0 = oy * p.sh - p.pt, iw0 = ox * p.sw - p.pl;
+    int32_t a[4] = {0, 0, 0, 0};
+    for (int r = 0; r < p.kh; r++) {
+        const int h = ih0 + r * p.dh;
+        if ((unsigned)h >= (unsigned)p.ih)
+            continue;
+        for (int s = 0; s < p.kw; s++) {
+            const int w = iw0 + s * p.dw;
+            if ((unsigned)w >= (unsigned)p.iw)
+                continue;
+            const uint8_t *px = img + ((int64_t)h * p.iw + w) * p.x_pix;
+            uint32_t xb = 0;
+            if (VEC) {
+                xb = *(const uint32_t *)px;
+            } else {
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    if (j < n)
+                        xb |= (uint32_t)px[(int64_t)j * p.x_c] << (8 * j);
+            }
+            const uint2 wv = wt[(int64_t)(r * p.kw + s) * cg];
+            a[0] += ((int)(xb & 255u) - p.x_zp) * (int)(int16_t)(wv.x & 0xffffu);
+            a[1] += ((int)((xb >> 8) & 255u) - p.x_zp) * ((int)wv.x >> 16);
+            a[2] += ((int)((xb >> 16) & 255u) - p.x_zp) * (int)(int16_t)(wv.y & 0xffffu);
+            a[3] += ((int)(xb >> 24) - p.x_zp) * ((int)wv.y >> 16);
+        }
+    }
+    put_four(p, y, im, pm, k0, n, a, p.mult + k0, p.bias + k0, p.fq_on ? 1.0f / p.fq_scale : 0.0f);
+}
+
 /* One output per thread, channel fastest (coalesced channels-last reads); W: int8_t or uint8_t
  * weights. */
 template <typename W>
@@ -878,6 +931,16 @@ extern "C" cudaError_t eb_cuk_qconv(cudaStream_t s, const struct eb_cuk_qconv *p
     q.f_ow = eb_cuk_fdiv_of((uint32_t)q.ow);
     q.f_cpc = eb_cuk_fdiv_of(q.cp >= 16 ? (uint32_t)(q.cp >> 4) : 1u);
     q.f_kw = eb_cuk_fdiv_of(q.kw > 0 ? (uint32_t)q.kw : 1u);
+    q.f_cg = eb_cuk_fdiv_of((uint32_t)(q.oc + 3) / 4);
+    if (!p->dense && eb_cuk_qconv_dw(p->groups, p->ic, p->oc)) {
+        const int64_t threads = m * ((p->oc + 3) / 4);
+        const unsigned g = (unsigned)((threads + kDwThreads - 1) / kDwThreads);
+        const bool vec = p->x_c == 1 && p->oc % 4 == 0 && p->x_pix % 4 == 0 && p->x_n % 4 == 0 &&
+                         ((uintptr_t)x & 3) == 0;
+        const cudaError_t err = vec ? eb_cuk::launch(k_qconv_dw<1>, g, kDwThreads, s, *p, x, y)
+                                    : eb_cuk::launch(k_qconv_dw<0>, g, kDwThreads, s, *p, x, y);
+        return err != cudaSuccess ? err : cudaGetLastError();
+    }
     if (!p->dense) {
         const unsigned g = eb_cuk::blocks_for(m * p->oc);
         if (p->w_signed)
@@ -970,4 +1033,18 @@ extern "C" void eb_cuk_qconv_pack(int32_t oc, int32_t ic, int32_t kh, int32_t kw
             }
         wsum[k] = sum;
     }
+}
+
+extern "C" void eb_cuk_qconv_pack_dw(int32_t oc, int32_t kh, int32_t kw, const void *w,
+                                     int32_t w_signed, const int32_t *w_zp, int16_t *packed)
+{
+    const int32_t oc4 = (oc + 3) / 4 * 4, taps = kh * kw;
+    for (int32_t t = 0; t < taps; t++)
+        for (int32_t k = 0; k < oc4; k++) {
+            const int64_t at = (int64_t)k * taps + t;
+            const int32_t v = k >= oc    ? 0
+                              : w_signed ? ((const int8_t *)w)[at]
+                                         : ((const uint8_t *)w)[at];
+            packed[(int64_t)t * oc4 + k] = (int16_t)(k < oc && w_zp != NULL ? v - w_zp[k] : v);
+        }
 }

@@ -9,6 +9,14 @@ namespace
 using eb_cuk::ld;
 using eb_cuk::st;
 
+/* QuantizeLinear's value of v: rintf rounds half to even (the default rounding mode), as ONNX
+ * specifies; NaN gives the zero point */
+__device__ __forceinline__ float quant_of(float v, float scale, float z, float lo, float hi)
+{
+    const float q = fminf(fmaxf(rintf(v / scale) + z, lo), hi);
+    return q != q ? z : q;
+}
+
 template <typename T, typename Q>
 __global__ void k_quantize(int n, int channels, int inner, const T *x, const float *scale,
                            const Q *zp, float lo, float hi, Q *y)
@@ -16,12 +24,41 @@ __global__ void k_quantize(int n, int channels, int inner, const T *x, const flo
     eb_cuk::pdl_begin();
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
         const int c = channels == 1 ? 0 : (i / inner) % channels;
-        const float z = zp != nullptr ? (float)zp[c] : 0.0f;
-        /* rintf rounds half to even (the default rounding mode), as ONNX specifies. */
-        float q = fminf(fmaxf(rintf(ld(x, i) / scale[c]) + z, lo), hi);
-        if (q != q)
-            q = z;
-        y[i] = (Q)q;
+        y[i] = (Q)quant_of(ld(x, i), scale[c], zp != nullptr ? (float)zp[c] : 0.0f, lo, hi);
+    }
+}
+
+/* Per tensor, eight values a thread: one 16-byte load (halves; two of floats) and one 8-byte
+ * store (n a multiple of 8, x 16- and y 8-byte aligned). These tensors are a few MB: the scalar
+ * kernel's byte stores and loads left it far from the memory's rate. */
+template <typename T, typename Q>
+__global__ void k_quantize8(int n8, const T *x, const float *scale, const Q *zp, float lo, float hi,
+                            Q *y)
+{
+    eb_cuk::pdl_begin();
+    const float sc = scale[0], z = zp != nullptr ? (float)zp[0] : 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n8; i += gridDim.x * blockDim.x) {
+        float v[8];
+        if (sizeof(T) == 2) {
+            const uint4 u = ((const uint4 *)x)[i];
+            const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const float2 f = __half22float2(*(const __half2 *)&w[j]);
+                v[2 * j] = f.x, v[2 * j + 1] = f.y;
+            }
+        } else {
+            const float4 a = ((const float4 *)x)[2 * i], b = ((const float4 *)x)[2 * i + 1];
+            v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w;
+            v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+        }
+        uint32_t lo4 = 0, hi4 = 0;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            lo4 |= (uint32_t)(uint8_t)(Q)quant_of(v[j], sc, z, lo, hi) << (8 * j);
+            hi4 |= (uint32_t)(uint8_t)(Q)quant_of(v[j + 4], sc, z, lo, hi) << (8 * j);
+        }
+        ((uint2 *)y)[i] = make_uint2(lo4, hi4);
     }
 }
 
@@ -29,6 +66,16 @@ template <typename T>
 cudaError_t quantize(cudaStream_t s, int64_t n, int64_t channels, int64_t inner, const void *x,
                      const float *scale, const void *zp, int y_signed, void *y)
 {
+    if (channels == 1 && n % 8 == 0 && ((uintptr_t)x & 15) == 0 && ((uintptr_t)y & 7) == 0) {
+        const unsigned g8 = eb_cuk::blocks_for(n / 8);
+        if (y_signed)
+            eb_cuk::launch(k_quantize8<T, int8_t>, g8, eb_cuk::kThreads, s, (int)(n / 8),
+                           (const T *)x, scale, (const int8_t *)zp, -128.0f, 127.0f, (int8_t *)y);
+        else
+            eb_cuk::launch(k_quantize8<T, uint8_t>, g8, eb_cuk::kThreads, s, (int)(n / 8),
+                           (const T *)x, scale, (const uint8_t *)zp, 0.0f, 255.0f, (uint8_t *)y);
+        return cudaGetLastError();
+    }
     const unsigned g = eb_cuk::blocks_for(n);
     if (y_signed)
         eb_cuk::launch(k_quantize<T, int8_t>, g, eb_cuk::kThreads, s, (int)n, (int)channels,

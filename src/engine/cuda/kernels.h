@@ -269,9 +269,11 @@ cudaError_t eb_cuk_dequantize(cudaStream_t s, enum eb_cuk_dt dt, int64_t n, int6
  * (n, k, p) (p = h ow + w) is at y[n y_n + k y_c + p y_p] (NHWC or NCHW, a slice of wider rows).
  * Dense convs (groups 1, int8 weights without zero points: `dense`) run on the tensor cores
  * (mma int8, uint8 x int8 → int32) from w packed as [oc][kh][kw][cp] (eb_cuk_qconv_dims: cp is
- * ic rounded up to 16, zeros after ic; each row zero-padded to kp bytes) with wsum[k] = Σ w; any
- * other conv (groups, uint8 weights, weight zero points) takes a direct kernel from w as ONNX
- * lays it out ([oc][ic/groups][kh][kw], w_signed) with w_zp (NULL: zeros).
+ * ic rounded up to 16, zeros after ic; each row zero-padded to kp bytes) with wsum[k] = Σ w;
+ * depthwise convs (groups = ic = oc: eb_cuk_qconv_dw) from w packed as int16 w - w_zp, tap-major
+ * ([kh][kw][oc rounded up to 4], eb_cuk_qconv_pack_dw); any other conv (groups, uint8 weights,
+ * weight zero points) takes a direct kernel from w as ONNX lays it out ([oc][ic/groups][kh][kw],
+ * w_signed) with w_zp (NULL: zeros).
  */
 enum eb_cuk_qy { EB_CUK_QY_F32 = 0, EB_CUK_QY_F16, EB_CUK_QY_BYTE };
 /** n / d for 0 <= n < 2^31 without a division: (umulhi(n, mul) + n) >> shr (Granlund and
@@ -340,8 +342,9 @@ struct eb_cuk_qconv {
     struct eb_cuk_qdst dst[EB_CUK_QDST_MAX];
     const void *res;
     int32_t r_n, r_c, r_p;
-    /* set by eb_cuk_qconv itself: divisions by oh ow, ow, cp / 16 and kw */
-    struct eb_cuk_fdiv f_plane, f_ow, f_cpc, f_kw;
+    /* set by eb_cuk_qconv itself: divisions by oh ow, ow, cp / 16, kw and the depthwise
+     * kernel's groups of four channels */
+    struct eb_cuk_fdiv f_plane, f_ow, f_cpc, f_kw, f_cg;
 };
 cudaError_t eb_cuk_qconv(cudaStream_t s, const struct eb_cuk_qconv *p, const uint8_t *x, void *y);
 /** The dense filter's packing: cp = ic rounded up to 16 (ic itself below 16: the taps packed
@@ -359,6 +362,17 @@ static inline int eb_cuk_qconv_small(int32_t ic, int32_t kh, int32_t kw, int32_t
 {
     return ic == 3 && kh == 3 && kw == 3 && oc <= EB_CUK_QCONV_SMALL_OC;
 }
+/** Whether a conv is depthwise (a channel a group: groups = ic = oc), the form the depthwise
+ * kernel runs from eb_cuk_qconv_pack_dw's filter (not dense: dense wants groups 1). */
+static inline int eb_cuk_qconv_dw(int32_t groups, int32_t ic, int32_t oc)
+{
+    return groups > 1 && groups == ic && groups == oc;
+}
+/** A depthwise filter (host memory; [oc][1][kh][kw] as ONNX lays it out, int8 when w_signed,
+ * else uint8, zero points w_zp, NULL: zeros) packed as kh kw rows of oc4 = oc rounded up to 4
+ * int16 values w - w_zp (zeros past oc): packed must hold kh kw oc4 values. */
+void eb_cuk_qconv_pack_dw(int32_t oc, int32_t kh, int32_t kw, const void *w, int32_t w_signed,
+                          const int32_t *w_zp, int16_t *packed);
 /** A dense conv's launch on `sm_count` SMs: sets p->bn (the block's channels: the widest of 64,
  * 32, 16 that wastes little of oc, narrower while the tiles are fewer than the SMs) and
  * p->splits (blocks sharing each output tile's k; 1: none). Then give p->ws
