@@ -544,12 +544,40 @@ __global__ void __launch_bounds__(kConvThreads)
         }
         __syncthreads();
     }
-    /* nothing above touched global memory but the constant parameters; the next kernel may
-     * start its own set-up once this one runs (not before: one kernel ahead at most) */
+    /* k step kt's filter rows into buffer b (constants: the first steps' go before pdl_wait) */
+    auto fill_b = [&](int b, int kt) {
+#pragma unroll
+        for (int c = tid; c < BN_ * CH; c += kConvThreads) {
+            const int r = c / CH, ch = c % CH;
+            uint8_t *dst = &sb(b)[r * ROW + ch * 16];
+            /* past kp (a last step of 128 over kp's 64): zero weights */
+            if (n0 + r < p.oc && kt * KB + ch * 16 < p.kp)
+                cp16(dst, w + (int64_t)(n0 + r) * p.kp + kt * KB + ch * 16);
+            else
+                *(uint4 *)dst = make_uint4(0, 0, 0, 0);
+        }
+    };
+    constexpr int STAGES = T::STAGES;
+    /* the first steps' filter rows and the epilogue's per-channel constants are the load's:
+     * fetched while the kernel before this one ends (their cp.async join the first step's
+     * group, so each step's wait still covers its own rows) */
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++)
+        if (k0 + s < k1)
+            fill_b(s, k0 + s);
+    if (tid < BN_) {
+        const int k = n0 + tid < p.oc ? n0 + tid : 0;
+        s_mult[tid] = p.mult[k];
+        s_bias[tid] = p.bias[k];
+        s_corr[tid] = p.x_zp * p.wsum[k];
+    }
+    /* nothing above touched global memory but the constant parameters and the load's filters;
+     * the next kernel may start its own set-up once this one runs (not before: one kernel ahead
+     * at most) */
     eb_cuk::pdl_wait();
     eb_cuk::pdl_launch_dependents();
-    /* k step kt into buffer b */
-    auto fill = [&](int b, int kt) {
+    /* k step kt's pixels into buffer b */
+    auto fill_a = [&](int b, int kt) {
 #pragma unroll
         for (int j = 0; j < CH / 4; j++) {
             uint8_t *dst = &sa(b)[lr * ROW + (lc + 4 * j) * 16];
@@ -564,29 +592,12 @@ __global__ void __launch_bounds__(kConvThreads)
                 *(uint4 *)dst = gather_a(p, q, kc);
             }
         }
-#pragma unroll
-        for (int c = tid; c < BN_ * CH; c += kConvThreads) {
-            const int r = c / CH, ch = c % CH;
-            uint8_t *dst = &sb(b)[r * ROW + ch * 16];
-            /* past kp (a last step of 128 over kp's 64): zero weights */
-            if (n0 + r < p.oc && kt * KB + ch * 16 < p.kp)
-                cp16(dst, w + (int64_t)(n0 + r) * p.kp + kt * KB + ch * 16);
-            else
-                *(uint4 *)dst = make_uint4(0, 0, 0, 0);
-        }
     };
-    constexpr int STAGES = T::STAGES;
 #pragma unroll
     for (int s = 0; s < STAGES - 1; s++) {
         if (k0 + s < k1)
-            fill(s, k0 + s);
+            fill_a(s, k0 + s);
         cp_commit();
-    }
-    if (tid < BN_) {
-        const int k = n0 + tid < p.oc ? n0 + tid : 0;
-        s_mult[tid] = p.mult[k];
-        s_bias[tid] = p.bias[k];
-        s_corr[tid] = p.x_zp * p.wsum[k];
     }
     if (lc == 0) { /* row lr's output: the pixel this thread loads A rows for */
         s_row[lr] = q.ok ? (int64_t)img * p.y_n + (int64_t)pp * p.y_p : -1;
@@ -601,8 +612,10 @@ __global__ void __launch_bounds__(kConvThreads)
         cp_wait<STAGES - 2>();
         __syncthreads();
         /* the buffer read a step ago: everyone is past it */
-        if (kt + STAGES - 1 < k1)
-            fill((i + STAGES - 1) % STAGES, kt + STAGES - 1);
+        if (kt + STAGES - 1 < k1) {
+            fill_a((i + STAGES - 1) % STAGES, kt + STAGES - 1);
+            fill_b((i + STAGES - 1) % STAGES, kt + STAGES - 1);
+        }
         cp_commit();
 #pragma unroll
         for (int ks = 0; ks < KB; ks += 32) {
