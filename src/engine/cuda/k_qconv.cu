@@ -571,6 +571,11 @@ __global__ void __launch_bounds__(kConvThreads)
         s_bias[tid] = p.bias[k];
         s_corr[tid] = p.x_zp * p.wsum[k];
     }
+    if (lc == 0) { /* row lr's output: the pixel this thread loads A rows for */
+        s_row[lr] = q.ok ? (int64_t)img * p.y_n + (int64_t)pp * p.y_p : -1;
+        s_im[lr] = q.ok ? img : -1;
+        s_pm[lr] = pp;
+    }
     /* nothing above touched global memory but the constant parameters and the load's filters;
      * the next kernel may start its own set-up once this one runs (not before: one kernel ahead
      * at most) */
@@ -598,11 +603,6 @@ __global__ void __launch_bounds__(kConvThreads)
         if (k0 + s < k1)
             fill_a(s, k0 + s);
         cp_commit();
-    }
-    if (lc == 0) { /* row lr's output: the pixel this thread loads A rows for */
-        s_row[lr] = q.ok ? (int64_t)img * p.y_n + (int64_t)pp * p.y_p : -1;
-        s_im[lr] = q.ok ? img : -1;
-        s_pm[lr] = pp;
     }
     int32_t acc[T::MI][T::NI][4] = {};
     const int wm = (warp / T::WN) * T::TM, wn = (warp % T::WN) * T::TN, gq = lane >> 2,
@@ -843,30 +843,41 @@ __global__ void __launch_bounds__(kConvThreads)
  * threads neighbouring channels. A tap is one 8-byte load of its four filter values (int16 w -
  * w_zp, tap-major: eb_cuk_qconv_pack_dw) and, with VEC (channels-last x, rows and channels
  * multiples of four, x aligned), one word of the pixel's four bytes. A tap outside the image adds
- * nothing, as in the reference. The outputs go through put_four, as the image conv's.
+ * nothing, as in the reference. A 3 x 3 window's (K3) nine filter taps are fetched into
+ * registers before the wait for the kernel before it. The outputs go through put_four, as the
+ * image conv's.
  */
 constexpr int kDwThreads = 128;
-template <int VEC>
+template <int VEC, int K3>
 __global__ void __launch_bounds__(kDwThreads)
     k_qconv_dw(const struct eb_cuk_qconv p, const uint8_t *__restrict__ x, void *__restrict__ y)
 {
-    eb_cuk::pdl_begin();
     const int cg = (p.oc + 3) >> 2, plane = p.oh * p.ow;
     const int i = blockIdx.x * kDwThreads + threadIdx.x;
     if (i >= p.n * plane * cg)
         return;
     const int m = fdiv(p.f_cg, i), k0 = (i - m * cg) * 4, n = p.oc - k0 < 4 ? p.oc - k0 : 4;
+    const uint2 *wt = (const uint2 *)((const int16_t *)p.w + k0);
+    /* K3 (a 3 x 3 window): the nine taps' filter values, constants, fetched before the wait */
+    uint2 wr[K3 ? 9 : 1];
+#pragma unroll
+    for (int t = 0; t < (K3 ? 9 : 0); t++)
+        wr[t] = wt[(int64_t)t * cg];
+    eb_cuk::pdl_wait();
+    eb_cuk::pdl_launch_dependents();
     const int im = fdiv(p.f_plane, m), pm = m - im * plane, oy = fdiv(p.f_ow, pm),
               ox = pm - oy * p.ow;
     const uint8_t *img = x + (int64_t)im * p.x_n + (int64_t)k0 * p.x_c;
-    const uint2 *wt = (const uint2 *)((const int16_t *)p.w + k0);
     const int ih0 = oy * p.sh - p.pt, iw0 = ox * p.sw - p.pl;
+    const int kh = K3 ? 3 : p.kh, kw = K3 ? 3 : p.kw;
     int32_t a[4] = {0, 0, 0, 0};
-    for (int r = 0; r < p.kh; r++) {
+#pragma unroll
+    for (int r = 0; r < kh; r++) {
         const int h = ih0 + r * p.dh;
         if ((unsigned)h >= (unsigned)p.ih)
             continue;
-        for (int s = 0; s < p.kw; s++) {
+#pragma unroll
+        for (int s = 0; s < kw; s++) {
             const int w = iw0 + s * p.dw;
             if ((unsigned)w >= (unsigned)p.iw)
                 continue;
@@ -880,7 +891,7 @@ __global__ void __launch_bounds__(kDwThreads)
                     if (j < n)
                         xb |= (uint32_t)px[(int64_t)j * p.x_c] << (8 * j);
             }
-            const uint2 wv = wt[(int64_t)(r * p.kw + s) * cg];
+            const uint2 wv = K3 ? wr[K3 ? r * 3 + s : 0] : wt[(int64_t)(r * kw + s) * cg];
             a[0] += ((int)(xb & 255u) - p.x_zp) * (int)(int16_t)(wv.x & 0xffffu);
             a[1] += ((int)((xb >> 8) & 255u) - p.x_zp) * ((int)wv.x >> 16);
             a[2] += ((int)((xb >> 16) & 255u) - p.x_zp) * (int)(int16_t)(wv.y & 0xffffu);
@@ -950,8 +961,12 @@ extern "C" cudaError_t eb_cuk_qconv(cudaStream_t s, const struct eb_cuk_qconv *p
         const unsigned g = (unsigned)((threads + kDwThreads - 1) / kDwThreads);
         const bool vec = p->x_c == 1 && p->oc % 4 == 0 && p->x_pix % 4 == 0 && p->x_n % 4 == 0 &&
                          ((uintptr_t)x & 3) == 0;
-        const cudaError_t err = vec ? eb_cuk::launch(k_qconv_dw<1>, g, kDwThreads, s, *p, x, y)
-                                    : eb_cuk::launch(k_qconv_dw<0>, g, kDwThreads, s, *p, x, y);
+        const bool k3 = p->kh == 3 && p->kw == 3;
+        const cudaError_t err =
+            vec ? (k3 ? eb_cuk::launch(k_qconv_dw<1, 1>, g, kDwThreads, s, *p, x, y)
+                      : eb_cuk::launch(k_qconv_dw<1, 0>, g, kDwThreads, s, *p, x, y))
+                : (k3 ? eb_cuk::launch(k_qconv_dw<0, 1>, g, kDwThreads, s, *p, x, y)
+                      : eb_cuk::launch(k_qconv_dw<0, 0>, g, kDwThreads, s, *p, x, y));
         return err != cudaSuccess ? err : cudaGetLastError();
     }
     if (!p->dense) {
