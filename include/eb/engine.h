@@ -163,8 +163,8 @@ struct eb_engine_exec_info {
                                  float) or "strip"; "" for a model without them */
     size_t n_int8;            /* running nodes computed in integer arithmetic */
     size_t n_int8_tc;         /* CUDA: of those, the convs on the tensor cores (the others on
-                                 the CUDA cores: the image's 3-channel 3 x 3 conv, and a direct
-                                 kernel for depthwise, grouped, zero-pointed weights) */
+                                 the CUDA cores: the image's 3-channel 3 x 3 conv, depthwise
+                                 convs, and a direct kernel for grouped, zero-pointed weights) */
     char int8_nodes[320];     /* a model with integer convs or Q/DQ nodes: which heavy nodes
                                  (Conv, MatMul, Gemm) run int8 and which stay float, e.g. "57
                                  int8 (56 on tensor cores); 7 float: a, b, ... (+2)"; "" else */

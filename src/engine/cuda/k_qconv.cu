@@ -63,6 +63,18 @@ __device__ __forceinline__ int fdiv(const struct eb_cuk_fdiv &f, int n)
     return (int)((__umulhi((unsigned)n, f.mul) + (unsigned)n) >> f.shr);
 }
 
+/* Output pixel m's image im and place pm in it (plane = oh ow), and its window's top-left input
+ * pixel (ih0, iw0) */
+struct out_pix {
+    int im, pm, ih0, iw0;
+};
+__device__ __forceinline__ out_pix out_pixel(const struct eb_cuk_qconv &p, int m, int plane)
+{
+    const int im = fdiv(p.f_plane, m), pm = m - im * plane, oy = fdiv(p.f_ow, pm),
+              ox = pm - oy * p.ow;
+    return {im, pm, oy * p.sh - p.pt, ox * p.sw - p.pl};
+}
+
 __device__ __forceinline__ float sat_q(float v, int y_signed)
 {
     const float lo = y_signed ? -128.0f : 0.0f, hi = y_signed ? 127.0f : 255.0f;
@@ -103,6 +115,12 @@ __device__ __forceinline__ uint8_t out_byte(const struct eb_cuk_qconv &p, int32_
     }
     const float v = out_float(p, acc, mult, bias);
     return (uint8_t)(int32_t)sat_q(rintf(v * fq_inv) + (float)p.fq_zp, p.y_signed);
+}
+
+/* The fused QuantizeLinear's inverse scale (0 without one) */
+__device__ __forceinline__ float fq_inv_of(const struct eb_cuk_qconv &p)
+{
+    return p.fq_on ? 1.0f / p.fq_scale : 0.0f;
 }
 
 /* Output element `off` from the exact accumulator and its channel's multiplier and bias. */
@@ -683,7 +701,7 @@ __global__ void __launch_bounds__(kConvThreads)
         fused_tile<BN_, T::TS>(p, tile_s, n0, s_im, s_pm, s_corr, s_mult, s_bias);
         return;
     }
-    const float fq_inv = p.fq_on ? 1.0f / p.fq_scale : 0.0f;
+    const float fq_inv = fq_inv_of(p);
     if (p.y_c == 1) {
         /* channels-last: a run of R channels a thread (epi), a store per four channels where
          * they are all there and aligned */
@@ -796,9 +814,8 @@ __global__ void __launch_bounds__(kConvThreads)
     const int plane = p.oh * p.ow, m = blockIdx.x * kConvThreads + tid;
     if (m >= p.n * plane)
         return;
-    const int im = fdiv(p.f_plane, m), pm = m - im * plane, oy = fdiv(p.f_ow, pm),
-              ox = pm - oy * p.ow;
-    const int ih0 = oy * p.sh - p.pt, iw0 = ox * p.sw - p.pl;
+    const out_pix o = out_pixel(p, m, plane);
+    const int im = o.im, pm = o.pm, ih0 = o.ih0, iw0 = o.iw0;
     const uint8_t *img = x + (int64_t)im * p.x_n;
     uint32_t xw[KWP] = {};
 #pragma unroll
@@ -815,7 +832,7 @@ __global__ void __launch_bounds__(kConvThreads)
                 xw[k >> 2] |= b << (8 * (k & 3));
             }
         }
-    const float fq_inv = p.fq_on ? 1.0f / p.fq_scale : 0.0f;
+    const float fq_inv = fq_inv_of(p);
 #pragma unroll 1
     for (int k0 = 0; k0 < p.oc; k0 += 4) {
         const int n = p.oc - k0 < 4 ? p.oc - k0 : 4;
@@ -865,10 +882,9 @@ __global__ void __launch_bounds__(kDwThreads)
         wr[t] = wt[(int64_t)t * cg];
     eb_cuk::pdl_wait();
     eb_cuk::pdl_launch_dependents();
-    const int im = fdiv(p.f_plane, m), pm = m - im * plane, oy = fdiv(p.f_ow, pm),
-              ox = pm - oy * p.ow;
+    const out_pix o = out_pixel(p, m, plane);
+    const int im = o.im, pm = o.pm, ih0 = o.ih0, iw0 = o.iw0;
     const uint8_t *img = x + (int64_t)im * p.x_n + (int64_t)k0 * p.x_c;
-    const int ih0 = oy * p.sh - p.pt, iw0 = ox * p.sw - p.pl;
     const int kh = K3 ? 3 : p.kh, kw = K3 ? 3 : p.kw;
     int32_t a[4] = {0, 0, 0, 0};
 #pragma unroll
@@ -898,7 +914,7 @@ __global__ void __launch_bounds__(kDwThreads)
             a[3] += ((int)(xb >> 24) - p.x_zp) * ((int)wv.y >> 16);
         }
     }
-    put_four(p, y, im, pm, k0, n, a, p.mult + k0, p.bias + k0, p.fq_on ? 1.0f / p.fq_scale : 0.0f);
+    put_four(p, y, im, pm, k0, n, a, p.mult + k0, p.bias + k0, fq_inv_of(p));
 }
 
 /* One output per thread, channel fastest (coalesced channels-last reads); W: int8_t or uint8_t
@@ -938,7 +954,7 @@ __global__ void k_qconv_direct(const struct eb_cuk_qconv p, const uint8_t *__res
             continue;
         }
         put(p, y, (int64_t)im * p.y_n + (int64_t)k * p.y_c + (int64_t)pm * p.y_p, acc, p.mult[k],
-            p.bias[k], p.fq_on ? 1.0f / p.fq_scale : 0.0f);
+            p.bias[k], fq_inv_of(p));
     }
 }
 

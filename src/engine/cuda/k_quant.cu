@@ -62,30 +62,30 @@ __global__ void k_quantize8(int n8, const T *x, const float *scale, const Q *zp,
     }
 }
 
+/* QuantizeLinear into bytes Q saturated to [lo, hi]: per tensor eight values a thread where the
+ * tensor allows (k_quantize8), else one */
+template <typename T, typename Q>
+cudaError_t quantize_to(cudaStream_t s, int64_t n, int64_t channels, int64_t inner, const T *x,
+                        const float *scale, const Q *zp, float lo, float hi, Q *y)
+{
+    if (channels == 1 && n % 8 == 0 && ((uintptr_t)x & 15) == 0 && ((uintptr_t)y & 7) == 0)
+        eb_cuk::launch(k_quantize8<T, Q>, eb_cuk::blocks_for(n / 8), eb_cuk::kThreads, s,
+                       (int)(n / 8), x, scale, zp, lo, hi, y);
+    else
+        eb_cuk::launch(k_quantize<T, Q>, eb_cuk::blocks_for(n), eb_cuk::kThreads, s, (int)n,
+                       (int)channels, (int)inner, x, scale, zp, lo, hi, y);
+    return cudaGetLastError();
+}
+
 template <typename T>
 cudaError_t quantize(cudaStream_t s, int64_t n, int64_t channels, int64_t inner, const void *x,
                      const float *scale, const void *zp, int y_signed, void *y)
 {
-    if (channels == 1 && n % 8 == 0 && ((uintptr_t)x & 15) == 0 && ((uintptr_t)y & 7) == 0) {
-        const unsigned g8 = eb_cuk::blocks_for(n / 8);
-        if (y_signed)
-            eb_cuk::launch(k_quantize8<T, int8_t>, g8, eb_cuk::kThreads, s, (int)(n / 8),
-                           (const T *)x, scale, (const int8_t *)zp, -128.0f, 127.0f, (int8_t *)y);
-        else
-            eb_cuk::launch(k_quantize8<T, uint8_t>, g8, eb_cuk::kThreads, s, (int)(n / 8),
-                           (const T *)x, scale, (const uint8_t *)zp, 0.0f, 255.0f, (uint8_t *)y);
-        return cudaGetLastError();
-    }
-    const unsigned g = eb_cuk::blocks_for(n);
     if (y_signed)
-        eb_cuk::launch(k_quantize<T, int8_t>, g, eb_cuk::kThreads, s, (int)n, (int)channels,
-                       (int)inner, (const T *)x, scale, (const int8_t *)zp, -128.0f, 127.0f,
-                       (int8_t *)y);
-    else
-        eb_cuk::launch(k_quantize<T, uint8_t>, g, eb_cuk::kThreads, s, (int)n, (int)channels,
-                       (int)inner, (const T *)x, scale, (const uint8_t *)zp, 0.0f, 255.0f,
-                       (uint8_t *)y);
-    return cudaGetLastError();
+        return quantize_to(s, n, channels, inner, (const T *)x, scale, (const int8_t *)zp, -128.0f,
+                           127.0f, (int8_t *)y);
+    return quantize_to(s, n, channels, inner, (const T *)x, scale, (const uint8_t *)zp, 0.0f,
+                       255.0f, (uint8_t *)y);
 }
 
 template <typename T, typename Q>
