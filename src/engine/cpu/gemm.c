@@ -16,7 +16,9 @@
 #define MM_KC     256
 #define MM_NC     256
 #define MM_NR_MAX 32
-#define MM_MC_PB  384
+/* Rows a block of a product on B packed at load (a multiple of every MR; the A rows' k block,
+ * 384 x MM_KC floats, stays in L2). */
+#define MM_MC_PB 384
 /* Products of fewer multiply-adds run on the caller alone. */
 #define MM_SERIAL_MACS (1 << 20)
 

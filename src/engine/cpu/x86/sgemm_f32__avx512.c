@@ -14,11 +14,12 @@
  * two B loads (zmm30, zmm31), then per row one vbroadcastss of its A value from memory (a load,
  * no shuffle; zmm28/29 in turn) and two register FMAs. The FMAs used to take A as an embedded
  * broadcast ({1to16}, 18 fused uops a step instead of 26), but on a Zen 5 core the broadcast
- * loads of their own run at the FMA ports' peak (about 215 GFLOP/s a core in L1, against 190
- * with {1to16}; bench_kernels' micro-kernel line), and no slower on Intel's AVX-512 cores, where
- * each is one load uop. Then the rows are stored to C (row stride ldc), added to what C holds
- * when accumulating. B row p is at b + 32p (packed) or b + boff[p] (direct); A is k-major, 8
- * floats per step; k >= 1.
+ * loads of their own run at the FMA ports' peak (about 210 GFLOP/s a core in L1, against 175 to
+ * 190 with {1to16}; bench_kernels' micro-kernel line). On Intel's AVX-512 cores (not measured
+ * here) a broadcast load is one load-port uop, and 26 uops fit the 8 cycles the 16 FMAs take.
+ * Then the rows are stored to C (row stride ldc), added to what C holds when accumulating.
+ * B row p is at b + 32p (packed) or b + boff[p] (direct); A is k-major, 8 floats per step;
+ * k >= 1.
  */
 #define ZERO_ACC                                                                                   \
     "vxorps %%xmm0, %%xmm0, %%xmm0\n\t"                                                            \
@@ -380,11 +381,12 @@ AVX512 void eb_cpu_cl_epilogue_f32__avx512(const struct eb_epilogue *e, const fl
  * in 24 zmm accumulators; per input channel and tap two weight loads, and per pixel one
  * broadcast load of its value and two FMAs (the broadcast of its own, not an embedded {1to16}
  * in each FMA, for the reason given at the SGEMM tile above: 5 to 15% faster layers on a Zen 5
- * core, bench_kernels). Input channels come in blocks of 16; a full block's
- * 16 steps are unrolled so that every input address is the tap's base plus a constant when the
- * pixel stride xps is a constant (stride 1 and 2 below). The row's last pixels (n_px % 12) go
- * through a 10- or 8-pixel tile and then 4-pixel tiles, and a block with at most 16 output channels wanted (olen) through
- * one-vector tiles, so a 40-pixel row of 80 channels computes nothing it throws away.
+ * core, bench_kernels). Input channels come in blocks of 16; a full block's 16 steps are
+ * unrolled so that every input address is the tap's base plus a constant when the pixel stride
+ * xps is a constant (stride 1 and 2 below). The row's last pixels (n_px % 12) go through a 10-
+ * or 8-pixel tile and then 4-pixel tiles, and a block with at most 16 output channels wanted
+ * (olen) through one-vector tiles, so a 40-pixel row of 80 channels computes nothing it throws
+ * away.
  */
 /* The pixel's value broadcast by a load of its own (vbroadcastss m32: no shuffle), shared by the
  * row's two FMAs; in intrinsics the compiler would fold it into each FMA as {1to16}. */
