@@ -97,11 +97,13 @@ case_rtsp_server_stops_and_comes_back() {
 }
 
 case_rtsp_outage_behind_a_slow_pipeline() {
-  # A 640 model on one thread reads a frame in about 0.2 s (slower still under a sanitizer)
-  # while the server sends 25 a second: the frames sent before the loss wait in the socket's
-  # buffer and are read long after the server went. The outage still counts from when the last
-  # of them came (the stream's timestamps), not from when the pipeline got to it: at least the
-  # 1 s the server was down.
+  # A 640 model on one thread takes 50 to 200 ms a frame (more under a sanitizer) while the
+  # server sends one every 40 ms: the frames sent before the loss wait in the socket's buffer
+  # and are read long after the server went. The outage still counts from when the last of them
+  # came (the stream's timestamps), not from when the pipeline got to it: the 1 s the server was
+  # down, less up to two frame intervals (80 ms) by which the estimate of when that frame came
+  # can run late (it is the frame's timestamp plus the least delay seen among the frames read;
+  # one run of this case gave 0.98 s).
   need_ffmpeg
   serve_rtsp --drop_after 0.5 --down 1
   short --mode rgb --model0 "$(model 640)" --threads 1 --source "$RTSP_URL" --frames 14 \
@@ -111,9 +113,9 @@ case_rtsp_outage_behind_a_slow_pipeline() {
   local lost out
   lost=$(jq_get "$d/report.json" slots/0/source_stream/frames_lost)
   out=$(jq_get "$d/report.json" slots/0/source_stream/outage_s)
-  awk -v o="$out" 'BEGIN { exit !(o >= 1) }' ||
+  awk -v o="$out" 'BEGIN { exit !(o >= 0.92) }' ||
     fail "an outage of $out s ($lost frames) after the server was down 1 s"
-  [ "$lost" -ge 24 ] || fail "frames_lost $lost after an outage of $out s"
+  [ "$lost" -ge 22 ] || fail "frames_lost $lost after an outage of $out s"
 }
 
 case_rtsp_lost_without_reconnect_dual() {
