@@ -16,8 +16,8 @@
 #define MM_KC     256
 #define MM_NC     256
 #define MM_NR_MAX 32
-/* Rows a block of a product on B packed at load (a multiple of every MR; the A rows' k block,
- * 384 x MM_KC floats, stays in L2). */
+/* Row block of a product on B packed at load (a multiple of every MR; its A k block, 384 x
+ * MM_KC floats, stays in L2). */
 #define MM_MC_PB 384
 /* Products of fewer multiply-adds run on the caller alone. */
 #define MM_SERIAL_MACS (1 << 20)
@@ -304,23 +304,19 @@ static void mm_shared_task(void *vctx, size_t task, int worker)
     const int64_t n0 = t * panels / c->nb * c->uk.nr;
     const int64_t n1e = (t + 1) * panels / c->nb * c->uk.nr, n1 = n1e < c->n ? n1e : c->n;
     const int mr = c->uk.mr;
-    float *bbuf = c->scratch + (size_t)worker * c->worker_floats;
     if (c->pb != NULL) {
         /* Panel by panel, all of its k blocks before the next: the panel's C rows stay in
          * the caches instead of being read and written again for every k block. */
-        const int nr = c->uk.nr;
-        for (int64_t m0 = 0; m0 < c->m; m0 += MM_MC_PB) {
-            const int64_t mc = c->m - m0 < MM_MC_PB ? c->m - m0 : MM_MC_PB;
-            for (int64_t j = n0; j < n1; j += nr)
+        for (int64_t m0 = 0; m0 < c->m; m0 += MM_MC_PB)
+            for (int64_t j = n0; j < n1; j += c->uk.nr)
                 for (int64_t k0 = 0; k0 < c->k; k0 += MM_KC)
-                    eb_cpu__sgemm_block(&c->uk, mc, n1 - j < nr ? n1 - j : nr,
-                                        c->k - k0 < MM_KC ? c->k - k0 : MM_KC,
-                                        c->apack + m0 * c->k + k0 * mr, c->k * mr,
-                                        c->pb + (j / nr) * c->k * nr + k0 * nr,
-                                        c->y + m0 * c->n + j, c->n, k0 > 0, NULL, NULL, NULL);
-        }
+                    block_pb(c, c->m - m0 < MM_MC_PB ? c->m - m0 : MM_MC_PB, j,
+                             n1 - j < c->uk.nr ? n1 : j + c->uk.nr, k0,
+                             c->k - k0 < MM_KC ? c->k - k0 : MM_KC, c->apack + m0 * c->k + k0 * mr,
+                             c->k * mr, c->y + m0 * c->n);
         return;
     }
+    float *bbuf = c->scratch + (size_t)worker * c->worker_floats;
     for (int64_t k0 = 0; k0 < c->k; k0 += MM_KC) {
         const int64_t kc = c->k - k0 < MM_KC ? c->k - k0 : MM_KC;
         eb_cpu__pack_b(c->uk.nr, kc, n1 - n0, c->b + k0 * c->n + n0, c->n, bbuf);
