@@ -91,6 +91,44 @@ EB_TEST(io_bind_finds_every_tensor)
     ASSERT_EQ_INT(b.mask, -1);
 }
 
+/* The greedy choice: the first of the largest logits, NaN skipped, -inf and edge lengths; every
+ * answer against one plain scan over random rows of every length around the blocks' sizes. */
+EB_TEST(argmax_is_the_first_of_the_largest)
+{
+    const float nan = NAN, inf = INFINITY;
+    const float ties[6] = {1.0f, 3.0f, 2.0f, 3.0f, nan, 3.0f};
+    ASSERT_EQ_INT((int)eb_llm_argmax_f32(ties, 6), 1);
+    const float lead_nan[3] = {nan, -1.0f, 5.0f};
+    ASSERT_EQ_INT((int)eb_llm_argmax_f32(lead_nan, 3), 2);
+    const float all_nan[2] = {nan, nan};
+    ASSERT_EQ_INT((int)eb_llm_argmax_f32(all_nan, 2), 0);
+    const float neg_inf[3] = {nan, -inf, -inf};
+    ASSERT_EQ_INT((int)eb_llm_argmax_f32(neg_inf, 3), 1);
+    const float pos_inf[3] = {-inf, inf, inf};
+    ASSERT_EQ_INT((int)eb_llm_argmax_f32(pos_inf, 3), 1);
+    ASSERT_EQ_INT((int)eb_llm_argmax_f32(ties, 0), -1);
+    enum { N = 151936 };
+    float *x = malloc(N * sizeof(float));
+    ASSERT_TRUE(x != NULL);
+    uint32_t r = 7;
+    const int64_t lens[9] = {1, 31, 32, 33, 4095, 4096, 4097, 8200, N};
+    for (int li = 0; li < 9; li++)
+        for (int rep = 0; rep < 20; rep++) {
+            const int64_t n = lens[li];
+            for (int64_t i = 0; i < n; i++) {
+                r = r * 1664525u + 1013904223u;
+                const uint32_t k = r >> 8;
+                x[i] = k % 97 == 0 ? nan : k % 89 == 0 ? -inf : (float)(k % 1000);
+            }
+            int64_t want = -1;
+            for (int64_t i = 0; i < n; i++)
+                if (x[i] == x[i] && (want < 0 || x[i] > x[want]))
+                    want = i;
+            ASSERT_EQ_INT((int)eb_llm_argmax_f32(x, n), (int)(want < 0 ? 0 : want));
+        }
+    free(x);
+}
+
 EB_TEST(io_bind_refuses_what_it_cannot_feed)
 {
     struct eb_model_info info;

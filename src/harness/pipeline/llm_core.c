@@ -3,6 +3,7 @@
  */
 #include "harness/pipeline/llm_core.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,35 @@ static int32_t f16_key(uint16_t h)
     return (h & 0x8000u) ? -(int32_t)(h & 0x7fffu) : (int32_t)h;
 }
 
+int64_t eb_llm_argmax_f32(const float *x, int64_t n)
+{
+    enum { LANES = 32, BLOCK = 4096 };
+    float best = -INFINITY;
+    int64_t at = -1; /* the block holding the first of the largest, once one is above -inf */
+    for (int64_t b0 = 0; b0 < n; b0 += BLOCK) {
+        const int64_t end = n - b0 > BLOCK ? b0 + BLOCK : n;
+        float m[LANES];
+        for (int l = 0; l < LANES; l++)
+            m[l] = -INFINITY;
+        int64_t i = b0;
+        for (; i + LANES <= end; i += LANES)
+            for (int l = 0; l < LANES; l++)
+                m[l] = x[i + l] > m[l] ? x[i + l] : m[l];
+        for (; i < end; i++)
+            m[0] = x[i] > m[0] ? x[i] : m[0];
+        for (int l = 1; l < LANES; l++)
+            m[0] = m[l] > m[0] ? m[l] : m[0];
+        if (m[0] > best) {
+            best = m[0];
+            at = b0;
+        }
+    }
+    for (int64_t i = at < 0 ? 0 : at; i < n; i++) /* -inf or NaN only: the first -inf */
+        if (x[i] == best)
+            return i;
+    return n < 1 ? -1 : 0;
+}
+
 /* The argmax of the last row of logits [1, n, vocab]; -1 for another shape or dtype. */
 static int64_t last_row_argmax(const struct eb_tensor *t)
 {
@@ -167,10 +197,7 @@ static int64_t last_row_argmax(const struct eb_tensor *t)
     const int64_t v = t->shape[2], row = (t->shape[1] - 1) * v;
     int64_t best = 0;
     if (t->dtype == EB_DTYPE_F32) {
-        const float *x = (const float *)t->data + row;
-        for (int64_t i = 1; i < v; i++)
-            if (x[i] > x[best])
-                best = i;
+        best = eb_llm_argmax_f32((const float *)t->data + row, v);
     } else if (t->dtype == EB_DTYPE_F16) {
         const uint16_t *x = (const uint16_t *)t->data + row;
         int32_t bk = f16_key(x[0]);
