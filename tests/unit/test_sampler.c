@@ -667,13 +667,13 @@ EB_TEST(sampler_tegrastats_exits_early)
 EB_TEST(sampler_long_interval_stops_promptly)
 {
     /* A 1-hour interval: stop must wake the thread (condition variable), not wait it out; the
-     * final sample at stop still records one sample. */
+     * samples at start and at stop still record the two ends. */
     struct eb_sampler_config cfg = {.interval_ns = 3600ull * 1000000000ull};
     struct eb_sampler *s = NULL;
     ASSERT_OK(eb_sampler_start(&cfg, &s, NULL));
     struct eb_system_summary sum;
     eb_sampler_stop(s, &sum);
-    ASSERT_EQ_INT(sum.n_samples, 1);
+    ASSERT_EQ_INT(sum.n_samples, 2);
     ASSERT_TRUE(sum.ram_total_mb > 0);
 }
 
@@ -833,11 +833,13 @@ EB_TEST(sampler_nvml_missing_library)
     ASSERT_EQ_INT(sum.nvml_used, 0);
 }
 
-/* One NVML sample spans no time: the energy is unmeasured (NaN, null per frame), not 0 — a run
- * shorter than the sampling interval (a short sweep row) must not report 0 mJ per frame. */
-EB_TEST(sampler_nvml_single_sample_has_no_energy)
+/* A run shorter than the sampling interval (a short sweep row, a few frames) still has its
+ * energy, over its whole span: the sampler reads the GPU when it starts and when it stops. (It
+ * once read at stop only: one reading, no energy, and energy per frame null.) */
+EB_TEST(sampler_nvml_run_shorter_than_interval_has_energy)
 {
     const char *lib = fake_nvml_path();
+    const double p_mw = 42000.0;
     ASSERT_TRUE(setenv("FAKE_NVML_POWER_MW", "42000", 1) == 0);
     char path[1024];
     snprintf(path, sizeof(path), "%s/metrics.jsonl", eb_test_tmpdir());
@@ -848,21 +850,27 @@ EB_TEST(sampler_nvml_single_sample_has_no_energy)
         .interval_ns = 60000000000ull, .metrics_path = path, .log = &log, .nvml_lib = lib};
     struct eb_sampler *s = NULL;
     struct eb_diag d = {0};
+    const uint64_t work_ns = 30000000ull;
     ASSERT_OK(eb_sampler_start(&cfg, &s, &d));
+    eb_clock_sleep_ns(work_ns); /* the caller's work, far shorter than an interval */
     struct eb_system_summary sum;
-    eb_sampler_stop(s, &sum); /* shorter than an interval: the one sample taken at stop */
+    eb_sampler_stop(s, &sum);
     double t_first = 0, t_last = 0;
-    ASSERT_EQ_INT(check_gpu_lines(path, 1, &t_first, &t_last), 1);
-    ASSERT_EQ_INT(sum.n_samples, 1);
+    ASSERT_EQ_INT(check_gpu_lines(path, 1, &t_first, &t_last), 2);
+    ASSERT_EQ_INT(sum.n_samples, 2);
     ASSERT_EQ_INT(sum.nvml_used, 1);
-    ASSERT_TRUE(isnan(sum.gpus[0].energy_mj));
+    /* The two readings bracket the work: the energy covers all of it. */
+    ASSERT_TRUE(t_last - t_first >= (double)work_ns / 1e9);
+    ASSERT_TRUE(t_last <= sum.duration_s);
+    double want = p_mw * (t_last - t_first);
+    ASSERT_NEAR(sum.gpus[0].energy_mj, want, 1e-9 * want + 1e-6);
     struct eb_run_result *r = calloc(1, sizeof(*r));
     ASSERT_TRUE(r != NULL);
     r->sys = sum;
     r->slots[0].frames_measured = 5;
     enum eb_report_energy_source src;
-    ASSERT_TRUE(isnan(eb_report__energy_per_frame_mj(r, &src)));
-    ASSERT_EQ_INT(src, EB_REPORT_ENERGY_SOURCE_NONE);
+    ASSERT_NEAR(eb_report__energy_per_frame_mj(r, &src), want / 5.0, 1e-9 * want + 1e-6);
+    ASSERT_EQ_INT(src, EB_REPORT_ENERGY_SOURCE_NVML);
     free(r);
     pthread_mutex_destroy(&cap.mu);
 }

@@ -40,9 +40,10 @@ struct eb_sampler {
 
     struct eb_thread thread;
     int thread_started;
-    struct eb_mutex mu; /* guards stop */
+    struct eb_mutex mu; /* guards stop and first_done */
     struct eb_cond cv;
     int stop;
+    int first_done; /* the thread took its first sample: eb_sampler_start may return */
 
     /* Owned by the sampler thread until it is joined. */
     int max_cores, n_cores;
@@ -279,8 +280,13 @@ static void *sampler_main(void *arg)
 {
     struct eb_sampler *s = arg;
     nvml_open(s);
+    /* The span's first reading, before eb_sampler_start returns: the series, and the power
+     * integrated over it, begin where the caller's work does (not an interval later). */
+    take_sample(s);
     uint64_t next = s->start_ns + s->interval_ns;
     eb_mutex_lock(&s->mu);
+    s->first_done = 1;
+    eb_cond_broadcast(&s->cv);
     while (!s->stop) {
         uint64_t now = eb_clock_ns();
         if (now < next) {
@@ -296,9 +302,9 @@ static void *sampler_main(void *arg)
         eb_mutex_lock(&s->mu);
     }
     eb_mutex_unlock(&s->mu);
-    /* A last sample at stop, so a run shorter than one interval still has one. */
-    if (s->n_samples == 0 || eb_clock_ns() - s->last_sample_ns >= s->interval_ns / 2)
-        take_sample(s);
+    /* And its last, at stop: the energy integrates up to the end of the caller's work (a run
+     * shorter than one interval has two readings, one at each end). */
+    take_sample(s);
     eb_sampler__nvml_close(s->nvml, s->gpus, &s->n_gpus);
     s->nvml = NULL;
     return NULL;
@@ -419,6 +425,10 @@ enum eb_status eb_sampler_start(const struct eb_sampler_config *cfg, struct eb_s
     if (st != EB_OK)
         goto fail;
     s->thread_started = 1;
+    eb_mutex_lock(&s->mu);
+    while (!s->first_done)
+        eb_cond_wait(&s->cv, &s->mu);
+    eb_mutex_unlock(&s->mu);
     *s_out = s;
     return EB_OK;
 

@@ -248,8 +248,10 @@ struct eb_sampler;
 /**
  * Starts the sampler thread (and tegrastats on a Jetson). Caller owns `*s_out` and releases it
  * with eb_sampler_stop. `cfg` is read during the call only, except `cfg->log`, which must
- * outlive the sampler. metrics_path (NULL = no file) is opened for appending; every
- * interval_ns (0 = 1 s) one compact JSON object and a newline are appended and flushed:
+ * outlive the sampler. The thread takes one sample before this returns, one every interval_ns
+ * (0 = 1 s) after the start, and one at eb_sampler_stop, so the samples span the caller's
+ * work from end to end however short it is. metrics_path (NULL = no file) is opened for
+ * appending; each sample appends and flushes one compact JSON object and a newline:
  * {"t_s", "wall", "cpu_pct": [per core, null when offline], "cpu_avg_pct", "ram_used_mb",
  * "ram_total_mb", "ram_available_mb", "swap_used_mb", "rss_mb", "temps_c": {zone type: degC},
  * and, once tegrastats has printed a line, "tegrastats": the latest parsed line (see
