@@ -129,6 +129,25 @@ EB_TEST(argmax_is_the_first_of_the_largest)
     free(x);
 }
 
+/* The float16 logits' choice (an ONNX Runtime model with fp16 logits): NaN (any payload, either
+ * sign) never the largest, where its bits' integer key would put it above +inf; -0 ties +0. */
+EB_TEST(argmax_f16_skips_nan)
+{
+    const uint16_t one = 0x3c00, two = 0x4000, neg = 0xc000, pinf = 0x7c00, ninf = 0xfc00;
+    const uint16_t nan = 0x7e00, nan_payload = 0x7c01, neg_nan = 0xfe00, pz = 0x0000, nz = 0x8000;
+    const uint16_t a[5] = {one, nan, two, nan_payload, two};
+    ASSERT_EQ_INT((int)eb_llm_argmax_f16(a, 5), 2);
+    const uint16_t b[4] = {neg_nan, pinf, nan, pinf};
+    ASSERT_EQ_INT((int)eb_llm_argmax_f16(b, 4), 1);
+    const uint16_t c[3] = {nan, ninf, neg};
+    ASSERT_EQ_INT((int)eb_llm_argmax_f16(c, 3), 2);
+    const uint16_t d[3] = {nz, pz, ninf};
+    ASSERT_EQ_INT((int)eb_llm_argmax_f16(d, 3), 0);
+    const uint16_t e[2] = {nan, neg_nan};
+    ASSERT_EQ_INT((int)eb_llm_argmax_f16(e, 2), 0);
+    ASSERT_EQ_INT((int)eb_llm_argmax_f16(a, 0), -1);
+}
+
 EB_TEST(io_bind_refuses_what_it_cannot_feed)
 {
     struct eb_model_info info;

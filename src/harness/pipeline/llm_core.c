@@ -154,10 +154,27 @@ enum eb_status eb_llm_prompt_ids_parse(const char *text, int64_t vocab, int64_t 
     return EB_OK;
 }
 
-/* An order-preserving integer key of a float16's bits (NaN aside). */
+/* An order-preserving integer key of a float16's bits (NaN aside: its magnitude bits are above
+ * +inf's 0x7c00). */
 static int32_t f16_key(uint16_t h)
 {
     return (h & 0x8000u) ? -(int32_t)(h & 0x7fffu) : (int32_t)h;
+}
+
+int64_t eb_llm_argmax_f16(const uint16_t *x, int64_t n)
+{
+    int64_t best = -1;
+    int32_t bk = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if ((x[i] & 0x7fffu) > 0x7c00u)
+            continue;
+        const int32_t k = f16_key(x[i]);
+        if (best < 0 || k > bk) {
+            bk = k;
+            best = i;
+        }
+    }
+    return n < 1 ? -1 : best < 0 ? 0 : best;
 }
 
 int64_t eb_llm_argmax_f32(const float *x, int64_t n)
@@ -199,15 +216,7 @@ static int64_t last_row_argmax(const struct eb_tensor *t)
     if (t->dtype == EB_DTYPE_F32) {
         best = eb_llm_argmax_f32((const float *)t->data + row, v);
     } else if (t->dtype == EB_DTYPE_F16) {
-        const uint16_t *x = (const uint16_t *)t->data + row;
-        int32_t bk = f16_key(x[0]);
-        for (int64_t i = 1; i < v; i++) {
-            int32_t k = f16_key(x[i]);
-            if (k > bk) {
-                bk = k;
-                best = i;
-            }
-        }
+        best = eb_llm_argmax_f16((const uint16_t *)t->data + row, v);
     } else {
         return -1;
     }
