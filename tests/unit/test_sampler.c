@@ -572,6 +572,41 @@ EB_TEST(sampler_fake_tegrastats)
     pthread_mutex_destroy(&cap.mu);
 }
 
+/* tegrastats' energy spans the sampler's whole span: its first line comes an interval after it
+ * starts and its last some time before the stop, so the ends hold the nearest line's power. At
+ * a constant 5000 mW the energy is 5000 mW x the span exactly (it once left out the time before
+ * the first line and after the last: up to an interval and a half of the run); with a single
+ * line, that line's power over the span. */
+static const char const_power_body[] =
+    "# %s\n"
+    "case \"$1\" in --interval) ;; *) exit 3 ;; esac\n"
+    "line='RAM 2000/7620MB (lfb 10x4MB) CPU [10%%@1510,20%%@1510] EMC_FREQ 5%%@2133 "
+    "GR3D_FREQ 50%%@[624] VDD_IN 5000mW/4800mW VDD_SOC 1400mW/1400mW'\n"
+    "sleep 0.05\n"
+    "while :; do echo \"$line\"; [ -n \"$ONCE\" ] && exec sleep 10; sleep 0.03; done\n";
+
+EB_TEST(sampler_tegrastats_energy_spans_the_run)
+{
+    char script[1024];
+    make_fake_tegrastats(script, sizeof(script), const_power_body);
+    for (int once = 0; once < 2; once++) {
+        ASSERT_TRUE(once ? setenv("ONCE", "1", 1) == 0 : unsetenv("ONCE") == 0);
+        struct eb_sampler_config cfg = {
+            .interval_ns = 20000000ull, .tegrastats_cmd = script, .is_jetson = 1};
+        struct eb_sampler *s = NULL;
+        ASSERT_OK(eb_sampler_start(&cfg, &s, NULL));
+        eb_clock_sleep_ns(300000000ull);
+        struct eb_system_summary sum;
+        eb_sampler_stop(s, &sum);
+        ASSERT_EQ_INT(sum.tegrastats_used, 1);
+        ASSERT_TRUE(once ? sum.tegrastats_lines == 1 : sum.tegrastats_lines >= 2);
+        ASSERT_NEAR(sum.power_avg_mw, 5000.0, 0);
+        ASSERT_TRUE(sum.duration_s >= 0.3);
+        ASSERT_NEAR(sum.energy_mj, 5000.0 * sum.duration_s, 1e-6 * 5000.0 * sum.duration_s);
+    }
+    ASSERT_TRUE(unsetenv("ONCE") == 0);
+}
+
 EB_TEST(sampler_tegrastats_ignoring_sigterm)
 {
     /* A child that ignores SIGTERM is killed with SIGKILL; stop still returns and reaps it. */

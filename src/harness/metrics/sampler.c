@@ -437,6 +437,20 @@ fail:
     return st;
 }
 
+/* tegrastats' energy over [start_ns, end_ns]: the trapezoid between its lines, and the first
+ * line's power held from the start and the last one's to the end (its first line comes an
+ * interval after it starts: 500 ms of a 5 s run would go uncounted). Needs power_n > 0. */
+static double tegra_energy_mj(const struct eb_sampler__tegra_stats *ts, uint64_t start_ns,
+                              uint64_t end_ns)
+{
+    double e = isfinite(ts->energy_mj) ? ts->energy_mj : 0.0;
+    if (ts->first_power_ns > start_ns)
+        e += ts->first_power_mw * (double)(ts->first_power_ns - start_ns) / 1e9;
+    if (end_ns > ts->last_power_ns)
+        e += ts->last_power_mw * (double)(end_ns - ts->last_power_ns) / 1e9;
+    return e;
+}
+
 static void empty_summary(struct eb_system_summary *sum)
 {
     memset(sum, 0, sizeof(*sum));
@@ -469,6 +483,8 @@ void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out
         eb_mutex_unlock(&s->mu);
         eb_thread_join(&s->thread);
     }
+    /* The span ends now: tegrastats lines read from here on are dropped. */
+    eb_sampler__tegra_halt(s->tegra);
     uint64_t end_ns = eb_clock_ns();
     struct eb_sampler__tegra_stats ts;
     memset(&ts, 0, sizeof(ts));
@@ -512,7 +528,7 @@ void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out
         if (ts.power_n > 0) {
             sum->power_avg_mw = ts.power_sum / (double)ts.power_n;
             sum->power_max_mw = ts.power_max;
-            sum->energy_mj = ts.energy_mj;
+            sum->energy_mj = tegra_energy_mj(&ts, s->start_ns, end_ns);
         }
         sum->pressure_samples = s->pressure;
         sum->n_gpus = s->n_gpus;

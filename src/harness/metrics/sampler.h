@@ -277,7 +277,9 @@ EB_NODISCARD enum eb_status eb_sampler_start(const struct eb_sampler_config *cfg
  * (n_samples 0, power/energy/GPU NaN) when summary_out != NULL. Call from one thread.
  * Summary: cpu_avg_pct/cpu_max_pct are the mean/max over samples of the all-core load;
  * gpu/power figures are over tegrastats lines; energy_mj integrates power_total_mw over the
- * arrival times of the lines (trapezoid). gpus[i] aggregate the NVML readings of the samples;
+ * sampler's span: trapezoid between the arrival times of the lines, and before the first line
+ * and after the last one the nearest line's power held (tegrastats prints on its own clock, its
+ * first line an interval after it starts). gpus[i] aggregate the NVML readings of the samples;
  * gpus[i].energy_mj integrates power over the samples' times (t_s in metrics.jsonl).
  */
 void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out);
@@ -293,8 +295,10 @@ struct eb_sampler__tegra_stats {
     uint64_t gpu_n, power_n;
     double gpu_sum, gpu_max;
     double power_sum, power_max;
-    double energy_mj;  /* NaN when fewer than one power reading */
-    char warning[256]; /* set when the command died before printing a line */
+    double energy_mj; /* trapezoid between the lines' arrival times; NaN below two readings */
+    double first_power_mw, last_power_mw;   /* the first and the last reading (power_n > 0) */
+    uint64_t first_power_ns, last_power_ns; /* when they came (eb_clock_ns) */
+    char warning[256];                      /* set when the command died before printing a line */
 };
 
 struct eb_sampler__tegra;
@@ -316,6 +320,8 @@ EB_NODISCARD enum eb_status eb_sampler__tegra_start(const char *cmd, uint64_t in
 int eb_sampler__tegra_latest(struct eb_sampler__tegra *t, struct eb_tegra_sample *out);
 /** pid of the child, or -1. */
 pid_t eb_sampler__tegra_pid(const struct eb_sampler__tegra *t);
+/** From now on the reader drops what it reads (the sampler's span has ended). NULL ok. */
+void eb_sampler__tegra_halt(struct eb_sampler__tegra *t);
 /** Kills and reaps the child, joins the reader, fills `*stats_out` (may be NULL), frees. NULL ok. */
 void eb_sampler__tegra_stop(struct eb_sampler__tegra *t, struct eb_sampler__tegra_stats *stats_out);
 

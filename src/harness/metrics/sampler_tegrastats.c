@@ -43,9 +43,6 @@ struct eb_sampler__tegra {
 
     /* Owned by the reader thread until it is joined. */
     struct eb_sampler__tegra_stats stats;
-    int have_last_power;
-    double last_power_mw;
-    uint64_t last_power_ns;
     size_t line_len;
     int line_overflow;
     char line[LINE_MAX_BYTES];
@@ -63,6 +60,11 @@ static int blank(const char *s)
 static void handle_line(struct eb_sampler__tegra *t, const char *line, int overflowed)
 {
     struct eb_sampler__tegra_stats *st = &t->stats;
+    /* The time first, the halt flag after (eb_sampler__tegra_halt): a line read after the
+     * sampler's end time is dropped, one kept came before it. */
+    const uint64_t now = eb_clock_ns();
+    if (atomic_load(&t->stop))
+        return;
     if (!overflowed && blank(line))
         return;
     st->lines++;
@@ -75,7 +77,6 @@ static void handle_line(struct eb_sampler__tegra *t, const char *line, int overf
         st->bad_lines++;
         return;
     }
-    uint64_t now = eb_clock_ns();
     const struct eb_tegra_sample *p = &t->parsed;
     if (isfinite(p->gpu_load_pct)) {
         st->gpu_sum += p->gpu_load_pct;
@@ -89,15 +90,17 @@ static void handle_line(struct eb_sampler__tegra *t, const char *line, int overf
         if (st->power_n == 0 || pw > st->power_max)
             st->power_max = pw;
         st->power_n++;
-        if (t->have_last_power) {
-            /* Trapezoid: mW x s = mJ; none before a second sample (unmeasured, not 0). */
-            double dt = (double)(now - t->last_power_ns) / 1e9;
+        if (st->power_n == 1) {
+            st->first_power_mw = pw;
+            st->first_power_ns = now;
+        } else {
+            /* Trapezoid between lines: mW x s = mJ. */
+            double dt = (double)(now - st->last_power_ns) / 1e9;
             st->energy_mj = (isfinite(st->energy_mj) ? st->energy_mj : 0.0) +
-                            0.5 * (t->last_power_mw + pw) * dt;
+                            0.5 * (st->last_power_mw + pw) * dt;
         }
-        t->have_last_power = 1;
-        t->last_power_mw = pw;
-        t->last_power_ns = now;
+        st->last_power_mw = pw;
+        st->last_power_ns = now;
     }
     eb_mutex_lock(&t->mu);
     t->latest = *p;
@@ -315,11 +318,17 @@ pid_t eb_sampler__tegra_pid(const struct eb_sampler__tegra *t)
     return t != NULL ? t->pid : -1;
 }
 
+void eb_sampler__tegra_halt(struct eb_sampler__tegra *t)
+{
+    if (t != NULL)
+        atomic_store(&t->stop, 1);
+}
+
 void eb_sampler__tegra_stop(struct eb_sampler__tegra *t, struct eb_sampler__tegra_stats *stats_out)
 {
     if (t == NULL)
         return;
-    atomic_store(&t->stop, 1);
+    eb_sampler__tegra_halt(t);
     if (t->pid > 0) {
         kill_and_reap(t->pid);
         t->pid = -1;
