@@ -71,11 +71,11 @@ case_rtsp_stream_runs() {
 case_rtsp_server_stops_and_comes_back() {
   # The server closes the connection 1.5 s after PLAY and refuses connections for 1 s: the
   # slot reconnects (0.5 s, then 1 s of backoff) and counts the frames the outage cost. The
-  # source opens before the model loads, so the first frames wait in the socket's buffer and
-  # are read late; the drop comes once the pipeline reads frames as they arrive, so the least
-  # delay among them (what dates the last frame before the loss) is a true one. (At 0.5 s after
-  # PLAY, an ASan build on a loaded machine read every frame of the connection late and put the
-  # outage at 0.88 s.)
+  # least delay among the first connection's frames dates the last one before the loss, so at
+  # least one of them must be read as it comes: the stream opens once the model has loaded
+  # (case rtsp_opens_after_every_model_loads); when it opened before, an ASan build on a loaded
+  # machine read every frame of a connection dropped 0.5 s after PLAY late and put the outage
+  # at 0.88 s.
   need_ffmpeg
   serve_rtsp --drop_after 1.5 --down 1
   short --mode rgb --model0 "$(model 64)" --source "$RTSP_URL" --frames 70 --warmup 1 \
@@ -99,6 +99,26 @@ case_rtsp_server_stops_and_comes_back() {
     "$d/run.log" || fail "run.log lacks the loss: $(grep -i stream "$d/run.log")"
   grep -q "| Network stream | 1 reconnections ($att attempts), about $lost frames lost" \
     "$d/report.md" || fail "report.md stream row"
+}
+
+case_rtsp_opens_after_every_model_loads() {
+  # Two slots, the network stream on the first: it opens once both models have loaded, so its
+  # frames do not wait in the socket's buffer while the other slot's model loads (they would
+  # all be read late, and an outage among them estimated short).
+  need_ffmpeg
+  serve_rtsp
+  short --mode dual --model0 "$(model 64)" --model1 "$(model 96)" --rgb_source "$RTSP_URL" \
+    --thermal_source synthetic=96x96 --frames 5 --warmup 0 2>err.txt ||
+    fail "run failed: $(cat err.txt)"
+  local d; d=$(run_dir out)
+  [ "$(jq_get "$d/report.json" slots/0/status)" = ok ] || fail "slot 0 status"
+  [ "$(jq_get "$d/report.json" slots/1/status)" = ok ] || fail "slot 1 status"
+  local loaded opened
+  loaded=$(grep -n "INFO slot thermal: backend native (" "$d/run.log" | cut -d: -f1)
+  opened=$(grep -n "INFO slot rgb: $RTSP_URL opened (every model loaded)" "$d/run.log" |
+    cut -d: -f1)
+  [ -n "$loaded" ] && [ -n "$opened" ] || fail "run.log lacks the lines: $(cat "$d/run.log")"
+  [ "$opened" -gt "$loaded" ] || fail "the stream opened before the thermal model loaded"
 }
 
 case_rtsp_outage_behind_a_slow_pipeline() {

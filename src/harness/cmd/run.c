@@ -835,8 +835,21 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
         } else if (eb_budget_slot_cap(&rc->budget, &s->setup.backend_cfg, rc->limit_label[i],
                                       sizeof(rc->limit_label[i]), &s->diag) != EB_OK) {
             s->status = EB_SLOT_FAILED; /* nothing left of the budget for this slot */
-        } else if (eb_slot_prepare(s) == EB_OK) {
+        } else if (eb_slot_load(s) == EB_OK) {
             eb_budget_charge(&rc->budget, s->name, s->info.budget_bytes_used);
+        }
+        if (s->status == EB_SLOT_FAILED) {
+            eb_advice_append(&s->diag);
+            eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", s->name, s->diag.msg);
+        }
+    }
+    /* Every model has loaded: now the sources that deliver on their own clock open (a camera,
+     * a network stream), and each slot's probe inference runs. */
+    for (int i = 0; i < EB_NUM_SLOTS && !stopped(env); i++) {
+        struct eb_slot *s = &rc->slots[i];
+        if (!rc->active[i] || s->status != EB_SLOT_OK)
+            continue;
+        if (eb_slot_start(s) == EB_OK) {
             eb_log_msg(&rc->log, EB_LOG_INFO,
                        "slot %s: backend %s %s (%s), input %dx%dx%d %s, output %s with %d "
                        "classes",

@@ -595,15 +595,12 @@ static enum eb_status resolve_profile(struct eb_slot *s)
     return EB_OK;
 }
 
-enum eb_status eb_slot_prepare(struct eb_slot *s)
+/* Opens the slot's parsed source: synthetic frames at the pipeline's clock (the source itself
+ * delivers as fast as asked), endless where the source is (synthetic, camera, network; files
+ * loop in the pipeline: eb_slot_read). */
+static enum eb_status open_source(struct eb_slot *s)
 {
-    enum eb_status st;
     const struct eb_slot_setup *su = &s->setup;
-    s->status = EB_SLOT_OK;
-
-    st = eb_source_spec_parse(su->source_text, &s->spec, &s->diag);
-    if (st != EB_OK)
-        return slot_fail(s, st);
     struct eb_source_options so = {.max_frames = 0,
                                    .synth_style = su->synth_style,
                                    .seed = (uint32_t)(s->index + 1),
@@ -613,30 +610,64 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
                                    .n_files = su->n_files,
                                    .timeout_s = su->source_timeout_s,
                                    .reconnect = (int)su->reconnect};
+    struct eb_source_spec open_spec = s->spec;
+    if (s->spec.kind == EB_SOURCE_SYNTHETIC)
+        open_spec.synth_fps = 0;
+    if (s->spec.kind == EB_SOURCE_SYNTHETIC || eb_source_spec_is_live(&s->spec))
+        so.max_frames = INT64_MAX;
+    return eb_source_open(&open_spec, &so, &s->src, &s->diag);
+}
+
+/* The model as the backend loads it: the embedded bytes, else the file. */
+static struct eb_model_spec model_spec(const struct eb_slot *s)
+{
+    const struct eb_slot_setup *su = &s->setup;
+    struct eb_model_spec ms = {.path = su->model_label,
+                               .bytes = su->model_bytes,
+                               .n_bytes = su->model_len,
+                               .imgsz = su->imgsz};
+    if (su->model_bytes == NULL)
+        ms.path = su->model_path;
+    return ms;
+}
+
+enum eb_status eb_slot_prepare(struct eb_slot *s)
+{
+    enum eb_status st = eb_slot_load(s);
+    return st != EB_OK ? st : eb_slot_start(s);
+}
+
+enum eb_status eb_slot_load(struct eb_slot *s)
+{
+    enum eb_status st;
+    const struct eb_slot_setup *su = &s->setup;
+    s->status = EB_SLOT_OK;
+
+    st = eb_source_spec_parse(su->source_text, &s->spec, &s->diag);
+    if (st != EB_OK)
+        return slot_fail(s, st);
     const int live = eb_source_spec_is_live(&s->spec);
     s->rewindable = !live;
-    /* Frames arrive on the pipeline's clock: --fps of the slot, else synthetic=...@FPS (the
-     * source itself then delivers as fast as asked). A camera delivers at its own rate. */
-    struct eb_source_spec open_spec = s->spec;
+    /* Frames arrive on the pipeline's clock: --fps of the slot, else synthetic=...@FPS. A camera
+     * delivers at its own rate. */
     s->fps = su->fps;
-    if (s->spec.kind == EB_SOURCE_SYNTHETIC) {
-        if (s->fps <= 0)
-            s->fps = s->spec.synth_fps;
-        open_spec.synth_fps = 0;
-    }
+    if (s->spec.kind == EB_SOURCE_SYNTHETIC && s->fps <= 0)
+        s->fps = s->spec.synth_fps;
     if (live && su->fps > 0)
         return slot_fail(s, eb_diag_fail(&s->diag, EB_ERR_INVALID_ARG,
                                          "a camera or a network stream delivers frames at its own "
                                          "rate; drop --fps "
                                          "(or the slot's --rgb_fps/--thermal_fps) for %s",
                                          su->source_text));
-    /* Synthetic frames, cameras and network streams are endless; files loop in the pipeline
-     * (eb_slot_read). */
-    if (s->spec.kind == EB_SOURCE_SYNTHETIC || live)
-        so.max_frames = INT64_MAX;
-    st = eb_source_open(&open_spec, &so, &s->src, &s->diag);
-    if (st != EB_OK)
-        return slot_fail(s, st);
+    /* A camera or a network stream opens in eb_slot_start, once every slot's model has loaded:
+     * opened before, its frames would wait in buffers while models load, and a stream lost
+     * meanwhile would have every frame of that connection read late (its outage estimate too
+     * short). */
+    if (!live) {
+        st = open_source(s);
+        if (st != EB_OK)
+            return slot_fail(s, st);
+    }
     /* The length: --frames and/or --duration; with neither, the validity minimums (and with
      * --data every image once); --no_loop on a finite source: at most the source once. */
     s->frames_goal = su->frames;
@@ -654,14 +685,8 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
     }
     if (s->frames_goal > EB_SLOT_MAX_RECORDS)
         s->frames_goal = EB_SLOT_MAX_RECORDS;
-    const int64_t target = s->frames_goal > 0 ? s->frames_goal : EB_SLOT_FIRST_RECORDS;
 
-    struct eb_model_spec ms = {.path = su->model_label,
-                               .bytes = su->model_bytes,
-                               .n_bytes = su->model_len,
-                               .imgsz = su->imgsz};
-    if (su->model_bytes == NULL)
-        ms.path = su->model_path;
+    struct eb_model_spec ms = model_spec(s);
     st = read_model_precision(s, &ms);
     if (st != EB_OK)
         return slot_fail(s, st);
@@ -733,6 +758,22 @@ enum eb_status eb_slot_prepare(struct eb_slot *s)
                  su->preprocess == EB_PREPROCESS_GPU ? "--preprocess gpu" : "auto");
     else
         snprintf(s->pre_reason, sizeof(s->pre_reason), "auto: %.190s", why);
+    return EB_OK;
+}
+
+enum eb_status eb_slot_start(struct eb_slot *s)
+{
+    enum eb_status st;
+    const struct eb_slot_setup *su = &s->setup;
+    if (s->src == NULL) {
+        st = open_source(s);
+        if (st != EB_OK)
+            return slot_fail(s, st);
+        eb_log_msg(su->log, EB_LOG_INFO, "slot %s: %s opened (every model loaded)", s->name,
+                   su->source_text);
+    }
+    const int64_t target = s->frames_goal > 0 ? s->frames_goal : EB_SLOT_FIRST_RECORDS;
+    struct eb_model_spec ms = model_spec(s);
     if (s->gpu_pre)
         pin_source_frames(s);
     /* Probe inference on the first frame: learns the resolved output shape (and proves the

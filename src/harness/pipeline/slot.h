@@ -216,10 +216,22 @@ void eb_slot_init(struct eb_slot *s, int index, const struct eb_slot_setup *setu
 
 /**
  * Opens the source, creates the backend, loads the model, runs one probe inference to learn the
- * output layout, and allocates every buffer the measured loop needs. On failure the slot is
- * FAILED with its diag set (and the status returned).
+ * output layout, and allocates every buffer the measured loop needs: eb_slot_load then
+ * eb_slot_start. On failure the slot is FAILED with its diag set (and the status returned).
  */
 EB_NODISCARD enum eb_status eb_slot_prepare(struct eb_slot *s);
+/**
+ * The first half of eb_slot_prepare: parses the source and opens it unless it is live (a
+ * camera, a network stream), creates the backend and loads the model (s->info is known after
+ * it). A caller with two slots loads both before it starts either, so that a live source
+ * opens only when no model is still loading.
+ */
+EB_NODISCARD enum eb_status eb_slot_load(struct eb_slot *s);
+/**
+ * The second half, after eb_slot_load succeeded: opens a live source, runs the probe inference
+ * on its first frame and allocates the measured loop's buffers.
+ */
+EB_NODISCARD enum eb_status eb_slot_start(struct eb_slot *s);
 
 /**
  * Reads the next frame into `fr` (the NVTX read range around it); at the end of a finite source
