@@ -467,6 +467,17 @@ case_nvml_fake_gpu_in_report() {
   [ "$(jq_get "$d/report.json" system/gpus/0/power_avg_mw)" = 30000 ] || fail "power_avg_mw"
   [ "$(jq_get "$d/report.json" system/energy_per_frame_mj)" != null ] || fail "no energy per frame"
   [ "$(jq_get "$d/report.json" system/energy_source)" = nvml ] || fail "energy source"
+  # The measured window's energy (30 W over the window, wall_s), per measured frame: the warm-up
+  # frame and the time before and after the pass are left out.
+  local win epf wall frames
+  win=$(jq_get "$d/report.json" system/energy_window_mj)
+  epf=$(jq_get "$d/report.json" system/energy_per_frame_mj)
+  wall=$(jq_get "$d/report.json" slots/0/wall_s)
+  frames=$(jq_get "$d/report.json" slots/0/frames/measured)
+  awk -v e="$win" -v w="$wall" -v p="$epf" -v n="$frames" \
+    'BEGIN { x = 30000 * w; exit !(e > 0 && (e - x) < 1e-6 * x && (x - e) < 1e-6 * x &&
+                                    (p * n - e) < 1e-6 * e && (e - p * n) < 1e-6 * e) }' ||
+    fail "energy_window_mj $win is not 30 W x the window $wall s, or per frame $epf x $frames"
   [ "$(jq_get "$d/report.json" system/throttled)" = true ] || fail "throttling not flagged"
   grep -q '^\*\*Throttling detected during the run:\*\* HwThermalSlowdown$' "$d/report.md" ||
     fail "report.md lacks the throttling line"

@@ -1208,7 +1208,9 @@ EB_TEST(record_from_result_carries_verdict_and_stats)
     crafted_stats(&s->stages[EB_STAGE_E2E], 100, 20.0);
     crafted_stats(&s->pipeline, 100, 19.0);
     r.sys.tegrastats_used = 1;
-    r.sys.energy_mj = 5000.0; /* 50 mJ per frame */
+    r.sys.energy_mj = 6000.0;        /* the whole span's */
+    r.sys.window_energy_mj = 5000.0; /* the measured window's: 50 mJ per frame */
+    r.sys.window_energy_nvml = 0;
     eb_report_finish(&r);
     struct eb_history_run *rec = calloc(1, sizeof(*rec));
     ASSERT_TRUE(rec != NULL);

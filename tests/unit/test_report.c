@@ -556,12 +556,15 @@ EB_TEST(json_system_gpus_energy_per_frame_and_throttle)
     ASSERT_EQ_INT(need(root, "system/throttle_reasons")->n, 0);
     eb_json_free(root);
 
-    /* tegrastats energy when there is no NVML. */
+    /* tegrastats energy when there is no NVML: the measured window's, not the whole span's. */
     r.sys.tegrastats_used = 1;
-    r.sys.energy_mj = 800.0;
+    r.sys.energy_mj = 950.0;
+    r.sys.window_energy_mj = 800.0;
+    r.sys.window_energy_nvml = 0;
     snprintf(r.sys.nvml_warning, sizeof(r.sys.nvml_warning), "NVML not available: no library");
     root = parse_report(&r);
     ASSERT_NEAR(num_at(root, "system/energy_per_frame_mj"), 10.0, 1e-12);
+    ASSERT_NEAR(num_at(root, "system/energy_window_mj"), 800.0, 0);
     ASSERT_STREQ(str_at(root, "system/energy_source"), "tegrastats");
     ASSERT_STREQ(str_at(root, "system/nvml_warning"), "NVML not available: no library");
     eb_json_free(root);
@@ -587,6 +590,8 @@ EB_TEST(json_system_gpus_energy_per_frame_and_throttle)
     }
     r.sys.gpus[0].energy_mj = 1000.0;
     r.sys.gpus[1].energy_mj = 600.0;
+    r.sys.window_energy_mj = 1600.0; /* both GPUs over the window */
+    r.sys.window_energy_nvml = 1;
     r.sys.gpus[1].temp_max_c = NAN;
     r.sys.gpus[1].throttle_samples = 3;
     r.sys.gpus[1].throttle_reasons =
@@ -614,7 +619,7 @@ EB_TEST(json_system_gpus_energy_per_frame_and_throttle)
 
     char *md = render_md(&r);
     ASSERT_CONTAINS(md, "**Throttling detected during the run:** HwPowerBrakeSlowdown\n");
-    ASSERT_CONTAINS(md, "| Energy per measured frame | 20.0 mJ (NVML, all GPUs) |");
+    ASSERT_CONTAINS(md, "| Energy per measured frame | 20.0 mJ (NVML, all GPUs; 1600.0 mJ over the measured window) |");
     ASSERT_CONTAINS(md, "### GPU (NVML)");
     ASSERT_CONTAINS(md, "| GPU 1 NVIDIA H100 80GB HBM3 #1 | util avg 51.5%, max 99.0%; memory "
                         "used max 2048 of 81559 MB; power avg 250000 mW, max 300000 mW; energy "

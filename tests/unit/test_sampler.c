@@ -595,9 +595,19 @@ EB_TEST(sampler_tegrastats_energy_spans_the_run)
             .interval_ns = 20000000ull, .tegrastats_cmd = script, .is_jetson = 1};
         struct eb_sampler *s = NULL;
         ASSERT_OK(eb_sampler_start(&cfg, &s, NULL));
-        eb_clock_sleep_ns(300000000ull);
+        /* A window inside the span, its start before the first line (50 ms in) */
+        eb_clock_sleep_ns(20000000ull);
+        const uint64_t t_begin = eb_clock_ns();
+        eb_sampler_mark(s, EB_ENERGY_MARK_BEGIN, t_begin);
+        eb_clock_sleep_ns(230000000ull);
+        const uint64_t t_end = eb_clock_ns();
+        eb_sampler_mark(s, EB_ENERGY_MARK_END, t_end);
+        eb_clock_sleep_ns(50000000ull);
         struct eb_system_summary sum;
         eb_sampler_stop(s, &sum);
+        const double win = 5000.0 * (double)(t_end - t_begin) / 1e9;
+        ASSERT_NEAR(sum.window_energy_mj, win, 1e-6 * win);
+        ASSERT_EQ_INT(sum.window_energy_nvml, 0);
         ASSERT_EQ_INT(sum.tegrastats_used, 1);
         ASSERT_TRUE(once ? sum.tegrastats_lines == 1 : sum.tegrastats_lines >= 2);
         ASSERT_NEAR(sum.power_avg_mw, 5000.0, 0);
@@ -745,8 +755,11 @@ static const char *fake_nvml_path(void)
 }
 
 /* Runs the sampler every 10 ms with NVML from `lib` until metrics.jsonl has `lines` lines. */
+/* Runs the sampler with NVML from `lib` until metrics.jsonl has `lines` lines; its energy window
+ * marked from just after the start to just before the stop (the times in window_ns[2] when not
+ * NULL). */
 static void run_nvml_sampler(const char *lib, const char *path, int lines, struct capture *cap,
-                             struct eb_system_summary *sum)
+                             struct eb_system_summary *sum, uint64_t *window_ns)
 {
     struct eb_log log;
     capture_init(cap, &log);
@@ -755,8 +768,16 @@ static void run_nvml_sampler(const char *lib, const char *path, int lines, struc
     struct eb_sampler *s = NULL;
     struct eb_diag d = {0};
     ASSERT_OK(eb_sampler_start(&cfg, &s, &d));
+    const uint64_t t_begin = eb_clock_ns();
+    eb_sampler_mark(s, EB_ENERGY_MARK_BEGIN, t_begin);
     wait_for(path, lines, NULL);
+    const uint64_t t_end = eb_clock_ns();
+    eb_sampler_mark(s, EB_ENERGY_MARK_END, t_end);
     eb_sampler_stop(s, sum);
+    if (window_ns != NULL) {
+        window_ns[0] = t_begin;
+        window_ns[1] = t_end;
+    }
 }
 
 /* Every line of metrics.jsonl: the sampler's keys, and "gpus" with `n_gpus` entries (0 = no
@@ -832,7 +853,7 @@ EB_TEST(sampler_nvml_missing_library)
     snprintf(lib, sizeof(lib), "%s/no_such_libnvidia-ml.so.1", eb_test_tmpdir());
     struct capture cap;
     struct eb_system_summary sum;
-    run_nvml_sampler(lib, path, 2, &cap, &sum);
+    run_nvml_sampler(lib, path, 2, &cap, &sum, NULL);
     ASSERT_EQ_INT(sum.nvml_used, 0);
     ASSERT_EQ_INT(sum.n_gpus, 0);
     ASSERT_CONTAINS(sum.nvml_warning, "NVML not available: ");
@@ -887,7 +908,11 @@ EB_TEST(sampler_nvml_run_shorter_than_interval_has_energy)
     struct eb_diag d = {0};
     const uint64_t work_ns = 30000000ull;
     ASSERT_OK(eb_sampler_start(&cfg, &s, &d));
+    const uint64_t t_begin = eb_clock_ns();
+    eb_sampler_mark(s, EB_ENERGY_MARK_BEGIN, t_begin);
     eb_clock_sleep_ns(work_ns); /* the caller's work, far shorter than an interval */
+    const uint64_t t_end = eb_clock_ns();
+    eb_sampler_mark(s, EB_ENERGY_MARK_END, t_end);
     struct eb_system_summary sum;
     eb_sampler_stop(s, &sum);
     double t_first = 0, t_last = 0;
@@ -899,12 +924,15 @@ EB_TEST(sampler_nvml_run_shorter_than_interval_has_energy)
     ASSERT_TRUE(t_last <= sum.duration_s);
     double want = p_mw * (t_last - t_first);
     ASSERT_NEAR(sum.gpus[0].energy_mj, want, 1e-9 * want + 1e-6);
+    /* The window's energy: between the marks, inside the two readings. */
+    const double win = p_mw * (double)(t_end - t_begin) / 1e9;
+    ASSERT_NEAR(sum.window_energy_mj, win, 1e-9 * win);
     struct eb_run_result *r = calloc(1, sizeof(*r));
     ASSERT_TRUE(r != NULL);
     r->sys = sum;
     r->slots[0].frames_measured = 5;
     enum eb_report_energy_source src;
-    ASSERT_NEAR(eb_report__energy_per_frame_mj(r, &src), want / 5.0, 1e-9 * want + 1e-6);
+    ASSERT_NEAR(eb_report__energy_per_frame_mj(r, &src), win / 5.0, 1e-9 * win);
     ASSERT_EQ_INT(src, EB_REPORT_ENERGY_SOURCE_NVML);
     free(r);
     pthread_mutex_destroy(&cap.mu);
@@ -919,7 +947,8 @@ EB_TEST(sampler_nvml_fake_energy_and_metrics)
     snprintf(path, sizeof(path), "%s/metrics.jsonl", eb_test_tmpdir());
     struct capture cap;
     struct eb_system_summary sum;
-    run_nvml_sampler(lib, path, 6, &cap, &sum);
+    uint64_t window[2];
+    run_nvml_sampler(lib, path, 6, &cap, &sum, window);
 
     double t_first = 0, t_last = 0;
     int lines = check_gpu_lines(path, 1, &t_first, &t_last);
@@ -969,14 +998,18 @@ EB_TEST(sampler_nvml_fake_energy_and_metrics)
     eb_json_free(v);
     free(text);
 
-    /* The report: energy per frame = NVML energy / measured frames. */
+    /* The report: energy per frame = the NVML energy of the marked window (P x its length at
+     * a constant power, exactly: the marks fall between samples) / measured frames. */
     struct eb_json_value *rep = report_of(&sum, 7);
     ASSERT_EQ_INT(eb_json_path(rep, "system/nvml_used")->num, 1);
     ASSERT_EQ_INT(eb_json_path(rep, "system/gpus")->n, 1);
     ASSERT_NEAR(eb_json_path(rep, "system/gpus/0/power_avg_mw")->num, p_mw, 0);
     ASSERT_NEAR(eb_json_path(rep, "system/gpus/0/energy_mj")->num, g->energy_mj, 0);
-    ASSERT_NEAR(eb_json_path(rep, "system/energy_per_frame_mj")->num, g->energy_mj / 7.0,
-                1e-9 * g->energy_mj);
+    const double win = p_mw * (double)(window[1] - window[0]) / 1e9;
+    ASSERT_NEAR(sum.window_energy_mj, win, 1e-9 * win);
+    ASSERT_TRUE(win < g->energy_mj); /* the start and stop samples lie outside the window */
+    ASSERT_NEAR(eb_json_path(rep, "system/energy_window_mj")->num, win, 1e-9 * win);
+    ASSERT_NEAR(eb_json_path(rep, "system/energy_per_frame_mj")->num, win / 7.0, 1e-9 * win);
     ASSERT_STREQ(eb_json_path(rep, "system/energy_source")->str, "nvml");
     ASSERT_EQ_INT(eb_json_path(rep, "system/throttled")->num, 0);
     eb_json_free(rep);
@@ -993,7 +1026,8 @@ EB_TEST(sampler_nvml_two_gpus_failed_field_is_null)
     snprintf(path, sizeof(path), "%s/metrics.jsonl", eb_test_tmpdir());
     struct capture cap;
     struct eb_system_summary sum;
-    run_nvml_sampler(lib, path, 3, &cap, &sum);
+    uint64_t window[2];
+    run_nvml_sampler(lib, path, 3, &cap, &sum, window);
     double t0, t1;
     ASSERT_TRUE(check_gpu_lines(path, 2, &t0, &t1) >= 3);
     ASSERT_EQ_INT(sum.n_gpus, 2);
@@ -1010,10 +1044,10 @@ EB_TEST(sampler_nvml_two_gpus_failed_field_is_null)
     ASSERT_NEAR(eb_json_path(v, "gpus/1/power_mw")->num, 11000, 0);
     eb_json_free(v);
     free(text);
-    /* Energy per frame sums the GPUs. */
+    /* Energy per frame sums the GPUs (10 W and 11 W) over the window. */
     struct eb_json_value *rep = report_of(&sum, 4);
-    ASSERT_NEAR(eb_json_path(rep, "system/energy_per_frame_mj")->num,
-                (sum.gpus[0].energy_mj + sum.gpus[1].energy_mj) / 4.0, 1e-6);
+    const double win = 21000.0 * (double)(window[1] - window[0]) / 1e9;
+    ASSERT_NEAR(eb_json_path(rep, "system/energy_per_frame_mj")->num, win / 4.0, 1e-9 * win);
     ASSERT_EQ_INT(eb_json_path(rep, "system/gpus/0/temp_max_c")->type, EB_JSON_NULL);
     eb_json_free(rep);
     pthread_mutex_destroy(&cap.mu);
@@ -1028,7 +1062,7 @@ static void run_throttle(const char *mask, const char *listed, struct capture *c
     ASSERT_TRUE(setenv("FAKE_NVML_THROTTLE", mask, 1) == 0);
     char path[1024];
     snprintf(path, sizeof(path), "%s/metrics_%s.jsonl", eb_test_tmpdir(), mask);
-    run_nvml_sampler(lib, path, 3, cap, sum);
+    run_nvml_sampler(lib, path, 3, cap, sum, NULL);
     char *text = eb_test_read_file(path, NULL);
     ASSERT_TRUE(text != NULL);
     for (char *p = text; *p != '\0';) {
@@ -1123,7 +1157,7 @@ EB_TEST(sampler_nvml_init_failure_is_a_warning)
     snprintf(path, sizeof(path), "%s/metrics.jsonl", eb_test_tmpdir());
     struct capture cap;
     struct eb_system_summary sum;
-    run_nvml_sampler(lib, path, 2, &cap, &sum);
+    run_nvml_sampler(lib, path, 2, &cap, &sum, NULL);
     ASSERT_EQ_INT(sum.nvml_used, 0);
     ASSERT_EQ_INT(sum.n_gpus, 0);
     ASSERT_STREQ(sum.nvml_warning, "NVML not available: nvmlInit_v2 failed: Driver Not Loaded");

@@ -411,7 +411,10 @@ static void prom_frame(void *ctx, const struct eb_slot *s, const struct eb_frame
 }
 
 /* Measures the given slots together through the pipeline (harness/pipeline/pipeline.h). */
-static void run_pass(struct run_ctx *rc, const int *which, int show_progress, int checkpoints)
+/* One pass of the slots in `which`. With `sampler`, its energy window is the pass's measured
+ * window (marks at the barrier and at the window's end). */
+static void run_pass(struct run_ctx *rc, const int *which, int show_progress, int checkpoints,
+                     struct eb_sampler *sampler)
 {
     struct progress pg = {.rc = rc, .show = show_progress};
     for (int i = 0; i < EB_NUM_SLOTS; i++)
@@ -420,12 +423,17 @@ static void run_pass(struct run_ctx *rc, const int *which, int show_progress, in
     pg.ckpt_ns = checkpoints ? (uint64_t)(rc->cfg->checkpoint_s * 1e9) : 0;
     pg.next_ckpt_ns = eb_clock_ns() + pg.ckpt_ns;
     const int live = rc->prom != NULL && rc->prom_live;
-    const struct eb_pipeline_hooks hooks = {.tick = progress_line,
+    const struct eb_pipeline_hooks hooks = {.tick = show_progress || pg.ckpt_ns > 0 ? progress_line
+                                                                                    : NULL,
                                             .ctx = &pg,
                                             .frame = live ? prom_frame : NULL,
-                                            .frame_ctx = rc->prom};
-    eb_pipeline_run(pg.slots, pg.n, rc->env->stop,
-                    show_progress || pg.ckpt_ns > 0 || live ? &hooks : NULL);
+                                            .frame_ctx = rc->prom,
+                                            .begin = sampler != NULL ? eb_sampler_mark_begin : NULL,
+                                            .begin_ctx = sampler};
+    eb_pipeline_run(pg.slots, pg.n, rc->env->stop, &hooks);
+    const uint64_t end = eb_pipeline_window_end_ns(pg.slots, pg.n);
+    if (sampler != NULL && end > 0)
+        eb_sampler_mark(sampler, EB_ENERGY_MARK_END, end);
     if (show_progress)
         eb_runlog_progress(&rc->rl, "");
 }
@@ -922,7 +930,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             eb_log_msg(&rc->log, EB_LOG_INFO, "solo baseline: slot %s alone", s->name);
             int which[EB_NUM_SLOTS] = {0};
             which[i] = 1;
-            run_pass(rc, which, show, 0);
+            run_pass(rc, which, show, 0, NULL);
             struct eb_slot_result tmp;
             memset(&tmp, 0, sizeof(tmp));
             eb_slot_summarize_solo(s, &tmp);
@@ -951,7 +959,7 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
                                    eb_device_name(rc->slots[i].setup.backend_cfg.device),
                                    rc->slots[i].fps);
         rc->prom_live = 1;
-        run_pass(rc, ok, show, 1);
+        run_pass(rc, ok, show, 1, sampler);
         rc->prom_live = 0;
         write_frames_csv(rc, ok);
         if (cfg->trace)

@@ -44,6 +44,9 @@ struct eb_sampler {
     struct eb_cond cv;
     int stop;
     int first_done; /* the thread took its first sample: eb_sampler_start may return */
+    /* Guarded by mu too: every NVML GPU's power summed at the samples' times, and the marks
+     * of the caller's window (eb_sampler_mark). */
+    struct eb_energy_meter nvml_energy;
 
     /* Owned by the sampler thread until it is joined. */
     int max_cores, n_cores;
@@ -156,8 +159,16 @@ static void take_sample(struct eb_sampler *s)
         temps[i] = eb_procfs_thermal_read_c(s->root, s->zones[i].index);
     int have_tegra = eb_sampler__tegra_latest(s->tegra, &s->tsample);
     struct eb_sampler__gpu_reading gpus[EB_SAMPLER_MAX_GPUS];
-    if (s->nvml != NULL)
+    if (s->nvml != NULL) {
         eb_sampler__nvml_sample(s->nvml, now, gpus);
+        double total = NAN;
+        for (int i = 0; i < eb_sampler__nvml_count(s->nvml); i++)
+            if (isfinite(gpus[i].power_mw))
+                total = (isfinite(total) ? total : 0.0) + gpus[i].power_mw;
+        eb_mutex_lock(&s->mu);
+        eb_energy_add(&s->nvml_energy, now, total); /* NaN: no GPU's power was read */
+        eb_mutex_unlock(&s->mu);
+    }
 
     /* A line is a few hundred bytes to a few KB (cores, GPUs): rotate when the next one could
      * pass the limit. */
@@ -437,20 +448,6 @@ fail:
     return st;
 }
 
-/* tegrastats' energy over [start_ns, end_ns]: the trapezoid between its lines, and the first
- * line's power held from the start and the last one's to the end (its first line comes an
- * interval after it starts: 500 ms of a 5 s run would go uncounted). Needs power_n > 0. */
-static double tegra_energy_mj(const struct eb_sampler__tegra_stats *ts, uint64_t start_ns,
-                              uint64_t end_ns)
-{
-    double e = isfinite(ts->energy_mj) ? ts->energy_mj : 0.0;
-    if (ts->first_power_ns > start_ns)
-        e += ts->first_power_mw * (double)(ts->first_power_ns - start_ns) / 1e9;
-    if (end_ns > ts->last_power_ns)
-        e += ts->last_power_mw * (double)(end_ns - ts->last_power_ns) / 1e9;
-    return e;
-}
-
 static void empty_summary(struct eb_system_summary *sum)
 {
     memset(sum, 0, sizeof(*sum));
@@ -458,6 +455,7 @@ static void empty_summary(struct eb_system_summary *sum)
     sum->gpu_load_avg_pct = sum->gpu_load_max_pct = NAN;
     sum->power_avg_mw = sum->power_max_mw = NAN;
     sum->energy_mj = NAN;
+    sum->window_energy_mj = NAN;
 }
 
 /* Closes metrics.jsonl: EB_ERR_IO naming it with the first failed sample's reason, or the
@@ -467,6 +465,21 @@ static enum eb_status close_metrics(struct eb_sampler *s, struct eb_diag *diag)
     FILE *fp = s->fp;
     s->fp = NULL;
     return eb_file_close_after(fp, s->write_errno, s->path, diag);
+}
+
+void eb_sampler_mark(struct eb_sampler *s, enum eb_energy_mark which, uint64_t t_ns)
+{
+    if (s == NULL)
+        return;
+    eb_mutex_lock(&s->mu);
+    eb_energy_mark(&s->nvml_energy, which, t_ns);
+    eb_mutex_unlock(&s->mu);
+    eb_sampler__tegra_mark(s->tegra, which, t_ns);
+}
+
+void eb_sampler_mark_begin(void *sampler, uint64_t t_ns)
+{
+    eb_sampler_mark(sampler, EB_ENERGY_MARK_BEGIN, t_ns);
 }
 
 void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out)
@@ -488,7 +501,7 @@ void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out
     uint64_t end_ns = eb_clock_ns();
     struct eb_sampler__tegra_stats ts;
     memset(&ts, 0, sizeof(ts));
-    ts.energy_mj = NAN;
+    eb_energy_init(&ts.meter);
     int had_tegra = s->tegra != NULL;
     eb_sampler__tegra_stop(s->tegra, &ts);
     s->tegra = NULL;
@@ -528,9 +541,17 @@ void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out
         if (ts.power_n > 0) {
             sum->power_avg_mw = ts.power_sum / (double)ts.power_n;
             sum->power_max_mw = ts.power_max;
-            sum->energy_mj = tegra_energy_mj(&ts, s->start_ns, end_ns);
+            /* Over the span: tegrastats prints its first line an interval after it starts
+             * (500 ms of a 5 s run), so the first line's power is held from the start, the
+             * last one's to the end. */
+            sum->energy_mj = eb_energy_span_mj(&ts.meter, s->start_ns, end_ns);
         }
         sum->pressure_samples = s->pressure;
+        /* The caller's window: NVML's, else tegrastats'. */
+        const double nv = eb_energy_between_marks_mj(&s->nvml_energy);
+        const double tg = had_tegra ? eb_energy_between_marks_mj(&ts.meter) : NAN;
+        sum->window_energy_mj = s->n_gpus > 0 ? nv : sum->tegrastats_used ? tg : NAN;
+        sum->window_energy_nvml = s->n_gpus > 0;
         sum->n_gpus = s->n_gpus;
         sum->nvml_used = s->n_gpus > 0;
         for (int i = 0; i < s->n_gpus && i < EB_SAMPLER_MAX_GPUS; i++)

@@ -12,6 +12,7 @@
 #include "eb/diag.h"
 #include "eb/json.h"
 #include "eb/log.h"
+#include "harness/metrics/energy_meter.h"
 #include "harness/metrics/tegrastats.h"
 
 /** System memory from /proc/meminfo, in bytes. */
@@ -191,6 +192,11 @@ struct eb_system_summary {
     /* Appended: "failed to write <metrics_path>: <why>" when a sample could not be written
      * (the first failure's reason) or the file not closed; "" when it was written whole. */
     char metrics_error[EB_DIAG_MSG_MAX];
+    /* Appended: the energy between the caller's two marks (eb_sampler_mark: a run's measured
+     * window), NVML's (every GPU's power summed) when NVML was used, else tegrastats' (the
+     * board's input); NaN when not measured (no power reading, a mark unset or lost). */
+    double window_energy_mj;
+    int window_energy_nvml; /* 1: from NVML, 0: from tegrastats */
 };
 
 struct eb_sampler__gpu_reading; /* below, with the NVML internals */
@@ -284,6 +290,17 @@ EB_NODISCARD enum eb_status eb_sampler_start(const struct eb_sampler_config *cfg
  */
 void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out);
 
+/**
+ * Marks the start (EB_ENERGY_MARK_BEGIN) or the end of the caller's window at t_ns (eb_clock_ns;
+ * at or before now): summary.window_energy_mj is the energy between the two, the power taken
+ * as linear between readings (energy_meter.h). Give each within a few sampling intervals of its
+ * time (a mark older than the latest EB_ENERGY_RING readings is lost). Any thread; NULL ok.
+ */
+void eb_sampler_mark(struct eb_sampler *s, enum eb_energy_mark which, uint64_t t_ns);
+/** eb_sampler_mark(sampler, EB_ENERGY_MARK_BEGIN, t_ns) in the shape of a pipeline hook
+ *  (eb_pipeline_hooks.begin, its ctx the struct eb_sampler *). */
+void eb_sampler_mark_begin(void *sampler, uint64_t t_ns);
+
 /** pid of the running tegrastats child, or -1 (for tests: check it is gone after stop). */
 pid_t eb_sampler_tegrastats_pid(const struct eb_sampler *s);
 
@@ -295,10 +312,8 @@ struct eb_sampler__tegra_stats {
     uint64_t gpu_n, power_n;
     double gpu_sum, gpu_max;
     double power_sum, power_max;
-    double energy_mj; /* trapezoid between the lines' arrival times; NaN below two readings */
-    double first_power_mw, last_power_mw;   /* the first and the last reading (power_n > 0) */
-    uint64_t first_power_ns, last_power_ns; /* when they came (eb_clock_ns) */
-    char warning[256];                      /* set when the command died before printing a line */
+    struct eb_energy_meter meter; /* the board's input power at the lines' arrival times */
+    char warning[256];            /* set when the command died before printing a line */
 };
 
 struct eb_sampler__tegra;
@@ -322,6 +337,8 @@ int eb_sampler__tegra_latest(struct eb_sampler__tegra *t, struct eb_tegra_sample
 pid_t eb_sampler__tegra_pid(const struct eb_sampler__tegra *t);
 /** From now on the reader drops what it reads (the sampler's span has ended). NULL ok. */
 void eb_sampler__tegra_halt(struct eb_sampler__tegra *t);
+/** Sets an energy mark of the lines' power (eb_energy_mark), thread-safe. NULL ok. */
+void eb_sampler__tegra_mark(struct eb_sampler__tegra *t, enum eb_energy_mark which, uint64_t t_ns);
 /** Kills and reaps the child, joins the reader, fills `*stats_out` (may be NULL), frees. NULL ok. */
 void eb_sampler__tegra_stop(struct eb_sampler__tegra *t, struct eb_sampler__tegra_stats *stats_out);
 

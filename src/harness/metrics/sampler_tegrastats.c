@@ -37,7 +37,7 @@ struct eb_sampler__tegra {
     int reader_started;
     atomic_int stop;
 
-    struct eb_mutex mu; /* guards latest/have_latest */
+    struct eb_mutex mu; /* guards latest/have_latest and stats.meter */
     int have_latest;
     struct eb_tegra_sample latest;
 
@@ -90,19 +90,9 @@ static void handle_line(struct eb_sampler__tegra *t, const char *line, int overf
         if (st->power_n == 0 || pw > st->power_max)
             st->power_max = pw;
         st->power_n++;
-        if (st->power_n == 1) {
-            st->first_power_mw = pw;
-            st->first_power_ns = now;
-        } else {
-            /* Trapezoid between lines: mW x s = mJ. */
-            double dt = (double)(now - st->last_power_ns) / 1e9;
-            st->energy_mj = (isfinite(st->energy_mj) ? st->energy_mj : 0.0) +
-                            0.5 * (st->last_power_mw + pw) * dt;
-        }
-        st->last_power_mw = pw;
-        st->last_power_ns = now;
     }
     eb_mutex_lock(&t->mu);
+    eb_energy_add(&st->meter, now, p->power_total_mw); /* NaN: no reading */
     t->latest = *p;
     t->have_latest = 1;
     eb_mutex_unlock(&t->mu);
@@ -223,7 +213,7 @@ enum eb_status eb_sampler__tegra_start(const char *cmd, uint64_t interval_ms,
     t->log = log;
     atomic_init(&t->stop, 0);
     eb_mutex_init(&t->mu);
-    t->stats.energy_mj = NAN;
+    eb_energy_init(&t->stats.meter);
     snprintf(t->cmd, sizeof(t->cmd), "%s", cmd);
 
     if (pipe(fds) != 0 || !set_cloexec(fds[0]) || !set_cloexec(fds[1])) {
@@ -322,6 +312,15 @@ void eb_sampler__tegra_halt(struct eb_sampler__tegra *t)
 {
     if (t != NULL)
         atomic_store(&t->stop, 1);
+}
+
+void eb_sampler__tegra_mark(struct eb_sampler__tegra *t, enum eb_energy_mark which, uint64_t t_ns)
+{
+    if (t == NULL)
+        return;
+    eb_mutex_lock(&t->mu);
+    eb_energy_mark(&t->stats.meter, which, t_ns);
+    eb_mutex_unlock(&t->mu);
 }
 
 void eb_sampler__tegra_stop(struct eb_sampler__tegra *t, struct eb_sampler__tegra_stats *stats_out)

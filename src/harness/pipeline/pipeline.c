@@ -229,6 +229,8 @@ static void *worker_main(void *arg)
     if (++p->arrived == p->n) {
         eb_procfs_cpu_use(NULL, &p->cpu_at_barrier);
         p->barrier = eb_clock_ns();
+        if (p->hooks != NULL && p->hooks->begin != NULL)
+            p->hooks->begin(p->hooks->begin_ctx, p->barrier);
         eb_cond_broadcast(&p->cv);
     }
     while (p->arrived < p->n)
@@ -275,6 +277,15 @@ static void close_window(struct eb_slot *const *slots, size_t n)
         s->n_counted = k;
         s->n_left_out = done - k;
     }
+}
+
+uint64_t eb_pipeline_window_end_ns(struct eb_slot *const *slots, size_t n)
+{
+    uint64_t end = 0;
+    for (size_t i = 0; i < n; i++)
+        if (slots[i]->status == EB_SLOT_OK && slots[i]->window_end_ns > end)
+            end = slots[i]->window_end_ns;
+    return end;
 }
 
 void eb_pipeline_run(struct eb_slot *const *slots, size_t n, atomic_int *stop,

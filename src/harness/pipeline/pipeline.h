@@ -39,6 +39,11 @@ struct eb_pipeline_hooks {
      * (the live metrics endpoint); it must not wait on anything slow. NULL = none. */
     void (*frame)(void *ctx, const struct eb_slot *s, const struct eb_frame_record *rec);
     void *frame_ctx;
+    /* Called once when the measured pass starts, with the barrier's time (eb_clock_ns), by the
+     * last thread to reach it before any slot goes on; quick (the sampler's window mark).
+     * NULL = none. */
+    void (*begin)(void *ctx, uint64_t t0_ns);
+    void *begin_ctx;
 };
 
 /**
@@ -50,6 +55,10 @@ struct eb_pipeline_hooks {
  */
 void eb_pipeline_run(struct eb_slot *const *slots, size_t n, atomic_int *stop,
                      const struct eb_pipeline_hooks *hooks);
+
+/** The end of the measured window eb_pipeline_run closed over `slots` (eb_clock_ns; the same
+ *  for every slot that ran to its end); 0 when none did. */
+uint64_t eb_pipeline_window_end_ns(struct eb_slot *const *slots, size_t n);
 
 /**
  * Whether a slot that measured `frames` frames in `elapsed_ns` has met its length: --frames N

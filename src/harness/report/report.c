@@ -145,36 +145,20 @@ enum eb_status eb_report_write_files(const struct eb_run_result *r, const char *
 double eb_report__energy_per_frame_mj(const struct eb_run_result *r,
                                       enum eb_report_energy_source *source_out)
 {
+    /* The energy of the measured window (the sampler's marks at its start and end), over the
+     * frames counted in it: warm-up, a solo baseline and the frames after the window are left
+     * out on both sides. */
     const struct eb_system_summary *sys = &r->sys;
-    enum eb_report_energy_source src = EB_REPORT_ENERGY_SOURCE_NONE;
-    double energy = NAN;
-    int n = sys->n_gpus < 0                     ? 0
-            : sys->n_gpus > EB_SAMPLER_MAX_GPUS ? EB_SAMPLER_MAX_GPUS
-                                                : sys->n_gpus;
-    if (sys->nvml_used) {
-        for (int i = 0; i < n; i++) {
-            double e = sys->gpus[i].energy_mj;
-            if (!isfinite(e))
-                continue;
-            energy = src == EB_REPORT_ENERGY_SOURCE_NONE ? e : energy + e;
-            src = EB_REPORT_ENERGY_SOURCE_NVML;
-        }
-    }
-    if (src == EB_REPORT_ENERGY_SOURCE_NONE && sys->tegrastats_used && isfinite(sys->energy_mj)) {
-        energy = sys->energy_mj;
-        src = EB_REPORT_ENERGY_SOURCE_TEGRASTATS;
-    }
     uint64_t frames = 0;
     for (int i = 0; i < EB_NUM_SLOTS; i++)
         frames += r->slots[i].frames_measured;
-    if (src == EB_REPORT_ENERGY_SOURCE_NONE || frames == 0) {
-        if (source_out != NULL)
-            *source_out = EB_REPORT_ENERGY_SOURCE_NONE;
-        return NAN;
-    }
+    const int have = isfinite(sys->window_energy_mj) && frames > 0 &&
+                     (sys->window_energy_nvml ? sys->nvml_used : sys->tegrastats_used);
     if (source_out != NULL)
-        *source_out = src;
-    return energy / (double)frames;
+        *source_out = !have                     ? EB_REPORT_ENERGY_SOURCE_NONE
+                      : sys->window_energy_nvml ? EB_REPORT_ENERGY_SOURCE_NVML
+                                                : EB_REPORT_ENERGY_SOURCE_TEGRASTATS;
+    return have ? sys->window_energy_mj / (double)frames : NAN;
 }
 
 uint64_t eb_report__throttle_reasons(const struct eb_system_summary *s)

@@ -847,9 +847,10 @@ static void build_system(struct builder *b, const struct eb_run_result *r)
     enum eb_report_energy_source src;
     double epf = eb_report__energy_per_frame_mj(r, &src);
     if (src != EB_REPORT_ENERGY_SOURCE_NONE)
-        add(b, "system.energy_per_frame", "Energy per measured frame", 0, "%s mJ (%s)",
-            eb_report__fmtd(b1, sizeof(b1), epf, 1),
-            src == EB_REPORT_ENERGY_SOURCE_NVML ? "NVML, all GPUs" : "tegrastats");
+        add(b, "system.energy_per_frame", "Energy per measured frame", 0,
+            "%s mJ (%s; %s mJ over the measured window)", eb_report__fmtd(b1, sizeof(b1), epf, 1),
+            src == EB_REPORT_ENERGY_SOURCE_NVML ? "NVML, all GPUs" : "tegrastats",
+            eb_report__fmtd(b2, sizeof(b2), s->window_energy_mj, 1));
     int nz = s->n_zones < 0                      ? 0
              : s->n_zones > EB_SAMPLER_MAX_ZONES ? EB_SAMPLER_MAX_ZONES
                                                  : s->n_zones;

@@ -783,7 +783,10 @@ static void write_system(struct eb_json_writer *w, const struct eb_run_result *r
     eb_json_obj_begin(w);
     eb_report__write_system_fields(w, &r->sys);
     enum eb_report_energy_source src;
-    eb_json_knum(w, "energy_per_frame_mj", eb_report__energy_per_frame_mj(r, &src));
+    const double epf = eb_report__energy_per_frame_mj(r, &src);
+    eb_json_knum(w, "energy_window_mj",
+                 src != EB_REPORT_ENERGY_SOURCE_NONE ? r->sys.window_energy_mj : NAN);
+    eb_json_knum(w, "energy_per_frame_mj", epf);
     eb_json_kstr(w, "energy_source",
                  src == EB_REPORT_ENERGY_SOURCE_NVML         ? "nvml"
                  : src == EB_REPORT_ENERGY_SOURCE_TEGRASTATS ? "tegrastats"
