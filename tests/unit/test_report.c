@@ -619,7 +619,8 @@ EB_TEST(json_system_gpus_energy_per_frame_and_throttle)
 
     char *md = render_md(&r);
     ASSERT_CONTAINS(md, "**Throttling detected during the run:** HwPowerBrakeSlowdown\n");
-    ASSERT_CONTAINS(md, "| Energy per measured frame | 20.0 mJ (NVML, all GPUs; 1600.0 mJ over the measured window) |");
+    ASSERT_CONTAINS(md, "| Energy per measured frame | 20.0 mJ (NVML, all GPUs; 1600.0 mJ over the "
+                        "measured window) |");
     ASSERT_CONTAINS(md, "### GPU (NVML)");
     ASSERT_CONTAINS(md, "| GPU 1 NVIDIA H100 80GB HBM3 #1 | util avg 51.5%, max 99.0%; memory "
                         "used max 2048 of 81559 MB; power avg 250000 mW, max 300000 mW; energy "

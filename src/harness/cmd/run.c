@@ -410,9 +410,9 @@ static void prom_frame(void *ctx, const struct eb_slot *s, const struct eb_frame
                   s->violations);
 }
 
-/* Measures the given slots together through the pipeline (harness/pipeline/pipeline.h). */
-/* One pass of the slots in `which`. With `sampler`, its energy window is the pass's measured
- * window (marks at the barrier and at the window's end). */
+/* Measures the slots in `which` together through the pipeline (harness/pipeline/pipeline.h).
+ * With `sampler`, its energy window is the pass's measured window (marks at the barrier and at
+ * the window's end). */
 static void run_pass(struct run_ctx *rc, const int *which, int show_progress, int checkpoints,
                      struct eb_sampler *sampler)
 {
