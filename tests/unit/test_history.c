@@ -1210,7 +1210,6 @@ EB_TEST(record_from_result_carries_verdict_and_stats)
     r.sys.tegrastats_used = 1;
     r.sys.energy_mj = 6000.0;        /* the whole span's */
     r.sys.window_energy_mj = 5000.0; /* the measured window's: 50 mJ per frame */
-    r.sys.window_energy_nvml = 0;
     eb_report_finish(&r);
     struct eb_history_run *rec = calloc(1, sizeof(*rec));
     ASSERT_TRUE(rec != NULL);

@@ -560,7 +560,6 @@ EB_TEST(json_system_gpus_energy_per_frame_and_throttle)
     r.sys.tegrastats_used = 1;
     r.sys.energy_mj = 950.0;
     r.sys.window_energy_mj = 800.0;
-    r.sys.window_energy_nvml = 0;
     snprintf(r.sys.nvml_warning, sizeof(r.sys.nvml_warning), "NVML not available: no library");
     root = parse_report(&r);
     ASSERT_NEAR(num_at(root, "system/energy_per_frame_mj"), 10.0, 1e-12);
@@ -591,7 +590,6 @@ EB_TEST(json_system_gpus_energy_per_frame_and_throttle)
     r.sys.gpus[0].energy_mj = 1000.0;
     r.sys.gpus[1].energy_mj = 600.0;
     r.sys.window_energy_mj = 1600.0; /* both GPUs over the window */
-    r.sys.window_energy_nvml = 1;
     r.sys.gpus[1].temp_max_c = NAN;
     r.sys.gpus[1].throttle_samples = 3;
     r.sys.gpus[1].throttle_reasons =

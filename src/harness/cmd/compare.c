@@ -1308,12 +1308,9 @@ static void run_row(struct cmp_ctx *cc, struct eb_compare_row *row)
         sampler = NULL;
     }
     /* A failure leaves the slot FAILED with its reason. */
-    const struct eb_pipeline_hooks hooks = {.begin = sampler != NULL ? eb_sampler_mark_begin : NULL,
-                                            .begin_ctx = sampler};
+    const struct eb_pipeline_hooks hooks = {
+        .begin = eb_sampler_mark_begin, .end = eb_sampler_mark_end, .begin_ctx = sampler};
     eb_pipeline_run(&s, 1, cc->env->stop, &hooks);
-    const uint64_t end = eb_pipeline_window_end_ns(&s, 1);
-    if (end > 0)
-        eb_sampler_mark(sampler, EB_ENERGY_MARK_END, end);
     eb_sampler_stop(sampler, &res->sys);
     sampler = NULL;
     if (s->status == EB_SLOT_FAILED) {

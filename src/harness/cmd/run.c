@@ -410,6 +410,13 @@ static void prom_frame(void *ctx, const struct eb_slot *s, const struct eb_frame
                   s->violations);
 }
 
+/* A failed slot's reason, with what to do, in run.log (and on the console). */
+static void log_failure(struct run_ctx *rc, struct eb_slot *s)
+{
+    eb_advice_append(&s->diag);
+    eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", s->name, s->diag.msg);
+}
+
 /* Measures the slots in `which` together through the pipeline (harness/pipeline/pipeline.h).
  * With `sampler`, its energy window is the pass's measured window (marks at the barrier and at
  * the window's end). */
@@ -428,12 +435,10 @@ static void run_pass(struct run_ctx *rc, const int *which, int show_progress, in
                                             .ctx = &pg,
                                             .frame = live ? prom_frame : NULL,
                                             .frame_ctx = rc->prom,
-                                            .begin = sampler != NULL ? eb_sampler_mark_begin : NULL,
+                                            .begin = eb_sampler_mark_begin,
+                                            .end = eb_sampler_mark_end,
                                             .begin_ctx = sampler};
     eb_pipeline_run(pg.slots, pg.n, rc->env->stop, &hooks);
-    const uint64_t end = eb_pipeline_window_end_ns(pg.slots, pg.n);
-    if (sampler != NULL && end > 0)
-        eb_sampler_mark(sampler, EB_ENERGY_MARK_END, end);
     if (show_progress)
         eb_runlog_progress(&rc->rl, "");
 }
@@ -846,10 +851,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
         } else if (eb_slot_load(s) == EB_OK) {
             eb_budget_charge(&rc->budget, s->name, s->info.budget_bytes_used);
         }
-        if (s->status == EB_SLOT_FAILED) {
-            eb_advice_append(&s->diag);
-            eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", s->name, s->diag.msg);
-        }
+        if (s->status == EB_SLOT_FAILED)
+            log_failure(rc, s);
     }
     /* Every model has loaded: now the sources that deliver on their own clock open (a camera,
      * a network stream), and each slot's probe inference runs. */
@@ -887,10 +890,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
                                        s->name, (double)s->setup.conf);
             }
         }
-        if (s->status == EB_SLOT_FAILED) {
-            eb_advice_append(&s->diag);
-            eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", s->name, s->diag.msg);
-        }
+        if (s->status == EB_SLOT_FAILED)
+            log_failure(rc, s);
     }
     banner(rc);
 
@@ -940,10 +941,9 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
             r->solo_infer = tmp.stages[EB_STAGE_INFER];
             free(tmp.classes);
             free(tmp.records);
-            if (s->status == EB_SLOT_FAILED) {
-                eb_advice_append(&s->diag);
-                eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", s->name, s->diag.msg);
-            } else if (s->status == EB_SLOT_OK && eb_slot_rewind(s) != EB_OK)
+            if (s->status == EB_SLOT_FAILED)
+                log_failure(rc, s);
+            else if (s->status == EB_SLOT_OK && eb_slot_rewind(s) != EB_OK)
                 eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s: %s", s->name, s->diag.msg);
         }
         for (int i = 0; i < EB_NUM_SLOTS; i++)
@@ -967,11 +967,8 @@ int eb_run_main(const struct eb_config *cfg, const struct eb_run_env *env)
     }
     eb_cupti_destroy(gpu);
     for (int i = 0; i < EB_NUM_SLOTS; i++)
-        if (rc->slots[i].status == EB_SLOT_FAILED && ok[i]) {
-            eb_advice_append(&rc->slots[i].diag);
-            eb_log_msg(&rc->log, EB_LOG_ERROR, "slot %s failed: %s", rc->slots[i].name,
-                       rc->slots[i].diag.msg);
-        }
+        if (rc->slots[i].status == EB_SLOT_FAILED && ok[i])
+            log_failure(rc, &rc->slots[i]);
 
     eb_sampler_stop(sampler, &res->sys);
     if (res->sys.warning[0] != '\0')

@@ -50,11 +50,11 @@ void eb_energy_add(struct eb_energy_meter *m, uint64_t t_ns, double p_mw)
     }
     /* The pending marks this reading closes: between the latest and it, or before the first. */
     for (int k = 0; k < EB_ENERGY_MARKS; k++) {
-        if (m->mark_state[k] != 1 || m->mark_t[k] > t_ns)
+        if (m->mark_state[k] != EB_ENERGY_MARK_PENDING || m->mark_t[k] > t_ns)
             continue;
         m->mark_e[k] =
             m->n > 0 ? between(latest(m), &r, m->mark_t[k]) : before_first(m, m->mark_t[k]);
-        m->mark_state[k] = 2;
+        m->mark_state[k] = EB_ENERGY_MARK_RESOLVED;
     }
     m->ring[m->n % EB_ENERGY_RING] = r;
     m->n++;
@@ -65,12 +65,12 @@ void eb_energy_mark(struct eb_energy_meter *m, enum eb_energy_mark which, uint64
     if ((unsigned)which >= EB_ENERGY_MARKS)
         return;
     m->mark_t[which] = t_ns;
-    m->mark_state[which] = 1;
+    m->mark_state[which] = EB_ENERGY_MARK_PENDING;
     if (m->n == 0 || t_ns >= latest(m)->t_ns)
         return; /* pending: the next reading (or the end) resolves it */
     if (t_ns <= m->first.t_ns) {
         m->mark_e[which] = before_first(m, t_ns);
-        m->mark_state[which] = 2;
+        m->mark_state[which] = EB_ENERGY_MARK_RESOLVED;
         return;
     }
     /* Given late: the two readings around it, if the ring still holds them. */
@@ -80,11 +80,11 @@ void eb_energy_mark(struct eb_energy_meter *m, enum eb_energy_mark which, uint64
         const struct eb_energy_reading *r0 = &m->ring[(i - 1) % EB_ENERGY_RING];
         if (r0->t_ns <= t_ns && t_ns <= r1->t_ns) {
             m->mark_e[which] = between(r0, r1, t_ns);
-            m->mark_state[which] = 2;
+            m->mark_state[which] = EB_ENERGY_MARK_RESOLVED;
             return;
         }
     }
-    m->mark_state[which] = -1;
+    m->mark_state[which] = EB_ENERGY_MARK_LOST;
 }
 
 double eb_energy_span_mj(const struct eb_energy_meter *m, uint64_t a_ns, uint64_t b_ns)
@@ -94,15 +94,20 @@ double eb_energy_span_mj(const struct eb_energy_meter *m, uint64_t a_ns, uint64_
     return after_latest(m, b_ns) - before_first(m, a_ns);
 }
 
+double eb_energy_readings_mj(const struct eb_energy_meter *m)
+{
+    return m->n < 2 ? NAN : latest(m)->e_mj;
+}
+
 double eb_energy_between_marks_mj(const struct eb_energy_meter *m)
 {
     double e[EB_ENERGY_MARKS];
     if (m->n == 0)
         return NAN;
     for (int k = 0; k < EB_ENERGY_MARKS; k++) {
-        if (m->mark_state[k] == 2)
+        if (m->mark_state[k] == EB_ENERGY_MARK_RESOLVED)
             e[k] = m->mark_e[k];
-        else if (m->mark_state[k] == 1) /* after every reading */
+        else if (m->mark_state[k] == EB_ENERGY_MARK_PENDING) /* after every reading */
             e[k] = after_latest(m, m->mark_t[k]);
         else
             return NAN;

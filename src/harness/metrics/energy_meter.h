@@ -23,6 +23,14 @@
 
 enum eb_energy_mark { EB_ENERGY_MARK_BEGIN, EB_ENERGY_MARK_END, EB_ENERGY_MARKS };
 
+/* Where a mark stands. */
+enum eb_energy_mark_state {
+    EB_ENERGY_MARK_UNSET,
+    EB_ENERGY_MARK_PENDING, /* after every reading so far */
+    EB_ENERGY_MARK_RESOLVED,
+    EB_ENERGY_MARK_LOST /* given later than the ring reaches */
+};
+
 struct eb_energy_reading {
     uint64_t t_ns; /* eb_clock_ns */
     double p_mw;
@@ -33,7 +41,7 @@ struct eb_energy_meter {
     uint64_t n; /* readings so far */
     struct eb_energy_reading first;
     struct eb_energy_reading ring[EB_ENERGY_RING]; /* ring[(n - 1) % RING] is the latest */
-    int mark_state[EB_ENERGY_MARKS];               /* 0 unset, 1 pending, 2 resolved, -1 lost */
+    enum eb_energy_mark_state mark_state[EB_ENERGY_MARKS];
     uint64_t mark_t[EB_ENERGY_MARKS];
     double mark_e[EB_ENERGY_MARKS]; /* E(mark_t) once resolved */
 };
@@ -50,6 +58,8 @@ void eb_energy_mark(struct eb_energy_meter *m, enum eb_energy_mark which, uint64
  * the first reading's or the latest's time). NaN without a reading.
  */
 double eb_energy_span_mj(const struct eb_energy_meter *m, uint64_t a_ns, uint64_t b_ns);
+/** E(latest) - E(first): the trapezoid over the readings alone; NaN below two readings. */
+double eb_energy_readings_mj(const struct eb_energy_meter *m);
 /** E(end mark) - E(begin mark); NaN without a reading, with a mark unset or lost, or end < begin. */
 double eb_energy_between_marks_mj(const struct eb_energy_meter *m);
 

@@ -482,6 +482,11 @@ void eb_sampler_mark_begin(void *sampler, uint64_t t_ns)
     eb_sampler_mark(sampler, EB_ENERGY_MARK_BEGIN, t_ns);
 }
 
+void eb_sampler_mark_end(void *sampler, uint64_t t_ns)
+{
+    eb_sampler_mark(sampler, EB_ENERGY_MARK_END, t_ns);
+}
+
 void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out)
 {
     if (s == NULL) {
@@ -551,7 +556,6 @@ void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out
         const double nv = eb_energy_between_marks_mj(&s->nvml_energy);
         const double tg = had_tegra ? eb_energy_between_marks_mj(&ts.meter) : NAN;
         sum->window_energy_mj = s->n_gpus > 0 ? nv : sum->tegrastats_used ? tg : NAN;
-        sum->window_energy_nvml = s->n_gpus > 0;
         sum->n_gpus = s->n_gpus;
         sum->nvml_used = s->n_gpus > 0;
         for (int i = 0; i < s->n_gpus && i < EB_SAMPLER_MAX_GPUS; i++)

@@ -196,7 +196,6 @@ struct eb_system_summary {
      * window), NVML's (every GPU's power summed) when NVML was used, else tegrastats' (the
      * board's input); NaN when not measured (no power reading, a mark unset or lost). */
     double window_energy_mj;
-    int window_energy_nvml; /* 1: from NVML, 0: from tegrastats */
 };
 
 struct eb_sampler__gpu_reading; /* below, with the NVML internals */
@@ -297,9 +296,10 @@ void eb_sampler_stop(struct eb_sampler *s, struct eb_system_summary *summary_out
  * time (a mark older than the latest EB_ENERGY_RING readings is lost). Any thread; NULL ok.
  */
 void eb_sampler_mark(struct eb_sampler *s, enum eb_energy_mark which, uint64_t t_ns);
-/** eb_sampler_mark(sampler, EB_ENERGY_MARK_BEGIN, t_ns) in the shape of a pipeline hook
- *  (eb_pipeline_hooks.begin, its ctx the struct eb_sampler *). */
+/** eb_sampler_mark(sampler, EB_ENERGY_MARK_BEGIN or _END, t_ns) in the shape of the pipeline's
+ *  hooks (eb_pipeline_hooks.begin and .end, their ctx the struct eb_sampler *; NULL ok). */
 void eb_sampler_mark_begin(void *sampler, uint64_t t_ns);
+void eb_sampler_mark_end(void *sampler, uint64_t t_ns);
 
 /** pid of the running tegrastats child, or -1 (for tests: check it is gone after stop). */
 pid_t eb_sampler_tegrastats_pid(const struct eb_sampler *s);

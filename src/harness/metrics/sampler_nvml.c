@@ -54,10 +54,8 @@ struct gpu {
     struct nvml_device *dev;
     struct eb_gpu_summary sum; /* running: the averages hold sums until close */
     uint64_t util_n, power_n;
-    int have_last_power;
-    double last_power_mw;
-    uint64_t last_power_ns;
-    uint64_t warned_reasons; /* slowdown reasons already logged */
+    struct eb_energy_meter energy; /* its power at the samples' times */
+    uint64_t warned_reasons;       /* slowdown reasons already logged */
 };
 
 struct eb_sampler__nvml {
@@ -308,16 +306,10 @@ static void aggregate(const struct eb_sampler__nvml *nv, struct gpu *g, uint64_t
         s->power_avg_mw = g->power_n == 0 ? pw : s->power_avg_mw + pw;
         s->power_max_mw = fmax_nan(s->power_max_mw, pw);
         g->power_n++;
-        if (g->have_last_power) {
-            /* Trapezoid over the sample times: mW x s = mJ; none before a second sample (one
-             * sample spans no time: unmeasured, not 0). */
-            double dt = (double)(now_ns - g->last_power_ns) / 1e9;
-            s->energy_mj =
-                (isfinite(s->energy_mj) ? s->energy_mj : 0.0) + 0.5 * (g->last_power_mw + pw) * dt;
-        }
-        g->have_last_power = 1;
-        g->last_power_mw = pw;
-        g->last_power_ns = now_ns;
+        /* Trapezoid over the sample times: none before a second sample (one sample spans no
+         * time: unmeasured, not 0). */
+        eb_energy_add(&g->energy, now_ns, pw);
+        s->energy_mj = eb_energy_readings_mj(&g->energy);
     }
     if (isfinite(r->temp_c))
         s->temp_max_c = fmax_nan(s->temp_max_c, r->temp_c);

@@ -256,8 +256,9 @@ static void *worker_main(void *arg)
 }
 
 /* The window every slot ran in: from the barrier to the earliest end of a slot that ran to its
- * end (a failed slot does not cut the others' window); each slot counts its frames inside. */
-static void close_window(struct eb_slot *const *slots, size_t n)
+ * end (a failed slot does not cut the others' window); each slot counts its frames inside.
+ * Returns that end, 0 when no slot ran to its end. */
+static uint64_t close_window(struct eb_slot *const *slots, size_t n)
 {
     uint64_t end = UINT64_MAX;
     for (size_t i = 0; i < n; i++)
@@ -277,15 +278,7 @@ static void close_window(struct eb_slot *const *slots, size_t n)
         s->n_counted = k;
         s->n_left_out = done - k;
     }
-}
-
-uint64_t eb_pipeline_window_end_ns(struct eb_slot *const *slots, size_t n)
-{
-    uint64_t end = 0;
-    for (size_t i = 0; i < n; i++)
-        if (slots[i]->status == EB_SLOT_OK && slots[i]->window_end_ns > end)
-            end = slots[i]->window_end_ns;
-    return end;
+    return end == UINT64_MAX ? 0 : end;
 }
 
 void eb_pipeline_run(struct eb_slot *const *slots, size_t n, atomic_int *stop,
@@ -341,7 +334,9 @@ void eb_pipeline_run(struct eb_slot *const *slots, size_t n, atomic_int *stop,
     for (size_t i = 0; i < n; i++)
         if (w[i].started)
             eb_thread_join(&w[i].th);
-    close_window(slots, n);
+    const uint64_t window_end = close_window(slots, n);
+    if (window_end > 0 && hooks != NULL && hooks->end != NULL)
+        hooks->end(hooks->begin_ctx, window_end);
     /* Whether the machine was quiet while the pass ran (the validity's --max_others_cpu_pct). */
     struct eb_cpu_use cpu_at_end;
     eb_procfs_cpu_use(NULL, &cpu_at_end);

@@ -43,6 +43,9 @@ struct eb_pipeline_hooks {
      * last thread to reach it before any slot goes on; quick (the sampler's window mark).
      * NULL = none. */
     void (*begin)(void *ctx, uint64_t t0_ns);
+    /* Called once after the pass, on the caller's thread, with the end of the measured window
+     * (eb_clock_ns) when some slot ran to its end. NULL = none. Both get begin_ctx. */
+    void (*end)(void *ctx, uint64_t window_end_ns);
     void *begin_ctx;
 };
 
@@ -55,10 +58,6 @@ struct eb_pipeline_hooks {
  */
 void eb_pipeline_run(struct eb_slot *const *slots, size_t n, atomic_int *stop,
                      const struct eb_pipeline_hooks *hooks);
-
-/** The end of the measured window eb_pipeline_run closed over `slots` (eb_clock_ns; the same
- *  for every slot that ran to its end); 0 when none did. */
-uint64_t eb_pipeline_window_end_ns(struct eb_slot *const *slots, size_t n);
 
 /**
  * Whether a slot that measured `frames` frames in `elapsed_ns` has met its length: --frames N

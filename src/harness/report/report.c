@@ -152,12 +152,13 @@ double eb_report__energy_per_frame_mj(const struct eb_run_result *r,
     uint64_t frames = 0;
     for (int i = 0; i < EB_NUM_SLOTS; i++)
         frames += r->slots[i].frames_measured;
-    const int have = isfinite(sys->window_energy_mj) && frames > 0 &&
-                     (sys->window_energy_nvml ? sys->nvml_used : sys->tegrastats_used);
+    /* (nvml_used or tegrastats_used: a result never filled by the sampler has zeros there) */
+    const int have =
+        isfinite(sys->window_energy_mj) && frames > 0 && (sys->nvml_used || sys->tegrastats_used);
     if (source_out != NULL)
-        *source_out = !have                     ? EB_REPORT_ENERGY_SOURCE_NONE
-                      : sys->window_energy_nvml ? EB_REPORT_ENERGY_SOURCE_NVML
-                                                : EB_REPORT_ENERGY_SOURCE_TEGRASTATS;
+        *source_out = !have            ? EB_REPORT_ENERGY_SOURCE_NONE
+                      : sys->nvml_used ? EB_REPORT_ENERGY_SOURCE_NVML
+                                       : EB_REPORT_ENERGY_SOURCE_TEGRASTATS;
     return have ? sys->window_energy_mj / (double)frames : NAN;
 }
 
