@@ -583,7 +583,9 @@ static const char const_power_body[] =
     "line='RAM 2000/7620MB (lfb 10x4MB) CPU [10%%@1510,20%%@1510] EMC_FREQ 5%%@2133 "
     "GR3D_FREQ 50%%@[624] VDD_IN 5000mW/4800mW VDD_SOC 1400mW/1400mW'\n"
     "sleep 0.05\n"
-    "while :; do echo \"$line\"; [ -n \"$ONCE\" ] && exec sleep 10; sleep 0.03; done\n";
+    "[ -n \"$ONCE\" ] && { echo \"$line\"; exec sleep 10; }\n"
+    "echo \"$line\"; echo \"$line\"\n" /* two at once: many lines however late they come */
+    "while sleep 0.03; do echo \"$line\"; done\n";
 
 EB_TEST(sampler_tegrastats_energy_spans_the_run)
 {
@@ -591,8 +593,12 @@ EB_TEST(sampler_tegrastats_energy_spans_the_run)
     make_fake_tegrastats(script, sizeof(script), const_power_body);
     for (int once = 0; once < 2; once++) {
         ASSERT_TRUE(once ? setenv("ONCE", "1", 1) == 0 : unsetenv("ONCE") == 0);
-        struct eb_sampler_config cfg = {
-            .interval_ns = 20000000ull, .tegrastats_cmd = script, .is_jetson = 1};
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/metrics%d.jsonl", eb_test_tmpdir(), once);
+        struct eb_sampler_config cfg = {.interval_ns = 20000000ull,
+                                        .metrics_path = path,
+                                        .tegrastats_cmd = script,
+                                        .is_jetson = 1};
         struct eb_sampler *s = NULL;
         ASSERT_OK(eb_sampler_start(&cfg, &s, NULL));
         /* A window inside the span, its start before the first line (50 ms in) */
@@ -600,6 +606,7 @@ EB_TEST(sampler_tegrastats_energy_spans_the_run)
         const uint64_t t_begin = eb_clock_ns();
         eb_sampler_mark(s, EB_ENERGY_MARK_BEGIN, t_begin);
         eb_clock_sleep_ns(230000000ull);
+        wait_for(path, 1, "\"tegrastats\""); /* however late the script's lines came */
         const uint64_t t_end = eb_clock_ns();
         eb_sampler_mark(s, EB_ENERGY_MARK_END, t_end);
         eb_clock_sleep_ns(50000000ull);
